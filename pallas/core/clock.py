@@ -1,0 +1,38 @@
+"""Injectable time source: decisions take `now` as an argument, services hold a `Clock`."""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Unix seconds."""
+        ...
+
+
+class SystemClock:
+    """Wall clock, optionally shifted (`PALLAS_CLOCK_OFFSET_SECONDS`, used by tests/replays)."""
+
+    def __init__(self, offset_seconds: float = 0.0) -> None:
+        self.offset_seconds = offset_seconds
+
+    def now(self) -> float:
+        return time.time() + self.offset_seconds
+
+
+class FakeClock:
+    """Manually advanced clock for tests."""
+
+    def __init__(self, start: float = 1_760_000_000.0) -> None:
+        self._now = start
+
+    def now(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        self._now += seconds
+
+    def set(self, value: float) -> None:
+        self._now = value

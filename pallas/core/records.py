@@ -1,0 +1,45 @@
+"""Read-side values for stored chat data, shared by timeline, learning and memory code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """One row of the `message` table: a group message seen or sent by the bot."""
+
+    bot_id: int
+    group_id: int
+    message_id: int
+    user_id: int
+    time: float
+    text: str
+    raw_message: str = ""
+    segments: tuple[dict[str, Any], ...] = ()
+    card: str = ""
+    nickname: str = ""
+    role: str = "member"
+    reply_to: int | None = None
+    is_bot: bool = False
+    row_id: int = 0
+
+    @property
+    def display_name(self) -> str:
+        return self.card.strip() or self.nickname.strip() or f"群友#{self.user_id % 10000:04d}"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTurn:
+    """One row of `llm_chat_message`: a user's or the bot's turn in a chat session."""
+
+    bot_id: int
+    group_id: int  # 0 = private
+    user_id: int
+    role: str  # "user" | "assistant"
+    content: str
+    created_at: float
+    is_summary: bool = False
+    row_id: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)

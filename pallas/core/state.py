@@ -1,0 +1,141 @@
+"""Ephemeral shared state (cooldowns, candidates, in-flight turns, reply context, ...).
+
+All mutable runtime state goes through a `StateStore` so that decisions stay pure and a
+deployment with several processes can swap the in-memory store for a shared one (Redis).
+Values must be JSON-compatible (str, int, float, bool, None, list, dict).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pallas.core.clock import Clock, SystemClock
+
+JSONValue = Any
+
+
+class StateStore(Protocol):
+    async def get(self, key: str) -> JSONValue | None: ...
+
+    async def set(self, key: str, value: JSONValue, *, ttl: float | None = None) -> None: ...
+
+    async def set_if_absent(self, key: str, value: JSONValue, *, ttl: float | None = None) -> bool:
+        """Atomically claim `key`; False when it already holds a live value."""
+        ...
+
+    async def delete(self, key: str) -> None: ...
+
+    async def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
+        """Add to an integer counter (created at 0); `ttl` applies when the key is created."""
+        ...
+
+    async def push(
+        self, key: str, value: JSONValue, *, maxlen: int, ttl: float | None = None
+    ) -> None:
+        """Append to a bounded list (oldest dropped first)."""
+        ...
+
+    async def items(self, key: str) -> list[JSONValue]:
+        """The bounded list at `key`, oldest first (empty when missing)."""
+        ...
+
+    async def keys(self, prefix: str) -> list[str]: ...
+
+
+@dataclass(slots=True)
+class _Entry:
+    value: Any
+    expires_at: float | None
+
+
+class MemoryStateStore:
+    """Single-process store with TTLs measured on the injected clock.
+
+    `max_keys` bounds memory: when exceeded, the entries closest to expiry (then the oldest)
+    are evicted. Values are deep-copied in and out so callers cannot mutate stored state.
+    """
+
+    def __init__(self, clock: Clock | None = None, *, max_keys: int = 200_000) -> None:
+        self._clock = clock or SystemClock()
+        self._data: dict[str, _Entry] = {}
+        self._max_keys = max_keys
+
+    def _live(self, key: str) -> _Entry | None:
+        entry = self._data.get(key)
+        if entry is None:
+            return None
+        if entry.expires_at is not None and entry.expires_at <= self._clock.now():
+            del self._data[key]
+            return None
+        return entry
+
+    def _expiry(self, ttl: float | None) -> float | None:
+        return None if ttl is None else self._clock.now() + ttl
+
+    def _store(self, key: str, value: Any, ttl: float | None) -> None:
+        self._data[key] = _Entry(value, self._expiry(ttl))
+        if len(self._data) > self._max_keys:
+            self._evict()
+
+    def _evict(self) -> None:
+        now = self._clock.now()
+        expired = [
+            k for k, e in self._data.items() if e.expires_at is not None and e.expires_at <= now
+        ]
+        for key in expired:
+            del self._data[key]
+        overflow = len(self._data) - self._max_keys
+        if overflow > 0:
+            # dict preserves insertion order: drop the oldest keys first
+            for key in list(self._data)[:overflow]:
+                del self._data[key]
+
+    async def get(self, key: str) -> Any | None:
+        entry = self._live(key)
+        if entry is None:
+            return None
+        value = entry.value
+        return list(value) if isinstance(value, deque) else copy.deepcopy(value)
+
+    async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
+        self._data.pop(key, None)
+        self._store(key, copy.deepcopy(value), ttl)
+
+    async def set_if_absent(self, key: str, value: Any, *, ttl: float | None = None) -> bool:
+        if self._live(key) is not None:
+            return False
+        self._store(key, copy.deepcopy(value), ttl)
+        return True
+
+    async def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    async def incr(self, key: str, amount: int = 1, *, ttl: float | None = None) -> int:
+        entry = self._live(key)
+        if entry is None:
+            self._store(key, amount, ttl)
+            return amount
+        entry.value = int(entry.value) + amount
+        return entry.value
+
+    async def push(self, key: str, value: Any, *, maxlen: int, ttl: float | None = None) -> None:
+        entry = self._live(key)
+        if entry is None or not isinstance(entry.value, deque) or entry.value.maxlen != maxlen:
+            old = list(entry.value) if entry is not None and isinstance(entry.value, deque) else []
+            entry = _Entry(deque(old, maxlen=maxlen), self._expiry(ttl))
+            self._data[key] = entry
+        elif ttl is not None:
+            entry.expires_at = self._expiry(ttl)
+        entry.value.append(copy.deepcopy(value))
+
+    async def items(self, key: str) -> list[Any]:
+        entry = self._live(key)
+        if entry is None or not isinstance(entry.value, deque):
+            return []
+        return copy.deepcopy(list(entry.value))
+
+    async def keys(self, prefix: str) -> list[str]:
+        return [k for k in list(self._data) if k.startswith(prefix) and self._live(k) is not None]
