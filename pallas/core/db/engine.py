@@ -1,0 +1,48 @@
+"""Async engine / session factory. SQLite runs in WAL mode; PostgreSQL is used by URL."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+
+log = logging.getLogger("pallas.db")
+
+
+def normalise_database_url(url: str, *, base_dir: Path | None = None) -> str:
+    """Make relative SQLite paths absolute (against `base_dir`) and create their folder."""
+    parsed = make_url(url)
+    if (
+        parsed.get_backend_name() != "sqlite"
+        or not parsed.database
+        or parsed.database == ":memory:"
+    ):
+        return url
+    path = Path(parsed.database)
+    if not path.is_absolute():
+        path = (base_dir or Path.cwd()) / path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return parsed.set(database=str(path)).render_as_string(hide_password=False)
+
+
+def _enable_sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=5000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def create_engine(url: str) -> AsyncEngine:
+    engine = create_async_engine(url, pool_pre_ping=not url.startswith("sqlite"))
+    if engine.dialect.name == "sqlite":
+        event.listen(engine.sync_engine, "connect", _enable_sqlite_pragmas)
+    return engine
+
+
+def session_factory(engine: AsyncEngine) -> async_sessionmaker:
+    return async_sessionmaker(engine, expire_on_commit=False)

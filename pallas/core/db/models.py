@@ -1,0 +1,60 @@
+"""ORM models. Schema changes go through Alembic migrations in `migrations/versions/`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, Float, Index, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a real BIGINT.
+PrimaryKey = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class MessageRow(Base):
+    """Every group message seen or sent by a bot account."""
+
+    __tablename__ = "message"
+    __table_args__ = (
+        Index("ix_message_scope_time", "self_id", "group_id", "time"),
+        Index("uq_message_scope_id", "self_id", "group_id", "message_id", unique=True),
+    )
+
+    id: Mapped[int] = mapped_column(PrimaryKey, primary_key=True, autoincrement=True)
+    self_id: Mapped[int] = mapped_column(BigInteger)
+    group_id: Mapped[int] = mapped_column(BigInteger)
+    message_id: Mapped[int] = mapped_column(BigInteger)  # signed, opaque
+    user_id: Mapped[int] = mapped_column(BigInteger)
+    card: Mapped[str] = mapped_column(String(128), default="")
+    nickname: Mapped[str] = mapped_column(String(128), default="")
+    role: Mapped[str] = mapped_column(String(16), default="member")
+    raw_message: Mapped[str] = mapped_column(Text, default="")
+    segments: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    plain_text: Mapped[str] = mapped_column(Text, default="")
+    reply_to: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    is_bot: Mapped[bool] = mapped_column(Boolean, default=False)
+    time: Mapped[float] = mapped_column(Float)
+
+
+class LlmChatMessageRow(Base):
+    """Session turns of the LLM chat, per bot × group × user (group 0 = private)."""
+
+    __tablename__ = "llm_chat_message"
+    __table_args__ = (
+        Index("ix_llm_chat_session", "bot_id", "group_id", "user_id", "id"),
+        Index("ix_llm_chat_group", "bot_id", "group_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(PrimaryKey, primary_key=True, autoincrement=True)
+    bot_id: Mapped[int] = mapped_column(BigInteger)
+    group_id: Mapped[int] = mapped_column(BigInteger)
+    user_id: Mapped[int] = mapped_column(BigInteger)
+    role: Mapped[str] = mapped_column(String(16))
+    content: Mapped[str] = mapped_column(Text)
+    is_summary: Mapped[bool] = mapped_column(Boolean, default=False)
+    extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    created_at: Mapped[float] = mapped_column(Float)

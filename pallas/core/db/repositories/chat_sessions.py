@@ -1,0 +1,162 @@
+"""The `llm_chat_message` table: per-user chat session turns (and summary rows)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from pallas.core.db.models import LlmChatMessageRow
+from pallas.core.records import SessionTurn
+
+
+def _to_turn(row: LlmChatMessageRow) -> SessionTurn:
+    return SessionTurn(
+        bot_id=row.bot_id,
+        group_id=row.group_id,
+        user_id=row.user_id,
+        role=row.role,
+        content=row.content,
+        created_at=row.created_at,
+        is_summary=row.is_summary,
+        row_id=row.id,
+        extra=dict(row.extra or {}),
+    )
+
+
+class ChatSessionRepository:
+    def __init__(self, sessions: async_sessionmaker) -> None:
+        self._sessions = sessions
+
+    async def append(self, turns: Iterable[SessionTurn]) -> None:
+        rows = [
+            LlmChatMessageRow(
+                bot_id=t.bot_id,
+                group_id=t.group_id,
+                user_id=t.user_id,
+                role=t.role,
+                content=t.content,
+                is_summary=t.is_summary,
+                extra=dict(t.extra),
+                created_at=t.created_at,
+            )
+            for t in turns
+        ]
+        if not rows:
+            return
+        async with self._sessions() as session:
+            session.add_all(rows)
+            await session.commit()
+
+    async def recent_for_user(
+        self, bot_id: int, group_id: int, user_id: int, *, limit: int
+    ) -> list[SessionTurn]:
+        """The user's newest `limit` turns in this group (or private chat), oldest first."""
+        stmt = (
+            select(LlmChatMessageRow)
+            .where(
+                LlmChatMessageRow.bot_id == bot_id,
+                LlmChatMessageRow.group_id == group_id,
+                LlmChatMessageRow.user_id == user_id,
+            )
+            .order_by(LlmChatMessageRow.id.desc())
+            .limit(limit)
+        )
+        async with self._sessions() as session:
+            rows = (await session.scalars(stmt)).all()
+        return [_to_turn(r) for r in reversed(rows)]
+
+    async def latest_summary(self, bot_id: int, group_id: int, user_id: int) -> SessionTurn | None:
+        stmt = (
+            select(LlmChatMessageRow)
+            .where(
+                LlmChatMessageRow.bot_id == bot_id,
+                LlmChatMessageRow.group_id == group_id,
+                LlmChatMessageRow.user_id == user_id,
+                LlmChatMessageRow.is_summary.is_(True),
+            )
+            .order_by(LlmChatMessageRow.id.desc())
+            .limit(1)
+        )
+        async with self._sessions() as session:
+            row = (await session.scalars(stmt)).first()
+        return _to_turn(row) if row else None
+
+    async def recent_for_group(
+        self, bot_id: int, group_id: int, *, limit: int, exclude_user_id: int | None = None
+    ) -> list[SessionTurn]:
+        """The group's newest non-summary turns (any user), oldest first."""
+        stmt = select(LlmChatMessageRow).where(
+            LlmChatMessageRow.bot_id == bot_id,
+            LlmChatMessageRow.group_id == group_id,
+            LlmChatMessageRow.is_summary.is_(False),
+        )
+        if exclude_user_id is not None:
+            stmt = stmt.where(LlmChatMessageRow.user_id != exclude_user_id)
+        stmt = stmt.order_by(LlmChatMessageRow.id.desc()).limit(limit)
+        async with self._sessions() as session:
+            rows = (await session.scalars(stmt)).all()
+        return [_to_turn(r) for r in reversed(rows)]
+
+    async def count_for_user(self, bot_id: int, group_id: int, user_id: int) -> int:
+        stmt = (
+            select(func.count())
+            .select_from(LlmChatMessageRow)
+            .where(
+                LlmChatMessageRow.bot_id == bot_id,
+                LlmChatMessageRow.group_id == group_id,
+                LlmChatMessageRow.user_id == user_id,
+            )
+        )
+        async with self._sessions() as session:
+            return int((await session.execute(stmt)).scalar_one())
+
+    async def all_for_user(self, bot_id: int, group_id: int, user_id: int) -> list[SessionTurn]:
+        stmt = (
+            select(LlmChatMessageRow)
+            .where(
+                LlmChatMessageRow.bot_id == bot_id,
+                LlmChatMessageRow.group_id == group_id,
+                LlmChatMessageRow.user_id == user_id,
+            )
+            .order_by(LlmChatMessageRow.id)
+        )
+        async with self._sessions() as session:
+            rows = (await session.scalars(stmt)).all()
+        return [_to_turn(r) for r in rows]
+
+    async def replace_with_summary(
+        self, summary: SessionTurn, superseded_row_ids: Sequence[int]
+    ) -> None:
+        """Write the summary row and delete the rows it replaces in one transaction."""
+        async with self._sessions() as session, session.begin():
+            session.add(
+                LlmChatMessageRow(
+                    bot_id=summary.bot_id,
+                    group_id=summary.group_id,
+                    user_id=summary.user_id,
+                    role=summary.role,
+                    content=summary.content,
+                    is_summary=True,
+                    extra=dict(summary.extra),
+                    created_at=summary.created_at,
+                )
+            )
+            if superseded_row_ids:
+                await session.execute(
+                    delete(LlmChatMessageRow).where(
+                        LlmChatMessageRow.id.in_(list(superseded_row_ids))
+                    )
+                )
+
+    async def delete_for_user(self, bot_id: int, group_id: int | None, user_id: int) -> int:
+        stmt = delete(LlmChatMessageRow).where(
+            LlmChatMessageRow.bot_id == bot_id, LlmChatMessageRow.user_id == user_id
+        )
+        if group_id is not None:
+            stmt = stmt.where(LlmChatMessageRow.group_id == group_id)
+        async with self._sessions() as session:
+            result = await session.execute(stmt)
+            await session.commit()
+            return max(result.rowcount or 0, 0)

@@ -1,0 +1,147 @@
+"""The `message` table: every group message seen or sent."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from pallas.core.db.models import MessageRow
+from pallas.core.records import StoredMessage
+
+# Keep one row far below SQLite's 1 GB limit while never refusing a real QQ message
+# (QQ caps text around 5k chars; 100k-char synthetic input is stored truncated).
+MAX_STORED_CHARS = 200_000
+_CHUNK = 200
+
+
+def _row_values(msg: StoredMessage) -> dict[str, Any]:
+    return {
+        "self_id": msg.bot_id,
+        "group_id": msg.group_id,
+        "message_id": msg.message_id,
+        "user_id": msg.user_id,
+        "card": msg.card[:128],
+        "nickname": msg.nickname[:128],
+        "role": (msg.role or "member")[:16],
+        "raw_message": msg.raw_message[:MAX_STORED_CHARS],
+        "segments": list(msg.segments),
+        "plain_text": msg.text[:MAX_STORED_CHARS],
+        "reply_to": msg.reply_to,
+        "is_bot": msg.is_bot,
+        "time": msg.time,
+    }
+
+
+def _to_record(row: MessageRow) -> StoredMessage:
+    return StoredMessage(
+        bot_id=row.self_id,
+        group_id=row.group_id,
+        message_id=row.message_id,
+        user_id=row.user_id,
+        time=row.time,
+        text=row.plain_text,
+        raw_message=row.raw_message,
+        segments=tuple(row.segments or ()),
+        card=row.card,
+        nickname=row.nickname,
+        role=row.role,
+        reply_to=row.reply_to,
+        is_bot=row.is_bot,
+        row_id=row.id,
+    )
+
+
+class MessageRepository:
+    def __init__(self, sessions: async_sessionmaker) -> None:
+        self._sessions = sessions
+
+    async def add_many(self, messages: Iterable[StoredMessage]) -> int:
+        """Insert, ignoring duplicates of (bot, group, message_id). Returns rows inserted."""
+        values = [_row_values(m) for m in messages]
+        if not values:
+            return 0
+        inserted = 0
+        async with self._sessions() as session:
+            dialect = session.bind.dialect.name
+            insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+            # Multi-row VALUES in chunks (stays under SQLite's bound-parameter limit).
+            for start in range(0, len(values), _CHUNK):
+                stmt = (
+                    insert(MessageRow)
+                    .values(values[start : start + _CHUNK])
+                    .on_conflict_do_nothing(index_elements=["self_id", "group_id", "message_id"])
+                )
+                result = await session.execute(stmt)
+                inserted += max(result.rowcount or 0, 0)
+            await session.commit()
+        return inserted
+
+    async def add(self, message: StoredMessage) -> bool:
+        return await self.add_many([message]) == 1
+
+    async def recent(
+        self, bot_id: int, group_id: int, *, limit: int, before_time: float | None = None
+    ) -> list[StoredMessage]:
+        """The newest `limit` messages of a group, returned oldest first."""
+        stmt = select(MessageRow).where(
+            MessageRow.self_id == bot_id, MessageRow.group_id == group_id
+        )
+        if before_time is not None:
+            stmt = stmt.where(MessageRow.time < before_time)
+        stmt = stmt.order_by(MessageRow.time.desc(), MessageRow.id.desc()).limit(limit)
+        async with self._sessions() as session:
+            rows = (await session.scalars(stmt)).all()
+        return [_to_record(r) for r in reversed(rows)]
+
+    async def find_by_message_ids(
+        self, bot_id: int, group_id: int, message_ids: Sequence[int]
+    ) -> dict[int, StoredMessage]:
+        if not message_ids:
+            return {}
+        stmt = select(MessageRow).where(
+            MessageRow.self_id == bot_id,
+            MessageRow.group_id == group_id,
+            MessageRow.message_id.in_(list(message_ids)),
+        )
+        async with self._sessions() as session:
+            rows = (await session.scalars(stmt)).all()
+        return {r.message_id: _to_record(r) for r in rows}
+
+    async def since_row(
+        self, bot_id: int, group_id: int, after_row_id: int, *, limit: int
+    ) -> list[StoredMessage]:
+        """Messages after a row cursor, oldest first (for background sweeps that resume)."""
+        stmt = (
+            select(MessageRow)
+            .where(
+                MessageRow.self_id == bot_id,
+                MessageRow.group_id == group_id,
+                MessageRow.id > after_row_id,
+            )
+            .order_by(MessageRow.id)
+            .limit(limit)
+        )
+        async with self._sessions() as session:
+            rows = (await session.scalars(stmt)).all()
+        return [_to_record(r) for r in rows]
+
+    async def count(self, bot_id: int | None = None, group_id: int | None = None) -> int:
+        stmt = select(func.count()).select_from(MessageRow)
+        if bot_id is not None:
+            stmt = stmt.where(MessageRow.self_id == bot_id)
+        if group_id is not None:
+            stmt = stmt.where(MessageRow.group_id == group_id)
+        async with self._sessions() as session:
+            return int((await session.execute(stmt)).scalar_one())
+
+    async def groups(self, bot_id: int | None = None) -> list[tuple[int, int]]:
+        """Distinct (bot, group) pairs that have messages."""
+        stmt = select(MessageRow.self_id, MessageRow.group_id).distinct()
+        if bot_id is not None:
+            stmt = stmt.where(MessageRow.self_id == bot_id)
+        async with self._sessions() as session:
+            return [(int(a), int(b)) for a, b in (await session.execute(stmt)).all()]

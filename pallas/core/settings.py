@@ -1,0 +1,64 @@
+"""Deployment-wide settings, read from env / `.env` the NoneBot way.
+
+The NoneBot edge builds this model with `nonebot.get_plugin_config(PallasSettings)`; tests and
+the CLI build it directly from the process environment with `PallasSettings.from_env()`.
+Secrets (API keys, access tokens) only ever come from the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///data/pallas.db"
+
+
+class PallasSettings(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    database_url: str = DEFAULT_DATABASE_URL
+    pallas_config_dir: Path = Path("config")
+    pallas_data_dir: Path = Path("data")
+    pallas_clock_offset_seconds: float = 0.0
+
+    openai_base_url: str = "https://api.openai.com/v1"
+    openai_api_key: str = ""
+    pallas_chat_model: str = "gpt-4o-mini"
+    pallas_cheap_model: str = "gpt-4o-mini"
+    pallas_vision_model: str = "gpt-4o-mini"
+    pallas_embedding_model: str = ""  # empty = embeddings off (BM25 only)
+    pallas_llm_timeout_seconds: float = Field(default=30.0, gt=0)
+    pallas_llm_max_retries: int = Field(default=2, ge=0, le=6)
+
+    @field_validator("openai_api_key", mode="before")
+    @classmethod
+    def _strip_key(cls, value: object) -> object:
+        return value.strip() if isinstance(value, str) else value
+
+    @property
+    def replies_enabled(self) -> bool:
+        return bool(self.openai_api_key)
+
+    @property
+    def groups_dir(self) -> Path:
+        return self.pallas_config_dir / "groups"
+
+    @property
+    def personas_dir(self) -> Path:
+        return self.pallas_config_dir / "personas"
+
+    @property
+    def worldbooks_dir(self) -> Path:
+        return self.pallas_config_dir / "worldbooks"
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> PallasSettings:
+        """Build from the process environment (case-insensitive names), then `overrides`."""
+        fields = cls.model_fields
+        values: dict[str, object] = {
+            key.lower(): value for key, value in os.environ.items() if key.lower() in fields
+        }
+        values.update(overrides)
+        return cls.model_validate(values)

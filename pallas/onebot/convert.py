@@ -1,0 +1,185 @@
+"""OneBot v11 event payloads (plain dicts) → core values.
+
+Works on the JSON dict so that the live adapter and `pallas replay` share one conversion.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pallas.core.records import StoredMessage
+from pallas.core.turn import Segment, Sender, TurnInput
+from pallas.onebot.cq import normalise_segments, to_cq
+
+log = logging.getLogger("pallas.onebot")
+
+_PLACEHOLDERS = {
+    "image": "[图片]",
+    "face": "[表情]",
+    "record": "[语音]",
+    "video": "[视频]",
+    "file": "[文件]",
+    "json": "[卡片]",
+    "xml": "[卡片]",
+    "forward": "[聊天记录]",
+    "poke": "[戳一戳]",
+    "dice": "[骰子]",
+    "rps": "[猜拳]",
+    "music": "[音乐]",
+    "share": "[链接]",
+    "location": "[位置]",
+    "markdown": "[消息]",
+}
+
+
+def as_int(value: Any, default: int | None = None) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def display_text(segments: list[dict[str, Any]]) -> str:
+    """What a member sees: text, `@name`, and short placeholders for media."""
+    parts = []
+    for seg in segments:
+        kind, data = seg["type"], seg.get("data") or {}
+        if kind == "text":
+            parts.append(str(data.get("text", "")))
+        elif kind == "at":
+            qq = str(data.get("qq", ""))
+            parts.append("@全体成员" if qq == "all" else f"@{data.get('name') or qq}")
+        elif kind == "mface":
+            parts.append(str(data.get("summary") or "[表情]"))
+        elif kind in _PLACEHOLDERS:
+            parts.append(_PLACEHOLDERS[kind])
+    return "".join(parts).strip()
+
+
+def spoken_text(segments: list[dict[str, Any]], bot_id: int) -> str:
+    """Only what the member typed: text segments and @others (no @bot, no reply marker)."""
+    parts = []
+    for seg in segments:
+        kind, data = seg["type"], seg.get("data") or {}
+        if kind == "text":
+            parts.append(str(data.get("text", "")))
+        elif kind == "at" and as_int(data.get("qq")) != bot_id:
+            qq = str(data.get("qq", ""))
+            parts.append("@全体成员 " if qq == "all" else f"@{data.get('name') or qq} ")
+    return "".join(parts).strip()
+
+
+def _image_urls(segments: list[dict[str, Any]]) -> tuple[str, ...]:
+    urls = []
+    for seg in segments:
+        if seg["type"] == "image":
+            url = str((seg.get("data") or {}).get("url") or "")
+            if url.startswith(("http://", "https://")):
+                urls.append(url)
+    return tuple(urls)
+
+
+def _reply_id(segments: list[dict[str, Any]]) -> int | None:
+    for seg in segments:
+        if seg["type"] == "reply":
+            return as_int((seg.get("data") or {}).get("id"))
+    return None
+
+
+def turn_input_from_event(
+    event: dict[str, Any],
+    *,
+    to_me: bool = False,
+    reply_to_user_id: int | None = None,
+) -> TurnInput:
+    """Build a `TurnInput` from a OneBot v11 `message` event payload.
+
+    Raises `ValueError` for payloads without the ids every turn needs.
+    """
+    bot_id = as_int(event.get("self_id"))
+    user_id = as_int(event.get("user_id"))
+    message_id = as_int(event.get("message_id"))
+    if bot_id is None or user_id is None or message_id is None:
+        raise ValueError("message event without self_id / user_id / message_id")
+    group_id = as_int(event.get("group_id"), 0) or 0
+    segments, problems = normalise_segments(event.get("message", event.get("raw_message", "")))
+    if problems:
+        log.warning("event %s: %s", message_id, "; ".join(problems))
+    raw = event.get("raw_message")
+    sender = event.get("sender") if isinstance(event.get("sender"), dict) else {}
+    mentions = tuple(
+        uid
+        for seg in segments
+        if seg["type"] == "at" and (uid := as_int((seg.get("data") or {}).get("qq"))) is not None
+    )
+    return TurnInput(
+        bot_id=bot_id,
+        group_id=group_id,
+        user_id=user_id,
+        message_id=message_id,
+        time=float(as_int(event.get("time"), 0) or 0),
+        text=spoken_text(segments, bot_id),
+        segments=tuple(Segment(s["type"], s.get("data") or {}) for s in segments),
+        raw_message=raw if isinstance(raw, str) else to_cq(segments),
+        sender=Sender(
+            user_id=user_id,
+            card=str(sender.get("card") or ""),
+            nickname=str(sender.get("nickname") or ""),
+            role=str(sender.get("role") or "member"),
+        ),
+        reply_to=_reply_id(segments),
+        reply_to_user_id=reply_to_user_id,
+        mentions=mentions,
+        mentions_all=any(
+            s["type"] == "at" and str((s.get("data") or {}).get("qq")) == "all" for s in segments
+        ),
+        to_me=to_me or group_id == 0,
+        image_urls=_image_urls(segments),
+    )
+
+
+def stored_message_from_turn(turn: TurnInput, *, is_bot: bool = False) -> StoredMessage:
+    segments = [s.to_dict() for s in turn.segments]
+    sender = turn.speaker
+    return StoredMessage(
+        bot_id=turn.bot_id,
+        group_id=turn.group_id,
+        message_id=turn.message_id,
+        user_id=turn.user_id,
+        time=turn.time,
+        text=display_text(segments),
+        raw_message=turn.raw_message,
+        segments=tuple(segments),
+        card=sender.card,
+        nickname=sender.nickname,
+        role=sender.role,
+        reply_to=turn.reply_to,
+        is_bot=is_bot,
+    )
+
+
+def stored_message_from_sent(
+    *,
+    bot_id: int,
+    group_id: int,
+    message_id: int,
+    segments: list[dict[str, Any]],
+    time: float,
+    nickname: str = "",
+) -> StoredMessage:
+    """The bot's own outgoing message, recorded with the id the peer returned."""
+    return StoredMessage(
+        bot_id=bot_id,
+        group_id=group_id,
+        message_id=message_id,
+        user_id=bot_id,
+        time=time,
+        text=display_text(segments),
+        raw_message=to_cq(segments),
+        segments=tuple(segments),
+        nickname=nickname,
+        role="member",
+        reply_to=_reply_id(segments),
+        is_bot=True,
+    )

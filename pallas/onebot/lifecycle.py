@@ -1,0 +1,79 @@
+"""Start / stop the Pallas runtime with the NoneBot driver and hand it to plugins."""
+
+from __future__ import annotations
+
+import logging
+
+import nonebot
+from nonebot import get_driver, get_plugin_config
+from nonebot.adapters.onebot.v11.config import Config as OneBotConfig
+
+from pallas.core.settings import PallasSettings
+from pallas.runtime import PallasRuntime
+
+log = logging.getLogger("pallas")
+
+_runtime: PallasRuntime | None = None
+_registered = False
+
+
+def get_runtime() -> PallasRuntime:
+    if _runtime is None:
+        raise RuntimeError("Pallas runtime is not started (driver start-up has not run yet)")
+    return _runtime
+
+
+def runtime_or_none() -> PallasRuntime | None:
+    return _runtime
+
+
+def _as_ids(values: object) -> frozenset[int]:
+    ids = set()
+    for value in values or ():  # type: ignore[union-attr]
+        try:
+            ids.add(int(value))
+        except (TypeError, ValueError):
+            log.warning("ignoring non-numeric SUPERUSERS entry %r", value)
+    return frozenset(ids)
+
+
+def reverse_ws_url(host: str, port: int) -> str:
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    return f"ws://{shown}:{port}/onebot/v11/ws"
+
+
+def register_lifecycle() -> None:
+    """Idempotent: every Pallas plugin calls this at import time."""
+    global _registered
+    if _registered:
+        return
+    _registered = True
+    driver = get_driver()
+
+    @driver.on_startup
+    async def _start() -> None:
+        global _runtime
+        settings = get_plugin_config(PallasSettings)
+        config = driver.config
+        _runtime = await PallasRuntime.start(
+            settings,
+            nicknames=tuple(sorted(config.nickname)),
+            superusers=_as_ids(config.superusers),
+        )
+        token = "set" if get_plugin_config(OneBotConfig).onebot_access_token else "NOT set"
+        log.info(
+            "Pallas is up. Give NapCat (or Lagrange / LLOneBot) this reverse WebSocket URL: "
+            "%s (access token %s)",
+            reverse_ws_url(str(config.host), int(config.port)),
+            token,
+        )
+
+    @driver.on_shutdown
+    async def _stop() -> None:
+        global _runtime
+        if _runtime is not None:
+            await _runtime.stop()
+            _runtime = None
+
+
+__all__ = ["get_runtime", "nonebot", "register_lifecycle", "reverse_ws_url", "runtime_or_none"]

@@ -1,0 +1,79 @@
+"""End-to-end fixtures: the real bot process, a OneBot peer, and the fake OpenAI server."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+
+from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
+from pallas.core.db.repositories.messages import MessageRepository
+from tests.harness.bot_process import BotProcess
+from tests.harness.fake_openai import FakeOpenAI
+from tests.harness.onebot_peer import OneBotPeer
+
+BOT_ID = 2_900_000_001
+
+
+@pytest.fixture
+async def fake_llm() -> AsyncIterator[FakeOpenAI]:
+    server = FakeOpenAI()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def bot(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[BotProcess]:
+    process = BotProcess(
+        tmp_path / "bot",
+        env_overrides={"OPENAI_BASE_URL": fake_llm.base_url, "PALLAS_LLM_TIMEOUT_SECONDS": "3"},
+    )
+    await process.start()
+    yield process
+    await process.stop()
+    print(f"--- bot log (tail) ---\n{process.tail_log(80)}")  # shown by pytest on failure
+
+
+@pytest.fixture
+async def peer(bot: BotProcess) -> AsyncIterator[OneBotPeer]:
+    client = OneBotPeer(bot.ws_url, self_id=BOT_ID, access_token=bot.access_token)
+    await client.connect()
+    yield client
+    await client.close()
+
+
+class DbView:
+    """Read the bot's database from the test process (SQLite WAL allows concurrent readers)."""
+
+    def __init__(self, url: str) -> None:
+        self.engine = create_engine(url)
+        sessions = session_factory(self.engine)
+        self.messages = MessageRepository(sessions)
+        self.chat_sessions = ChatSessionRepository(sessions)
+
+    async def wait_for(
+        self, check: Callable[[], Awaitable[bool]], timeout: float = 10.0, what: str = "condition"
+    ) -> None:
+        deadline = time.monotonic() + timeout
+        while not await check():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"timed out waiting for {what}")
+            await asyncio.sleep(0.05)
+
+    async def wait_for_count(self, count: int, *, group_id: int | None = None) -> None:
+        async def enough() -> bool:
+            return await self.messages.count(group_id=group_id) >= count
+
+        await self.wait_for(enough, what=f"{count} stored messages")
+
+
+@pytest.fixture
+async def db(bot: BotProcess) -> AsyncIterator[DbView]:
+    view = DbView(bot.database_url)
+    yield view
+    await view.engine.dispose()

@@ -1,0 +1,119 @@
+"""Run the real bot (`python bot.py`) as a subprocess on a free port, for end-to-end tests."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from tests.harness.fake_openai import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class BotProcess:
+    workdir: Path
+    env_overrides: Mapping[str, str] = field(default_factory=dict)
+    access_token: str = "test-token"
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def db_path(self) -> Path:
+        return self.workdir / "pallas.db"
+
+    @property
+    def database_url(self) -> str:
+        return f"sqlite+aiosqlite:///{self.db_path}"
+
+    @property
+    def config_dir(self) -> Path:
+        return self.workdir / "config"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/onebot/v11/ws"
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / "bot.log"
+
+    def prepare(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        if not self.config_dir.exists():
+            shutil.copytree(REPO / "config", self.config_dir)
+
+    def environment(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PALLAS_"))}
+        env.update(
+            {
+                "ENVIRONMENT": "test",
+                "DRIVER": "~fastapi",
+                "HOST": "127.0.0.1",
+                "PORT": str(self.port),
+                "ONEBOT_ACCESS_TOKEN": self.access_token,
+                "SUPERUSERS": '["10001"]',
+                "NICKNAME": '["帕拉斯", "牛牛"]',
+                "LOG_LEVEL": "INFO",
+                "DATABASE_URL": self.database_url,
+                "PALLAS_CONFIG_DIR": str(self.config_dir),
+                "PALLAS_DATA_DIR": str(self.workdir),
+                "OPENAI_API_KEY": "sk-test",
+                "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+            }
+        )
+        env.update(self.env_overrides)
+        return env
+
+    async def start(self, timeout: float = 30.0) -> None:
+        self.prepare()
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(  # noqa: ASYNC220 - spawning returns at once
+            [sys.executable, str(REPO / "bot.py")],
+            cwd=REPO,
+            env=self.environment(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + timeout
+        async with httpx.AsyncClient() as client:
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"bot exited early:\n{self.tail_log()}")
+                try:
+                    await client.get(f"http://127.0.0.1:{self.port}/docs", timeout=0.5)
+                    if "Pallas is up" in self.log_path.read_text(errors="replace"):
+                        return
+                except httpx.HTTPError:
+                    pass
+                await asyncio.sleep(0.1)
+        raise TimeoutError(f"bot did not start:\n{self.tail_log()}")
+
+    async def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        self.proc.send_signal(signal.SIGINT)
+        for _ in range(100):
+            if self.proc.poll() is not None:
+                return
+            await asyncio.sleep(0.1)
+        self.proc.kill()
+
+    def tail_log(self, lines: int = 60) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except FileNotFoundError:
+            return "<no log>"
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")

@@ -1,0 +1,185 @@
+"""A small OpenAI-compatible HTTP server on 127.0.0.1 for tests.
+
+Serves `/v1/chat/completions` and `/v1/embeddings`, records every request body, and answers
+from a script: plain replies, HTTP errors, delays, malformed bodies. The bot reaches it
+through the real `openai` client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import math
+import socket
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+
+
+@dataclass
+class Scripted:
+    text: str | None = None  # assistant content
+    status: int = 200
+    delay: float = 0.0
+    raw_body: str | None = None  # sent verbatim (garbage / malformed JSON)
+    usage: tuple[int, int] = (100, 10)
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+    at: float = field(default_factory=time.monotonic)
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return self.body.get("messages", [])
+
+    @property
+    def system_prompt(self) -> str:
+        return "\n\n".join(
+            str(m.get("content")) for m in self.messages if m.get("role") == "system"
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def fake_embedding(text: str, dims: int = 64) -> list[float]:
+    """Deterministic bag-of-characters embedding: similar texts get similar vectors."""
+    vector = [0.0] * dims
+    for ch in text:
+        vector[int(hashlib.md5(ch.encode()).hexdigest(), 16) % dims] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+class FakeOpenAI:
+    def __init__(self, default_reply: str = "好哦") -> None:
+        self.default_reply = default_reply
+        self.script: deque[Scripted] = deque()
+        self.requests: list[RecordedRequest] = []
+        self.port = free_port()
+        self._server: uvicorn.Server | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._arrived = asyncio.Event()
+        self.app = self._build_app()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def enqueue(self, *items: Scripted | str) -> None:
+        for item in items:
+            self.script.append(Scripted(text=item) if isinstance(item, str) else item)
+
+    def chat_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    async def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
+        deadline = time.monotonic() + timeout
+        while len(self.chat_requests()) < count:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(
+                    f"expected {count} chat requests, saw {len(self.chat_requests())}"
+                )
+            self._arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrived.wait(), remaining)
+        return self.chat_requests()
+
+    def _build_app(self) -> FastAPI:
+        app = FastAPI()
+
+        @app.post("/v1/chat/completions")
+        async def chat(request: Request) -> Response:
+            body = await request.json()
+            self.requests.append(RecordedRequest(request.url.path, body, dict(request.headers)))
+            self._arrived.set()
+            item = self.script.popleft() if self.script else Scripted(text=self.default_reply)
+            if item.delay:
+                await asyncio.sleep(item.delay)
+            if item.raw_body is not None:
+                return PlainTextResponse(
+                    item.raw_body, status_code=item.status, media_type="application/json"
+                )
+            if item.status != 200:
+                return JSONResponse(
+                    {"error": {"message": "scripted failure", "type": "server_error"}},
+                    status_code=item.status,
+                )
+            return JSONResponse(self._completion(body, item))
+
+        @app.post("/v1/embeddings")
+        async def embeddings(request: Request) -> Response:
+            body = await request.json()
+            self.requests.append(RecordedRequest(request.url.path, body, dict(request.headers)))
+            inputs = body.get("input")
+            texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+            data = [
+                {"object": "embedding", "index": i, "embedding": fake_embedding(str(t))}
+                for i, t in enumerate(texts)
+            ]
+            return JSONResponse(
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": body.get("model"),
+                    "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                }
+            )
+
+        return app
+
+    @staticmethod
+    def _completion(body: dict[str, Any], item: Scripted) -> dict[str, Any]:
+        prompt, completion = item.usage
+        return {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake"),
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": item.text},
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+        }
+
+    async def start(self) -> None:
+        config = uvicorn.Config(
+            self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
+        )
+        self._server = uvicorn.Server(config)
+        self._task = asyncio.create_task(self._server.serve())
+        while not self._server.started:
+            await asyncio.sleep(0.01)
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._task is not None:
+            await self._task
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False)
