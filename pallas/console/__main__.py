@@ -1,0 +1,5 @@
+import sys
+
+from pallas.console.main import main
+
+sys.exit(main())
