@@ -1,0 +1,16 @@
+FROM python:3.11-slim
+
+WORKDIR /app
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HOST=0.0.0.0 PORT=8080
+
+COPY pyproject.toml README.md ./
+COPY pallas ./pallas
+RUN pip install --no-cache-dir .
+
+COPY bot.py ./
+COPY packages ./packages
+COPY config ./config
+
+VOLUME ["/app/data", "/app/config"]
+EXPOSE 8080
+CMD ["python", "bot.py"]
