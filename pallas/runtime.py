@@ -18,11 +18,14 @@ from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.db.repositories.snapshots import SnapshotRepository
+from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.db.writer import MessageWriter
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore, StateStore
 from pallas.product.config import GroupConfig
 from pallas.product.llm.persona.pack import PersonaStore
+from pallas.product.llm.provider.client import LLMClient
 
 log = logging.getLogger("pallas")
 
@@ -31,6 +34,17 @@ log = logging.getLogger("pallas")
 class Repositories:
     messages: MessageRepository
     chat_sessions: ChatSessionRepository
+    usage: UsageRepository
+    snapshots: SnapshotRepository
+
+    @classmethod
+    def build(cls, sessions: async_sessionmaker) -> Repositories:
+        return cls(
+            messages=MessageRepository(sessions),
+            chat_sessions=ChatSessionRepository(sessions),
+            usage=UsageRepository(sessions),
+            snapshots=SnapshotRepository(sessions),
+        )
 
 
 @dataclass
@@ -44,6 +58,7 @@ class PallasRuntime:
     writer: MessageWriter
     group_configs: GroupConfigStore[GroupConfig]
     personas: PersonaStore
+    llm: LLMClient
     nicknames: tuple[str, ...] = ()
     superusers: frozenset[int] = field(default_factory=frozenset)
 
@@ -63,7 +78,7 @@ class PallasRuntime:
         engine = create_engine(url)
         sessions = session_factory(engine)
         clock = clock or SystemClock(settings.pallas_clock_offset_seconds)
-        repos = Repositories(MessageRepository(sessions), ChatSessionRepository(sessions))
+        repos = Repositories.build(sessions)
         writer = MessageWriter(repos.messages)
         writer.start()
         runtime = cls(
@@ -76,6 +91,7 @@ class PallasRuntime:
             writer=writer,
             group_configs=GroupConfigStore(GroupConfig, settings.groups_dir),
             personas=PersonaStore(settings.personas_dir),
+            llm=LLMClient(settings, repos.usage, clock),
             nicknames=nicknames,
             superusers=superusers,
         )
@@ -89,5 +105,6 @@ class PallasRuntime:
         return runtime
 
     async def stop(self) -> None:
+        await self.llm.close()
         await self.writer.close()
         await self.engine.dispose()

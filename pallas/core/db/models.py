@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Boolean, Float, Index, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Float,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a real BIGINT.
@@ -58,3 +68,41 @@ class LlmChatMessageRow(Base):
     is_summary: Mapped[bool] = mapped_column(Boolean, default=False)
     extra: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[float] = mapped_column(Float)
+
+
+class UsageLedgerRow(Base):
+    """LLM usage per day × bot × group × task × model (for cost reports and daily budgets)."""
+
+    __tablename__ = "usage_ledger"
+    __table_args__ = (
+        UniqueConstraint("day", "bot_id", "group_id", "task", "model", name="uq_usage_key"),
+    )
+
+    id: Mapped[int] = mapped_column(PrimaryKey, primary_key=True, autoincrement=True)
+    day: Mapped[str] = mapped_column(String(10))  # YYYY-MM-DD, Asia/Shanghai
+    bot_id: Mapped[int] = mapped_column(BigInteger)
+    group_id: Mapped[int] = mapped_column(BigInteger)
+    task: Mapped[str] = mapped_column(String(32))
+    model: Mapped[str] = mapped_column(String(128))
+    calls: Mapped[int] = mapped_column(Integer, default=0)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class InjectionSnapshotRow(Base):
+    """What one REPLY turn put in front of the model, with provenance and trims."""
+
+    __tablename__ = "injection_snapshot"
+    __table_args__ = (Index("ix_snapshot_scope", "bot_id", "group_id", "id"),)
+
+    id: Mapped[int] = mapped_column(PrimaryKey, primary_key=True, autoincrement=True)
+    turn_id: Mapped[str] = mapped_column(String(64), unique=True)
+    bot_id: Mapped[int] = mapped_column(BigInteger)
+    group_id: Mapped[int] = mapped_column(BigInteger)
+    user_id: Mapped[int] = mapped_column(BigInteger)
+    message_id: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[float] = mapped_column(Float)
+    model: Mapped[str] = mapped_column(String(128), default="")
+    outcome: Mapped[str] = mapped_column(String(32), default="")  # delivered / silent / error:…
+    data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

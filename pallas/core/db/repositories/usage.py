@@ -1,0 +1,102 @@
+"""The usage ledger: LLM calls and tokens per day × bot × group × task × model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, timezone
+
+from sqlalchemy import func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from pallas.core.db.models import UsageLedgerRow
+
+# Budgets reset at midnight in China, where the groups live.
+CHINA = timezone(timedelta(hours=8))
+
+
+def ledger_day(now: float) -> str:
+    return datetime.fromtimestamp(now, UTC).astimezone(CHINA).strftime("%Y-%m-%d")
+
+
+@dataclass(frozen=True, slots=True)
+class UsageTotals:
+    calls: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class UsageRepository:
+    def __init__(self, sessions: async_sessionmaker) -> None:
+        self._sessions = sessions
+
+    async def record(
+        self,
+        *,
+        now: float,
+        bot_id: int,
+        group_id: int,
+        task: str,
+        model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        failed: bool = False,
+    ) -> None:
+        values = {
+            "day": ledger_day(now),
+            "bot_id": bot_id,
+            "group_id": group_id,
+            "task": task,
+            "model": model[:128],
+            "calls": 1,
+            "failures": int(failed),
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+        }
+        async with self._sessions() as session:
+            insert = (
+                postgresql.insert if session.bind.dialect.name == "postgresql" else sqlite.insert
+            )
+            stmt = insert(UsageLedgerRow).values(values)
+            table = UsageLedgerRow.__table__.c
+            stmt = stmt.on_conflict_do_update(
+                index_elements=["day", "bot_id", "group_id", "task", "model"],
+                set_={
+                    "calls": table.calls + 1,
+                    "failures": table.failures + int(failed),
+                    "prompt_tokens": table.prompt_tokens + prompt_tokens,
+                    "completion_tokens": table.completion_tokens + completion_tokens,
+                },
+            )
+            await session.execute(stmt)
+            await session.commit()
+
+    async def totals(
+        self,
+        *,
+        now: float,
+        bot_id: int | None = None,
+        group_id: int | None = None,
+        task: str | None = None,
+    ) -> UsageTotals:
+        """Today's totals, optionally narrowed to a bot / group / task."""
+        stmt = select(
+            func.coalesce(func.sum(UsageLedgerRow.calls), 0),
+            func.coalesce(func.sum(UsageLedgerRow.failures), 0),
+            func.coalesce(func.sum(UsageLedgerRow.prompt_tokens), 0),
+            func.coalesce(func.sum(UsageLedgerRow.completion_tokens), 0),
+        ).where(UsageLedgerRow.day == ledger_day(now))
+        if bot_id is not None:
+            stmt = stmt.where(UsageLedgerRow.bot_id == bot_id)
+        if group_id is not None:
+            stmt = stmt.where(UsageLedgerRow.group_id == group_id)
+        if task is not None:
+            stmt = stmt.where(UsageLedgerRow.task == task)
+        async with self._sessions() as session:
+            row = (await session.execute(stmt)).one()
+        return UsageTotals(*(int(v) for v in row))

@@ -1,0 +1,35 @@
+"""Per-model capabilities: context window, reserved output, image input, formatter rules.
+
+Declared in group config (`[models."<model name>"]`), falling back to `[models.default]`.
+Image input is off unless a model declares it: text-only models never receive image blocks.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ModelProfile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    context_window: int = Field(default=32_000, ge=1_000)  # tokens
+    reserved_output: int = Field(default=800, ge=64)  # tokens kept free for the answer
+    max_output_tokens: int = Field(default=400, ge=16)
+    temperature: float = Field(default=0.8, ge=0, le=2)
+    supports_images: bool = False
+    supports_system_role: bool = True
+    requires_alternation: bool = False  # some providers want strict user/assistant turns
+
+
+def default_profiles() -> dict[str, ModelProfile]:
+    return {"default": ModelProfile()}
+
+
+def profile_for(profiles: dict[str, ModelProfile], model: str) -> ModelProfile:
+    """Exact model name first, then the longest matching prefix (`"gpt-4o"`), then default."""
+    if model in profiles:
+        return profiles[model]
+    prefixes = [name for name in profiles if name != "default" and model.startswith(name)]
+    if prefixes:
+        return profiles[max(prefixes, key=len)]
+    return profiles.get("default", ModelProfile())

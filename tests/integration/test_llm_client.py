@@ -1,0 +1,96 @@
+"""The real `openai` client against the fake OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from pallas.core.clock import FakeClock
+from pallas.core.db import migrate
+from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.settings import PallasSettings
+from pallas.product.llm.provider.client import LLMClient
+from tests.harness.fake_openai import FakeOpenAI, Scripted
+
+MESSAGES = [{"role": "user", "content": "你好"}]
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[FakeOpenAI]:
+    fake = FakeOpenAI()
+    await fake.start()
+    yield fake
+    await fake.stop()
+
+
+@pytest.fixture
+async def usage(tmp_path: Path) -> AsyncIterator[UsageRepository]:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'u.db'}"
+    await migrate.upgrade(url)
+    engine = create_engine(url)
+    yield UsageRepository(session_factory(engine))
+    await engine.dispose()
+
+
+def _client(server: FakeOpenAI, usage: UsageRepository, clock: FakeClock, **kw) -> LLMClient:
+    settings = PallasSettings(
+        openai_base_url=server.base_url,
+        openai_api_key="sk-test",
+        pallas_llm_timeout_seconds=kw.get("timeout", 2.0),
+        pallas_llm_max_retries=kw.get("retries", 0),
+    )
+    return LLMClient(settings, usage, clock)
+
+
+async def test_success_records_usage(server, usage, clock) -> None:
+    server.enqueue(Scripted(text="在的", usage=(120, 8)))
+    result = await _client(server, usage, clock).complete("chat", MESSAGES, bot_id=1, group_id=7)
+    assert result.ok and result.text == "在的"
+    totals = await usage.totals(now=clock.now(), group_id=7, task="chat")
+    assert (totals.calls, totals.prompt_tokens, totals.completion_tokens) == (1, 120, 8)
+    assert server.chat_requests()[0].body["messages"] == MESSAGES
+
+
+@pytest.mark.parametrize(
+    ("scripted", "error"),
+    [
+        (Scripted(status=500), "server_error"),
+        (Scripted(status=429), "rate_limited"),
+        (Scripted(raw_body="{not json"), "bad_response"),
+        (Scripted(raw_body='{"choices": []}'), "bad_response"),
+        (Scripted(text=""), "empty"),
+        (Scripted(text=None), "empty"),
+        (Scripted(text="<think>只想不说</think>"), "empty"),
+        (Scripted(text="x", delay=1.5), "timeout"),
+    ],
+)
+async def test_failures_become_quiet_results(server, usage, clock, scripted, error) -> None:
+    server.enqueue(scripted)
+    client = _client(server, usage, clock, timeout=1.0)
+    result = await client.complete("chat", MESSAGES, bot_id=1, group_id=7)
+    assert not result.ok and result.error == error and result.text == ""
+    assert (await usage.totals(now=clock.now(), group_id=7)).failures == 1
+
+
+async def test_retries_429_then_succeeds(server, usage, clock) -> None:
+    server.enqueue(Scripted(status=429), Scripted(text="好了"))
+    client = _client(server, usage, clock, retries=2)
+    result = await client.complete("chat", MESSAGES, bot_id=1, group_id=7)
+    assert result.ok and result.text == "好了" and len(server.chat_requests()) == 2
+
+
+async def test_no_key_means_disabled_without_network(server, usage, clock) -> None:
+    client = LLMClient(PallasSettings(openai_base_url=server.base_url), usage, clock)
+    result = await client.complete("chat", MESSAGES, bot_id=1, group_id=7)
+    assert result.error == "disabled" and server.requests == []
+
+
+async def test_embeddings(server, usage, clock) -> None:
+    settings = PallasSettings(
+        openai_base_url=server.base_url, openai_api_key="k", pallas_embedding_model="emb"
+    )
+    vectors = await LLMClient(settings, usage, clock).embed(["a", "b"], bot_id=1, group_id=7)
+    assert len(vectors) == 2 and len(vectors[0]) == 64
