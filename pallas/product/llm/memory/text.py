@@ -1,0 +1,120 @@
+"""Tokenisation for retrieval: Chinese (jieba) + Latin words, plus CJK character bigrams.
+
+`tokenize(text)` is deterministic and cached: lower-cased, NFKC-normalised (full-width letters
+become ASCII), stopwords and punctuation removed. Every run of two or more CJK characters also
+contributes its character bigrams, so a short query such as "罗德岛" still overlaps with a
+document that jieba segmented differently ("罗德" / "岛").
+
+jieba's dictionary takes about a second to load. It is loaded once per process, on first use
+(or eagerly via `warm_up()` at start-up), with jieba's own logger turned down to WARNING.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from functools import lru_cache
+
+import jieba
+
+# Function words that carry no retrieval signal. Kept short on purpose: negations such as 不/没
+# and content-bearing single characters stay in.
+STOPWORDS: frozenset[str] = frozenset(
+    {
+        # Chinese particles, pronouns, question words, fillers
+        "的", "了", "是", "在", "和", "与", "就", "都", "而", "及", "也", "还", "又", "着",
+        "呢", "吗", "吧", "啊", "呀", "哦", "噢", "嗯", "哈", "哈哈", "么", "嘛", "啦", "咯",
+        "那", "这", "那个", "这个", "个", "之", "其", "或", "被", "把", "给", "让", "对",
+        "从", "向", "到", "以", "为", "于", "得", "地", "很", "有", "要", "会", "能",
+        "我", "你", "他", "她", "它", "我们", "你们", "他们", "她们", "咱", "咱们", "自己",
+        "什么", "怎么", "怎么样", "为什么", "哪", "哪个", "哪里", "谁", "多少", "几",
+        "一个", "一下", "一些", "这样", "那样", "然后", "还是", "就是", "但是", "因为", "所以",
+        "如果", "可以", "来着",
+        # English
+        "a", "an", "the", "is", "are", "was", "were", "be", "been", "to", "of", "and", "or",
+        "in", "on", "at", "for", "with", "it", "its", "this", "that", "i", "you", "he", "she",
+        "we", "they", "me", "my", "your", "do", "does", "did", "what", "how", "why", "who",
+        "which", "so", "as", "by", "am",
+    }
+)  # fmt: skip
+
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+_WHITESPACE = re.compile(r"\s+")
+
+_init_lock = threading.Lock()
+_initialised = False
+
+
+def warm_up() -> None:
+    """Load jieba's dictionary now (idempotent). Call once at start-up to keep turns fast."""
+    global _initialised
+    if _initialised:
+        return
+    with _init_lock:
+        if _initialised:
+            return
+        jieba.setLogLevel(logging.WARNING)
+        logging.getLogger("jieba").setLevel(logging.WARNING)
+        jieba.initialize()
+        _initialised = True
+
+
+def contains_cjk(text: str) -> bool:
+    """True when `text` holds at least one CJK ideograph, kana or hangul character."""
+    return _CJK_CHAR.search(text) is not None
+
+
+def normalize_text(text: str) -> str:
+    """NFKC + lower-case + collapsed whitespace: the form every comparison works on."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def normalize_query(text: str) -> str:
+    """Cache-key form of a query: normalised text with punctuation and symbols dropped."""
+    kept = "".join(ch if _is_word_char(ch) else " " for ch in normalize_text(text))
+    return _WHITESPACE.sub(" ", kept).strip()
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch == "_" or unicodedata.category(ch)[0] in ("L", "N")
+
+
+def _keep(token: str) -> bool:
+    token = token.strip()
+    if not token or token in STOPWORDS:
+        return False
+    return any(_is_word_char(ch) for ch in token)
+
+
+def cjk_bigrams(text: str) -> list[str]:
+    """Character bigrams of every CJK run in `text` (already normalised).
+
+    A bigram touching a one-character stopword (的, 我, 在 ...) is noise and is left out.
+    """
+    grams: list[str] = []
+    for run in _CJK_RUN.findall(text):
+        for i in range(len(run) - 1):
+            if run[i] in STOPWORDS or run[i + 1] in STOPWORDS:
+                continue
+            grams.append(run[i : i + 2])
+    return grams
+
+
+@lru_cache(maxsize=16384)
+def tokenize(text: str) -> tuple[str, ...]:
+    """Retrieval tokens of `text`: jieba search-mode words, then CJK bigrams, in text order.
+
+    Duplicates are kept (term frequency matters to BM25). Deterministic for a given text.
+    """
+    warm_up()
+    norm = normalize_text(text)
+    if not norm:
+        return ()
+    words = [w.strip() for w in jieba.lcut_for_search(norm, HMM=True)]
+    tokens = [w for w in words if _keep(w)]
+    tokens.extend(g for g in cjk_bigrams(norm) if g not in STOPWORDS)
+    return tuple(tokens)
