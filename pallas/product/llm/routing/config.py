@@ -1,0 +1,148 @@
+"""Routing tunables: one pydantic model per stage, nested in `RoutingConfig`.
+
+Every field has the spec's default (LLM 上下文注入全景 / DESIGN.md reference figures) so the
+model can be nested into the per-group config that is merged from TOML files. `extra="forbid"`
+turns a typo in an admin file into a reported error instead of a silently ignored key.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TriggerConfig(_Section):
+    """How a message can call the bot (@, alias / nickname, reply to the bot, follow-up)."""
+
+    extra_aliases: tuple[str, ...] = ()  # added to the persona aliases and NICKNAME
+    alias_anywhere: bool = True  # an alias inside the text counts as a mention (+35)
+    follow_up_window_s: float = Field(default=90.0, ge=0)  # after the bot answered this user
+    known_bot_messages: int = Field(default=64, ge=1)  # bot message ids kept for reply_to_bot
+    timeline_width_addressed: int = Field(default=8, ge=0)  # @ / alias / reply / follow-up
+    timeline_width_ambient: int = Field(default=4, ge=0)
+
+
+class AmbientConfig(_Section):
+    """Ambient perception: the bot occasionally joins a conversation nobody addressed to it."""
+
+    enabled: bool = True
+    rate: float = Field(default=0.08, ge=0, le=1)
+    cooldown_s: float = Field(default=120.0, ge=0)
+    budget: int = Field(default=2, ge=0)  # ambient engagements per window
+    budget_window_s: float = Field(default=900.0, gt=0)
+
+
+class GateConfig(_Section):
+    """reply_gate hard filter."""
+
+    min_chars: int = Field(default=3, ge=0)  # shorter non-addressed text is skipped ("short")
+    skip_media_only: bool = True  # non-addressed sticker / face / image without text
+    skip_bystander: bool = True  # @ someone else and not the bot
+    silence_min_s: float = Field(default=30.0, ge=0)  # after 闭嘴 / 别说话 / 安静
+    silence_max_s: float = Field(default=300.0, ge=0)
+    shut_up_max_chars: int = Field(default=16, ge=1)  # longer texts are not shut-up requests
+
+    @model_validator(mode="after")
+    def _silence_range(self) -> GateConfig:
+        if self.silence_max_s < self.silence_min_s:
+            raise ValueError("silence_max_s must be >= silence_min_s")
+        return self
+
+
+class CooldownConfig(_Section):
+    """Per-group chat cooldown, concurrency and accumulation of messages seen meanwhile."""
+
+    chat_cooldown_s: float = Field(default=3.0, ge=0)
+    max_concurrency: int = Field(default=2, ge=1)
+    queue_size: int = Field(default=8, ge=0)
+    accumulate_max: int = Field(default=8, ge=1)  # messages kept for the next trigger
+    accumulate_ttl_s: float = Field(default=120.0, gt=0)
+    silence_breakable_by_address: bool = True  # an explicit @ still gets an answer
+    turn_timeout_s: float = Field(default=120.0, gt=0)  # in-flight marker lifetime per member
+    dedupe_ttl_s: float = Field(default=600.0, gt=0)  # a re-delivered message id is ignored
+
+
+class NecessityConfig(_Section):
+    """reply_necessity additive score; weights are points, the turn proceeds at >= threshold."""
+
+    threshold: int = 50
+    to_me: int = 55
+    mention: int = 35
+    follow_up: int = 25
+    ambient: int = 50  # not in the spec list: an ambient roll counts as a soft invitation
+    request: int = 25
+    question: int = 20
+    back_and_forth: int = 15
+    bystander: int = -45
+    noise: int = -40
+    spam: int = -50
+    short_reaction: int = -25
+    low_social: int = -35
+    per_recent_bot_reply: int = -8
+    recent_bot_reply_cap: int = Field(default=6, ge=0)
+    low_affinity_max: int = -30  # at affinity 0; scales linearly to 0 at low_affinity_pivot
+    low_affinity_pivot: float = Field(default=0.5, gt=0, le=1)
+    recent_window_s: float = Field(default=300.0, gt=0)  # "recent bot replies" in the group
+    back_and_forth_window_s: float = Field(default=300.0, gt=0)
+    back_and_forth_min_replies: int = Field(default=1, ge=1)  # bot replies to this user
+    low_social_max_chars: int = Field(default=24, ge=0)
+
+
+class QuoteConfig(_Section):
+    """Native QUOTE delivery for replies to a recent candidate message."""
+
+    enabled: bool = True
+    cooldown_s: float = Field(default=120.0, ge=0)
+    probability: float = Field(default=0.25, ge=0, le=1)
+    candidates: int = Field(default=6, ge=1)  # deque maxlen per group
+    candidate_ttl_s: float = Field(default=600.0, gt=0)  # whole list expires when idle
+
+
+class LowEngagementConfig(_Section):
+    """PASS exit: maybe one <=12-char local phrase, never an LLM call."""
+
+    enabled: bool = True
+    # (minimum recent bot replies, probability), ascending: 0→0.35, 1–2→0.20, 3–4→0.10, ≥5→0.05
+    probability_steps: tuple[tuple[int, float], ...] = ((0, 0.35), (1, 0.20), (3, 0.10), (5, 0.05))
+    max_chars: int = Field(default=12, ge=1)
+    use_group_expressions: bool = True
+    soft_pool: tuple[str, ...] | None = None  # None: built-in pool (phrases.SOFT_POOL)
+    emotion_pool: tuple[str, ...] | None = None  # None: phrases.EMOTION_TANGENT_POOL
+    emoji_pool: tuple[str, ...] | None = None  # None: phrases.EMOJI_POOL
+    extra_blocklist: tuple[str, ...] = ()  # added to phrases.BLOCKLIST
+
+    @field_validator("probability_steps")
+    @classmethod
+    def _steps_sorted(cls, steps: tuple[tuple[int, float], ...]) -> tuple[tuple[int, float], ...]:
+        counts = [count for count, _ in steps]
+        if counts != sorted(counts) or len(set(counts)) != len(counts):
+            raise ValueError("probability_steps must have strictly ascending counts")
+        if any(not 0 <= p <= 1 for _, p in steps):
+            raise ValueError("probabilities must be within 0..1")
+        return steps
+
+
+class ShortSocialConfig(_Section):
+    """Greeting / nickname / teasing / venting turns: no persistent memory, PASS if unaddressed."""
+
+    max_chars: int = Field(default=24, ge=0)  # greeting, teasing, thanks, acknowledgements
+    venting_max_chars: int = Field(default=24, ge=0)  # 烦死了 / 唉 / 累死了
+
+
+class RoutingConfig(_Section):
+    """Everything routing needs for one group (nested into the per-group config)."""
+
+    enabled: bool = True  # False: the group is disabled, routing always skips
+    decisions_kept: int = Field(default=50, ge=1)  # per-group ring for "why did it (not) reply"
+    decisions_ttl_s: float = Field(default=86_400.0, gt=0)
+    triggers: TriggerConfig = TriggerConfig()
+    ambient: AmbientConfig = AmbientConfig()
+    gate: GateConfig = GateConfig()
+    cooldown: CooldownConfig = CooldownConfig()
+    necessity: NecessityConfig = NecessityConfig()
+    quote: QuoteConfig = QuoteConfig()
+    low_engagement: LowEngagementConfig = LowEngagementConfig()
+    short_social: ShortSocialConfig = ShortSocialConfig()

@@ -1,0 +1,284 @@
+"""RoutingEngine: the StateStore side of routing (the decisions themselves are pure).
+
+`route()` loads the group's `RouteState`, runs `evaluate_route`, writes the effects back and
+logs one structured record, also kept in a per-group ring (`recent_decisions`) so an admin can
+ask why the bot did or did not speak. Effects written:
+
+- shut-up → `silenced_until` (TTL = the silence period); pending messages are dropped;
+- accumulate / defer → the message is pushed to `pending` (bounded, TTL);
+- an LLM turn (REPLY / QUOTE / FOLLOW_UP / TOOL) → `last_turn_at` (cooldown anchor), pending
+  messages are drained into `RouteResult.accumulated`, the current message becomes a QUOTE
+  candidate, `ambient_times` if the trigger was ambient, `last_quote_at` for a QUOTE;
+- a low-engagement phrase → `last_phrase`, a "phrase" entry in `bot_replies` (it counts as
+  recent bot activity but opens no follow-up window), `ambient_times` if ambient.
+
+An LLM turn also marks the member as in flight (TTL `turn_timeout_s`): until the answer is
+delivered, further messages from that member route to `merge`. The delivery side calls
+`record_bot_reply` after sending an answer (clears the in-flight marker, opens the follow-up
+window for that member, counts as a recent bot reply, makes the sent ids QUOTE candidates and
+known bot messages), `finish_turn` when a turn ends without an answer, and
+`resolve_quote_target` right before sending a QUOTE.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from pallas.core.state import StateStore
+from pallas.core.turn import TurnInput
+from pallas.product.llm.routing.config import RoutingConfig
+from pallas.product.llm.routing.reply_targets import add_candidate, resolve_quote_reply_target
+from pallas.product.llm.routing.route_pipeline import (
+    RouteExtras,
+    RouteOutcome,
+    RouteResult,
+    duplicate_result,
+    evaluate_route,
+)
+from pallas.product.llm.routing.route_state import (
+    BotReply,
+    RouteKeys,
+    RouteState,
+    state_from_raw,
+)
+
+log = logging.getLogger("pallas.routing")
+
+_SCALAR_KEYS = ("silenced_until", "last_turn_at", "ambient_times", "last_quote_at")
+_BOT_REPLIES_MAX = 64
+
+
+class RoutingEngine:
+    def __init__(self, store: StateStore, *, prefix: str = "route") -> None:
+        self._store = store
+        self._prefix = prefix
+
+    def _keys(self, bot_id: int, group_id: int, user_id: int = 0) -> RouteKeys:
+        return RouteKeys.of(bot_id, group_id, user_id, prefix=self._prefix)
+
+    async def load_state(self, bot_id: int, group_id: int, user_id: int = 0) -> RouteState:
+        keys = self._keys(bot_id, group_id, user_id)
+        raw: dict[str, Any] = {}
+        for name in (*_SCALAR_KEYS, "candidates", "last_phrase"):
+            raw[name] = await self._store.get(keys.key(name))
+        raw["bot_replies"] = await self._store.items(keys.key("bot_replies"))
+        raw["bot_messages"] = await self._store.items(keys.key("bot_messages"))
+        if user_id:
+            raw["user_in_flight"] = await self._store.get(keys.in_flight(user_id)) is not None
+        return state_from_raw(raw)
+
+    async def route(
+        self,
+        turn: TurnInput,
+        config: RoutingConfig,
+        *,
+        aliases: Iterable[str],
+        now: float,
+        rng: random.Random,
+        tool_requested: bool = False,
+        tool_permitted: bool = False,
+        affinity: float | None = None,
+        group_expressions: Sequence[str] = (),
+    ) -> RouteResult:
+        """Decide one turn, persist its effects, log and keep the decision record.
+
+        A message id is routed once: a re-delivered event is skipped (`duplicate`), except that
+        an accumulated / deferred message may be routed again (e.g. after `retry_after_s`).
+        """
+        keys = self._keys(turn.bot_id, turn.group_id, turn.user_id)
+        seen_key = keys.seen(turn.message_id)
+        if not await self._store.set_if_absent(seen_key, now, ttl=config.cooldown.dedupe_ttl_s):
+            result = duplicate_result(turn, now)
+        else:
+            state = await self.load_state(turn.bot_id, turn.group_id, turn.user_id)
+            extras = RouteExtras(tool_requested, tool_permitted, affinity, tuple(group_expressions))
+            result = evaluate_route(
+                turn, config, state, aliases=tuple(aliases), now=now, rng=rng, extras=extras
+            )
+            result = await self._apply(result, config, state)
+            if result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER):
+                await self._store.delete(seen_key)
+        await self._remember(keys, result, config)
+        return result
+
+    async def _remember(self, keys: RouteKeys, result: RouteResult, config: RoutingConfig) -> None:
+        record = result.to_log_dict()
+        await self._store.push(
+            keys.key("decisions"),
+            record,
+            maxlen=config.decisions_kept,
+            ttl=config.decisions_ttl_s,
+        )
+        log.info("route %s", json.dumps(record, ensure_ascii=False))
+
+    async def _apply(
+        self, result: RouteResult, config: RoutingConfig, state: RouteState
+    ) -> RouteResult:
+        turn, now = result.turn, result.now
+        keys = self._keys(turn.bot_id, turn.group_id, turn.user_id)
+        if result.gate.silence_s is not None:
+            silence = result.gate.silence_s
+            await self._store.set(keys.key("silenced_until"), now + silence, ttl=silence)
+            await self._store.delete(keys.key("pending"))
+        elif result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER) and config.enabled:
+            await self._push_pending(keys, result, config)
+        elif result.calls_llm:
+            await self._apply_llm_turn(keys, result, config, state)
+            return replace(result, accumulated=await self._drain_pending(keys, result, config))
+        elif result.outcome is RouteOutcome.PASS_PHRASE and result.phrase is not None:
+            await self._apply_phrase(keys, result, config, state)
+        return result
+
+    async def _push_pending(
+        self, keys: RouteKeys, result: RouteResult, config: RoutingConfig
+    ) -> None:
+        turn = result.turn
+        entry = {
+            "message_id": turn.message_id,
+            "user_id": turn.user_id,
+            "text": turn.text,
+            "time": result.now,
+            "reason": result.reason,
+            "addressed": result.trigger.addressed,
+        }
+        cfg = config.cooldown
+        await self._store.push(
+            keys.key("pending"), entry, maxlen=cfg.accumulate_max, ttl=cfg.accumulate_ttl_s
+        )
+
+    async def _drain_pending(
+        self, keys: RouteKeys, result: RouteResult, config: RoutingConfig
+    ) -> tuple[Mapping[str, Any], ...]:
+        entries = await self._store.items(keys.key("pending"))
+        await self._store.delete(keys.key("pending"))
+        ttl = config.cooldown.accumulate_ttl_s
+        seen: set[int] = {result.turn.message_id}
+        kept: list[Mapping[str, Any]] = []
+        for entry in entries:
+            mid = int(entry.get("message_id", 0))
+            if mid in seen or result.now - float(entry.get("time", 0)) > ttl:
+                continue
+            seen.add(mid)
+            kept.append(entry)
+        return tuple(kept)
+
+    async def _apply_llm_turn(
+        self, keys: RouteKeys, result: RouteResult, config: RoutingConfig, state: RouteState
+    ) -> None:
+        now, turn = result.now, result.turn
+        ttl = max(config.cooldown.chat_cooldown_s, 1.0) + 60.0
+        await self._store.set(keys.key("last_turn_at"), now, ttl=ttl)
+        marker = {"message_id": turn.message_id, "t": now, "outcome": result.outcome.value}
+        await self._store.set(
+            keys.in_flight(turn.user_id), marker, ttl=config.cooldown.turn_timeout_s
+        )
+        candidates = add_candidate(
+            state.candidates, result.turn.message_id, maxlen=config.quote.candidates
+        )
+        await self._store.set(keys.key("candidates"), candidates, ttl=config.quote.candidate_ttl_s)
+        if result.outcome is RouteOutcome.QUOTE:
+            await self._store.set(
+                keys.key("last_quote_at"), now, ttl=max(config.quote.cooldown_s, 1.0)
+            )
+        if result.trigger.is_ambient:
+            await self._note_ambient(keys, state, now, config)
+
+    async def _apply_phrase(
+        self, keys: RouteKeys, result: RouteResult, config: RoutingConfig, state: RouteState
+    ) -> None:
+        await self._store.set(keys.key("last_phrase"), result.phrase)
+        entry = BotReply(result.now, result.turn.user_id, "phrase")
+        await self._push_bot_reply(keys, entry, config)
+        if result.trigger.is_ambient:
+            await self._note_ambient(keys, state, result.now, config)
+
+    async def _note_ambient(
+        self, keys: RouteKeys, state: RouteState, now: float, config: RoutingConfig
+    ) -> None:
+        window = config.ambient.budget_window_s
+        times = [t for t in state.ambient_times if now - t < window] + [now]
+        await self._store.set(keys.key("ambient_times"), times, ttl=window)
+
+    async def _push_bot_reply(
+        self, keys: RouteKeys, entry: BotReply, config: RoutingConfig
+    ) -> None:
+        n = config.necessity
+        ttl = max(n.recent_window_s, n.back_and_forth_window_s, config.triggers.follow_up_window_s)
+        await self._store.push(
+            keys.key("bot_replies"), entry.to_json(), maxlen=_BOT_REPLIES_MAX, ttl=ttl
+        )
+
+    async def record_bot_reply(
+        self,
+        bot_id: int,
+        group_id: int,
+        user_id: int,
+        message_ids: Sequence[int],
+        now: float,
+        *,
+        config: RoutingConfig | None = None,
+    ) -> None:
+        """After delivering an answer to `user_id`: follow-up window, recency, candidates."""
+        cfg = config or RoutingConfig()
+        keys = self._keys(bot_id, group_id, user_id)
+        await self._store.delete(keys.in_flight(user_id))
+        await self._push_bot_reply(keys, BotReply(now, user_id, "reply"), cfg)
+        for mid in message_ids:
+            await self._store.push(
+                keys.key("bot_messages"),
+                mid,
+                maxlen=cfg.triggers.known_bot_messages,
+                ttl=cfg.quote.candidate_ttl_s * 6,
+            )
+            await self.record_candidate(bot_id, group_id, mid, user_id=user_id, config=cfg)
+
+    async def finish_turn(self, bot_id: int, group_id: int, user_id: int) -> None:
+        """End a member's in-flight turn without an answer (LLM error, empty reply, PASS)."""
+        await self._store.delete(self._keys(bot_id, group_id, user_id).in_flight(user_id))
+
+    async def in_flight_count(self, bot_id: int, group_id: int, user_id: int = 0) -> int:
+        """Turns of this group between decision and delivery (for `decide_admission`)."""
+        prefix = self._keys(bot_id, group_id, user_id).in_flight()
+        return len(await self._store.keys(prefix))
+
+    async def record_candidate(
+        self,
+        bot_id: int,
+        group_id: int,
+        message_id: int,
+        *,
+        user_id: int = 0,
+        config: RoutingConfig | None = None,
+    ) -> None:
+        """Make `message_id` a QUOTE candidate of the group (deque of `quote.candidates`)."""
+        cfg = config or RoutingConfig()
+        key = self._keys(bot_id, group_id, user_id).key("candidates")
+        current = await self._store.get(key) or []
+        updated = add_candidate([int(m) for m in current], message_id, maxlen=cfg.quote.candidates)
+        await self._store.set(key, updated, ttl=cfg.quote.candidate_ttl_s)
+
+    async def live_candidates(self, bot_id: int, group_id: int, user_id: int = 0) -> list[int]:
+        key = self._keys(bot_id, group_id, user_id).key("candidates")
+        return [int(m) for m in await self._store.get(key) or []]
+
+    async def resolve_quote_target(
+        self, bot_id: int, group_id: int, requested_id: int | None, user_id: int = 0
+    ) -> int | None:
+        """For delivery: the id to quote, or None to send plain (target no longer a candidate)."""
+        live = await self.live_candidates(bot_id, group_id, user_id)
+        return resolve_quote_reply_target(requested_id, live)
+
+    async def pending(self, bot_id: int, group_id: int, user_id: int = 0) -> list[dict[str, Any]]:
+        """Messages accumulated during cooldown / deferred, oldest first (not drained)."""
+        return await self._store.items(self._keys(bot_id, group_id, user_id).key("pending"))
+
+    async def recent_decisions(
+        self, bot_id: int, group_id: int, user_id: int = 0
+    ) -> list[dict[str, Any]]:
+        """The latest decision records of the group, oldest first (admin "why")."""
+        return await self._store.items(self._keys(bot_id, group_id, user_id).key("decisions"))
