@@ -1,0 +1,56 @@
+"""Run the chat pipeline for one turn and hand back the exact request plus its trace."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pallas.product.llm.context.budget import BudgetReport
+from pallas.product.llm.context.chat_prompt import ChatPromptAssembler, draft_request
+from pallas.product.llm.context.pipeline import ContextPipeline, PromptDraft, StepTrace
+from pallas.product.llm.context.processors import build_chat_pipeline
+from pallas.product.llm.context.turn_context import ChatTurnContext
+
+
+def request_messages(draft: PromptDraft, *, block_max_chars: int = 4000) -> list[dict[str, Any]]:
+    """The request to send: the formatter's output, or the raw request when it was disabled."""
+    if draft.request is not None:
+        return [dict(m) for m in draft.request]
+    return draft_request(draft, block_max_chars=block_max_chars)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """The outcome of the pipeline for one REPLY turn: what to send and how it was built."""
+
+    messages: tuple[Mapping[str, Any], ...]
+    system_prompt: str
+    draft: PromptDraft
+    steps: tuple[StepTrace, ...]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def section_ids(self) -> tuple[str, ...]:
+        return self.draft.section_ids
+
+    @property
+    def budget_report(self) -> BudgetReport | None:
+        return self.draft.meta.get("budget_report")
+
+
+async def assemble_chat_request(
+    ctx: ChatTurnContext, pipeline: ContextPipeline | None = None
+) -> ChatRequest:
+    """Run the pipeline over an empty draft. Raises `CoreProcessorError` (abort the turn)."""
+    pipeline = pipeline or build_chat_pipeline(ctx.config)
+    result = await pipeline.run(PromptDraft(), ctx)
+    draft = result.draft
+    system = ChatPromptAssembler(draft.sections, block_max_chars=ctx.config.block_max_chars)
+    return ChatRequest(
+        messages=tuple(request_messages(draft, block_max_chars=ctx.config.block_max_chars)),
+        system_prompt=system.build(),
+        draft=draft,
+        steps=result.steps,
+        warnings=result.warnings,
+    )

@@ -1,0 +1,169 @@
+"""`LearningConfig`: every tunable of group learning (global default, overridable per group).
+
+The settings layer reads it from env / `config/groups/*.toml`; `with_overrides` applies one
+group's table on top of the global values and reports a bad field like any pydantic model.
+The `*_options()` helpers hand the pure modules their frozen option values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .injection_feedback import DEFAULT_NEGATIVE_WORDS
+from .pairs import PairOptions
+from .reply_shape import ShapeBounds, ShapeOptions
+from .scheduler import SchedulerOptions
+from .semantic_style import ExpressionOptions
+from .text import DEFAULT_BLOCKED_WORDS, DEFAULT_COMMAND_PREFIXES
+
+
+def _deep_merge(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """`overrides` on top of `base`; nested tables merge key by key."""
+    merged = dict(base)
+    for key, value in overrides.items():
+        current = merged.get(key)
+        if isinstance(current, Mapping) and isinstance(value, Mapping):
+            merged[key] = _deep_merge(current, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BlameWeights(_Strict):
+    """Penalty per injected source kind when an admin rejects a bot line (spec figures)."""
+
+    ambient: float = Field(-1.0, le=0)
+    expression: float = Field(-3.0, le=0)
+    semantic: float = Field(-2.0, le=0)
+    memory: float = Field(-1.0, le=0)
+    bot_line: float = Field(-1.0, le=0)  # the rejected line itself (kept out of ambient pools)
+
+    def as_mapping(self) -> dict[str, float]:
+        return self.model_dump()
+
+
+class ShapeBoundsConfig(_Strict):
+    min_segments: int = Field(ge=1, le=6)
+    max_segments: int = Field(ge=1, le=6)
+    min_chars: int = Field(ge=1, le=400)
+    max_chars: int = Field(ge=1, le=400)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ShapeBoundsConfig:
+        if self.min_segments > self.max_segments or self.min_chars > self.max_chars:
+            raise ValueError("min must not exceed max")
+        return self
+
+    def bounds(self) -> ShapeBounds:
+        return ShapeBounds(self.min_segments, self.max_segments, self.min_chars, self.max_chars)
+
+
+class ShapeConfig(_Strict):
+    casual: ShapeBoundsConfig = ShapeBoundsConfig(
+        min_segments=1, max_segments=3, min_chars=4, max_chars=18
+    )
+    non_casual: ShapeBoundsConfig = ShapeBoundsConfig(
+        min_segments=1, max_segments=2, min_chars=8, max_chars=80
+    )
+    tool: ShapeBoundsConfig = ShapeBoundsConfig(
+        min_segments=1, max_segments=2, min_chars=8, max_chars=160
+    )
+    hard_max_segments: int = Field(3, ge=1, le=6)
+    casual_max_chars_clamp: tuple[int, int] = (8, 30)
+    non_casual_max_chars_clamp: tuple[int, int] = (40, 120)
+    non_casual_chars_factor: float = Field(3.0, gt=0)
+    single_share_for_single: float = Field(0.7, ge=0, le=1)
+    single_share_for_burst: float = Field(0.4, ge=0, le=1)
+
+
+class LearningConfig(_Strict):
+    # switches
+    collect_enabled: bool = True
+    inject_enabled: bool = True
+    collector_bot_id: int | None = None  # several bots in one group: only this one collects
+    other_bot_ids: tuple[int, ...] = ()  # known bots whose lines are never learned
+    # sweep
+    sweep_interval_seconds: int = Field(1200, ge=60)
+    label_batch_size: int = Field(40, ge=1, le=40)
+    max_jobs_per_sweep: int = Field(8, ge=1)
+    max_scan_rows: int = Field(400, ge=10)
+    history_rows: int = Field(200, ge=0)  # rows before the cursor read as triggers only
+    daily_call_budget: int = Field(48, ge=0)
+    daily_token_budget: int = Field(150_000, ge=0)
+    budget_utc_offset_hours: float = 8.0
+    # pairs
+    adjacency_gap_seconds: float = Field(120.0, gt=0)
+    pair_max_chars: int = Field(80, ge=4)
+    blocked_words: tuple[str, ...] = DEFAULT_BLOCKED_WORDS
+    command_prefixes: tuple[str, ...] = DEFAULT_COMMAND_PREFIXES
+    # expression guidance and strategies
+    expression_max_pairs: int = Field(2, ge=0, le=5)
+    expression_min_similarity: float = Field(0.2, ge=0, le=1)
+    strategy_max_observed: int = Field(3, ge=0, le=5)
+    strategy_max_reflection: int = Field(3, ge=0, le=5)
+    strategy_min_support: int = Field(1, ge=1)
+    strategy_half_life_days: float = Field(14.0, gt=0)
+    # reply shape
+    turn_gap_seconds: float = Field(20.0, gt=0)
+    min_samples: int = Field(30, ge=1)  # turns before the learned profile replaces defaults
+    shape: ShapeConfig = ShapeConfig()
+    # negative feedback
+    feedback_negative_words: tuple[str, ...] = DEFAULT_NEGATIVE_WORDS
+    feedback_admin_ids: tuple[int, ...] = ()  # superusers counted as admins everywhere
+    blame_weights: BlameWeights = BlameWeights()
+    feedback_half_life_days: float = Field(30.0, gt=0)
+    feedback_block_threshold: float = Field(0.5, gt=0)
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> LearningConfig:
+        """This config with one group's overrides applied (validated; unknown keys rejected)."""
+        return LearningConfig.model_validate(_deep_merge(self.model_dump(), overrides))
+
+    def collects_for(self, bot_id: int) -> bool:
+        return self.collect_enabled and self.collector_bot_id in (None, bot_id)
+
+    def pair_options(self) -> PairOptions:
+        return PairOptions(
+            adjacency_gap_seconds=self.adjacency_gap_seconds,
+            max_chars=self.pair_max_chars,
+            blocked_words=self.blocked_words,
+            command_prefixes=self.command_prefixes,
+            other_bot_ids=frozenset(self.other_bot_ids),
+        )
+
+    def expression_options(self) -> ExpressionOptions:
+        return ExpressionOptions(
+            max_pairs=self.expression_max_pairs,
+            min_similarity=self.expression_min_similarity,
+            min_rhythm_samples=self.min_samples,
+        )
+
+    def shape_options(self) -> ShapeOptions:
+        shape = self.shape
+        return ShapeOptions(
+            casual=shape.casual.bounds(),
+            non_casual=shape.non_casual.bounds(),
+            tool=shape.tool.bounds(),
+            min_samples=self.min_samples,
+            hard_max_segments=shape.hard_max_segments,
+            casual_max_chars_clamp=shape.casual_max_chars_clamp,
+            non_casual_max_chars_clamp=shape.non_casual_max_chars_clamp,
+            non_casual_chars_factor=shape.non_casual_chars_factor,
+            single_share_for_single=shape.single_share_for_single,
+            single_share_for_burst=shape.single_share_for_burst,
+        )
+
+    def scheduler_options(self) -> SchedulerOptions:
+        return SchedulerOptions(
+            batch_size=self.label_batch_size,
+            max_scan_rows=self.max_scan_rows,
+            max_jobs_per_sweep=self.max_jobs_per_sweep,
+            daily_call_budget=self.daily_call_budget,
+            daily_token_budget=self.daily_token_budget,
+        )

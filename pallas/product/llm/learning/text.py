@@ -1,0 +1,160 @@
+"""Text helpers shared by the learning modules: noise filtering, matching keys, safe inlining.
+
+Everything here is pure and cheap; nothing imports NoneBot, the database or a model.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Collection
+from functools import lru_cache
+
+from pallas.product.llm.persona.prompt_guard import cap_text
+from pallas.product.llm.persona.prompt_guard import sanitize_inline as guard_sanitize_inline
+
+# Small default blocklist of aggressive / dirty words: such samples never enter any pool.
+DEFAULT_BLOCKED_WORDS: tuple[str, ...] = (
+    "傻逼",
+    "煞笔",
+    "傻b",
+    "傻x",
+    "沙比",
+    "操你",
+    "草你",
+    "艹你",
+    "草泥马",
+    "你妈",
+    "尼玛",
+    "去死",
+    "死全家",
+    "脑残",
+    "智障",
+    "弱智",
+    "废物",
+    "贱人",
+    "狗东西",
+    "sb",
+    "nmsl",
+    "cnm",
+    "wdnmd",
+    "fuck",
+)
+
+DEFAULT_COMMAND_PREFIXES: tuple[str, ...] = ("/", "#", "／", "＃")
+
+_ZERO_WIDTH = re.compile("[\u200b-\u200f\u2028-\u202f\u2060-\u206f\ufeff]")
+_URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+# Placeholders the recorder leaves for non-text segments: [图片] [表情] [语音] [CQ:...]
+_PLACEHOLDER = re.compile(
+    r"\[CQ:[^\]]*\]|\[(?:图片|表情|动画表情|语音|视频|文件|分享|戳一戳)[^\]]{0,8}\]"
+)
+_WHITESPACE = re.compile(r"\s+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_LINE_BREAKS = re.compile(r"[\r\n\t\x85]")
+
+
+def strip_invisible(text: str) -> str:
+    """Drop zero-width and control characters (line breaks and tabs become spaces)."""
+    return _CONTROL.sub("", _ZERO_WIDTH.sub("", _LINE_BREAKS.sub(" ", text)))
+
+
+def clean_text(text: str) -> str:
+    """Plain text as learning sees it: placeholders removed, whitespace collapsed."""
+    text = _PLACEHOLDER.sub(" ", strip_invisible(text or ""))
+    return _WHITESPACE.sub(" ", text).strip()
+
+
+def content_chars(text: str) -> str:
+    """Letters, digits and CJK only (punctuation, symbols, emoji and spaces removed)."""
+    return "".join(ch for ch in text if unicodedata.category(ch)[0] in ("L", "N"))
+
+
+@lru_cache(maxsize=65_536)
+def match_key(text: str) -> str:
+    """Case-folded content characters: the key used to compare phrases."""
+    return content_chars(clean_text(text)).casefold()
+
+
+def contains_blocked_word(text: str, blocked_words: Collection[str]) -> str | None:
+    """The first blocked word found in `text` (ASCII words need word boundaries), else None."""
+    lowered = clean_text(text).casefold()
+    squeezed = lowered.replace(" ", "")
+    for word in blocked_words:
+        needle = word.casefold().strip()
+        if not needle:
+            continue
+        if needle.isascii():
+            if re.search(rf"(?<![a-z0-9]){re.escape(needle)}(?![a-z0-9])", lowered):
+                return word
+        elif needle in squeezed:
+            return word
+    return None
+
+
+def noise_reason(
+    text: str,
+    *,
+    max_chars: int,
+    blocked_words: Collection[str] = DEFAULT_BLOCKED_WORDS,
+    command_prefixes: Collection[str] = DEFAULT_COMMAND_PREFIXES,
+) -> str | None:
+    """Why `text` is unusable as a learning sample, or None when it is fine.
+
+    Reasons: empty, command, url, punctuation_only, too_long, blocked.
+    """
+    cleaned = clean_text(text)
+    if not cleaned:
+        return "empty"
+    if any(cleaned.startswith(prefix) for prefix in command_prefixes) and content_chars(
+        cleaned[:2]
+    ):
+        return "command"
+    if _URL.search(cleaned):
+        return "url"
+    if not content_chars(cleaned):
+        return "punctuation_only"
+    if len(cleaned) > max_chars:
+        return "too_long"
+    if contains_blocked_word(cleaned, blocked_words):
+        return "blocked"
+    return None
+
+
+def sanitize_inline(text: str, max_chars: int = 60) -> str:
+    """Make untrusted text safe to inline in a prompt line.
+
+    Runs `prompt_guard.sanitize_inline` (invisible chars, look-alikes, fake 【…】 headers and role
+    markers neutralised, one line), then also turns 「」 into “” so a sample cannot close the
+    quote it is placed in, and caps at `max_chars` with an ellipsis.
+    """
+    text = guard_sanitize_inline(clean_text(text), max_chars=10_000)
+    text = text.translate(str.maketrans({"【": "〔", "】": "〕", "「": "“", "」": "”"}))
+    return cap_text(text, max_chars)
+
+
+@lru_cache(maxsize=65_536)
+def char_ngrams(text: str, n: int = 2) -> frozenset[str]:
+    """Character n-grams of the content characters (unigrams when the text is shorter than n)."""
+    key = match_key(text)
+    if len(key) < n:
+        return frozenset({key}) if key else frozenset()
+    return frozenset(key[i : i + n] for i in range(len(key) - n + 1))
+
+
+def phrase_blocked(text: str, blocked_keys: Collection[str]) -> bool:
+    """Whether `text` contains a blocked phrase (or is a ≥2-char piece of one).
+
+    `blocked_keys` must already be `match_key`-normalised (see `blocked_keys_of`).
+    """
+    key = match_key(text)
+    if not key:
+        return False
+    return any(
+        blocked and (blocked in key or (len(key) >= 2 and key in blocked))
+        for blocked in blocked_keys
+    )
+
+
+def blocked_keys_of(phrases: Collection[str]) -> frozenset[str]:
+    return frozenset(k for k in (match_key(p) for p in phrases) if k)
