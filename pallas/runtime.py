@@ -26,6 +26,7 @@ from pallas.core.state import MemoryStateStore, StateStore
 from pallas.product.config import GroupConfig
 from pallas.product.llm.persona.pack import PersonaStore
 from pallas.product.llm.provider.client import LLMClient
+from pallas.product.llm.routing.router import RoutingEngine
 
 log = logging.getLogger("pallas")
 
@@ -59,6 +60,7 @@ class PallasRuntime:
     group_configs: GroupConfigStore[GroupConfig]
     personas: PersonaStore
     llm: LLMClient
+    routing: RoutingEngine
     nicknames: tuple[str, ...] = ()
     superusers: frozenset[int] = field(default_factory=frozenset)
 
@@ -81,10 +83,11 @@ class PallasRuntime:
         repos = Repositories.build(sessions)
         writer = MessageWriter(repos.messages)
         writer.start()
+        state = state or MemoryStateStore(clock)
         runtime = cls(
             settings=settings,
             clock=clock,
-            state=state or MemoryStateStore(clock),
+            state=state,
             engine=engine,
             sessions=sessions,
             repos=repos,
@@ -92,6 +95,7 @@ class PallasRuntime:
             group_configs=GroupConfigStore(GroupConfig, settings.groups_dir),
             personas=PersonaStore(settings.personas_dir),
             llm=LLMClient(settings, repos.usage, clock),
+            routing=RoutingEngine(state),
             nicknames=nicknames,
             superusers=superusers,
         )

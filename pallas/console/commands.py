@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from pallas.console.replay import register_replay
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db import migrate
 from pallas.core.db.engine import normalise_database_url
@@ -58,3 +59,4 @@ def register_config(sub: argparse._SubParsersAction) -> None:
 
 
 REGISTRY: list[Callable[[argparse._SubParsersAction], None]] = [register_db, register_config]
+REGISTRY.append(register_replay)

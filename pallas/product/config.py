@@ -8,6 +8,23 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pallas.product.llm.context.config import ContextConfig
+from pallas.product.llm.provider.models import ModelProfile, default_profiles
+from pallas.product.llm.routing.config import RoutingConfig
+
+
+class ChatConfig(BaseModel):
+    """How a REPLY turn is run (the context itself is `ContextConfig`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Wait this long after an addressed message before building the prompt, so a member's
+    # quick follow-up lines ("等下" / "还有…") are folded into the same turn.
+    merge_window_s: float = Field(default=1.2, ge=0, le=10)
+    max_accumulate_retries: int = Field(default=3, ge=0, le=10)
+    at_sender_on_first_bubble: bool = False
+    allow_sticker: bool = False
+
 
 class GroupConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -17,3 +34,14 @@ class GroupConfig(BaseModel):
     persona: str = "pallas"  # file name under config/personas/ (without .toml)
     admins: list[int] = Field(default_factory=list)  # extra admins besides owner/admin roles
     other_bot_ids: list[int] = Field(default_factory=list)  # same-deployment bots ("别的牛")
+
+    routing: RoutingConfig = Field(default_factory=RoutingConfig)
+    context: ContextConfig = Field(default_factory=ContextConfig)
+    chat: ChatConfig = Field(default_factory=ChatConfig)
+    models: dict[str, ModelProfile] = Field(default_factory=default_profiles)
+
+    def effective_routing(self) -> RoutingConfig:
+        """`enabled = false` at the top level silences routing too."""
+        if self.enabled:
+            return self.routing
+        return self.routing.model_copy(update={"enabled": False})

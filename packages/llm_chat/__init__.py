@@ -1,0 +1,63 @@
+"""Group chat: every group message goes through Pallas's routing and, when it earns one, a reply.
+
+Thin on purpose: build the `TurnInput`, hand it to `ChatTurnService` with a OneBot sender.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from nonebot import get_driver, on_message
+from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent
+from nonebot.plugin import PluginMetadata
+
+from pallas.onebot.events import turn_from_event
+from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
+from pallas.onebot.sender import OneBotGroupSender
+from pallas.product.llm.chat_turn import ChatTurnService
+from pallas.product.llm.wiring import build_chat_service
+
+__plugin_meta__ = PluginMetadata(
+    name="llm_chat",
+    description="Rule-routed, budgeted LLM replies in group chats",
+    usage="@帕拉斯 or call 帕拉斯 / 牛牛",
+)
+
+log = logging.getLogger("pallas.chat")
+register_lifecycle()
+
+_service: ChatTurnService | None = None
+
+
+def chat_service() -> ChatTurnService | None:
+    global _service
+    runtime = runtime_or_none()
+    if runtime is None:
+        return None
+    if _service is None or _service.runtime is not runtime:
+        _service = build_chat_service(runtime)
+    return _service
+
+
+@get_driver().on_shutdown
+async def _drain() -> None:
+    if _service is not None:
+        await _service.drain_background()
+
+
+chat = on_message(priority=10, block=False)
+
+
+@chat.handle()
+async def handle_group_message(bot: Bot, event: GroupMessageEvent) -> None:
+    service = chat_service()
+    if service is None:
+        return
+    try:
+        turn = turn_from_event(event)
+    except ValueError as exc:
+        log.warning("cannot route event %s: %s", event.message_id, exc)
+        return
+    if turn.user_id == turn.bot_id:
+        return  # our own message echoed back by the implementation
+    await service.handle(turn, OneBotGroupSender(bot))

@@ -1,0 +1,29 @@
+"""Sending through the OneBot v11 bot (the edge side of `GroupSender`)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from nonebot.adapters.onebot.v11 import Bot, Message, MessageSegment
+
+from pallas.onebot.convert import as_int
+
+log = logging.getLogger("pallas.onebot")
+
+
+class OneBotGroupSender:
+    def __init__(self, bot: Bot) -> None:
+        self._bot = bot
+
+    async def send_group(self, group_id: int, segments: list[dict[str, Any]]) -> int | None:
+        message = Message([MessageSegment(s["type"], dict(s.get("data") or {})) for s in segments])
+        try:
+            result = await self._bot.send_group_msg(group_id=group_id, message=message)
+        except Exception as exc:
+            log.warning("send_group_msg to %s failed: %r", group_id, exc)
+            return None
+        message_id = as_int(result.get("message_id")) if isinstance(result, dict) else None
+        if message_id is None:
+            log.warning("send_group_msg to %s returned no message_id: %r", group_id, result)
+        return message_id

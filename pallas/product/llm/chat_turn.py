@@ -1,0 +1,402 @@
+"""One group message, start to finish: route → (phrase | reply) → deliver → remember.
+
+    route          rules only: REPLY / QUOTE / FOLLOW_UP / TOOL, PASS phrase, silence
+    PASS phrase    one local ≤12-char phrase, no LLM
+    reply          merge quick follow-ups → gather context → assemble request (pipeline,
+                   budget, formatter) → one LLM call → parse bubbles → deliver → session,
+                   snapshot → after-turn hooks in the background
+
+Failures are quiet for the group and loud in the log: nothing but parsed bubbles is ever sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pallas.core.db.repositories.snapshots import InjectionSnapshot
+from pallas.core.records import SessionTurn
+from pallas.core.turn import TurnInput
+from pallas.product.config import GroupConfig
+from pallas.product.llm.admission import GroupAdmission
+from pallas.product.llm.context.analyzer import snapshot_data
+from pallas.product.llm.context.context import (
+    ContextSource,
+    GatherRequest,
+    assemble_direct_chat_context,
+)
+from pallas.product.llm.context.pipeline import CoreProcessorError
+from pallas.product.llm.context.processors import build_chat_pipeline
+from pallas.product.llm.context.request import assemble_chat_request
+from pallas.product.llm.context.turn_inputs import build_chat_turn_context, fetch_turn_rows
+from pallas.product.llm.delivery.bubbles import parse_reply
+from pallas.product.llm.delivery.delivery import (
+    DeliveryPlan,
+    GroupSender,
+    deliver,
+    joined_reply,
+    send_phrase,
+)
+from pallas.product.llm.persona.pack import PersonaPack
+from pallas.product.llm.provider.models import profile_for
+from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
+from pallas.product.llm.routing.router import RoutingEngine
+from pallas.runtime import PallasRuntime
+
+log = logging.getLogger("pallas.chat")
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedTurn:
+    """Handed to after-turn hooks (summaries, memory extraction, learning) once delivered."""
+
+    turn: TurnInput
+    user_text: str
+    reply_text: str
+    sent_ids: tuple[int, ...]
+    turn_id: str
+    config: GroupConfig
+
+
+class AfterTurnHook(Protocol):
+    name: str
+
+    async def after_turn(self, completed: CompletedTurn) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    outcome: str  # the routing outcome, or reply-stage results (delivered / silent / error:…)
+    reason: str
+    sent_ids: tuple[int, ...] = ()
+    turn_id: str | None = None
+
+
+@dataclass
+class ChatTurnService:
+    runtime: PallasRuntime
+    routing: RoutingEngine
+    rng: random.Random = field(default_factory=random.Random)
+    sleep: Sleep = asyncio.sleep
+    sources: Sequence[ContextSource] = ()
+    hooks: Sequence[AfterTurnHook] = ()
+    admission: GroupAdmission = field(default_factory=GroupAdmission)
+    _background: set[asyncio.Task[None]] = field(default_factory=set)
+    _warned_disabled: bool = False
+
+    # -- entry -------------------------------------------------------------------------------
+    async def handle(
+        self, turn: TurnInput, sender: GroupSender, *, attempt: int = 0
+    ) -> TurnOutcome:
+        rt = self.runtime
+        config = rt.group_configs.get(turn.group_id)
+        persona = rt.personas.get(config.persona)
+        route = await self.routing.route(
+            turn,
+            config.effective_routing(),
+            aliases=(*persona.aliases, *rt.nicknames),
+            now=rt.clock.now(),
+            rng=self.rng,
+        )
+        if route.outcome is RouteOutcome.PASS_PHRASE and route.phrase:
+            sent = await send_phrase(turn.bot_id, turn.group_id, route.phrase, sender, rt.state)
+            return TurnOutcome("pass_phrase", route.reason, () if sent is None else (sent,))
+        if route.outcome is RouteOutcome.MERGE:
+            await rt.state.push(_merge_key(turn), turn.text, maxlen=16, ttl=300)
+            return TurnOutcome("merge", route.reason)
+        if route.outcome is RouteOutcome.ACCUMULATE and route.trigger.addressed:
+            return await self._retry_later(turn, sender, route, config, attempt)
+        if not route.calls_llm:
+            return TurnOutcome(route.outcome.value, route.reason)
+        async with self.admission.slot(turn.bot_id, turn.group_id, config.routing.cooldown) as no:
+            if no is not None:
+                log.warning("group %s: turn %s dropped (%s)", turn.group_id, turn.message_id, no)
+                await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
+                return TurnOutcome("rejected", no)
+            return await self._reply_safely(turn, route, config, persona, sender)
+
+    async def _retry_later(
+        self,
+        turn: TurnInput,
+        sender: GroupSender,
+        route: RouteResult,
+        config: GroupConfig,
+        attempt: int,
+    ) -> TurnOutcome:
+        """An addressed message that hit the group cooldown is answered once it ends."""
+        if attempt >= config.chat.max_accumulate_retries:
+            return TurnOutcome("accumulate", "retries_exhausted")
+        wait = route.cooldown.retry_after_s if route.cooldown else None
+        await self.sleep(max(wait or 1.0, 0.2))
+        return await self.handle(turn, sender, attempt=attempt + 1)
+
+    async def _reply_safely(
+        self,
+        turn: TurnInput,
+        route: RouteResult,
+        config: GroupConfig,
+        persona: PersonaPack,
+        sender: GroupSender,
+    ) -> TurnOutcome:
+        try:
+            return await self._reply(turn, route, config, persona, sender)
+        except Exception:
+            log.exception("group %s: reply to message %s failed", turn.group_id, turn.message_id)
+            return TurnOutcome("error", "exception")
+        finally:
+            # A no-op when delivery already recorded the reply; frees the member otherwise.
+            await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
+
+    # -- the reply path ------------------------------------------------------------------------
+    async def _reply(
+        self,
+        turn: TurnInput,
+        route: RouteResult,
+        config: GroupConfig,
+        persona: PersonaPack,
+        sender: GroupSender,
+    ) -> TurnOutcome:
+        rt = self.runtime
+        if not rt.llm.enabled:
+            if not self._warned_disabled:
+                self._warned_disabled = True
+                log.warning("reply skipped: no OPENAI_API_KEY configured (logged once)")
+            return TurnOutcome("disabled", "no_api_key")
+        stage_ms: dict[str, float] = {}
+        started = time.perf_counter()
+        if config.chat.merge_window_s:
+            await self.sleep(config.chat.merge_window_s)
+        current_text = await self._current_text(turn, route)
+        mark = _stopwatch(stage_ms, "merge_wait", started)
+
+        await rt.writer.flush()
+        rows = await fetch_turn_rows(
+            turn,
+            timeline_width=route.trigger.timeline_width,
+            config=config,
+            messages=rt.repos.messages,
+            sessions=rt.repos.chat_sessions,
+            state=rt.state,
+        )
+        mark = _stopwatch(stage_ms, "fetch_rows", mark)
+        decision = route.decision
+        bundle = await assemble_direct_chat_context(
+            self.sources,
+            GatherRequest(
+                turn=turn,
+                current_text=current_text,
+                now=rt.clock.now(),
+                config=config,
+                persona_name=persona.name,
+                allow_persistent_memory=bool(decision and decision.allow_persistent_memory),
+                short_social=bool(decision and not decision.allow_persistent_memory),
+                addressed=route.trigger.addressed,
+            ),
+        )
+        mark = _stopwatch(stage_ms, "retrieval", mark)
+        model = rt.llm.model_for("chat")
+        profile = profile_for(config.models, model)
+        ctx = build_chat_turn_context(
+            turn,
+            route,
+            current_text=current_text,
+            rows=rows,
+            bundle=bundle,
+            config=config,
+            persona=persona,
+            profile=profile,
+            bot_nickname=next(iter(rt.nicknames), persona.name),
+            now=rt.clock.now(),
+        )
+        try:
+            request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
+        except CoreProcessorError as exc:
+            log.error(
+                "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
+            )
+            return TurnOutcome("error", f"core_processor:{exc.processor_id}")
+        mark = _stopwatch(stage_ms, "assemble", mark)
+
+        turn_id = uuid.uuid4().hex
+        data = snapshot_data(request, bundle, decision=route.to_log_dict(), stage_ms=stage_ms)
+        result = await rt.llm.complete(
+            "chat",
+            [dict(m) for m in request.messages],
+            bot_id=turn.bot_id,
+            group_id=turn.group_id,
+            max_tokens=profile.max_output_tokens,
+            temperature=profile.temperature,
+            model=model,
+        )
+        data["usage"] = {
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "latency_ms": round(result.latency_ms, 1),
+        }
+        data["response"] = result.text
+        if not result.ok:
+            await self._save_snapshot(turn, turn_id, model, f"error:{result.error}", data)
+            return TurnOutcome("error", result.error or "llm_error", turn_id=turn_id)
+
+        shape = ctx.reply_shape
+        parsed = parse_reply(
+            result.text,
+            max_segments=shape.max_segments,
+            max_chars=shape.max_chars,
+            speaker_names=(persona.name, persona.bot_label, persona.assistant_label),
+            bot_id=turn.bot_id,
+        )
+        data["bubbles"] = list(parsed.bubbles)
+        data["parse"] = {"reason": parsed.reason, "notes": list(parsed.notes)}
+        if parsed.silent:
+            log.info("group %s: model chose silence (%s)", turn.group_id, parsed.reason)
+            await self._save_snapshot(turn, turn_id, model, "silent", data)
+            return TurnOutcome("silent", parsed.reason, turn_id=turn_id)
+
+        outcome = await self._deliver(turn, route, config, parsed, sender)
+        data["sent_message_ids"] = list(outcome.sent_ids)
+        data["stage_ms"]["total_local"] = round(
+            (time.perf_counter() - started) * 1000 - result.latency_ms, 3
+        )
+        await self._save_snapshot(turn, turn_id, model, outcome.outcome, data)
+        if outcome.outcome == "delivered":
+            user_text = await self._with_late_merges(turn, current_text)
+            reply_text = joined_reply(parsed.bubbles)
+            await self._append_session(turn, user_text, reply_text)
+            self._after_turn(
+                CompletedTurn(turn, user_text, reply_text, outcome.sent_ids, turn_id, config)
+            )
+        return TurnOutcome(outcome.outcome, outcome.reason, outcome.sent_ids, turn_id)
+
+    async def _deliver(
+        self,
+        turn: TurnInput,
+        route: RouteResult,
+        config: GroupConfig,
+        parsed: Any,
+        sender: GroupSender,
+    ) -> TurnOutcome:
+        rt = self.runtime
+        quote_id = None
+        if route.outcome is RouteOutcome.QUOTE and route.decision is not None:
+            quote_id = await self.routing.resolve_quote_target(
+                turn.bot_id, turn.group_id, route.decision.reply_message_id, turn.user_id
+            )
+        plan = DeliveryPlan(
+            bot_id=turn.bot_id,
+            group_id=turn.group_id,
+            bubbles=parsed.bubbles,
+            quote_message_id=quote_id,
+            at_user_id=turn.user_id if config.chat.at_sender_on_first_bubble else None,
+            sticker=parsed.sticker if config.chat.allow_sticker else None,
+        )
+        delivery = await deliver(plan, sender, rt.state, rng=self.rng, sleep=self.sleep)
+        if delivery.sent_ids:
+            await self.routing.record_bot_reply(
+                turn.bot_id,
+                turn.group_id,
+                turn.user_id,
+                delivery.sent_ids,
+                rt.clock.now(),
+                config=config.routing,
+            )
+        outcome = "delivered" if delivery.complete else "partial"
+        return TurnOutcome(outcome, delivery.reason, delivery.sent_ids)
+
+    # -- helpers ---------------------------------------------------------------------------------
+    async def _current_text(self, turn: TurnInput, route: RouteResult) -> str:
+        """This message plus the member's own accumulated and merged lines, in order."""
+        earlier = [
+            str(e.get("text", ""))
+            for e in route.accumulated
+            if int(e.get("user_id", 0)) == turn.user_id and e.get("text")
+        ]
+        merged = await self._drain_merges(turn)
+        return "\n".join(t for t in (*earlier, turn.text, *merged) if t.strip()) or turn.text
+
+    async def _drain_merges(self, turn: TurnInput) -> list[str]:
+        key = _merge_key(turn)
+        texts = [str(t) for t in await self.runtime.state.items(key)]
+        await self.runtime.state.delete(key)
+        return texts
+
+    async def _with_late_merges(self, turn: TurnInput, current_text: str) -> str:
+        """Lines that arrived while the model was answering belong to the same user turn."""
+        late = await self._drain_merges(turn)
+        return "\n".join([current_text, *late]) if late else current_text
+
+    async def _append_session(self, turn: TurnInput, user_text: str, reply_text: str) -> None:
+        now = self.runtime.clock.now()
+        base = {"bot_id": turn.bot_id, "group_id": turn.group_id, "user_id": turn.user_id}
+        await self.runtime.repos.chat_sessions.append(
+            [
+                SessionTurn(
+                    **base,
+                    role="user",
+                    content=user_text,
+                    created_at=now,
+                    extra={"message_id": turn.message_id},
+                ),
+                SessionTurn(**base, role="assistant", content=reply_text, created_at=now),
+            ]
+        )
+
+    async def _save_snapshot(
+        self, turn: TurnInput, turn_id: str, model: str, outcome: str, data: dict[str, Any]
+    ) -> None:
+        snapshot = InjectionSnapshot(
+            turn_id=turn_id,
+            bot_id=turn.bot_id,
+            group_id=turn.group_id,
+            user_id=turn.user_id,
+            message_id=turn.message_id,
+            created_at=self.runtime.clock.now(),
+            model=model,
+            outcome=outcome,
+            data=data,
+        )
+        try:
+            await self.runtime.repos.snapshots.save(snapshot)
+        except Exception:
+            log.exception("saving injection snapshot %s failed", turn_id)
+
+    def _after_turn(self, completed: CompletedTurn) -> None:
+        for hook in self.hooks:
+            task = asyncio.create_task(_run_hook(hook, completed), name=f"after-turn:{hook.name}")
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def drain_background(self) -> None:
+        """Wait for after-turn work (tests, shutdown)."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+
+async def _run_hook(hook: AfterTurnHook, completed: CompletedTurn) -> None:
+    try:
+        await hook.after_turn(completed)
+    except Exception:
+        log.exception(
+            "after-turn hook %s failed (group %s, turn %s)",
+            hook.name,
+            completed.turn.group_id,
+            completed.turn_id,
+        )
+
+
+def _merge_key(turn: TurnInput) -> str:
+    return f"merge:{turn.bot_id}:{turn.group_id}:{turn.user_id}"
+
+
+def _stopwatch(stages: dict[str, float], name: str, since: float) -> float:
+    now = time.perf_counter()
+    stages[name] = round((now - since) * 1000, 3)
+    return now

@@ -1,0 +1,145 @@
+"""Injection snapshots: a record of what one REPLY turn showed the model, and how to read it.
+
+`snapshot_data` turns a built request into plain JSON (sections with chars / tokens and their
+provenance, the messages sequence, trims, stage timings, the routing decision, the exact request
+and what came back). `render_snapshot` prints it for `pallas context` and `/pallas context`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pallas.core.tokens import count_tokens
+from pallas.product.llm.context.context import ChatContextBundle
+from pallas.product.llm.context.request import ChatRequest
+
+
+def _section_rows(request: ChatRequest) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": s.section_id,
+            "chars": len(s.text),
+            "tokens": count_tokens(s.text),
+            "source": s.source,
+            "source_tokens": list(s.source_tokens),
+            "memory_ids": list(s.memory_ids),
+        }
+        for s in request.draft.sections
+    ]
+
+
+def _message_rows(request: ChatRequest) -> list[dict[str, Any]]:
+    return [
+        {
+            "role": m.role,
+            "kind": m.kind,
+            "chars": len(m.text),
+            "tokens": count_tokens(m.text),
+            "source_token": m.source_token,
+            "ref_ids": list(m.ref_ids),
+        }
+        for m in request.draft.messages
+    ]
+
+
+def _budget(request: ChatRequest) -> dict[str, Any]:
+    report = request.budget_report
+    if report is None:
+        return {}
+    return {
+        "char_budget": report.char_budget,
+        "token_budget": report.token_budget,
+        "chars_before": report.chars_before,
+        "chars_after": report.chars_after,
+        "tokens_before": report.tokens_before,
+        "tokens_after": report.tokens_after,
+        "over_budget": report.over_budget,
+        "trims": [
+            {
+                "target": t.target,
+                "item": t.item_id,
+                "kind": t.kind,
+                "action": t.action,
+                "chars_removed": t.chars_removed,
+                "reason": t.reason,
+            }
+            for t in report.trims
+        ],
+    }
+
+
+def snapshot_data(
+    request: ChatRequest,
+    bundle: ChatContextBundle,
+    *,
+    decision: Mapping[str, Any],
+    stage_ms: Mapping[str, float],
+) -> dict[str, Any]:
+    """Everything known before the LLM call; the caller adds the outcome afterwards."""
+    return {
+        "decision": dict(decision),
+        "sections": _section_rows(request),
+        "messages": _message_rows(request),
+        "budget": _budget(request),
+        "pipeline": [
+            {"id": s.processor_id, "status": s.status, "ms": round(s.duration_ms, 3)}
+            for s in request.steps
+        ],
+        "retrieval": {
+            "traces": dict(bundle.traces),
+            "stage_ms": dict(bundle.stage_durations_ms),
+            "failed": list(bundle.failed_sources),
+        },
+        "stage_ms": dict(stage_ms),
+        "request": [dict(m) for m in request.messages],
+        "warnings": list(request.warnings),
+    }
+
+
+def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> list[str]:
+    if not rows:
+        return ["  (none)"]
+    widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns]
+    lines = ["  " + "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    for row in rows:
+        cells = [str(row.get(c, "")) for c in columns]
+        lines.append("  " + "  ".join(v.ljust(w) for v, w in zip(cells, widths, strict=True)))
+    return lines
+
+
+def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -> str:
+    """Human-readable view of one stored snapshot (`InjectionSnapshot` fields + data)."""
+    data = snapshot.get("data", {})
+    head = (
+        f"turn {snapshot.get('turn_id')} · group {snapshot.get('group_id')} · "
+        f"user {snapshot.get('user_id')} · message {snapshot.get('message_id')} · "
+        f"model {snapshot.get('model')} · outcome {snapshot.get('outcome')}"
+    )
+    decision = data.get("decision", {})
+    lines = [head, f"decision: {decision.get('outcome')} ({decision.get('reason')})"]
+    lines += ["", "system sections:"]
+    lines += _table(data.get("sections", []), ("id", "chars", "tokens", "source"))
+    lines += ["", "messages:"]
+    lines += _table(data.get("messages", []), ("role", "kind", "chars", "tokens", "source_token"))
+    budget = data.get("budget", {})
+    if budget:
+        lines += [
+            "",
+            f"budget: chars {budget.get('chars_before')}→{budget.get('chars_after')} "
+            f"/ {budget.get('char_budget')}, tokens {budget.get('tokens_before')}→"
+            f"{budget.get('tokens_after')} / {budget.get('token_budget')}",
+        ]
+        lines += [
+            f"  trimmed {t['target']} {t['item']} ({t['action']}, -{t['chars_removed']} chars, "
+            f"{t['reason']})"
+            for t in budget.get("trims", [])
+        ]
+    if data.get("usage"):
+        lines.append(f"usage: {data['usage']}")
+    if data.get("bubbles") is not None:
+        lines.append(f"bubbles: {data.get('bubbles')}")
+    if with_request:
+        lines += ["", "request:", json.dumps(data.get("request", []), ensure_ascii=False, indent=1)]
+    return "\n".join(lines)

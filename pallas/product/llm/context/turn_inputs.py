@@ -1,0 +1,167 @@
+"""Fetch the rows a REPLY turn needs and freeze them into a `ChatTurnContext`.
+
+All database reads of the reply path happen here (timeline rows, the user's session, the
+group's recent session turns, the quoted bot line); the processors stay pure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
+from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.records import SessionTurn, StoredMessage
+from pallas.core.state import StateStore
+from pallas.core.turn import TurnInput
+from pallas.product.config import GroupConfig
+from pallas.product.llm.context.chat_prompt import ReplyShapeSpec, TurnPolicy
+from pallas.product.llm.context.context import ChatContextBundle
+from pallas.product.llm.context.turn_context import ChatTurnContext
+from pallas.product.llm.delivery.bot_reply_context import lookup_bot_reply
+from pallas.product.llm.learning.reply_shape import decide_reply_shape
+from pallas.product.llm.persona.pack import PersonaPack
+from pallas.product.llm.provider.models import ModelProfile
+from pallas.product.llm.routing.route_pipeline import RouteResult
+from pallas.product.llm.routing.text_signals import SocialAction
+
+_POLICY_ACTIONS = {
+    SocialAction.GREETING: "greeting",
+    SocialAction.NICKNAME: "nickname",
+    SocialAction.TEASING: "tease",
+    SocialAction.VENTING: "sigh",
+    SocialAction.THANKS: "thanks",
+}
+_SERIOUS_TERMS = ("question", "request")
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRows:
+    timeline: tuple[StoredMessage, ...]
+    user_turns: tuple[SessionTurn, ...]
+    group_turns: tuple[SessionTurn, ...]
+    quoted_bot_text: str | None
+
+
+async def fetch_turn_rows(
+    turn: TurnInput,
+    *,
+    timeline_width: int,
+    config: GroupConfig,
+    messages: MessageRepository,
+    sessions: ChatSessionRepository,
+    state: StateStore,
+) -> TurnRows:
+    timeline: list[StoredMessage] = []
+    if timeline_width > 0:
+        recent = await messages.recent(turn.bot_id, turn.group_id, limit=timeline_width + 1)
+        timeline = [m for m in recent if m.message_id != turn.message_id][-timeline_width:]
+    user_turns = await sessions.recent_for_user(
+        turn.bot_id, turn.group_id, turn.user_id, limit=config.context.session_user_window
+    )
+    if not any(t.is_summary for t in user_turns):
+        summary = await sessions.latest_summary(turn.bot_id, turn.group_id, turn.user_id)
+        if summary is not None:
+            user_turns = [summary, *user_turns]
+    group_turns = await sessions.recent_for_group(
+        turn.bot_id,
+        turn.group_id,
+        limit=config.context.session_group_window,
+        exclude_user_id=turn.user_id,
+    )
+    return TurnRows(
+        timeline=tuple(timeline),
+        user_turns=tuple(user_turns),
+        group_turns=tuple(group_turns),
+        quoted_bot_text=await _quoted_bot_text(turn, messages, state),
+    )
+
+
+async def _quoted_bot_text(
+    turn: TurnInput, messages: MessageRepository, state: StateStore
+) -> str | None:
+    """The bot line a member quotes: the in-memory reply context first, then the store."""
+    if turn.reply_to is None:
+        return None
+    text = await lookup_bot_reply(state, turn.bot_id, turn.group_id, turn.reply_to)
+    if text is not None:
+        return text
+    rows = await messages.find_by_message_ids(turn.bot_id, turn.group_id, [turn.reply_to])
+    row = rows.get(turn.reply_to)
+    return row.text if row is not None and row.is_bot else None
+
+
+def is_casual_turn(route: RouteResult) -> bool:
+    decision = route.decision
+    if decision is not None and decision.social_action is not SocialAction.NONE:
+        return True
+    terms = {t.name for t in route.necessity.terms} if route.necessity else set()
+    return not terms.intersection(_SERIOUS_TERMS)
+
+
+def turn_policy(turn: TurnInput, route: RouteResult) -> TurnPolicy:
+    social = route.decision.social_action if route.decision else SocialAction.NONE
+    return TurnPolicy(
+        reply_target=turn.speaker.display_name,
+        seriousness="casual" if is_casual_turn(route) else "serious",
+        social_action=_POLICY_ACTIONS.get(social),
+    )
+
+
+def timeline_mode(width: int, addressed: bool) -> str:
+    if width <= 0:
+        return "none"
+    return "addressed" if addressed else "ambient"
+
+
+def build_chat_turn_context(
+    turn: TurnInput,
+    route: RouteResult,
+    *,
+    current_text: str,
+    rows: TurnRows,
+    bundle: ChatContextBundle,
+    config: GroupConfig,
+    persona: PersonaPack,
+    profile: ModelProfile,
+    bot_nickname: str,
+    now: float,
+) -> ChatTurnContext:
+    decision = route.decision
+    short_social = decision is not None and not decision.allow_persistent_memory
+    shape = bundle.reply_shape or decide_reply_shape(None, casual=is_casual_turn(route))
+    context_config = config.context.model_copy(
+        update={
+            "bot_label": persona.bot_label,
+            "other_bot_label": persona.other_bot_label,
+            "assistant_label": persona.assistant_label,
+        }
+    )
+    return ChatTurnContext(
+        bot_id=turn.bot_id,
+        group_id=turn.group_id,
+        user_id=turn.user_id,
+        now=datetime.fromtimestamp(now, UTC),
+        current_text=current_text,
+        config=context_config,
+        message_id=turn.message_id,
+        persona_name=persona.name,
+        persona_text=persona.sections.base,
+        self_identity_text=persona.sections.self_identity,
+        bot_nickname=bot_nickname,
+        turn_policy=turn_policy(turn, route),
+        reply_shape=ReplyShapeSpec.from_policy(shape),
+        allow_sticker=config.chat.allow_sticker,
+        timeline_mode=timeline_mode(len(rows.timeline), route.trigger.addressed),
+        timeline_messages=rows.timeline,
+        other_bot_ids=tuple(config.other_bot_ids),
+        quoted_bot_text=rows.quoted_bot_text,
+        vision_enabled=profile.supports_images,
+        user_turns=rows.user_turns,
+        group_turns=rows.group_turns,
+        short_social=short_social,
+        include_recent_pair=bool(decision and decision.include_recent_pair),
+        feedback_blocklist=bundle.feedback_blocklist,
+        blocks=bundle.blocks,
+        token_budget=max(profile.context_window - profile.reserved_output, 256),
+    )

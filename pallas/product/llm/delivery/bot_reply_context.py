@@ -1,0 +1,40 @@
+"""What the bot just said, by message id — for when a member quotes the bot.
+
+Written by delivery after each bubble is sent; read by the timeline builder to add
+`【牛牛刚才说】…` when a member replies to a bot message. Entries live 600 s and at most 512
+per bot are kept (the StateStore holds them, so several processes can share them).
+"""
+
+from __future__ import annotations
+
+from pallas.core.state import StateStore
+
+TTL_SECONDS = 600.0
+MAX_ENTRIES = 512
+
+
+def _key(bot_id: int, group_id: int, message_id: int) -> str:
+    return f"botreply:{bot_id}:{group_id}:{message_id}"
+
+
+def _index_key(bot_id: int) -> str:
+    return f"botreply-index:{bot_id}"
+
+
+async def remember_bot_reply(
+    store: StateStore, bot_id: int, group_id: int, message_id: int, text: str
+) -> None:
+    await store.set(_key(bot_id, group_id, message_id), text, ttl=TTL_SECONDS)
+    await store.push(
+        _index_key(bot_id), [group_id, message_id], maxlen=MAX_ENTRIES, ttl=TTL_SECONDS
+    )
+
+
+async def lookup_bot_reply(
+    store: StateStore, bot_id: int, group_id: int, message_id: int
+) -> str | None:
+    """The bot's text for `message_id`, if it is among the newest 512 and younger than 600 s."""
+    if [group_id, message_id] not in await store.items(_index_key(bot_id)):
+        return None
+    value = await store.get(_key(bot_id, group_id, message_id))
+    return value if isinstance(value, str) else None
