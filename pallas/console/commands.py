@@ -29,7 +29,7 @@ def register_db(sub: argparse._SubParsersAction) -> None:
     db = sub.add_parser("db", help="database maintenance")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     up = db_sub.add_parser("upgrade", help="apply migrations (also done at bot start-up)")
-    up.add_argument("revision", nargs="?", default="head")
+    up.add_argument("revision", nargs="?", default="heads")
     up.set_defaults(handler=_db_upgrade)
 
 

@@ -9,8 +9,13 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from pallas.product.llm.context.config import ContextConfig
+from pallas.product.llm.learning.config import LearningConfig
+from pallas.product.llm.memory.retrieval_config import RetrievalConfig
+from pallas.product.llm.memory.worldbook_model import WorldbookConfig
+from pallas.product.llm.provider.image_fetch import ImageFetchConfig
 from pallas.product.llm.provider.models import ModelProfile, default_profiles
 from pallas.product.llm.routing.config import RoutingConfig
+from pallas.product.llm.session.summary_rules import SessionSummaryConfig
 
 
 class ChatConfig(BaseModel):
@@ -39,6 +44,11 @@ class GroupConfig(BaseModel):
     context: ContextConfig = Field(default_factory=ContextConfig)
     chat: ChatConfig = Field(default_factory=ChatConfig)
     models: dict[str, ModelProfile] = Field(default_factory=default_profiles)
+    memory: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    worldbook: WorldbookConfig = Field(default_factory=WorldbookConfig)
+    learning: LearningConfig = Field(default_factory=LearningConfig)
+    session: SessionSummaryConfig = Field(default_factory=SessionSummaryConfig)
+    images: ImageFetchConfig = Field(default_factory=ImageFetchConfig)
 
     def effective_routing(self) -> RoutingConfig:
         """`enabled = false` at the top level silences routing too."""

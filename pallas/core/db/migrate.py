@@ -22,11 +22,11 @@ def alembic_config(database_url: str) -> Config:
     return cfg
 
 
-def upgrade_sync(database_url: str, revision: str = "head") -> None:
+def upgrade_sync(database_url: str, revision: str = "heads") -> None:
     command.upgrade(alembic_config(database_url), revision)
 
 
-async def upgrade(database_url: str, revision: str = "head") -> None:
+async def upgrade(database_url: str, revision: str = "heads") -> None:
     """Run the upgrade in a worker thread: Alembic's async env starts its own event loop."""
     await asyncio.to_thread(upgrade_sync, database_url, revision)
     log.info("database migrated to %s", revision)

@@ -1,0 +1,19 @@
+"""Admin command registry. Feature modules add their commands to `ALL_COMMANDS`."""
+
+from __future__ import annotations
+
+from pallas.product.admin import inspect
+from pallas.product.admin.base import AdminCommand, AdminContext
+
+ALL_COMMANDS: list[AdminCommand] = [*inspect.COMMANDS]
+
+
+def find_command(name: str) -> AdminCommand | None:
+    return next((c for c in ALL_COMMANDS if c.name == name), None)
+
+
+def help_text() -> str:
+    return "\n".join(f"{c.usage} — {c.summary}" for c in ALL_COMMANDS)
+
+
+__all__ = ["ALL_COMMANDS", "AdminCommand", "AdminContext", "find_command", "help_text"]

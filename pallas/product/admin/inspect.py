@@ -1,0 +1,81 @@
+"""Why did the bot (not) speak? `status`, `why`, `context`."""
+
+from __future__ import annotations
+
+import time
+
+from pallas.product.admin.base import AdminCommand, AdminContext
+from pallas.product.llm.context.analyzer import render_snapshot
+
+_OUTCOME_ZH = {
+    "reply": "回复",
+    "quote": "引用回复",
+    "follow_up": "追问",
+    "tool": "工具",
+    "pass_phrase": "短句",
+    "pass_silent": "静默",
+    "skip": "跳过",
+    "accumulate": "冷却中攒着",
+    "defer": "等下文",
+    "merge": "并入上一轮",
+    "duplicate": "重复事件",
+}
+
+
+async def status(ctx: AdminContext) -> str:
+    rt = ctx.runtime
+    config = rt.group_configs.get(ctx.group_id)
+    await rt.writer.flush()
+    stored = await rt.repos.messages.count(bot_id=ctx.bot_id, group_id=ctx.group_id)
+    usage = await rt.repos.usage.totals(
+        now=rt.clock.now(), bot_id=ctx.bot_id, group_id=ctx.group_id
+    )
+    lines = [
+        f"本群已记录消息 {stored} 条",
+        f"发言：{'开启' if config.enabled else '关闭'}；人设：{config.persona}",
+        f"回复模型：{'已配置' if rt.settings.replies_enabled else '未配置 API Key，暂不回复'}",
+        f"今日模型调用 {usage.calls} 次（失败 {usage.failures}），tokens {usage.tokens}",
+    ]
+    errors = rt.group_configs.errors()
+    if errors:
+        lines.append("配置文件有问题（仍在使用上一次正确的版本）：")
+        lines.extend(f"- {name}" for name in errors)
+    return "\n".join(lines)
+
+
+def _decision_line(record: dict) -> str:
+    clock = time.strftime("%H:%M:%S", time.localtime(float(record.get("time", 0))))
+    outcome = str(record.get("outcome"))
+    score = record.get("score")
+    score_text = f" 分数{score}/{record.get('threshold')}" if score is not None else ""
+    return (
+        f"{clock} {record.get('user')}「{str(record.get('text', ''))[:12]}」"
+        f"→ {_OUTCOME_ZH.get(outcome, outcome)}（{record.get('stage')}:{record.get('reason')}"
+        f"{score_text}）"
+    )
+
+
+async def why(ctx: AdminContext) -> str:
+    """The latest routing decisions of this group, newest last."""
+    count = int(ctx.args[0]) if ctx.args and ctx.args[0].isdigit() else 5
+    records = await ctx.runtime.routing.recent_decisions(ctx.bot_id, ctx.group_id)
+    if not records:
+        return "最近没有记录到本群的决策"
+    return "\n".join(_decision_line(r) for r in records[-max(1, min(count, 20)) :])
+
+
+async def context(ctx: AdminContext) -> str:
+    """The last REPLY turn: sections with sizes, trims, usage (the full request is in the CLI)."""
+    snapshots = await ctx.runtime.repos.snapshots.latest(ctx.group_id, bot_id=ctx.bot_id)
+    if not snapshots:
+        return "本群还没有回复记录"
+    snap = snapshots[0]
+    view = {**snap.__dict__}
+    return render_snapshot(view, with_request=False)[:3000]
+
+
+COMMANDS = [
+    AdminCommand("status", "/pallas status", "记录条数、发言开关、今日用量", status),
+    AdminCommand("why", "/pallas why [条数]", "最近几条消息的路由决策和原因", why),
+    AdminCommand("context", "/pallas context", "上一轮回复的上下文分段与大小", context),
+]
