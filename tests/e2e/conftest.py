@@ -31,7 +31,11 @@ async def fake_llm() -> AsyncIterator[FakeOpenAI]:
 async def bot(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[BotProcess]:
     process = BotProcess(
         tmp_path / "bot",
-        env_overrides={"OPENAI_BASE_URL": fake_llm.base_url, "PALLAS_LLM_TIMEOUT_SECONDS": "3"},
+        env_overrides={
+            "OPENAI_BASE_URL": fake_llm.base_url,
+            "PALLAS_LLM_TIMEOUT_SECONDS": "3",
+            "PALLAS_LLM_MAX_RETRIES": "0",
+        },
     )
     await process.start()
     yield process
@@ -77,3 +81,29 @@ async def db(bot: BotProcess) -> AsyncIterator[DbView]:
     view = DbView(bot.database_url)
     yield view
     await view.engine.dispose()
+
+
+def at_bot(text: str) -> list[dict]:
+    """Segments of a message that @-mentions the bot, as QQ sends it."""
+    return [
+        {"type": "at", "data": {"qq": str(BOT_ID)}},
+        {"type": "text", "data": {"text": " " + text}},
+    ]
+
+
+def write_group_config(bot: BotProcess, group_id: int, toml: str) -> None:
+    """Write config/groups/<group>.toml in the bot's config dir (hot-reloaded on next message)."""
+    path = bot.config_dir / "groups" / f"{group_id}.toml"
+    path.write_text(toml, encoding="utf-8")
+
+
+def sent_texts(calls: list) -> list[str]:
+    """Plain text of each send_group_msg / send_msg call."""
+    texts = []
+    for call in calls:
+        message = call.params.get("message")
+        if isinstance(message, str):
+            texts.append(message)
+        else:
+            texts.append("".join(s.get("data", {}).get("text", "") for s in message or []))
+    return texts
