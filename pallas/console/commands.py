@@ -60,3 +60,43 @@ def register_config(sub: argparse._SubParsersAction) -> None:
 
 REGISTRY: list[Callable[[argparse._SubParsersAction], None]] = [register_db, register_config]
 REGISTRY.append(register_replay)
+
+
+async def _context(args: argparse.Namespace) -> int:
+    """Print the last REPLY turn(s) of a group: sections, sizes, trims and the exact request."""
+    from pallas.core.db.engine import create_engine, session_factory
+    from pallas.core.db.repositories.snapshots import SnapshotRepository
+    from pallas.product.llm.context.analyzer import render_snapshot
+
+    url = normalise_database_url(_settings().database_url)
+    engine = create_engine(url)
+    try:
+        repo = SnapshotRepository(session_factory(engine))
+        snapshots = await repo.latest(args.group, bot_id=args.bot, limit=args.last)
+    finally:
+        await engine.dispose()
+    if not snapshots:
+        print(f"no reply turns recorded for group {args.group}")
+        return 1
+    for snap in reversed(snapshots):
+        if args.json:
+            import json
+
+            print(json.dumps(snap.__dict__, ensure_ascii=False, indent=1))
+        else:
+            print(render_snapshot(snap.__dict__, with_request=not args.no_request))
+            print()
+    return 0
+
+
+def register_context(sub: argparse._SubParsersAction) -> None:
+    ctx = sub.add_parser("context", help="what the model saw on a group's last reply turn")
+    ctx.add_argument("--group", type=int, required=True)
+    ctx.add_argument("--bot", type=int, default=None)
+    ctx.add_argument("--last", type=int, default=1, help="how many turns (newest last)")
+    ctx.add_argument("--no-request", action="store_true", help="omit the full request")
+    ctx.add_argument("--json", action="store_true")
+    ctx.set_defaults(handler=_context)
+
+
+REGISTRY.append(register_context)

@@ -1,0 +1,1 @@
+"""Performance and context-quality benchmarks (`make bench`, not part of `make test`)."""
