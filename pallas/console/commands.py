@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import asdict
 
+from pallas.console.memory_cli import register_memory
 from pallas.console.replay import register_replay
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db import migrate
@@ -82,9 +84,9 @@ async def _context(args: argparse.Namespace) -> int:
         if args.json:
             import json
 
-            print(json.dumps(snap.__dict__, ensure_ascii=False, indent=1))
+            print(json.dumps(asdict(snap), ensure_ascii=False, indent=1))
         else:
-            print(render_snapshot(snap.__dict__, with_request=not args.no_request))
+            print(render_snapshot(asdict(snap), with_request=not args.no_request))
             print()
     return 0
 
@@ -100,3 +102,5 @@ def register_context(sub: argparse._SubParsersAction) -> None:
 
 
 REGISTRY.append(register_context)
+
+REGISTRY.append(register_memory)

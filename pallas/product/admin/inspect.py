@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 
 from pallas.product.admin.base import AdminCommand, AdminContext
 from pallas.product.llm.context.analyzer import render_snapshot
@@ -70,7 +71,7 @@ async def context(ctx: AdminContext) -> str:
     if not snapshots:
         return "本群还没有回复记录"
     snap = snapshots[0]
-    view = {**snap.__dict__}
+    view = asdict(snap)
     return render_snapshot(view, with_request=False)[:3000]
 
 

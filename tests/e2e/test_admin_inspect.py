@@ -1,0 +1,62 @@
+"""An admin can always see why the bot did what it did."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.e2e.conftest import at_bot, sent_texts
+from tests.harness.bot_process import REPO, BotProcess
+from tests.harness.fake_openai import FakeOpenAI
+from tests.harness.onebot_peer import OneBotPeer
+
+pytestmark = pytest.mark.e2e
+
+GROUP = 64_000_001
+SUPERUSER, MEMBER = 10001, 51_001
+
+
+async def test_why_explains_recent_decisions(peer: OneBotPeer, fake_llm: FakeOpenAI) -> None:
+    fake_llm.enqueue("在呢")
+    await peer.send_event(peer.group_message(GROUP, MEMBER, "哈哈哈哈"))
+    await peer.send_event(peer.group_message(GROUP, MEMBER, at_bot("帕拉斯在吗？")))
+    await peer.wait_for_calls("send_group_msg")
+    await peer.send_event(peer.group_message(GROUP, SUPERUSER, "/pallas why 5"))
+    sends = await peer.wait_for_calls("send_msg", "send_group_msg", count=2)
+    answer = sent_texts(sends)[-1]
+    assert "哈哈哈哈" in answer and "跳过" in answer and "noise" in answer
+    assert "回复" in answer
+
+
+async def test_context_command_and_cli_show_last_turn(
+    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.enqueue("好的")
+    await peer.send_event(peer.group_message(GROUP, 51_002, "周末有人出去玩吗"))
+    await peer.send_event(peer.group_message(GROUP, MEMBER, at_bot("今天几号？")))
+    await peer.wait_for_calls("send_group_msg")
+    await asyncio.sleep(0.5)
+    await peer.send_event(peer.group_message(GROUP, SUPERUSER, "/pallas context"))
+    sends = await peer.wait_for_calls("send_msg", "send_group_msg", count=2)
+    answer = sent_texts(sends)[-1]
+    for section in ("guard", "persona", "group_timeline", "reply_shape", "turn_policy"):
+        assert section in answer
+
+    env = {**os.environ, "DATABASE_URL": bot.database_url}
+    result = await asyncio.to_thread(
+        subprocess.run,
+        [sys.executable, "-m", "pallas.console", "context", "--group", str(GROUP)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "system sections:" in result.stdout and "今天几号" in result.stdout
+    assert "outcome delivered" in result.stdout
