@@ -1,0 +1,32 @@
+"""The config examples users copy from the README and config/ must actually validate."""
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from pallas.product.config import GroupConfig
+from pallas.product.llm.persona.pack import PersonaPack
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _readme_toml_blocks() -> list[str]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    return [part.split("```")[0] for part in text.split("```toml")[1:]]
+
+
+@pytest.mark.parametrize("block", _readme_toml_blocks())
+def test_readme_group_config_examples_validate(block: str) -> None:
+    GroupConfig.model_validate(tomllib.loads(block))
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "config/groups").glob("*.toml")), ids=str)
+def test_shipped_group_configs_validate(path: Path) -> None:
+    GroupConfig.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "config/personas").glob("*.toml")), ids=str)
+def test_shipped_personas_validate(path: Path) -> None:
+    pack = PersonaPack.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
+    assert pack.sections.base.strip() and pack.aliases
