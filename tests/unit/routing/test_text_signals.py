@@ -66,6 +66,11 @@ def test_short_reaction(text: str, expected: bool) -> None:
         ("帮我看看这个", False, True),
         ("能不能推荐一首歌", True, True),
         ("今天天气不错", False, False),
+        ("那x趋于无穷的时候sinx/x呢", True, False),
+        ("你呢", True, False),
+        ("你多大了", True, False),
+        ("1+1等于几", True, False),
+        ("我也是呢", False, False),
     ],
 )
 def test_question_and_request(text: str, question: bool, asks: bool) -> None:
