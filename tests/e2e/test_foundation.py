@@ -140,3 +140,33 @@ async def test_malformed_input_is_survived_and_logged(
     assert "后面" in stored[broken_cq["message_id"]].text
     assert empty["message_id"] in stored
     assert bot.proc is not None and bot.proc.poll() is None
+
+
+async def test_without_api_key_bot_records_and_routes_but_never_calls_llm(
+    tmp_path, fake_llm
+) -> None:
+    from tests.e2e.conftest import at_bot
+
+    process = BotProcess(
+        tmp_path / "nokey",
+        env_overrides={"OPENAI_API_KEY": "", "OPENAI_BASE_URL": fake_llm.base_url},
+    )
+    await process.start()
+    try:
+        peer = OneBotPeer(process.ws_url, self_id=BOT_ID, access_token=process.access_token)
+        await peer.connect()
+        for n in range(2):
+            await peer.send_event(
+                peer.group_message(GROUP, 20001, at_bot(f"在吗{n}"), message_id=n + 1)
+            )
+        view = DbView(process.database_url)
+        await view.wait_for_count(2, group_id=GROUP)
+        await asyncio.sleep(2.0)
+        await view.engine.dispose()
+        await peer.close()
+        assert fake_llm.requests == [] and peer.sends(GROUP) == []
+        log = process.log_text()
+        assert log.count("OPENAI_API_KEY is not set") == 1
+        assert '"outcome": "reply"' in log  # routed as usual
+    finally:
+        await process.stop()
