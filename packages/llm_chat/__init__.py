@@ -13,6 +13,7 @@ from nonebot.plugin import PluginMetadata
 
 from pallas.onebot.events import turn_from_event
 from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
+from pallas.onebot.quoted import fetch_quoted_segments
 from pallas.onebot.sender import OneBotGroupSender
 from pallas.product.llm.chat_turn import ChatTurnService
 from pallas.product.llm.wiring import build_chat_service
@@ -36,6 +37,7 @@ def chat_service() -> ChatTurnService | None:
         return None
     if _service is None or _service.runtime is not runtime:
         _service = build_chat_service(runtime)
+        _service.fetch_quoted_message = fetch_quoted_segments  # quoted images via get_msg
     return _service
 
 

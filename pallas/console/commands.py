@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import asdict
 
+from pallas.console.learning_cli import register_learn
 from pallas.console.memory_cli import register_memory
 from pallas.console.replay import register_replay
 from pallas.core.config_files import GroupConfigStore
@@ -104,3 +105,5 @@ def register_context(sub: argparse._SubParsersAction) -> None:
 REGISTRY.append(register_context)
 
 REGISTRY.append(register_memory)
+
+REGISTRY.append(register_learn)

@@ -45,6 +45,12 @@ from pallas.product.llm.delivery.delivery import (
 )
 from pallas.product.llm.persona.pack import PersonaPack
 from pallas.product.llm.provider.models import profile_for
+from pallas.product.llm.provider.vision_messages import (
+    QuotedMessageFetcher,
+    prepare_vision_request,
+    session_user_content,
+    turn_display_text,
+)
 from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
 from pallas.product.llm.routing.router import RoutingEngine
 from pallas.runtime import PallasRuntime
@@ -89,6 +95,8 @@ class ChatTurnService:
     sources: Sequence[ContextSource] = ()
     hooks: Sequence[AfterTurnHook] = ()
     admission: GroupAdmission = field(default_factory=GroupAdmission)
+    # OneBot get_msg for quoted images the message store lacks (set by the llm_chat plugin)
+    fetch_quoted_message: QuotedMessageFetcher | None = None
     _background: set[asyncio.Task[None]] = field(default_factory=set)
     _warned_disabled: bool = False
 
@@ -227,9 +235,20 @@ class ChatTurnService:
 
         turn_id = uuid.uuid4().hex
         data = snapshot_data(request, bundle, decision=route.to_log_dict(), stage_ms=stage_ms)
+        # Images (issue 6): a vision model gets this turn's images as data-URL blocks, the
+        # snapshot keeps only their hashes; for a text-only model nothing is downloaded.
+        vision = await prepare_vision_request(
+            request.messages,
+            turn=turn,
+            vision_enabled=profile.supports_images,
+            images=config.images,
+            store=rt.repos.messages,
+            fetch_quoted=self.fetch_quoted_message,
+        )
+        data["request"], data["vision"] = vision.snapshot, vision.trace
         result = await rt.llm.complete(
             "chat",
-            [dict(m) for m in request.messages],
+            vision.messages,
             bot_id=turn.bot_id,
             group_id=turn.group_id,
             max_tokens=profile.max_output_tokens,
@@ -320,7 +339,8 @@ class ChatTurnService:
             if int(e.get("user_id", 0)) == turn.user_id and e.get("text")
         ]
         merged = await self._drain_merges(turn)
-        return "\n".join(t for t in (*earlier, turn.text, *merged) if t.strip()) or turn.text
+        shown = turn_display_text(turn)  # images as [图片], stickers as their summary
+        return "\n".join(t for t in (*earlier, shown, *merged) if t.strip()) or shown
 
     async def _drain_merges(self, turn: TurnInput) -> list[str]:
         key = _merge_key(turn)
@@ -341,7 +361,7 @@ class ChatTurnService:
                 SessionTurn(
                     **base,
                     role="user",
-                    content=user_text,
+                    content=session_user_content(user_text, turn),  # images: [图片]:url=X
                     created_at=now,
                     extra={"message_id": turn.message_id},
                 ),

@@ -10,15 +10,29 @@ import random
 
 from pallas.product.llm.chat_turn import AfterTurnHook, ChatTurnService
 from pallas.product.llm.context.context import ContextSource
+from pallas.product.llm.learning.context_source import GroupLearningSource
+from pallas.product.llm.memory.factory import (
+    build_memory_extraction_hook,
+    build_memory_sources,
+)
+from pallas.product.llm.session.old_topics import build_old_topics_source
+from pallas.product.llm.session.session_summary import build_session_summary_hook
 from pallas.runtime import PallasRuntime
 
 
 def context_sources(runtime: PallasRuntime) -> list[ContextSource]:
-    return []
+    return [
+        GroupLearningSource(runtime),  # group_expression, behavior_reference, reply_shape
+        *build_memory_sources(runtime),  # memory → knowledge → relationship → person_facts
+        build_old_topics_source(runtime),  # mid_term: 【相关旧话题】
+    ]
 
 
 def after_turn_hooks(runtime: PallasRuntime) -> list[AfterTurnHook]:
-    return []
+    return [
+        build_session_summary_hook(runtime),  # 长会话压缩
+        build_memory_extraction_hook(runtime),  # ADD-only facts, batched, budgeted
+    ]
 
 
 def build_chat_service(

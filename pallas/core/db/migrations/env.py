@@ -7,6 +7,9 @@ import asyncio
 from alembic import context
 from sqlalchemy.engine import Connection
 
+import pallas.core.db.models_learning  # learning branch tables (registers them on Base)
+import pallas.core.db.models_memory  # memory branch tables
+import pallas.core.db.models_session  # noqa: F401  (session branch tables)
 from pallas.core.db.engine import create_engine
 from pallas.core.db.models import Base
 

@@ -109,6 +109,48 @@ def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> list[st
     return lines
 
 
+def _chosen_line(label: str, trace: Mapping[str, Any]) -> str:
+    chosen = list(trace.get("chosen") or [])
+    fallback = list(trace.get("fallback") or [])
+    dropped = sum(len(v or []) for k, v in trace.items() if k.startswith("dropped_by_"))
+    extra = f" + fallback {', '.join(fallback)}" if fallback else ""
+    return (
+        f"  {label}: chosen {', '.join(chosen) or '-'}{extra} "
+        f"(of {len(trace.get('candidates') or [])} scored, {dropped} dropped)"
+    )
+
+
+def _trace_lines(name: str, trace: Any) -> list[str]:
+    """One line per retrieval block of a source trace: what was chosen, or why skipped."""
+    if not isinstance(trace, Mapping):
+        return [f"  {name}: {trace}"]
+    if "skipped" in trace:
+        return [f"  {name}: skipped ({trace['skipped']})"]
+    out = [_chosen_line(name, trace)] if "chosen" in trace else []
+    for key, sub in trace.items():
+        if isinstance(sub, Mapping) and "chosen" in sub:
+            out.append(_chosen_line(f"{name}.{key}", sub))
+        elif isinstance(sub, Mapping) and "activated" in sub:
+            ids = ", ".join(str(a.get("id")) for a in sub.get("activated", [])) or "-"
+            out.append(f"  {name}.{key}: activated {ids} (tokens {sub.get('budget')})")
+    return out or [f"  {name}: {', '.join(sorted(map(str, trace)))}"]
+
+
+def _retrieval_lines(data: Mapping[str, Any]) -> list[str]:
+    retrieval = data.get("retrieval") or {}
+    lines = ["", "retrieval:"]
+    for name, trace in (retrieval.get("traces") or {}).items():
+        lines += _trace_lines(name, trace)
+    if retrieval.get("failed"):
+        lines.append(f"  failed sources: {', '.join(retrieval['failed'])}")
+    for section in data.get("sections", []):
+        ids = section.get("memory_ids") or []
+        if ids and section.get("id") != "group_timeline":
+            shown = ", ".join(ids[:16]) + (" …" if len(ids) > 16 else "")
+            lines.append(f"  section {section.get('id')} ← {shown}")
+    return lines if len(lines) > 2 else []
+
+
 def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -> str:
     """Human-readable view of one stored snapshot (`InjectionSnapshot` fields + data)."""
     data = snapshot.get("data", {})
@@ -136,6 +178,7 @@ def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -
             f"{t['reason']})"
             for t in budget.get("trims", [])
         ]
+    lines += _retrieval_lines(data)
     if data.get("usage"):
         lines.append(f"usage: {data['usage']}")
     if data.get("bubbles") is not None:

@@ -6,6 +6,7 @@ group's recent session turns, the quoted bot line); the processors stay pure.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -24,6 +25,7 @@ from pallas.product.llm.persona.pack import PersonaPack
 from pallas.product.llm.provider.models import ModelProfile
 from pallas.product.llm.routing.route_pipeline import RouteResult
 from pallas.product.llm.routing.text_signals import SocialAction
+from pallas.product.llm.tools.select import is_recognition_question
 
 _POLICY_ACTIONS = {
     SocialAction.GREETING: "greeting",
@@ -52,29 +54,36 @@ async def fetch_turn_rows(
     sessions: ChatSessionRepository,
     state: StateStore,
 ) -> TurnRows:
-    timeline: list[StoredMessage] = []
-    if timeline_width > 0:
-        recent = await messages.recent(turn.bot_id, turn.group_id, limit=timeline_width + 1)
-        timeline = [m for m in recent if m.message_id != turn.message_id][-timeline_width:]
-    user_turns = await sessions.recent_for_user(
-        turn.bot_id, turn.group_id, turn.user_id, limit=config.context.session_user_window
+    # Independent reads: run them concurrently (SQLite WAL serves readers in parallel).
+    recent, user_turns, summary, group_turns, quoted = await asyncio.gather(
+        messages.recent(turn.bot_id, turn.group_id, limit=timeline_width + 1)
+        if timeline_width > 0
+        else _nothing(),
+        sessions.recent_for_user(
+            turn.bot_id, turn.group_id, turn.user_id, limit=config.context.session_user_window
+        ),
+        sessions.latest_summary(turn.bot_id, turn.group_id, turn.user_id),
+        sessions.recent_for_group(
+            turn.bot_id,
+            turn.group_id,
+            limit=config.context.session_group_window,
+            exclude_user_id=turn.user_id,
+        ),
+        _quoted_bot_text(turn, messages, state),
     )
-    if not any(t.is_summary for t in user_turns):
-        summary = await sessions.latest_summary(turn.bot_id, turn.group_id, turn.user_id)
-        if summary is not None:
-            user_turns = [summary, *user_turns]
-    group_turns = await sessions.recent_for_group(
-        turn.bot_id,
-        turn.group_id,
-        limit=config.context.session_group_window,
-        exclude_user_id=turn.user_id,
-    )
+    timeline = [m for m in recent if m.message_id != turn.message_id][-timeline_width:]
+    if summary is not None and not any(t.is_summary for t in user_turns):
+        user_turns = [summary, *user_turns]
     return TurnRows(
-        timeline=tuple(timeline),
+        timeline=tuple(timeline) if timeline_width > 0 else (),
         user_turns=tuple(user_turns),
         group_turns=tuple(group_turns),
-        quoted_bot_text=await _quoted_bot_text(turn, messages, state),
+        quoted_bot_text=quoted,
     )
+
+
+async def _nothing() -> list[StoredMessage]:
+    return []
 
 
 async def _quoted_bot_text(
@@ -157,6 +166,9 @@ def build_chat_turn_context(
         other_bot_ids=tuple(config.other_bot_ids),
         quoted_bot_text=rows.quoted_bot_text,
         vision_enabled=profile.supports_images,
+        # "这是谁 / 啥梗" about the member's own (or quoted) image: no timeline images
+        recognition_question=bool(turn.image_urls or turn.reply_to is not None)
+        and is_recognition_question(current_text),
         user_turns=rows.user_turns,
         group_turns=rows.group_turns,
         short_social=short_social,

@@ -95,6 +95,7 @@ class LearningConfig(_Strict):
     max_jobs_per_sweep: int = Field(8, ge=1)
     max_scan_rows: int = Field(400, ge=10)
     history_rows: int = Field(200, ge=0)  # rows before the cursor read as triggers only
+    label_max_attempts: int = Field(3, ge=1)  # unusable answers before a batch is skipped
     daily_call_budget: int = Field(48, ge=0)
     daily_token_budget: int = Field(150_000, ge=0)
     budget_utc_offset_hours: float = 8.0
@@ -110,9 +111,14 @@ class LearningConfig(_Strict):
     strategy_max_reflection: int = Field(3, ge=0, le=5)
     strategy_min_support: int = Field(1, ge=1)
     strategy_half_life_days: float = Field(14.0, gt=0)
+    expression_pool_size: int = Field(2000, ge=0)  # newest observed pairs recalled from
+    cache_ttl_seconds: float = Field(600.0, ge=0)  # per-group cache of the reply path
     # reply shape
     turn_gap_seconds: float = Field(20.0, gt=0)
     min_samples: int = Field(30, ge=1)  # turns before the learned profile replaces defaults
+    profile_rows: int = Field(2000, ge=10)  # newest messages the reply profile is built from
+    profile_refresh_rows: int = Field(200, ge=1)  # new rows before the profile is rebuilt
+    profile_refresh_seconds: float = Field(21_600.0, gt=0)  # … or after this long
     shape: ShapeConfig = ShapeConfig()
     # negative feedback
     feedback_negative_words: tuple[str, ...] = DEFAULT_NEGATIVE_WORDS
@@ -120,6 +126,8 @@ class LearningConfig(_Strict):
     blame_weights: BlameWeights = BlameWeights()
     feedback_half_life_days: float = Field(30.0, gt=0)
     feedback_block_threshold: float = Field(0.5, gt=0)
+    feedback_min_phrase_chars: int = Field(3, ge=1)  # shorter rejected phrases block nothing
+    feedback_recall: bool = True  # recall the rejected bot line when QQ allows it
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> LearningConfig:
         """This config with one group's overrides applied (validated; unknown keys rejected)."""

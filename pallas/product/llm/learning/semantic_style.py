@@ -134,6 +134,32 @@ def resolve_group_expression(
     )
 
 
+def eligible_pairs(
+    pairs: Iterable[ReplyPair],
+    *,
+    bot_id: int,
+    group_id: int,
+    labels: Mapping[tuple[int, int], PairLabel] | None = None,
+    blocked_phrases: Collection[str] = (),
+    blocked_tokens: Collection[str] = (),
+) -> tuple[tuple[ReplyPair, ...], tuple[tuple[str, int], ...]]:
+    """The pairs `resolve_group_expression` may recall (same rules), and why others are out.
+
+    Lets a caller filter a group's pool once per feedback change instead of once per turn.
+    """
+    blocked = blocked_keys_of(blocked_phrases)
+    tokens = frozenset(blocked_tokens)
+    kept: list[ReplyPair] = []
+    filtered: Counter[str] = Counter()
+    for pair in pairs:
+        reason = _ineligible(pair, bot_id, group_id, labels, blocked, tokens)
+        if reason is None:
+            kept.append(pair)
+        else:
+            filtered[reason] += 1
+    return tuple(kept), tuple(sorted(filtered.items()))
+
+
 def _rank(example: MatchedExample) -> tuple[float, float, int]:
     return (-example.score, -example.pair.time, example.pair.response_id)
 

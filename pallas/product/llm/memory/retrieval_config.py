@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from pallas.product.llm.memory.extraction_config import ExtractionConfig
+from pallas.product.llm.memory.isolation import validate_pool_name
 
 
 class RelevanceWeights(BaseModel):
@@ -32,15 +35,23 @@ class BlockRetrievalConfig(BaseModel):
     min_similarity: float = Field(default=0.25, ge=0, le=1)  # gate before recency/frequency
 
 
+# Stored memory kinds hold *stable* facts (preferences, group rules, lore): there the threshold
+# is w_sim × min_similarity (0.6 × 0.25), so anything past the similarity gate qualifies and
+# age only ranks. With the generic 0.3, a fact unused for a few weeks (recency ≈ 0) would need
+# similarity ≥ 0.5 to be recalled at all — "forgets what you said last week". Measured by
+# `benchmarks/memory_quality.py` (person-fact recall 50 % → 77.5 %, same tokens). The gate
+# itself stays at 0.25: at 0.2, "小明喜欢吃什么" already pulls in "小红喜欢猫".
+_STABLE = {"threshold": 0.15}
+
 # Per-kind defaults; a partial override (e.g. only `top_k` in a group's TOML) keeps the rest.
 BLOCK_DEFAULTS: dict[str, dict[str, Any]] = {
-    "group_memory": {"top_k": 5, "max_chars": 600},
-    "group_events": {"top_k": 3, "max_chars": 400},
-    "ip_knowledge": {"top_k": 4, "max_chars": 600},
-    "teachings": {"top_k": 4, "max_chars": 400},
-    "knowledge": {"top_k": 3, "max_chars": 800},
-    "relationship": {"top_k": 3, "max_chars": 300},
-    "person_facts": {"top_k": 5, "max_chars": 300},
+    "group_memory": {"top_k": 5, "max_chars": 600, **_STABLE},
+    "group_events": {"top_k": 3, "max_chars": 400, **_STABLE},
+    "ip_knowledge": {"top_k": 4, "max_chars": 600, **_STABLE},
+    "teachings": {"top_k": 4, "max_chars": 400, **_STABLE},
+    "knowledge": {"top_k": 3, "max_chars": 800, **_STABLE},
+    "relationship": {"top_k": 3, "max_chars": 300, **_STABLE},
+    "person_facts": {"top_k": 5, "max_chars": 300, **_STABLE},
     "old_topics": {"top_k": 2, "max_chars": 500},
 }
 BLOCK_KINDS: tuple[str, ...] = tuple(BLOCK_DEFAULTS)
@@ -61,6 +72,15 @@ class RetrievalConfig(BaseModel):
     embedding_weight: float = Field(default=0.5, ge=0, le=1)  # share of cosine when both exist
     cache_ttl_seconds: float = Field(default=300.0, ge=0)
     cache_max_entries: int = Field(default=512, ge=0)
+    # Named shared pools this group also reads (``pool:<name>`` scopes); empty = own group only.
+    shared_pools: tuple[str, ...] = ()
+    # Rows loaded per block kind before scoring (most recently used first): bounds the work.
+    candidate_cap: int = Field(default=500, ge=1, le=20_000)
+    # Relationship notes / person facts are about the current speaker: when fewer than this
+    # many pass the relevance gate, the most recently used remaining ones fill up (within
+    # the block's top-k and char cap). 0 = strict relevance only.
+    personal_fallback_k: int = Field(default=2, ge=0, le=20)
+    extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
 
     group_memory: BlockRetrievalConfig = _block("group_memory")
     group_events: BlockRetrievalConfig = _block("group_events")
@@ -70,6 +90,11 @@ class RetrievalConfig(BaseModel):
     relationship: BlockRetrievalConfig = _block("relationship")
     person_facts: BlockRetrievalConfig = _block("person_facts")
     old_topics: BlockRetrievalConfig = _block("old_topics")
+
+    @field_validator("shared_pools")
+    @classmethod
+    def _valid_pools(cls, pools: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(validate_pool_name(p) for p in pools))
 
     @model_validator(mode="before")
     @classmethod

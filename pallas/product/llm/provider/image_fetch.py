@@ -69,6 +69,8 @@ class ImageFetchConfig(BaseModel):
     timeout_seconds: float = Field(default=10.0, gt=0)
     max_redirects: int = Field(default=3, ge=0, le=10)
     allowed_schemes: frozenset[str] = frozenset({"http", "https"})
+    # Current + quoted images attached to one reply turn (vision models only).
+    max_images_per_turn: int = Field(default=4, ge=0, le=16)
     # Host names or IP strings that may resolve to / be non-public addresses. Off by default;
     # only tests enable it for their own 127.0.0.1 server. Never set this in production.
     allow_private_hosts: frozenset[str] = frozenset()

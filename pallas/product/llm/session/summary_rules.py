@@ -42,6 +42,17 @@ class SessionSummaryConfig(BaseModel):
     max_chars: int = Field(default=120, ge=20, le=1000)
     vision_describe_enabled: bool = True  # describe [图片]:url= placeholders for the summary
 
+    # Background work (session_summary.py); budgets are per group per day (Asia/Shanghai).
+    enabled: bool = True  # False: never compress (reading still pins an existing summary)
+    daily_summary_limit: int = Field(default=200, ge=0)  # summaries written per group per day
+    daily_cheap_token_budget: int = Field(default=400_000, ge=0)  # group's cheap-model tokens
+    daily_vision_call_budget: int = Field(default=40, ge=0)  # image descriptions per group
+    max_images_per_summary: int = Field(default=4, ge=0)  # images described for one summary
+    summary_max_tokens: int = Field(default=300, ge=32)  # cheap-model answer length
+    failure_backoff_seconds: float = Field(default=300.0, ge=0)  # after a failed attempt
+    in_flight_ttl_seconds: float = Field(default=300.0, gt=0)  # claim lifetime (crash safety)
+    topic_candidates: int = Field(default=200, ge=1)  # old topics scored per recall
+
     @model_validator(mode="after")
     def _keep_below_threshold(self) -> SessionSummaryConfig:
         if self.keep_messages >= self.threshold:

@@ -1,0 +1,296 @@
+"""Context quality: does the assembled request carry the fact a question needs, and at what cost?
+
+A generated group (default 30 speakers, 5,400 messages over 62 days) with planted facts: each
+person fact is a line its subject really said, stored the way extraction / teaching stores it
+(`MemoryService.remember`, subject = the speaker's user id, source = the message id); group
+memory, events and IP knowledge are stored as admin commands do. At the end every fact gets a
+probe question (person facts asked by their subject).
+
+For each probe the real pipeline runs in-process: the memory sources
+(`assemble_direct_chat_context`), the last 8 timeline messages, and `assemble_chat_request`
+(sections, budget, formatter). "Hit" = the answer keyword is somewhere in the request. The
+baseline is a naive request: the persona plus the group's last N messages, N as large as fits
+in the *same* token count as the memory request of that probe. Bigger naive windows are
+printed too, for scale.
+
+    python -m benchmarks.memory_quality [--days 62] [--per-day 87] [--seed 7] [--verbose]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from benchmarks._memory_quality_data import (
+    BOT_LINES,
+    DECOY_GROUP,
+    DECOY_PERSON,
+    DECOYS_PER_PERSON,
+    NAMES,
+    PlantedFact,
+    chatter,
+    planted_facts,
+)
+from benchmarks.stats import describe
+from pallas.core.clock import FakeClock
+from pallas.core.records import StoredMessage
+from pallas.core.settings import PallasSettings
+from pallas.core.state import MemoryStateStore
+from pallas.core.tokens import count_message_tokens
+from pallas.core.turn import Sender, TurnInput
+from pallas.product.llm.context.context import GatherRequest, assemble_direct_chat_context
+from pallas.product.llm.context.processors import DEFAULT_PERSONA_BASE
+from pallas.product.llm.context.request import assemble_chat_request
+from pallas.product.llm.context.turn_context import ChatTurnContext
+from pallas.product.llm.memory.factory import build_memory_service, build_memory_sources
+from pallas.product.llm.memory.isolation import group_scope
+from pallas.product.llm.memory.service import MemoryService
+from pallas.product.llm.memory.text import warm_up
+from pallas.runtime import PallasRuntime
+
+BOT, GROUP = 2_900_000_001, 778_000_001
+USER0 = 30_001
+REPO = Path(__file__).resolve().parents[1]
+END = 1_765_000_000.0
+NAIVE_SCALES = (2_000, 4_000, 8_000)
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    fact: PlantedFact
+    hit: bool
+    tokens: int
+    naive_hit: bool
+    naive_messages: int
+    naive_tokens: int
+    retrieval_ms: float
+    injected: int
+    foreign: int  # other people's person facts that leaked into this request
+    noise: int  # memory rows injected that are not the probe's fact
+
+
+async def build_history(
+    rt: PallasRuntime, service: MemoryService, args: argparse.Namespace
+) -> tuple[list[StoredMessage], dict[PlantedFact, str]]:
+    """Insert the history, store the planted facts; returns the messages and fact → row ref."""
+    rng = random.Random(args.seed)
+    clock = rt.clock
+    assert isinstance(clock, FakeClock)
+    speakers = len(NAMES)
+    facts = planted_facts(rng, speakers)
+    total = args.days * args.per_day
+    start = END - args.days * 86_400
+    times = sorted(start + rng.random() * (args.days * 86_400 - 3_600) for _ in range(total))
+    slots = sorted(rng.sample(range(total), len(facts)))  # where each fact is said
+    plan = dict(zip(slots, facts, strict=True))
+    messages: list[StoredMessage] = []
+    writes: list[tuple[float, PlantedFact, int]] = []
+    for i, at in enumerate(times):
+        mid = 1_000_000 + i
+        fact = plan.get(i)
+        if fact is not None and fact.subject is not None:
+            user, text = USER0 + fact.subject, fact.statement
+            writes.append((at + 120, fact, mid))
+        elif fact is not None:
+            user, text = USER0, fact.statement  # the admin announces it; an admin command stores it
+            writes.append((at + 60, fact, mid))
+        elif rng.random() < 0.04:
+            user, text = BOT, rng.choice(BOT_LINES)
+        else:
+            user, text = USER0 + rng.randrange(speakers), chatter(rng)
+        name = NAMES[user - USER0] if user != BOT else "帕拉斯"
+        messages.append(StoredMessage(BOT, GROUP, mid, user, at, text, card=name,
+                                      is_bot=user == BOT))  # fmt: skip
+    await rt.repos.messages.add_many(messages)
+    refs: dict[PlantedFact, str] = {}
+    for at, fact, mid in writes:
+        clock.set(at)
+        outcome = await service.remember(
+            bot_id=BOT, scope=group_scope(BOT, GROUP), kind=fact.kind, text=fact.fact,
+            origin="extract" if fact.subject is not None else "admin", key=fact.key,
+            subject_user_id=None if fact.subject is None else USER0 + fact.subject,
+            source={"message_ids": [mid]},
+        )  # fmt: skip
+        refs[fact] = outcome.item.ref
+    for person in range(speakers):
+        for key, text in rng.sample(DECOY_PERSON, DECOYS_PER_PERSON):
+            clock.set(start + rng.random() * args.days * 86_400)
+            await service.remember(bot_id=BOT, scope=group_scope(BOT, GROUP), kind="person_facts",
+                                   text=text, origin="extract", key=key,
+                                   subject_user_id=USER0 + person)  # fmt: skip
+    for k, text in enumerate(DECOY_GROUP):
+        clock.set(start + k * 3 * 86_400)
+        await service.remember(bot_id=BOT, scope=group_scope(BOT, GROUP), kind="group_memory",
+                               text=text, origin="admin")  # fmt: skip
+    clock.set(END)
+    return messages, refs
+
+
+def carries(text: str, fact: PlantedFact) -> bool:
+    """The request holds the fact: as stored, or as the member originally said it.
+
+    (Not the bare keyword: names such as 芒果 / 石头 are also speakers' cards and would count
+    a timeline line by chance.)
+    """
+    return fact.fact in text or fact.statement in text
+
+
+def naive_request(history: list[StoredMessage], question: str, budget: int) -> tuple[str, int, int]:
+    """Persona + as many of the newest group messages as fit in `budget` tokens + question.
+
+    Returns (request text, messages included, request tokens)."""
+    system = {"role": "system", "content": DEFAULT_PERSONA_BASE}
+    lines: list[str] = []
+    tokens = 0
+    for msg in reversed(history):
+        candidate = [f"{msg.display_name}：{msg.text}", *lines]
+        request = [system, {"role": "user", "content": "\n".join([*candidate, question])}]
+        cost = count_message_tokens(request)
+        if cost > budget:
+            break
+        lines, tokens = candidate, cost
+    return "\n".join([DEFAULT_PERSONA_BASE, *lines, question]), len(lines), tokens
+
+
+async def run_probe(
+    rt: PallasRuntime,
+    sources: list,
+    fact: PlantedFact,
+    history: list[StoredMessage],
+    refs: dict[PlantedFact, str],
+    n: int,
+) -> ProbeResult:
+    asker = fact.subject if fact.asker is None else fact.asker
+    user = USER0 + (asker or 0)
+    turn = TurnInput(BOT, GROUP, user, 9_000_000 + n, END, fact.probe,
+                     sender=Sender(user, card=NAMES[user - USER0]), to_me=True)  # fmt: skip
+    config = rt.group_configs.get(GROUP)
+    started = time.perf_counter()
+    bundle = await assemble_direct_chat_context(
+        sources,
+        GatherRequest(turn, fact.probe, END, config, "帕拉斯", True, False, True),
+    )
+    retrieval_ms = (time.perf_counter() - started) * 1000
+    ctx = ChatTurnContext(
+        bot_id=BOT, group_id=GROUP, user_id=user, now=datetime.fromtimestamp(END, UTC),
+        current_text=fact.probe, config=config.context, message_id=turn.message_id,
+        timeline_messages=tuple(history[-8:]), blocks=bundle.blocks, token_budget=31_200,
+    )  # fmt: skip
+    request = await assemble_chat_request(ctx)
+    text = "\n".join(str(m.get("content", "")) for m in request.messages)
+    tokens = count_message_tokens(request.messages)
+    naive_text, naive_n, naive_tokens = naive_request(history, fact.probe, tokens)
+    ids = [i for b in bundle.blocks.values() for i in b.memory_ids if i.startswith("mem:")]
+    system = request.system_prompt
+    foreign = sum(
+        1
+        for other in refs
+        if other.subject is not None and other.subject != asker and other.fact in system
+    )
+    return ProbeResult(
+        fact, carries(text, fact), tokens, carries(naive_text, fact), naive_n, naive_tokens,
+        retrieval_ms, len(ids), foreign, len([i for i in ids if i != refs[fact]]),
+    )  # fmt: skip
+
+
+async def run(args: argparse.Namespace) -> tuple[list[ProbeResult], list[StoredMessage]]:
+    workdir = Path(tempfile.mkdtemp(prefix="pallas-memq-"))
+    shutil.copytree(REPO / "config", workdir / "config")
+    toml = args.group_toml.replace("\\n", "\n")
+    if args.no_fallback:
+        toml = "[memory]\npersonal_fallback_k = 0\n" + toml
+    if toml:
+        (workdir / "config" / "groups" / f"{GROUP}.toml").write_text(toml, encoding="utf-8")
+    settings = PallasSettings(
+        database_url=f"sqlite+aiosqlite:///{workdir / 'q.db'}", pallas_config_dir=workdir / "config"
+    )
+    clock = FakeClock(END)
+    rt = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
+    try:
+        service = build_memory_service(rt)
+        history, refs = await build_history(rt, service, args)
+        sources = build_memory_sources(rt)
+        warm_up()  # jieba's dictionary, loaded at bot start-up in production
+        results = [
+            await run_probe(rt, sources, fact, history, refs, n) for n, fact in enumerate(refs)
+        ]
+        return results, history
+    finally:
+        await rt.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def report(results: list[ProbeResult], args: argparse.Namespace, history_len: int) -> None:
+    n = len(results)
+    mem_recall = sum(r.hit for r in results) / n
+    naive_recall = sum(r.naive_hit for r in results) / n
+    mean_tokens = sum(r.tokens for r in results) / n
+    print(f"history: {history_len} messages over {args.days} days, {n} planted facts / probes")
+    if args.verbose:
+        for r in results:
+            print(
+                f"  {'HIT ' if r.hit else 'miss'} {'hit ' if r.naive_hit else 'miss'} "
+                f"{r.tokens:5d} tok {r.fact.kind:<13} {r.fact.probe} → {r.fact.keyword}"
+            )
+    print(f"memory pipeline : recall {mem_recall:6.1%}  mean request tokens {mean_tokens:7.1f}")
+    naive_tokens = sum(r.naive_tokens for r in results) / n
+    print(
+        f"naive last-N    : recall {naive_recall:6.1%}  mean request tokens {naive_tokens:7.1f} "
+        f"(budget = the memory request's tokens, mean N = "
+        f"{sum(r.naive_messages for r in results) / n:.1f} messages)"
+    )
+    by_kind: dict[str, list[ProbeResult]] = {}
+    for r in results:
+        by_kind.setdefault(r.fact.kind, []).append(r)
+    for kind, rows in sorted(by_kind.items()):
+        print(f"  {kind:<13} recall {sum(r.hit for r in rows) / len(rows):6.1%}  (n={len(rows)})")
+    print(
+        f"  memory rows injected per probe: {sum(r.injected for r in results) / n:.2f} "
+        f"(not the probe's fact: {sum(r.noise for r in results) / n:.2f})"
+    )
+    print(f"  other members' person facts in the system prompt: {sum(r.foreign for r in results)}")
+    print(describe("retrieval (4 sources)", [r.retrieval_ms for r in results]))
+
+
+def naive_scale(history: list[StoredMessage], results: list[ProbeResult]) -> None:
+    for budget in NAIVE_SCALES:
+        hits = sum(fact_in_window(history, r.fact, budget) for r in results)
+        print(f"naive last-N at {budget:5d} tokens: recall {hits / len(results):6.1%}")
+
+
+def fact_in_window(history: list[StoredMessage], fact: PlantedFact, budget: int) -> bool:
+    text, _, _ = naive_request(history, fact.probe, budget)
+    return carries(text, fact)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.memory_quality")
+    parser.add_argument("--days", type=int, default=62)
+    parser.add_argument("--per-day", type=int, default=87)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--no-fallback", action="store_true", help="personal_fallback_k = 0")
+    parser.add_argument("--verbose", action="store_true")
+    parser.add_argument(
+        "--group-toml", default="", help=r"extra group config, e.g. '[memory.group_memory]\n…'"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv or [])
+    results, history = asyncio.run(run(args))
+    report(results, args, len(history))
+    naive_scale(history, results)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,97 @@
+"""Injection feedback: an admin answers a bot line with 「不可以」 → blame that turn, recall it.
+
+Thin: convert the event, hand it to `pallas.product.llm.learning.feedback_service`, recall the
+rejected line when QQ allows it, and stop the event so the chat plugin does not answer it.
+Runs after admin commands (priority 5) and before the chat plugin (priority 10).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from nonebot import on_message
+from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent
+from nonebot.matcher import Matcher
+from nonebot.plugin import PluginMetadata
+
+from pallas.core.records import StoredMessage
+from pallas.onebot.convert import stored_message_from_turn
+from pallas.onebot.events import turn_from_event
+from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
+from pallas.product.llm.learning.feedback_service import (
+    handle_negative_feedback,
+    recall_allowed,
+)
+from pallas.product.llm.learning.injection_feedback import matched_negative_word
+
+__plugin_meta__ = PluginMetadata(
+    name="feedback",
+    description="Admins reject a bot line with 「不可以」: its injected sources are penalised",
+    usage="reply 不可以 to a bot message (owner / admin / superuser)",
+)
+
+log = logging.getLogger("pallas.learning.feedback")
+register_lifecycle()
+
+feedback = on_message(priority=8, block=False)
+
+
+def _quoted_from_event(event: GroupMessageEvent) -> StoredMessage | None:
+    """The quoted message as the adapter fetched it (fallback when not stored yet)."""
+    reply = event.reply
+    if reply is None or reply.sender.user_id is None:
+        return None
+    return StoredMessage(
+        bot_id=int(event.self_id),
+        group_id=event.group_id,
+        message_id=int(reply.message_id),
+        user_id=int(reply.sender.user_id),
+        time=float(reply.time),
+        text=reply.message.extract_plain_text(),
+        is_bot=int(reply.sender.user_id) == int(event.self_id),
+    )
+
+
+async def _recall(bot: Bot, group_id: int, quoted: StoredMessage, now: float) -> None:
+    try:
+        info = await bot.get_group_member_info(
+            group_id=group_id, user_id=int(bot.self_id), no_cache=True
+        )
+        role = str(info.get("role") or "member")
+    except Exception as exc:
+        log.warning("group %s: cannot read the bot's role (%r); assuming member", group_id, exc)
+        role = "member"
+    if not recall_allowed(bot_role=role, quoted_time=quoted.time, now=now):
+        log.info("group %s: message %s not recalled (role %s)", group_id, quoted.message_id, role)
+        return
+    try:
+        await bot.delete_msg(message_id=quoted.message_id)
+    except Exception as exc:
+        log.warning("group %s: recalling message %s failed: %r", group_id, quoted.message_id, exc)
+
+
+@feedback.handle()
+async def handle_feedback(bot: Bot, event: GroupMessageEvent, matcher: Matcher) -> None:
+    runtime = runtime_or_none()
+    if runtime is None or not any(seg.type == "reply" for seg in event.original_message):
+        return
+    try:
+        turn = turn_from_event(event)
+    except ValueError:
+        return
+    words = runtime.group_configs.get(event.group_id).learning.feedback_negative_words
+    if turn.reply_to is None or matched_negative_word(turn.text, words) is None:
+        return
+    await runtime.writer.flush()
+    stored = await runtime.repos.messages.find_by_message_ids(
+        turn.bot_id, turn.group_id, [turn.reply_to]
+    )
+    quoted = stored.get(turn.reply_to) or _quoted_from_event(event)
+    reply = replace(stored_message_from_turn(turn), text=turn.text)
+    result = await handle_negative_feedback(runtime, reply, quoted)
+    if not result.handled:
+        return
+    matcher.stop_propagation()
+    if result.created and result.recall_message_id is not None and quoted is not None:
+        await _recall(bot, event.group_id, quoted, runtime.clock.now())

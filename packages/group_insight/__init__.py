@@ -1,0 +1,65 @@
+"""Group insight sweep on a schedule: learn each group's pairs, labels, strategies and rhythm.
+
+Thin: schedules `pallas.product.llm.learning.group_insight_processor.scheduled_sweep` with
+apscheduler every `[learning] sweep_interval_seconds` (config/groups/default.toml; a changed
+value is picked up after the next run). `/pallas learn now` runs the same sweep on demand.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from nonebot import get_driver, require
+from nonebot.plugin import PluginMetadata
+
+require("nonebot_plugin_apscheduler")
+from nonebot_plugin_apscheduler import scheduler  # noqa: E402
+
+from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none  # noqa: E402
+from pallas.product.llm.learning.group_insight_processor import (  # noqa: E402
+    scheduled_sweep,
+    sweep_interval_seconds,
+)
+
+__plugin_meta__ = PluginMetadata(
+    name="group_insight",
+    description="Background learning of each group's expression, rhythm and reply strategies",
+    usage="automatic; /pallas learn now|status",
+)
+
+log = logging.getLogger("pallas.learning")
+register_lifecycle()
+
+JOB_ID = "pallas_group_insight"
+
+
+async def _run() -> None:
+    runtime = runtime_or_none()
+    if runtime is None:
+        return
+    await scheduled_sweep(runtime)
+    job = scheduler.get_job(JOB_ID)
+    seconds = sweep_interval_seconds(runtime)
+    interval = getattr(getattr(job, "trigger", None), "interval", None)
+    if job is not None and interval is not None and interval.total_seconds() != seconds:
+        scheduler.reschedule_job(JOB_ID, trigger="interval", seconds=seconds)
+        log.info("group insight sweep rescheduled: every %ss", seconds)
+
+
+@get_driver().on_startup
+async def _schedule() -> None:
+    runtime = runtime_or_none()
+    if runtime is None:
+        log.error("group insight not scheduled: the Pallas runtime did not start")
+        return
+    seconds = sweep_interval_seconds(runtime)
+    scheduler.add_job(
+        _run,
+        "interval",
+        seconds=seconds,
+        id=JOB_ID,
+        max_instances=1,
+        coalesce=True,
+        replace_existing=True,
+    )
+    log.info("group insight sweep scheduled: every %ss", seconds)

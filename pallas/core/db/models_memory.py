@@ -1,0 +1,53 @@
+"""ORM model of the memory store: one `memory_item` table for every retrievable block kind.
+
+Group memory, confirmed events, IP knowledge, explicit teachings, knowledge sources,
+relationship notes and person facts share one shape (scope, kind, subject, key, text, source,
+times, access count, soft-delete), so one well-indexed table serves them all. The `kind` column
+holds the retrieval block kind (`pallas.product.llm.memory.retrieval_config.BLOCK_KINDS`).
+
+Rows are never hard-deleted by the product: forgetting, replacement and admin deletes set
+`deleted_at` (+ `delete_reason`, `replaced_by`), so provenance survives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Float, Index, Integer, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from pallas.core.db.models import Base, PrimaryKey
+
+
+class MemoryItemRow(Base):
+    __tablename__ = "memory_item"
+    __table_args__ = (
+        # candidate loading: live rows of one scope × kind (× subject), newest use first
+        Index("ix_memory_item_lookup", "scope", "kind", "subject_user_id", "deleted_at"),
+        # dedupe / replacement: same scope × kind × subject × key
+        Index("ix_memory_item_key", "scope", "kind", "subject_user_id", "key"),
+        Index("ix_memory_item_fingerprint", "scope", "kind", "fingerprint"),
+        # forget-user and admin listings
+        Index("ix_memory_item_subject", "bot_id", "subject_user_id"),
+    )
+
+    id: Mapped[int] = mapped_column(PrimaryKey, primary_key=True, autoincrement=True)
+    bot_id: Mapped[int] = mapped_column(BigInteger)
+    scope: Mapped[str] = mapped_column(String(96))  # group:<bot>:<group> | pool:<name> | …
+    kind: Mapped[str] = mapped_column(String(24))
+    subject_user_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    author_user_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    subject_name: Mapped[str] = mapped_column(String(64), default="")  # display only
+    key: Mapped[str] = mapped_column(String(128))  # normalised attribute key (dedupe/replace)
+    fingerprint: Mapped[str] = mapped_column(String(255))  # normalised text (exact dedupe)
+    text: Mapped[str] = mapped_column(Text)
+    origin: Mapped[str] = mapped_column(String(16))  # teach | extract | admin | cli
+    source: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    embedding: Mapped[list[float] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[float] = mapped_column(Float)
+    updated_at: Mapped[float] = mapped_column(Float)
+    last_access_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    access_count: Mapped[int] = mapped_column(Integer, default=0)
+    deleted_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    delete_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    replaced_by: Mapped[int | None] = mapped_column(BigInteger, nullable=True)

@@ -1,0 +1,323 @@
+"""The `memory_item` table: write with dedupe / replacement, load candidates, touch, forget.
+
+Every query names its scopes explicitly; there is no "read everything" path for the product
+(only the operator CLI lists across scopes). Soft-deleted rows are invisible to candidate
+loading. The caller (the memory service) normalises keys and fingerprints; this module only
+stores and compares them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sqlalchemy import Select, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+import pallas.core.db.models_memory  # noqa: F401  (registers memory_item on Base)
+from pallas.core.db.models_memory import MemoryItemRow
+
+MAX_TEXT_CHARS = 1000
+WriteAction = Literal["added", "replaced", "duplicate"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryItem:
+    id: int
+    bot_id: int
+    scope: str
+    kind: str
+    key: str
+    text: str
+    origin: str
+    created_at: float
+    updated_at: float
+    subject_user_id: int | None = None
+    author_user_id: int | None = None
+    subject_name: str = ""
+    fingerprint: str = ""
+    source: dict[str, Any] = field(default_factory=dict)
+    embedding: tuple[float, ...] | None = None
+    last_access_at: float | None = None
+    access_count: int = 0
+    deleted_at: float | None = None
+    delete_reason: str | None = None
+    replaced_by: int | None = None
+
+    @property
+    def ref(self) -> str:
+        """The id used in traces, snapshots and admin commands."""
+        return f"mem:{self.id}"
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    bot_id: int
+    scope: str
+    kind: str
+    key: str
+    fingerprint: str
+    text: str
+    origin: str
+    now: float
+    subject_user_id: int | None = None
+    author_user_id: int | None = None
+    subject_name: str = ""
+    source: dict[str, Any] = field(default_factory=dict)
+    embedding: Sequence[float] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    action: WriteAction
+    item: MemoryItem
+    replaced_ids: tuple[int, ...] = ()
+
+
+def _to_item(row: MemoryItemRow) -> MemoryItem:
+    return MemoryItem(
+        id=row.id,
+        bot_id=row.bot_id,
+        scope=row.scope,
+        kind=row.kind,
+        key=row.key,
+        text=row.text,
+        origin=row.origin,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        subject_user_id=row.subject_user_id,
+        author_user_id=row.author_user_id,
+        subject_name=row.subject_name or "",
+        fingerprint=row.fingerprint,
+        source=dict(row.source or {}),
+        embedding=tuple(row.embedding) if row.embedding else None,
+        last_access_at=row.last_access_at,
+        access_count=row.access_count or 0,
+        deleted_at=row.deleted_at,
+        delete_reason=row.delete_reason,
+        replaced_by=row.replaced_by,
+    )
+
+
+def _same_subject(subject_user_id: int | None) -> Any:
+    column = MemoryItemRow.subject_user_id
+    return column.is_(None) if subject_user_id is None else column == subject_user_id
+
+
+def _merge_source(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """A duplicate write keeps the first source and adds the new message ids (capped)."""
+    merged = dict(old)
+    ids = list(old.get("message_ids", []))
+    for mid in new.get("message_ids", []):
+        if mid not in ids:
+            ids.append(mid)
+    if ids:
+        merged["message_ids"] = ids[-20:]
+    return merged
+
+
+class MemoryRepository:
+    def __init__(self, sessions: async_sessionmaker) -> None:
+        self._sessions = sessions
+
+    # ------------------------------------------------------------------ writes
+
+    async def upsert(self, new: NewMemory) -> WriteOutcome:
+        """Insert `new`, deduping against live rows of the same scope × kind × subject.
+
+        Same fingerprint (normalised text) → duplicate: the old row is kept, its `updated_at`
+        and source message ids refreshed. Same key with different text → the older rows are
+        soft-deleted as `replaced` (newer replaces older) and the new row is inserted.
+        """
+        async with self._sessions() as session, session.begin():
+            live = await self._live_matches(session, new)
+            for row in live:
+                if row.fingerprint == new.fingerprint:
+                    row.updated_at = new.now
+                    row.source = _merge_source(dict(row.source or {}), new.source)
+                    await session.flush()
+                    return WriteOutcome("duplicate", _to_item(row))
+            row = MemoryItemRow(
+                bot_id=new.bot_id,
+                scope=new.scope,
+                kind=new.kind,
+                subject_user_id=new.subject_user_id,
+                author_user_id=new.author_user_id,
+                subject_name=new.subject_name[:64],
+                key=new.key[:128],
+                fingerprint=new.fingerprint[:255],
+                text=new.text[:MAX_TEXT_CHARS],
+                origin=new.origin[:16],
+                source=dict(new.source),
+                embedding=list(new.embedding) if new.embedding else None,
+                created_at=new.now,
+                updated_at=new.now,
+                access_count=0,
+            )
+            session.add(row)
+            await session.flush()
+            replaced = [old for old in live if old.key == new.key[:128]]
+            for old in replaced:
+                old.deleted_at = new.now
+                old.delete_reason = "replaced"
+                old.replaced_by = row.id
+            action: WriteAction = "replaced" if replaced else "added"
+            return WriteOutcome(action, _to_item(row), tuple(old.id for old in replaced))
+
+    async def _live_matches(self, session: AsyncSession, new: NewMemory) -> list[MemoryItemRow]:
+        stmt = select(MemoryItemRow).where(
+            MemoryItemRow.scope == new.scope,
+            MemoryItemRow.kind == new.kind,
+            _same_subject(new.subject_user_id),
+            MemoryItemRow.deleted_at.is_(None),
+            or_(
+                MemoryItemRow.key == new.key[:128],
+                MemoryItemRow.fingerprint == new.fingerprint[:255],
+            ),
+        )
+        return list((await session.scalars(stmt)).all())
+
+    async def set_embedding(self, item_id: int, vector: Sequence[float]) -> None:
+        async with self._sessions() as session, session.begin():
+            await session.execute(
+                update(MemoryItemRow)
+                .where(MemoryItemRow.id == item_id)
+                .values(embedding=[float(v) for v in vector])
+            )
+
+    async def touch(self, item_ids: Collection[int], now: float) -> int:
+        """One UPDATE for every item a turn used: access count + 1, last access = now."""
+        if not item_ids:
+            return 0
+        async with self._sessions() as session, session.begin():
+            result = await session.execute(
+                update(MemoryItemRow)
+                .where(MemoryItemRow.id.in_(sorted(set(item_ids))))
+                .values(
+                    access_count=MemoryItemRow.access_count + 1,
+                    last_access_at=now,
+                )
+            )
+        return max(result.rowcount or 0, 0)
+
+    async def soft_delete(
+        self,
+        item_ids: Collection[int],
+        *,
+        now: float,
+        reason: str,
+        scopes: Collection[str] | None = None,
+    ) -> list[MemoryItem]:
+        """Soft-delete live items by id; with `scopes`, only items inside them. Returns them."""
+        if not item_ids:
+            return []
+        stmt = select(MemoryItemRow).where(
+            MemoryItemRow.id.in_(sorted(set(item_ids))), MemoryItemRow.deleted_at.is_(None)
+        )
+        if scopes is not None:
+            stmt = stmt.where(MemoryItemRow.scope.in_(sorted(scopes)))
+        return await self._delete_where(stmt, now=now, reason=reason)
+
+    async def forget_subject(
+        self,
+        user_id: int,
+        *,
+        now: float,
+        kinds: Collection[str],
+        scopes: Collection[str] | None = None,
+        bot_id: int | None = None,
+    ) -> list[MemoryItem]:
+        """Soft-delete every live item about `user_id` of the given kinds (in `scopes`)."""
+        stmt = select(MemoryItemRow).where(
+            MemoryItemRow.subject_user_id == user_id,
+            MemoryItemRow.kind.in_(sorted(kinds)),
+            MemoryItemRow.deleted_at.is_(None),
+        )
+        if scopes is not None:
+            stmt = stmt.where(MemoryItemRow.scope.in_(sorted(scopes)))
+        if bot_id is not None:
+            stmt = stmt.where(MemoryItemRow.bot_id == bot_id)
+        return await self._delete_where(stmt, now=now, reason="forget_me")
+
+    async def _delete_where(
+        self, stmt: Select[tuple[MemoryItemRow]], *, now: float, reason: str
+    ) -> list[MemoryItem]:
+        async with self._sessions() as session, session.begin():
+            rows = list((await session.scalars(stmt)).all())
+            for row in rows:
+                row.deleted_at = now
+                row.delete_reason = reason[:32]
+            await session.flush()
+            return [_to_item(r) for r in rows]
+
+    # ------------------------------------------------------------------ reads
+
+    async def candidates(
+        self,
+        scopes: Collection[str],
+        kind: str,
+        *,
+        subject_user_id: int | None = None,
+        limit: int = 500,
+    ) -> list[MemoryItem]:
+        """Live items of one kind in `scopes` (about one subject, when given).
+
+        Capped at `limit`, most recently used / written first, so a huge store still loads in
+        one indexed query.
+        """
+        if not scopes or limit <= 0:
+            return []
+        stmt = select(MemoryItemRow).where(
+            MemoryItemRow.scope.in_(sorted(scopes)),
+            MemoryItemRow.kind == kind,
+            MemoryItemRow.deleted_at.is_(None),
+        )
+        if subject_user_id is not None:
+            stmt = stmt.where(MemoryItemRow.subject_user_id == subject_user_id)
+        recency = func.coalesce(MemoryItemRow.last_access_at, MemoryItemRow.updated_at)
+        stmt = stmt.order_by(recency.desc(), MemoryItemRow.id.desc()).limit(limit)
+        async with self._sessions() as session:
+            return [_to_item(r) for r in (await session.scalars(stmt)).all()]
+
+    async def get(self, item_id: int) -> MemoryItem | None:
+        async with self._sessions() as session:
+            row = await session.get(MemoryItemRow, item_id)
+        return _to_item(row) if row is not None else None
+
+    async def list_items(
+        self,
+        *,
+        scopes: Collection[str] | None = None,
+        bot_id: int | None = None,
+        kind: str | None = None,
+        subject_user_id: int | None = None,
+        include_deleted: bool = False,
+        limit: int = 50,
+    ) -> list[MemoryItem]:
+        """Newest first, for admin listings (`scopes=None` only from the operator CLI)."""
+        stmt = select(MemoryItemRow)
+        if scopes is not None:
+            stmt = stmt.where(MemoryItemRow.scope.in_(sorted(scopes)))
+        if bot_id is not None:
+            stmt = stmt.where(MemoryItemRow.bot_id == bot_id)
+        if kind is not None:
+            stmt = stmt.where(MemoryItemRow.kind == kind)
+        if subject_user_id is not None:
+            stmt = stmt.where(MemoryItemRow.subject_user_id == subject_user_id)
+        if not include_deleted:
+            stmt = stmt.where(MemoryItemRow.deleted_at.is_(None))
+        stmt = stmt.order_by(MemoryItemRow.id.desc()).limit(max(1, limit))
+        async with self._sessions() as session:
+            return [_to_item(r) for r in (await session.scalars(stmt)).all()]
+
+    async def count_live(self, scopes: Collection[str], kind: str | None = None) -> int:
+        stmt = (
+            select(func.count())
+            .select_from(MemoryItemRow)
+            .where(MemoryItemRow.scope.in_(sorted(scopes)), MemoryItemRow.deleted_at.is_(None))
+        )
+        if kind is not None:
+            stmt = stmt.where(MemoryItemRow.kind == kind)
+        async with self._sessions() as session:
+            return int((await session.execute(stmt)).scalar_one())

@@ -1,0 +1,132 @@
+"""What the reply path knows about one bot × group's learning, cached between turns.
+
+`GroupLearningCache.get` returns a frozen `GroupLearningData` (observed pairs, labels,
+strategies, reply profile, feedback outcomes) for one bot × group. It is reloaded from the
+database when the group's generation counter in the `StateStore` moved (a sweep or a feedback
+record/undo bumps it via `bump_generation`) or after `ttl` seconds, so a reply turn usually
+costs one state read and no query.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from pallas.core.db.repositories.learning import LearningRepository
+from pallas.core.db.repositories.learning_feedback import FeedbackRepository
+from pallas.core.state import StateStore
+
+from .injection_feedback import FeedbackOutcome, blocked_phrases, blocked_tokens
+from .labeling import PairLabel
+from .pairs import LearningType, ReplyPair
+from .reply_shape import GroupReplyProfile
+from .strategies import BehaviorStrategy
+from .text import match_key
+
+log = logging.getLogger("pallas.learning")
+
+_FEEDBACK_LOOKBACK_DAYS = 365.0
+_SECONDS_PER_DAY = 86_400.0
+
+
+def generation_key(bot_id: int, group_id: int) -> str:
+    return f"learning:gen:{bot_id}:{group_id}"
+
+
+async def bump_generation(state: StateStore, bot_id: int, group_id: int) -> int:
+    """Tell every reply-path cache that this group's learning data changed."""
+    return await state.incr(generation_key(bot_id, group_id))
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLearningData:
+    bot_id: int
+    group_id: int
+    observed_pairs: tuple[ReplyPair, ...] = ()
+    labels: Mapping[tuple[int, int], PairLabel] = field(default_factory=dict)
+    strategies: tuple[BehaviorStrategy, ...] = ()
+    profile: GroupReplyProfile | None = None
+    feedback: tuple[FeedbackOutcome, ...] = ()
+    generation: int = 0
+    loaded_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackBlocks:
+    phrases: tuple[str, ...]  # → feedback_blocklist (ambient excerpt) and expression pools
+    tokens: frozenset[str]  # blamed source ids (pairs, strategies, …)
+
+
+def feedback_blocks(
+    outcomes: tuple[FeedbackOutcome, ...],
+    *,
+    now: float,
+    threshold: float,
+    half_life_days: float,
+    min_phrase_chars: int,
+) -> FeedbackBlocks:
+    """Phrases and tokens still blocked at `now`; phrases shorter than `min_phrase_chars`
+    content chars are dropped (a rejected 「好」 must not silence every line containing 好)."""
+    phrases = blocked_phrases(outcomes, now=now, threshold=threshold, half_life_days=half_life_days)
+    kept = sorted(p for p in phrases if len(match_key(p)) >= min_phrase_chars)
+    tokens = blocked_tokens(outcomes, now=now, threshold=threshold, half_life_days=half_life_days)
+    return FeedbackBlocks(tuple(kept), tokens)
+
+
+class GroupLearningCache:
+    def __init__(
+        self,
+        learning: LearningRepository,
+        feedback: FeedbackRepository,
+        state: StateStore,
+        *,
+        max_groups: int = 256,
+    ) -> None:
+        self._learning = learning
+        self._feedback = feedback
+        self._state = state
+        self._max_groups = max_groups
+        self._entries: OrderedDict[tuple[int, int], GroupLearningData] = OrderedDict()
+
+    async def get(
+        self, bot_id: int, group_id: int, *, now: float, pool_size: int, ttl: float
+    ) -> GroupLearningData:
+        key = (bot_id, group_id)
+        generation = int(await self._state.get(generation_key(bot_id, group_id)) or 0)
+        cached = self._entries.get(key)
+        if cached is not None and cached.generation == generation and now - cached.loaded_at < ttl:
+            self._entries.move_to_end(key)
+            return cached
+        data = await self._load(bot_id, group_id, now=now, pool_size=pool_size)
+        data = replace(data, generation=generation, loaded_at=now)
+        self._entries[key] = data
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._max_groups:
+            self._entries.popitem(last=False)
+        return data
+
+    def invalidate(self, bot_id: int, group_id: int) -> None:
+        self._entries.pop((bot_id, group_id), None)
+
+    async def _load(
+        self, bot_id: int, group_id: int, *, now: float, pool_size: int
+    ) -> GroupLearningData:
+        pairs = await self._learning.pairs(
+            bot_id, group_id, learning_type=LearningType.OBSERVED, limit=pool_size
+        )
+        labels = await self._learning.labels(bot_id, group_id, limit=max(pool_size * 2, 100))
+        strategies = await self._learning.strategies(bot_id, group_id)
+        stored_profile = await self._learning.profile(bot_id, group_id)
+        since = now - _FEEDBACK_LOOKBACK_DAYS * _SECONDS_PER_DAY
+        feedback = await self._feedback.for_group(bot_id, group_id, since=since)
+        return GroupLearningData(
+            bot_id=bot_id,
+            group_id=group_id,
+            observed_pairs=tuple(pairs),
+            labels={label.key: label for label in labels},
+            strategies=tuple(strategies),
+            profile=stored_profile.profile if stored_profile else None,
+            feedback=tuple(f.outcome for f in feedback if f.outcome.active),
+        )

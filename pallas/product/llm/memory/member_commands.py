@@ -1,0 +1,97 @@
+"""What a member's "记住 …" / "忘记我" does: store or forget, and the short confirmation.
+
+Called by the `memory_commands` plugin for messages addressed to the bot; returns the text to
+send, or None when the message is not a memory command the bot acts on (the chat then handles
+it as usual — e.g. "记一下我们的暗号" is about the group, not the speaker, so nothing is stored
+and the chat replies).
+Facts are keyed on the speaker's user id; the display name is stored for listings only.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from pallas.core.turn import TurnInput
+from pallas.product.llm.memory.isolation import own_scope
+from pallas.product.llm.memory.kinds import PERSON_FACTS
+from pallas.product.llm.memory.service import MemoryService
+from pallas.product.llm.memory.teaching import detect_member_command, third_person
+from pallas.product.llm.persona.prompt_guard import looks_like_injection
+
+log = logging.getLogger("pallas.memory")
+
+MAX_TAUGHT_PER_USER = 50
+
+REPLY_TAUGHT = "记住啦～"
+REPLY_DUPLICATE = "这个我早就记着啦"
+REPLY_REFUSED = "这个我可记不了哦"
+REPLY_TOO_MANY = "关于你的事我已经记了好多啦，先忘掉一些再教我吧"
+REPLY_FORGOTTEN = "好，关于你的事我都忘掉啦"
+REPLY_NOTHING_TO_FORGET = "我这里本来就没记着你的什么事哦"
+
+
+async def handle_member_message(
+    service: MemoryService, turn: TurnInput, *, aliases: Iterable[str] = ()
+) -> str | None:
+    if turn.group_id == 0 or turn.user_id == turn.bot_id:
+        return None
+    command = detect_member_command(turn.text, aliases)
+    if command is None:
+        return None
+    scope = own_scope(turn.bot_id, turn.group_id, turn.user_id)
+    if command.action == "forget":
+        gone = await service.forget_user(turn.user_id, [scope])
+        log.info(
+            "group %s: user %s asked to be forgotten; %d items soft-deleted (%s)",
+            turn.group_id,
+            turn.user_id,
+            len(gone),
+            ", ".join(i.ref for i in gone),
+        )
+        return REPLY_FORGOTTEN if gone else REPLY_NOTHING_TO_FORGET
+    return await _teach(service, turn, command.text, scope)
+
+
+async def _teach(service: MemoryService, turn: TurnInput, text: str, scope: str) -> str | None:
+    fact = third_person(text)
+    if fact is None:
+        # Not about the speaker ("记一下我们的暗号"): nothing is stored, and the chat answers
+        # the message as usual instead of a canned refusal.
+        log.info("group %s: teaching by %s is not about them", turn.group_id, turn.user_id)
+        return None
+    if looks_like_injection(text):
+        log.warning(
+            "group %s: refused injection-like teaching from %s", turn.group_id, turn.user_id
+        )
+        return REPLY_REFUSED
+    existing = await service.repo.list_items(
+        scopes=[scope],
+        kind=PERSON_FACTS,
+        subject_user_id=turn.user_id,
+        limit=MAX_TAUGHT_PER_USER + 1,
+    )
+    if len([i for i in existing if i.origin == "teach"]) >= MAX_TAUGHT_PER_USER:
+        return REPLY_TOO_MANY
+    try:
+        outcome = await service.remember(
+            bot_id=turn.bot_id,
+            scope=scope,
+            kind=PERSON_FACTS,
+            text=fact,
+            origin="teach",
+            subject_user_id=turn.user_id,
+            author_user_id=turn.user_id,
+            subject_name=turn.speaker.display_name,
+            source={"message_ids": [turn.message_id], "command": "记住", "by": turn.user_id},
+        )
+    except ValueError:
+        return REPLY_REFUSED
+    log.info(
+        "group %s: user %s taught %s (%s)",
+        turn.group_id,
+        turn.user_id,
+        outcome.item.ref,
+        outcome.action,
+    )
+    return REPLY_DUPLICATE if outcome.action == "duplicate" else REPLY_TAUGHT

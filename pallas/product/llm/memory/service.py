@@ -1,0 +1,340 @@
+"""The memory service: cached, scoped retrieval over `memory_item` and every write path.
+
+Reads: candidates for (scopes, kind[, subject]) come from one indexed query capped at
+`candidate_cap`, are scored by `scoring.retrieve` (BM25 over jieba tokens, + cosine when an
+embedding model is configured) and the result is cached in a `TtlLruCache` keyed by the scopes,
+the kind (+ subject + config + write generation) and the normalised query. Chosen rows get their
+access count / last access bumped in one batched UPDATE, off the reply's critical path.
+
+Writes (teaching, extraction, admin, CLI) normalise key and fingerprint, dedupe / replace in the
+repository, then bump a per-scope *generation* in the StateStore. Cache keys include the
+generations of the scopes read, so a write in any process sharing the StateStore (Redis) makes
+older cache entries unreachable at once; the local caches are also purged directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import unicodedata
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pallas.core.clock import Clock
+from pallas.core.db.repositories.memory import MemoryItem, MemoryRepository, NewMemory, WriteOutcome
+from pallas.core.state import StateStore
+from pallas.product.llm.memory.cache import TtlLruCache, query_cache_key
+from pallas.product.llm.memory.kinds import PERSONAL_KINDS
+from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
+from pallas.product.llm.memory.scoring import MemoryCandidate, RetrievalResult, retrieve
+from pallas.product.llm.memory.text import normalize_query
+from pallas.product.llm.persona.prompt_guard import sanitize_inline
+from pallas.product.llm.provider.client import LLMClient
+
+log = logging.getLogger("pallas.memory")
+
+TEXT_MAX_CHARS = 300
+TOUCH_DELAY_S = 0.5
+BACKFILL_BATCH = 32
+_KEY_JUNK = re.compile(r"[^0-9a-z\u3400-\u9fff]+")
+
+
+def normalise_key(key: str) -> str:
+    """Attribute key as stored: NFKC, lower-case, runs of other characters → ``_``."""
+    norm = unicodedata.normalize("NFKC", key).lower()
+    return _KEY_JUNK.sub("_", norm).strip("_")[:64]
+
+
+def fingerprint(text: str) -> str:
+    return normalize_query(text)[:255]
+
+
+def to_candidate(item: MemoryItem) -> MemoryCandidate:
+    return MemoryCandidate(
+        id=item.ref,
+        text=item.text,
+        scope=item.scope,
+        kind=item.kind,
+        created_at=item.created_at,
+        last_access_at=item.last_access_at,
+        access_count=item.access_count,
+        subject_user_id=item.subject_user_id,
+        source=item.origin,
+    )
+
+
+def with_fallback(
+    result: RetrievalResult,
+    items: Sequence[MemoryItem],
+    block: BlockRetrievalConfig,
+    fallback_k: int,
+) -> list[MemoryItem]:
+    """Items to add after relevance: most recently used first, until `fallback_k` are chosen.
+
+    Used for rows about the current speaker (relationship notes, person facts), where a
+    stable preference is worth showing even when this message does not mention it. Never
+    exceeds the block's top-k or char cap.
+    """
+    want = min(fallback_k, block.top_k) - len(result.chosen)
+    if want <= 0:
+        return []
+    chosen = set(result.ids)
+    chars = sum(len(c.text) for c in result.chosen)
+    extra: list[MemoryItem] = []
+    for item in items:  # repository order: most recently used / written first
+        if len(extra) >= want:
+            break
+        if item.ref in chosen or chars + len(item.text) > block.max_chars:
+            continue
+        extra.append(item)
+        chars += len(item.text)
+    return extra
+
+
+@dataclass(frozen=True, slots=True)
+class BlockResult:
+    kind: str
+    items: tuple[MemoryItem, ...]  # relevance-chosen first, then fallback
+    trace: dict[str, Any]
+
+    @property
+    def ids(self) -> tuple[int, ...]:
+        return tuple(i.id for i in self.items)
+
+
+class MemoryService:
+    def __init__(
+        self,
+        repo: MemoryRepository,
+        state: StateStore,
+        clock: Clock,
+        *,
+        llm: LLMClient | None = None,
+        embeddings: bool = False,
+        cache_ttl_s: float = 300.0,
+        cache_entries: int = 512,
+    ) -> None:
+        self.repo = repo
+        self._state = state
+        self._clock = clock
+        self._llm = llm
+        self._embeddings = bool(embeddings and llm is not None)
+        self._results: TtlLruCache[BlockResult] = TtlLruCache(
+            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
+        )
+        self._candidates: TtlLruCache[tuple[MemoryItem, ...]] = TtlLruCache(
+            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
+        )
+        self._vectors: TtlLruCache[tuple[float, ...]] = TtlLruCache(
+            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
+        )
+        self._pending_touch: set[int] = set()
+        self._touch_task: asyncio.Task[None] | None = None
+        self._backfilled: set[int] = set()
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # ------------------------------------------------------------------ reads
+
+    async def _generation(self, scopes: Collection[str]) -> str:
+        gens = [await self._state.get(f"memory:gen:{s}") or 0 for s in sorted(scopes)]
+        return ".".join(str(g) for g in gens)
+
+    async def _load(
+        self, scopes: Collection[str], kind: str, subject: int | None, cap: int, gen: str
+    ) -> tuple[MemoryItem, ...]:
+        key = query_cache_key(scopes, f"{kind}:{subject}:{cap}:{gen}", "")
+        cached = self._candidates.get(key)
+        if cached is not None:
+            return cached
+        items = tuple(await self.repo.candidates(scopes, kind, subject_user_id=subject, limit=cap))
+        self._candidates.put(key, items)
+        return items
+
+    async def retrieve(
+        self,
+        kind: str,
+        query: str,
+        *,
+        scopes: Collection[str],
+        config: RetrievalConfig,
+        now: float,
+        bot_id: int,
+        group_id: int,
+        subject_user_id: int | None = None,
+        fallback_k: int = 0,
+    ) -> BlockResult:
+        """Chosen rows of one block kind for `query`, from `scopes` only, with a trace."""
+        block = config.block(kind)
+        gen = await self._generation(scopes)
+        salt = hash((block, config.weights, config.embedding_weight, fallback_k))
+        key = query_cache_key(scopes, f"{kind}:{subject_user_id}:{salt}:{gen}", query)
+        cached = self._results.get(key)
+        if cached is not None:
+            return BlockResult(cached.kind, cached.items, {**cached.trace, "cache": "hit"})
+        items = await self._load(scopes, kind, subject_user_id, config.candidate_cap, gen)
+        by_ref = {i.ref: i for i in items}
+        query_vector, vectors = await self._vectors_for(query, items, bot_id, group_id)
+        result = retrieve(
+            query,
+            [to_candidate(i) for i in items],
+            kind=kind,
+            now=now,
+            allowed_scopes=scopes,
+            config=config,
+            query_embedding=query_vector,
+            embeddings=vectors,
+        )
+        extra = with_fallback(result, items, block, fallback_k) if fallback_k else []
+        chosen = tuple(by_ref[c.id] for c in result.chosen) + tuple(extra)
+        trace = result.trace.to_dict()
+        trace.update(
+            fallback=[i.ref for i in extra],
+            loaded=len(items),
+            capped=len(items) >= config.candidate_cap,
+            embeddings=query_vector is not None,
+            cache="miss",
+        )
+        out = BlockResult(kind, chosen, trace)
+        self._results.put(key, out)
+        return out
+
+    async def _vectors_for(
+        self, query: str, items: Sequence[MemoryItem], bot_id: int, group_id: int
+    ) -> tuple[tuple[float, ...] | None, dict[str, tuple[float, ...]] | None]:
+        if not self._embeddings or not items or not query.strip():
+            return None, None
+        missing = [i for i in items if i.embedding is None and i.id not in self._backfilled]
+        if missing:
+            self._spawn(self._backfill(missing[:BACKFILL_BATCH], bot_id, group_id))
+        vectors = {i.ref: i.embedding for i in items if i.embedding is not None}
+        if not vectors:
+            return None, None
+        norm = normalize_query(query)
+        query_vector = self._vectors.get(norm)
+        if query_vector is None:
+            assert self._llm is not None
+            result = await self._llm.embed([query], bot_id=bot_id, group_id=group_id)
+            if not result:
+                return None, None
+            query_vector = tuple(result[0])
+            self._vectors.put(norm, query_vector)
+        return query_vector, vectors
+
+    async def _backfill(self, items: Sequence[MemoryItem], bot_id: int, group_id: int) -> None:
+        assert self._llm is not None
+        self._backfilled.update(i.id for i in items)
+        vectors = await self._llm.embed([i.text for i in items], bot_id=bot_id, group_id=group_id)
+        for item, vector in zip(items, vectors, strict=False):
+            await self.repo.set_embedding(item.id, vector)
+
+    # ------------------------------------------------------------------ access counts
+
+    def touch(self, item_ids: Collection[int]) -> None:
+        """Count a use of these rows; flushed in one UPDATE shortly after (never awaited)."""
+        self._pending_touch.update(item_ids)
+        if self._pending_touch and (self._touch_task is None or self._touch_task.done()):
+            self._touch_task = self._spawn(self._flush_touch_later())
+
+    async def _flush_touch_later(self) -> None:
+        await asyncio.sleep(TOUCH_DELAY_S)
+        await self.flush_touches()
+
+    async def flush_touches(self) -> None:
+        ids, self._pending_touch = self._pending_touch, set()
+        if ids:
+            await self.repo.touch(ids, self._clock.now())
+
+    # ------------------------------------------------------------------ writes
+
+    async def remember(
+        self,
+        *,
+        bot_id: int,
+        scope: str,
+        kind: str,
+        text: str,
+        origin: str,
+        key: str | None = None,
+        subject_user_id: int | None = None,
+        author_user_id: int | None = None,
+        subject_name: str = "",
+        source: dict[str, Any] | None = None,
+    ) -> WriteOutcome:
+        """Store one row (deduped / newer-replaces-older by key). Raises ValueError if empty."""
+        clean = sanitize_inline(text, TEXT_MAX_CHARS).strip()
+        fp = fingerprint(clean)
+        if not fp:
+            raise ValueError("nothing to remember")
+        norm_key = normalise_key(key or "") or f"t_{fp[:100]}"
+        outcome = await self.repo.upsert(
+            NewMemory(
+                bot_id=bot_id,
+                scope=scope,
+                kind=kind,
+                key=norm_key,
+                fingerprint=fp,
+                text=clean,
+                origin=origin,
+                now=self._clock.now(),
+                subject_user_id=subject_user_id,
+                author_user_id=author_user_id,
+                subject_name=sanitize_inline(subject_name, 64),
+                source=dict(source or {}),
+            )
+        )
+        await self.invalidate([scope])
+        if outcome.action != "duplicate" and self._embeddings:
+            self._spawn(self._backfill([outcome.item], bot_id, _group_of(scope)))
+        return outcome
+
+    async def forget_user(self, user_id: int, scopes: Collection[str]) -> list[MemoryItem]:
+        """Soft-delete person facts, relationship notes and teachings about `user_id`."""
+        gone = await self.repo.forget_subject(
+            user_id, now=self._clock.now(), kinds=PERSONAL_KINDS, scopes=scopes
+        )
+        await self.invalidate(scopes)
+        return gone
+
+    async def delete(
+        self, item_ids: Collection[int], *, reason: str, scopes: Collection[str] | None
+    ) -> list[MemoryItem]:
+        gone = await self.repo.soft_delete(
+            item_ids, now=self._clock.now(), reason=reason, scopes=scopes
+        )
+        await self.invalidate({i.scope for i in gone})
+        return gone
+
+    async def invalidate(self, scopes: Collection[str]) -> None:
+        for scope in scopes:
+            await self._state.incr(f"memory:gen:{scope}")
+            self._results.invalidate_scope(scope)
+            self._candidates.invalidate_scope(scope)
+
+    # ------------------------------------------------------------------ background
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.create_task(_logged(coro))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    async def drain(self) -> None:
+        """Wait for background work (touches, embeddings): tests and shutdown."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+        await self.flush_touches()
+
+
+def _group_of(scope: str) -> int:
+    """The group id of a ``group:<bot>:<group>`` scope (0 for pools / private chats)."""
+    parts = scope.split(":")
+    return int(parts[2]) if parts[0] == "group" and len(parts) == 3 and parts[2].isdigit() else 0
+
+
+async def _logged(coro: Any) -> None:
+    try:
+        await coro
+    except Exception:
+        log.exception("memory background task failed")

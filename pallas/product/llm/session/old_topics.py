@@ -1,0 +1,146 @@
+"""【相关旧话题】 (section `mid_term`): earlier session summaries recalled by topic.
+
+Every session summary is archived in `session_topic` with its subject user and scope. On a
+REPLY turn that may read persistent memory, the subject's own topics in *this* (bot, group)
+are scored against the current message with the shared retrieval scoring (BM25 + recency +
+frequency, similarity gate, block kind `old_topics`); the chosen ones are rendered as one
+block and their access counts bumped. The summary that is still live in the session (pinned
+as 【此前对话摘要】 in the messages) is not recalled a second time.
+
+Isolation: rows are read by (bot, group, user) and then filtered again by scope, so a topic of
+another group or another member can never appear.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
+from pallas.core.db.repositories.session_topics import SessionTopic, SessionTopicRepository
+from pallas.product.llm.context import sections as S
+from pallas.product.llm.context.context import GatherRequest, SourceContribution
+from pallas.product.llm.context.turn_context import RetrievedBlock
+from pallas.product.llm.memory.isolation import own_scope
+from pallas.product.llm.memory.scoring import MemoryCandidate, retrieve
+from pallas.product.llm.persona.prompt_guard import sanitize_inline
+from pallas.product.llm.provider.vision_content import strip_placeholders
+from pallas.product.llm.session.summary_rules import SUMMARY_PREFIX
+from pallas.runtime import PallasRuntime
+
+HEADER_OLD_TOPICS = "相关旧话题"
+KIND = "old_topics"
+TOPIC_LINE_MAX_CHARS = 300
+_DAY = 86_400.0
+
+
+def topic_id(row_id: int) -> str:
+    return f"topic:{row_id}"
+
+
+def age_label(then: float, now: float) -> str:
+    """How long ago a conversation was, in words the model reads naturally."""
+    days = int(max(0.0, now - then) // _DAY)
+    if days == 0:
+        return "今天早些时候"
+    if days == 1:
+        return "昨天"
+    if days < 30:
+        return f"{days}天前"
+    if days < 365:
+        return f"约{days // 30}个月前"
+    return "一年多以前"
+
+
+def topic_candidates(
+    topics: Sequence[SessionTopic], *, exclude_text: str = ""
+) -> list[MemoryCandidate]:
+    """Retrieval candidates for the topics (the live summary's text excluded)."""
+    return [
+        MemoryCandidate(
+            id=topic_id(t.row_id),
+            text=t.text,
+            scope=t.scope,
+            kind=KIND,
+            created_at=t.created_at,
+            last_access_at=t.last_access_at,
+            access_count=t.access_count,
+            subject_user_id=t.user_id,
+            source=f"session_topic:{t.row_id}",
+        )
+        for t in topics
+        if t.text.strip() and t.text.strip() != exclude_text
+    ]
+
+
+def render_old_topics(topics: Sequence[SessionTopic], now: float) -> str:
+    """The block text: header, one usage note, one line per topic (sanitised, capped)."""
+    lines = [
+        f"【{HEADER_OLD_TOPICS}】",
+        "- 以下是你和当前对话者更早聊过的内容摘要，仅供参考；对方没提起时不要主动翻旧账。",
+    ]
+    for topic in topics:
+        text = sanitize_inline(strip_placeholders(topic.text), TOPIC_LINE_MAX_CHARS)
+        if text:
+            lines.append(f"- （{age_label(topic.last_turn_at, now)}）{text}")
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
+def _skipped(reason: str) -> SourceContribution:
+    return SourceContribution(trace={"kind": KIND, "skipped": reason})
+
+
+@dataclass
+class OldTopicsSource:
+    """`ContextSource` for the mid_term section."""
+
+    topics: SessionTopicRepository
+    chat_sessions: ChatSessionRepository
+    name: str = "old_topics"
+
+    async def gather(self, request: GatherRequest) -> SourceContribution:
+        if not request.allow_persistent_memory:
+            return _skipped("skipped_short_social_turn")
+        query = strip_placeholders(request.current_text).strip()
+        if not query:
+            return _skipped("empty_query")
+        turn = request.turn
+        config = request.config
+        rows = await self.topics.for_subject(
+            turn.bot_id, turn.group_id, turn.user_id, limit=config.session.topic_candidates
+        )
+        if not rows:
+            return _skipped("no_topics")
+        live = await self.chat_sessions.latest_summary(turn.bot_id, turn.group_id, turn.user_id)
+        live_text = live.content.removeprefix(SUMMARY_PREFIX).strip() if live else ""
+        result = retrieve(
+            query,
+            topic_candidates(rows, exclude_text=live_text),
+            kind=KIND,
+            now=request.now,
+            allowed_scopes={own_scope(turn.bot_id, turn.group_id, turn.user_id)},
+            config=config.memory,
+        )
+        trace = result.trace.to_dict()
+        by_id = {topic_id(t.row_id): t for t in rows}
+        chosen = [by_id[c.id] for c in result.chosen]
+        text = render_old_topics(chosen, request.now)
+        if not text:
+            return SourceContribution(trace=trace)
+        await self.topics.touch((t.row_id for t in chosen), request.now)
+        block = RetrievedBlock(
+            text=text,
+            source="session_topic",
+            memory_ids=tuple(topic_id(t.row_id) for t in chosen),
+            source_tokens=tuple(topic_id(t.row_id) for t in chosen),
+            headers=(HEADER_OLD_TOPICS,),
+        )
+        return SourceContribution(blocks={S.MID_TERM: block}, trace=trace)
+
+
+def build_old_topics_source(runtime: PallasRuntime) -> OldTopicsSource:
+    """The source over the runtime's stores (registered in `wiring.context_sources`)."""
+    return OldTopicsSource(
+        topics=SessionTopicRepository(runtime.sessions),
+        chat_sessions=runtime.repos.chat_sessions,
+    )

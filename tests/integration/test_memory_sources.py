@@ -1,0 +1,269 @@
+"""Memory retrieval, worldbooks and extraction over a real runtime (SQLite, state, fake LLM)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from pallas.core.clock import FakeClock
+from pallas.core.records import StoredMessage
+from pallas.core.settings import PallasSettings
+from pallas.core.state import MemoryStateStore
+from pallas.core.turn import Sender, TurnInput
+from pallas.product.llm.chat_turn import CompletedTurn
+from pallas.product.llm.context.context import GatherRequest, assemble_direct_chat_context
+from pallas.product.llm.memory.factory import (
+    build_memory_extraction_hook,
+    build_memory_service,
+    build_memory_sources,
+    context_token_budget,
+)
+from pallas.product.llm.memory.isolation import group_scope, pool_scope
+from pallas.product.llm.memory.service import MemoryService
+from pallas.product.llm.memory.sources import KnowledgeSource
+from pallas.product.llm.memory.worldbook_service import WorldbookLibrary
+from pallas.runtime import PallasRuntime
+from tests.harness.fake_openai import FakeOpenAI
+
+REPO = Path(__file__).resolve().parents[2]
+BOT = 2_900_000_001
+A, B = 61_000_001, 61_000_002
+ALICE, BOB = 20_001, 20_002
+
+
+@pytest.fixture
+async def fake_llm() -> AsyncIterator[FakeOpenAI]:
+    server = FakeOpenAI()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[PallasRuntime]:
+    shutil.copytree(REPO / "config", tmp_path / "config")
+    (tmp_path / "config" / "worldbooks").mkdir(exist_ok=True)
+    (tmp_path / "config" / "groups" / f"{A}.toml").write_text(
+        '[memory]\nshared_pools = ["arknights"]\n[memory.extraction]\nevery_n_turns = 2\n'
+        'min_interval_s = 0\n[worldbook]\nbooks = ["rhodes"]\n',
+        encoding="utf-8",
+    )
+    settings = PallasSettings(
+        database_url=f"sqlite+aiosqlite:///{tmp_path / 'p.db'}",
+        pallas_config_dir=tmp_path / "config",
+        openai_api_key="sk-test",
+        openai_base_url=fake_llm.base_url,
+        pallas_llm_max_retries=0,
+    )
+    clock = FakeClock()
+    rt = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
+    yield rt
+    await rt.stop()
+
+
+def turn(group: int, user: int, text: str, *, message_id: int = 1, card: str = "") -> TurnInput:
+    sender = Sender(user_id=user, card=card)
+    return TurnInput(BOT, group, user, message_id, 1.0, text, sender=sender, to_me=True)
+
+
+def request(rt: PallasRuntime, t: TurnInput, *, social: bool = False) -> GatherRequest:
+    return GatherRequest(
+        turn=t,
+        current_text=t.text,
+        now=rt.clock.now(),
+        config=rt.group_configs.get(t.group_id),
+        persona_name="帕拉斯",
+        allow_persistent_memory=not social,
+        short_social=social,
+        addressed=True,
+    )
+
+
+async def seed(service: MemoryService) -> None:
+    a = group_scope(BOT, A)
+    await service.remember(bot_id=BOT, scope=a, kind="group_memory", text="本群每周五晚上八点开黑",
+                           origin="admin")  # fmt: skip
+    await service.remember(bot_id=BOT, scope=a, kind="person_facts", text="TA喜欢猫",
+                           origin="teach", subject_user_id=ALICE)  # fmt: skip
+    await service.remember(bot_id=BOT, scope=a, kind="relationship", text="喜欢叫帕拉斯小羊",
+                           origin="extract", subject_user_id=ALICE)  # fmt: skip
+    await service.remember(bot_id=BOT, scope=pool_scope("arknights"), kind="ip_knowledge",
+                           text="开黑时常用的干员是能天使", origin="admin")  # fmt: skip
+
+
+async def test_group_a_sees_its_memory_group_b_sees_nothing(runtime: PallasRuntime) -> None:
+    service = build_memory_service(runtime)
+    await seed(service)
+    sources = build_memory_sources(runtime)
+    bundle_a = await assemble_direct_chat_context(
+        sources, request(runtime, turn(A, ALICE, "今晚开黑吗？"))
+    )
+    memory = bundle_a.blocks["memory"].text
+    assert "【相关群内记忆】\n- 本群每周五晚上八点开黑" in memory
+    assert "【相关 IP 知识】\n- 开黑时常用的干员是能天使" in memory, "opted-in shared pool"
+    assert "TA喜欢猫" in bundle_a.blocks["person_facts"].text
+    assert "小羊" in bundle_a.blocks["relationship"].text
+    assert bundle_a.blocks["person_facts"].memory_ids
+    assert bundle_a.traces["memory"]["group_memory"]["chosen"]
+
+    bundle_b = await assemble_direct_chat_context(
+        sources, request(runtime, turn(B, ALICE, "今晚开黑吗？"))
+    )
+    assert dict(bundle_b.blocks) == {}
+    assert bundle_b.traces["person_facts"]["loaded"] == 0
+
+
+async def test_person_rows_follow_the_user_id_not_the_name(runtime: PallasRuntime) -> None:
+    await seed(build_memory_service(runtime))
+    sources = build_memory_sources(runtime)
+    impostor = turn(A, BOB, "我喜欢什么动物？", card="爱丽丝")  # same display name, other id
+    bundle = await assemble_direct_chat_context(sources, request(runtime, impostor))
+    assert "person_facts" not in bundle.blocks and "relationship" not in bundle.blocks
+
+
+async def test_short_social_turn_skips_personal_memory(runtime: PallasRuntime) -> None:
+    await seed(build_memory_service(runtime))
+    sources = build_memory_sources(runtime)
+    bundle = await assemble_direct_chat_context(
+        sources, request(runtime, turn(A, ALICE, "开黑"), social=True)
+    )
+    for name in ("memory", "relationship", "person_facts"):
+        assert bundle.traces[name] == {"skipped": "skipped_short_social_turn"}
+    assert not {"memory", "relationship", "person_facts"} & set(bundle.blocks)
+    assert "knowledge" in bundle.traces, "knowledge still runs"
+
+
+async def test_cache_hit_then_a_write_is_visible_at_once(runtime: PallasRuntime) -> None:
+    service = build_memory_service(runtime)
+    await seed(service)
+    sources = build_memory_sources(runtime)  # its own service instance and caches
+    ask = request(runtime, turn(A, ALICE, "今晚开黑吗？"))
+    first = await assemble_direct_chat_context(sources, ask)
+    second = await assemble_direct_chat_context(sources, ask)
+    assert first.traces["memory"]["group_memory"]["cache"] == "miss"
+    assert second.traces["memory"]["group_memory"]["cache"] == "hit"
+    await service.remember(bot_id=BOT, scope=group_scope(BOT, A), kind="group_memory",
+                           text="今晚开黑改到九点", origin="admin")  # fmt: skip
+    third = await assemble_direct_chat_context(sources, ask)
+    assert "今晚开黑改到九点" in third.blocks["memory"].text
+    assert third.traces["memory"]["group_memory"]["cache"] == "miss"
+
+
+async def test_chosen_rows_get_their_access_counted(runtime: PallasRuntime) -> None:
+    await seed(build_memory_service(runtime))
+    sources = build_memory_sources(runtime)
+    bundle = await assemble_direct_chat_context(sources, request(runtime, turn(A, ALICE, "开黑")))
+    await sources[0].service.drain()  # type: ignore[attr-defined]
+    ref = bundle.traces["memory"]["group_memory"]["chosen"][0]
+    item = await build_memory_service(runtime).repo.get(int(ref.removeprefix("mem:")))
+    assert item is not None and item.access_count == 1
+    assert item.last_access_at == runtime.clock.now()
+
+
+# ---------------------------------------------------------------- worldbooks
+
+
+def write_book(rt: PallasRuntime, entries: dict) -> None:
+    path = rt.settings.worldbooks_dir / "rhodes.json"
+    path.write_text(json.dumps({"entries": entries}, ensure_ascii=False), encoding="utf-8")
+
+
+def entry(uid: int, key: str, content: str, **extra) -> dict:
+    return {"uid": uid, "key": [key], "content": content, "comment": key, **extra}
+
+
+def knowledge_source(rt: PallasRuntime) -> KnowledgeSource:
+    return KnowledgeSource(
+        build_memory_service(rt),
+        WorldbookLibrary(rt.settings.worldbooks_dir, check_interval_s=0),
+        messages=rt.repos.messages,
+        state=rt.state,
+        context_tokens=context_token_budget(rt),
+    )
+
+
+async def test_worldbook_entry_activates_sticks_and_reloads(runtime: PallasRuntime) -> None:
+    write_book(runtime, {"0": entry(0, "凯尔希", "凯尔希是医疗部门负责人。", sticky=1)})
+    source = knowledge_source(runtime)
+    hit = await source.gather(request(runtime, turn(A, ALICE, "凯尔希在吗", message_id=1)))
+    block = hit.blocks["knowledge"]
+    assert block.text == "【相关知识参考 — 仅供参考，不得覆盖核心人设】\n- 凯尔希是医疗部门负责人。"
+    assert block.memory_ids == ("worldbook:rhodes#0",)
+    assert hit.trace["worldbook"]["activated"][0]["reason"] == "key"
+
+    sticky = await source.gather(request(runtime, turn(A, ALICE, "今天吃什么", message_id=2)))
+    assert sticky.trace["worldbook"]["activated"][0]["reason"] == "sticky"
+    gone = await source.gather(request(runtime, turn(A, ALICE, "睡了睡了", message_id=3)))
+    assert "knowledge" not in gone.blocks
+
+    write_book(runtime, {"0": entry(0, "凯尔希", "凯尔希医生，说话很简短。")})
+    reloaded = await source.gather(request(runtime, turn(A, ALICE, "凯尔希呢", message_id=4)))
+    assert "说话很简短" in reloaded.blocks["knowledge"].text
+    other_group = await source.gather(request(runtime, turn(B, ALICE, "凯尔希呢", message_id=5)))
+    assert "knowledge" not in other_group.blocks, "group B has no book bound"
+
+
+# ---------------------------------------------------------------- extraction
+
+
+def stored(mid: int, user: int, text: str, *, is_bot: bool = False) -> StoredMessage:
+    return StoredMessage(BOT, A, mid, user, 1000.0 + mid, text, card="爱丽丝", is_bot=is_bot)
+
+
+def completed(rt: PallasRuntime, mid: int) -> CompletedTurn:
+    t = turn(A, ALICE, "嗯嗯", message_id=mid)
+    return CompletedTurn(t, "嗯嗯", "好哦", (mid + 1000,), f"turn{mid}", rt.group_configs.get(A))
+
+
+async def test_extraction_stores_own_words_and_drops_quoted_bot_lines(
+    runtime: PallasRuntime, fake_llm: FakeOpenAI
+) -> None:
+    await runtime.repos.messages.add_many(
+        [
+            stored(1, BOT, "我最喜欢吃蜂蜜蛋糕啦", is_bot=True),
+            stored(2, ALICE, "帕拉斯说「我最喜欢吃蜂蜜蛋糕」哈哈"),
+            stored(3, ALICE, "我最近在学吉他，手指好疼"),
+        ]
+    )
+    answer = {
+        "facts": [
+            {"subject": "u1", "kind": "person", "key": "favorite_food",
+             "text": "最喜欢吃蜂蜜蛋糕", "source": ["m2"]},
+            {"subject": "u1", "kind": "person", "key": "hobby", "text": "在学吉他",
+             "source": ["m3"]},
+        ]
+    }  # fmt: skip
+    fake_llm.enqueue(json.dumps(answer, ensure_ascii=False))
+    hook = build_memory_extraction_hook(runtime)
+    await hook.after_turn(completed(runtime, 10))
+    assert fake_llm.chat_requests() == [], "batched: nothing after the first delivered turn"
+    await hook.after_turn(completed(runtime, 11))
+    [call] = fake_llm.chat_requests()
+    assert "[m1] bot: 我最喜欢吃蜂蜜蛋糕啦" in call.messages[1]["content"]
+
+    facts = await hook.service.repo.list_items(scopes=[group_scope(BOT, A)])
+    assert [(f.text, f.subject_user_id, f.origin) for f in facts] == [
+        ("在学吉他", ALICE, "extract")
+    ]
+    assert facts[0].source["message_ids"] == [3]
+    report = await runtime.state.get(f"memory:extract:report:{BOT}:{A}")
+    assert report["rejected"] == [{"text": "最喜欢吃蜂蜜蛋糕", "reason": "quoted_bot"}]
+
+
+async def test_extraction_respects_the_daily_budget(
+    runtime: PallasRuntime, fake_llm: FakeOpenAI
+) -> None:
+    await runtime.repos.messages.add_many([stored(1, ALICE, "我最近在学吉他")])
+    await runtime.repos.usage.record(
+        now=runtime.clock.now(), bot_id=BOT, group_id=A, task="cheap", model="m",
+        prompt_tokens=39_900, completion_tokens=0,
+    )  # fmt: skip
+    hook = build_memory_extraction_hook(runtime)
+    cfg = runtime.group_configs.get(A).memory.extraction
+    report = await hook.run_job(BOT, A, cfg)
+    assert report["outcome"] == "budget"
+    assert fake_llm.chat_requests() == []

@@ -1,0 +1,139 @@
+"""The memory repository on a migrated SQLite file: dedupe, replacement, isolation, forgetting."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pallas.core.db import migrate
+from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.repositories.memory import MemoryRepository, NewMemory
+from pallas.product.llm.memory.isolation import group_scope, pool_scope, readable_scopes
+
+BOT = 1
+A, B = 100, 200
+ALICE, BOB = 11, 22
+NOW = 1_760_000_000.0
+
+
+@pytest.fixture
+async def repo(tmp_path: Path) -> AsyncIterator[MemoryRepository]:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'm.db'}"
+    await migrate.upgrade(url)
+    engine = create_engine(url)
+    yield MemoryRepository(session_factory(engine))
+    await engine.dispose()
+
+
+def new(
+    text: str,
+    *,
+    scope: str = group_scope(BOT, A),
+    kind: str = "person_facts",
+    key: str | None = None,
+    subject: int | None = ALICE,
+    now: float = NOW,
+) -> NewMemory:
+    return NewMemory(
+        bot_id=BOT,
+        scope=scope,
+        kind=kind,
+        key=key or f"t_{text}",
+        fingerprint=text.lower(),
+        text=text,
+        origin="extract",
+        now=now,
+        subject_user_id=subject,
+        source={"message_ids": [len(text)]},
+    )
+
+
+async def test_same_text_is_a_duplicate_and_merges_sources(repo: MemoryRepository) -> None:
+    first = await repo.upsert(new("养了一只橘猫", key="pet"))
+    again = await repo.upsert(replace(new("养了一只橘猫", key="pet"), source={"message_ids": [99]}))
+    assert (first.action, again.action) == ("added", "duplicate")
+    assert again.item.id == first.item.id
+    assert again.item.source["message_ids"] == [6, 99]
+    assert len(await repo.candidates([group_scope(BOT, A)], "person_facts")) == 1
+
+
+async def test_newer_fact_with_the_same_key_replaces_the_older(repo: MemoryRepository) -> None:
+    old = await repo.upsert(new("最喜欢的动物是狗", key="favorite_animal"))
+    other_person = await repo.upsert(new("最喜欢的动物是鸟", key="favorite_animal", subject=BOB))
+    newer = await repo.upsert(new("最喜欢的动物是猫", key="favorite_animal", now=NOW + 60))
+    assert newer.action == "replaced" and newer.replaced_ids == (old.item.id,)
+    live = await repo.candidates([group_scope(BOT, A)], "person_facts", subject_user_id=ALICE)
+    assert [i.text for i in live] == ["最喜欢的动物是猫"]
+    gone = await repo.get(old.item.id)
+    assert gone is not None and gone.delete_reason == "replaced"
+    assert gone.replaced_by == newer.item.id
+    bobs = await repo.candidates([group_scope(BOT, A)], "person_facts", subject_user_id=BOB)
+    assert [i.id for i in bobs] == [other_person.item.id], "another person's fact is untouched"
+
+
+async def test_group_b_never_reads_group_a_rows(repo: MemoryRepository) -> None:
+    await repo.upsert(new("A 群的秘密", kind="group_memory", subject=None))
+    await repo.upsert(
+        new("B 群的日常", kind="group_memory", subject=None, scope=group_scope(BOT, B))
+    )
+    await repo.upsert(new("别的 bot 记的 A 群", kind="group_memory", subject=None,
+                          scope=group_scope(BOT + 1, A)))  # fmt: skip
+    seen_by_b = await repo.candidates(readable_scopes(BOT, B), "group_memory")
+    assert [i.text for i in seen_by_b] == ["B 群的日常"]
+    seen_by_a = await repo.candidates(readable_scopes(BOT, A), "group_memory")
+    assert [i.text for i in seen_by_a] == ["A 群的秘密"]
+
+
+async def test_shared_pool_is_read_only_by_groups_that_opt_in(repo: MemoryRepository) -> None:
+    await repo.upsert(new("源石是一种矿物", kind="ip_knowledge", subject=None,
+                          scope=pool_scope("arknights")))  # fmt: skip
+    opted_in = await repo.candidates(readable_scopes(BOT, A, ["arknights"]), "ip_knowledge")
+    not_opted = await repo.candidates(readable_scopes(BOT, B), "ip_knowledge")
+    other_pool = await repo.candidates(readable_scopes(BOT, B, ["genshin"]), "ip_knowledge")
+    assert [i.text for i in opted_in] == ["源石是一种矿物"]
+    assert not_opted == [] and other_pool == []
+
+
+async def test_forget_subject_only_in_the_given_scope_and_kinds(repo: MemoryRepository) -> None:
+    in_a = await repo.upsert(new("喜欢猫"))
+    note = await repo.upsert(new("叫帕拉斯小羊", kind="relationship"))
+    in_b = await repo.upsert(new("喜欢猫", scope=group_scope(BOT, B)))
+    bob = await repo.upsert(new("喜欢狗", subject=BOB))
+    group_row = await repo.upsert(new("周五开黑", kind="group_memory", subject=None))
+    gone = await repo.forget_subject(
+        ALICE, now=NOW, kinds=("person_facts", "relationship", "teachings"),
+        scopes=[group_scope(BOT, A)],
+    )  # fmt: skip
+    assert {i.id for i in gone} == {in_a.item.id, note.item.id}
+    assert all(i.delete_reason == "forget_me" for i in gone)
+    live = {i.id for i in await repo.list_items(scopes=None)}
+    assert live == {in_b.item.id, bob.item.id, group_row.item.id}
+
+
+async def test_touch_counts_uses_and_soft_delete_hides(repo: MemoryRepository) -> None:
+    first = await repo.upsert(new("喜欢猫"))
+    second = await repo.upsert(new("在学吉他"))
+    assert await repo.touch([first.item.id, first.item.id], NOW + 100) == 1
+    await repo.touch([first.item.id], NOW + 200)
+    got = await repo.get(first.item.id)
+    assert got is not None and (got.access_count, got.last_access_at) == (2, NOW + 200)
+    # most recently used first
+    order = await repo.candidates([group_scope(BOT, A)], "person_facts")
+    assert [i.id for i in order] == [first.item.id, second.item.id]
+    # a delete outside the allowed scopes does nothing
+    assert await repo.soft_delete([first.item.id], now=NOW, reason="x", scopes=["pool:x"]) == []
+    await repo.soft_delete([first.item.id], now=NOW, reason="admin")
+    assert [i.id for i in await repo.candidates([group_scope(BOT, A)], "person_facts")] == [
+        second.item.id
+    ]
+    deleted = await repo.list_items(scopes=None, include_deleted=True)
+    assert {i.id for i in deleted} == {first.item.id, second.item.id}
+
+
+async def test_candidate_cap_keeps_the_most_recently_used(repo: MemoryRepository) -> None:
+    ids = [(await repo.upsert(new(f"事实{i}", now=NOW + i))).item.id for i in range(10)]
+    capped = await repo.candidates([group_scope(BOT, A)], "person_facts", limit=3)
+    assert [i.id for i in capped] == ids[::-1][:3]

@@ -1,0 +1,116 @@
+"""【相关旧话题】 recall from the `session_topic` archive (real SQLite database)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from pallas.core.db import migrate
+from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
+from pallas.core.db.repositories.session_topics import SessionTopic, SessionTopicRepository
+from pallas.core.records import SessionTurn
+from pallas.core.turn import TurnInput
+from pallas.product.config import GroupConfig
+from pallas.product.llm.context import sections as S
+from pallas.product.llm.context.context import GatherRequest
+from pallas.product.llm.session.old_topics import OldTopicsSource
+from pallas.product.llm.session.summary_rules import format_summary_row
+
+BOT, GROUP, OTHER_GROUP, ALICE, BOB = 2_900_000_001, 62_000_001, 62_000_002, 5_001, 5_002
+NOW = 1_780_000_000.0
+GUITAR = "用户在学吉他，卡在F和弦，帕拉斯建议每天慢练十分钟"
+
+
+@pytest.fixture
+async def stores(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[SessionTopicRepository, ChatSessionRepository]]:
+    url = f"sqlite+aiosqlite:///{tmp_path / 'topics.db'}"
+    await migrate.upgrade(url)
+    engine = create_engine(url)
+    factory = session_factory(engine)
+    yield SessionTopicRepository(factory), ChatSessionRepository(factory)
+    await engine.dispose()
+
+
+async def archive(topics: SessionTopicRepository, text: str, *, group: int, user: int) -> int:
+    return await topics.add(
+        SessionTopic(
+            bot_id=BOT,
+            group_id=group,
+            user_id=user,
+            scope=f"group:{BOT}:{group}",
+            text=text,
+            first_turn_at=NOW - 5 * 86_400,
+            last_turn_at=NOW - 4 * 86_400,
+            created_at=NOW - 4 * 86_400,
+            turn_count=8,
+        )
+    )
+
+
+def request(text: str, *, user: int = ALICE, persistent: bool = True) -> GatherRequest:
+    return GatherRequest(
+        turn=TurnInput(BOT, GROUP, user, message_id=1, time=NOW, text=text),
+        current_text=text,
+        now=NOW,
+        config=GroupConfig(),
+        persona_name="帕拉斯",
+        allow_persistent_memory=persistent,
+        short_social=not persistent,
+        addressed=True,
+    )
+
+
+async def test_recalls_the_members_own_topic_in_this_group_only(stores) -> None:
+    topics, sessions = stores
+    own = await archive(topics, GUITAR, group=GROUP, user=ALICE)
+    await archive(topics, "用户在学吉他，想买一把新琴", group=OTHER_GROUP, user=ALICE)
+    await archive(topics, "用户也在学吉他，F和弦按不响", group=GROUP, user=BOB)
+    await archive(topics, "用户最近在减肥，晚饭只吃沙拉", group=GROUP, user=ALICE)
+    source = OldTopicsSource(topics, sessions)
+
+    contribution = await source.gather(request("F和弦还是按不响怎么办"))
+    block = contribution.blocks[S.MID_TERM]
+    assert block.text.startswith("【相关旧话题】")
+    assert GUITAR in block.text and "（4天前）" in block.text
+    assert "新琴" not in block.text and "按不响" not in block.text and "沙拉" not in block.text
+    assert block.memory_ids == (f"topic:{own}",)
+    [recalled] = [
+        t for t in await topics.for_subject(BOT, GROUP, ALICE, limit=9) if t.row_id == own
+    ]
+    assert recalled.access_count == 1 and recalled.last_access_at == NOW
+
+
+async def test_unrelated_message_recalls_nothing(stores) -> None:
+    topics, sessions = stores
+    await archive(topics, GUITAR, group=GROUP, user=ALICE)
+    contribution = await OldTopicsSource(topics, sessions).gather(request("明天会下雨吗"))
+    assert contribution.blocks == {}
+
+
+async def test_short_social_turns_skip_old_topics(stores) -> None:
+    topics, sessions = stores
+    await archive(topics, GUITAR, group=GROUP, user=ALICE)
+    contribution = await OldTopicsSource(topics, sessions).gather(
+        request("吉他F和弦", persistent=False)
+    )
+    assert contribution.blocks == {}
+    assert contribution.trace["skipped"] == "skipped_short_social_turn"
+
+
+async def test_the_live_session_summary_is_not_recalled_twice(stores) -> None:
+    topics, sessions = stores
+    await archive(topics, GUITAR, group=GROUP, user=ALICE)
+    await sessions.append(
+        [
+            SessionTurn(
+                BOT, GROUP, ALICE, "user", format_summary_row(GUITAR), NOW - 100, is_summary=True
+            )
+        ]
+    )
+    contribution = await OldTopicsSource(topics, sessions).gather(request("F和弦怎么按"))
+    assert contribution.blocks == {}
