@@ -164,3 +164,22 @@ def test_pool_recalls_exactly_what_a_full_scan_recalls() -> None:
             text, pool.candidates(text, min_similarity=0.2), bot_id=BOT, group_id=GROUP
         )
         assert fast.matched_examples == full.matched_examples, text
+
+
+def test_pass_pool_takes_the_groups_repeated_short_replies_minus_rejected_ones() -> None:
+    from pallas.product.llm.learning.context_source import _active_short_phrases
+    from pallas.product.llm.learning.group_store import GroupLearningData
+
+    pairs = (
+        pair("快了吗", "确实", trigger_id=1, response_id=2),
+        pair("真快", "确实", trigger_id=3, response_id=4),
+        pair("下班了", "冲冲冲", trigger_id=5, response_id=6),
+        pair("又加班", "冲冲冲", trigger_id=7, response_id=8),
+        pair("吃啥", "火锅", trigger_id=9, response_id=10),  # used once: not "active"
+        pair("这个呢", "这是一句明显超过十二个字的长回复呢", trigger_id=11, response_id=12),
+        pair("那个呢", "这是一句明显超过十二个字的长回复呢", trigger_id=13, response_id=14),
+    )
+    data = GroupLearningData(BOT, GROUP, observed_pairs=pairs)
+    assert _active_short_phrases(data, FeedbackBlocks((), frozenset())) == ("确实", "冲冲冲")
+    rejected = FeedbackBlocks(("冲冲冲",), frozenset())
+    assert _active_short_phrases(data, rejected) == ("确实",)
