@@ -18,7 +18,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from pallas.core.db.repositories.snapshots import InjectionSnapshot
 from pallas.core.records import SessionTurn
@@ -44,6 +44,7 @@ from pallas.product.llm.delivery.delivery import (
     send_phrase,
 )
 from pallas.product.llm.persona.pack import PersonaPack
+from pallas.product.llm.provider.client import CompletionResult
 from pallas.product.llm.provider.models import profile_for
 from pallas.product.llm.provider.vision_messages import (
     QuotedMessageFetcher,
@@ -53,37 +54,20 @@ from pallas.product.llm.provider.vision_messages import (
 )
 from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
 from pallas.product.llm.routing.router import RoutingEngine
+from pallas.product.llm.turn_values import (
+    AfterTurnHook,
+    CompletedTurn,
+    PhraseSource,
+    PreparedTurn,
+    TurnOutcome,
+)
 from pallas.runtime import PallasRuntime
+
+__all__ = ["AfterTurnHook", "ChatTurnService", "CompletedTurn", "TurnOutcome"]
 
 log = logging.getLogger("pallas.chat")
 
 Sleep = Callable[[float], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class CompletedTurn:
-    """Handed to after-turn hooks (summaries, memory extraction, learning) once delivered."""
-
-    turn: TurnInput
-    user_text: str
-    reply_text: str
-    sent_ids: tuple[int, ...]
-    turn_id: str
-    config: GroupConfig
-
-
-class AfterTurnHook(Protocol):
-    name: str
-
-    async def after_turn(self, completed: CompletedTurn) -> None: ...
-
-
-@dataclass(frozen=True, slots=True)
-class TurnOutcome:
-    outcome: str  # the routing outcome, or reply-stage results (delivered / silent / error:…)
-    reason: str
-    sent_ids: tuple[int, ...] = ()
-    turn_id: str | None = None
 
 
 @dataclass
@@ -95,6 +79,8 @@ class ChatTurnService:
     sources: Sequence[ContextSource] = ()
     hooks: Sequence[AfterTurnHook] = ()
     admission: GroupAdmission = field(default_factory=GroupAdmission)
+    # the group's own short expressions for the PASS phrase pool (group learning)
+    phrases: PhraseSource | None = None
     # OneBot get_msg for quoted images the message store lacks (set by the llm_chat plugin)
     fetch_quoted_message: QuotedMessageFetcher | None = None
     _background: set[asyncio.Task[None]] = field(default_factory=set)
@@ -113,6 +99,7 @@ class ChatTurnService:
             aliases=(*persona.aliases, *rt.nicknames),
             now=rt.clock.now(),
             rng=self.rng,
+            group_expressions=await self._group_expressions(turn, config),
         )
         if route.outcome is RouteOutcome.PASS_PHRASE and route.phrase:
             sent = await send_phrase(turn.bot_id, turn.group_id, route.phrase, sender, rt.state)
@@ -130,6 +117,17 @@ class ChatTurnService:
                 await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
                 return TurnOutcome("rejected", no)
             return await self._reply_safely(turn, route, config, persona, sender)
+
+    async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
+        if self.phrases is None or not config.routing.low_engagement.use_group_expressions:
+            return ()
+        try:
+            return await self.phrases.low_engagement_phrases(
+                turn.bot_id, turn.group_id, now=self.runtime.clock.now(), config=config
+            )
+        except Exception:
+            log.exception("group %s: loading group expressions failed", turn.group_id)
+            return ()
 
     async def _retry_later(
         self,
@@ -172,19 +170,35 @@ class ChatTurnService:
         persona: PersonaPack,
         sender: GroupSender,
     ) -> TurnOutcome:
-        rt = self.runtime
-        if not rt.llm.enabled:
+        if not self.runtime.llm.enabled:
             if not self._warned_disabled:
                 self._warned_disabled = True
                 log.warning("reply skipped: no OPENAI_API_KEY configured (logged once)")
             return TurnOutcome("disabled", "no_api_key")
+        try:
+            prepared = await self._prepare(turn, route, config, persona)
+        except CoreProcessorError as exc:
+            log.error(
+                "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
+            )
+            return TurnOutcome("error", f"core_processor:{exc.processor_id}")
+        result = await self._call_model(turn, config, prepared)
+        if not result.ok:
+            await self._save_snapshot(turn, prepared, f"error:{result.error}")
+            return TurnOutcome("error", result.error or "llm_error", turn_id=prepared.turn_id)
+        return await self._answer(turn, route, config, persona, sender, prepared, result)
+
+    async def _prepare(
+        self, turn: TurnInput, route: RouteResult, config: GroupConfig, persona: PersonaPack
+    ) -> PreparedTurn:
+        """Merge quick follow-ups, fetch rows, retrieve, and build the exact request."""
+        rt = self.runtime
         stage_ms: dict[str, float] = {}
         started = time.perf_counter()
         if config.chat.merge_window_s:
             await self.sleep(config.chat.merge_window_s)
         current_text = await self._current_text(turn, route)
         mark = _stopwatch(stage_ms, "merge_wait", started)
-
         await rt.writer.flush()
         rows = await fetch_turn_rows(
             turn,
@@ -195,19 +209,8 @@ class ChatTurnService:
             state=rt.state,
         )
         mark = _stopwatch(stage_ms, "fetch_rows", mark)
-        decision = route.decision
         bundle = await assemble_direct_chat_context(
-            self.sources,
-            GatherRequest(
-                turn=turn,
-                current_text=current_text,
-                now=rt.clock.now(),
-                config=config,
-                persona_name=persona.name,
-                allow_persistent_memory=bool(decision and decision.allow_persistent_memory),
-                short_social=bool(decision and not decision.allow_persistent_memory),
-                addressed=route.trigger.addressed,
-            ),
+            self.sources, _gather_request(turn, route, config, persona, current_text, rt)
         )
         mark = _stopwatch(stage_ms, "retrieval", mark)
         model = rt.llm.model_for("chat")
@@ -224,36 +227,45 @@ class ChatTurnService:
             bot_nickname=next(iter(rt.nicknames), persona.name),
             now=rt.clock.now(),
         )
-        try:
-            request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
-        except CoreProcessorError as exc:
-            log.error(
-                "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
-            )
-            return TurnOutcome("error", f"core_processor:{exc.processor_id}")
-        mark = _stopwatch(stage_ms, "assemble", mark)
-
-        turn_id = uuid.uuid4().hex
+        request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
+        _stopwatch(stage_ms, "assemble", mark)
         data = snapshot_data(request, bundle, decision=route.to_log_dict(), stage_ms=stage_ms)
-        # Images (issue 6): a vision model gets this turn's images as data-URL blocks, the
-        # snapshot keeps only their hashes; for a text-only model nothing is downloaded.
+        return PreparedTurn(
+            turn_id=uuid.uuid4().hex,
+            current_text=current_text,
+            ctx=ctx,
+            messages=request.messages,
+            model=model,
+            profile=profile,
+            data=data,
+            started=started,
+        )
+
+    async def _call_model(
+        self, turn: TurnInput, config: GroupConfig, prepared: PreparedTurn
+    ) -> CompletionResult:
+        """The one LLM call of the turn (images attached for vision models)."""
+        rt = self.runtime
+        # Images: a vision model gets this turn's images as data-URL blocks, the snapshot keeps
+        # only their hashes; for a text-only model nothing is downloaded.
         vision = await prepare_vision_request(
-            request.messages,
+            prepared.messages,
             turn=turn,
-            vision_enabled=profile.supports_images,
+            vision_enabled=prepared.profile.supports_images,
             images=config.images,
             store=rt.repos.messages,
             fetch_quoted=self.fetch_quoted_message,
         )
+        data = prepared.data
         data["request"], data["vision"] = vision.snapshot, vision.trace
         result = await rt.llm.complete(
             "chat",
             vision.messages,
             bot_id=turn.bot_id,
             group_id=turn.group_id,
-            max_tokens=profile.max_output_tokens,
-            temperature=profile.temperature,
-            model=model,
+            max_tokens=prepared.profile.max_output_tokens,
+            temperature=prepared.profile.temperature,
+            model=prepared.model,
         )
         data["usage"] = {
             "prompt_tokens": result.prompt_tokens,
@@ -261,11 +273,20 @@ class ChatTurnService:
             "latency_ms": round(result.latency_ms, 1),
         }
         data["response"] = result.text
-        if not result.ok:
-            await self._save_snapshot(turn, turn_id, model, f"error:{result.error}", data)
-            return TurnOutcome("error", result.error or "llm_error", turn_id=turn_id)
+        return result
 
-        shape = ctx.reply_shape
+    async def _answer(
+        self,
+        turn: TurnInput,
+        route: RouteResult,
+        config: GroupConfig,
+        persona: PersonaPack,
+        sender: GroupSender,
+        prepared: PreparedTurn,
+        result: CompletionResult,
+    ) -> TurnOutcome:
+        """Parse the answer into bubbles, deliver, and remember the exchange."""
+        shape, data = prepared.ctx.reply_shape, prepared.data
         parsed = parse_reply(
             result.text,
             max_segments=shape.max_segments,
@@ -277,23 +298,24 @@ class ChatTurnService:
         data["parse"] = {"reason": parsed.reason, "notes": list(parsed.notes)}
         if parsed.silent:
             log.info("group %s: model chose silence (%s)", turn.group_id, parsed.reason)
-            await self._save_snapshot(turn, turn_id, model, "silent", data)
-            return TurnOutcome("silent", parsed.reason, turn_id=turn_id)
-
+            await self._save_snapshot(turn, prepared, "silent")
+            return TurnOutcome("silent", parsed.reason, turn_id=prepared.turn_id)
         outcome = await self._deliver(turn, route, config, parsed, sender)
         data["sent_message_ids"] = list(outcome.sent_ids)
         data["stage_ms"]["total_local"] = round(
-            (time.perf_counter() - started) * 1000 - result.latency_ms, 3
+            (time.perf_counter() - prepared.started) * 1000 - result.latency_ms, 3
         )
-        await self._save_snapshot(turn, turn_id, model, outcome.outcome, data)
+        await self._save_snapshot(turn, prepared, outcome.outcome)
         if outcome.outcome == "delivered":
-            user_text = await self._with_late_merges(turn, current_text)
+            user_text = await self._with_late_merges(turn, prepared.current_text)
             reply_text = joined_reply(parsed.bubbles)
             await self._append_session(turn, user_text, reply_text)
             self._after_turn(
-                CompletedTurn(turn, user_text, reply_text, outcome.sent_ids, turn_id, config)
+                CompletedTurn(
+                    turn, user_text, reply_text, outcome.sent_ids, prepared.turn_id, config
+                )
             )
-        return TurnOutcome(outcome.outcome, outcome.reason, outcome.sent_ids, turn_id)
+        return TurnOutcome(outcome.outcome, outcome.reason, outcome.sent_ids, prepared.turn_id)
 
     async def _deliver(
         self,
@@ -369,24 +391,22 @@ class ChatTurnService:
             ]
         )
 
-    async def _save_snapshot(
-        self, turn: TurnInput, turn_id: str, model: str, outcome: str, data: dict[str, Any]
-    ) -> None:
+    async def _save_snapshot(self, turn: TurnInput, prepared: PreparedTurn, outcome: str) -> None:
         snapshot = InjectionSnapshot(
-            turn_id=turn_id,
+            turn_id=prepared.turn_id,
             bot_id=turn.bot_id,
             group_id=turn.group_id,
             user_id=turn.user_id,
             message_id=turn.message_id,
             created_at=self.runtime.clock.now(),
-            model=model,
+            model=prepared.model,
             outcome=outcome,
-            data=data,
+            data=prepared.data,
         )
         try:
             await self.runtime.repos.snapshots.save(snapshot)
         except Exception:
-            log.exception("saving injection snapshot %s failed", turn_id)
+            log.exception("saving injection snapshot %s failed", prepared.turn_id)
 
     def _after_turn(self, completed: CompletedTurn) -> None:
         for hook in self.hooks:
@@ -410,6 +430,27 @@ async def _run_hook(hook: AfterTurnHook, completed: CompletedTurn) -> None:
             completed.turn.group_id,
             completed.turn_id,
         )
+
+
+def _gather_request(
+    turn: TurnInput,
+    route: RouteResult,
+    config: GroupConfig,
+    persona: PersonaPack,
+    current_text: str,
+    runtime: PallasRuntime,
+) -> GatherRequest:
+    decision = route.decision
+    return GatherRequest(
+        turn=turn,
+        current_text=current_text,
+        now=runtime.clock.now(),
+        config=config,
+        persona_name=persona.name,
+        allow_persistent_memory=bool(decision and decision.allow_persistent_memory),
+        short_social=bool(decision and not decision.allow_persistent_memory),
+        addressed=route.trigger.addressed,
+    )
 
 
 def _merge_key(turn: TurnInput) -> str:

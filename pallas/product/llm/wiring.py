@@ -20,9 +20,11 @@ from pallas.product.llm.session.session_summary import build_session_summary_hoo
 from pallas.runtime import PallasRuntime
 
 
-def context_sources(runtime: PallasRuntime) -> list[ContextSource]:
+def context_sources(
+    runtime: PallasRuntime, learning: GroupLearningSource | None = None
+) -> list[ContextSource]:
     return [
-        GroupLearningSource(runtime),  # group_expression, behavior_reference, reply_shape
+        learning or GroupLearningSource(runtime),  # group_expression, behavior_ref, reply_shape
         *build_memory_sources(runtime),  # memory → knowledge → relationship → person_facts
         build_old_topics_source(runtime),  # mid_term: 【相关旧话题】
     ]
@@ -38,10 +40,12 @@ def after_turn_hooks(runtime: PallasRuntime) -> list[AfterTurnHook]:
 def build_chat_service(
     runtime: PallasRuntime, *, rng: random.Random | None = None
 ) -> ChatTurnService:
+    learning = GroupLearningSource(runtime)  # also feeds the PASS phrase pool
     return ChatTurnService(
         runtime=runtime,
         routing=runtime.routing,
         rng=rng or random.Random(),
-        sources=context_sources(runtime),
+        sources=context_sources(runtime, learning),
         hooks=after_turn_hooks(runtime),
+        phrases=learning,
     )

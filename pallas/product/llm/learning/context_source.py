@@ -20,6 +20,7 @@ text signals). Questions, requests and longer statements get the non-casual boun
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from pallas.core.db.repositories.learning import LearningRepository
@@ -46,9 +47,13 @@ from .strategies import (
     render_self_reflection_block,
     select_strategies,
 )
+from .text import blocked_keys_of, phrase_blocked
 
 CHITCHAT_MAX_CHARS = 20
 MAX_CACHED_POOLS = 256
+LOW_ENGAGEMENT_MAX_CHARS = 12
+LOW_ENGAGEMENT_MIN_USES = 2  # an "active" expression: members used it at least twice
+LOW_ENGAGEMENT_POOL_SIZE = 20
 EXPRESSION_HEADERS = ("群表达指导",)
 BEHAVIOR_HEADERS = ("真人接话参考", "接话复盘")
 
@@ -162,6 +167,7 @@ class GroupLearningSource:
         )
         # one filtered pool per group, rebuilt when its data or its feedback blocks change
         self._pools: dict[tuple[int, int], tuple[object, ExpressionPool]] = {}
+        self._phrases: dict[tuple[int, int], tuple[object, tuple[str, ...]]] = {}
 
     def _pool(self, data: GroupLearningData, blocks: FeedbackBlocks) -> ExpressionPool:
         key = (data.bot_id, data.group_id)
@@ -175,6 +181,41 @@ class GroupLearningSource:
         while len(self._pools) > MAX_CACHED_POOLS:
             self._pools.pop(next(iter(self._pools)))
         return pool
+
+    async def low_engagement_phrases(
+        self, bot_id: int, group_id: int, *, now: float, config: Any
+    ) -> tuple[str, ...]:
+        """The group's own short, repeatedly used replies for the PASS phrase pool, minus
+        anything that drew negative feedback. Cached per data generation and feedback state."""
+        if group_id == 0:
+            return ()
+        learning = _learning_config(config)
+        if not learning.inject_enabled:
+            return ()
+        data = await self._cache.get(
+            bot_id,
+            group_id,
+            now=now,
+            pool_size=learning.expression_pool_size,
+            ttl=learning.cache_ttl_seconds,
+        )
+        blocks = feedback_blocks(
+            data.feedback,
+            now=now,
+            threshold=learning.feedback_block_threshold,
+            half_life_days=learning.feedback_half_life_days,
+            min_phrase_chars=learning.feedback_min_phrase_chars,
+        )
+        key = (bot_id, group_id)
+        stamp = (data.generation, data.loaded_at, blocks)
+        cached = self._phrases.get(key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        phrases = _active_short_phrases(data, blocks)
+        self._phrases[key] = (stamp, phrases)
+        while len(self._phrases) > MAX_CACHED_POOLS:
+            self._phrases.pop(next(iter(self._phrases)))
+        return phrases
 
     async def gather(self, request: GatherRequest) -> SourceContribution:
         turn = request.turn
@@ -208,3 +249,19 @@ class GroupLearningSource:
             blocks=blocks,
             pool=self._pool(data, blocks),
         )
+
+
+def _active_short_phrases(data: GroupLearningData, blocks: FeedbackBlocks) -> tuple[str, ...]:
+    blocked = blocked_keys_of(blocks.phrases)
+    counts = Counter(
+        pair.response_text.strip()
+        for pair in data.observed_pairs
+        if pair.source_token not in blocks.tokens
+    )
+    return tuple(
+        text
+        for text, uses in counts.most_common()
+        if uses >= LOW_ENGAGEMENT_MIN_USES
+        and 2 <= len(text) <= LOW_ENGAGEMENT_MAX_CHARS
+        and not phrase_blocked(text, blocked)
+    )[:LOW_ENGAGEMENT_POOL_SIZE]

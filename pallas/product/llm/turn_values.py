@@ -1,0 +1,60 @@
+"""Values passed between the chat-turn orchestrator, its hooks and its callers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pallas.core.turn import TurnInput
+from pallas.product.config import GroupConfig
+from pallas.product.llm.context.turn_context import ChatTurnContext
+from pallas.product.llm.provider.models import ModelProfile
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedTurn:
+    """Handed to after-turn hooks (summaries, memory extraction, learning) once delivered."""
+
+    turn: TurnInput
+    user_text: str
+    reply_text: str
+    sent_ids: tuple[int, ...]
+    turn_id: str
+    config: GroupConfig
+
+
+class AfterTurnHook(Protocol):
+    name: str
+
+    async def after_turn(self, completed: CompletedTurn) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedTurn:
+    """A reply turn built up to the LLM call: its context, the request and the snapshot data."""
+
+    turn_id: str
+    current_text: str
+    ctx: ChatTurnContext
+    messages: Sequence[Mapping[str, Any]]
+    model: str
+    profile: ModelProfile
+    data: dict[str, Any]  # the injection snapshot, completed as the turn goes on
+    started: float
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    outcome: str  # the routing outcome, or reply-stage results (delivered / silent / error:…)
+    reason: str
+    sent_ids: tuple[int, ...] = ()
+    turn_id: str | None = None
+
+
+class PhraseSource(Protocol):
+    """Where the PASS exit finds a group's own short expressions (group learning)."""
+
+    async def low_engagement_phrases(
+        self, bot_id: int, group_id: int, *, now: float, config: Any
+    ) -> tuple[str, ...]: ...
