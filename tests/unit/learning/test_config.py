@@ -67,7 +67,13 @@ def test_nested_overrides_merge_key_by_key():
 
 @pytest.mark.parametrize(
     ("collect", "collector", "bot", "expected"),
-    [(True, None, 1, True), (True, 1, 1, True), (True, 1, 2, False), (False, None, 1, False)],
+    [
+        (True, None, 1, True),
+        (True, 0, 1, True),  # 0 = any bot (TOML cannot say null)
+        (True, 1, 1, True),
+        (True, 1, 2, False),
+        (False, None, 1, False),
+    ],
 )
 def test_which_bot_collects(collect, collector, bot, expected):
     config = LearningConfig(collect_enabled=collect, collector_bot_id=collector)

@@ -134,7 +134,8 @@ class LearningConfig(_Strict):
         return LearningConfig.model_validate(_deep_merge(self.model_dump(), overrides))
 
     def collects_for(self, bot_id: int) -> bool:
-        return self.collect_enabled and self.collector_bot_id in (None, bot_id)
+        # TOML has no null: 0 means "any bot", like leaving the key out
+        return self.collect_enabled and self.collector_bot_id in (None, 0, bot_id)
 
     def pair_options(self) -> PairOptions:
         return PairOptions(
