@@ -5,12 +5,14 @@ Thin on purpose: build the `TurnInput`, hand it to `ChatTurnService` with a OneB
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from nonebot import get_driver, on_message
 from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent
 from nonebot.plugin import PluginMetadata
 
+from pallas.core.tokens import get_encoding
 from pallas.onebot.events import turn_from_event
 from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
 from pallas.onebot.quoted import fetch_quoted_segments
@@ -39,6 +41,12 @@ def chat_service() -> ChatTurnService | None:
         _service = build_chat_service(runtime)
         _service.fetch_quoted_message = fetch_quoted_segments  # quoted images via get_msg
     return _service
+
+
+@get_driver().on_startup
+async def _warm_up_token_counter() -> None:
+    # Loading the BPE ranks takes ~0.25 s: pay it at start-up, not on the first reply.
+    await asyncio.to_thread(get_encoding)
 
 
 @get_driver().on_shutdown
