@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Protocol
+
+# The groups live in China: daily budgets and ledgers roll over at midnight UTC+8.
+CHINA_UTC_OFFSET_HOURS = 8.0
+CHINA = timezone(timedelta(hours=CHINA_UTC_OFFSET_HOURS), "Asia/Shanghai")
+
+
+def local_day(now: float, *, utc_offset_hours: float = CHINA_UTC_OFFSET_HOURS) -> str:
+    """The ISO date `now` (unix seconds) falls on at the given UTC offset."""
+    return (datetime.fromtimestamp(now, UTC) + timedelta(hours=utc_offset_hours)).date().isoformat()
 
 
 class Clock(Protocol):

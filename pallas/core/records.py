@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pallas.core.turn import anonymous_member_label
+
 
 @dataclass(frozen=True, slots=True)
 class StoredMessage:
@@ -27,7 +29,7 @@ class StoredMessage:
 
     @property
     def display_name(self) -> str:
-        return self.card.strip() or self.nickname.strip() or f"群友#{self.user_id % 10000:04d}"
+        return self.card.strip() or self.nickname.strip() or anonymous_member_label(self.user_id)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,11 @@ class Segment:
         return {"type": self.type, "data": dict(self.data)}
 
 
+def anonymous_member_label(user_id: int) -> str:
+    """How a member with neither card nor nickname is shown: a stable `群友#xxxx`."""
+    return f"群友#{abs(user_id) % 10000:04d}"
+
+
 @dataclass(frozen=True, slots=True)
 class Sender:
     user_id: int
@@ -40,7 +45,7 @@ class Sender:
     @property
     def display_name(self) -> str:
         """Card, then nickname, then a stable anonymous label (never empty)."""
-        return self.card.strip() or self.nickname.strip() or f"群友#{self.user_id % 10000:04d}"
+        return self.card.strip() or self.nickname.strip() or anonymous_member_label(self.user_id)
 
     @property
     def is_admin(self) -> bool:

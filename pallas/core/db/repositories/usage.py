@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, timezone
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
+from pallas.core.clock import CHINA, local_day
 from pallas.core.db.models import UsageLedgerRow
 
-# Budgets reset at midnight in China, where the groups live.
-CHINA = timezone(timedelta(hours=8))
+__all__ = ["CHINA", "UsageRepository", "UsageTotals", "ledger_day"]
 
 
 def ledger_day(now: float) -> str:
-    return datetime.fromtimestamp(now, UTC).astimezone(CHINA).strftime("%Y-%m-%d")
+    """Ledger rows (and daily budgets) roll over at midnight in China."""
+    return local_day(now)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime
 from functools import cached_property
 from typing import Any
 
+from pallas.core.clock import CHINA
 from pallas.product.llm.context.pipeline import PromptDraft, PromptSection
 from pallas.product.llm.context.sections import (
     HEADER_CURRENT_TIME,
@@ -237,12 +238,7 @@ def render_turn_policy(policy: TurnPolicy | None) -> str:
 
 # --- 【当前时间】 -----------------------------------------------------------------------------
 
-try:
-    from zoneinfo import ZoneInfo
-
-    SHANGHAI = ZoneInfo("Asia/Shanghai")
-except Exception:  # pragma: no cover - no tz database: China has no DST, a fixed offset is exact
-    SHANGHAI = timezone(timedelta(hours=8), "Asia/Shanghai")  # type: ignore[assignment]
+SHANGHAI = CHINA  # China has no DST: the fixed UTC+8 offset is exact
 
 _WEEKDAYS = ("星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日")
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas.core.records import StoredMessage
+from pallas.core.turn import anonymous_member_label
 from pallas.product.llm.context.sections import HEADER_GROUP_TIMELINE
 from pallas.product.llm.persona.prompt_guard import cap_text, sanitize_inline, sanitize_name
 
@@ -98,7 +99,7 @@ class _Labeler:
     other_label: str
 
     def anonymous(self, user_id: int) -> str:
-        return f"群友#{abs(user_id) % 10000:04d}"
+        return anonymous_member_label(user_id)
 
     def is_self(self, msg: StoredMessage) -> bool:
         return msg.user_id == self.bot_id

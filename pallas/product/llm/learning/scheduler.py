@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+
+from pallas.core.clock import local_day
 
 from .pairs import PairBuildResult, ReplyPair
 
@@ -188,5 +189,4 @@ def take_batch(
 
 def budget_day(now: float, *, utc_offset_hours: float = 8.0) -> str:
     """The budget day (ISO date) `now` falls in; budgets reset at local midnight (UTC+8)."""
-    local = datetime.fromtimestamp(now, tz=UTC) + timedelta(hours=utc_offset_hours)
-    return local.date().isoformat()
+    return local_day(now, utc_offset_hours=utc_offset_hours)

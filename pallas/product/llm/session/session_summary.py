@@ -20,14 +20,14 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from pallas.core.clock import Clock
+from pallas.core.clock import CHINA, Clock
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.session_topics import (
     ImageDescriptionRepository,
     SessionTopic,
     SessionTopicRepository,
 )
-from pallas.core.db.repositories.usage import CHINA, UsageRepository
+from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.records import SessionTurn
 from pallas.core.state import StateStore
 from pallas.product.config import GroupConfig
