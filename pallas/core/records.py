@@ -33,6 +33,15 @@ class StoredMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class SpeakerCount:
+    """How many messages one member posted in a window; `name` is already resolved for display."""
+
+    user_id: int
+    name: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class SessionTurn:
     """One row of `llm_chat_message`: a user's or the bot's turn in a chat session."""
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from pallas.core.db.models import MessageRow
-from pallas.core.records import StoredMessage
+from pallas.core.records import SpeakerCount, StoredMessage
+from pallas.core.turn import anonymous_member_label
 
 # Keep one row far below SQLite's 1 GB limit while never refusing a real QQ message
 # (QQ caps text around 5k chars; 100k-char synthetic input is stored truncated).
@@ -53,6 +54,19 @@ def _to_record(row: MessageRow) -> StoredMessage:
         is_bot=row.is_bot,
         row_id=row.id,
     )
+
+
+def _members_in_window(bot_id: int, group_id: int, since: float, until: float) -> list[Any]:
+    """Scope + [since, until) + members only (the bot's own rows excluded).
+
+    Served by `ix_message_scope_time` (self_id, group_id, time)."""
+    return [
+        MessageRow.self_id == bot_id,
+        MessageRow.group_id == group_id,
+        MessageRow.time >= since,
+        MessageRow.time < until,
+        MessageRow.is_bot.is_(False),
+    ]
 
 
 class MessageRepository:
@@ -145,3 +159,57 @@ class MessageRepository:
             stmt = stmt.where(MessageRow.self_id == bot_id)
         async with self._sessions() as session:
             return [(int(a), int(b)) for a, b in (await session.execute(stmt)).all()]
+
+    async def speaker_counts(
+        self, bot_id: int, group_id: int, *, since: float, until: float, limit: int
+    ) -> list[SpeakerCount]:
+        """Members ranked by messages in [since, until), most first (ties: lower user_id first).
+
+        The bot's own rows are excluded. The name is the member's latest non-empty card in the
+        window, else the latest non-empty nickname, else the anonymous label. Two queries: the
+        ranking (with the row ids holding those names), then those rows.
+        """
+        if limit <= 0:
+            return []
+        count = func.count().label("n")
+        ranking = (
+            select(
+                MessageRow.user_id,
+                count,
+                func.max(case((func.trim(MessageRow.card) != "", MessageRow.id))),
+                func.max(case((func.trim(MessageRow.nickname) != "", MessageRow.id))),
+            )
+            .where(*_members_in_window(bot_id, group_id, since, until))
+            .group_by(MessageRow.user_id)
+            .order_by(count.desc(), MessageRow.user_id)
+            .limit(limit)
+        )
+        async with self._sessions() as session:
+            ranked = (await session.execute(ranking)).all()
+            name_ids = {i for _, _, card_id, nick_id in ranked for i in (card_id, nick_id) if i}
+            names = select(MessageRow.id, MessageRow.card, MessageRow.nickname).where(
+                MessageRow.id.in_(name_ids)
+            )
+            rows = (await session.execute(names)).all() if name_ids else []
+        cards = {row_id: card.strip() for row_id, card, _ in rows}
+        nicknames = {row_id: nickname.strip() for row_id, _, nickname in rows}
+        return [
+            SpeakerCount(
+                user_id=int(user_id),
+                name=cards.get(card_id, "")
+                or nicknames.get(nick_id, "")
+                or anonymous_member_label(int(user_id)),
+                count=int(n),
+            )
+            for user_id, n, card_id, nick_id in ranked
+        ]
+
+    async def message_count(self, bot_id: int, group_id: int, *, since: float, until: float) -> int:
+        """Members' messages in [since, until) (the bot's own rows excluded)."""
+        stmt = (
+            select(func.count())
+            .select_from(MessageRow)
+            .where(*_members_in_window(bot_id, group_id, since, until))
+        )
+        async with self._sessions() as session:
+            return int((await session.execute(stmt)).scalar_one())
