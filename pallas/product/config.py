@@ -16,6 +16,7 @@ from pallas.product.llm.provider.image_fetch import ImageFetchConfig
 from pallas.product.llm.provider.models import ModelProfile, default_profiles
 from pallas.product.llm.routing.config import RoutingConfig
 from pallas.product.llm.session.summary_rules import SessionSummaryConfig
+from pallas.product.llm.tools.config import ToolsConfig
 
 
 class ChatConfig(BaseModel):
@@ -49,6 +50,7 @@ class GroupConfig(BaseModel):
     learning: LearningConfig = Field(default_factory=LearningConfig)
     session: SessionSummaryConfig = Field(default_factory=SessionSummaryConfig)
     images: ImageFetchConfig = Field(default_factory=ImageFetchConfig)
+    tools: ToolsConfig = Field(default_factory=ToolsConfig)
 
     def effective_routing(self) -> RoutingConfig:
         """`enabled = false` at the top level silences routing too."""

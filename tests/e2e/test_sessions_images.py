@@ -174,6 +174,25 @@ async def test_vision_model_gets_the_image_as_a_data_url_block(
     await db.wait_for(session_has_placeholder, what="the image placeholder in the session")
 
 
+async def test_picture_sent_right_after_the_question_is_seen_with_it(
+    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, images: LocalHttpServer
+) -> None:
+    """QQ users often send "@牛牛 这是啥" and then the picture as its own message."""
+    merge = "\n[chat]\nmerge_window_s = 1.5\n"
+    write_group_config(bot, GROUP_VISION, VISION + ALLOW_LOCAL + merge)
+    await peer.send_event(peer.group_message(GROUP_VISION, BOB, at_bot("这是啥")))
+    await asyncio.sleep(0.3)
+    picture = [image_segment(images.url("/cat.png"))]
+    await peer.send_event(peer.group_message(GROUP_VISION, BOB, picture))
+    await peer.wait_for_calls("send_group_msg")
+    [request] = chat_turns(fake_llm)  # one turn for both messages
+    current = request.messages[-1]
+    assert "这是啥" in json.dumps(current, ensure_ascii=False)
+    [data_url] = image_urls(current)
+    assert base64.b64decode(data_url.split(",", 1)[1]) == PNG_1X1
+    assert images.paths() == ["/cat.png"]
+
+
 async def test_text_model_sees_a_marker_and_nothing_is_downloaded(
     bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, images: LocalHttpServer
 ) -> None:

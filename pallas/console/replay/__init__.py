@@ -25,8 +25,9 @@ How the replay stands in for what happens after routing on a live bot:
 - **Cooldown.** An addressed message that arrives during the chat cooldown is accumulated and,
   as the cooldown contract says, routed again when the cooldown ends (at most `max_retries`
   times); other accumulated messages wait for the next LLM turn, which drains them.
-- No tool selector, relationships or learned expressions run in a replay: `tool_requested` is
-  always False, affinity unknown, no group expressions.
+- Tool requests are planned as live (the group's `[tools]` config; superusers are unknown to a
+  replay, so only owner/admin roles and configured admins count as admins). Relationships and
+  learned expressions do not run: affinity unknown, no group expressions.
 
 Malformed lines (bad JSON / UTF-8, not an object, message events without ids or time) are
 reported with their line numbers and skipped; everything else is still replayed. Totals count

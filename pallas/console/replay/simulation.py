@@ -22,6 +22,8 @@ from pallas.onebot.convert import as_int, display_text, turn_input_from_event
 from pallas.product.config import GroupConfig
 from pallas.product.llm.persona.pack import PersonaPack
 from pallas.product.llm.routing import RouteOutcome, RouteResult, RoutingConfig, RoutingEngine
+from pallas.product.llm.tools.registry import default_registry
+from pallas.product.llm.tools.service import NO_TOOL, ToolPlan, plan_tool, tool_request_text
 
 log = logging.getLogger("pallas.replay")
 
@@ -56,6 +58,7 @@ class _Replayer(_BotLineMatcher):
         self.config_store = config_store
         self.personas = personas
         self.rng = random.Random(seed)
+        self.tools = default_registry()
         self.totals = totals
         start = events[0].time if events else 0.0
         self.clock = FakeClock(start)
@@ -144,11 +147,29 @@ class _Replayer(_BotLineMatcher):
         self.totals.messages += 1
         await self.route(event, attempt=0)
 
+    def plan_tool(self, turn: TurnInput, aliases: tuple[str, ...]) -> ToolPlan:
+        """As live (`ChatTurnService._plan_tool`), minus superusers, which a replay lacks."""
+        text = tool_request_text(turn, aliases)
+        if not text:
+            return NO_TOOL
+        group = self.config_store.get(turn.group_id)
+        is_admin = turn.speaker.is_admin or turn.user_id in group.admins
+        return plan_tool(text, group.tools, self.tools, is_admin=is_admin)
+
     async def route(self, event: _Event, *, attempt: int) -> None:
         turn = self.turns[event.index]
         routing, aliases = self.config(turn.group_id)
         now = self.clock.now()
-        result = await self.engine.route(turn, routing, aliases=aliases, now=now, rng=self.rng)
+        tool = self.plan_tool(turn, aliases)
+        result = await self.engine.route(
+            turn,
+            routing,
+            aliases=aliases,
+            now=now,
+            rng=self.rng,
+            tool_requested=tool.requested,
+            tool_permitted=tool.permitted,
+        )
         self.final[event.index] = result
         self.rows.append(self._route_row(event, result, "retry" if attempt else "message"))
         if attempt:

@@ -1,9 +1,11 @@
 """One group message, start to finish: route → (phrase | reply) → deliver → remember.
 
+    tool plan      which local tool the message asks for, and whether this member may use it
     route          rules only: REPLY / QUOTE / FOLLOW_UP / TOOL, PASS phrase, silence
     PASS phrase    one local ≤12-char phrase, no LLM
-    reply          merge quick follow-ups → gather context → assemble request (pipeline,
-                   budget, formatter) → one LLM call → parse bubbles → deliver → session,
+    reply          merge quick follow-ups → gather context (+ the tool's result on a TOOL turn)
+                   → assemble request (pipeline, budget, formatter) → one LLM call → parse
+                   bubbles → deliver → session,
                    snapshot → after-turn hooks in the background
 
 Failures are quiet for the group and loud in the log: nothing but parsed bubbles is ever sent.
@@ -17,7 +19,7 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pallas.core.db.repositories.snapshots import InjectionSnapshot
@@ -43,6 +45,7 @@ from pallas.product.llm.delivery.delivery import (
     joined_reply,
     send_phrase,
 )
+from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.persona.pack import PersonaPack
 from pallas.product.llm.provider.client import CompletionResult
 from pallas.product.llm.provider.models import profile_for
@@ -50,10 +53,18 @@ from pallas.product.llm.provider.vision_messages import (
     QuotedMessageFetcher,
     prepare_vision_request,
     session_user_content,
-    turn_display_text,
 )
 from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
 from pallas.product.llm.routing.router import RoutingEngine
+from pallas.product.llm.tools.registry import ToolRegistry, default_registry
+from pallas.product.llm.tools.service import (
+    NO_TOOL,
+    ToolPlan,
+    ToolTurnContext,
+    plan_tool,
+    run_planned_tool,
+    tool_request_text,
+)
 from pallas.product.llm.turn_values import (
     AfterTurnHook,
     CompletedTurn,
@@ -83,8 +94,13 @@ class ChatTurnService:
     phrases: PhraseSource | None = None
     # OneBot get_msg for quoted images the message store lacks (set by the llm_chat plugin)
     fetch_quoted_message: QuotedMessageFetcher | None = None
+    tools: ToolRegistry = field(default_factory=default_registry)
+    merges: TurnMerges = field(init=False)
     _background: set[asyncio.Task[None]] = field(default_factory=set)
     _warned_disabled: bool = False
+
+    def __post_init__(self) -> None:
+        self.merges = TurnMerges(self.runtime.state)
 
     # -- entry -------------------------------------------------------------------------------
     async def handle(
@@ -93,19 +109,23 @@ class ChatTurnService:
         rt = self.runtime
         config = rt.group_configs.get(turn.group_id)
         persona = rt.personas.get(config.persona)
+        aliases = (*persona.aliases, *rt.nicknames)
+        tool = self._plan_tool(turn, config, aliases)
         route = await self.routing.route(
             turn,
             config.effective_routing(),
-            aliases=(*persona.aliases, *rt.nicknames),
+            aliases=aliases,
             now=rt.clock.now(),
             rng=self.rng,
+            tool_requested=tool.requested,
+            tool_permitted=tool.permitted,
             group_expressions=await self._group_expressions(turn, config),
         )
         if route.outcome is RouteOutcome.PASS_PHRASE and route.phrase:
             sent = await send_phrase(turn.bot_id, turn.group_id, route.phrase, sender, rt.state)
             return TurnOutcome("pass_phrase", route.reason, () if sent is None else (sent,))
         if route.outcome is RouteOutcome.MERGE:
-            await rt.state.push(_merge_key(turn), turn.text, maxlen=16, ttl=300)
+            await self.merges.park(turn)
             return TurnOutcome("merge", route.reason)
         if route.outcome is RouteOutcome.ACCUMULATE and route.trigger.addressed:
             return await self._retry_later(turn, sender, route, config, attempt)
@@ -116,7 +136,17 @@ class ChatTurnService:
                 log.warning("group %s: turn %s dropped (%s)", turn.group_id, turn.message_id, no)
                 await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
                 return TurnOutcome("rejected", no)
-            return await self._reply_safely(turn, route, config, persona, sender)
+            return await self._reply_safely(turn, route, config, persona, sender, tool)
+
+    def _plan_tool(self, turn: TurnInput, config: GroupConfig, aliases: Sequence[str]) -> ToolPlan:
+        rt = self.runtime
+        text = tool_request_text(turn, aliases)
+        if not text:
+            return NO_TOOL
+        is_admin = (
+            turn.speaker.is_admin or turn.user_id in rt.superusers or turn.user_id in config.admins
+        )
+        return plan_tool(text, config.tools, self.tools, is_admin=is_admin)
 
     async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
         if self.phrases is None or not config.routing.low_engagement.use_group_expressions:
@@ -151,9 +181,10 @@ class ChatTurnService:
         config: GroupConfig,
         persona: PersonaPack,
         sender: GroupSender,
+        tool: ToolPlan = NO_TOOL,
     ) -> TurnOutcome:
         try:
-            return await self._reply(turn, route, config, persona, sender)
+            return await self._reply(turn, route, config, persona, sender, tool)
         except Exception:
             log.exception("group %s: reply to message %s failed", turn.group_id, turn.message_id)
             return TurnOutcome("error", "exception")
@@ -169,6 +200,7 @@ class ChatTurnService:
         config: GroupConfig,
         persona: PersonaPack,
         sender: GroupSender,
+        tool: ToolPlan = NO_TOOL,
     ) -> TurnOutcome:
         if not self.runtime.llm.enabled:
             if not self._warned_disabled:
@@ -176,7 +208,7 @@ class ChatTurnService:
                 log.warning("reply skipped: no OPENAI_API_KEY configured (logged once)")
             return TurnOutcome("disabled", "no_api_key")
         try:
-            prepared = await self._prepare(turn, route, config, persona)
+            prepared = await self._prepare(turn, route, config, persona, tool)
         except CoreProcessorError as exc:
             log.error(
                 "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
@@ -189,15 +221,20 @@ class ChatTurnService:
         return await self._answer(turn, route, config, persona, sender, prepared, result)
 
     async def _prepare(
-        self, turn: TurnInput, route: RouteResult, config: GroupConfig, persona: PersonaPack
+        self,
+        turn: TurnInput,
+        route: RouteResult,
+        config: GroupConfig,
+        persona: PersonaPack,
+        tool: ToolPlan = NO_TOOL,
     ) -> PreparedTurn:
-        """Merge quick follow-ups, fetch rows, retrieve, and build the exact request."""
+        """Merge quick follow-ups, fetch rows, retrieve, run the tool, build the request."""
         rt = self.runtime
         stage_ms: dict[str, float] = {}
         started = time.perf_counter()
         if config.chat.merge_window_s:
             await self.sleep(config.chat.merge_window_s)
-        current_text = await self._current_text(turn, route)
+        current_text, merged_images = await self.merges.current_text(turn, route.accumulated)
         mark = _stopwatch(stage_ms, "merge_wait", started)
         await rt.writer.flush()
         rows = await fetch_turn_rows(
@@ -209,8 +246,11 @@ class ChatTurnService:
             state=rt.state,
         )
         mark = _stopwatch(stage_ms, "fetch_rows", mark)
-        bundle = await assemble_direct_chat_context(
-            self.sources, _gather_request(turn, route, config, persona, current_text, rt)
+        bundle, tool_ctx = await asyncio.gather(
+            assemble_direct_chat_context(
+                self.sources, _gather_request(turn, route, config, persona, current_text, rt)
+            ),
+            self._tool_context(turn, route, config, tool),
         )
         mark = _stopwatch(stage_ms, "retrieval", mark)
         model = rt.llm.model_for("chat")
@@ -226,10 +266,14 @@ class ChatTurnService:
             profile=profile,
             bot_nickname=next(iter(rt.nicknames), persona.name),
             now=rt.clock.now(),
+            tool=tool_ctx,
+            tool_turn=route.outcome is RouteOutcome.TOOL,
         )
         request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
         _stopwatch(stage_ms, "assemble", mark)
         data = snapshot_data(request, bundle, decision=route.to_log_dict(), stage_ms=stage_ms)
+        if tool_ctx.trace is not None:
+            data["tool"] = tool_ctx.trace
         return PreparedTurn(
             turn_id=uuid.uuid4().hex,
             current_text=current_text,
@@ -239,15 +283,38 @@ class ChatTurnService:
             profile=profile,
             data=data,
             started=started,
+            merged_image_urls=merged_images,
         )
+
+    async def _tool_context(
+        self, turn: TurnInput, route: RouteResult, config: GroupConfig, tool: ToolPlan
+    ) -> ToolTurnContext:
+        """A TOOL turn runs its tool; a refused request only tells the model it is closed."""
+        if route.outcome is not RouteOutcome.TOOL and tool.permitted:
+            return ToolTurnContext()  # e.g. a QUOTE won over the tool: no result to show
+        context = await run_planned_tool(
+            tool,
+            self.tools,
+            turn=turn,
+            now=self.runtime.clock.now(),
+            rng=self.rng,
+            activity=self.runtime.repos.messages,
+            timeout_s=config.tools.timeout_s,
+        )
+        if context.trace is not None:
+            log.info("group %s: tool %s", turn.group_id, context.trace)
+        return context
 
     async def _call_model(
         self, turn: TurnInput, config: GroupConfig, prepared: PreparedTurn
     ) -> CompletionResult:
         """The one LLM call of the turn (images attached for vision models)."""
         rt = self.runtime
-        # Images: a vision model gets this turn's images as data-URL blocks, the snapshot keeps
-        # only their hashes; for a text-only model nothing is downloaded.
+        # Images: a vision model gets this turn's images (and those of merged follow-ups) as
+        # data-URL blocks, the snapshot keeps only their hashes; for a text-only model nothing
+        # is downloaded.
+        if prepared.merged_image_urls:
+            turn = replace(turn, image_urls=(*turn.image_urls, *prepared.merged_image_urls))
         vision = await prepare_vision_request(
             prepared.messages,
             turn=turn,
@@ -307,7 +374,7 @@ class ChatTurnService:
         )
         await self._save_snapshot(turn, prepared, outcome.outcome)
         if outcome.outcome == "delivered":
-            user_text = await self._with_late_merges(turn, prepared.current_text)
+            user_text = await self.merges.with_late_lines(turn, prepared.current_text)
             reply_text = joined_reply(parsed.bubbles)
             await self._append_session(turn, user_text, reply_text)
             self._after_turn(
@@ -353,28 +420,6 @@ class ChatTurnService:
         return TurnOutcome(outcome, delivery.reason, delivery.sent_ids)
 
     # -- helpers ---------------------------------------------------------------------------------
-    async def _current_text(self, turn: TurnInput, route: RouteResult) -> str:
-        """This message plus the member's own accumulated and merged lines, in order."""
-        earlier = [
-            str(e.get("text", ""))
-            for e in route.accumulated
-            if int(e.get("user_id", 0)) == turn.user_id and e.get("text")
-        ]
-        merged = await self._drain_merges(turn)
-        shown = turn_display_text(turn)  # images as [图片], stickers as their summary
-        return "\n".join(t for t in (*earlier, shown, *merged) if t.strip()) or shown
-
-    async def _drain_merges(self, turn: TurnInput) -> list[str]:
-        key = _merge_key(turn)
-        texts = [str(t) for t in await self.runtime.state.items(key)]
-        await self.runtime.state.delete(key)
-        return texts
-
-    async def _with_late_merges(self, turn: TurnInput, current_text: str) -> str:
-        """Lines that arrived while the model was answering belong to the same user turn."""
-        late = await self._drain_merges(turn)
-        return "\n".join([current_text, *late]) if late else current_text
-
     async def _append_session(self, turn: TurnInput, user_text: str, reply_text: str) -> None:
         now = self.runtime.clock.now()
         base = {"bot_id": turn.bot_id, "group_id": turn.group_id, "user_id": turn.user_id}
@@ -451,10 +496,6 @@ def _gather_request(
         short_social=bool(decision and not decision.allow_persistent_memory),
         addressed=route.trigger.addressed,
     )
-
-
-def _merge_key(turn: TurnInput) -> str:
-    return f"merge:{turn.bot_id}:{turn.group_id}:{turn.user_id}"
 
 
 def _stopwatch(stages: dict[str, float], name: str, since: float) -> float:

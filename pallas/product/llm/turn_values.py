@@ -42,6 +42,7 @@ class PreparedTurn:
     profile: ModelProfile
     data: dict[str, Any]  # the injection snapshot, completed as the turn goes on
     started: float
+    merged_image_urls: tuple[str, ...] = ()  # images of quick follow-ups folded into the turn
 
 
 @dataclass(frozen=True, slots=True)

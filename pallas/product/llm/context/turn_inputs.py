@@ -26,6 +26,7 @@ from pallas.product.llm.provider.models import ModelProfile
 from pallas.product.llm.routing.route_pipeline import RouteResult
 from pallas.product.llm.routing.text_signals import SocialAction
 from pallas.product.llm.tools.select import is_recognition_question
+from pallas.product.llm.tools.service import ToolTurnContext
 
 _POLICY_ACTIONS = {
     SocialAction.GREETING: "greeting",
@@ -135,10 +136,15 @@ def build_chat_turn_context(
     profile: ModelProfile,
     bot_nickname: str,
     now: float,
+    tool: ToolTurnContext | None = None,
+    tool_turn: bool = False,
 ) -> ChatTurnContext:
     decision = route.decision
     short_social = decision is not None and not decision.allow_persistent_memory
-    shape = bundle.reply_shape or decide_reply_shape(None, casual=is_casual_turn(route))
+    if tool_turn:  # a tool answer carries a result: its own shape, not the group's rhythm
+        shape = decide_reply_shape(None, casual=False, tool=True)
+    else:
+        shape = bundle.reply_shape or decide_reply_shape(None, casual=is_casual_turn(route))
     context_config = config.context.model_copy(
         update={
             "bot_label": persona.bot_label,
@@ -175,5 +181,7 @@ def build_chat_turn_context(
         include_recent_pair=bool(decision and decision.include_recent_pair),
         feedback_blocklist=bundle.feedback_blocklist,
         blocks=bundle.blocks,
+        tool_results=tool.results if tool else (),
+        tool_rules=tool.rules if tool else (),
         token_budget=max(profile.context_window - profile.reserved_output, 256),
     )
