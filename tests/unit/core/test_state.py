@@ -51,3 +51,21 @@ async def test_max_keys_bounds_memory(clock: FakeClock) -> None:
         await store.set(f"k{i}", i)
     assert len(await store.keys("k")) <= 100
     assert await store.get("k249") == 249
+
+
+async def test_full_store_evicts_expired_first_then_oldest_with_headroom(
+    clock: FakeClock,
+) -> None:
+    store = MemoryStateStore(clock, max_keys=100)
+    for i in range(50):
+        await store.set(f"old{i}", i, ttl=10)
+    for i in range(50):
+        await store.set(f"keep{i}", i)
+    clock.advance(11)  # the "old" keys are expired but still held
+    await store.set("new", 1)  # 101 keys: one sweep
+    assert await store.keys("old") == []
+    assert len(await store.keys("keep")) == 50 and await store.get("new") == 1
+    for i in range(50):
+        await store.set(f"more{i}", i)  # over the bound again: the oldest "keep" keys go
+    keys = await store.keys("")
+    assert len(keys) == 90 and "more49" in keys and "keep10" not in keys  # 10 % headroom
