@@ -16,6 +16,7 @@ pytestmark = pytest.mark.e2e
 
 GROUP = 66_000_001
 ALICE, BOB, CAROL = 61_001, 61_002, 61_003
+SUPERUSER = 10_001
 
 
 def _tool_block(system_prompt: str) -> str:
@@ -61,6 +62,13 @@ async def test_tool_closed_in_a_group_is_refused_honestly(
     await peer.wait_for_calls("send_group_msg", count=1)
     block = _tool_block(fake_llm.chat_requests()[0].system_prompt)
     assert "没有开放" in block and "42" not in block
+
+    await asyncio.sleep(0.5)
+    await peer.send_event(peer.group_message(GROUP, SUPERUSER, "/pallas context"))
+    await peer.send_event(peer.group_message(GROUP, SUPERUSER, "/pallas status"))
+    answers = sent_texts(await peer.wait_for_calls("send_msg", "send_group_msg", count=3))
+    assert any("tool: calc" in a and "permitted=False (not_allowed)" in a for a in answers)
+    assert any("工具：dice" in a for a in answers)  # only the allowed tool is listed
 
 
 async def test_admin_only_activity_ranking_counts_this_group_only(

@@ -7,6 +7,7 @@ from dataclasses import asdict
 
 from pallas.product.admin.base import AdminCommand, AdminContext
 from pallas.product.llm.context.analyzer import render_snapshot
+from pallas.product.llm.tools.config import ToolsConfig
 
 _OUTCOME_ZH = {
     "reply": "回复",
@@ -36,12 +37,22 @@ async def status(ctx: AdminContext) -> str:
         f"发言：{'开启' if config.enabled else '关闭'}；人设：{config.persona}",
         f"回复模型：{'已配置' if rt.settings.replies_enabled else '未配置 API Key，暂不回复'}",
         f"今日模型调用 {usage.calls} 次（失败 {usage.failures}），tokens {usage.tokens}",
+        _tools_line(config.tools),
     ]
     errors = rt.group_configs.errors()
     if errors:
         lines.append("配置文件有问题（仍在使用上一次正确的版本）：")
         lines.extend(f"- {name}" for name in errors)
     return "\n".join(lines)
+
+
+def _tools_line(tools: ToolsConfig) -> str:
+    if not tools.enabled or not tools.allowed:
+        return "工具：关闭"
+    open_to_all = [n for n in tools.allowed if n not in tools.admin_only]
+    admin = [n for n in tools.allowed if n in tools.admin_only]
+    text = f"工具：{'、'.join(open_to_all) or '无'}"
+    return text + (f"；仅管理员：{'、'.join(admin)}" if admin else "")
 
 
 def _decision_line(record: dict) -> str:

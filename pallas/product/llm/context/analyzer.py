@@ -179,6 +179,13 @@ def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -
             for t in budget.get("trims", [])
         ]
     lines += _retrieval_lines(data)
+    tool = data.get("tool")
+    if tool:
+        lines.append(
+            f"tool: {tool.get('tool')} {tool.get('args', {})} permitted={tool.get('permitted')} "
+            f"({tool.get('reason')})"
+            + (f" → {tool.get('result')} [{tool.get('why')}]" if "result" in tool else "")
+        )
     if data.get("usage"):
         lines.append(f"usage: {data['usage']}")
     if data.get("bubbles") is not None:
