@@ -36,7 +36,11 @@ from pallas.product.llm.context.context import (
 from pallas.product.llm.context.pipeline import CoreProcessorError
 from pallas.product.llm.context.processors import build_chat_pipeline
 from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.context.turn_inputs import build_chat_turn_context, fetch_turn_rows
+from pallas.product.llm.context.turn_inputs import (
+    TurnRows,
+    build_chat_turn_context,
+    fetch_turn_rows,
+)
 from pallas.product.llm.delivery.bubbles import parse_reply
 from pallas.product.llm.delivery.delivery import (
     DeliveryPlan,
@@ -236,15 +240,7 @@ class ChatTurnService:
             await self.sleep(config.chat.merge_window_s)
         current_text, merged_images = await self.merges.current_text(turn, route.accumulated)
         mark = _stopwatch(stage_ms, "merge_wait", started)
-        await rt.writer.flush()
-        rows = await fetch_turn_rows(
-            turn,
-            timeline_width=route.trigger.timeline_width,
-            config=config,
-            messages=rt.repos.messages,
-            sessions=rt.repos.chat_sessions,
-            state=rt.state,
-        )
+        rows = await self._fetch_rows(turn, route, config)
         mark = _stopwatch(stage_ms, "fetch_rows", mark)
         bundle, tool_ctx = await asyncio.gather(
             assemble_direct_chat_context(
@@ -284,6 +280,21 @@ class ChatTurnService:
             data=data,
             started=started,
             merged_image_urls=merged_images,
+        )
+
+    async def _fetch_rows(
+        self, turn: TurnInput, route: RouteResult, config: GroupConfig
+    ) -> TurnRows:
+        """Timeline and session rows, after everything recorded so far is stored."""
+        rt = self.runtime
+        await rt.writer.flush()
+        return await fetch_turn_rows(
+            turn,
+            timeline_width=route.trigger.timeline_width,
+            config=config,
+            messages=rt.repos.messages,
+            sessions=rt.repos.chat_sessions,
+            state=rt.state,
         )
 
     async def _tool_context(
