@@ -5,7 +5,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HOST=0.0.0.0 PORT=8080
 
 COPY pyproject.toml README.md ./
 COPY pallas ./pallas
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir ".[postgres,redis]"  # asyncpg: DATABASE_URL=postgresql+asyncpg://…
 
 COPY bot.py ./
 COPY packages ./packages

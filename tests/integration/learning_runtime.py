@@ -1,4 +1,4 @@
-"""A real `PallasRuntime` on a temporary SQLite database, for learning integration tests."""
+"""A real `PallasRuntime` on a temporary database, for learning integration tests."""
 
 from __future__ import annotations
 
@@ -24,10 +24,13 @@ def write_config(root: Path, name: str, toml: str) -> None:
     (groups / f"{name}.toml").write_text(toml, encoding="utf-8")
 
 
-async def start_runtime(root: Path, fake: FakeOpenAI, clock: FakeClock) -> PallasRuntime:
+async def start_runtime(
+    root: Path, fake: FakeOpenAI, clock: FakeClock, database_url: str | None = None
+) -> PallasRuntime:
+    """Start on `database_url` (the `database_url` fixture), else on a SQLite file in `root`."""
     (root / "config" / "groups").mkdir(parents=True, exist_ok=True)
     settings = PallasSettings(
-        database_url=f"sqlite+aiosqlite:///{root / 'pallas.db'}",
+        database_url=database_url or f"sqlite+aiosqlite:///{root / 'pallas.db'}",
         pallas_config_dir=root / "config",
         pallas_data_dir=root,
         openai_base_url=fake.base_url,

@@ -1,4 +1,4 @@
-"""Today's activity through `MessageRepository` on a migrated SQLite database."""
+"""Today's activity through `MessageRepository` on a migrated database (each backend)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import random
 from collections.abc import AsyncIterator
 from datetime import datetime
 from itertools import count
-from pathlib import Path
 
 import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -26,10 +25,9 @@ _ids = count(1)
 
 
 @pytest.fixture
-async def repo(tmp_path: Path) -> AsyncIterator[MessageRepository]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'activity.db'}"
-    await migrate.upgrade(url)
-    engine = create_engine(url)
+async def repo(database_url: str) -> AsyncIterator[MessageRepository]:
+    await migrate.upgrade(database_url)
+    engine = create_engine(database_url)
     sessions: async_sessionmaker = session_factory(engine)
     yield MessageRepository(sessions)
     await engine.dispose()

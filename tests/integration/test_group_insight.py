@@ -36,8 +36,10 @@ async def fake() -> AsyncIterator[FakeOpenAI]:
 
 
 @pytest.fixture
-async def runtime(tmp_path: Path, fake: FakeOpenAI, clock: FakeClock) -> AsyncIterator:
-    rt = await start_runtime(tmp_path, fake, clock)
+async def runtime(
+    tmp_path: Path, fake: FakeOpenAI, clock: FakeClock, database_url: str
+) -> AsyncIterator:
+    rt = await start_runtime(tmp_path, fake, clock, database_url)
     yield rt
     await rt.stop()
 
@@ -122,10 +124,10 @@ async def test_unparseable_answers_pass_the_batch_over_after_three_attempts(
 
 
 async def test_daily_call_budget_stops_labelling_but_not_pair_collection(
-    tmp_path: Path, fake: FakeOpenAI, clock: FakeClock
+    tmp_path: Path, fake: FakeOpenAI, clock: FakeClock, database_url: str
 ) -> None:
     write_config(tmp_path, str(GROUP), "[learning]\ndaily_call_budget = 1\nlabel_batch_size = 10\n")
-    rt = await start_runtime(tmp_path, fake, clock)
+    rt = await start_runtime(tmp_path, fake, clock, database_url)
     try:
         await feed(rt, GROUP, 20, clock, first_id=1)
         fake.enqueue(label_answer(), label_answer())
@@ -144,10 +146,10 @@ async def test_daily_call_budget_stops_labelling_but_not_pair_collection(
 
 
 async def test_round_robin_serves_every_group_and_survives_a_restart(
-    tmp_path: Path, fake: FakeOpenAI, clock: FakeClock
+    tmp_path: Path, fake: FakeOpenAI, clock: FakeClock, database_url: str
 ) -> None:
     write_config(tmp_path, "default", "[learning]\nmax_jobs_per_sweep = 2\nlabel_batch_size = 5\n")
-    rt = await start_runtime(tmp_path, fake, clock)
+    rt = await start_runtime(tmp_path, fake, clock, database_url)
     for n, group in enumerate((GROUP, GROUP_B, GROUP_C)):
         await feed(rt, group, 15, clock, first_id=1 + n * 1000)
     served: list[int] = []
@@ -156,7 +158,7 @@ async def test_round_robin_serves_every_group_and_survives_a_restart(
     served += [j.group_id for j in report.jobs]
     await rt.stop()
 
-    rt = await start_runtime(tmp_path, fake, clock)  # same database: position and cursors kept
+    rt = await start_runtime(tmp_path, fake, clock, database_url)  # same database: state kept
     try:
         fake.enqueue(*[label_answer(5)] * 2)
         report = await run_sweep(rt)
@@ -172,11 +174,11 @@ async def test_round_robin_serves_every_group_and_survives_a_restart(
 
 
 async def test_collect_switch_and_collector_bot(
-    tmp_path: Path, fake: FakeOpenAI, clock: FakeClock
+    tmp_path: Path, fake: FakeOpenAI, clock: FakeClock, database_url: str
 ) -> None:
     write_config(tmp_path, str(GROUP), "[learning]\ncollect_enabled = false\n")
     write_config(tmp_path, str(GROUP_B), f"[learning]\ncollector_bot_id = {OTHER_BOT}\n")
-    rt = await start_runtime(tmp_path, fake, clock)
+    rt = await start_runtime(tmp_path, fake, clock, database_url)
     try:
         await feed(rt, GROUP, 5, clock, first_id=1)
         await feed(rt, GROUP_B, 5, clock, first_id=1000)

@@ -36,11 +36,13 @@ BOT_LINE_ID = 5_555
 
 
 @pytest.fixture
-async def runtime(tmp_path: Path, clock: FakeClock) -> AsyncIterator[PallasRuntime]:
+async def runtime(
+    tmp_path: Path, clock: FakeClock, database_url: str
+) -> AsyncIterator[PallasRuntime]:
     write_config(tmp_path, str(QUIET), "[learning]\ninject_enabled = false\n")
     fake = FakeOpenAI()
     await fake.start()
-    rt = await start_runtime(tmp_path, fake, clock)
+    rt = await start_runtime(tmp_path, fake, clock, database_url)
     for n, group in enumerate((GROUP, QUIET)):
         lines = group_script(40, first_id=1 + n * 1000, users=MEMBERS)
         await rt.repos.messages.add_many(stored(lines, group_id=group, t0=clock.now() - 7200))

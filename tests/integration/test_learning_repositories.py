@@ -1,10 +1,9 @@
-"""Learning tables through the repositories, on a migrated SQLite database."""
+"""Learning tables through the repositories, on a migrated database (each backend)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
@@ -20,10 +19,9 @@ from tests.unit.learning.factory import BOT, GROUP, OTHER_GROUP, T0, pair
 
 
 @pytest.fixture
-async def sessions(tmp_path: Path) -> AsyncIterator[async_sessionmaker]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'l.db'}"
-    await migrate.upgrade(url)
-    engine = create_engine(url)
+async def sessions(database_url: str) -> AsyncIterator[async_sessionmaker]:
+    await migrate.upgrade(database_url)
+    engine = create_engine(database_url)
     yield session_factory(engine)
     await engine.dispose()
 

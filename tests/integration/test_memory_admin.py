@@ -33,7 +33,9 @@ async def fake_llm() -> AsyncIterator[FakeOpenAI]:
     await server.stop()
 
 
-async def start(tmp_path: Path, fake_llm: FakeOpenAI, **settings: object) -> PallasRuntime:
+async def start(
+    tmp_path: Path, fake_llm: FakeOpenAI, database_url: str, **settings: object
+) -> PallasRuntime:
     shutil.copytree(REPO / "config", tmp_path / "config")
     (tmp_path / "config" / "groups" / f"{A}.toml").write_text(
         '[memory]\nshared_pools = ["arknights"]\n', encoding="utf-8"
@@ -41,7 +43,7 @@ async def start(tmp_path: Path, fake_llm: FakeOpenAI, **settings: object) -> Pal
     clock = FakeClock()
     return await PallasRuntime.start(
         PallasSettings(
-            database_url=f"sqlite+aiosqlite:///{tmp_path / 'p.db'}",
+            database_url=database_url,
             pallas_config_dir=tmp_path / "config",
             openai_api_key="sk-test",
             openai_base_url=fake_llm.base_url,
@@ -53,8 +55,10 @@ async def start(tmp_path: Path, fake_llm: FakeOpenAI, **settings: object) -> Pal
 
 
 @pytest.fixture
-async def runtime(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[PallasRuntime]:
-    rt = await start(tmp_path, fake_llm)
+async def runtime(
+    tmp_path: Path, fake_llm: FakeOpenAI, database_url: str
+) -> AsyncIterator[PallasRuntime]:
+    rt = await start(tmp_path, fake_llm, database_url)
     yield rt
     await rt.stop()
 
@@ -103,9 +107,9 @@ async def test_admin_forget_and_member_forget(runtime: PallasRuntime) -> None:
 
 
 async def test_embeddings_are_stored_and_used_when_configured(
-    tmp_path: Path, fake_llm: FakeOpenAI
+    tmp_path: Path, fake_llm: FakeOpenAI, database_url: str
 ) -> None:
-    rt = await start(tmp_path, fake_llm, pallas_embedding_model="fake-embed")
+    rt = await start(tmp_path, fake_llm, database_url, pallas_embedding_model="fake-embed")
     try:
         service = build_memory_service(rt)
         await service.remember(bot_id=BOT, scope=group_scope(BOT, A), kind="group_memory",

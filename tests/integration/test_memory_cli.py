@@ -1,9 +1,8 @@
-"""`pallas memory list|delete|forget-user` against a database file, as an operator runs it."""
+"""`pallas memory list|delete|forget-user` on each backend, as an operator runs it."""
 
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -38,11 +37,10 @@ def seed(url: str) -> None:
 
 
 @pytest.fixture
-def database(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}"
-    monkeypatch.setenv("DATABASE_URL", url)
-    seed(url)
-    return url
+def database(database_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    seed(database_url)
+    return database_url
 
 
 def test_list_filters_by_group_kind_and_user(database: str, capsys) -> None:

@@ -44,7 +44,9 @@ async def fake_llm() -> AsyncIterator[FakeOpenAI]:
 
 
 @pytest.fixture
-async def runtime(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[PallasRuntime]:
+async def runtime(
+    tmp_path: Path, fake_llm: FakeOpenAI, database_url: str
+) -> AsyncIterator[PallasRuntime]:
     shutil.copytree(REPO / "config", tmp_path / "config")
     (tmp_path / "config" / "worldbooks").mkdir(exist_ok=True)
     (tmp_path / "config" / "groups" / f"{A}.toml").write_text(
@@ -53,7 +55,7 @@ async def runtime(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[PallasR
         encoding="utf-8",
     )
     settings = PallasSettings(
-        database_url=f"sqlite+aiosqlite:///{tmp_path / 'p.db'}",
+        database_url=database_url,
         pallas_config_dir=tmp_path / "config",
         openai_api_key="sk-test",
         openai_base_url=fake_llm.base_url,

@@ -1,10 +1,10 @@
-"""The memory repository on a migrated SQLite file: dedupe, replacement, isolation, forgetting."""
+"""The memory repository on a migrated database (each backend): dedupe, replacement, isolation,
+forgetting."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -20,10 +20,9 @@ NOW = 1_760_000_000.0
 
 
 @pytest.fixture
-async def repo(tmp_path: Path) -> AsyncIterator[MemoryRepository]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'm.db'}"
-    await migrate.upgrade(url)
-    engine = create_engine(url)
+async def repo(database_url: str) -> AsyncIterator[MemoryRepository]:
+    await migrate.upgrade(database_url)
+    engine = create_engine(database_url)
     yield MemoryRepository(session_factory(engine))
     await engine.dispose()
 

@@ -1,9 +1,8 @@
-"""【相关旧话题】 recall from the `session_topic` archive (real SQLite database)."""
+"""【相关旧话题】 recall from the `session_topic` archive (a real database of each backend)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 
@@ -26,11 +25,10 @@ GUITAR = "用户在学吉他，卡在F和弦，帕拉斯建议每天慢练十分
 
 @pytest.fixture
 async def stores(
-    tmp_path: Path,
+    database_url: str,
 ) -> AsyncIterator[tuple[SessionTopicRepository, ChatSessionRepository]]:
-    url = f"sqlite+aiosqlite:///{tmp_path / 'topics.db'}"
-    await migrate.upgrade(url)
-    engine = create_engine(url)
+    await migrate.upgrade(database_url)
+    engine = create_engine(database_url)
     factory = session_factory(engine)
     yield SessionTopicRepository(factory), ChatSessionRepository(factory)
     await engine.dispose()

@@ -1,11 +1,11 @@
-"""Session summary compression against a real SQLite database and the fake OpenAI server."""
+"""Session summary compression against a real database (each backend) and the fake OpenAI
+server."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -75,12 +75,11 @@ def config(**session: object) -> GroupConfig:
 
 
 @pytest.fixture
-async def env(tmp_path: Path, clock: FakeClock) -> AsyncIterator[Env]:
+async def env(database_url: str, clock: FakeClock) -> AsyncIterator[Env]:
     server = FakeOpenAI(default_reply="无")
     await server.start()
-    url = f"sqlite+aiosqlite:///{tmp_path / 'pallas.db'}"
-    await migrate.upgrade(url)
-    engine = create_engine(url)
+    await migrate.upgrade(database_url)
+    engine = create_engine(database_url)
     factory = session_factory(engine)
     usage = UsageRepository(factory)
     settings = PallasSettings(

@@ -11,11 +11,11 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
-    String,
-    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from pallas.core.db.types import String, Text  # not SQLAlchemy's: see types.py
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a real BIGINT.
 PrimaryKey = BigInteger().with_variant(Integer(), "sqlite")

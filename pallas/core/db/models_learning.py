@@ -15,13 +15,12 @@ from sqlalchemy import (
     Float,
     Index,
     Integer,
-    String,
-    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
 from pallas.core.db.models import Base, PrimaryKey
+from pallas.core.db.types import String, Text  # not SQLAlchemy's: see types.py
 
 DEFAULT_SCENE = "group_chat"
 

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Float, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Float, Index, Integer
 from sqlalchemy.orm import Mapped, mapped_column
 
 from pallas.core.db.models import Base, PrimaryKey
+from pallas.core.db.types import String, Text  # not SQLAlchemy's: see types.py
 
 
 class MemoryItemRow(Base):

@@ -12,10 +12,11 @@ Migration: `migrations/versions/0005_session_topics_and_image_descriptions.py` (
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Float, Index, Integer, String, Text
+from sqlalchemy import BigInteger, Float, Index, Integer
 from sqlalchemy.orm import Mapped, mapped_column
 
 from pallas.core.db.models import Base, PrimaryKey
+from pallas.core.db.types import String, Text  # not SQLAlchemy's: see types.py
 
 
 class SessionTopicRow(Base):

@@ -4,6 +4,12 @@ Event handlers hand messages to `MessageWriter.submit` and return at once; a bac
 writes them in batches (one transaction per batch), so a burst of events costs a few commits
 instead of one each. A failing write is logged and retried with backoff — messages are kept in
 memory until they are stored. Readers that need the newest rows call `flush()` first.
+
+A batch the database refuses because of the values in it (an id out of the 64-bit range, a NOT
+NULL time that is NaN, … — see `refuses_values`) is stored one message at a time instead, and
+only the messages refused on their own are dropped (logged). Without that, one such message
+would fail its batch on every retry and hold up all recording behind it. Any other failure (the
+database down, locked or full) drops nothing.
 """
 
 from __future__ import annotations
@@ -12,10 +18,29 @@ import asyncio
 import contextlib
 import logging
 
+from sqlalchemy import exc as sa_exc
+
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.records import StoredMessage
 
 log = logging.getLogger("pallas.recorder")
+
+# Python-side conversion errors (SQLite raises OverflowError for ints past 64 bits, either
+# driver UnicodeEncodeError for text it cannot encode) and SQLSTATE classes 22 (data exception)
+# and 23 (integrity constraint violation): errors about the values, not about the database.
+_VALUE_ERRORS = (ValueError, TypeError, OverflowError, UnicodeError)
+_VALUE_SQLSTATE_CLASSES = ("22", "23")
+
+
+def refuses_values(error: BaseException) -> bool:
+    """Whether `error` says the database refuses the values written, not that it is unwell."""
+    if isinstance(error, (*_VALUE_ERRORS, sa_exc.IntegrityError, sa_exc.DataError)):
+        return True
+    original = getattr(error, "orig", None)
+    if isinstance(original, _VALUE_ERRORS):
+        return True
+    sqlstate = getattr(original, "sqlstate", None) or getattr(original, "pgcode", None)
+    return isinstance(sqlstate, str) and sqlstate[:2] in _VALUE_SQLSTATE_CLASSES
 
 
 class MessageWriter:
@@ -32,6 +57,7 @@ class MessageWriter:
         self._task: asyncio.Task[None] | None = None
         self._closing = False
         self.written = 0
+        self.dropped = 0  # refused by the database on their own (see the module docstring)
 
     def start(self) -> None:
         if self._task is None:
@@ -67,7 +93,7 @@ class MessageWriter:
             while self._pending:
                 batch = self._pending[: self._batch_size]
                 try:
-                    await self._repo.add_many(batch)
+                    done = await self._store(batch)
                 except Exception:
                     log.exception(
                         "storing %d messages failed; retrying in %.1fs", len(batch), backoff
@@ -78,8 +104,7 @@ class MessageWriter:
                         return
                     continue
                 backoff = 0.1
-                del self._pending[: len(batch)]
-                self.written += len(batch)
+                del self._pending[:done]
             self._idle.set()
             if self._closing:
                 return
@@ -90,9 +115,40 @@ class MessageWriter:
             return
         batch, self._pending = self._pending, []
         try:
-            await self._repo.add_many(batch)
-            self.written += len(batch)
+            done = await self._store(batch)
         except Exception:
-            self._pending = batch + self._pending
+            done = 0
             log.exception("final write of %d messages failed", len(batch))
+        self._pending = batch[done:] + self._pending
         self._idle.set()
+
+    async def _store(self, batch: list[StoredMessage]) -> int:
+        """Store `batch`; returns how many of its first messages are done (stored or dropped).
+
+        Raises, having stored nothing, when the batch fails for any reason but its values.
+        """
+        try:
+            await self._repo.add_many(batch)
+        except Exception as error:
+            if not refuses_values(error):
+                raise
+            log.warning("the database refused a batch of %d messages: %s", len(batch), error)
+        else:
+            self.written += len(batch)
+            return len(batch)
+        for done, message in enumerate(batch):
+            try:
+                await self._repo.add_many([message])
+            except Exception as error:
+                if not refuses_values(error):
+                    if done:
+                        return done  # the rest is retried with backoff
+                    raise
+                self.dropped += 1
+                log.error(
+                    "dropped message %s of group %s (bot %s, user %s): the database refuses it: %s",
+                    message.message_id, message.group_id, message.bot_id, message.user_id, error,
+                )  # fmt: skip
+            else:
+                self.written += 1
+        return len(batch)

@@ -6,6 +6,7 @@ import asyncio
 
 from alembic import context
 from sqlalchemy.engine import Connection
+from sqlalchemy.types import TypeDecorator
 
 import pallas.core.db.models_learning  # learning branch tables (registers them on Base)
 import pallas.core.db.models_memory  # memory branch tables
@@ -17,12 +18,20 @@ config = context.config
 target_metadata = Base.metadata
 
 
+def _render_item(type_: str, obj: object, autogen_context: object) -> str | bool:
+    """Autogenerate writes the models' String / Text (pallas.core.db.types) as SQLAlchemy's."""
+    if type_ == "type" and isinstance(obj, TypeDecorator):
+        return f"sa.{obj.impl!r}"
+    return False
+
+
 def _run(connection: Connection) -> None:
     context.configure(
         connection=connection,
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
+        render_item=_render_item,
     )
     with context.begin_transaction():
         context.run_migrations()

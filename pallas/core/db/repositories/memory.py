@@ -9,7 +9,7 @@ stores and compares them.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from sqlalchemy import Select, func, or_, select, update
@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 import pallas.core.db.models_memory  # noqa: F401  (registers memory_item on Base)
 from pallas.core.db.models_memory import MemoryItemRow
+from pallas.core.db.types import storable_text
 
 MAX_TEXT_CHARS = 1000
 WriteAction = Literal["added", "replaced", "duplicate"]
@@ -100,6 +101,21 @@ def _to_item(row: MemoryItemRow) -> MemoryItem:
     )
 
 
+def _as_stored(new: NewMemory) -> NewMemory:
+    """`new` as the row will hold it (cleaned text, column lengths), so that the Python-side
+    dedupe comparisons and the returned item agree with what the database stores."""
+    return replace(
+        new,
+        scope=storable_text(new.scope),
+        kind=storable_text(new.kind),
+        key=storable_text(new.key)[:128],
+        fingerprint=storable_text(new.fingerprint)[:255],
+        text=storable_text(new.text)[:MAX_TEXT_CHARS],
+        origin=storable_text(new.origin)[:16],
+        subject_name=storable_text(new.subject_name)[:64],
+    )
+
+
 def _same_subject(subject_user_id: int | None) -> Any:
     column = MemoryItemRow.subject_user_id
     return column.is_(None) if subject_user_id is None else column == subject_user_id
@@ -130,6 +146,7 @@ class MemoryRepository:
         and source message ids refreshed. Same key with different text → the older rows are
         soft-deleted as `replaced` (newer replaces older) and the new row is inserted.
         """
+        new = _as_stored(new)
         async with self._sessions() as session, session.begin():
             live = await self._live_matches(session, new)
             for row in live:

@@ -1,0 +1,66 @@
+"""Database fixtures shared by the integration tests: every backend Pallas supports.
+
+`database_url` runs a test once per backend — `[sqlite]` on a new file in `tmp_path`,
+`[postgres]` on a new database of one throwaway PostgreSQL server per session
+(tests/harness/postgres.py).
+The PostgreSQL variants carry the `postgres` marker (`pytest -m postgres` / `-m "not postgres"`)
+and are skipped, with the reason, where no server can be started — unless
+PALLAS_REQUIRE_POSTGRES=1 (set by CI), which turns that skip into a failure.
+
+Each PostgreSQL test gets a database of its own, copied from a template that `migrate.upgrade`
+(the start-up migration) brought to heads once per session; tests still call `migrate.upgrade`
+(or start a runtime) on it exactly as on SQLite, a no-op there. A new database per test, not
+one emptied between tests, because background work a test leaves behind (e.g. the memory
+service's delayed access-count flush) must not land in the next test's rows, which reuse ids.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from itertools import count
+from pathlib import Path
+
+import pytest
+
+from pallas.core.db import migrate
+from tests.harness import postgres as pg
+
+BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+TEMPLATE = "pallas_template"
+_databases = count(1)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[pg.PostgresServer]:
+    reason = pg.unavailable_reason()
+    if reason is not None:
+        if os.environ.get("PALLAS_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"PALLAS_REQUIRE_POSTGRES=1 but {reason}", pytrace=False)
+        pytest.skip(f"no PostgreSQL test server: {reason}")
+    with pg.running_postgres() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+async def postgres_template(postgres_server: pg.PostgresServer) -> str:
+    """A database brought to heads by the start-up migration, to copy test databases from."""
+    await migrate.upgrade(postgres_server.create_database(TEMPLATE))
+    return TEMPLATE
+
+
+@pytest.fixture
+def postgres_database(postgres_server: pg.PostgresServer, postgres_template: str) -> Iterator[str]:
+    """A new PostgreSQL database at heads for this test (dropped after it). Yields its URL."""
+    name = f"pallas_test_{next(_databases)}"
+    url = postgres_server.create_database(name, template=postgres_template)
+    yield url
+    postgres_server.drop_database(name)
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of an empty database of each backend (see the module docstring)."""
+    if request.param == "sqlite":
+        return f"sqlite+aiosqlite:///{tmp_path / 'pallas.db'}"
+    return request.getfixturevalue("postgres_database")
