@@ -22,7 +22,8 @@ from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.db.writer import MessageWriter
 from pallas.core.settings import PallasSettings
-from pallas.core.state import MemoryStateStore, StateStore
+from pallas.core.state import StateStore
+from pallas.core.state_redis import open_state_store
 from pallas.product.config import GroupConfig
 from pallas.product.llm.persona.pack import PersonaStore
 from pallas.product.llm.provider.client import LLMClient
@@ -63,6 +64,7 @@ class PallasRuntime:
     routing: RoutingEngine
     nicknames: tuple[str, ...] = ()
     superusers: frozenset[int] = field(default_factory=frozenset)
+    owns_state: bool = False  # the runtime opened the store (and closes it on stop)
 
     @classmethod
     async def start(
@@ -75,15 +77,25 @@ class PallasRuntime:
         superusers: frozenset[int] = frozenset(),
         base_dir: Path | None = None,
     ) -> PallasRuntime:
+        clock = clock or SystemClock(settings.pallas_clock_offset_seconds)
+        owns_state = state is None
+        if state is None:
+            # first: a configured but unreachable Redis stops start-up before anything runs
+            state = await open_state_store(
+                settings.pallas_state_url, settings.pallas_state_prefix, clock=clock
+            )
         url = normalise_database_url(settings.database_url, base_dir=base_dir)
-        await migrate.upgrade(url)
+        try:
+            await migrate.upgrade(url)
+        except BaseException:
+            if owns_state:
+                await _close_state(state)
+            raise
         engine = create_engine(url)
         sessions = session_factory(engine)
-        clock = clock or SystemClock(settings.pallas_clock_offset_seconds)
         repos = Repositories.build(sessions)
         writer = MessageWriter(repos.messages)
         writer.start()
-        state = state or MemoryStateStore(clock)
         runtime = cls(
             settings=settings,
             clock=clock,
@@ -98,6 +110,7 @@ class PallasRuntime:
             routing=RoutingEngine(state),
             nicknames=nicknames,
             superusers=superusers,
+            owns_state=owns_state,
         )
         for name, problem in runtime.group_configs.errors().items():
             log.error("group config %s: %s", name, problem)
@@ -112,3 +125,16 @@ class PallasRuntime:
         await self.llm.close()
         await self.writer.close()
         await self.engine.dispose()
+        if self.owns_state:
+            await _close_state(self.state)
+
+
+async def _close_state(state: StateStore) -> None:
+    """Close a store that holds connections (Redis); the memory store has nothing to close."""
+    closer = getattr(state, "aclose", None)
+    if closer is None:
+        return
+    try:
+        await closer()
+    except Exception:
+        log.exception("closing the state store failed")

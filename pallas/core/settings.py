@@ -22,6 +22,9 @@ class PallasSettings(BaseModel):
     pallas_config_dir: Path = Path("config")
     pallas_data_dir: Path = Path("data")
     pallas_clock_offset_seconds: float = 0.0
+    # shared ephemeral state: empty = in-memory (one process); redis://host:6379/0 = Redis
+    pallas_state_url: str = ""
+    pallas_state_prefix: str = ""  # namespace inside Redis: pallas:<prefix>:…
 
     openai_base_url: str = "https://api.openai.com/v1"
     openai_api_key: str = ""
@@ -32,10 +35,21 @@ class PallasSettings(BaseModel):
     pallas_llm_timeout_seconds: float = Field(default=30.0, gt=0)
     pallas_llm_max_retries: int = Field(default=2, ge=0, le=6)
 
-    @field_validator("openai_api_key", mode="before")
+    @field_validator("openai_api_key", "pallas_state_url", mode="before")
     @classmethod
     def _strip_key(cls, value: object) -> object:
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("pallas_state_prefix", mode="before")
+    @classmethod
+    def _plain_prefix(cls, value: object) -> object:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = str(value)  # NoneBot parses PALLAS_STATE_PREFIX=2 from .env as a number
+        if isinstance(value, str):
+            value = value.strip()
+            if any(ch.isspace() for ch in value):
+                raise ValueError("PALLAS_STATE_PREFIX must not contain whitespace")
+        return value
 
     @property
     def replies_enabled(self) -> bool:

@@ -2,12 +2,19 @@
 
 All mutable runtime state goes through a `StateStore` so that decisions stay pure and a
 deployment with several processes can swap the in-memory store for a shared one (Redis).
-Values must be JSON-compatible (str, int, float, bool, None, list, dict).
+Values must be JSON-compatible (str, int, float, bool, None, list, dict with str keys).
+
+Two implementations: `MemoryStateStore` (this module, one process) and `RedisStateStore`
+(`pallas.core.state_redis`, shared by several processes; `PALLAS_STATE_URL`). Only
+`set_if_absent` may raise `StateUnavailableError` (the shared store is unreachable and a claim
+cannot be verified); every other operation has a documented fallback and never raises for a
+connection problem. Callers that claim use `claim()` to say which way to fail.
 """
 
 from __future__ import annotations
 
 import copy
+import logging
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -16,6 +23,12 @@ from pallas.core.clock import Clock, SystemClock
 
 JSONValue = Any
 
+log = logging.getLogger("pallas.state")
+
+
+class StateUnavailableError(RuntimeError):
+    """The shared state store cannot be reached (raised by claims, see `claim`)."""
+
 
 class StateStore(Protocol):
     async def get(self, key: str) -> JSONValue | None: ...
@@ -23,7 +36,9 @@ class StateStore(Protocol):
     async def set(self, key: str, value: JSONValue, *, ttl: float | None = None) -> None: ...
 
     async def set_if_absent(self, key: str, value: JSONValue, *, ttl: float | None = None) -> bool:
-        """Atomically claim `key`; False when it already holds a live value."""
+        """Atomically claim `key`; False when it already holds a live value.
+
+        Raises `StateUnavailableError` when a shared store cannot be reached."""
         ...
 
     async def delete(self, key: str) -> None: ...
@@ -42,7 +57,34 @@ class StateStore(Protocol):
         """The bounded list at `key`, oldest first (empty when missing)."""
         ...
 
-    async def keys(self, prefix: str) -> list[str]: ...
+    async def take(self, key: str) -> list[JSONValue]:
+        """Atomically read and delete the bounded list at `key` (drain; empty when missing)."""
+        ...
+
+    async def keys(self, prefix: str) -> list[str]:
+        """Live keys starting with `prefix`, sorted."""
+        ...
+
+
+async def claim(
+    store: StateStore,
+    key: str,
+    value: JSONValue,
+    *,
+    ttl: float | None = None,
+    when_unavailable: bool,
+) -> bool:
+    """`set_if_absent`, with the answer to give when the store cannot be reached.
+
+    `when_unavailable=False` fails closed (locks: the work is postponed, never doubled);
+    `True` fails open (the caller already owns the work and the claim only refines it).
+    """
+    try:
+        return await store.set_if_absent(key, value, ttl=ttl)
+    except StateUnavailableError as exc:
+        verdict = "granted" if when_unavailable else "refused"
+        log.warning("state store unavailable, claim %s %s: %s", key, verdict, exc)
+        return when_unavailable
 
 
 @dataclass(slots=True)
@@ -142,5 +184,12 @@ class MemoryStateStore:
             return []
         return copy.deepcopy(list(entry.value))
 
+    async def take(self, key: str) -> list[Any]:
+        values = await self.items(key)
+        self._data.pop(key, None)
+        return values
+
     async def keys(self, prefix: str) -> list[str]:
-        return [k for k in list(self._data) if k.startswith(prefix) and self._live(k) is not None]
+        return sorted(
+            k for k in list(self._data) if k.startswith(prefix) and self._live(k) is not None
+        )

@@ -41,9 +41,9 @@ class TurnMerges:
         await self._state.push(self.key(turn), entry, maxlen=MAX_PARKED, ttl=PARKED_TTL_S)
 
     async def drain(self, turn: TurnInput) -> Drained:
-        key = self.key(turn)
-        entries = await self._state.items(key)
-        await self._state.delete(key)
+        # atomic read-and-clear: a line parked meanwhile (another process, or an await
+        # between a read and a delete) is either in this drain or left for the next one
+        entries = await self._state.take(self.key(turn))
         texts: list[str] = []
         images: list[str] = []
         for entry in entries:

@@ -14,3 +14,18 @@ def test_missing_key_disables_replies(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_env_names_are_case_insensitive(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PALLAS_CHAT_MODEL", "deepseek-chat")
     assert PallasSettings.from_env().pallas_chat_model == "deepseek-chat"
+
+
+def test_state_store_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PALLAS_STATE_URL", raising=False)
+    assert PallasSettings.from_env().pallas_state_url == ""  # in-memory by default
+    monkeypatch.setenv("PALLAS_STATE_URL", " redis://redis:6379/0 ")
+    monkeypatch.setenv("PALLAS_STATE_PREFIX", "prod")
+    settings = PallasSettings.from_env()
+    assert (settings.pallas_state_url, settings.pallas_state_prefix) == (
+        "redis://redis:6379/0",
+        "prod",
+    )
+    assert PallasSettings(pallas_state_prefix=2).pallas_state_prefix == "2"  # NoneBot's JSON
+    with pytest.raises(ValueError, match="whitespace"):
+        PallasSettings(pallas_state_prefix="a b")

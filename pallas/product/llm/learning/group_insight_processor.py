@@ -27,6 +27,7 @@ import logging
 from dataclasses import dataclass, replace
 
 from pallas.core.db.repositories.learning import CursorState, LearningRepository
+from pallas.core.state import claim
 from pallas.runtime import PallasRuntime
 
 from .config import LearningConfig
@@ -106,7 +107,7 @@ class GroupInsightProcessor:
         """One sweep; refuses (busy) while another one holds the lock."""
         state = self.runtime.state
         now = self.runtime.clock.now()
-        if not await state.set_if_absent(LOCK_KEY, now, ttl=LOCK_TTL_SECONDS):
+        if not await claim(state, LOCK_KEY, now, ttl=LOCK_TTL_SECONDS, when_unavailable=False):
             return SweepReport(busy=True, reason="locked")
         try:
             return await self._sweep(now)

@@ -18,6 +18,7 @@ import logging
 from typing import Any
 
 from pallas.core.records import StoredMessage
+from pallas.core.state import claim
 from pallas.core.tokens import count_message_tokens
 from pallas.product.llm.chat_turn import CompletedTurn
 from pallas.product.llm.memory.extraction import (
@@ -63,7 +64,9 @@ class MemoryExtractionHook:
         last = await state.get(_key("last", bot, group))
         if last is not None and now - float(last) < cfg.min_interval_s:
             return
-        if not await state.set_if_absent(_key("lock", bot, group), now, ttl=LOCK_TTL_S):
+        if not await claim(
+            state, _key("lock", bot, group), now, ttl=LOCK_TTL_S, when_unavailable=False
+        ):
             return
         try:
             await state.set(_key("pending", bot, group), 0, ttl=STATE_TTL_S)

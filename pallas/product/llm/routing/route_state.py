@@ -47,6 +47,11 @@ class RouteKeys:
         """Claimed once per message id: a re-delivered event is not routed twice."""
         return f"{self.base}:seen:{message_id}"
 
+    def turn_after(self, last_turn_at: float | None) -> str:
+        """Claimed by the one LLM turn that follows the turn started at `last_turn_at` (the
+        cooldown anchor it read): two turns deciding on the same snapshot cannot both start."""
+        return f"{self.base}:turn_after:" + ("none" if last_turn_at is None else repr(last_turn_at))
+
     def in_flight(self, user_id: int | None = None) -> str:
         """Marker of a member's turn between the decision and the delivery (prefix if None)."""
         return f"{self.base}:inflight:" + ("" if user_id is None else str(user_id))

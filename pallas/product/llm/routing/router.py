@@ -13,7 +13,16 @@ ask why the bot did or did not speak. Effects written:
   recent bot activity but opens no follow-up window), `ambient_times` if ambient.
 
 An LLM turn also marks the member as in flight (TTL `turn_timeout_s`): until the answer is
-delivered, further messages from that member route to `merge`. The delivery side calls
+delivered, further messages from that member route to `merge`.
+
+The state is read as a snapshot, so with a shared store (several processes, or Redis awaits
+interleaving two turns of one process) two turns can decide on the same snapshot. The effects
+that must not happen twice are claimed atomically (`set_if_absent`): the message id (dedupe),
+the member's in-flight marker (a lost claim turns the turn into `merge`) and the cooldown slot
+after the `last_turn_at` that was read (a lost claim turns it into `accumulate`). When the store
+cannot be reached for the dedupe claim, an addressed message is accumulated and routed again
+after `STATE_RETRY_S` (an @ is neither dropped silently nor answered twice); anything else is
+skipped (`state_unavailable`). The delivery side calls
 `record_bot_reply` after sending an answer (clears the in-flight marker, opens the follow-up
 window for that member, counts as a recent bot reply, makes the sent ids QUOTE candidates and
 known bot messages), `finish_turn` when a turn ends without an answer, and
@@ -29,9 +38,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from pallas.core.state import StateStore
+from pallas.core.state import StateStore, StateUnavailableError, claim
 from pallas.core.turn import TurnInput
 from pallas.product.llm.routing.config import RoutingConfig
+from pallas.product.llm.routing.cooldown import CooldownResult, CooldownVerdict
+from pallas.product.llm.routing.reply_gate import GateVerdict
 from pallas.product.llm.routing.reply_targets import add_candidate, resolve_quote_reply_target
 from pallas.product.llm.routing.route_pipeline import (
     RouteExtras,
@@ -51,6 +62,7 @@ log = logging.getLogger("pallas.routing")
 
 _SCALAR_KEYS = ("silenced_until", "last_turn_at", "ambient_times", "last_quote_at")
 _BOT_REPLIES_MAX = 64
+STATE_RETRY_S = 3.0  # an addressed message seen while the state store is unreachable
 
 
 class RoutingEngine:
@@ -92,17 +104,25 @@ class RoutingEngine:
         """
         keys = self._keys(turn.bot_id, turn.group_id, turn.user_id)
         seen_key = keys.seen(turn.message_id)
-        if not await self._store.set_if_absent(seen_key, now, ttl=config.cooldown.dedupe_ttl_s):
-            result = duplicate_result(turn, now)
-        else:
-            state = await self.load_state(turn.bot_id, turn.group_id, turn.user_id)
-            extras = RouteExtras(tool_requested, tool_permitted, affinity, tuple(group_expressions))
-            result = evaluate_route(
+        extras = RouteExtras(tool_requested, tool_permitted, affinity, tuple(group_expressions))
+
+        def decide(state: RouteState) -> RouteResult:
+            return evaluate_route(
                 turn, config, state, aliases=tuple(aliases), now=now, rng=rng, extras=extras
             )
-            result = await self._apply(result, config, state)
-            if result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER):
-                await self._store.delete(seen_key)
+
+        try:
+            fresh = await self._store.set_if_absent(seen_key, now, ttl=config.cooldown.dedupe_ttl_s)
+        except StateUnavailableError:
+            result = _unclaimed_result(decide(RouteState()))  # nothing can be read either
+        else:
+            if not fresh:
+                result = duplicate_result(turn, now)
+            else:
+                state = await self.load_state(turn.bot_id, turn.group_id, turn.user_id)
+                result = await self._apply(decide(state), config, state)
+                if result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER):
+                    await self._store.delete(seen_key)
         await self._remember(keys, result, config)
         return result
 
@@ -128,6 +148,11 @@ class RoutingEngine:
         elif result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER) and config.enabled:
             await self._push_pending(keys, result, config)
         elif result.calls_llm:
+            lost = await self._claim_llm_turn(keys, result, config, state)
+            if lost is not None:
+                if lost.outcome is RouteOutcome.ACCUMULATE:
+                    await self._push_pending(keys, lost, config)
+                return lost
             await self._apply_llm_turn(keys, result, config, state)
             return replace(result, accumulated=await self._drain_pending(keys, result, config))
         elif result.outcome is RouteOutcome.PASS_PHRASE and result.phrase is not None:
@@ -154,8 +179,7 @@ class RoutingEngine:
     async def _drain_pending(
         self, keys: RouteKeys, result: RouteResult, config: RoutingConfig
     ) -> tuple[Mapping[str, Any], ...]:
-        entries = await self._store.items(keys.key("pending"))
-        await self._store.delete(keys.key("pending"))
+        entries = await self._store.take(keys.key("pending"))
         ttl = config.cooldown.accumulate_ttl_s
         seen: set[int] = {result.turn.message_id}
         kept: list[Mapping[str, Any]] = []
@@ -167,16 +191,52 @@ class RoutingEngine:
             kept.append(entry)
         return tuple(kept)
 
+    async def _claim_llm_turn(
+        self, keys: RouteKeys, result: RouteResult, config: RoutingConfig, state: RouteState
+    ) -> RouteResult | None:
+        """Claim the member's in-flight marker, then the group's cooldown slot; None when both
+        are ours, else the result the turn becomes (`merge` / `accumulate`).
+
+        Both decisions were taken on a snapshot that another turn (another process, or an
+        interleaved await) may have read too; these claims make the first writer win. A store
+        that cannot be reached grants them: the message id was already claimed."""
+        now, turn, cfg = result.now, result.turn, config.cooldown
+        marker = {"message_id": turn.message_id, "t": now, "outcome": result.outcome.value}
+        in_flight = keys.in_flight(turn.user_id)
+        if turn.user_id:
+            mine = await claim(
+                self._store, in_flight, marker, ttl=cfg.turn_timeout_s, when_unavailable=True
+            )
+            if not mine:
+                return replace(
+                    result, outcome=RouteOutcome.MERGE, stage="admission", reason="user_in_flight"
+                )
+        else:
+            await self._store.set(in_flight, marker, ttl=cfg.turn_timeout_s)
+        if cfg.chat_cooldown_s > 0:
+            slot = keys.turn_after(state.last_turn_at)
+            ttl = max(cfg.chat_cooldown_s, 1.0) + 60.0  # as long as `last_turn_at` lives
+            if not await claim(self._store, slot, now, ttl=ttl, when_unavailable=True):
+                await self._store.delete(in_flight)
+                cooldown = CooldownResult(
+                    CooldownVerdict.ACCUMULATE, "cooldown", cfg.chat_cooldown_s
+                )
+                return replace(
+                    result,
+                    outcome=RouteOutcome.ACCUMULATE,
+                    stage="cooldown",
+                    reason="cooldown_claimed",
+                    cooldown=cooldown,
+                )
+        return None
+
     async def _apply_llm_turn(
         self, keys: RouteKeys, result: RouteResult, config: RoutingConfig, state: RouteState
     ) -> None:
-        now, turn = result.now, result.turn
+        """Effects of an LLM turn whose claims (`_claim_llm_turn`) are already held."""
+        now = result.now
         ttl = max(config.cooldown.chat_cooldown_s, 1.0) + 60.0
         await self._store.set(keys.key("last_turn_at"), now, ttl=ttl)
-        marker = {"message_id": turn.message_id, "t": now, "outcome": result.outcome.value}
-        await self._store.set(
-            keys.in_flight(turn.user_id), marker, ttl=config.cooldown.turn_timeout_s
-        )
         candidates = add_candidate(
             state.candidates, result.turn.message_id, maxlen=config.quote.candidates
         )
@@ -282,3 +342,25 @@ class RoutingEngine:
     ) -> list[dict[str, Any]]:
         """The latest decision records of the group, oldest first (admin "why")."""
         return await self._store.items(self._keys(bot_id, group_id, user_id).key("decisions"))
+
+
+def _unclaimed_result(result: RouteResult) -> RouteResult:
+    """The decision when the message id could not be claimed (state store unreachable).
+
+    Nothing is written. An addressed message is kept for a retry (the caller routes it again
+    after `retry_after_s`, as for a cooldown); everything else is skipped."""
+    log.warning(
+        "group %s: message %s not routed, state store unreachable",
+        result.turn.group_id,
+        result.turn.message_id,
+    )
+    if result.trigger.addressed and result.gate.verdict is GateVerdict.PROCEED:
+        cooldown = CooldownResult(CooldownVerdict.ACCUMULATE, "state_unavailable", STATE_RETRY_S)
+        return replace(
+            result,
+            outcome=RouteOutcome.ACCUMULATE,
+            stage="dedupe",
+            reason="state_unavailable",
+            cooldown=cooldown,
+        )
+    return replace(result, outcome=RouteOutcome.SKIP, stage="dedupe", reason="state_unavailable")

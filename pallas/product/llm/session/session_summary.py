@@ -29,7 +29,7 @@ from pallas.core.db.repositories.session_topics import (
 )
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.records import SessionTurn
-from pallas.core.state import StateStore
+from pallas.core.state import StateStore, claim
 from pallas.product.config import GroupConfig
 from pallas.product.llm.chat_turn import CompletedTurn
 from pallas.product.llm.memory.isolation import own_scope
@@ -131,8 +131,12 @@ class SessionSummaryHook:
             return _skip(decision.reason)
         if await self.state.get(key.state("backoff")) is not None:
             return _skip("backoff")
-        claimed = await self.state.set_if_absent(
-            key.state("inflight"), now, ttl=cfg.in_flight_ttl_seconds
+        claimed = await claim(
+            self.state,
+            key.state("inflight"),
+            now,
+            ttl=cfg.in_flight_ttl_seconds,
+            when_unavailable=False,  # an unverifiable claim waits for a later turn
         )
         if not claimed:
             return _skip("in_flight")

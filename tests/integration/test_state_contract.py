@@ -1,0 +1,309 @@
+"""One table of StateStore behaviours, run over `MemoryStateStore` and `RedisStateStore`.
+
+The `backend` fixture hides the differences: `open(prefix)` gives a store over the shared data
+(for Redis a new client, i.e. another process; for memory the one in-process store of that
+prefix), `elapse(s)` lets TTLs run (a FakeClock for memory, real time for Redis, so Redis TTLs
+here are about a second). Redis needs `redis-server` (see tests/harness/redis_server.py);
+without it the Redis half is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from pallas.core.clock import FakeClock
+from pallas.core.state import MemoryStateStore, StateStore
+from tests.harness.redis_server import RedisServer, running_redis, unavailable_reason
+
+TTL = 1.0  # seconds; a Redis round trip on a loaded 2-core CI machine stays well inside it
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with running_redis() as server:
+        yield server
+
+
+@dataclass
+class Backend:
+    name: str
+    open: Callable[..., StateStore]
+    elapse: Callable[[float], Awaitable[None]]
+    closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+
+    @property
+    def store(self) -> StateStore:
+        return self.open()
+
+
+@pytest.fixture(params=["memory", "redis"])
+async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
+    if request.param == "memory":
+        clock = FakeClock()
+        stores: dict[str, MemoryStateStore] = {}
+
+        def open_memory(prefix: str = "") -> StateStore:
+            return stores.setdefault(prefix, MemoryStateStore(clock))
+
+        async def advance(seconds: float) -> None:
+            clock.advance(seconds)
+
+        yield Backend("memory", open_memory, advance)
+        return
+
+    server: RedisServer = request.getfixturevalue("redis_server")
+    from pallas.core.state_redis import RedisStateStore
+
+    run = f"t{uuid.uuid4().hex[:10]}"  # each test its own namespace in the module's server
+    first: dict[str, RedisStateStore] = {}
+    opened: list[RedisStateStore] = []
+
+    def open_redis(prefix: str = "", *, new_client: bool = False) -> StateStore:
+        if prefix in first and not new_client:
+            return first[prefix]
+        # a generous timeout: a loaded machine must not turn 100 parallel claims into errors
+        store = RedisStateStore.from_url(server.url, prefix=f"{run}{prefix}", socket_timeout=5.0)
+        opened.append(store)
+        first.setdefault(prefix, store)
+        return store
+
+    backend = Backend("redis", open_redis, asyncio.sleep)
+    yield backend
+    for store in opened:
+        await store.aclose()
+
+
+def other_process(backend: Backend) -> StateStore:
+    """A second client over the same data (memory: the same store, one process)."""
+    if backend.name == "redis":
+        return backend.open(new_client=True)
+    return backend.store
+
+
+# -- values -----------------------------------------------------------------------------------
+
+VALUES = [
+    {"nested": {"list": [1, 2.5, None, True, "x"], "empty": {}}, "n": -3},
+    '牛牛🐮 你好\n"quoted" \\ back\tslash \u200b',
+    2**70,
+    -(2**63),
+    0.1,
+    1_760_000_000.123456,
+    [],
+    [[1, 2], {"a": [3]}],
+    "",
+    False,
+    0,
+]
+
+
+@pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
+async def test_json_values_round_trip(backend: Backend, value: object) -> None:
+    store = backend.store
+    await store.set("k", value)
+    assert await store.get("k") == value
+    assert await other_process(backend).get("k") == value
+
+
+async def test_missing_keys_and_delete(backend: Backend) -> None:
+    store = backend.store
+    assert await store.get("nope") is None
+    assert await store.items("nope") == []
+    assert await store.take("nope") == []
+    await store.delete("nope")  # no error
+    await store.set("k", {"a": 1})
+    await other_process(backend).delete("k")
+    assert await store.get("k") is None
+
+
+async def test_returned_values_are_copies(backend: Backend) -> None:
+    store = backend.store
+    await store.set("k", {"list": [1]})
+    got = await store.get("k")
+    got["list"].append(2)
+    await store.push("l", {"a": 1}, maxlen=3)
+    (item,) = await store.items("l")
+    item["a"] = 2
+    assert await store.get("k") == {"list": [1]}
+    assert await store.items("l") == [{"a": 1}]
+
+
+# -- TTLs -------------------------------------------------------------------------------------
+
+
+async def test_ttl_expiry(backend: Backend) -> None:
+    store = backend.store
+    await store.set("short", "v", ttl=TTL)
+    await store.set("forever", "v")
+    await backend.elapse(TTL / 3)
+    assert await store.get("short") == "v"
+    await backend.elapse(TTL)
+    assert await store.get("short") is None
+    assert await store.get("forever") == "v"
+    assert await store.keys("") == ["forever"]
+
+
+async def test_set_without_ttl_clears_the_old_ttl(backend: Backend) -> None:
+    store = backend.store
+    await store.set("k", 1, ttl=TTL)
+    await store.set("k", 2)
+    await backend.elapse(TTL * 1.5)
+    assert await store.get("k") == 2
+
+
+async def test_set_if_absent_claims_once_until_expiry(backend: Backend) -> None:
+    store, other = backend.store, other_process(backend)
+    assert await store.set_if_absent("lock", {"owner": 1}, ttl=TTL)
+    assert not await other.set_if_absent("lock", {"owner": 2}, ttl=TTL)
+    assert await other.get("lock") == {"owner": 1}
+    await backend.elapse(TTL * 1.5)
+    assert await other.set_if_absent("lock", {"owner": 3}, ttl=TTL)
+    assert await store.get("lock") == {"owner": 3}
+    await store.delete("lock")
+    assert await store.set_if_absent("lock", 4)  # no TTL: held until deleted
+
+
+async def test_incr_ttl_applies_only_when_the_counter_is_created(backend: Backend) -> None:
+    store = backend.store
+    assert await store.incr("c", ttl=TTL * 2) == 1
+    await backend.elapse(TTL)
+    assert await store.incr("c", ttl=TTL * 2) == 2  # does not extend the counter's life
+    await backend.elapse(TTL * 1.5)
+    assert await store.get("c") is None
+    assert await store.incr("c", 5) == 5
+
+
+async def test_push_ttl_is_refreshed_by_each_push_that_gives_one(backend: Backend) -> None:
+    store = backend.store
+    await store.push("l", 1, maxlen=5, ttl=TTL * 2)
+    await backend.elapse(TTL)
+    await store.push("l", 2, maxlen=5, ttl=TTL * 2)
+    await backend.elapse(TTL)
+    assert await store.items("l") == [1, 2]  # alive: the second push extended it
+    await store.push("l", 3, maxlen=5)  # no ttl: keeps the current expiry
+    await backend.elapse(TTL * 1.5)
+    assert await store.items("l") == []
+
+
+# -- counters ---------------------------------------------------------------------------------
+
+
+async def test_incr_counts_from_zero_and_on_a_set_integer(backend: Backend) -> None:
+    store = backend.store
+    assert await store.incr("c") == 1
+    assert await store.incr("c", 2) == 3
+    assert await store.incr("c", -5) == -2
+    assert await store.get("c") == -2
+    await store.set("c", 0)
+    assert await store.incr("c") == 1
+    assert await store.incr("fresh", 0) == 0
+
+
+async def test_concurrent_incr_from_two_processes_loses_nothing(backend: Backend) -> None:
+    a, b = backend.store, other_process(backend)
+    results = await asyncio.gather(*(((a, b)[i % 2]).incr("hits", ttl=60) for i in range(200)))
+    assert sorted(results) == list(range(1, 201))
+    assert await a.get("hits") == 200
+
+
+# -- claims -----------------------------------------------------------------------------------
+
+
+async def test_one_hundred_concurrent_claims_have_exactly_one_winner(backend: Backend) -> None:
+    a, b = backend.store, other_process(backend)
+    wins = await asyncio.gather(
+        *(((a, b)[i % 2]).set_if_absent("claim", i, ttl=60) for i in range(100))
+    )
+    assert wins.count(True) == 1
+    assert await a.get("claim") == wins.index(True)
+
+
+# -- bounded lists ----------------------------------------------------------------------------
+
+
+async def test_push_keeps_the_newest_in_order(backend: Backend) -> None:
+    store = backend.store
+    for i in range(8):
+        await store.push("cands", i, maxlen=6)
+    assert await store.items("cands") == [2, 3, 4, 5, 6, 7]
+    assert await store.get("cands") == [2, 3, 4, 5, 6, 7]  # a list reads as a list
+    await store.push("cands", 8, maxlen=3)  # a smaller bound keeps the newest
+    assert await store.items("cands") == [6, 7, 8]
+
+
+async def test_push_and_set_replace_each_other(backend: Backend) -> None:
+    store = backend.store
+    await store.set("k", "plain")
+    assert await store.items("k") == []  # a plain value is not a list
+    await store.push("k", 1, maxlen=3)
+    assert await store.items("k") == [1]
+    await store.set("k", {"a": 1})
+    assert await store.get("k") == {"a": 1}
+
+
+async def test_concurrent_pushes_stay_bounded(backend: Backend) -> None:
+    a, b = backend.store, other_process(backend)
+    await asyncio.gather(*(((a, b)[i % 2]).push("l", i, maxlen=10, ttl=60) for i in range(60)))
+    items = await a.items("l")
+    assert len(items) == 10 and len(set(items)) == 10
+
+
+async def test_take_drains_atomically_under_concurrent_pushes(backend: Backend) -> None:
+    a, b = backend.store, other_process(backend)
+    taken: list[int] = []
+
+    async def pusher() -> None:
+        for i in range(100):
+            await a.push("parked", i, maxlen=1000, ttl=60)
+
+    async def drainer() -> None:
+        for _ in range(30):
+            taken.extend(await b.take("parked"))
+            await asyncio.sleep(0)
+
+    await asyncio.gather(pusher(), drainer())
+    taken.extend(await b.take("parked"))
+    assert sorted(taken) == list(range(100))  # none lost, none twice
+    assert await a.items("parked") == []
+    await a.set("plain", 1)
+    assert await a.take("plain") == [] and await a.get("plain") is None
+
+
+# -- keys and namespaces ----------------------------------------------------------------------
+
+
+async def test_keys_by_prefix_sorted_with_glob_characters(backend: Backend) -> None:
+    store = backend.store
+    names = ["a*b:2", "a*b:1", "axb:3", "a?c", "[x]:1", "x:1", "a\\b", "群:牛牛", "a*b:exp"]
+    for name in names:
+        await store.set(name, 1, ttl=TTL if name.endswith("exp") else None)
+    await store.push("a*b:list", 1, maxlen=3)
+    await backend.elapse(TTL * 1.5)
+    assert await store.keys("a*b:") == ["a*b:1", "a*b:2", "a*b:list"]
+    assert await store.keys("a?") == ["a?c"]
+    assert await store.keys("[x]") == ["[x]:1"]
+    assert await store.keys("a\\") == ["a\\b"]
+    assert await store.keys("群:") == ["群:牛牛"]
+    assert await store.keys("") == sorted([*(n for n in names if n != "a*b:exp"), "a*b:list"])
+    assert await store.keys("nothing") == []
+
+
+async def test_prefixes_do_not_see_each_other(backend: Backend) -> None:
+    one, two = backend.open("one"), backend.open("two")
+    await one.set("route:1:g2:last_turn_at", 1.0)
+    await two.set("route:1:g2:last_turn_at", 2.0)
+    await one.push("route:1:g2:pending", "a", maxlen=3)
+    assert await one.get("route:1:g2:last_turn_at") == 1.0
+    assert await two.get("route:1:g2:last_turn_at") == 2.0
+    assert await two.items("route:1:g2:pending") == []
+    assert await one.keys("") == ["route:1:g2:last_turn_at", "route:1:g2:pending"]
+    assert await two.keys("route:") == ["route:1:g2:last_turn_at"]
+    assert await two.set_if_absent("route:1:g2:pending", "x")
