@@ -23,7 +23,7 @@ from pallas.product.config import GroupConfig
 from pallas.product.llm.persona.pack import PersonaPack
 from pallas.product.llm.routing import RouteOutcome, RouteResult, RoutingConfig, RoutingEngine
 from pallas.product.llm.tools.registry import default_registry
-from pallas.product.llm.tools.service import NO_TOOL, ToolPlan, plan_tool, tool_request_text
+from pallas.product.llm.tools.service import plan_turn_tool
 
 log = logging.getLogger("pallas.replay")
 
@@ -147,20 +147,13 @@ class _Replayer(_BotLineMatcher):
         self.totals.messages += 1
         await self.route(event, attempt=0)
 
-    def plan_tool(self, turn: TurnInput, aliases: tuple[str, ...]) -> ToolPlan:
-        """As live (`ChatTurnService._plan_tool`), minus superusers, which a replay lacks."""
-        text = tool_request_text(turn, aliases)
-        if not text:
-            return NO_TOOL
-        group = self.config_store.get(turn.group_id)
-        is_admin = turn.speaker.is_admin or turn.user_id in group.admins
-        return plan_tool(text, group.tools, self.tools, is_admin=is_admin)
-
     async def route(self, event: _Event, *, attempt: int) -> None:
         turn = self.turns[event.index]
         routing, aliases = self.config(turn.group_id)
         now = self.clock.now()
-        tool = self.plan_tool(turn, aliases)
+        group = self.config_store.get(turn.group_id)
+        # as live, minus superusers, which a replay does not know
+        tool = plan_turn_tool(turn, group.tools, self.tools, aliases, admins=group.admins)
         result = await self.engine.route(
             turn,
             routing,

@@ -64,10 +64,8 @@ from pallas.product.llm.tools.registry import ToolRegistry, default_registry
 from pallas.product.llm.tools.service import (
     NO_TOOL,
     ToolPlan,
-    ToolTurnContext,
-    plan_tool,
+    plan_turn_tool,
     run_planned_tool,
-    tool_request_text,
 )
 from pallas.product.llm.turn_values import (
     AfterTurnHook,
@@ -114,7 +112,9 @@ class ChatTurnService:
         config = rt.group_configs.get(turn.group_id)
         persona = rt.personas.get(config.persona)
         aliases = (*persona.aliases, *rt.nicknames)
-        tool = self._plan_tool(turn, config, aliases)
+        tool = plan_turn_tool(
+            turn, config.tools, self.tools, aliases, admins={*rt.superusers, *config.admins}
+        )
         route = await self.routing.route(
             turn,
             config.effective_routing(),
@@ -141,16 +141,6 @@ class ChatTurnService:
                 await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
                 return TurnOutcome("rejected", no)
             return await self._reply_safely(turn, route, config, persona, sender, tool)
-
-    def _plan_tool(self, turn: TurnInput, config: GroupConfig, aliases: Sequence[str]) -> ToolPlan:
-        rt = self.runtime
-        text = tool_request_text(turn, aliases)
-        if not text:
-            return NO_TOOL
-        is_admin = (
-            turn.speaker.is_admin or turn.user_id in rt.superusers or turn.user_id in config.admins
-        )
-        return plan_tool(text, config.tools, self.tools, is_admin=is_admin)
 
     async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
         if self.phrases is None or not config.routing.low_engagement.use_group_expressions:
@@ -246,7 +236,16 @@ class ChatTurnService:
             assemble_direct_chat_context(
                 self.sources, _gather_request(turn, route, config, persona, current_text, rt)
             ),
-            self._tool_context(turn, route, config, tool),
+            run_planned_tool(
+                tool,
+                self.tools,
+                tool_turn=route.outcome is RouteOutcome.TOOL,
+                turn=turn,
+                now=rt.clock.now(),
+                rng=self.rng,
+                activity=rt.repos.messages,
+                timeout_s=config.tools.timeout_s,
+            ),
         )
         mark = _stopwatch(stage_ms, "retrieval", mark)
         model = rt.llm.model_for("chat")
@@ -296,25 +295,6 @@ class ChatTurnService:
             sessions=rt.repos.chat_sessions,
             state=rt.state,
         )
-
-    async def _tool_context(
-        self, turn: TurnInput, route: RouteResult, config: GroupConfig, tool: ToolPlan
-    ) -> ToolTurnContext:
-        """A TOOL turn runs its tool; a refused request only tells the model it is closed."""
-        if route.outcome is not RouteOutcome.TOOL and tool.permitted:
-            return ToolTurnContext()  # e.g. a QUOTE won over the tool: no result to show
-        context = await run_planned_tool(
-            tool,
-            self.tools,
-            turn=turn,
-            now=self.runtime.clock.now(),
-            rng=self.rng,
-            activity=self.runtime.repos.messages,
-            timeout_s=config.tools.timeout_s,
-        )
-        if context.trace is not None:
-            log.info("group %s: tool %s", turn.group_id, context.trace)
-        return context
 
     async def _call_model(
         self, turn: TurnInput, config: GroupConfig, prepared: PreparedTurn

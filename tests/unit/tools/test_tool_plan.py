@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from pallas.core.turn import TurnInput
+from pallas.core.turn import Sender, TurnInput
 from pallas.product.llm.tools.config import ToolsConfig
 from pallas.product.llm.tools.registry import default_registry
 from pallas.product.llm.tools.service import (
@@ -17,6 +17,7 @@ from pallas.product.llm.tools.service import (
     TOOL_RESULT_RULE,
     ToolPlan,
     plan_tool,
+    plan_turn_tool,
     run_planned_tool,
     tool_request_text,
 )
@@ -83,10 +84,11 @@ def test_unknown_tool_names_in_config_are_refused() -> None:
         ToolsConfig(allowed=("dice", "weather"))
 
 
-async def _run(plan: ToolPlan, text: str = "掷个骰子"):
+async def _run(plan: ToolPlan, text: str = "掷个骰子", *, tool_turn: bool = True):
     return await run_planned_tool(
         plan,
         REGISTRY,
+        tool_turn=tool_turn,
         turn=_turn(text),
         now=1_795_900_000.0,
         rng=random.Random(7),
@@ -98,6 +100,12 @@ async def _run(plan: ToolPlan, text: str = "掷个骰子"):
 async def test_no_tool_adds_nothing_to_the_prompt() -> None:
     context = await _run(NO_TOOL)
     assert context.results == () and context.rules == () and context.trace is None
+
+
+async def test_permitted_tool_does_not_run_when_routing_chose_another_action() -> None:
+    plan = plan_tool("算一下 6*7", ToolsConfig(), REGISTRY, is_admin=False)
+    context = await _run(plan, tool_turn=False)  # e.g. a QUOTE turn
+    assert context.results == () and context.trace is None
 
 
 async def test_refused_tool_never_runs_and_the_model_is_told_why() -> None:
@@ -121,3 +129,30 @@ async def test_failed_tool_is_reported_as_a_failure_not_a_result() -> None:
     context = await _run(plan)  # no activity reader: the tool cannot answer
     assert context.rules == (TOOL_FAILED_RULE,)
     assert context.trace is not None and context.trace["ok"] is False
+
+
+@pytest.mark.parametrize(
+    ("role", "admins", "permitted"),
+    [
+        ("member", set(), False),
+        ("admin", set(), True),
+        ("owner", set(), True),
+        ("member", {3}, True),
+    ],
+)
+def test_turn_plan_counts_roles_and_configured_admins(
+    role: str, admins: set[int], permitted: bool
+) -> None:
+    turn = TurnInput(
+        bot_id=1,
+        group_id=2,
+        user_id=3,
+        message_id=4,
+        time=0.0,
+        text="牛牛 今天谁最活跃",
+        sender=Sender(user_id=3, role=role),
+    )
+    config = ToolsConfig(admin_only=("activity",))
+    plan = plan_turn_tool(turn, config, REGISTRY, ALIASES, admins=admins)
+    assert plan.call is not None and plan.call.name == "activity"
+    assert plan.permitted is permitted

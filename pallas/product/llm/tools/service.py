@@ -9,8 +9,9 @@ permitted never runs the tool: the model is told the feature is closed here and 
 
 from __future__ import annotations
 
+import logging
 import random
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,8 @@ from pallas.product.llm.tools.registry import (
     ToolOutput,
     ToolRegistry,
 )
+
+log = logging.getLogger("pallas.tools")
 
 NOT_PERMITTED_RULE = (
     "对方想用的「{label}」在本群没有开放（或只有管理员能用）：简短如实告诉对方，"
@@ -73,6 +76,22 @@ def tool_request_text(turn: TurnInput, aliases: Iterable[str]) -> str:
     return match.content if match is not None and match.vocative else text
 
 
+def plan_turn_tool(
+    turn: TurnInput,
+    config: ToolsConfig,
+    registry: ToolRegistry,
+    aliases: Iterable[str],
+    *,
+    admins: Collection[int],
+) -> ToolPlan:
+    """`plan_tool` for a group turn: owner / admin roles and the ids in `admins` are admins."""
+    text = tool_request_text(turn, aliases)
+    if not text:
+        return NO_TOOL
+    is_admin = turn.speaker.is_admin or turn.user_id in admins
+    return plan_tool(text, config, registry, is_admin=is_admin)
+
+
 def plan_tool(
     text: str, config: ToolsConfig, registry: ToolRegistry, *, is_admin: bool
 ) -> ToolPlan:
@@ -104,14 +123,16 @@ async def run_planned_tool(
     plan: ToolPlan,
     registry: ToolRegistry,
     *,
+    tool_turn: bool,
     turn: TurnInput,
     now: float,
     rng: random.Random,
     activity: GroupActivityReader | None,
     timeout_s: float,
 ) -> ToolTurnContext:
-    """Run a permitted tool, or explain a refused one; nothing for a turn without a tool."""
-    if plan.call is None:
+    """On a TOOL turn run the tool; for a refused request explain it is closed; nothing for a
+    turn without a tool, or one where routing chose something else (e.g. a QUOTE)."""
+    if plan.call is None or (plan.permitted and not tool_turn):
         return ToolTurnContext()
     if not plan.permitted:
         label = plan.label or plan.call.name
@@ -135,4 +156,5 @@ async def run_planned_tool(
     }
     result = ToolResult(output.label, output.content, source_token=f"tool:{output.name}")
     rule = TOOL_RESULT_RULE if output.ok else TOOL_FAILED_RULE
+    log.info("group %s: tool %s", turn.group_id, trace)
     return ToolTurnContext(results=(result,), rules=(rule,), trace=trace)
