@@ -16,17 +16,9 @@ from pathlib import Path
 import httpx
 
 from tests.harness.fake_openai import free_port
+from tests.harness.group_defaults import write_group_defaults
 
 REPO = Path(__file__).resolve().parents[2]
-_NO_DICE = """
-# --- e2e harness: no random actions unless a test's group file asks for them ---
-[routing.ambient]
-enabled = false
-[routing.quote]
-probability = 0.0
-[routing.low_engagement]
-probability_steps = [[0, 0.0]]
-"""
 
 
 @dataclass
@@ -34,10 +26,7 @@ class BotProcess:
     workdir: Path
     env_overrides: Mapping[str, str] = field(default_factory=dict)
     access_token: str = "test-token"
-    # Ambient replies, quotes and low-engagement phrases are dice rolls (8%, 25%, up to 35% by
-    # default). The harness turns them off so an extra send never lands in a test's assertions;
-    # a test that exercises one switches it on in its group's config file.
-    random_actions: bool = False
+    random_actions: bool = False  # False: tests.harness.group_defaults.NO_DICE
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
 
@@ -66,8 +55,7 @@ class BotProcess:
         if not self.config_dir.exists():
             shutil.copytree(REPO / "config", self.config_dir)
             if not self.random_actions:
-                with (self.config_dir / "groups" / "default.toml").open("a") as f:
-                    f.write(_NO_DICE)
+                write_group_defaults(self.config_dir)
 
     def environment(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "PALLAS_"))}

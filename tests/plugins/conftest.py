@@ -35,7 +35,6 @@ from typing import Any
 
 import nonebot
 import pytest
-import tomlkit
 from nonebot.adapters.onebot.v11 import Adapter, Bot, GroupMessageEvent, Message, MessageSegment
 from nonebot.adapters.onebot.v11.bot import _check_at_me, _check_nickname, _check_reply
 
@@ -43,6 +42,7 @@ from pallas.onebot import lifecycle
 from pallas.onebot.cq import to_cq
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
+from tests.harness.group_defaults import write_group_defaults
 
 REPO = Path(__file__).resolve().parents[2]
 BOT_ID = 2_900_000_001
@@ -94,28 +94,8 @@ class LifespanHooks:
 
 
 def _no_dice_defaults(config_dir: Path, **extra: dict[str, Any]) -> None:
-    """No random actions (ambient replies, quotes, PASS phrases) and no merge wait, so a test's
-    API-call expectations are exact (the e2e harness does the same); `extra` sets more tables."""
-    path = config_dir / "groups" / "default.toml"
-    doc = tomlkit.parse(path.read_text(encoding="utf-8"))
-    tables: dict[str, dict[str, Any]] = {
-        "routing": {
-            "ambient": {"enabled": False},
-            "quote": {"probability": 0.0},
-            "low_engagement": {"probability_steps": [[0, 0.0]]},
-        },
-        "chat": {"merge_window_s": 0.0},
-        **extra,
-    }
-    for name, values in tables.items():
-        table = doc.setdefault(name, tomlkit.table())
-        for key, value in values.items():
-            if isinstance(value, dict):
-                sub = table.setdefault(key, tomlkit.table())
-                sub.update(value)
-            else:
-                table[key] = value
-    path.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    """No random actions and no merge wait, so a test's API-call expectations are exact."""
+    write_group_defaults(config_dir, chat={"merge_window_s": 0.0}, **extra)
 
 
 def _point_runtime_at(
