@@ -69,8 +69,11 @@ async def backend(request: pytest.FixtureRequest) -> AsyncIterator[Backend]:
     def open_redis(prefix: str = "", *, new_client: bool = False) -> StateStore:
         if prefix in first and not new_client:
             return first[prefix]
-        # a generous timeout: a loaded machine must not turn 100 parallel claims into errors
-        store = RedisStateStore.from_url(server.url, prefix=f"{run}{prefix}", socket_timeout=5.0)
+        # generous timeouts: on a loaded 2-core machine, 100 parallel claims open up to 64
+        # connections at once, and the default 0.5 s connect timeout turned some into errors
+        store = RedisStateStore.from_url(
+            server.url, prefix=f"{run}{prefix}", socket_timeout=5.0, connect_timeout=5.0
+        )
         opened.append(store)
         first.setdefault(prefix, store)
         return store

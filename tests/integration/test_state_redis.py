@@ -48,8 +48,9 @@ def _prefix() -> str:
 async def pair(server: RedisServer) -> AsyncIterator[tuple[RedisStateStore, RedisStateStore]]:
     """Two clients ("processes") over one namespace."""
     prefix = _prefix()
-    a = RedisStateStore.from_url(server.url, prefix=prefix)
-    b = RedisStateStore.from_url(server.url, prefix=prefix)
+    slow_ok = {"socket_timeout": 5.0, "connect_timeout": 5.0}  # a loaded CI machine
+    a = RedisStateStore.from_url(server.url, prefix=prefix, **slow_ok)
+    b = RedisStateStore.from_url(server.url, prefix=prefix, **slow_ok)
     yield a, b
     await a.aclose()
     await b.aclose()
