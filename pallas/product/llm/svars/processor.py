@@ -1,0 +1,70 @@
+"""The variable processor (spec processor 8, priority 500, optional).
+
+- member text (user messages and every non-admin section) gets `<svar` rewritten to `＜svar`,
+  so a member cannot smuggle an op through the model's echo;
+- `$[svars::table|list|<name>]` render in admin-authored text only (persona, self identity,
+  prompt overrides, and messages an override placed);
+- a 【会话变量】 section tells the model the current values and the tag syntax.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from pallas.product.llm.context import sections as S
+from pallas.product.llm.context.pipeline import BaseProcessor, PromptDraft, PromptSection
+from pallas.product.llm.svars.ops import neutralise_member_tags
+from pallas.product.llm.svars.render import (
+    HEADER_SVARS,
+    SvarView,
+    render_placeholders,
+    render_state_section,
+)
+
+SVARS_SECTION = "session_variables"
+ADMIN_SECTION_IDS = frozenset({S.PERSONA, S.SELF_IDENTITY})
+
+
+def is_admin_text(section_id: str, source: str) -> bool:
+    """Persona / self identity / prompt-override text (what an admin wrote), not member text."""
+    return section_id in ADMIN_SECTION_IDS or "override" in source
+
+
+class VariableProcessor(BaseProcessor):
+    id, priority = "svars", 500
+
+    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
+        view: SvarView | None = getattr(ctx, "svars", None)
+        used: list[str] = []
+        sections: list[PromptSection] = []
+        for section in draft.sections:
+            if not is_admin_text(section.section_id, section.source):
+                section = replace(section, text=neutralise_member_tags(section.text))
+            elif view is not None:
+                text, names = render_placeholders(section.text, view)
+                used += names
+                section = replace(section, text=text)
+            sections.append(section)
+        messages = []
+        for message in draft.messages:
+            admin = message.role != "user" and "override" in message.source
+            if admin and view is not None and isinstance(message.content, str):
+                text, names = render_placeholders(message.content, view)
+                used += names
+                message = replace(message, content=text)
+            elif message.role == "user" and isinstance(message.content, str):
+                message = replace(message, content=neutralise_member_tags(message.content))
+            messages.append(message)
+        out = draft.with_sections(sections).with_messages(messages)
+        if view is None:
+            return out
+        if view.config.state_section and (text := render_state_section(view)):
+            out = out.put_section(
+                PromptSection(SVARS_SECTION, text, source="svars", headers=(HEADER_SVARS,))
+            )
+        trace = {
+            "values": {f"{m}:{n}": v for (m, n), v in view.values.items()},
+            "rendered": used,
+        }
+        return out.with_meta(**{"trace.svars": trace})
