@@ -182,8 +182,8 @@ class PipelineState:
         self, turn: TurnInput, config: GroupConfig, ops: Sequence[SvarOp], turn_id: str
     ) -> dict[str, Any]:
         """Apply a delivered answer's ops (called only after a complete delivery)."""
-        if not config.svars.apply_from_answer:
-            return {"reason": "apply_from_answer_off", "tags": len(ops)}
+        if not config.svars.apply_from_answer or "svars" in config.context.disabled_processors:
+            return {"reason": "svars_off", "tags": len(ops)}
         try:
             result = await self.svars.apply(
                 turn.bot_id,

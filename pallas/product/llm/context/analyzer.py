@@ -167,6 +167,9 @@ def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -
     )
     decision = data.get("decision", {})
     lines = [head, f"decision: {decision.get('outcome')} ({decision.get('reason')})"]
+    steps = data.get("pipeline") or []
+    if steps:
+        lines.append("pipeline: " + " · ".join(f"{s.get('id')}:{s.get('status')}" for s in steps))
     lines += ["", "system sections:"]
     lines += _table(data.get("sections", []), ("id", "chars", "tokens", "source"))
     lines += ["", "messages:"]

@@ -10,7 +10,7 @@
 - a line that is `PASS` alone means silence when it comes first (anything after it is the
   model explaining itself); a later `PASS` line is just dropped;
 - a `[表情:名字]` marker is taken out and returned as `sticker`;
-- session-variable tags (`<svar …/>`, also the full-width `＜svar` form) are removed;
+- session-variable tags (`<svar …/>`, also the neutralised `〈svar` / `＜svar` forms) are removed;
 - JSON / stack traces / `null` and other garbage → silence;
 - the rest is split into bubbles: one per line, long lines split at sentence ends (never
   inside a URL or an emoji sequence), too many lines merged pairwise (shortest pair first)

@@ -1,8 +1,9 @@
 """Pure session-variable logic: `<svar …/>` tags in an answer, and applying ops with clamping.
 
-Only ASCII `<svar …>` tags are ops. The variable processor rewrites `<svar` in member text to a
-full-width `＜svar`, so a tag a member typed (and the model echoed) is stripped but never
-applied. Every function here is pure: values in, frozen results with a `reason` out.
+Only ASCII `<svar …>` tags are ops. The variable processor rewrites `<svar` in member text to
+`〈svar` (a CJK angle bracket: the prompt guard folds full-width `＜` back to `<`, not this one),
+so a tag a member typed (and the model echoed) is stripped but never applied. Every function
+here is pure: values in, frozen results with a `reason` out.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from pallas.product.llm.svars.config import Scalar, SvarConfig, SvarDef
 # (member_id, name); member_id 0 = a group-scope variable
 VarKey = tuple[int, str]
 
-_TAG_RE = re.compile(r"([<＜])\s*svar\b([^<>＜＞]*?)/?\s*[>＞]", re.IGNORECASE)
-_CLOSE_RE = re.compile(r"[<＜]\s*/\s*svar\s*[>＞]", re.IGNORECASE)
+_TAG_RE = re.compile(r"([<＜〈])\s*svar\b([^<>＜＞〈〉]*?)/?\s*[>＞〉]", re.IGNORECASE)
+_CLOSE_RE = re.compile(r"[<＜〈]\s*/\s*svar\s*[>＞〉]", re.IGNORECASE)
 _ATTR_RE = re.compile(r"""([A-Za-z_]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'/>]+))""")
 _BLANK_LINES = re.compile(r"\n{2,}")
-MEMBER_NEUTRAL = "＜svar"
+MEMBER_NEUTRAL = "〈svar"
 
 OP_ALIASES: Mapping[str, str] = {
     "=": "set",
@@ -121,8 +122,8 @@ def strip_svar_tags(text: str) -> str:
 
 
 def neutralise_member_tags(text: str) -> str:
-    """Member text: `<svar` becomes `＜svar`, which is never applied even when echoed."""
-    return re.sub(r"<(\s*/?\s*svar)", r"＜\1", text, flags=re.IGNORECASE)
+    """Member text: `<svar` (or `＜svar`) becomes `〈svar`, never applied even when echoed."""
+    return re.sub(r"[<＜](\s*/?\s*svar)", r"〈\1", text, flags=re.IGNORECASE)
 
 
 def coerce(var: SvarDef, value: object) -> Scalar:

@@ -1,6 +1,6 @@
 """The variable processor (spec processor 8, priority 500, optional).
 
-- member text (user messages and every non-admin section) gets `<svar` rewritten to `＜svar`,
+- member text (user messages and every non-admin section) gets `<svar` rewritten to `〈svar`,
   so a member cannot smuggle an op through the model's echo;
 - `$[svars::table|list|<name>]` render in admin-authored text only (persona, self identity,
   prompt overrides, and messages an override placed);
