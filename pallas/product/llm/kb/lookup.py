@@ -22,6 +22,7 @@ from pallas.product.llm.memory.kinds import KNOWLEDGE
 from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
 from pallas.product.llm.memory.service import MemoryService, normalise_key
 from pallas.product.llm.persona.prompt_guard import cap_text, sanitize_inline
+from pallas.product.llm.svars.ops import neutralise_member_tags
 
 log = logging.getLogger("pallas.kb")
 
@@ -40,7 +41,7 @@ def render_items(
     lines: list[str] = []
     used = 0
     for item in items:
-        snippet = sanitize_inline(item.text, max_chars)
+        snippet = neutralise_member_tags(sanitize_inline(item.text, max_chars))
         line = config.item_template.replace("{text}", snippet).replace("{key}", item.key)
         if used + len(line) > max_chars and lines:
             break

@@ -27,8 +27,13 @@ ADMIN_SECTION_IDS = frozenset({S.PERSONA, S.SELF_IDENTITY})
 
 
 def is_admin_text(section_id: str, source: str) -> bool:
-    """Persona / self identity / prompt-override text (what an admin wrote), not member text."""
+    """Persona / self identity / sections a prompt override replaced, created or appended to."""
     return section_id in ADMIN_SECTION_IDS or "override" in source
+
+
+def is_only_admin_text(section_id: str, source: str) -> bool:
+    """No member-derived text at all (an appended-to section still holds its own content)."""
+    return section_id in ADMIN_SECTION_IDS or source.startswith("override:")
 
 
 class VariableProcessor(BaseProcessor):
@@ -39,13 +44,13 @@ class VariableProcessor(BaseProcessor):
         used: list[str] = []
         sections: list[PromptSection] = []
         for section in draft.sections:
-            if not is_admin_text(section.section_id, section.source):
-                section = replace(section, text=neutralise_member_tags(section.text))
-            elif view is not None:
-                text, names = render_placeholders(section.text, view)
+            text = section.text
+            if not is_only_admin_text(section.section_id, section.source):
+                text = neutralise_member_tags(text)
+            if view is not None and is_admin_text(section.section_id, section.source):
+                text, names = render_placeholders(text, view)
                 used += names
-                section = replace(section, text=text)
-            sections.append(section)
+            sections.append(replace(section, text=text) if text != section.text else section)
         messages = []
         for message in draft.messages:
             admin = message.role != "user" and "override" in message.source
