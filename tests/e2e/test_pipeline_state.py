@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from pallas.core.db.engine import session_factory
+from pallas.core.db.repositories.snapshots import SnapshotRepository
 from tests.e2e.conftest import BOT_ID, DbView, at_bot, sent_texts, write_group_config
 from tests.harness.bot_process import REPO, BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest
@@ -167,3 +169,28 @@ async def test_quoted_text_file_and_voice_are_read_into_the_request(
     assert "[语音转写：这是一段语音转写]" in str(heard.messages[-1]["content"])
     transcribed = [r for r in fake_llm.requests if r.path.endswith("/audio/transcriptions")]
     assert transcribed and transcribed[0].body["model"] == "whisper-1"
+
+
+async def test_a_failed_delivery_does_not_change_a_variable(
+    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, db: DbView
+) -> None:
+    write_group_config(bot, GROUP_RP, RP)
+
+    def refuse(params: dict) -> None:
+        raise LookupError("send refused: bot muted")
+
+    peer.handlers["send_group_msg"] = peer.handlers["send_msg"] = refuse
+    fake_llm.enqueue('中了一箭！\n<svar name="hp" op="-" value="40" />')
+    await ask(peer, fake_llm, GROUP_RP, ALICE, at_bot("小心后面"), "小心后面")
+    snapshots = SnapshotRepository(session_factory(db.engine))
+
+    async def turn_recorded() -> bool:
+        return bool(await snapshots.latest(GROUP_RP, bot_id=BOT_ID, limit=1))
+
+    await db.wait_for(turn_recorded, what="the refused turn's snapshot")
+    (snapshot,) = await snapshots.latest(GROUP_RP, bot_id=BOT_ID, limit=1)
+    assert snapshot.outcome != "delivered"
+    assert snapshot.data["svars"]["reason"].startswith("not_applied")
+    del peer.handlers["send_group_msg"], peer.handlers["send_msg"]
+    after = await ask(peer, fake_llm, GROUP_RP, BOB, at_bot("大家还好吗"), "大家还好吗")
+    assert "队伍生命：100" in after.system_prompt
