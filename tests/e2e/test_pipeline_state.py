@@ -23,7 +23,7 @@ from tests.harness.onebot_peer import OneBotPeer
 pytestmark = pytest.mark.e2e
 
 GROUP_RP, GROUP_FILES = 66_000_001, 66_000_002
-ALICE, BOB = 53_001, 53_002
+ALICE, BOB, CAROL = 53_001, 53_002, 53_003
 FAST = """
 [chat]
 merge_window_s = 0
@@ -169,6 +169,37 @@ async def test_quoted_text_file_and_voice_are_read_into_the_request(
     assert "[语音转写：这是一段语音转写]" in str(heard.messages[-1]["content"])
     transcribed = [r for r in fake_llm.requests if r.path.endswith("/audio/transcriptions")]
     assert transcribed and transcribed[0].body["model"] == "whisper-1"
+
+
+async def test_a_group_upload_is_read_into_the_uploaders_next_message(
+    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    write_group_config(bot, GROUP_FILES, FILES)
+    fake_llm.files["rules.md"] = ("# 群规\n\n不许刷屏。".encode(), "text/markdown")
+    asked: list[dict] = []
+
+    def file_url(params: dict) -> dict:
+        asked.append(params)
+        return {"url": fake_llm.file_url("rules.md")}
+
+    peer.handlers["get_group_file_url"] = file_url  # the notice itself carries no URL
+    notice = {
+        "time": 1_700_000_000,
+        "self_id": BOT_ID,
+        "post_type": "notice",
+        "notice_type": "group_upload",
+        "group_id": GROUP_FILES,
+        "user_id": CAROL,
+        "file": {"id": "/f-1", "name": "rules.md", "size": 20, "busid": 102},
+    }
+    await peer.send_event(notice)
+    await peer.wait_for_calls("get_group_file_url")
+    assert asked[0]["file_id"] == "/f-1" and asked[0]["busid"] == 102
+    request = await ask(peer, fake_llm, GROUP_FILES, CAROL, at_bot("看下我刚传的"), "看下我刚传的")
+    assert "[文件《rules.md》内容]" in str(request.messages[-1]["content"])
+    await sends(peer, GROUP_FILES, 1)
+    again = await ask(peer, fake_llm, GROUP_FILES, CAROL, at_bot("还有吗"), "还有吗")
+    assert "rules.md" not in str(again.messages[-1]["content"])  # read once
 
 
 async def test_a_failed_delivery_does_not_change_a_variable(

@@ -32,6 +32,7 @@ from pallas.product.llm.attachments.files import (
     voice_urls,
     wanted,
 )
+from pallas.product.llm.attachments.uploads import take_upload
 from pallas.product.llm.context.turn_context import ChatTurnContext
 from pallas.product.llm.kb.lookup import KnowledgeLookup
 from pallas.product.llm.kb.placeholders import PLACEHOLDER_RE
@@ -128,6 +129,11 @@ class PipelineState:
                 )
                 if (quoted := rows.get(turn.reply_to)) is not None:
                     refs += file_refs(quoted.segments, "quoted")
+            if not refs:  # a file this member uploaded just before (group_upload notice)
+                upload = await take_upload(
+                    self.runtime.state, turn.bot_id, turn.group_id, turn.user_id
+                )
+                refs += [upload] if upload is not None else []
             out += await self._files(refs[: cfg.max_files], config)
         out += await self._voices(turn, voice_urls(segments), config)
         return out

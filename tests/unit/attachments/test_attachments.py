@@ -112,3 +112,22 @@ async def test_attachment_text_counts_in_the_token_budget() -> None:
 def test_image_budget(budget, images, cost, expected) -> None:
     context = ctx(turn_image_count=images, image_token_cost=cost)
     assert image_budget(PromptDraft(), context, budget) == expected
+
+
+async def test_an_upload_is_remembered_per_member_and_taken_once() -> None:
+    from pallas.core.clock import FakeClock
+    from pallas.core.state import MemoryStateStore
+    from pallas.product.llm.attachments.uploads import remember_upload, take_upload, upload_info
+
+    clock = FakeClock()
+    state = MemoryStateStore(clock)
+    assert upload_info({"id": "/x"}) is None
+    info = upload_info({"id": "/x", "name": "a.txt", "size": 12, "busid": 102}, "https://h/a")
+    assert info is not None
+    await remember_upload(state, 1, 2, 3, info)
+    assert await take_upload(state, 1, 2, 4) is None  # another member
+    assert await take_upload(state, 1, 2, 3) == FileRef("a.txt", "https://h/a", 12, "upload")
+    assert await take_upload(state, 1, 2, 3) is None  # read once
+    await remember_upload(state, 1, 2, 3, info)
+    clock.advance(601)
+    assert await take_upload(state, 1, 2, 3) is None  # expired
