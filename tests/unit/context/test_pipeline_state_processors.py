@@ -9,6 +9,7 @@ from typing import Any
 from pallas.core.records import StoredMessage
 from pallas.product.llm.context.chat_prompt import TurnPolicy
 from pallas.product.llm.context.config import ContextConfig
+from pallas.product.llm.context.pipeline import BaseProcessor, DraftMessage, PromptDraft
 from pallas.product.llm.context.processors import build_chat_pipeline
 from pallas.product.llm.context.prompt_overrides import PromptOverrideConfig
 from pallas.product.llm.context.request import assemble_chat_request
@@ -123,3 +124,21 @@ async def test_a_group_can_disable_the_new_processors() -> None:
     assert (
         "HP=$[svars::hp]" in request.system_prompt and "【会话变量】" not in request.system_prompt
     )
+
+
+class DepthInjection(BaseProcessor):
+    """Stands in for an override placed at a depth in the messages (another processor)."""
+
+    id, priority = "depth_injection", 420
+
+    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
+        note = DraftMessage("user", "旁白：【kb::lore】 HP=$[svars::hp]", source="override:depth")
+        return draft.insert_before_current(note)
+
+
+async def test_placeholders_in_override_placed_messages_are_filled() -> None:
+    lookup = FakeLookup()
+    pipeline = build_chat_pipeline(extra=[DepthInjection()])
+    request = await assemble_chat_request(ctx(knowledge=lookup, svars=VIEW), pipeline)
+    placed = next(m for m in request.draft.messages if m.source == "override:depth")
+    assert placed.content == "旁白：- 片段<kb::lore> HP=100"

@@ -19,7 +19,7 @@ from typing import Any
 from pallas.product.llm.context.pipeline import BaseProcessor, PromptDraft
 from pallas.product.llm.kb.lookup import KnowledgeLookup, MacroExpander
 from pallas.product.llm.kb.placeholders import PLACEHOLDER_RE
-from pallas.product.llm.svars.processor import is_admin_text
+from pallas.product.llm.svars.processor import is_admin_message, is_admin_text
 
 _KB_HEADER = re.compile(r"^(?:kb|knowledge)(?:::|$)", re.IGNORECASE)
 
@@ -52,9 +52,7 @@ class KnowledgePlaceholderProcessor(BaseProcessor):
     async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
         admin_sections = [s for s in draft.sections if is_admin_text(s.section_id, s.source)]
         admin_messages = [
-            m
-            for m in draft.messages
-            if m.role != "user" and "override" in m.source and isinstance(m.content, str)
+            m for m in draft.messages if is_admin_message(m.source) and isinstance(m.content, str)
         ]
         texts = [s.text for s in admin_sections] + [str(m.content) for m in admin_messages]
         if not any(PLACEHOLDER_RE.search(t) for t in texts):

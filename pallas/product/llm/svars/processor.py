@@ -31,6 +31,11 @@ def is_admin_text(section_id: str, source: str) -> bool:
     return section_id in ADMIN_SECTION_IDS or "override" in source
 
 
+def is_admin_message(source: str) -> bool:
+    """A message an admin's prompt override placed in the sequence (depth / anchor injection)."""
+    return source.startswith(("override", "prompt_override"))
+
+
 def is_only_admin_text(section_id: str, source: str) -> bool:
     """No member-derived text at all (an appended-to section still holds its own content)."""
     return section_id in ADMIN_SECTION_IDS or source.startswith("override:")
@@ -53,7 +58,7 @@ class VariableProcessor(BaseProcessor):
             sections.append(replace(section, text=text) if text != section.text else section)
         messages = []
         for message in draft.messages:
-            admin = message.role != "user" and "override" in message.source
+            admin = is_admin_message(message.source)
             if admin and view is not None and isinstance(message.content, str):
                 text, names = render_placeholders(message.content, view)
                 used += names
