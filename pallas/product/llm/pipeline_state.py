@@ -72,12 +72,15 @@ class PipelineState:
             self._guard("kb", self._lookup(ctx, turn, config)),
             self._guard("attachments", self._attachments(turn, config, addressed)),
         )
+        images = 0
+        if profile.supports_images:
+            images = await self._guard("images", self._image_count(turn, config, image_count))
         return replace(
             ctx,
             svars=view,
             knowledge=lookup,
             attachments=tuple(attachments or ()),
-            turn_image_count=image_count if profile.supports_images else 0,
+            turn_image_count=images or 0,
             image_token_cost=profile.image_tokens,
         )
 
@@ -87,6 +90,18 @@ class PipelineState:
         except Exception:
             log.exception("pipeline state %s failed; the turn goes on without it", what)
             return None
+
+    async def _image_count(self, turn: TurnInput, config: GroupConfig, own: int) -> int:
+        """Images `prepare_vision_request` will attach: own (+ merged) and quoted, capped."""
+        cap = config.images.max_images_per_turn
+        quoted = 0
+        if turn.reply_to is not None and own < cap:
+            rows = await self.runtime.repos.messages.find_by_message_ids(
+                turn.bot_id, turn.group_id, [turn.reply_to]
+            )
+            row = rows.get(turn.reply_to)
+            quoted = sum(1 for s in row.segments if s.get("type") == "image") if row else 0
+        return min(own, cap) + min(quoted, max(0, cap - own))
 
     # -- knowledge placeholders ----------------------------------------------------------------
     async def _lookup(
