@@ -12,6 +12,7 @@ from pallas.product.llm.context.config import ContextConfig
 from pallas.product.llm.learning.config import LearningConfig
 from pallas.product.llm.memory.retrieval_config import RetrievalConfig
 from pallas.product.llm.memory.worldbook_model import WorldbookConfig
+from pallas.product.llm.merge_wait import MergeWaitConfig
 from pallas.product.llm.provider.image_fetch import ImageFetchConfig
 from pallas.product.llm.provider.models import ModelProfile, default_profiles
 from pallas.product.llm.routing.config import RoutingConfig
@@ -27,6 +28,7 @@ class ChatConfig(BaseModel):
     # Wait this long after an addressed message before building the prompt, so a member's
     # quick follow-up lines ("等下" / "还有…") are folded into the same turn.
     merge_window_s: float = Field(default=1.2, ge=0, le=10)
+    merge_wait: MergeWaitConfig = Field(default_factory=MergeWaitConfig)  # only when unfinished
     max_accumulate_retries: int = Field(default=3, ge=0, le=10)
     at_sender_on_first_bubble: bool = False
     allow_sticker: bool = False

@@ -112,6 +112,7 @@ class ChatTurnService:
         config = rt.group_configs.get(turn.group_id)
         persona = rt.personas.get(config.persona)
         aliases = (*persona.aliases, *rt.nicknames)
+        await self.merges.note_line(turn, rt.clock.now())
         tool = plan_turn_tool(
             turn, config.tools, self.tools, aliases, admins={*rt.superusers, *config.admins}
         )
@@ -226,8 +227,15 @@ class ChatTurnService:
         rt = self.runtime
         stage_ms: dict[str, float] = {}
         started = time.perf_counter()
-        if config.chat.merge_window_s:
-            await self.sleep(config.chat.merge_window_s)
+        wait = await self.merges.wait_decision(
+            turn,
+            route.trigger.content_text,
+            window_s=config.chat.merge_window_s,
+            config=config.chat.merge_wait,
+            now=rt.clock.now(),
+        )
+        if wait.waits:
+            await self.sleep(wait.wait_s)
         current_text, merged_images = await self.merges.current_text(turn, route.accumulated)
         mark = _stopwatch(stage_ms, "merge_wait", started)
         rows = await self._fetch_rows(turn, route, config)
@@ -269,6 +277,7 @@ class ChatTurnService:
         data = snapshot_data(request, bundle, decision=route.to_log_dict(), stage_ms=stage_ms)
         if tool_ctx.trace is not None:
             data["tool"] = tool_ctx.trace
+        data["merge_wait"] = wait.to_log_dict()
         return PreparedTurn(
             turn_id=uuid.uuid4().hex,
             current_text=current_text,
