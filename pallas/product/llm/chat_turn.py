@@ -28,6 +28,7 @@ from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.admission import GroupAdmission
 from pallas.product.llm.context.analyzer import snapshot_data
+from pallas.product.llm.context.chat_prompt import ReplyShapeSpec
 from pallas.product.llm.context.context import (
     ContextSource,
     GatherRequest,
@@ -48,6 +49,12 @@ from pallas.product.llm.delivery.delivery import (
     deliver,
     joined_reply,
     send_phrase,
+)
+from pallas.product.llm.freshness import (
+    FreshAction,
+    FreshnessGate,
+    FreshnessVerdict,
+    looks_addressed,
 )
 from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.persona.pack import PersonaPack
@@ -76,6 +83,11 @@ from pallas.product.llm.turn_values import (
 )
 from pallas.runtime import PallasRuntime
 
+# the one reply to a member's latest @ from a backlog (see freshness.py)
+STALE_REPLY_SHAPE = ReplyShapeSpec(
+    max_segments=1, recommended_segments=1, min_chars=2, max_chars=30
+)
+
 __all__ = ["AfterTurnHook", "ChatTurnService", "CompletedTurn", "TurnOutcome"]
 
 log = logging.getLogger("pallas.chat")
@@ -98,11 +110,13 @@ class ChatTurnService:
     fetch_quoted_message: QuotedMessageFetcher | None = None
     tools: ToolRegistry = field(default_factory=default_registry)
     merges: TurnMerges = field(init=False)
+    freshness: FreshnessGate = field(init=False)
     _background: set[asyncio.Task[None]] = field(default_factory=set)
     _warned_disabled: bool = False
 
     def __post_init__(self) -> None:
         self.merges = TurnMerges(self.runtime.state)
+        self.freshness = FreshnessGate(self.runtime.state, sleep=lambda s: self.sleep(s))
 
     # -- entry -------------------------------------------------------------------------------
     async def handle(
@@ -113,6 +127,13 @@ class ChatTurnService:
         persona = rt.personas.get(config.persona)
         aliases = (*persona.aliases, *rt.nicknames)
         await self.merges.note_line(turn, rt.clock.now())
+        if attempt == 0:
+            await self.freshness.note(turn, config.freshness)
+        fresh = await self.freshness.check(
+            turn, config.freshness, now=rt.clock.now(), addressed=looks_addressed(turn)
+        )
+        if not fresh.answers:
+            return await self._stale(turn, config, fresh, stage="freshness")
         tool = plan_turn_tool(
             turn, config.tools, self.tools, aliases, admins={*rt.superusers, *config.admins}
         )
@@ -141,7 +162,35 @@ class ChatTurnService:
                 log.warning("group %s: turn %s dropped (%s)", turn.group_id, turn.message_id, no)
                 await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
                 return TurnOutcome("rejected", no)
-            return await self._reply_safely(turn, route, config, persona, sender, tool)
+            if fresh.action is FreshAction.ANSWER:  # waited behind the group's queue?
+                fresh = await self.freshness.check(
+                    turn,
+                    config.freshness,
+                    now=rt.clock.now(),
+                    addressed=route.trigger.addressed,
+                    settle=False,
+                )
+                if not fresh.answers:
+                    await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
+                    return await self._stale(turn, config, fresh, stage="queue")
+            short = fresh.action is FreshAction.SHORT
+            return await self._reply_safely(turn, route, config, persona, sender, tool, short=short)
+
+    async def _stale(
+        self, turn: TurnInput, config: GroupConfig, verdict: FreshnessVerdict, *, stage: str
+    ) -> TurnOutcome:
+        """A message too old to answer: recorded (by the recorder), logged for /pallas why."""
+        log.info(
+            "group %s: message %s is %.0f s old: %s",
+            turn.group_id,
+            turn.message_id,
+            verdict.age_s,
+            verdict.reason,
+        )
+        await self.routing.record_outside_decision(
+            turn, config.routing, now=self.runtime.clock.now(), stage=stage, reason=verdict.reason
+        )
+        return TurnOutcome("stale", verdict.reason)
 
     async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
         if self.phrases is None or not config.routing.low_engagement.use_group_expressions:
@@ -177,9 +226,11 @@ class ChatTurnService:
         persona: PersonaPack,
         sender: GroupSender,
         tool: ToolPlan = NO_TOOL,
+        *,
+        short: bool = False,
     ) -> TurnOutcome:
         try:
-            return await self._reply(turn, route, config, persona, sender, tool)
+            return await self._reply(turn, route, config, persona, sender, tool, short=short)
         except Exception:
             log.exception("group %s: reply to message %s failed", turn.group_id, turn.message_id)
             return TurnOutcome("error", "exception")
@@ -196,6 +247,8 @@ class ChatTurnService:
         persona: PersonaPack,
         sender: GroupSender,
         tool: ToolPlan = NO_TOOL,
+        *,
+        short: bool = False,
     ) -> TurnOutcome:
         if not self.runtime.llm.enabled:
             if not self._warned_disabled:
@@ -203,7 +256,7 @@ class ChatTurnService:
                 log.warning("reply skipped: no OPENAI_API_KEY configured (logged once)")
             return TurnOutcome("disabled", "no_api_key")
         try:
-            prepared = await self._prepare(turn, route, config, persona, tool)
+            prepared = await self._prepare(turn, route, config, persona, tool, short=short)
         except CoreProcessorError as exc:
             log.error(
                 "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
@@ -222,6 +275,8 @@ class ChatTurnService:
         config: GroupConfig,
         persona: PersonaPack,
         tool: ToolPlan = NO_TOOL,
+        *,
+        short: bool = False,
     ) -> PreparedTurn:
         """Merge quick follow-ups, fetch rows, retrieve, run the tool, build the request."""
         rt = self.runtime
@@ -272,6 +327,8 @@ class ChatTurnService:
             tool=tool_ctx,
             tool_turn=route.outcome is RouteOutcome.TOOL,
         )
+        if short:  # a stale @: one short bubble to the member's latest message
+            ctx = replace(ctx, reply_shape=STALE_REPLY_SHAPE)
         request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
         _stopwatch(stage_ms, "assemble", mark)
         data = snapshot_data(request, bundle, decision=route.to_log_dict(), stage_ms=stage_ms)
