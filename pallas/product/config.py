@@ -18,6 +18,7 @@ from pallas.product.llm.provider.image_fetch import ImageFetchConfig
 from pallas.product.llm.provider.models import ModelProfile, default_profiles
 from pallas.product.llm.routing.config import RoutingConfig
 from pallas.product.llm.session.summary_rules import SessionSummaryConfig
+from pallas.product.llm.stickers.config import StickerConfig
 from pallas.product.llm.tools.config import ToolsConfig
 
 
@@ -32,7 +33,7 @@ class ChatConfig(BaseModel):
     merge_wait: MergeWaitConfig = Field(default_factory=MergeWaitConfig)  # only when unfinished
     max_accumulate_retries: int = Field(default=3, ge=0, le=10)
     at_sender_on_first_bubble: bool = False
-    allow_sticker: bool = False
+    allow_sticker: bool = False  # send real stickers from the group's pool ([stickers])
 
 
 class GroupConfig(BaseModel):
@@ -55,6 +56,7 @@ class GroupConfig(BaseModel):
     images: ImageFetchConfig = Field(default_factory=ImageFetchConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     freshness: FreshnessConfig = Field(default_factory=FreshnessConfig)  # stale messages
+    stickers: StickerConfig = Field(default_factory=StickerConfig)  # the group's sticker pool
 
     def effective_routing(self) -> RoutingConfig:
         """`enabled = false` at the top level silences routing too."""

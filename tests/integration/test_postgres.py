@@ -92,7 +92,7 @@ async def test_migrated_schema_is_at_heads_and_matches_the_models(database_url: 
             heads, differences = await connection.run_sync(_schema_state)
     finally:
         await engine.dispose()
-    assert heads == script_heads and len(heads) == 3  # the memory, learning, session branches
+    assert heads == script_heads and len(heads) == 4  # memory, learning, session, stickers
     assert differences == []
 
 

@@ -67,6 +67,7 @@ from pallas.product.llm.provider.vision_messages import (
 )
 from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
 from pallas.product.llm.routing.router import RoutingEngine
+from pallas.product.llm.stickers.service import ResolvedSticker, StickerService
 from pallas.product.llm.tools.registry import ToolRegistry, default_registry
 from pallas.product.llm.tools.service import (
     NO_TOOL,
@@ -111,12 +112,14 @@ class ChatTurnService:
     tools: ToolRegistry = field(default_factory=default_registry)
     merges: TurnMerges = field(init=False)
     freshness: FreshnessGate = field(init=False)
+    stickers: StickerService = field(init=False)
     _background: set[asyncio.Task[None]] = field(default_factory=set)
     _warned_disabled: bool = False
 
     def __post_init__(self) -> None:
         self.merges = TurnMerges(self.runtime.state)
         self.freshness = FreshnessGate(self.runtime.state, sleep=lambda s: self.sleep(s))
+        self.stickers = StickerService(self.runtime)
 
     # -- entry -------------------------------------------------------------------------------
     async def handle(
@@ -329,6 +332,9 @@ class ChatTurnService:
         )
         if short:  # a stale @: one short bubble to the member's latest message
             ctx = replace(ctx, reply_shape=STALE_REPLY_SHAPE)
+        if config.chat.allow_sticker:  # the contract lists the group's own sticker names
+            names = await self.stickers.prompt_names(turn.bot_id, turn.group_id, config.stickers)
+            ctx = replace(ctx, sticker_names=names)
         request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
         _stopwatch(stage_ms, "assemble", mark)
         data = snapshot_data(request, bundle, decision=route.to_log_dict(), stage_ms=stage_ms)
@@ -455,15 +461,20 @@ class ChatTurnService:
             quote_id = await self.routing.resolve_quote_target(
                 turn.bot_id, turn.group_id, route.decision.reply_message_id, turn.user_id
             )
+        sticker = await self._sticker(turn, config, parsed.sticker)
+        if not parsed.bubbles and sticker is None:
+            return TurnOutcome("silent", "sticker_unavailable")
         plan = DeliveryPlan(
             bot_id=turn.bot_id,
             group_id=turn.group_id,
             bubbles=parsed.bubbles,
             quote_message_id=quote_id,
             at_user_id=turn.user_id if config.chat.at_sender_on_first_bubble else None,
-            sticker=parsed.sticker if config.chat.allow_sticker else None,
+            sticker=sticker.segment if sticker is not None else None,
         )
         delivery = await deliver(plan, sender, rt.state, rng=self.rng, sleep=self.sleep)
+        if sticker is not None and delivery.complete and delivery.sent_ids:
+            await self.stickers.remember_sent(sticker, delivery.sent_ids[-1])
         if delivery.sent_ids:
             await self.routing.record_bot_reply(
                 turn.bot_id,
@@ -475,6 +486,18 @@ class ChatTurnService:
             )
         outcome = "delivered" if delivery.complete else "partial"
         return TurnOutcome(outcome, delivery.reason, delivery.sent_ids)
+
+    async def _sticker(
+        self, turn: TurnInput, config: GroupConfig, wanted: str | None
+    ) -> ResolvedSticker | None:
+        """`[表情:名字]` → a sticker of this group's pool (never the name as text), or None."""
+        if not wanted or not config.chat.allow_sticker:
+            return None
+        try:
+            return await self.stickers.resolve(turn.bot_id, turn.group_id, wanted, config.stickers)
+        except Exception:
+            log.exception("group %s: resolving sticker %r failed", turn.group_id, wanted)
+            return None
 
     # -- helpers ---------------------------------------------------------------------------------
     async def _append_session(self, turn: TurnInput, user_text: str, reply_text: str) -> None:
