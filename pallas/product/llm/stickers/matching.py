@@ -3,6 +3,7 @@
 Score of one sticker for the wanted name (both cleaned, lower-cased):
     1.0   the names are equal
     0.8   one name contains the other
+    0.5   the wanted name (2+ chars) appears in the sticker's description
     else  character-bigram overlap (Dice) of the wanted name with the sticker's name, and half
           of it with its description
 Stickers below `min_match` are never sent (nothing is better than a wrong sticker); ties go to
@@ -23,7 +24,7 @@ _STRIP = " \t[]【】「」()（）:：,，.。!！?？~～"
 class StickerMatch:
     sticker: Sticker | None
     score: float
-    reason: str  # exact | contains | similar | no_match | empty_pool | no_name
+    reason: str  # exact | contains | in_description | similar | no_match | empty_pool | no_name
 
 
 def _norm(text: str) -> str:
@@ -51,7 +52,10 @@ def score_sticker(wanted: str, sticker: Sticker) -> tuple[float, str]:
         return 1.0, "exact"
     if name and (want in name or name in want):
         return 0.8, "contains"
-    similar = max(_dice(want, name), 0.5 * _dice(want, _norm(sticker.description)))
+    described = _norm(sticker.description)
+    similar = max(_dice(want, name), 0.5 * _dice(want, described))
+    if len(want) >= 2 and want in described and similar < 0.5:
+        return 0.5, "in_description"
     return similar, "similar"
 
 
