@@ -28,7 +28,6 @@ from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.admission import GroupAdmission
 from pallas.product.llm.context.analyzer import snapshot_data
-from pallas.product.llm.context.chat_prompt import ReplyShapeSpec
 from pallas.product.llm.context.context import (
     ContextSource,
     GatherRequest,
@@ -51,9 +50,9 @@ from pallas.product.llm.delivery.delivery import (
     send_phrase,
 )
 from pallas.product.llm.freshness import (
+    STALE_REPLY_SHAPE,
     FreshAction,
     FreshnessGate,
-    FreshnessVerdict,
     looks_addressed,
 )
 from pallas.product.llm.merges import TurnMerges
@@ -67,7 +66,7 @@ from pallas.product.llm.provider.vision_messages import (
 )
 from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
 from pallas.product.llm.routing.router import RoutingEngine
-from pallas.product.llm.stickers.service import ResolvedSticker, StickerService
+from pallas.product.llm.stickers.service import StickerService
 from pallas.product.llm.tools.registry import ToolRegistry, default_registry
 from pallas.product.llm.tools.service import (
     NO_TOOL,
@@ -83,11 +82,6 @@ from pallas.product.llm.turn_values import (
     TurnOutcome,
 )
 from pallas.runtime import PallasRuntime
-
-# the one reply to a member's latest @ from a backlog (see freshness.py)
-STALE_REPLY_SHAPE = ReplyShapeSpec(
-    max_segments=1, recommended_segments=1, min_chars=2, max_chars=30
-)
 
 __all__ = ["AfterTurnHook", "ChatTurnService", "CompletedTurn", "TurnOutcome"]
 
@@ -118,7 +112,9 @@ class ChatTurnService:
 
     def __post_init__(self) -> None:
         self.merges = TurnMerges(self.runtime.state)
-        self.freshness = FreshnessGate(self.runtime.state, sleep=lambda s: self.sleep(s))
+        self.freshness = FreshnessGate(
+            self.runtime.state, self.routing, sleep=lambda s: self.sleep(s)
+        )
         self.stickers = StickerService(self.runtime)
 
     # -- entry -------------------------------------------------------------------------------
@@ -132,11 +128,9 @@ class ChatTurnService:
         await self.merges.note_line(turn, rt.clock.now())
         if attempt == 0:
             await self.freshness.note(turn, config.freshness)
-        fresh = await self.freshness.check(
-            turn, config.freshness, now=rt.clock.now(), addressed=looks_addressed(turn)
-        )
-        if not fresh.answers:
-            return await self._stale(turn, config, fresh, stage="freshness")
+        fresh = await self.freshness.admit(turn, config, rt.clock.now(), looks_addressed(turn))
+        if not fresh.answers:  # too old: recorded, not answered
+            return TurnOutcome("stale", fresh.reason)
         tool = plan_turn_tool(
             turn, config.tools, self.tools, aliases, admins={*rt.superusers, *config.admins}
         )
@@ -166,34 +160,13 @@ class ChatTurnService:
                 await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
                 return TurnOutcome("rejected", no)
             if fresh.action is FreshAction.ANSWER:  # waited behind the group's queue?
-                fresh = await self.freshness.check(
-                    turn,
-                    config.freshness,
-                    now=rt.clock.now(),
-                    addressed=route.trigger.addressed,
-                    settle=False,
-                )
+                now, addressed = rt.clock.now(), route.trigger.addressed
+                fresh = await self.freshness.admit(turn, config, now, addressed, stage="queue")
                 if not fresh.answers:
                     await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
-                    return await self._stale(turn, config, fresh, stage="queue")
+                    return TurnOutcome("stale", fresh.reason)
             short = fresh.action is FreshAction.SHORT
             return await self._reply_safely(turn, route, config, persona, sender, tool, short=short)
-
-    async def _stale(
-        self, turn: TurnInput, config: GroupConfig, verdict: FreshnessVerdict, *, stage: str
-    ) -> TurnOutcome:
-        """A message too old to answer: recorded (by the recorder), logged for /pallas why."""
-        log.info(
-            "group %s: message %s is %.0f s old: %s",
-            turn.group_id,
-            turn.message_id,
-            verdict.age_s,
-            verdict.reason,
-        )
-        await self.routing.record_outside_decision(
-            turn, config.routing, now=self.runtime.clock.now(), stage=stage, reason=verdict.reason
-        )
-        return TurnOutcome("stale", verdict.reason)
 
     async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
         if self.phrases is None or not config.routing.low_engagement.use_group_expressions:
@@ -285,14 +258,9 @@ class ChatTurnService:
         rt = self.runtime
         stage_ms: dict[str, float] = {}
         started = time.perf_counter()
-        wait = await self.merges.wait_decision(
-            turn,
-            route.trigger.content_text,
-            window_s=config.chat.merge_window_s,
-            config=config.chat.merge_wait,
-            now=rt.clock.now(),
-        )
-        if wait.waits:
+        content = route.trigger.content_text
+        wait = await self.merges.wait_decision(turn, content, config.chat, rt.clock.now())
+        if wait.waits:  # only when the message looks unfinished (merge_wait.py)
             await self.sleep(wait.wait_s)
         current_text, merged_images = await self.merges.current_text(turn, route.accumulated)
         mark = _stopwatch(stage_ms, "merge_wait", started)
@@ -461,7 +429,9 @@ class ChatTurnService:
             quote_id = await self.routing.resolve_quote_target(
                 turn.bot_id, turn.group_id, route.decision.reply_message_id, turn.user_id
             )
-        sticker = await self._sticker(turn, config, parsed.sticker)
+        sticker = await self.stickers.for_reply(
+            turn.bot_id, turn.group_id, parsed.sticker, config.chat.allow_sticker, config.stickers
+        )
         if not parsed.bubbles and sticker is None:
             return TurnOutcome("silent", "sticker_unavailable")
         plan = DeliveryPlan(
@@ -486,18 +456,6 @@ class ChatTurnService:
             )
         outcome = "delivered" if delivery.complete else "partial"
         return TurnOutcome(outcome, delivery.reason, delivery.sent_ids)
-
-    async def _sticker(
-        self, turn: TurnInput, config: GroupConfig, wanted: str | None
-    ) -> ResolvedSticker | None:
-        """`[表情:名字]` → a sticker of this group's pool (never the name as text), or None."""
-        if not wanted or not config.chat.allow_sticker:
-            return None
-        try:
-            return await self.stickers.resolve(turn.bot_id, turn.group_id, wanted, config.stickers)
-        except Exception:
-            log.exception("group %s: resolving sticker %r failed", turn.group_id, wanted)
-            return None
 
     # -- helpers ---------------------------------------------------------------------------------
     async def _append_session(self, turn: TurnInput, user_text: str, reply_text: str) -> None:

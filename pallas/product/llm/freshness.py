@@ -16,16 +16,37 @@ longer than `max_age_s`. `judge_freshness` is pure; `FreshnessGate` keeps the tw
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pallas.core.state import StateStore, claim
 from pallas.core.turn import TurnInput
+from pallas.product.llm.context.chat_prompt import ReplyShapeSpec
+from pallas.product.llm.routing.config import RoutingConfig
+from pallas.product.llm.routing.router import RoutingEngine
+
+log = logging.getLogger("pallas.chat")
 
 Sleep = Callable[[float], Awaitable[None]]
+
+
+class GroupConfigLike(Protocol):  # pallas.product.config.GroupConfig (which imports this module)
+    @property
+    def freshness(self) -> FreshnessConfig: ...
+
+    @property
+    def routing(self) -> RoutingConfig: ...
+
+
+# the one reply to a member's latest stale @: a single short bubble
+STALE_REPLY_SHAPE = ReplyShapeSpec(
+    max_segments=1, recommended_segments=1, min_chars=2, max_chars=30
+)
 
 
 class FreshnessConfig(BaseModel):
@@ -95,11 +116,39 @@ def looks_addressed(turn: TurnInput) -> bool:
 
 
 class FreshnessGate:
-    """The per-member facts behind `judge_freshness`, in the StateStore."""
+    """The per-member facts behind `judge_freshness`, in the StateStore; skips are recorded in
+    the route log (`/pallas why`)."""
 
-    def __init__(self, state: StateStore, *, sleep: Sleep) -> None:
+    def __init__(self, state: StateStore, routing: RoutingEngine, *, sleep: Sleep) -> None:
         self._state = state
+        self._routing = routing
         self._sleep = sleep
+
+    async def admit(
+        self,
+        turn: TurnInput,
+        group: GroupConfigLike,
+        now: float,
+        addressed: bool,
+        *,
+        stage: str = "freshness",
+    ) -> FreshnessVerdict:
+        """`check`, and a skip recorded for /pallas why (stage `freshness` or `queue`)."""
+        verdict = await self.check(
+            turn, group.freshness, now=now, addressed=addressed, settle=stage == "freshness"
+        )
+        if not verdict.answers:
+            log.info(
+                "group %s: message %s is %.0f s old: %s",
+                turn.group_id,
+                turn.message_id,
+                verdict.age_s,
+                verdict.reason,
+            )
+            await self._routing.record_outside_decision(
+                turn, group.routing, now=now, stage=stage, reason=verdict.reason
+            )
+        return verdict
 
     @staticmethod
     def _key(turn: TurnInput, name: str) -> str:

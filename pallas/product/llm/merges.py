@@ -12,12 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.product.llm.merge_wait import MergeWaitConfig, MergeWaitDecision, needs_merge_wait
 from pallas.product.llm.provider.vision_messages import turn_display_text
+
+
+class ChatConfigLike(Protocol):  # pallas.product.config.ChatConfig
+    @property
+    def merge_window_s(self) -> float: ...
+
+    @property
+    def merge_wait(self) -> MergeWaitConfig: ...
+
 
 MAX_PARKED = 16
 PARKED_TTL_S = 300.0
@@ -50,21 +59,15 @@ class TurnMerges:
         )
 
     async def wait_decision(
-        self,
-        turn: TurnInput,
-        content_text: str,
-        *,
-        window_s: float,
-        config: MergeWaitConfig,
-        now: float,
+        self, turn: TurnInput, content_text: str, chat: ChatConfigLike, now: float
     ) -> MergeWaitDecision:
         """Wait the merge window only when the message looks unfinished (`merge_wait`)."""
         times = [float(t) for t in await self._state.items(self.lines_key(turn))]
         has_picture = bool(turn.image_urls) or turn.has_segment("image")
         return needs_merge_wait(
             content_text,
-            window_s=window_s,
-            config=config,
+            window_s=chat.merge_window_s,
+            config=chat.merge_wait,
             has_picture=has_picture,
             recent_line_times=times,
             now=now,

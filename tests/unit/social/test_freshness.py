@@ -7,12 +7,14 @@ import pytest
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
+from pallas.product.config import GroupConfig
 from pallas.product.llm.freshness import (
     FreshAction,
     FreshnessConfig,
     FreshnessGate,
     judge_freshness,
 )
+from pallas.product.llm.routing.router import RoutingEngine
 
 NOW = 1_800_000_000.0
 
@@ -64,7 +66,7 @@ async def _no_sleep(_: float) -> None:
 
 async def test_backlog_of_ats_gets_one_short_reply_to_the_latest() -> None:
     store = MemoryStateStore(FakeClock(NOW))
-    gate = FreshnessGate(store, sleep=_no_sleep)
+    gate = FreshnessGate(store, RoutingEngine(store), sleep=_no_sleep)
     config = FreshnessConfig()
     backlog = [_turn(11, 400), _turn(12, 300), _turn(13, 200)]
     for turn in backlog:  # the backlog arrives at once after a reconnect
@@ -82,7 +84,7 @@ async def test_backlog_of_ats_gets_one_short_reply_to_the_latest() -> None:
 
 async def test_one_short_reply_per_member_and_fresh_messages_untouched() -> None:
     store = MemoryStateStore(FakeClock(NOW))
-    gate = FreshnessGate(store, sleep=_no_sleep)
+    gate = FreshnessGate(store, RoutingEngine(store), sleep=_no_sleep)
     config = FreshnessConfig()
     alice, bob = _turn(21, 300, user=7), _turn(22, 300, user=8)
     for turn in (alice, bob):
@@ -99,3 +101,24 @@ async def test_one_short_reply_per_member_and_fresh_messages_untouched() -> None
     assert (await gate.check(fresh, config, now=NOW, addressed=True)).reason == "fresh"
     ambient = _turn(25, 500, user=9, to_me=False)
     assert (await gate.check(ambient, config, now=NOW, addressed=False)).reason == "stale_message"
+
+
+async def test_skips_are_recorded_for_why() -> None:
+    store = MemoryStateStore(FakeClock(NOW))
+    routing = RoutingEngine(store)
+    gate = FreshnessGate(store, routing, sleep=_no_sleep)
+    group = GroupConfig()
+    old = _turn(31, 500, user=9, to_me=False)
+    verdict = await gate.admit(old, group, NOW, addressed=False)
+    assert verdict.reason == "stale_message"
+    queued = _turn(32, 130, user=7)
+    await gate.note(queued, group.freshness)
+    await gate.note(_turn(33, 125, user=7), group.freshness)  # a later @ of the same member
+    assert (await gate.admit(queued, group, NOW, True, stage="queue")).reason == "stale_superseded"
+    records = await routing.recent_decisions(1, 2)
+    assert [(r["stage"], r["reason"], r["outcome"]) for r in records] == [
+        ("freshness", "stale_message", "skip"),
+        ("queue", "stale_superseded", "skip"),
+    ]
+    assert (await gate.admit(_turn(34, 2), group, NOW, True)).answers  # fresh: nothing recorded
+    assert len(await routing.recent_decisions(1, 2)) == 2

@@ -69,6 +69,23 @@ class StickerService:
         pool = await self.repo.pool(bot_id, group_id, limit=config.names_in_prompt * 4)
         return prompt_names(pool, config.names_in_prompt)
 
+    async def for_reply(
+        self,
+        bot_id: int,
+        group_id: int,
+        wanted: str | None,
+        allowed: bool,
+        config: StickerConfig,
+    ) -> ResolvedSticker | None:
+        """The reply path's `resolve`: None when stickers are off or anything fails."""
+        if not wanted or not allowed:
+            return None
+        try:
+            return await self.resolve(bot_id, group_id, wanted, config)
+        except Exception:
+            log.exception("group %s: resolving sticker %r failed", group_id, wanted)
+            return None
+
     async def resolve(
         self, bot_id: int, group_id: int, wanted: str, config: StickerConfig
     ) -> ResolvedSticker | None:
