@@ -109,3 +109,38 @@ async def test_member_sticker_is_named_once_and_sent_back_as_an_image(
     await asyncio.sleep(1.5)
     listing = await admin(peer, GROUP, "/pallas sticker list")
     assert "已禁用" in listing
+
+
+async def test_market_face_is_named_by_its_summary_and_an_admin_can_ban_it(
+    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    write_group_config(bot, GROUP, STICKERS)
+    face = {"emoji_package_id": "235125", "emoji_id": "e1f2", "key": "k9", "summary": "[吃瓜]"}
+    await peer.send_event(
+        peer.group_message(GROUP, ALICE, [{"type": "mface", "data": face}], message_id=9101)
+    )
+    await asyncio.sleep(1.0)
+    report = await admin(peer, GROUP, "/pallas sticker describe")
+    assert "新描述 1" in report
+    assert fake_llm.chat_requests() == []  # a market face needs no vision call
+
+    fake_llm.enqueue("[表情:吃瓜]")
+    before = len(peer.sends())
+    await peer.send_event(peer.group_message(GROUP, BOB, at_bot("你怎么看")))
+    await peer.wait_for_calls("send_msg", "send_group_msg", count=before + 1)
+    assert peer.sends(GROUP)[-1].params["message"] == [{"type": "mface", "data": face}]
+
+    # an admin's 不可以 on the member's own sticker message bans it too
+    rejection = [
+        {"type": "reply", "data": {"id": "9101"}},
+        {"type": "text", "data": {"text": "不可以"}},
+    ]
+    await peer.send_event(peer.group_message(GROUP, SUPERUSER, rejection))
+    await asyncio.sleep(1.5)
+    assert "已禁用" in await admin(peer, GROUP, "/pallas sticker list")
+    fake_llm.enqueue("嗯\n[表情:吃瓜]")
+    before = len(peer.sends())
+    await peer.send_event(peer.group_message(GROUP, BOB, at_bot("再发一个")))
+    await peer.wait_for_calls("send_msg", "send_group_msg", count=before + 1)
+    await asyncio.sleep(1.0)
+    assert sent_texts(peer.sends(GROUP)[before:]) == ["嗯"]  # banned: text only
