@@ -37,7 +37,8 @@ class StickerRow(Base):
     face: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # mface segment data
     sha256: Mapped[str] = mapped_column(String(64), default="")  # of the bytes ("" = not yet)
     mime: Mapped[str] = mapped_column(String(64), default="")
-    data: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    # deferred: pool queries never load the bytes; `data_of` reads them for one sticker
+    data: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True, deferred=True)
     # pending → described | failed
     status: Mapped[str] = mapped_column(String(16), default="pending")
     name: Mapped[str] = mapped_column(String(32), default="")
