@@ -34,6 +34,9 @@ class PallasSettings(BaseModel):
     pallas_embedding_model: str = ""  # empty = embeddings off (BM25 only)
     pallas_llm_timeout_seconds: float = Field(default=30.0, gt=0)
     pallas_llm_max_retries: int = Field(default=2, ge=0, le=6)
+    # deployment-wide daily cap on reply LLM calls / tokens, all groups (0 = none)
+    pallas_daily_call_cap: int = Field(default=0, ge=0)
+    pallas_daily_token_cap: int = Field(default=0, ge=0)
 
     @field_validator("openai_api_key", "pallas_state_url", mode="before")
     @classmethod

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from pallas.product.llm.context.config import ContextConfig
+from pallas.product.llm.cost.config import CostConfig
 from pallas.product.llm.learning.config import LearningConfig
 from pallas.product.llm.memory.retrieval_config import RetrievalConfig
 from pallas.product.llm.memory.worldbook_model import WorldbookConfig
@@ -51,6 +52,7 @@ class GroupConfig(BaseModel):
     session: SessionSummaryConfig = Field(default_factory=SessionSummaryConfig)
     images: ImageFetchConfig = Field(default_factory=ImageFetchConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    cost: CostConfig = Field(default_factory=CostConfig)  # reply rate limits and budgets
 
     def effective_routing(self) -> RoutingConfig:
         """`enabled = false` at the top level silences routing too."""

@@ -41,6 +41,8 @@ from pallas.product.llm.context.turn_inputs import (
     build_chat_turn_context,
     fetch_turn_rows,
 )
+from pallas.product.llm.cost.guard import PROCEED, CostGuard, CostVerdict
+from pallas.product.llm.cost.turn_exit import guard_for, note_verdict, refuse_turn
 from pallas.product.llm.delivery.bubbles import parse_reply
 from pallas.product.llm.delivery.delivery import (
     DeliveryPlan,
@@ -97,12 +99,15 @@ class ChatTurnService:
     # OneBot get_msg for quoted images the message store lacks (set by the llm_chat plugin)
     fetch_quoted_message: QuotedMessageFetcher | None = None
     tools: ToolRegistry = field(default_factory=default_registry)
+    cost: CostGuard | None = None  # per-member rate limit and daily budgets (cost guard)
     merges: TurnMerges = field(init=False)
     _background: set[asyncio.Task[None]] = field(default_factory=set)
     _warned_disabled: bool = False
 
     def __post_init__(self) -> None:
         self.merges = TurnMerges(self.runtime.state)
+        if self.cost is None:
+            self.cost = guard_for(self.runtime)
 
     # -- entry -------------------------------------------------------------------------------
     async def handle(
@@ -140,7 +145,14 @@ class ChatTurnService:
                 log.warning("group %s: turn %s dropped (%s)", turn.group_id, turn.message_id, no)
                 await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
                 return TurnOutcome("rejected", no)
-            return await self._reply_safely(turn, route, config, persona, sender, tool)
+            # cost guard: budgets and the member's rate limit, before any LLM work
+            assert self.cost is not None
+            verdict = await self.cost.check(turn, route, config, rt.clock.now())
+            if not verdict.proceeds:
+                return await refuse_turn(turn, route, config, verdict, sender, rt)
+            await note_verdict(self.routing, route, config, verdict)
+            route, config = verdict.shape(route, config)  # the ladder's shorter context
+            return await self._reply_safely(turn, route, config, persona, sender, tool, verdict)
 
     async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
         if self.phrases is None or not config.routing.low_engagement.use_group_expressions:
@@ -176,9 +188,10 @@ class ChatTurnService:
         persona: PersonaPack,
         sender: GroupSender,
         tool: ToolPlan = NO_TOOL,
+        cost: CostVerdict = PROCEED,
     ) -> TurnOutcome:
         try:
-            return await self._reply(turn, route, config, persona, sender, tool)
+            return await self._reply(turn, route, config, persona, sender, tool, cost)
         except Exception:
             log.exception("group %s: reply to message %s failed", turn.group_id, turn.message_id)
             return TurnOutcome("error", "exception")
@@ -195,6 +208,7 @@ class ChatTurnService:
         persona: PersonaPack,
         sender: GroupSender,
         tool: ToolPlan = NO_TOOL,
+        cost: CostVerdict = PROCEED,
     ) -> TurnOutcome:
         if not self.runtime.llm.enabled:
             if not self._warned_disabled:
@@ -202,13 +216,13 @@ class ChatTurnService:
                 log.warning("reply skipped: no OPENAI_API_KEY configured (logged once)")
             return TurnOutcome("disabled", "no_api_key")
         try:
-            prepared = await self._prepare(turn, route, config, persona, tool)
+            prepared = await self._prepare(turn, route, config, persona, tool, cost)
         except CoreProcessorError as exc:
             log.error(
                 "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
             )
             return TurnOutcome("error", f"core_processor:{exc.processor_id}")
-        result = await self._call_model(turn, config, prepared)
+        result = await self._call_model(turn, config, prepared, cost)
         if not result.ok:
             await self._save_snapshot(turn, prepared, f"error:{result.error}")
             return TurnOutcome("error", result.error or "llm_error", turn_id=prepared.turn_id)
@@ -221,6 +235,7 @@ class ChatTurnService:
         config: GroupConfig,
         persona: PersonaPack,
         tool: ToolPlan = NO_TOOL,
+        cost: CostVerdict = PROCEED,
     ) -> PreparedTurn:
         """Merge quick follow-ups, fetch rows, retrieve, run the tool, build the request."""
         rt = self.runtime
@@ -248,7 +263,7 @@ class ChatTurnService:
             ),
         )
         mark = _stopwatch(stage_ms, "retrieval", mark)
-        model = rt.llm.model_for("chat")
+        model = cost.model or rt.llm.model_for("chat")
         profile = profile_for(config.models, model)
         ctx = build_chat_turn_context(
             turn,
@@ -269,6 +284,8 @@ class ChatTurnService:
         data = snapshot_data(request, bundle, decision=route.to_log_dict(), stage_ms=stage_ms)
         if tool_ctx.trace is not None:
             data["tool"] = tool_ctx.trace
+        if cost.noteworthy:
+            data["cost"] = cost.to_log_dict()
         return PreparedTurn(
             turn_id=uuid.uuid4().hex,
             current_text=current_text,
@@ -297,7 +314,11 @@ class ChatTurnService:
         )
 
     async def _call_model(
-        self, turn: TurnInput, config: GroupConfig, prepared: PreparedTurn
+        self,
+        turn: TurnInput,
+        config: GroupConfig,
+        prepared: PreparedTurn,
+        cost: CostVerdict = PROCEED,
     ) -> CompletionResult:
         """The one LLM call of the turn (images attached for vision models)."""
         rt = self.runtime
@@ -309,7 +330,7 @@ class ChatTurnService:
         vision = await prepare_vision_request(
             prepared.messages,
             turn=turn,
-            vision_enabled=prepared.profile.supports_images,
+            vision_enabled=prepared.profile.supports_images and not cost.text_only,
             images=config.images,
             store=rt.repos.messages,
             fetch_quoted=self.fetch_quoted_message,
@@ -325,6 +346,10 @@ class ChatTurnService:
             temperature=prepared.profile.temperature,
             model=prepared.model,
         )
+        if self.cost is not None:  # today's counters for the budgets (cheap to read per turn)
+            images = bool(vision.trace.get("attached"))
+            tokens = result.prompt_tokens + result.completion_tokens
+            await self.cost.record(turn, rt.clock.now(), images=images, tokens=tokens)
         data["usage"] = {
             "prompt_tokens": result.prompt_tokens,
             "completion_tokens": result.completion_tokens,
