@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pallas.console.learning_cli import register_learn
 from pallas.console.memory_cli import register_memory
 from pallas.console.replay import register_replay
+from pallas.console.usage_cli import register_usage
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db import migrate
 from pallas.core.db.engine import normalise_database_url
@@ -107,3 +108,5 @@ REGISTRY.append(register_context)
 REGISTRY.append(register_memory)
 
 REGISTRY.append(register_learn)
+
+REGISTRY.append(register_usage)
