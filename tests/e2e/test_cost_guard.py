@@ -6,6 +6,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +130,60 @@ async def test_group_at_its_daily_budget_gets_phrases_then_answers_the_next_chin
         await client.close()
         await tomorrow.stop()
         print(f"--- next-day bot log (tail) ---\n{tomorrow.tail_log(60)}")
+
+
+async def test_ladder_shortens_context_then_uses_the_cheap_model_then_phrases(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    process = BotProcess(
+        tmp_path / "ladder",
+        env_overrides={
+            "OPENAI_BASE_URL": fake_llm.base_url,
+            "PALLAS_LLM_TIMEOUT_SECONDS": "3",
+            "PALLAS_LLM_MAX_RETRIES": "0",
+            "PALLAS_CHAT_MODEL": "chat-model",
+            "PALLAS_CHEAP_MODEL": "cheap-model",
+        },
+    )
+    process.prepare()
+    write_group_config(
+        process,
+        GROUP_BUDGET,
+        NO_COOLDOWN
+        + "[cost.budget]\nchat_calls = 2\nstep_pct = 50\n"
+        + 'ladder = ["shorten_context", "cheap_model"]\n',
+    )
+    await process.start()
+    client = OneBotPeer(process.ws_url, self_id=BOT_ID, access_token=process.access_token)
+    await client.connect()
+    try:
+        for i in range(12):  # chatter for the timeline
+            await client.send_event(
+                client.group_message(GROUP_BUDGET, 52_100 + i % 3, f"闲聊{i}号")
+            )
+        await asyncio.sleep(0.5)
+        for n, member in enumerate((*MEMBERS, 52_015)):
+            await client.send_event(client.group_message(GROUP_BUDGET, member, at_bot("在吗？")))
+            await client.wait_for_calls("send_group_msg", count=n + 1, timeout=15)
+        requests = reply_requests(fake_llm)
+        assert [r.body["model"] for r in requests] == [
+            "chat-model",  # 0 %
+            "chat-model",  # 50 %
+            "chat-model",  # 100 %: shorter context
+            "cheap-model",  # 150 %: the cheap model, @s only
+        ]
+        widths = [timeline_lines(r.system_prompt) for r in requests]
+        assert widths[2] < widths[1] and widths[3] < widths[1], widths
+        assert "明天" in sent_texts(client.sends(GROUP_BUDGET))[-1]  # 200 %: a phrase
+        why = await admin(client, GROUP_BUDGET, "/pallas why 10")
+        assert "group_budget:shorten_context+cheap_model" in why
+        assert "group_budget:phrase" in why
+    finally:
+        await client.close()
+        await process.stop()
+        print(f"--- ladder bot log (tail) ---\n{process.tail_log(60)}")
+
+
+def timeline_lines(system_prompt: str) -> int:
+    block = system_prompt.split("【刚才的群聊】")[1].split("【")[0]
+    return sum(1 for line in block.splitlines() if "：" in line)
