@@ -107,7 +107,7 @@ class ChatTurnService:
     def __post_init__(self) -> None:
         self.merges = TurnMerges(self.runtime.state)
         if self.cost is None:
-            self.cost = guard_for(self.runtime)
+            self.cost = guard_for(self.runtime, rng=self.rng)
 
     # -- entry -------------------------------------------------------------------------------
     async def handle(
@@ -146,8 +146,10 @@ class ChatTurnService:
                 await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
                 return TurnOutcome("rejected", no)
             # cost guard: budgets and the member's rate limit, before any LLM work
-            assert self.cost is not None
-            verdict = await self.cost.check(turn, route, config, rt.clock.now())
+            now = rt.clock.now()
+            verdict = (
+                PROCEED if self.cost is None else await self.cost.check(turn, route, config, now)
+            )
             if not verdict.proceeds:
                 return await refuse_turn(turn, route, config, verdict, sender, rt)
             await note_verdict(self.routing, route, config, verdict)

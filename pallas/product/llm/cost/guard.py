@@ -50,8 +50,8 @@ class CostVerdict:
 
     @property
     def noteworthy(self) -> bool:
-        """Worth a route-log record (a refusal, a degradation or a warning)."""
-        return not self.proceeds or self.reason not in ("budget_ok", "member_ok")
+        """Worth a route-log record: a refusal or a degradation (not a mere warning)."""
+        return not self.proceeds or self.reason not in ("budget_ok", "budget_warning")
 
     def to_log_dict(self) -> dict[str, Any]:
         return {

@@ -8,6 +8,7 @@ in-flight marker like any other turn.
 from __future__ import annotations
 
 import logging
+import random
 
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
@@ -23,7 +24,7 @@ from pallas.runtime import PallasRuntime
 log = logging.getLogger("pallas.cost")
 
 
-def guard_for(runtime: PallasRuntime) -> CostGuard:
+def guard_for(runtime: PallasRuntime, *, rng: random.Random | None = None) -> CostGuard:
     """The deployment's guard: counters in the runtime's StateStore, seeded from the ledger."""
     s = runtime.settings
     cheap = runtime.llm.model_for("cheap")
@@ -32,6 +33,7 @@ def guard_for(runtime: PallasRuntime) -> CostGuard:
         deployment=Limits(s.pallas_daily_call_cap, s.pallas_daily_token_cap),
         cheap_model=cheap if cheap and cheap != runtime.llm.model_for("chat") else None,
         superusers=runtime.superusers,
+        rng=rng or random.Random(),
     )
 
 
