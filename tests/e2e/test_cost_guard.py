@@ -45,9 +45,8 @@ async def admin(peer: OneBotPeer, group: int, command: str) -> str:
 async def test_member_spamming_ats_gets_at_most_the_burst_and_one_rest_phrase(
     bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI
 ) -> None:
-    write_group_config(
-        bot, GROUP_SPAM, NO_COOLDOWN + "[cost.member]\nturns = 6\nwindow_s = 600\nburst = 3\n"
-    )
+    member_limit = "[cost.member]\nenabled = true\nturns = 6\nwindow_s = 600\nburst = 3\n"
+    write_group_config(bot, GROUP_SPAM, NO_COOLDOWN + member_limit)
     for i in range(20):  # 20 @s in well under a minute
         await peer.send_event(
             peer.group_message(GROUP_SPAM, SPAMMER, at_bot(f"第{i}个问题"), message_id=7000 + i)
