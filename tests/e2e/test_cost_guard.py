@@ -186,3 +186,44 @@ async def test_ladder_shortens_context_then_uses_the_cheap_model_then_phrases(
 def timeline_lines(system_prompt: str) -> int:
     block = system_prompt.split("【刚才的群聊】")[1].split("【")[0]
     return sum(1 for line in block.splitlines() if "：" in line)
+
+
+async def test_deployment_cap_trips_with_a_phrase_a_log_line_and_a_superuser_notice(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    process = BotProcess(
+        tmp_path / "cap",
+        env_overrides={
+            "OPENAI_BASE_URL": fake_llm.base_url,
+            "PALLAS_LLM_TIMEOUT_SECONDS": "3",
+            "PALLAS_LLM_MAX_RETRIES": "0",
+            "PALLAS_DAILY_CALL_CAP": "1",
+        },
+    )
+    process.prepare()
+    for group in (GROUP_BUDGET, GROUP_SPAM):  # the cap's ladder is each group's own
+        write_group_config(process, group, NO_COOLDOWN + "[cost.budget]\nstep_pct = 0\n")
+    await process.start()
+    client = OneBotPeer(process.ws_url, self_id=BOT_ID, access_token=process.access_token)
+    client.handlers["send_private_msg"] = lambda params: {"message_id": 1}
+    await client.connect()
+    try:
+        fake_llm.enqueue("好的")
+        await client.send_event(client.group_message(GROUP_BUDGET, MEMBERS[0], at_bot("在吗")))
+        await client.wait_for_calls("send_group_msg", timeout=15)
+        await client.send_event(client.group_message(GROUP_SPAM, MEMBERS[1], at_bot("在吗")))
+        sends = await client.wait_for_calls("send_group_msg", count=2, timeout=15)
+        assert "明天" in sent_texts(sends)[-1]  # another group: the cap is deployment-wide
+        assert len(reply_requests(fake_llm)) == 1
+        [notice] = await client.wait_for_calls("send_private_msg")
+        assert int(notice.params["user_id"]) == SUPERUSER
+        assert "部署上限" in str(notice.params["message"])
+        status = await admin(client, GROUP_SPAM, "/pallas status")
+        assert "部署上限" in status and "全部群今日回复 1/1 次" in status
+        assert "deployment-wide daily cap reached" in process.log_text()
+        why = await admin(client, GROUP_SPAM, "/pallas why 3")
+        assert "deployment_budget:phrase" in why
+    finally:
+        await client.close()
+        await process.stop()
+        print(f"--- cap bot log (tail) ---\n{process.tail_log(60)}")

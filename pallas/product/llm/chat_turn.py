@@ -152,7 +152,7 @@ class ChatTurnService:
             )
             if not verdict.proceeds:
                 return await refuse_turn(turn, route, config, verdict, sender, rt)
-            await note_verdict(self.routing, route, config, verdict)
+            await note_verdict(rt, route, config, verdict, sender)
             route, config = verdict.shape(route, config)  # the ladder's shorter context
             return await self._reply_safely(turn, route, config, persona, sender, tool, verdict)
 

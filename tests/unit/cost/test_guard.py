@@ -151,6 +151,7 @@ async def test_deployment_cap_trips_once_with_an_error_line_and_a_notice(
         first = await h.check(config)
         second = await h.check(config)
     assert first.reason == second.reason == "deployment_budget:phrase"
+    assert first.notice and "部署上限" in first.notice and second.notice is None
     trips = [r for r in caplog.records if "deployment-wide daily cap" in r.message]
     assert len(trips) == 1 and trips[0].levelno == logging.ERROR
     assert len(await h.counters.notices(h.clock.now())) == 1

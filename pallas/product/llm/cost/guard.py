@@ -43,6 +43,7 @@ class CostVerdict:
     shorten_factor: float = 1.0  # < 1: the turn's context windows are cut to this share
     model: str | None = None  # the cheaper model for this turn
     text_only: bool = False
+    notice: str | None = None  # the deployment cap tripped on this turn: tell the superusers
 
     @property
     def proceeds(self) -> bool:
@@ -116,17 +117,18 @@ class CostGuard:
             ambient=route.trigger.is_ambient,
             cheap_model=self.cheap_model,
         )
-        await self._announce(turn, plan, now)
+        notice = await self._announce(turn, plan, now)
         if plan.action == "phrase":
             phrase = self.rng.choice(budget_cfg.phrases)
-            return CostVerdict("phrase", plan.reason, phrase, budget=plan)
+            return CostVerdict("phrase", plan.reason, phrase, budget=plan, notice=notice)
         if plan.action == "drop":
-            return CostVerdict("drop", plan.reason, budget=plan)
+            return CostVerdict("drop", plan.reason, budget=plan, notice=notice)
         member = await self._member(turn, route, config, now)
         if not member.allowed:
             phrase = self.rng.choice(cost.member.phrases) if member.notify else None
             await self.counters.note_limited(now, turn.bot_id, turn.group_id, turn.user_id)
-            return CostVerdict("phrase" if phrase else "drop", member.reason, phrase, plan, member)
+            action = "phrase" if phrase else "drop"
+            return CostVerdict(action, member.reason, phrase, plan, member, notice=notice)
         return CostVerdict(
             "proceed",
             plan.reason,
@@ -135,6 +137,7 @@ class CostGuard:
             shorten_factor=budget_cfg.shorten_factor if plan.shorten else 1.0,
             model=plan.cheap_model,
             text_only=plan.text_only,
+            notice=notice,
         )
 
     async def record(self, turn: TurnInput, now: float, *, images: bool, tokens: int) -> None:
@@ -166,9 +169,10 @@ class CostGuard:
         uid = turn.user_id
         return uid in self.superusers or uid in config.admins or turn.speaker.is_admin
 
-    async def _announce(self, turn: TurnInput, plan: BudgetPlan, now: float) -> None:
-        """Warn once a day at `warn_pct`; the deployment cap's trip is an error + notice."""
-        scope = f"{turn.bot_id}:{turn.group_id}"
+    async def _announce(self, turn: TurnInput, plan: BudgetPlan, now: float) -> str | None:
+        """Warn once a day at `warn_pct`; the deployment cap's trip is an error + notice
+        (returned the one time it trips, for the superusers)."""
+        scope, notice = f"{turn.bot_id}:{turn.group_id}", None
         for what in plan.warnings:
             key = f"warn:{'deployment' if what == 'deployment' else f'{scope}:{what}'}"
             if await self.counters.once_today(now, key):
@@ -192,6 +196,7 @@ class CostGuard:
                 "+".join(plan.steps),
             )
             await self.counters.add_notice(now, text)
+            notice = text
         if plan.percent.get("group:chat", 0.0) >= 100.0 and await self.counters.once_today(
             now, f"trip:{scope}"
         ):
@@ -200,3 +205,4 @@ class CostGuard:
                 turn.group_id,
                 "+".join(plan.steps),
             )
+        return notice

@@ -17,7 +17,6 @@ from pallas.product.llm.cost.guard import CostGuard, CostVerdict
 from pallas.product.llm.cost.ladder import Limits
 from pallas.product.llm.delivery.delivery import GroupSender, send_phrase
 from pallas.product.llm.routing.route_pipeline import RouteResult
-from pallas.product.llm.routing.router import RoutingEngine
 from pallas.product.llm.turn_values import TurnOutcome
 from pallas.runtime import PallasRuntime
 
@@ -43,13 +42,31 @@ def outcome_name(verdict: CostVerdict) -> str:
     return {"phrase": "cost_phrase", "drop": "cost_drop"}.get(verdict.action, "cost_degraded")
 
 
+async def notify_superusers(verdict: CostVerdict, sender: object, runtime: PallasRuntime) -> None:
+    """The deployment cap tripped on this turn: a private notice to each superuser."""
+    if not verdict.notice:
+        return
+    send = getattr(sender, "send_private", None)  # OneBotGroupSender has it
+    if send is None:
+        log.warning("cost guard notice not sent (no private sender): %s", verdict.notice)
+        return
+    for user_id in sorted(runtime.superusers):
+        await send(user_id, f"【Pallas】{verdict.notice}")
+
+
 async def note_verdict(
-    routing: RoutingEngine, route: RouteResult, config: GroupConfig, verdict: CostVerdict
+    runtime: PallasRuntime,
+    route: RouteResult,
+    config: GroupConfig,
+    verdict: CostVerdict,
+    sender: GroupSender | None = None,
 ) -> None:
-    """The route-log record of a refusal or a degradation (shown by `/pallas why`)."""
+    """The route-log record of a refusal or a degradation (shown by `/pallas why`), and the
+    superusers' notice when the deployment cap tripped on this turn."""
+    await notify_superusers(verdict, sender, runtime)
     if not verdict.noteworthy:
         return
-    await routing.note(
+    await runtime.routing.note(
         route,
         config.routing,
         outcome=outcome_name(verdict),
@@ -69,7 +86,7 @@ async def refuse_turn(
     runtime: PallasRuntime,
 ) -> TurnOutcome:
     """End a turn the guard refused: the phrase (if any), the log line, the route record."""
-    await note_verdict(runtime.routing, route, config, verdict)
+    await note_verdict(runtime, route, config, verdict, sender)
     sent: tuple[int, ...] = ()
     if verdict.phrase:
         mid = await send_phrase(turn.bot_id, turn.group_id, verdict.phrase, sender, runtime.state)
