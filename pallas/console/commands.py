@@ -10,6 +10,7 @@ from pallas.console.kb_cli import register_kb
 from pallas.console.learning_cli import register_learn
 from pallas.console.memory_cli import register_memory
 from pallas.console.replay import register_replay
+from pallas.console.usage_cli import register_usage
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db import migrate
 from pallas.core.db.engine import normalise_database_url
@@ -110,3 +111,4 @@ REGISTRY.append(register_memory)
 REGISTRY.append(register_learn)
 
 REGISTRY.append(register_kb)  # pallas kb import DIR --pool NAME
+REGISTRY.append(register_usage)

@@ -35,6 +35,9 @@ class PallasSettings(BaseModel):
     pallas_transcribe_model: str = ""  # empty = voice messages stay "[语音]" (no transcription)
     pallas_llm_timeout_seconds: float = Field(default=30.0, gt=0)
     pallas_llm_max_retries: int = Field(default=2, ge=0, le=6)
+    # deployment-wide daily cap on reply LLM calls / tokens, all groups (0 = none)
+    pallas_daily_call_cap: int = Field(default=0, ge=0)
+    pallas_daily_token_cap: int = Field(default=0, ge=0)
 
     @field_validator("openai_api_key", "pallas_state_url", mode="before")
     @classmethod

@@ -27,3 +27,12 @@ class OneBotGroupSender:
         if message_id is None:
             log.warning("send_group_msg to %s returned no message_id: %r", group_id, result)
         return message_id
+
+    async def send_private(self, user_id: int, text: str) -> bool:
+        """A private text message (admin notices); False when sending failed."""
+        try:
+            await self._bot.send_private_msg(user_id=user_id, message=Message(text))
+        except Exception as exc:
+            log.warning("send_private_msg to %s failed: %r", user_id, exc)
+            return False
+        return True

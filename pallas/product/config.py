@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pallas.product.llm.attachments.config import AttachmentConfig
 from pallas.product.llm.context.config import ContextConfig
+from pallas.product.llm.cost.config import CostConfig
 from pallas.product.llm.freshness import FreshnessConfig
 from pallas.product.llm.kb.config import KnowledgePlaceholderConfig
 from pallas.product.llm.learning.config import LearningConfig
@@ -63,6 +64,7 @@ class GroupConfig(BaseModel):
     attachments: AttachmentConfig = Field(default_factory=AttachmentConfig)
     freshness: FreshnessConfig = Field(default_factory=FreshnessConfig)  # stale messages
     stickers: StickerConfig = Field(default_factory=StickerConfig)  # the group's sticker pool
+    cost: CostConfig = Field(default_factory=CostConfig)  # reply rate limits and budgets
 
     def effective_routing(self) -> RoutingConfig:
         """`enabled = false` at the top level silences routing too."""

@@ -3,6 +3,10 @@
 Ambient replies, quotes and low-engagement phrases are dice rolls (8 %, 25 %, up to 35 % by
 default). Tests switch them off so an extra send never lands in their assertions; a test that
 exercises one turns it on in its group's file (group files merge key by key).
+
+The cost guard's per-member rate limit (4 quick turns per member by default) is switched off
+the same way: many tests have one member talk to the bot dozens of times in a few seconds.
+The cost guard's own tests turn it on (`[cost.member] enabled = true`) in their group files.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ NO_DICE: dict[str, dict[str, Any]] = {
         "quote": {"probability": 0.0},
         "low_engagement": {"probability_steps": [[0, 0.0]]},
     },
+    "cost": {"member": {"enabled": False}},
 }
 
 

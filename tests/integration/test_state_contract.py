@@ -310,3 +310,84 @@ async def test_prefixes_do_not_see_each_other(backend: Backend) -> None:
     assert await one.keys("") == ["route:1:g2:last_turn_at", "route:1:g2:pending"]
     assert await two.keys("route:") == ["route:1:g2:last_turn_at"]
     assert await two.set_if_absent("route:1:g2:pending", "x")
+
+
+# -- cost guard counters (pallas.product.llm.cost) --------------------------------------------
+
+
+class _Ledger:
+    """Today's ledger totals as the usage repository returns them (seeding source)."""
+
+    def __init__(self, calls: int, tokens: int) -> None:
+        self.calls, self.tokens, self.queries = calls, tokens, 0
+
+    async def totals(self, **_: object) -> object:
+        from pallas.core.db.repositories.usage import UsageTotals
+
+        self.queries += 1
+        return UsageTotals(calls=self.calls, prompt_tokens=self.tokens)
+
+
+COST_NOW = 1_760_000_000.0
+
+
+async def test_cost_counters_add_up_across_processes_and_seed_once(backend: Backend) -> None:
+    from pallas.product.llm.cost.counters import UsageCounters
+
+    ledger = _Ledger(calls=5, tokens=500)
+    a = UsageCounters(backend.store, ledger)  # type: ignore[arg-type]
+    b = UsageCounters(other_process(backend), ledger)  # type: ignore[arg-type]
+    await asyncio.gather(
+        *(
+            ((a, b)[i % 2]).record(COST_NOW, 1, 2, "vision" if i % 5 == 0 else "chat", 10)
+            for i in range(40)
+        )
+    )
+    seen_a, seen_b = await a.today(COST_NOW, 1, 2), await b.today(COST_NOW, 1, 2)
+    assert seen_a == seen_b
+    assert (seen_a.chat.calls, seen_a.chat.tokens) == (5 + 32, 500 + 320)
+    assert (seen_a.vision.calls, seen_a.vision.tokens) == (8, 80)
+    assert seen_a.deployment.calls == 45
+    assert ledger.queries == 2  # the group and the deployment scope, seeded once each
+    other_group = await a.today(COST_NOW, 1, 3)
+    assert other_group.chat.calls == 5 and other_group.deployment.calls == 45
+    tomorrow = await a.today(COST_NOW + 86_400, 1, 2)
+    assert tomorrow.chat.calls == 5  # a new day is seeded from that day's ledger, not carried
+
+
+async def test_cost_once_today_and_limit_hits_are_shared(backend: Backend) -> None:
+    from pallas.product.llm.cost.counters import UsageCounters
+
+    a, b = UsageCounters(backend.store), UsageCounters(other_process(backend))
+    wins = await asyncio.gather(
+        *(((a, b)[i % 2]).once_today(COST_NOW, "warn:x") for i in range(20))
+    )
+    assert wins.count(True) == 1
+    for user in (7, 8, 7):
+        await b.note_limited(COST_NOW, 1, 2, user)
+    assert await a.limited_today(COST_NOW, 1, 2) == (3, [7, 8])
+    await b.add_notice(COST_NOW, "全部群今日回复总量已达部署上限")
+    assert await a.notices(COST_NOW) == ["全部群今日回复总量已达部署上限"]
+
+
+async def test_cost_member_bucket_holds_across_processes(backend: Backend) -> None:
+    import random
+    from dataclasses import replace
+
+    from pallas.core.turn import TurnInput
+    from pallas.product.config import GroupConfig
+    from pallas.product.llm.cost.counters import UsageCounters
+    from pallas.product.llm.cost.guard import CostGuard
+    from pallas.product.llm.routing.route_pipeline import duplicate_result
+    from pallas.product.llm.routing.triggers import TriggerKind
+
+    config = GroupConfig.model_validate({"cost": {"member": {"burst": 2}}})
+    guards = [
+        CostGuard(UsageCounters(store), rng=random.Random(1))
+        for store in (backend.store, other_process(backend))
+    ]
+    turn = TurnInput(bot_id=1, group_id=2, user_id=3, message_id=4, time=COST_NOW, text="在吗")
+    base = duplicate_result(turn, COST_NOW)
+    route = replace(base, trigger=replace(base.trigger, kind=TriggerKind.AT, addressed=True))
+    actions = [(await guards[i % 2].check(turn, route, config, COST_NOW)).action for i in range(4)]
+    assert actions == ["proceed", "proceed", "phrase", "drop"]

@@ -13,6 +13,7 @@ from typing import Any
 from pallas.console.replay.simulation import ConfigSource, replay_events
 from pallas.core.config_files import GroupConfigStore, deep_merge
 from pallas.product.config import GroupConfig
+from pallas.product.llm.cost.ladder import Limits
 from pallas.product.llm.persona.pack import PersonaStore
 
 
@@ -39,7 +40,8 @@ def _read_lines(path: str) -> list[bytes]:
 def _replay_command(args: argparse.Namespace) -> int:
     from pallas.core.settings import PallasSettings
 
-    config_dir = args.config_dir or PallasSettings.from_env().pallas_config_dir
+    settings = PallasSettings.from_env()
+    config_dir = args.config_dir or settings.pallas_config_dir
     store: ConfigSource = GroupConfigStore(GroupConfig, Path(config_dir) / "groups")
     overrides = []
     for file in args.group_config or ():
@@ -68,6 +70,7 @@ def _replay_command(args: argparse.Namespace) -> int:
         args.seed,
         args.self_id,
         reply_latency_s=args.reply_latency,
+        deployment=Limits(settings.pallas_daily_call_cap, 0),  # a replay counts calls only
     )
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))

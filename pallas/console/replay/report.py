@@ -106,6 +106,7 @@ class ReplayTotals:
     folded_into_turns: int = 0  # pending messages drained into an LLM turn
     outcomes: Counter[str] = field(default_factory=Counter)
     skip_reasons: Counter[str] = field(default_factory=Counter)
+    cost_refusals: Counter[str] = field(default_factory=Counter)  # cost guard reason → turns
 
     def count(self, outcome: RouteOutcome) -> int:
         return self.outcomes.get(outcome.value, 0)
@@ -134,6 +135,7 @@ class ReplayTotals:
             "simulated_replies": self.simulated_replies,
             "retries": self.retries,
             "folded_into_turns": self.folded_into_turns,
+            "cost_refusals": dict(self.cost_refusals),
             "outcomes": {o.value: self.count(o) for o in OUTCOME_ORDER},
             "skip_reasons": dict(sorted(self.skip_reasons.items(), key=lambda kv: -kv[1])),
             "low_engagement_phrases": self.phrases,
@@ -251,6 +253,7 @@ def format_table(rows: Sequence[ReplayRow]) -> str:
 def format_totals(totals: ReplayTotals) -> str:
     c = totals.count
     skips = ", ".join(f"{k} {v}" for k, v in totals.skip_reasons.most_common())
+    cost = ", ".join(f"{k} {v}" for k, v in totals.cost_refusals.most_common())
     lines = [
         f"messages            {totals.messages:>5}   (member messages routed; "
         f"lines {totals.lines}, bot lines {totals.bot_lines}, "
@@ -268,6 +271,7 @@ def format_totals(totals: ReplayTotals) -> str:
         f"deferred            {c(RouteOutcome.DEFER):>5}",
         f"merged              {c(RouteOutcome.MERGE):>5}",
         f"low-engagement phrases sent {totals.phrases:>5}",
+        f"cost guard refused  {sum(totals.cost_refusals.values()):>5}   {cost}".rstrip(),
         f"LLM calls           {totals.llm_calls:>5}   "
         f"= {totals.llm_calls_per_100:.1f} per 100 messages",
         f"answers             {totals.bot_lines_as_answers:>5} bot lines taken as deliveries, "

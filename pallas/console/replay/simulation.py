@@ -10,6 +10,7 @@ import heapq
 import logging
 import random
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any, Protocol
 
 from pallas.console.replay.events import _Event, _parse, adapter_to_me
@@ -20,6 +21,10 @@ from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
 from pallas.onebot.convert import as_int, display_text, turn_input_from_event
 from pallas.product.config import GroupConfig
+from pallas.product.llm.cost.counters import UsageCounters
+from pallas.product.llm.cost.guard import CostGuard
+from pallas.product.llm.cost.ladder import Limits
+from pallas.product.llm.cost.turn_exit import outcome_name
 from pallas.product.llm.persona.pack import PersonaPack
 from pallas.product.llm.routing import RouteOutcome, RouteResult, RoutingConfig, RoutingEngine
 from pallas.product.llm.tools.registry import default_registry
@@ -52,6 +57,7 @@ class _Replayer(_BotLineMatcher):
         claim_window_s: float,
         bubble_gap_s: float,
         max_retries: int,
+        deployment: Limits | None = None,
     ) -> None:
         self.events = events
         self.bot_id = bot_id
@@ -64,6 +70,11 @@ class _Replayer(_BotLineMatcher):
         self.clock = FakeClock(start)
         self.store = MemoryStateStore(self.clock)
         self.engine = RoutingEngine(self.store)
+        # the live cost guard over the replay's store (calls only: a replay has no tokens)
+        self.cost = CostGuard(
+            UsageCounters(self.store), deployment or Limits(), rng=random.Random(seed)
+        )
+        self.cost_refused: dict[int, str] = {}  # event index → cost outcome (no LLM call)
         self.reply_latency_s = reply_latency_s
         self.claim_window_s = claim_window_s
         self.bubble_gap_s = bubble_gap_s
@@ -169,7 +180,8 @@ class _Replayer(_BotLineMatcher):
             self.totals.retries += 1
         self.totals.folded_into_turns += len(result.accumulated)
         if result.calls_llm:
-            await self.answer(event, result, routing)
+            if await self.cost_allows(event, result, group):
+                await self.answer(event, result, routing)
         elif result.outcome is RouteOutcome.PASS_PHRASE:
             self.claim_phrase(event, routing)
         elif (
@@ -180,6 +192,25 @@ class _Replayer(_BotLineMatcher):
         ):
             when = now + max(result.cooldown.retry_after_s, 0.0) + 0.01
             self.schedule(when, "retry", event=event, attempt=attempt + 1)
+
+    async def cost_allows(self, event: _Event, result: RouteResult, group: GroupConfig) -> bool:
+        """The live cost guard: a refused turn makes no LLM call (and may send its phrase)."""
+        now = self.clock.now()
+        verdict = await self.cost.check(result.turn, result, group, now)
+        if verdict.proceeds:
+            images = bool(result.turn.image_urls)
+            await self.cost.record(result.turn, now, images=images, tokens=0)
+            return True
+        outcome = outcome_name(verdict)
+        self.cost_refused[event.index] = outcome
+        self.totals.cost_refusals[verdict.reason] += 1
+        self.rows[-1] = replace(self.rows[-1], outcome=outcome, reason=verdict.reason)
+        await self.engine.finish_turn(self.bot_id, result.turn.group_id, result.turn.user_id)
+        if verdict.phrase:
+            found = self.find_bot_line(event, now + min(self.claim_window_s, 10.0))
+            if found is not None:
+                self.claim(found, "phrase", event.user_id, event.line, bubbles=False)
+        return False
 
     async def answer(self, event: _Event, result: RouteResult, routing: RoutingConfig) -> None:
         """An LLM turn: a following bot line is its delivery, else a simulated one."""
@@ -299,7 +330,10 @@ class _Replayer(_BotLineMatcher):
         )
 
     def finish_totals(self) -> None:
-        for result in self.final.values():
+        for index, result in self.final.items():
+            if index in self.cost_refused:
+                self.totals.outcomes[self.cost_refused[index]] += 1
+                continue
             self.totals.outcomes[result.outcome.value] += 1
             if result.outcome is RouteOutcome.SKIP:
                 self.totals.skip_reasons[f"{result.stage}:{result.reason}"] += 1
@@ -322,6 +356,7 @@ async def replay_events_async(
     claim_window_s: float = 12.0,
     bubble_gap_s: float = 4.0,
     max_retries: int = 5,
+    deployment: Limits | None = None,
 ) -> ReplayReport:
     """Replay OneBot v11 event lines through the routing; see the package docstring."""
     totals = ReplayTotals()
@@ -341,6 +376,7 @@ async def replay_events_async(
         claim_window_s=claim_window_s,
         bubble_gap_s=bubble_gap_s,
         max_retries=max_retries,
+        deployment=deployment,
     )
     await replayer.run()
     replayer.finish_totals()

@@ -7,6 +7,9 @@ from dataclasses import asdict
 
 from pallas.product.admin.base import AdminCommand, AdminContext
 from pallas.product.llm.context.analyzer import render_snapshot
+from pallas.product.llm.cost.counters import UsageCounters
+from pallas.product.llm.cost.ladder import Limits
+from pallas.product.llm.cost.report import status_lines
 from pallas.product.llm.tools.config import ToolsConfig
 
 _OUTCOME_ZH = {
@@ -21,6 +24,10 @@ _OUTCOME_ZH = {
     "defer": "等下文",
     "merge": "并入上一轮",
     "duplicate": "重复事件",
+    "cost_limited": "限流",
+    "cost_phrase": "预算用完·短句",
+    "cost_drop": "预算降级·不回",
+    "cost_degraded": "降级回复",
 }
 
 
@@ -39,6 +46,14 @@ async def status(ctx: AdminContext) -> str:
         f"今日模型调用 {usage.calls} 次（失败 {usage.failures}），tokens {usage.tokens}",
         _tools_line(config.tools),
     ]
+    lines += await status_lines(
+        UsageCounters(rt.state, rt.repos.usage),
+        config.cost,
+        Limits(rt.settings.pallas_daily_call_cap, rt.settings.pallas_daily_token_cap),
+        now=rt.clock.now(),
+        bot_id=ctx.bot_id,
+        group_id=ctx.group_id,
+    )
     errors = rt.group_configs.errors()
     if errors:
         lines.append("配置文件有问题（仍在使用上一次正确的版本）：")
@@ -87,7 +102,7 @@ async def context(ctx: AdminContext) -> str:
 
 
 COMMANDS = [
-    AdminCommand("status", "/pallas status", "记录条数、发言开关、今日用量", status),
+    AdminCommand("status", "/pallas status", "记录条数、发言开关、今日用量与预算、限流", status),
     AdminCommand("why", "/pallas why [条数]", "最近几条消息的路由决策和原因", why),
     AdminCommand("context", "/pallas context", "上一轮回复的上下文分段与大小", context),
 ]

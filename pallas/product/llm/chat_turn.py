@@ -41,6 +41,8 @@ from pallas.product.llm.context.turn_inputs import (
     build_chat_turn_context,
     fetch_turn_rows,
 )
+from pallas.product.llm.cost.guard import PROCEED, CostGuard, CostVerdict
+from pallas.product.llm.cost.turn_exit import guard_for, note_verdict, refuse_turn
 from pallas.product.llm.delivery.bubbles import parse_reply
 from pallas.product.llm.delivery.delivery import (
     DeliveryPlan,
@@ -110,6 +112,7 @@ class ChatTurnService:
     tools: ToolRegistry = field(default_factory=default_registry)
     # session variables, kb placeholders, attachments (issue 12); None = those stay inert
     pipeline_state: PipelineState | None = None
+    cost: CostGuard | None = None  # per-member rate limit and daily budgets (cost guard)
     merges: TurnMerges = field(init=False)
     freshness: FreshnessGate = field(init=False)
     stickers: StickerService = field(init=False)
@@ -122,6 +125,8 @@ class ChatTurnService:
             self.runtime.state, self.routing, sleep=lambda s: self.sleep(s)
         )
         self.stickers = StickerService(self.runtime)
+        if self.cost is None:
+            self.cost = guard_for(self.runtime, rng=self.rng)
 
     # -- entry -------------------------------------------------------------------------------
     async def handle(
@@ -171,8 +176,19 @@ class ChatTurnService:
                 if not fresh.answers:
                     await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
                     return TurnOutcome("stale", fresh.reason)
+            # cost guard: budgets and the member's rate limit, before any LLM work
+            now = rt.clock.now()
+            verdict = (
+                PROCEED if self.cost is None else await self.cost.check(turn, route, config, now)
+            )
+            if not verdict.proceeds:
+                return await refuse_turn(turn, route, config, verdict, sender, rt)
+            await note_verdict(rt, route, config, verdict, sender)
+            route, config = verdict.shape(route, config)  # the ladder's shorter context
             short = fresh.action is FreshAction.SHORT
-            return await self._reply_safely(turn, route, config, persona, sender, tool, short=short)
+            return await self._reply_safely(
+                turn, route, config, persona, sender, tool, verdict, short=short
+            )
 
     async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
         if self.phrases is None or not config.routing.low_engagement.use_group_expressions:
@@ -208,11 +224,12 @@ class ChatTurnService:
         persona: PersonaPack,
         sender: GroupSender,
         tool: ToolPlan = NO_TOOL,
+        cost: CostVerdict = PROCEED,
         *,
         short: bool = False,
     ) -> TurnOutcome:
         try:
-            return await self._reply(turn, route, config, persona, sender, tool, short=short)
+            return await self._reply(turn, route, config, persona, sender, tool, cost, short=short)
         except Exception:
             log.exception("group %s: reply to message %s failed", turn.group_id, turn.message_id)
             return TurnOutcome("error", "exception")
@@ -229,6 +246,7 @@ class ChatTurnService:
         persona: PersonaPack,
         sender: GroupSender,
         tool: ToolPlan = NO_TOOL,
+        cost: CostVerdict = PROCEED,
         *,
         short: bool = False,
     ) -> TurnOutcome:
@@ -238,13 +256,13 @@ class ChatTurnService:
                 log.warning("reply skipped: no OPENAI_API_KEY configured (logged once)")
             return TurnOutcome("disabled", "no_api_key")
         try:
-            prepared = await self._prepare(turn, route, config, persona, tool, short=short)
+            prepared = await self._prepare(turn, route, config, persona, tool, cost, short=short)
         except CoreProcessorError as exc:
             log.error(
                 "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
             )
             return TurnOutcome("error", f"core_processor:{exc.processor_id}")
-        result = await self._call_model(turn, config, prepared)
+        result = await self._call_model(turn, config, prepared, cost)
         if not result.ok:
             await self._save_snapshot(turn, prepared, f"error:{result.error}")
             return TurnOutcome("error", result.error or "llm_error", turn_id=prepared.turn_id)
@@ -257,6 +275,7 @@ class ChatTurnService:
         config: GroupConfig,
         persona: PersonaPack,
         tool: ToolPlan = NO_TOOL,
+        cost: CostVerdict = PROCEED,
         *,
         short: bool = False,
     ) -> PreparedTurn:
@@ -288,7 +307,7 @@ class ChatTurnService:
             ),
         )
         mark = _stopwatch(stage_ms, "retrieval", mark)
-        model = rt.llm.model_for("chat")
+        model = cost.model or rt.llm.model_for("chat")
         profile = profile_for(config.models, model)
         ctx = build_chat_turn_context(
             turn,
@@ -324,6 +343,8 @@ class ChatTurnService:
         if tool_ctx.trace is not None:
             data["tool"] = tool_ctx.trace
         data["merge_wait"] = wait.to_log_dict()
+        if cost.noteworthy:
+            data["cost"] = cost.to_log_dict()
         return PreparedTurn(
             turn_id=uuid.uuid4().hex,
             current_text=current_text,
@@ -352,7 +373,11 @@ class ChatTurnService:
         )
 
     async def _call_model(
-        self, turn: TurnInput, config: GroupConfig, prepared: PreparedTurn
+        self,
+        turn: TurnInput,
+        config: GroupConfig,
+        prepared: PreparedTurn,
+        cost: CostVerdict = PROCEED,
     ) -> CompletionResult:
         """The one LLM call of the turn (images attached for vision models)."""
         rt = self.runtime
@@ -364,7 +389,7 @@ class ChatTurnService:
         vision = await prepare_vision_request(
             prepared.messages,
             turn=turn,
-            vision_enabled=prepared.profile.supports_images,
+            vision_enabled=prepared.profile.supports_images and not cost.text_only,
             images=config.images,
             store=rt.repos.messages,
             fetch_quoted=self.fetch_quoted_message,
@@ -380,6 +405,10 @@ class ChatTurnService:
             temperature=prepared.profile.temperature,
             model=prepared.model,
         )
+        if self.cost is not None:  # today's counters for the budgets (cheap to read per turn)
+            images = bool(vision.trace.get("attached"))
+            tokens = result.prompt_tokens + result.completion_tokens
+            await self.cost.record(turn, rt.clock.now(), images=images, tokens=tokens)
         data["usage"] = {
             "prompt_tokens": result.prompt_tokens,
             "completion_tokens": result.completion_tokens,

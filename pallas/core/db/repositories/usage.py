@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from pallas.core.clock import CHINA, local_day
 from pallas.core.db.models import UsageLedgerRow
 
-__all__ = ["CHINA", "UsageRepository", "UsageTotals", "ledger_day"]
+__all__ = ["CHINA", "DailyUsage", "UsageRepository", "UsageTotals", "ledger_day", "usage_by_day"]
 
 
 def ledger_day(now: float) -> str:
@@ -100,3 +100,45 @@ class UsageRepository:
         async with self._sessions() as session:
             row = (await session.execute(stmt)).one()
         return UsageTotals(*(int(v) for v in row))
+
+
+@dataclass(frozen=True, slots=True)
+class DailyUsage:
+    day: str
+    bot_id: int
+    group_id: int
+    task: str
+    totals: UsageTotals
+
+
+async def usage_by_day(
+    sessions: async_sessionmaker,
+    days: list[str],
+    *,
+    group_id: int | None = None,
+) -> list[DailyUsage]:
+    """Ledger sums per day × bot × group × task over `days` (the `pallas usage` CLI)."""
+    t = UsageLedgerRow
+    stmt = (
+        select(
+            t.day,
+            t.bot_id,
+            t.group_id,
+            t.task,
+            func.sum(t.calls),
+            func.sum(t.failures),
+            func.sum(t.prompt_tokens),
+            func.sum(t.completion_tokens),
+        )
+        .where(t.day.in_(days))
+        .group_by(t.day, t.bot_id, t.group_id, t.task)
+        .order_by(t.day, t.group_id, t.task)
+    )
+    if group_id is not None:
+        stmt = stmt.where(t.group_id == group_id)
+    async with sessions() as session:
+        rows = (await session.execute(stmt)).all()
+    return [
+        DailyUsage(day, int(bot), int(group), task, UsageTotals(*(int(v or 0) for v in sums)))
+        for day, bot, group, task, *sums in rows
+    ]

@@ -126,8 +126,18 @@ class RoutingEngine:
         await self._remember(keys, result, config)
         return result
 
-    async def _remember(self, keys: RouteKeys, result: RouteResult, config: RoutingConfig) -> None:
-        record = result.to_log_dict()
+    async def note(
+        self, result: RouteResult, config: RoutingConfig, **changes: Any
+    ) -> dict[str, Any]:
+        """One more record for a routed turn whose fate a later stage changed (cost guard)."""
+        turn = result.turn
+        keys = self._keys(turn.bot_id, turn.group_id, turn.user_id)
+        return await self._remember(keys, result, config, **changes)
+
+    async def _remember(
+        self, keys: RouteKeys, result: RouteResult, config: RoutingConfig, **changes: Any
+    ) -> dict[str, Any]:
+        record = {**result.to_log_dict(), **changes}
         await self._store.push(
             keys.key("decisions"),
             record,
@@ -135,6 +145,7 @@ class RoutingEngine:
             ttl=config.decisions_ttl_s,
         )
         log.info("route %s", json.dumps(record, ensure_ascii=False))
+        return record
 
     async def record_outside_decision(
         self, turn: TurnInput, config: RoutingConfig, *, now: float, stage: str, reason: str

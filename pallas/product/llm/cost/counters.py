@@ -1,0 +1,132 @@
+"""Today's reply usage as StateStore counters, so the reply path never aggregates the DB.
+
+Counters are per China day (as the usage ledger) × scope (`<bot>:<group>` or `all`) × kind
+(`chat`: reply calls without images, `vision`: reply calls that attached images) × calls /
+tokens, incremented by the chat turn right after its LLM call (`record`). They live two days.
+
+A scope's counters of a day are seeded once from the usage ledger (`ensure_seeded`, first read
+or write of the day by any process; a `set_if_absent` marker makes it once), so a restarted
+bot on the in-memory store keeps counting where the ledger is. The ledger does not tell
+image-carrying replies apart, so seeded calls all count as `chat`. Seeding adds (`incr`) rather
+than overwrites, so a race at the first turn of a day can over-count by a call, never under.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from pallas.core.clock import local_day
+from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.state import StateStore, claim
+from pallas.product.llm.cost.ladder import TodayUsage, Usage
+
+log = logging.getLogger("pallas.cost")
+
+Kind = Literal["chat", "vision"]
+KINDS: tuple[Kind, ...] = ("chat", "vision")
+DAY_TTL_S = 2 * 86_400.0
+PREFIX = "cost"
+MEMBERS_KEPT = 500
+
+
+def group_scope(bot_id: int, group_id: int) -> str:
+    return f"{bot_id}:{group_id}"
+
+
+ALL = "all"
+
+
+@dataclass
+class UsageCounters:
+    state: StateStore
+    ledger: UsageRepository | None = None  # None: no seeding (replay, tests)
+
+    # -- keys ---------------------------------------------------------------------------------
+    @staticmethod
+    def key(day: str, scope: str, kind: str, unit: str) -> str:
+        return f"{PREFIX}:use:{day}:{scope}:{kind}:{unit}"
+
+    # -- seeding ------------------------------------------------------------------------------
+    async def ensure_seeded(self, now: float, scope: str) -> None:
+        if self.ledger is None:
+            return
+        day = local_day(now)
+        marker = f"{PREFIX}:seeded:{day}:{scope}"
+        if not await claim(self.state, marker, now, ttl=DAY_TTL_S, when_unavailable=False):
+            return
+        try:
+            if scope == ALL:
+                totals = await self.ledger.totals(now=now, task="chat")
+            else:
+                bot_id, group_id = (int(x) for x in scope.split(":"))
+                totals = await self.ledger.totals(
+                    now=now, bot_id=bot_id, group_id=group_id, task="chat"
+                )
+        except Exception:
+            log.exception("seeding today's usage counters (%s) from the ledger failed", scope)
+            await self.state.delete(marker)
+            return
+        if totals.calls:
+            await self.state.incr(
+                self.key(day, scope, "chat", "calls"), totals.calls, ttl=DAY_TTL_S
+            )
+        if totals.tokens:
+            await self.state.incr(
+                self.key(day, scope, "chat", "tokens"), totals.tokens, ttl=DAY_TTL_S
+            )
+
+    # -- reads / writes -----------------------------------------------------------------------
+    async def usage(self, now: float, scope: str, kind: str) -> Usage:
+        day = local_day(now)
+        calls = await self.state.get(self.key(day, scope, kind, "calls"))
+        tokens = await self.state.get(self.key(day, scope, kind, "tokens"))
+        return Usage(int(calls or 0), int(tokens or 0))
+
+    async def today(self, now: float, bot_id: int, group_id: int) -> TodayUsage:
+        scope = group_scope(bot_id, group_id)
+        await self.ensure_seeded(now, scope)
+        await self.ensure_seeded(now, ALL)
+        chat = await self.usage(now, scope, "chat")
+        vision = await self.usage(now, scope, "vision")
+        all_chat = await self.usage(now, ALL, "chat")
+        all_vision = await self.usage(now, ALL, "vision")
+        deployment = Usage(all_chat.calls + all_vision.calls, all_chat.tokens + all_vision.tokens)
+        return TodayUsage(chat, vision, deployment)
+
+    async def record(self, now: float, bot_id: int, group_id: int, kind: Kind, tokens: int) -> None:
+        """One reply LLM call (failed calls count too, as in the ledger)."""
+        day = local_day(now)
+        for scope in (group_scope(bot_id, group_id), ALL):
+            await self.ensure_seeded(now, scope)
+            await self.state.incr(self.key(day, scope, kind, "calls"), 1, ttl=DAY_TTL_S)
+            if tokens:
+                await self.state.incr(self.key(day, scope, kind, "tokens"), tokens, ttl=DAY_TTL_S)
+
+    # -- member limit hits --------------------------------------------------------------------
+    async def note_limited(self, now: float, bot_id: int, group_id: int, user_id: int) -> None:
+        day, scope = local_day(now), group_scope(bot_id, group_id)
+        await self.state.incr(f"{PREFIX}:limited:{day}:{scope}", 1, ttl=DAY_TTL_S)
+        await self.state.push(
+            f"{PREFIX}:limited_members:{day}:{scope}", user_id, maxlen=MEMBERS_KEPT, ttl=DAY_TTL_S
+        )
+
+    async def limited_today(self, now: float, bot_id: int, group_id: int) -> tuple[int, list[int]]:
+        """(refused turns, distinct members) of the member limit today."""
+        day, scope = local_day(now), group_scope(bot_id, group_id)
+        count = int(await self.state.get(f"{PREFIX}:limited:{day}:{scope}") or 0)
+        members = await self.state.items(f"{PREFIX}:limited_members:{day}:{scope}")
+        return count, sorted({int(m) for m in members})
+
+    async def once_today(self, now: float, what: str) -> bool:
+        """True the first time `what` happens today (warnings, the deployment trip)."""
+        marker = f"{PREFIX}:once:{local_day(now)}:{what}"
+        return await claim(self.state, marker, now, ttl=DAY_TTL_S, when_unavailable=False)
+
+    async def notices(self, now: float) -> list[str]:
+        return [str(n) for n in await self.state.items(f"{PREFIX}:notices:{local_day(now)}")]
+
+    async def add_notice(self, now: float, text: str) -> None:
+        key = f"{PREFIX}:notices:{local_day(now)}"
+        await self.state.push(key, text, maxlen=20, ttl=DAY_TTL_S)
