@@ -453,7 +453,12 @@ GAME_DAY: list[tuple[str, list[Step]]] = [
         [
             ("mk", "我今天终于把所有关卡三星了", 0, "good_news"),
             ("ll", "牛啊", 20, "thread"),
-            ("qz", "@all 今晚八点半群抽奖 奖品是月卡×3 参与方式：在群里发【我要月卡】", 300, "announce"),
+            (
+                "qz",
+                "@all 今晚八点半群抽奖 奖品是月卡×3 参与方式：在群里发【我要月卡】",
+                300,
+                "announce",
+            ),
             ("dx", "我要月卡", 30, "noise"),
             ("ww", "我要月卡", 10, "noise"),
             ("yy", "我要月卡", 10, "noise"),
@@ -690,9 +695,7 @@ NO_FILL = frozenset({"hr", "zhong", "dl", "sh", "fu"})
 
 
 def main() -> None:
-    campus = Writer(
-        20240520, 612039487, CAMPUS_MEMBERS, datetime(2024, 5, 20, 0, 0, 0, tzinfo=TZ)
-    )
+    campus = Writer(20240520, 612039487, CAMPUS_MEMBERS, datetime(2024, 5, 20, 0, 0, 0, tzinfo=TZ))
     campus.run(CAMPUS_DAY1, 110, CAMPUS_FILLER_LINES, 0)
     campus.run(CAMPUS_DAY2, 70, CAMPUS_FILLER_LINES, 1)
     campus.write("campus_group")

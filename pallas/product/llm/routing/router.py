@@ -12,6 +12,11 @@ ask why the bot did or did not speak. Effects written:
 - a low-engagement phrase → `last_phrase`, a "phrase" entry in `bot_replies` (it counts as
   recent bot activity but opens no follow-up window), `ambient_times` if ambient.
 
+Every routed member message is pushed to `recent_lines` (bounded, for the stake's thread rules
+and the PASS "never repeat the group" rule); an unprompted utterance (an unaddressed LLM turn
+or phrase) increments the group's counter of the day (`unprompted:<YYYYMMDD>` in the group's
+time zone, `social.day_offset_hours`), read back as `RouteState.unprompted_today` for the daily cap.
+
 An LLM turn also marks the member as in flight (TTL `turn_timeout_s`): until the answer is
 delivered, further messages from that member route to `merge`.
 
@@ -34,6 +39,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -55,6 +61,7 @@ from pallas.product.llm.routing.route_state import (
     BotReply,
     RouteKeys,
     RouteState,
+    recent_line_json,
     state_from_raw,
 )
 
@@ -73,13 +80,18 @@ class RoutingEngine:
     def _keys(self, bot_id: int, group_id: int, user_id: int = 0) -> RouteKeys:
         return RouteKeys.of(bot_id, group_id, user_id, prefix=self._prefix)
 
-    async def load_state(self, bot_id: int, group_id: int, user_id: int = 0) -> RouteState:
+    async def load_state(
+        self, bot_id: int, group_id: int, user_id: int = 0, *, day: str | None = None
+    ) -> RouteState:
         keys = self._keys(bot_id, group_id, user_id)
         raw: dict[str, Any] = {}
         for name in (*_SCALAR_KEYS, "candidates", "last_phrase"):
             raw[name] = await self._store.get(keys.key(name))
         raw["bot_replies"] = await self._store.items(keys.key("bot_replies"))
         raw["bot_messages"] = await self._store.items(keys.key("bot_messages"))
+        raw["recent_lines"] = await self._store.items(keys.key("recent_lines"))
+        if day is not None:
+            raw["unprompted_today"] = await self._store.get(keys.unprompted(day))
         if user_id:
             raw["user_in_flight"] = await self._store.get(keys.in_flight(user_id)) is not None
         return state_from_raw(raw)
@@ -119,12 +131,31 @@ class RoutingEngine:
             if not fresh:
                 result = duplicate_result(turn, now)
             else:
-                state = await self.load_state(turn.bot_id, turn.group_id, turn.user_id)
+                day = day_of(now, config.social.day_offset_hours)
+                state = await self.load_state(turn.bot_id, turn.group_id, turn.user_id, day=day)
                 result = await self._apply(decide(state), config, state)
                 if result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER):
                     await self._store.delete(seen_key)
+                else:
+                    await self._note_line(keys, turn, now, config)
+                if result.unprompted:
+                    await self._store.incr(keys.unprompted(day), ttl=2 * 86_400.0)
         await self._remember(keys, result, config)
         return result
+
+    async def _note_line(
+        self, keys: RouteKeys, turn: TurnInput, now: float, config: RoutingConfig
+    ) -> None:
+        quoted = turn.reply_to_user_id if turn.reply_to_user_id != turn.bot_id else None
+        others = [uid for uid in turn.mentions if uid != turn.bot_id]
+        target = quoted if quoted is not None else (others[0] if others else None)
+        ttl = max(config.social.thread_window_s, 60.0) * 4
+        await self._store.push(
+            keys.key("recent_lines"),
+            recent_line_json(now, turn.user_id, turn.text, target),
+            maxlen=config.social.recent_lines,
+            ttl=ttl,
+        )
 
     async def _remember(self, keys: RouteKeys, result: RouteResult, config: RoutingConfig) -> None:
         record = result.to_log_dict()
@@ -342,6 +373,11 @@ class RoutingEngine:
     ) -> list[dict[str, Any]]:
         """The latest decision records of the group, oldest first (admin "why")."""
         return await self._store.items(self._keys(bot_id, group_id, user_id).key("decisions"))
+
+
+def day_of(now: float, offset_hours: float) -> str:
+    """The calendar day of `now` in the group's time zone (UTC + `offset_hours`), YYYYMMDD."""
+    return time.strftime("%Y%m%d", time.gmtime(now + offset_hours * 3600.0))
 
 
 def _unclaimed_result(result: RouteResult) -> RouteResult:
