@@ -99,6 +99,7 @@ class RecentLine:
     user: int
     text: str = ""
     reply_to_user: int | None = None  # the member it quoted / @-ed, if any
+    to_bot: bool = False  # it addressed the bot (not part of a member-to-member exchange)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,12 +165,12 @@ def in_member_thread(inp: StakeInput, config: SocialFitConfig) -> str | None:
     if inp.replies_to_member or inp.mentions_others:
         return "member_thread"
     window = [r for r in inp.recent if 0 <= inp.now - r.t <= config.thread_window_s]
-    if not window or window[-1].user == inp.user_id:
+    if not window or window[-1].user == inp.user_id or window[-1].to_bot:
         return None
     other = window[-1]
     if other.reply_to_user == inp.user_id:
         return "member_thread"
-    if len(window) >= 2 and window[-2].user == inp.user_id:
+    if len(window) >= 2 and window[-2].user == inp.user_id and not window[-2].to_bot:
         return "member_thread"  # A, B, A: a two-person exchange
     if meaningful_length(inp.text) <= config.short_follow_on_chars:
         return "member_follow_on"

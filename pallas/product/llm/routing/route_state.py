@@ -23,7 +23,7 @@ KEY_NAMES = (
     "last_phrase",  # str: last low-engagement phrase (never repeated)
     "pending",  # bounded list[dict]: messages accumulated during cooldown / deferred
     "decisions",  # bounded list[dict]: the latest decision records (to_log_dict)
-    "recent_lines",  # bounded list[{"t", "user", "text", "reply_to"}]: member lines (stake)
+    "recent_lines",  # bounded list[{"t", "user", "text", "reply_to", "to_bot"}] (stake rules)
 )
 
 
@@ -110,8 +110,10 @@ class RouteState:
         return answers >= min_replies
 
 
-def recent_line_json(t: float, user: int, text: str, reply_to: int | None) -> dict[str, Any]:
-    return {"t": t, "user": user, "text": text[:40], "reply_to": reply_to}
+def recent_line_json(
+    t: float, user: int, text: str, reply_to: int | None, to_bot: bool = False
+) -> dict[str, Any]:
+    return {"t": t, "user": user, "text": text[:40], "reply_to": reply_to, "to_bot": to_bot}
 
 
 def _recent_line(raw: Any) -> RecentLine | None:
@@ -123,6 +125,7 @@ def _recent_line(raw: Any) -> RecentLine | None:
         int(raw.get("user", 0)),
         str(raw.get("text", "")),
         int(reply_to) if isinstance(reply_to, int) else None,
+        bool(raw.get("to_bot")),
     )
 
 

@@ -137,22 +137,21 @@ class RoutingEngine:
                 if result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER):
                     await self._store.delete(seen_key)
                 else:
-                    await self._note_line(keys, turn, now, config)
+                    await self._note_line(keys, result, config)
                 if result.unprompted:
                     await self._store.incr(keys.unprompted(day), ttl=2 * 86_400.0)
         await self._remember(keys, result, config)
         return result
 
-    async def _note_line(
-        self, keys: RouteKeys, turn: TurnInput, now: float, config: RoutingConfig
-    ) -> None:
+    async def _note_line(self, keys: RouteKeys, result: RouteResult, config: RoutingConfig) -> None:
+        turn, now = result.turn, result.now
         quoted = turn.reply_to_user_id if turn.reply_to_user_id != turn.bot_id else None
         others = [uid for uid in turn.mentions if uid != turn.bot_id]
         target = quoted if quoted is not None else (others[0] if others else None)
         ttl = max(config.social.thread_window_s, 60.0) * 4
         await self._store.push(
             keys.key("recent_lines"),
-            recent_line_json(now, turn.user_id, turn.text, target),
+            recent_line_json(now, turn.user_id, turn.text, target, result.trigger.addressed),
             maxlen=config.social.recent_lines,
             ttl=ttl,
         )
