@@ -87,7 +87,8 @@ _GOOD_NEWS_RE = re.compile(
     r"三星了|双黄|毕业了|发工资|涨工资|转正|领证|脱单|抽到了|出货|欧皇",
     re.IGNORECASE,
 )
-_VENT_EXTRA_RE = re.compile(r"难过|伤心|委屈|倒霉|白跑|失败了|又被|歪了|心态|不想活|好惨")
+_VENT_EXTRA_RE = re.compile(r"难过|伤心|委屈|倒霉|白跑|失败了|又被|心态|不想活|好惨")
+_NOT_VENTING_RE = re.compile(r"麻烦|不烦|不累")  # "基建换班好麻烦" is no emotional moment
 _SURPRISE_RE = re.compile(r"卧槽|我靠|居然|竟然|原来|诶|欸|哇|天哪|天呐|震惊|没想到|啊这")
 
 
@@ -136,7 +137,8 @@ def classify_mood(text: str, *, about_bot: bool = False) -> Mood:
         return Mood.QUESTION
     if about_bot and classify_social_action(plain) in _WARM_ACTIONS:
         return Mood.WARM
-    if has_emotion(plain) or _VENT_EXTRA_RE.search(plain):
+    calm = _NOT_VENTING_RE.sub("", plain)
+    if has_emotion(calm) or _VENT_EXTRA_RE.search(calm):
         return Mood.VENTING
     if _GOOD_NEWS_RE.search(plain):
         return Mood.GOOD_NEWS

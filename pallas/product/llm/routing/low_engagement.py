@@ -32,8 +32,8 @@ _BAD_ENDING_RE = re.compile(r"[?？吧呀呢吗嘛么罢][\s~～!！。.…]*$")
 _EXPRESSION_MOODS = (
     (Mood.GOOD_NEWS, re.compile(r"好耶|恭喜|太好了|厉害|牛啊|牛哇|强啊|666|yyds|羡慕|好诶|欧皇")),
     (Mood.VENTING, re.compile(r"抱抱|摸摸|辛苦|缓一缓|歇|会好的|会好起来|心疼|揉揉|贴贴|没事的")),
-    (Mood.SURPRISE, re.compile(r"^(?:诶|欸|哇|啊这|好家伙|居然|woc|卧槽|我靠)")),
     (Mood.WARM, re.compile(r"^(?:嘿嘿|欸嘿|诶嘿|不客气|小事)")),
+    (Mood.SURPRISE, re.compile(r"^(?:诶|欸|哇|啊这|好家伙|居然|woc|卧槽|我靠)")),
 )
 _MOOD_POOL = {
     Mood.GOOD_NEWS: "good_news",
