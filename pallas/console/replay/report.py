@@ -290,10 +290,12 @@ def format_totals(totals: ReplayTotals) -> str:
         f"low-engagement phrases sent {totals.phrases:>5}",
         f"LLM calls           {totals.llm_calls:>5}   "
         f"= {totals.llm_calls_per_100:.1f} per 100 messages",
-        f"unprompted          {totals.unprompted_total:>5}   "
-        f"= {totals.unprompted_per_100:.1f} per 100 messages, "
-        f"{totals.unprompted_per_day:.1f} per day ({totals.days} days)   "
-        + ", ".join(f"{k} {v}" for k, v in totals.unprompted.most_common()),
+        (
+            f"unprompted          {totals.unprompted_total:>5}   "
+            f"= {totals.unprompted_per_100:.1f} per 100 messages, "
+            f"{totals.unprompted_per_day:.1f} per day ({totals.days} days)   "
+            + ", ".join(f"{k} {v}" for k, v in totals.unprompted.most_common())
+        ).rstrip(),
         f"answers             {totals.bot_lines_as_answers:>5} bot lines taken as deliveries, "
         f"{totals.simulated_replies} simulated, {totals.bot_lines_fed_back} bot lines fed back "
         "without a replayed turn",
