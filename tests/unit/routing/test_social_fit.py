@@ -125,6 +125,20 @@ def test_stake_rules(text: str, kwargs: dict[str, Any], allowed: bool, reason: s
     assert (result.allowed, result.reason) == (allowed, reason)
 
 
+def test_topic_keys_are_a_stake_but_not_for_member_only_questions() -> None:
+    config = SocialFitConfig(topic_keys=("明日方舟", "干员"))
+
+    def stake(text: str):
+        return assess_stake(StakeInput(text=text, raw_text=text, user_id=ALICE, now=T0), config)
+
+    assert (stake("今天明日方舟更新了").allowed, stake("今天明日方舟更新了").reason) == (
+        True,
+        "topic",
+    )
+    assert stake("你们干员练到多少级了").reason == "member_only_question"
+    assert stake("今天跑了五公里").reason == "no_stake"
+
+
 def test_stake_rules_can_be_switched_off() -> None:
     inp = StakeInput(text=AD_JOB, raw_text=AD_JOB, user_id=ALICE, now=T0)
     result = assess_stake(inp, SocialFitConfig(enabled=False))

@@ -19,7 +19,8 @@ Never (the turn is skipped with stage `stake` and one of these reasons):
 - `no_stake` — an ambient roll on a plain statement or a closed question: nothing to add.
 
 A stake (the turn goes on to necessity and the turn decision): `follow_up` (the bot was just
-talking with this member), `alias` (the persona's name in the text), `open_question` (a
+talking with this member), `alias` (the persona's name in the text), `topic` (one of the
+group's `topic_keys`, e.g. the persona's game / world), `open_question` (a
 knowledge / how / why / recommendation question to nobody in particular), `emotion` (good news,
 venting, a surprise). The message's `mood` is returned too: the PASS exit picks its phrase by it.
 """
@@ -207,6 +208,9 @@ def assess_stake(inp: StakeInput, config: SocialFitConfig) -> StakeResult:
         return StakeResult(True, "alias", mood)
     if is_member_only_question(inp.text):
         return StakeResult(False, "member_only_question", mood)
+    lowered = inp.text.lower()
+    if any(key and key.lower() in lowered for key in config.topic_keys):
+        return StakeResult(True, "topic", mood)
     if mood is Mood.QUESTION:
         if _OPEN_Q_RE.search(inp.text):
             return StakeResult(True, "open_question", mood)

@@ -109,6 +109,7 @@ class SocialFitConfig(_Section):
     thread_window_s: float = Field(default=90.0, ge=0)  # two-person exchange / follow-on window
     short_follow_on_chars: int = Field(default=6, ge=0)  # "哪一关" right after another member
     recent_lines: int = Field(default=8, ge=2)  # member lines kept for the thread rules
+    topic_keys: tuple[str, ...] = ()  # topics the persona has a stake in ("明日方舟", "干员")
     daily_unprompted_cap: int = Field(default=6, ge=0)  # unaddressed REPLY + phrases per day
     day_offset_hours: float = Field(default=8.0, ge=-12, le=14)  # the group's day: UTC+8
 
