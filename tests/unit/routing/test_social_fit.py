@@ -96,6 +96,10 @@ def _stake(text: str, **kwargs: Any):
         ("今晚有人一起打危机合约吗", {}, False, "member_only_question"),
         ("宿舍热水几点开啊", {}, False, "member_only_question"),
         ("谁借我个充电宝", {}, False, "member_only_question"),
+        ("有人知道这期活动商店什么时候关吗", {}, False, "member_only_question"),
+        ("有人知道为什么冬天静电这么多吗", {}, True, "open_question"),
+        ("这个番好有意思", {}, False, "no_stake"),  # 有意思 is no ad
+        ("这价格太贵了", {}, False, "no_stake"),
         # nothing to add
         ("今天跑了五公里", {}, False, "no_stake"),
         ("迎娶白富美", {}, False, "no_stake"),

@@ -66,7 +66,7 @@ _LINK_RE = re.compile(r"https?://|www\.|\b[a-z0-9-]+\.(?:com|cn|net|tv|cc)\b", r
 _LIST_LINE_RE = re.compile(r"^\s*(?:\d{1,2}\s*[.、)）:：]|[-•·*]\s|[①②③④⑤⑥⑦⑧⑨])", re.MULTILINE)
 _HEADER_RE = re.compile(r"【[^】]{2,12}】")
 _AD_RE = re.compile(
-    r"招聘|诚聘|急招|兼职|代练|代打|收号|出售|转让|转租|优惠|价格|薪资|包邮|私聊|有意者?|"
+    r"招聘|诚聘|急招|兼职|代练|代打|收号|出售|转让|转租|优惠|薪资|包邮|私聊|有意(?:者|向|请|可)|"
     r"问卷|互填|砍一刀|助力|拼单|团购|原价|现价|加群|进群"
 )
 _GROUP_ASK_RE = re.compile(
@@ -79,6 +79,7 @@ _LOCAL_RE = re.compile(
     r"打印|体检|奖学金|中期|开题|答辩|热水|门禁|[A-Z]\d{3}\b|\d+号|周[一二三四五六日天]|"
     r"明天|今晚|下午|上午|几点"
 )
+_KNOW_RE = re.compile(r"(?:有人|有没有人|谁|大家|各位|你们)(?:知道|懂|了解)")
 _OPEN_Q_RE = re.compile(
     r"为什么|为啥|怎么[做用写办弄样回]|如何|是什么|什么是|什么意思|啥意思|区别|原理|推荐|"
     r"有什么好|哪个好|哪种|怎么看|科普|讲讲|介绍"
@@ -184,6 +185,8 @@ def is_member_only_question(text: str) -> bool:
     """Asked of the members (their plans, fees, forms, rooms), not of someone who knows."""
     if not is_question(text):
         return False
+    if _KNOW_RE.search(text) and _OPEN_Q_RE.search(text):
+        return False  # "有人知道为什么…": asks for knowledge, not for the members' own affairs
     if _GROUP_ASK_RE.search(text):
         return True
     return bool(_LOCAL_RE.search(text)) and not _OPEN_Q_RE.search(text)
