@@ -340,3 +340,19 @@ async def test_daily_cap_on_unprompted_utterances() -> None:
 )  # fmt: skip
 def test_day_of_uses_the_group_time_zone(now: float, offset: float, day: str) -> None:
     assert day_of(now, offset) == day
+
+
+def test_a_burst_line_merges_into_the_turn_in_flight_before_the_stake_rules() -> None:
+    from pallas.product.llm.routing.route_pipeline import evaluate_route
+    from pallas.product.llm.routing.route_state import RouteState
+
+    config = RoutingConfig(ambient=AmbientConfig(rate=1.0))
+    result = evaluate_route(
+        turn("还有这个"),
+        config,
+        RouteState(user_in_flight=True),
+        aliases=ALIASES,
+        now=T0,
+        rng=FixedRandom(0.0),
+    )
+    assert (result.outcome, result.reason) == (RouteOutcome.MERGE, "user_in_flight")

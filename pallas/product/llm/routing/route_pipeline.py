@@ -1,10 +1,10 @@
 """The whole routing decision as one pure function over a state snapshot.
 
-`evaluate_route` runs: triggers → reply_gate → ambient_stake (unaddressed soft triggers only)
-→ cooldown / disabled → reply_necessity → (QUOTE roll) → decide_current_turn_by_rule →
-low_engagement (PASS only) → the daily cap on unprompted utterances, and returns a frozen
-`RouteResult` holding every stage's result. `RoutingEngine` (router.py) loads the `RouteState`
-from the StateStore, calls this, and writes the effects back.
+`evaluate_route` runs: triggers → reply_gate → (merge) → ambient_stake (unaddressed soft
+triggers only) → cooldown / disabled → reply_necessity → (QUOTE roll) →
+decide_current_turn_by_rule → low_engagement (PASS only) → the daily cap on unprompted
+utterances, and returns a frozen `RouteResult` holding every stage's result. `RoutingEngine`
+(router.py) loads the `RouteState` from the StateStore, calls this, and writes the effects back.
 
 A member whose previous turn is still being answered gets `merge` (right after the gate): the
 caller folds the message into that turn, so two quick messages produce one reply.
@@ -285,6 +285,10 @@ def evaluate_route(
     if gate.verdict is not GateVerdict.PROCEED:
         outcome = RouteOutcome.DEFER if gate.verdict is GateVerdict.DEFER else RouteOutcome.SKIP
         return RouteResult(outcome=outcome, stage="gate", reason=gate.reason, **base)
+    if state.user_in_flight:  # a member's burst joins the turn in flight, whatever it says
+        return RouteResult(
+            outcome=RouteOutcome.MERGE, stage="admission", reason="user_in_flight", **base
+        )
     if not trig.addressed and trig.kind in SOFT_TRIGGERS:
         stake = _stake(turn, trig, config, state, now)
         base["stake"] = stake
@@ -292,10 +296,6 @@ def evaluate_route(
             return RouteResult(
                 outcome=RouteOutcome.SKIP, stage="stake", reason=stake.reason, **base
             )
-    if state.user_in_flight:
-        return RouteResult(
-            outcome=RouteOutcome.MERGE, stage="admission", reason="user_in_flight", **base
-        )
     cool = evaluate_cooldown(
         config.cooldown,
         enabled=config.enabled,
