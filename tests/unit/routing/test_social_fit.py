@@ -163,6 +163,9 @@ def test_stake_rules_can_be_switched_off() -> None:
         ("好累啊 改了一晚上论文", False, Mood.VENTING),
         ("诶 原来今天下午没课", False, Mood.SURPRISE),
         ("基建换班好麻烦", False, Mood.STATEMENT),  # 麻烦 is not 烦
+        ("夏目超好哭的", False, Mood.STATEMENT),  # moving, not sad
+        ("绷不住了", False, Mood.STATEMENT),  # amused: silence
+        ("欧皇滚出去", False, Mood.STATEMENT),  # someone else's luck
         ("谢谢你呀", False, Mood.STATEMENT),
         ("谢谢你呀", True, Mood.WARM),
         ("今天牛牛好可爱", True, Mood.WARM),

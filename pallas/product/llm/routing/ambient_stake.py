@@ -86,11 +86,12 @@ _OPEN_Q_RE = re.compile(
 )
 _GOOD_NEWS_RE = re.compile(
     r"过了|中了|上岸|录取|offer|到手|通过了|拿到了|出了[！!]|我中|中奖|终于|好耶|太好了|成功了|"
-    r"三星了|双黄|毕业了|发工资|涨工资|转正|领证|脱单|抽到了|出货|欧皇",
+    r"三星了|双黄|毕业了|发工资|涨工资|转正|领证|脱单|抽到了|出货",
     re.IGNORECASE,
 )
 _VENT_EXTRA_RE = re.compile(r"难过|伤心|委屈|倒霉|白跑|失败了|又被|心态|不想活|好惨")
-_NOT_VENTING_RE = re.compile(r"麻烦|不烦|不累")  # "基建换班好麻烦" is no emotional moment
+# not venting: 麻烦 (a chore), 好哭 (moving), amusement (绷不住 / 笑哭): silence fits
+_NOT_VENTING_RE = re.compile(r"麻烦|不烦|不累|好哭|绷不住|没绷住|蚌埠住|笑哭|哭笑")
 _SURPRISE_RE = re.compile(r"卧槽|我靠|居然|竟然|原来|诶|欸|哇|天哪|天呐|震惊|没想到|啊这")
 
 
