@@ -6,9 +6,11 @@ the text, or the adapter's own `to_me` verdict), `follow_up` (the bot answered t
 within `follow_up_window_s`), `alias` with `mentioned=True` (the name inside a sentence,
 "今天牛牛好可爱": a mention, not an address), `ambient` (a rolled perception), `none`.
 
-Third-person mentions are not addresses. The name at the start is vocative only when a
-separator follows ("牛牛，…", "牛牛 …"), nothing follows, or what follows speaks to the bot (a
-question, a request, a greeting, "你 / 帮 / 给我 / 在吗 …"); "牛牛也是干员吧" talks about it. The
+Third-person mentions are not addresses. The name at the start is vocative when a separator
+follows ("牛牛，…", "牛牛 …"), nothing follows, or what follows speaks to the bot (a question,
+a request, a greeting, "你 / 帮 / 给我 / 在吗 …"); it is talked about when what follows opens a
+statement about it ("也 / 都 / 是 / 的 / 今天 / 背后 …": "牛牛也是干员吧") or only repeats it
+("牛牛牛"); anything else ("牛牛掷个骰子") stays an address. The
 name at the end is vocative unless a verb or preposition takes it as its object ("问牛牛",
 "让牛牛", "和牛牛"). A message that @s another member never addresses the bot by name without a
 separator ("@张三 牛牛看看" talks to 张三). Such mentions are soft triggers (`alias_mention`),
@@ -30,12 +32,9 @@ from enum import StrEnum
 from pallas.core.turn import TurnInput
 from pallas.product.llm.routing.config import AmbientConfig, TriggerConfig
 from pallas.product.llm.routing.text_signals import (
-    SocialAction,
-    classify_social_action,
     clean_text,
     is_question,
     is_request,
-    is_shut_up,
     meaningful_length,
 )
 
@@ -46,13 +45,19 @@ _ADDRESS_CUES = (
     "你", "您", "我", "帮", "给我", "来", "在吗", "在不在", "在么", "在嘛", "请", "快", "陪",
     "讲", "唱", "告诉", "教", "查", "算", "写", "翻译", "推荐", "别", "不要", "能不能", "可不可以",
     "早", "晚安", "晚上好", "午安", "你好", "谢", "辛苦", "生日快乐", "看看", "过来", "出来",
+    "说个", "说说", "说一下",
+)  # fmt: skip
+# What follows a leading name when the member talks about the bot ("牛牛也是干员吧").
+_THIRD_PERSON_CUES = (
+    "也", "都", "还", "就", "又", "的", "是", "和", "跟", "与", "被", "把", "让", "说", "这", "那",
+    "今天", "昨天", "最近", "以前", "之前", "刚才", "刚刚", "背后", "居然", "竟然", "好像", "应该",
+    "肯定", "估计", "大概", "其实", "真是", "不是", "没", "一直", "已经", "每次", "总是", "老是",
 )  # fmt: skip
 # A trailing name taken as the object of these is talked about, not to: 问牛牛 / 让牛牛.
 _OBJECT_VERBS = (
     "问", "找", "叫", "让", "给", "和", "跟", "对", "被", "把", "像", "是", "的", "有", "喊",
     "求", "等", "替", "比", "用", "教", "夸", "骂", "带", "请", "靠", "看", "关于", "这个", "那个",
 )  # fmt: skip
-_SOCIAL_ADDRESS = frozenset({SocialAction.GREETING, SocialAction.THANKS, SocialAction.TEASING})
 
 
 class TriggerKind(StrEnum):
@@ -106,26 +111,23 @@ class TriggerResult:
         return self.kind is TriggerKind.AMBIENT
 
 
-def _speaks_to_bot(rest: str) -> bool:
-    """What follows a leading name without a separator addresses the bot."""
-    plain = rest.strip()
-    if plain.startswith(_ADDRESS_CUES) or is_question(plain) or is_request(plain):
-        return True
-    if is_shut_up(plain):
-        return True
-    return classify_social_action(plain) in _SOCIAL_ADDRESS
+def _leading(text: str, key: str, offset: int, talks_to_other: bool) -> str | None:
+    """The position ("start" / "whole") of a vocative leading name, None when talked about.
 
-
-def _leading(text: str, key_len: int, offset: int, talks_to_other: bool) -> str | None:
-    """ "start" / "whole" when the leading name is vocative, None when it is talked about."""
-    after = text[offset + key_len :]
+    In order: a separator or nothing → vocative; an @ of another member or a repeat of the name
+    → talked about; an address cue, a question or a request → vocative; a third-person cue →
+    talked about; otherwise (a greeting, teasing, "闭嘴", "掷个骰子" …) → vocative."""
+    after = text[offset + len(key) :]
     rest = after.lstrip(_LEAD_SEP).strip()
     if not rest:
         return "whole"
-    separated = after[:1] in _LEAD_SEP
-    if separated or (not talks_to_other and _speaks_to_bot(rest)):
+    if after[:1] in _LEAD_SEP:
+        return "start"  # "牛牛，…" / "牛牛 …" always
+    if talks_to_other or set(rest.lower()) <= set(key):  # "@张三 牛牛看看", "牛牛牛"
+        return None
+    if rest.startswith(_ADDRESS_CUES) or is_question(rest) or is_request(rest):
         return "start"
-    return None
+    return None if rest.startswith(_THIRD_PERSON_CUES) else "start"
 
 
 def match_alias(
@@ -142,7 +144,7 @@ def match_alias(
     for name in names:
         key = name.lower()
         if body.startswith(key):
-            position = _leading(text, len(key), offset, talks_to_other)
+            position = _leading(text, key, offset, talks_to_other)
             if position is None:
                 return AliasMatch(name, "inside", text.strip())
             rest = text[offset + len(key) :].lstrip(_LEAD_SEP)
