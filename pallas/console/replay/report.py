@@ -246,6 +246,11 @@ def format_table(rows: Sequence[ReplayRow]) -> str:
     out = [header, "-" * (_width(header) + 24)]
     for row in rows:
         reason = row.reason
+        record = row.record or {}
+        if record.get("stage") in ("stake", "restraint"):
+            reason = f"{record['stage']}:{reason}"  # the social-fit skips, named as in totals
+        elif record.get("stake"):
+            reason += f" [stake:{record['stake']}, mood:{record.get('mood')}]"
         if row.phrase:
             reason += f" → 「{row.phrase}」"
         if row.accumulated:

@@ -148,6 +148,7 @@ class RouteResult:
             "quote": self.quote.reason if self.quote else None,
             "low_engagement": self.low_engagement.reason if self.low_engagement else None,
             "stake": self.stake.reason if self.stake else None,
+            "mood": self.stake.mood.value if self.stake else None,
             "phrase": self.phrase,
             "outcome": self.outcome.value,
             "stage": self.stage,
