@@ -340,6 +340,34 @@ async def test_daily_cap_on_unprompted_utterances() -> None:
     assert again.outcome is RouteOutcome.REPLY
 
 
+async def test_daily_cap_holds_against_a_stale_snapshot() -> None:
+    """Another process took the last slot after this one read its snapshot."""
+    from pallas.product.llm.routing.route_state import RouteKeys, RouteState
+
+    clock = FakeClock(T0)
+    store = MemoryStateStore(clock)
+    engine = RoutingEngine(store)
+    config = RoutingConfig(
+        ambient=AmbientConfig(rate=1.0, cooldown_s=0, budget=100),
+        social=SocialFitConfig(daily_unprompted_cap=1),
+    )
+    key = RouteKeys.of(BOT, GROUP, ALICE).unprompted(day_of(T0, 8.0))
+    await store.incr(key)  # the other process's utterance
+
+    async def stale(*args: Any, **kwargs: Any) -> RouteState:
+        return RouteState()  # read before that utterance was counted
+
+    engine.load_state = stale  # type: ignore[method-assign]
+    t = turn("为什么冬天静电这么多", message_id=50, time=T0)
+    result = await engine.route(t, config, aliases=ALIASES, now=T0, rng=FixedRandom(0))
+    assert (result.outcome, result.stage, result.reason) == (
+        RouteOutcome.SKIP,
+        "restraint",
+        "daily_cap",
+    )
+    assert await store.get(key) == 1
+
+
 @pytest.mark.parametrize(
     ("now", "offset", "day"),
     [(1_700_000_000.0, 8.0, "20231115"), (1_699_977_599.0, 8.0, "20231114"),

@@ -247,11 +247,15 @@ def _stake(
     return assess_stake(inp, config.social)
 
 
+def over_daily_cap(result: RouteResult) -> RouteResult:
+    """An unprompted utterance over the daily cap becomes a skip (`restraint:daily_cap`)."""
+    return replace(result, outcome=RouteOutcome.SKIP, stage="restraint", reason="daily_cap")
+
+
 def _capped(result: RouteResult, config: RoutingConfig, state: RouteState) -> RouteResult:
-    """Over the daily cap, an unprompted utterance becomes a skip (`restraint:daily_cap`)."""
     if not result.unprompted or state.unprompted_today < config.social.daily_unprompted_cap:
         return result
-    return replace(result, outcome=RouteOutcome.SKIP, stage="restraint", reason="daily_cap")
+    return over_daily_cap(result)
 
 
 def _pass_eligible(trig: TriggerResult, necessity: NecessityResult) -> bool:

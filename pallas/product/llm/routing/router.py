@@ -13,9 +13,11 @@ ask why the bot did or did not speak. Effects written:
   recent bot activity but opens no follow-up window), `ambient_times` if ambient.
 
 Every routed member message is pushed to `recent_lines` (bounded, for the stake's thread rules
-and the PASS "never repeat the group" rule); an unprompted utterance (an unaddressed LLM turn
-or phrase) increments the group's counter of the day (`unprompted:<YYYYMMDD>` in the group's
-time zone, `social.day_offset_hours`), read back as `RouteState.unprompted_today` for the daily cap.
+and the PASS "never repeat the group" rule). An unprompted utterance (an unaddressed LLM turn or
+phrase) takes a slot of the group's counter of the day (`unprompted:<YYYYMMDD>` in the group's
+time zone, `social.day_offset_hours`) with an atomic `incr` before its effects are applied; over
+`daily_unprompted_cap` it becomes `restraint:daily_cap` (the snapshot's
+`RouteState.unprompted_today` gives the same verdict without a race).
 
 An LLM turn also marks the member as in flight (TTL `turn_timeout_s`): until the answer is
 delivered, further messages from that member route to `merge`.
@@ -56,6 +58,7 @@ from pallas.product.llm.routing.route_pipeline import (
     RouteResult,
     duplicate_result,
     evaluate_route,
+    over_daily_cap,
 )
 from pallas.product.llm.routing.route_state import (
     BotReply,
@@ -133,15 +136,28 @@ class RoutingEngine:
             else:
                 day = day_of(now, config.social.day_offset_hours)
                 state = await self.load_state(turn.bot_id, turn.group_id, turn.user_id, day=day)
-                result = await self._apply(decide(state), config, state)
+                decided = await self._count_unprompted(keys.unprompted(day), decide(state), config)
+                result = await self._apply(decided, config, state)
+                if decided.unprompted and not result.unprompted:  # lost a claim: not spoken
+                    await self._store.incr(keys.unprompted(day), -1)
                 if result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER):
                     await self._store.delete(seen_key)
                 else:
                     await self._note_line(keys, result, config)
-                if result.unprompted:
-                    await self._store.incr(keys.unprompted(day), ttl=2 * 86_400.0)
         await self._remember(keys, result, config)
         return result
+
+    async def _count_unprompted(
+        self, key: str, result: RouteResult, config: RoutingConfig
+    ) -> RouteResult:
+        """Take one of the day's unprompted utterances atomically, or cap the result: two
+        processes deciding on the same snapshot cannot both pass the last slot."""
+        if not result.unprompted:
+            return result
+        if await self._store.incr(key, ttl=2 * 86_400.0) <= config.social.daily_unprompted_cap:
+            return result
+        await self._store.incr(key, -1)
+        return over_daily_cap(result)
 
     async def _note_line(self, keys: RouteKeys, result: RouteResult, config: RoutingConfig) -> None:
         turn, now = result.turn, result.now
