@@ -391,3 +391,27 @@ def test_a_burst_line_merges_into_the_turn_in_flight_before_the_stake_rules() ->
         rng=FixedRandom(0.0),
     )
     assert (result.outcome, result.reason) == (RouteOutcome.MERGE, "user_in_flight")
+
+
+def test_an_untriggered_turn_above_threshold_still_needs_a_stake() -> None:
+    """A group that weights questions high enough needs no soft trigger to pass necessity."""
+    from pallas.product.llm.routing.config import NecessityConfig
+    from pallas.product.llm.routing.route_pipeline import evaluate_route
+    from pallas.product.llm.routing.route_state import RouteState
+
+    config = RoutingConfig(
+        ambient=AmbientConfig(enabled=False), necessity=NecessityConfig(question=60)
+    )
+
+    def route(text: str):
+        return evaluate_route(
+            turn(text), config, RouteState(), aliases=ALIASES, now=T0, rng=FixedRandom(0.0)
+        )
+
+    member_q = route("大家8号有被扣款100元吗？")
+    assert (member_q.trigger.kind, member_q.stage, member_q.reason) == (
+        TriggerKind.NONE,
+        "stake",
+        "member_only_question",
+    )
+    assert route("为什么冬天静电这么多").outcome is RouteOutcome.REPLY

@@ -323,6 +323,13 @@ def evaluate_route(
         return RouteResult(
             outcome=RouteOutcome.SKIP, stage="necessity", reason=necessity.reason, **base
         )
+    if not trig.addressed and "stake" not in base:  # no soft trigger, yet above threshold
+        stake = _stake(turn, trig, config, state, now)
+        base["stake"] = stake
+        if not stake.allowed:
+            return RouteResult(
+                outcome=RouteOutcome.SKIP, stage="stake", reason=stake.reason, **base
+            )
     return _capped(_finish_decision(turn, config, state, now, rng, ex, base), config, state)
 
 
