@@ -1,7 +1,8 @@
 """The whole routing decision as one pure function over a state snapshot.
 
 `evaluate_route` runs: triggers → reply_gate → (merge) → ambient_stake (unaddressed soft
-triggers only) → cooldown / disabled → reply_necessity → (QUOTE roll) →
+triggers; any other unaddressed turn once it passed necessity) → cooldown / disabled →
+reply_necessity → (QUOTE roll) →
 decide_current_turn_by_rule → low_engagement (PASS only) → the daily cap on unprompted
 utterances, and returns a frozen `RouteResult` holding every stage's result. `RoutingEngine`
 (router.py) loads the `RouteState` from the StateStore, calls this, and writes the effects back.
