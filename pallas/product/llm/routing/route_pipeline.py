@@ -2,10 +2,10 @@
 
 `evaluate_route` runs: triggers → reply_gate → (merge) → ambient_stake (unaddressed soft
 triggers; any other unaddressed turn once it passed necessity) → cooldown / disabled →
-reply_necessity → (QUOTE roll) →
-decide_current_turn_by_rule → low_engagement (PASS only) → the daily cap on unprompted
-utterances, and returns a frozen `RouteResult` holding every stage's result. `RoutingEngine`
-(router.py) loads the `RouteState` from the StateStore, calls this, and writes the effects back.
+reply_necessity → (QUOTE roll) → decide_current_turn_by_rule → low_engagement (PASS only) →
+the daily cap on unprompted utterances, and returns a frozen `RouteResult` holding every
+stage's result. `RoutingEngine` (router.py) loads the `RouteState` from the StateStore, calls
+this, and writes the effects back.
 
 A member whose previous turn is still being answered gets `merge` (right after the gate): the
 caller folds the message into that turn, so two quick messages produce one reply.
