@@ -415,3 +415,57 @@ def test_an_untriggered_turn_above_threshold_still_needs_a_stake() -> None:
         "member_only_question",
     )
     assert route("为什么冬天静电这么多").outcome is RouteOutcome.REPLY
+
+
+# --------------------------------------------------------------------------- observed moods
+
+
+@pytest.mark.parametrize(
+    ("triggers", "mood"),
+    [
+        (("我六级过了", "offer到手了", "论文中了"), Mood.GOOD_NEWS),
+        (("烦死了", "好累啊", "论文中了"), Mood.VENTING),
+        (("烦死了", "论文中了"), None),  # mixed: no mood
+        (("几点开会", "在哪"), Mood.QUESTION),  # an answer: never a PASS phrase
+        ((), None),
+    ],
+)
+def test_observed_mood_is_the_majority_of_what_the_phrase_answered(
+    triggers: tuple[str, ...], mood: Mood | None
+) -> None:
+    from pallas.product.llm.routing.ambient_stake import observed_mood
+
+    assert observed_mood(triggers) is mood
+
+
+def test_learned_phrases_carry_the_mood_they_were_observed_in() -> None:
+    from pallas.product.llm.learning.context_source import _active_short_phrases
+    from pallas.product.llm.learning.group_store import FeedbackBlocks, GroupLearningData
+    from pallas.product.llm.routing.ambient_stake import ObservedPhrase
+    from tests.unit.learning.factory import BOT as LBOT
+    from tests.unit.learning.factory import GROUP as LGROUP
+    from tests.unit.learning.factory import pair
+
+    pairs = (
+        pair("我六级过了", "冲冲冲", trigger_id=1, response_id=2),
+        pair("offer到手了", "冲冲冲", trigger_id=3, response_id=4),
+        pair("烦死了", "冲冲冲", trigger_id=5, response_id=6),
+        pair("又加班 好累", "摸摸", trigger_id=7, response_id=8),
+        pair("烦死了", "摸摸", trigger_id=9, response_id=10),
+    )
+    learned = _active_short_phrases(
+        GroupLearningData(LBOT, LGROUP, observed_pairs=pairs), FeedbackBlocks((), frozenset())
+    )
+    assert learned == ("冲冲冲", "摸摸")
+    assert all(isinstance(p, ObservedPhrase) for p in learned)
+    assert [p.mood for p in learned] == [Mood.GOOD_NEWS, Mood.VENTING]  # type: ignore[attr-defined]
+    # the PASS exit uses each only in its observed mood, whatever its wording
+    config = LowEngagementConfig(good_news_pool=(), emotion_pool=())
+    good = _phrase("我也过了", config=config, group_expressions=learned)
+    assert (good.phrase, good.pool) == ("冲冲冲", "group")
+    sad = _phrase("今天好累", config=config, group_expressions=learned)
+    assert (sad.phrase, sad.pool) == ("摸摸", "group")
+    # an expression observed after questions (an answer) is never used
+    answer = ObservedPhrase("周三", Mood.QUESTION)
+    none = _phrase("我也过了", config=config, group_expressions=(answer,))
+    assert none.reason == "no_phrase"

@@ -150,6 +150,27 @@ def classify_mood(text: str, *, about_bot: bool = False) -> Mood:
     return Mood.STATEMENT
 
 
+class ObservedPhrase(str):
+    """A group's learned short reply with the mood of the messages it answered (`mood` None:
+    mixed or unknown). A plain `str` everywhere else; the PASS exit reads `mood`."""
+
+    mood: Mood | None
+
+    def __new__(cls, text: str, mood: Mood | None = None) -> ObservedPhrase:
+        phrase = super().__new__(cls, text)
+        phrase.mood = mood
+        return phrase
+
+
+def observed_mood(trigger_texts: Sequence[str], *, majority: float = 0.6) -> Mood | None:
+    """The mood most of `trigger_texts` (what the group answered with a phrase) share, if any."""
+    moods = [classify_mood(text) for text in trigger_texts if text.strip()]
+    if not moods:
+        return None
+    top = max(set(moods), key=moods.count)
+    return top if moods.count(top) >= majority * len(moods) else None
+
+
 def is_announcement(raw: str, *, mentions_all: bool) -> bool:
     return mentions_all or bool(_ANNOUNCE_RE.search(raw))
 

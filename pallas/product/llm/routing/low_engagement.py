@@ -7,8 +7,9 @@ sets `statement_phrases`); good news → the good-news pool (好耶 …), ventin
 tangent pool, a surprise → the surprise pool (诶 …), thanks / teasing of the bot in a follow-up
 or a mention → the warm pool (嘿嘿 …).
 Roll: probability by the bot's recent reply count in the group (0→0.35, 1–2→0.20, 3–4→0.10,
-≥5→0.05 by default). Pick: the mood's pool plus the group's learned expressions whose own mood
-(`expression_mood`) is the message's mood. Never the last phrase used in the group, never a
+≥5→0.05 by default). Pick: the mood's pool plus the group's learned expressions whose mood
+(`expression_mood`: the mood of the messages the group answered with it, else its wording) is
+the message's mood. Never the last phrase used in the group, never a
 phrase the member or the group just said (`recent_texts`). Every pool (built-in, admin-supplied
 or learned) is filtered: ≤ `max_chars`, single line, no CQ code, link or @, nothing from the
 blocklist, and no trailing question mark or instruction particle (吧 / 呀 / 呢 / 吗 / 嘛 …).
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pallas.product.llm.routing import phrases
-from pallas.product.llm.routing.ambient_stake import Mood, classify_mood
+from pallas.product.llm.routing.ambient_stake import Mood, ObservedPhrase, classify_mood
 from pallas.product.llm.routing.config import LowEngagementConfig
 from pallas.product.llm.routing.current_turn_decision import CurrentTurnAction
 
@@ -79,6 +80,8 @@ def clean_pool(pool: Iterable[str], *, max_chars: int, blocklist: Sequence[str])
     seen: dict[str, None] = {}
     for phrase in pool:
         text = phrase.strip()
+        if isinstance(phrase, ObservedPhrase):  # keep the observed mood through the strip
+            text = ObservedPhrase(text, phrase.mood)
         if text not in seen and is_clean_phrase(text, max_chars=max_chars, blocklist=blocklist):
             seen[text] = None
     return tuple(seen)
@@ -109,7 +112,10 @@ def build_pools(
 
 
 def expression_mood(expression: str) -> Mood | None:
-    """The mood a learned group expression fits (its own wording), None for a neutral one."""
+    """The mood a group expression fits: the mood it was observed in (`ObservedPhrase`, from
+    group learning), else its own wording; None for a neutral or mixed one."""
+    if isinstance(expression, ObservedPhrase):
+        return expression.mood
     text = expression.strip().lower()
     for mood, pattern in _EXPRESSION_MOODS:
         if pattern.search(text):
