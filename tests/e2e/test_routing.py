@@ -141,10 +141,11 @@ async def test_ambient_joins_unaddressed_chat_within_its_budget(
     config = "[routing.ambient]\nenabled = true\nrate = 1.0\nbudget = 1\ncooldown_s = 0\n"
     write_group_config(bot, GROUP, config)
     fake_llm.enqueue("我选看电影")
-    await peer.send_event(peer.group_message(GROUP, ALICE, "大家周末一般去哪里玩呀？"))
+    # issue 13: open questions the persona can answer ("大家周末去哪玩" asks members only)
+    await peer.send_event(peer.group_message(GROUP, ALICE, "周末去哪里玩，有什么推荐吗？"))
     await peer.wait_for_calls("send_group_msg", count=1)
     await asyncio.sleep(3.5)  # past the group chat cooldown
-    await peer.send_event(peer.group_message(GROUP, BOB, "有人推荐点好看的电影吗？"))
+    await peer.send_event(peer.group_message(GROUP, BOB, "最近有什么好看的电影推荐吗？"))
     await _quiet_for(3.0)
     assert sent_texts(peer.sends(GROUP)) == ["我选看电影"]  # the budget allows one ambient turn
     assert len(fake_llm.chat_requests()) == 1

@@ -32,6 +32,10 @@ How the replay stands in for what happens after routing on a live bot:
 Malformed lines (bad JSON / UTF-8, not an object, message events without ids or time) are
 reported with their line numbers and skipped; everything else is still replayed. Totals count
 each member message once, by its final outcome, so they add up to the number of messages.
+`unprompted` counts the final decisions where the bot speaks (an LLM turn or a phrase) although
+nobody addressed it, per 100 messages and per calendar day (UTC+8) of the log, broken down by
+`<trigger>:<stake or reason>:<llm|phrase>`. (Routing, not the replay, decides that a leading
+nickname the adapter took as `to_me` is only a third-person mention: "牛牛也是干员吧".)
 
 The package: `events` reads and checks the JSONL and works out `to_me`, `simulation` runs the
 routing loop and the simulated deliveries, `matching` pairs the bot's own lines with the turns

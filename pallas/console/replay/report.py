@@ -107,6 +107,9 @@ class ReplayTotals:
     outcomes: Counter[str] = field(default_factory=Counter)
     skip_reasons: Counter[str] = field(default_factory=Counter)
     cost_refusals: Counter[str] = field(default_factory=Counter)  # cost guard reason → turns
+    # unaddressed LLM turns and phrases, by "<trigger>:<stake or reason>:<llm|phrase>"
+    unprompted: Counter[str] = field(default_factory=Counter)
+    days: int = 0  # calendar days (UTC+8) with member messages
 
     def count(self, outcome: RouteOutcome) -> int:
         return self.outcomes.get(outcome.value, 0)
@@ -122,6 +125,18 @@ class ReplayTotals:
     @property
     def llm_calls_per_100(self) -> float:
         return 100.0 * self.llm_calls / self.messages if self.messages else 0.0
+
+    @property
+    def unprompted_total(self) -> int:
+        return sum(self.unprompted.values())
+
+    @property
+    def unprompted_per_100(self) -> float:
+        return 100.0 * self.unprompted_total / self.messages if self.messages else 0.0
+
+    @property
+    def unprompted_per_day(self) -> float:
+        return self.unprompted_total / self.days if self.days else 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -141,6 +156,11 @@ class ReplayTotals:
             "low_engagement_phrases": self.phrases,
             "llm_calls": self.llm_calls,
             "llm_calls_per_100_messages": round(self.llm_calls_per_100, 2),
+            "unprompted": self.unprompted_total,
+            "unprompted_per_100_messages": round(self.unprompted_per_100, 2),
+            "unprompted_per_day": round(self.unprompted_per_day, 2),
+            "days": self.days,
+            "unprompted_reasons": dict(self.unprompted.most_common()),
         }
 
 
@@ -228,6 +248,11 @@ def format_table(rows: Sequence[ReplayRow]) -> str:
     out = [header, "-" * (_width(header) + 24)]
     for row in rows:
         reason = row.reason
+        record = row.record or {}
+        if record.get("stage") in ("stake", "restraint"):
+            reason = f"{record['stage']}:{reason}"  # the social-fit skips, named as in totals
+        elif record.get("stake"):
+            reason += f" [stake:{record['stake']}, mood:{record.get('mood')}]"
         if row.phrase:
             reason += f" → 「{row.phrase}」"
         if row.accumulated:
@@ -274,6 +299,12 @@ def format_totals(totals: ReplayTotals) -> str:
         f"cost guard refused  {sum(totals.cost_refusals.values()):>5}   {cost}".rstrip(),
         f"LLM calls           {totals.llm_calls:>5}   "
         f"= {totals.llm_calls_per_100:.1f} per 100 messages",
+        (
+            f"unprompted          {totals.unprompted_total:>5}   "
+            f"= {totals.unprompted_per_100:.1f} per 100 messages, "
+            f"{totals.unprompted_per_day:.1f} per day ({totals.days} days)   "
+            + ", ".join(f"{k} {v}" for k, v in totals.unprompted.most_common())
+        ).rstrip(),
         f"answers             {totals.bot_lines_as_answers:>5} bot lines taken as deliveries, "
         f"{totals.simulated_replies} simulated, {totals.bot_lines_fed_back} bot lines fed back "
         "without a replayed turn",

@@ -11,11 +11,12 @@ import logging
 import random
 from collections.abc import Iterable
 from dataclasses import replace
+from datetime import datetime
 from typing import Any, Protocol
 
 from pallas.console.replay.events import _Event, _parse, adapter_to_me
 from pallas.console.replay.matching import _BotLineMatcher, _Claim
-from pallas.console.replay.report import ReplayReport, ReplayRow, ReplayTotals
+from pallas.console.replay.report import DISPLAY_TZ, ReplayReport, ReplayRow, ReplayTotals
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
@@ -337,6 +338,19 @@ class _Replayer(_BotLineMatcher):
             self.totals.outcomes[result.outcome.value] += 1
             if result.outcome is RouteOutcome.SKIP:
                 self.totals.skip_reasons[f"{result.stage}:{result.reason}"] += 1
+            if result.unprompted:
+                self.totals.unprompted[_unprompted_key(result)] += 1
+        days = {
+            datetime.fromtimestamp(turn.time, DISPLAY_TZ).date() for turn in self.turns.values()
+        }
+        self.totals.days = len(days)
+
+
+def _unprompted_key(result: RouteResult) -> str:
+    """ "<trigger>:<stake or decision reason>:<llm|phrase>" for the unprompted breakdown."""
+    why = result.stake.reason if result.stake is not None else result.reason
+    kind = "llm" if result.calls_llm else "phrase"
+    return f"{result.trigger.kind.value}:{why}:{kind}"
 
 
 def _row_text(segments: list[dict[str, Any]]) -> str:

@@ -16,7 +16,8 @@ from pallas.product.llm.routing.low_engagement import (
 )
 from tests.unit.routing.helpers import FixedRandom
 
-CFG = LowEngagementConfig()
+# Plain statements get silence by default; these tests exercise the statement pools.
+CFG = LowEngagementConfig(statement_phrases=True)
 
 
 def _decide(focus: str = "今天去公园散步了", *, config: LowEngagementConfig = CFG, **kwargs: Any):
@@ -63,7 +64,8 @@ def test_gate_and_roll(kwargs: dict[str, Any], reason: str) -> None:
 def test_emitted_phrase_is_short_and_from_soft_pools() -> None:
     for seed in range(50):
         result = _decide(
-            rng=random.Random(seed), config=LowEngagementConfig(probability_steps=((0, 1.0),))
+            rng=random.Random(seed),
+            config=LowEngagementConfig(statement_phrases=True, probability_steps=((0, 1.0),)),
         )
         assert result.emit and result.phrase is not None
         assert len(result.phrase) <= 12
@@ -82,7 +84,9 @@ def test_emotion_words_pick_the_tangent_pool(focus: str) -> None:
 
 def test_never_repeats_the_last_phrase() -> None:
     rng = random.Random(11)
-    config = LowEngagementConfig(probability_steps=((0, 1.0),), soft_pool=("嗯嗯", "好耶"))
+    config = LowEngagementConfig(
+        statement_phrases=True, probability_steps=((0, 1.0),), soft_pool=("嗯嗯", "好耶")
+    )
     last = None
     seen = []
     for _ in range(100):
@@ -94,7 +98,7 @@ def test_never_repeats_the_last_phrase() -> None:
 
 
 def test_single_phrase_pool_falls_back_to_emoji_instead_of_repeating() -> None:
-    config = LowEngagementConfig(soft_pool=("嗯嗯",))
+    config = LowEngagementConfig(statement_phrases=True, soft_pool=("嗯嗯",))
     result = _decide(config=config, last_phrase="嗯嗯")
     assert result.pool == "emoji"
     assert result.phrase in phrases.EMOJI_POOL
@@ -102,20 +106,23 @@ def test_single_phrase_pool_falls_back_to_emoji_instead_of_repeating() -> None:
 
 def test_no_phrase_when_every_pool_is_exhausted() -> None:
     config = LowEngagementConfig(
-        soft_pool=("嗯嗯",), emoji_pool=("嗯嗯",), use_group_expressions=False
+        statement_phrases=True,
+        soft_pool=("嗯嗯",),
+        emoji_pool=("嗯嗯",),
+        use_group_expressions=False,
     )
     result = _decide(config=config, last_phrase="嗯嗯")
     assert (result.emit, result.reason) == (False, "no_phrase")
 
 
 def test_group_expressions_join_the_pool() -> None:
-    config = LowEngagementConfig(soft_pool=())
+    config = LowEngagementConfig(statement_phrases=True, soft_pool=())
     result = _decide(config=config, group_expressions=("确实可以",))
     assert (result.phrase, result.pool) == ("确实可以", "group")
 
 
 def test_group_expressions_can_be_switched_off() -> None:
-    config = LowEngagementConfig(soft_pool=(), use_group_expressions=False)
+    config = LowEngagementConfig(statement_phrases=True, soft_pool=(), use_group_expressions=False)
     result = _decide(config=config, group_expressions=("确实可以",))
     assert result.pool == "emoji"
 
@@ -124,7 +131,9 @@ def test_group_expressions_can_be_switched_off() -> None:
     ("phrase", "clean"),
     [
         ("嗯嗯", True),
-        ("诶？", True),
+        ("诶？", False),  # reads as a question in a stranger's chat
+        ("喝口水吧", False),  # an instruction
+        ("是这样呀", False),
         ("一二三四五六七八九十一二", True),
         ("一二三四五六七八九十一二三", False),
         ("你个傻逼", False),
@@ -155,10 +164,20 @@ def test_dirty_phrases_never_enter_any_pool() -> None:
         "soft": ("嗯嗯",),
         "emotion": ("抱抱",),
         "emoji": ("🐮",),
+        "good_news": phrases.GOOD_NEWS_POOL,
+        "surprise": phrases.SURPRISE_POOL,
+        "warm": phrases.WARM_POOL,
     }
 
 
 def test_built_in_pools_are_clean() -> None:
-    for pool in (phrases.SOFT_POOL, phrases.EMOTION_TANGENT_POOL, phrases.EMOJI_POOL):
+    for pool in (
+        phrases.SOFT_POOL,
+        phrases.EMOTION_TANGENT_POOL,
+        phrases.EMOJI_POOL,
+        phrases.GOOD_NEWS_POOL,
+        phrases.SURPRISE_POOL,
+        phrases.WARM_POOL,
+    ):
         for phrase in pool:
             assert is_clean_phrase(phrase, max_chars=12, blocklist=phrases.BLOCKLIST), phrase

@@ -41,9 +41,11 @@ def _route(text: str, state: RouteState = EMPTY, config: RoutingConfig = BASE, *
         ("今天牛牛好可爱", RouteState(), {}, "low_engagement", RouteOutcome.PASS_PHRASE),
         ("谢谢你呀", ANSWERED_ALICE, {}, "low_engagement", RouteOutcome.PASS_PHRASE),
         ("谢谢你呀", ANSWERED_ALICE, {"user": BOB}, "necessity", RouteOutcome.SKIP),
-        ("那我先去吃饭了", ANSWERED_ALICE, {}, "low_engagement", RouteOutcome.PASS_PHRASE),
+        # issue 13: a plain statement gets silence, not a phrase
+        ("那我先去吃饭了", ANSWERED_ALICE, {}, "low_engagement", RouteOutcome.PASS_SILENT),
         ("那明天几点开始？", ANSWERED_ALICE, {}, "decision", RouteOutcome.REPLY),
-        ("加我微信免费领皮肤", ANSWERED_ALICE, {}, "necessity", RouteOutcome.SKIP),
+        # issue 13: an ad is cut by the stake rules before necessity
+        ("加我微信免费领皮肤", ANSWERED_ALICE, {}, "stake", RouteOutcome.SKIP),
         (
             "你好",
             RouteState(last_turn_at=T0 - 1),
@@ -70,15 +72,29 @@ def test_pass_phrase_makes_no_llm_call_and_is_short() -> None:
 def test_bystander_stays_silent_even_when_the_gate_lets_it_through() -> None:
     config = BASE.model_copy(update={"gate": GateConfig(skip_bystander=False)})
     result = _route("你也觉得这个可以吗", ANSWERED_ALICE, config, at_users=(BOB,))
-    assert result.necessity is not None and result.necessity.hard_negative
-    assert (result.stage, result.outcome) == ("necessity", RouteOutcome.SKIP)
+    # issue 13: talking to another member is a member thread for the stake rules
+    assert (result.stage, result.reason, result.outcome) == (
+        "stake",
+        "member_thread",
+        RouteOutcome.SKIP,
+    )
 
 
-def test_ambient_low_social_goes_to_pass_not_llm() -> None:
+def test_ambient_low_social_gets_neither_llm_nor_phrase() -> None:
     config = BASE.model_copy(update={"ambient": AmbientConfig(rate=1.0)})
     result = _route("今天好热啊", config=config)
     assert result.trigger.is_ambient
+    # issue 13: a plain statement is no stake (before: a PASS phrase)
+    assert (result.stage, result.reason, result.outcome) == ("stake", "no_stake", RouteOutcome.SKIP)
+
+
+def test_ambient_good_news_may_get_a_good_news_phrase() -> None:
+    config = BASE.model_copy(update={"ambient": AmbientConfig(rate=1.0)})
+    result = _route("我六级过了", config=config)
+    assert result.trigger.is_ambient and result.stake is not None
+    assert result.stake.reason == "emotion"
     assert result.outcome is RouteOutcome.PASS_PHRASE
+    assert result.low_engagement is not None and result.low_engagement.pool == "good_news"
 
 
 def test_tool_turn_with_permission() -> None:
@@ -98,7 +114,9 @@ def test_low_affinity_can_keep_a_soft_trigger_below_threshold() -> None:
     assert _route(question, ANSWERED_ALICE).outcome is RouteOutcome.REPLY
     cold = _route(question, ANSWERED_ALICE, extras=RouteExtras(affinity=0.0))
     assert cold.necessity is not None and cold.necessity.weight_of("low_affinity") == -30
-    assert cold.outcome is RouteOutcome.PASS_PHRASE
+    # issue 13: a question never gets a phrase (before: PASS_PHRASE)
+    assert cold.outcome is RouteOutcome.PASS_SILENT
+    assert cold.low_engagement is not None and cold.low_engagement.reason == "question"
 
 
 def test_quote_needs_the_necessity_pass_and_a_candidate() -> None:

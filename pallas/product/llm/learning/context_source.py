@@ -28,6 +28,7 @@ from pallas.core.db.repositories.learning_feedback import FeedbackRepository
 from pallas.product.llm.context import sections as S
 from pallas.product.llm.context.context import GatherRequest, SourceContribution
 from pallas.product.llm.context.turn_context import RetrievedBlock
+from pallas.product.llm.routing.ambient_stake import ObservedPhrase, observed_mood
 from pallas.product.llm.routing.text_signals import (
     SocialAction,
     classify_social_action,
@@ -252,14 +253,16 @@ class GroupLearningSource:
 
 
 def _active_short_phrases(data: GroupLearningData, blocks: FeedbackBlocks) -> tuple[str, ...]:
+    """The repeated short replies, each with the mood of the messages it answered (the PASS exit
+    uses a phrase only in that mood)."""
     blocked = blocked_keys_of(blocks.phrases)
-    counts = Counter(
-        pair.response_text.strip()
-        for pair in data.observed_pairs
-        if pair.source_token not in blocks.tokens
-    )
+    triggers: dict[str, list[str]] = {}
+    for pair in data.observed_pairs:
+        if pair.source_token not in blocks.tokens:
+            triggers.setdefault(pair.response_text.strip(), []).append(pair.trigger_text)
+    counts = Counter({text: len(seen) for text, seen in triggers.items()})
     return tuple(
-        text
+        ObservedPhrase(text, observed_mood(triggers[text]))
         for text, uses in counts.most_common()
         if uses >= LOW_ENGAGEMENT_MIN_USES
         and 2 <= len(text) <= LOW_ENGAGEMENT_MAX_CHARS

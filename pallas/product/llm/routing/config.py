@@ -101,6 +101,19 @@ class QuoteConfig(_Section):
     candidate_ttl_s: float = Field(default=600.0, gt=0)  # whole list expires when idle
 
 
+class SocialFitConfig(_Section):
+    """Restraint in groups nobody addresses the bot in (`ambient_stake`, daily cap)."""
+
+    enabled: bool = True  # False: no stake rules (every soft trigger may go on)
+    long_post_chars: int = Field(default=80, ge=1)  # longer unaddressed text is a pasted post
+    thread_window_s: float = Field(default=90.0, ge=0)  # two-person exchange / follow-on window
+    short_follow_on_chars: int = Field(default=6, ge=0)  # "哪一关" right after another member
+    recent_lines: int = Field(default=8, ge=2)  # member lines kept for the thread rules
+    topic_keys: tuple[str, ...] = ()  # topics the persona has a stake in ("明日方舟", "干员")
+    daily_unprompted_cap: int = Field(default=6, ge=0)  # unaddressed REPLY + phrases per day
+    day_offset_hours: float = Field(default=8.0, ge=-12, le=14)  # the group's day: UTC+8
+
+
 class LowEngagementConfig(_Section):
     """PASS exit: maybe one <=12-char local phrase, never an LLM call."""
 
@@ -112,6 +125,10 @@ class LowEngagementConfig(_Section):
     soft_pool: tuple[str, ...] | None = None  # None: built-in pool (phrases.SOFT_POOL)
     emotion_pool: tuple[str, ...] | None = None  # None: phrases.EMOTION_TANGENT_POOL
     emoji_pool: tuple[str, ...] | None = None  # None: phrases.EMOJI_POOL
+    good_news_pool: tuple[str, ...] | None = None  # None: phrases.GOOD_NEWS_POOL
+    surprise_pool: tuple[str, ...] | None = None  # None: phrases.SURPRISE_POOL
+    warm_pool: tuple[str, ...] | None = None  # None: phrases.WARM_POOL
+    statement_phrases: bool = False  # True: plain statements may get the soft pool (old way)
     extra_blocklist: tuple[str, ...] = ()  # added to phrases.BLOCKLIST
 
     @field_validator("probability_steps")
@@ -146,3 +163,4 @@ class RoutingConfig(_Section):
     quote: QuoteConfig = QuoteConfig()
     low_engagement: LowEngagementConfig = LowEngagementConfig()
     short_social: ShortSocialConfig = ShortSocialConfig()
+    social: SocialFitConfig = SocialFitConfig()

@@ -6,41 +6,62 @@ source, phrases pass `low_engagement.is_clean_phrase` (length, no CQ codes, bloc
 
 from __future__ import annotations
 
-# General soft pool: short, gentle acknowledgements in character.
+# Soft pool: short acknowledgements, used for plain statements only when a group turns
+# `low_engagement.statement_phrases` on (by default a plain statement gets silence). Nothing
+# here reads as an answer, a question or an instruction (no trailing ？/吧/呀/呢).
 SOFT_POOL: tuple[str, ...] = (
     "嗯嗯",
-    "在听呢",
-    "诶？",
     "原来如此",
     "确实",
-    "好耶",
     "哦哦",
     "有道理",
     "欸嘿",
-    "牛牛在呢",
-    "记下啦",
     "嘿嘿",
-    "是这样呀",
     "听起来不错",
-    "好哦",
 )
 
-# Emotion tangent pool: a clean, gentle one-line shift when the text carries emotion words.
+# Good news (六级过了 / offer 到手 / 出货了): cheer along.
+GOOD_NEWS_POOL: tuple[str, ...] = (
+    "好耶",
+    "好耶！",
+    "恭喜恭喜",
+    "太好了",
+    "厉害了",
+    "好诶",
+    "✨",
+)
+
+# Surprise (卧槽 / 居然 / 原来): a small echo of the surprise, never a question.
+SURPRISE_POOL: tuple[str, ...] = (
+    "诶",
+    "欸",
+    "哇",
+    "好家伙",
+    "啊这",
+    "👀",
+)
+
+# Thanks / teasing aimed at the bot (follow-up window or a mention of its name).
+WARM_POOL: tuple[str, ...] = (
+    "嘿嘿",
+    "欸嘿",
+    "不客气",
+    "小事一桩",
+    "(・ω・)",
+)
+
+# Venting / emotion: comfort or a gentle tangent.
 EMOTION_TANGENT_POOL: tuple[str, ...] = (
-    "没绷住",
-    "休息会",
     "抱抱",
     "摸摸头",
     "辛苦啦",
     "缓一缓",
-    "喝口水吧",
     "先歇会儿",
     "会好起来的",
-    "深呼吸～",
     "陪你一会",
 )
 
-# Fallback when every other pool is empty after filtering.
+# Fallback when the statement pools are empty after filtering (statement_phrases only).
 EMOJI_POOL: tuple[str, ...] = ("🐮", "👀", "✨", "😊", "(・ω・)")
 
 # Aggressive or dirty fragments: any phrase containing one of these never enters a pool.

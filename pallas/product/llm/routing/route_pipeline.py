@@ -1,9 +1,11 @@
 """The whole routing decision as one pure function over a state snapshot.
 
-`evaluate_route` runs: triggers → reply_gate → cooldown / disabled → reply_necessity →
-(QUOTE roll) → decide_current_turn_by_rule → low_engagement (PASS only), and returns a frozen
-`RouteResult` holding every stage's result. `RoutingEngine` (router.py) loads the `RouteState`
-from the StateStore, calls this, and writes the effects back.
+`evaluate_route` runs: triggers → reply_gate → (merge) → ambient_stake (unaddressed soft
+triggers; any other unaddressed turn once it passed necessity) → cooldown / disabled →
+reply_necessity → (QUOTE roll) → decide_current_turn_by_rule → low_engagement (PASS only) →
+the daily cap on unprompted utterances, and returns a frozen `RouteResult` holding every
+stage's result. `RoutingEngine` (router.py) loads the `RouteState` from the StateStore, calls
+this, and writes the effects back.
 
 A member whose previous turn is still being answered gets `merge` (right after the gate): the
 caller folds the message into that turn, so two quick messages produce one reply.
@@ -18,11 +20,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from pallas.core.turn import TurnInput
+from pallas.product.llm.routing.ambient_stake import StakeInput, StakeResult, assess_stake
 from pallas.product.llm.routing.config import RoutingConfig
 from pallas.product.llm.routing.cooldown import CooldownResult, CooldownVerdict, evaluate_cooldown
 from pallas.product.llm.routing.current_turn_decision import (
@@ -88,7 +91,9 @@ class RouteResult:
     turn: TurnInput
     now: float
     outcome: RouteOutcome
-    stage: str  # dedupe | gate | admission | cooldown | necessity | decision | low_engagement
+    # dedupe | gate | stake | admission | cooldown | necessity | decision | low_engagement |
+    # restraint
+    stage: str
     reason: str
     trigger: TriggerResult
     gate: GateResult
@@ -97,6 +102,7 @@ class RouteResult:
     quote: QuoteDecision | None = None
     decision: CurrentTurnDecision | None = None
     low_engagement: LowEngagementResult | None = None
+    stake: StakeResult | None = None
     accumulated: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
 
     @property
@@ -106,6 +112,12 @@ class RouteResult:
     @property
     def phrase(self) -> str | None:
         return self.low_engagement.phrase if self.low_engagement else None
+
+    @property
+    def unprompted(self) -> bool:
+        """The bot speaks (LLM turn or phrase) although nobody addressed it."""
+        speaks = self.calls_llm or self.outcome is RouteOutcome.PASS_PHRASE
+        return speaks and not self.trigger.addressed
 
     @property
     def action(self) -> CurrentTurnAction | None:
@@ -136,6 +148,8 @@ class RouteResult:
             "reply_message_id": d.reply_message_id if d else None,
             "quote": self.quote.reason if self.quote else None,
             "low_engagement": self.low_engagement.reason if self.low_engagement else None,
+            "stake": self.stake.reason if self.stake else None,
+            "mood": self.stake.mood.value if self.stake else None,
             "phrase": self.phrase,
             "outcome": self.outcome.value,
             "stage": self.stage,
@@ -215,6 +229,36 @@ def _decide(
     return decide_current_turn_by_rule(inp, cfg.short_social)
 
 
+def _stake(
+    turn: TurnInput, trig: TriggerResult, config: RoutingConfig, state: RouteState, now: float
+) -> StakeResult:
+    quoted = turn.reply_to_user_id
+    inp = StakeInput(
+        text=trig.content_text,
+        raw_text=turn.text,
+        user_id=turn.user_id,
+        now=now,
+        trigger="follow_up" if trig.follow_up else trig.kind.value,
+        mentioned=trig.mentioned,
+        mentions_others=turn.mentions_others,
+        mentions_all=turn.mentions_all,
+        replies_to_member=quoted is not None and quoted not in (turn.bot_id, turn.user_id),
+        recent=state.recent_lines,
+    )
+    return assess_stake(inp, config.social)
+
+
+def over_daily_cap(result: RouteResult) -> RouteResult:
+    """An unprompted utterance over the daily cap becomes a skip (`restraint:daily_cap`)."""
+    return replace(result, outcome=RouteOutcome.SKIP, stage="restraint", reason="daily_cap")
+
+
+def _capped(result: RouteResult, config: RoutingConfig, state: RouteState) -> RouteResult:
+    if not result.unprompted or state.unprompted_today < config.social.daily_unprompted_cap:
+        return result
+    return over_daily_cap(result)
+
+
 def _pass_eligible(trig: TriggerResult, necessity: NecessityResult) -> bool:
     return not trig.addressed and trig.kind in SOFT_TRIGGERS and not necessity.hard_negative
 
@@ -247,10 +291,17 @@ def evaluate_route(
     if gate.verdict is not GateVerdict.PROCEED:
         outcome = RouteOutcome.DEFER if gate.verdict is GateVerdict.DEFER else RouteOutcome.SKIP
         return RouteResult(outcome=outcome, stage="gate", reason=gate.reason, **base)
-    if state.user_in_flight:
+    if state.user_in_flight:  # a member's burst joins the turn in flight, whatever it says
         return RouteResult(
             outcome=RouteOutcome.MERGE, stage="admission", reason="user_in_flight", **base
         )
+    if not trig.addressed and trig.kind in SOFT_TRIGGERS:
+        stake = _stake(turn, trig, config, state, now)
+        base["stake"] = stake
+        if not stake.allowed:
+            return RouteResult(
+                outcome=RouteOutcome.SKIP, stage="stake", reason=stake.reason, **base
+            )
     cool = evaluate_cooldown(
         config.cooldown,
         enabled=config.enabled,
@@ -273,7 +324,14 @@ def evaluate_route(
         return RouteResult(
             outcome=RouteOutcome.SKIP, stage="necessity", reason=necessity.reason, **base
         )
-    return _finish_decision(turn, config, state, now, rng, ex, base)
+    if not trig.addressed and "stake" not in base:  # no soft trigger, yet above threshold
+        stake = _stake(turn, trig, config, state, now)
+        base["stake"] = stake
+        if not stake.allowed:
+            return RouteResult(
+                outcome=RouteOutcome.SKIP, stage="stake", reason=stake.reason, **base
+            )
+    return _capped(_finish_decision(turn, config, state, now, rng, ex, base), config, state)
 
 
 def _finish_decision(
@@ -287,6 +345,7 @@ def _finish_decision(
 ) -> RouteResult:
     trig: TriggerResult = base["trigger"]
     necessity: NecessityResult = base["necessity"]
+    stake: StakeResult | None = base.get("stake")
     quote = None
     if turn.reply_to is not None and necessity.passed:
         quote = decide_quote(
@@ -312,9 +371,17 @@ def _finish_decision(
         rng=rng,
         last_phrase=state.last_phrase,
         group_expressions=extras.group_expressions,
+        mood=stake.mood if stake is not None else None,
+        recent_texts=_recent_texts(state, now, config),
     )
     outcome = RouteOutcome.PASS_PHRASE if low.emit else RouteOutcome.PASS_SILENT
     reason = f"{decision.reason}:{low.reason}"
     return RouteResult(
         outcome=outcome, stage="low_engagement", reason=reason, low_engagement=low, **base
     )
+
+
+def _recent_texts(state: RouteState, now: float, config: RoutingConfig) -> tuple[str, ...]:
+    """What the group said lately: a PASS phrase never repeats it."""
+    window = config.social.thread_window_s
+    return tuple(line.text for line in state.recent_lines if 0 <= now - line.t <= window)

@@ -10,6 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pallas.product.llm.routing.ambient_stake import RecentLine
+
 KEY_NAMES = (
     "silenced_until",  # float: end of the silence period after a shut-up request
     "last_turn_at",  # float: when the bot last started an LLM turn (cooldown anchor)
@@ -21,6 +23,7 @@ KEY_NAMES = (
     "last_phrase",  # str: last low-engagement phrase (never repeated)
     "pending",  # bounded list[dict]: messages accumulated during cooldown / deferred
     "decisions",  # bounded list[dict]: the latest decision records (to_log_dict)
+    "recent_lines",  # bounded list[{"t", "user", "text", "reply_to", "to_bot"}] (stake rules)
 )
 
 
@@ -52,6 +55,10 @@ class RouteKeys:
         cooldown anchor it read): two turns deciding on the same snapshot cannot both start."""
         return f"{self.base}:turn_after:" + ("none" if last_turn_at is None else repr(last_turn_at))
 
+    def unprompted(self, day: str) -> str:
+        """Counter of the bot's unprompted utterances (unaddressed REPLY / phrase) on `day`."""
+        return f"{self.base}:unprompted:{day}"
+
     def in_flight(self, user_id: int | None = None) -> str:
         """Marker of a member's turn between the decision and the delivery (prefix if None)."""
         return f"{self.base}:inflight:" + ("" if user_id is None else str(user_id))
@@ -82,6 +89,8 @@ class RouteState:
     bot_replies: tuple[BotReply, ...] = ()
     last_phrase: str | None = None
     user_in_flight: bool = False  # this member already has a turn being answered
+    recent_lines: tuple[RecentLine, ...] = ()  # earlier member lines, newest last
+    unprompted_today: int = 0  # unaddressed REPLY / phrases today (daily cap)
 
     def recent_bot_replies(self, now: float, window_s: float) -> int:
         """Bot replies and phrases in the group within `window_s`."""
@@ -99,6 +108,25 @@ class RouteState:
             if r.user == user_id and r.kind == "reply" and 0 <= now - r.t <= window_s
         )
         return answers >= min_replies
+
+
+def recent_line_json(
+    t: float, user: int, text: str, reply_to: int | None, to_bot: bool = False
+) -> dict[str, Any]:
+    return {"t": t, "user": user, "text": text[:40], "reply_to": reply_to, "to_bot": to_bot}
+
+
+def _recent_line(raw: Any) -> RecentLine | None:
+    if not isinstance(raw, Mapping) or _float(raw.get("t")) is None:
+        return None
+    reply_to = raw.get("reply_to")
+    return RecentLine(
+        float(raw["t"]),
+        int(raw.get("user", 0)),
+        str(raw.get("text", "")),
+        int(reply_to) if isinstance(reply_to, int) else None,
+        bool(raw.get("to_bot")),
+    )
 
 
 def _float(value: Any) -> float | None:
@@ -121,4 +149,8 @@ def state_from_raw(raw: Mapping[str, Any]) -> RouteState:
         bot_replies=tuple(BotReply.from_json(r) for r in replies if isinstance(r, Mapping)),
         last_phrase=last_phrase if isinstance(last_phrase, str) else None,
         user_in_flight=bool(raw.get("user_in_flight")),
+        recent_lines=tuple(
+            line for line in map(_recent_line, raw.get("recent_lines") or ()) if line is not None
+        ),
+        unprompted_today=int(raw.get("unprompted_today") or 0),
     )

@@ -12,6 +12,13 @@ ask why the bot did or did not speak. Effects written:
 - a low-engagement phrase → `last_phrase`, a "phrase" entry in `bot_replies` (it counts as
   recent bot activity but opens no follow-up window), `ambient_times` if ambient.
 
+Every routed member message is pushed to `recent_lines` (bounded, for the stake's thread rules
+and the PASS "never repeat the group" rule). An unprompted utterance (an unaddressed LLM turn or
+phrase) takes a slot of the group's counter of the day (`unprompted:<YYYYMMDD>` in the group's
+time zone, `social.day_offset_hours`) with an atomic `incr` before its effects are applied; over
+`daily_unprompted_cap` it becomes `restraint:daily_cap` (the snapshot's
+`RouteState.unprompted_today` gives the same verdict without a race).
+
 An LLM turn also marks the member as in flight (TTL `turn_timeout_s`): until the answer is
 delivered, further messages from that member route to `merge`.
 
@@ -34,6 +41,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -50,11 +58,13 @@ from pallas.product.llm.routing.route_pipeline import (
     RouteResult,
     duplicate_result,
     evaluate_route,
+    over_daily_cap,
 )
 from pallas.product.llm.routing.route_state import (
     BotReply,
     RouteKeys,
     RouteState,
+    recent_line_json,
     state_from_raw,
 )
 
@@ -73,13 +83,18 @@ class RoutingEngine:
     def _keys(self, bot_id: int, group_id: int, user_id: int = 0) -> RouteKeys:
         return RouteKeys.of(bot_id, group_id, user_id, prefix=self._prefix)
 
-    async def load_state(self, bot_id: int, group_id: int, user_id: int = 0) -> RouteState:
+    async def load_state(
+        self, bot_id: int, group_id: int, user_id: int = 0, *, day: str | None = None
+    ) -> RouteState:
         keys = self._keys(bot_id, group_id, user_id)
         raw: dict[str, Any] = {}
         for name in (*_SCALAR_KEYS, "candidates", "last_phrase"):
             raw[name] = await self._store.get(keys.key(name))
         raw["bot_replies"] = await self._store.items(keys.key("bot_replies"))
         raw["bot_messages"] = await self._store.items(keys.key("bot_messages"))
+        raw["recent_lines"] = await self._store.items(keys.key("recent_lines"))
+        if day is not None:
+            raw["unprompted_today"] = await self._store.get(keys.unprompted(day))
         if user_id:
             raw["user_in_flight"] = await self._store.get(keys.in_flight(user_id)) is not None
         return state_from_raw(raw)
@@ -119,12 +134,43 @@ class RoutingEngine:
             if not fresh:
                 result = duplicate_result(turn, now)
             else:
-                state = await self.load_state(turn.bot_id, turn.group_id, turn.user_id)
-                result = await self._apply(decide(state), config, state)
+                day = day_of(now, config.social.day_offset_hours)
+                state = await self.load_state(turn.bot_id, turn.group_id, turn.user_id, day=day)
+                decided = await self._count_unprompted(keys.unprompted(day), decide(state), config)
+                result = await self._apply(decided, config, state)
+                if decided.unprompted and not result.unprompted:  # lost a claim: not spoken
+                    await self._store.incr(keys.unprompted(day), -1)
                 if result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER):
                     await self._store.delete(seen_key)
+                else:
+                    await self._note_line(keys, result, config)
         await self._remember(keys, result, config)
         return result
+
+    async def _count_unprompted(
+        self, key: str, result: RouteResult, config: RoutingConfig
+    ) -> RouteResult:
+        """Take one of the day's unprompted utterances atomically, or cap the result: two
+        processes deciding on the same snapshot cannot both pass the last slot."""
+        if not result.unprompted:
+            return result
+        if await self._store.incr(key, ttl=2 * 86_400.0) <= config.social.daily_unprompted_cap:
+            return result
+        await self._store.incr(key, -1)
+        return over_daily_cap(result)
+
+    async def _note_line(self, keys: RouteKeys, result: RouteResult, config: RoutingConfig) -> None:
+        turn, now = result.turn, result.now
+        quoted = turn.reply_to_user_id if turn.reply_to_user_id != turn.bot_id else None
+        others = [uid for uid in turn.mentions if uid != turn.bot_id]
+        target = quoted if quoted is not None else (others[0] if others else None)
+        ttl = max(config.social.thread_window_s, 60.0) * 4
+        await self._store.push(
+            keys.key("recent_lines"),
+            recent_line_json(now, turn.user_id, turn.text, target, result.trigger.addressed),
+            maxlen=config.social.recent_lines,
+            ttl=ttl,
+        )
 
     async def note(
         self, result: RouteResult, config: RoutingConfig, **changes: Any
@@ -374,6 +420,11 @@ class RoutingEngine:
     ) -> list[dict[str, Any]]:
         """The latest decision records of the group, oldest first (admin "why")."""
         return await self._store.items(self._keys(bot_id, group_id, user_id).key("decisions"))
+
+
+def day_of(now: float, offset_hours: float) -> str:
+    """The calendar day of `now` in the group's time zone (UTC + `offset_hours`), YYYYMMDD."""
+    return time.strftime("%Y%m%d", time.gmtime(now + offset_hours * 3600.0))
 
 
 def _unclaimed_result(result: RouteResult) -> RouteResult:

@@ -6,6 +6,17 @@ the text, or the adapter's own `to_me` verdict), `follow_up` (the bot answered t
 within `follow_up_window_s`), `alias` with `mentioned=True` (the name inside a sentence,
 "今天牛牛好可爱": a mention, not an address), `ambient` (a rolled perception), `none`.
 
+Third-person mentions are not addresses. The name at the start is vocative when a separator
+follows ("牛牛，…", "牛牛 …"), nothing follows, or what follows speaks to the bot (a question,
+a request, a greeting, "你 / 帮 / 给我 / 在吗 …"); it is talked about when what follows opens a
+statement about it ("也 / 都 / 是 / 的 / 今天 / 背后 …": "牛牛也是干员吧") or only repeats it
+("牛牛牛"); anything else ("牛牛掷个骰子") stays an address. The
+name at the end is vocative unless a verb or preposition takes it as its object ("问牛牛",
+"让牛牛", "和牛牛"). A message that @s another member never addresses the bot by name without a
+separator ("@张三 牛牛看看" talks to 张三). Such mentions are soft triggers (`alias_mention`),
+also when the adapter's nickname check said `to_me`. An @bot or a quote of the bot always
+addresses it.
+
 `addressed` is the spec's to_me: private / at / reply_to_bot / vocative alias. Follow-ups and
 inside mentions are soft triggers: they raise the necessity score and widen the timeline but are
 not exempt from the gate or the threshold.
@@ -20,10 +31,33 @@ from enum import StrEnum
 
 from pallas.core.turn import TurnInput
 from pallas.product.llm.routing.config import AmbientConfig, TriggerConfig
-from pallas.product.llm.routing.text_signals import clean_text, meaningful_length
+from pallas.product.llm.routing.text_signals import (
+    clean_text,
+    is_question,
+    is_request,
+    meaningful_length,
+)
 
 _LEAD_SEP = " ,，、:：~～!！。"
 _TAIL_PARTICLES = " ~～!！。.…?？呀啊哦喔呢哇啦"
+# What follows a leading name when the member speaks to the bot without a comma.
+_ADDRESS_CUES = (
+    "你", "您", "我", "帮", "给我", "来", "在吗", "在不在", "在么", "在嘛", "请", "快", "陪",
+    "讲", "唱", "告诉", "教", "查", "算", "写", "翻译", "推荐", "别", "不要", "能不能", "可不可以",
+    "早", "晚安", "晚上好", "午安", "你好", "谢", "辛苦", "生日快乐", "看看", "过来", "出来",
+    "说个", "说说", "说一下",
+)  # fmt: skip
+# What follows a leading name when the member talks about the bot ("牛牛也是干员吧").
+_THIRD_PERSON_CUES = (
+    "也", "都", "还", "就", "又", "的", "是", "和", "跟", "与", "被", "把", "让", "说", "这", "那",
+    "今天", "昨天", "最近", "以前", "之前", "刚才", "刚刚", "背后", "居然", "竟然", "好像", "应该",
+    "肯定", "估计", "大概", "其实", "真是", "不是", "没", "一直", "已经", "每次", "总是", "老是",
+)  # fmt: skip
+# A trailing name taken as the object of these is talked about, not to: 问牛牛 / 让牛牛.
+_OBJECT_VERBS = (
+    "问", "找", "叫", "让", "给", "和", "跟", "对", "被", "把", "像", "是", "的", "有", "喊",
+    "求", "等", "替", "比", "用", "教", "夸", "骂", "带", "请", "靠", "看", "关于", "这个", "那个",
+)  # fmt: skip
 
 
 class TriggerKind(StrEnum):
@@ -77,8 +111,32 @@ class TriggerResult:
         return self.kind is TriggerKind.AMBIENT
 
 
-def match_alias(text: str, aliases: Iterable[str], *, anywhere: bool = True) -> AliasMatch | None:
-    """Find the persona name in `text`: vocative (start / end / whole) first, then inside."""
+def _leading(text: str, key: str, offset: int, talks_to_other: bool) -> str | None:
+    """The position ("start" / "whole") of a vocative leading name, None when talked about.
+
+    In order: a separator or nothing → vocative; an @ of another member or a repeat of the name
+    → talked about; an address cue, a question or a request → vocative; a third-person cue →
+    talked about; otherwise (a greeting, teasing, "闭嘴", "掷个骰子" …) → vocative."""
+    after = text[offset + len(key) :]
+    rest = after.lstrip(_LEAD_SEP).strip()
+    if not rest:
+        return "whole"
+    if after[:1] in _LEAD_SEP:
+        return "start"  # "牛牛，…" / "牛牛 …" always
+    if talks_to_other or set(rest.lower()) <= set(key):  # "@张三 牛牛看看", "牛牛牛"
+        return None
+    if rest.startswith(_ADDRESS_CUES) or is_question(rest) or is_request(rest):
+        return "start"
+    return None if rest.startswith(_THIRD_PERSON_CUES) else "start"
+
+
+def match_alias(
+    text: str, aliases: Iterable[str], *, anywhere: bool = True, talks_to_other: bool = False
+) -> AliasMatch | None:
+    """Find the persona name in `text`: vocative (start / end / whole) first, then inside.
+
+    A leading or trailing name that is talked about rather than to (see the module docstring)
+    is returned as "inside"; `talks_to_other`: the message @s another member."""
     names = sorted({a.strip() for a in aliases if a and a.strip()}, key=len, reverse=True)
     lowered = text.lower()
     body = lowered[1:] if lowered.startswith("@") else lowered
@@ -86,13 +144,19 @@ def match_alias(text: str, aliases: Iterable[str], *, anywhere: bool = True) -> 
     for name in names:
         key = name.lower()
         if body.startswith(key):
+            position = _leading(text, key, offset, talks_to_other)
+            if position is None:
+                return AliasMatch(name, "inside", text.strip())
             rest = text[offset + len(key) :].lstrip(_LEAD_SEP)
-            return AliasMatch(name, "start" if rest.strip() else "whole", rest.strip())
+            return AliasMatch(name, position, rest.strip())
     trimmed = lowered.rstrip(_TAIL_PARTICLES)
     for name in names:
         key = name.lower()
         if trimmed.endswith(key) and len(trimmed) > len(key):
             head = text[: len(trimmed) - len(key)].rstrip(" ,，、@")
+            separated = text[len(trimmed) - len(key) - 1 : len(trimmed) - len(key)] in _LEAD_SEP
+            if not separated and (talks_to_other or head.strip().endswith(_OBJECT_VERBS)):
+                return AliasMatch(name, "inside", text.strip())
             return AliasMatch(name, "end", head.strip())
     if anywhere:
         for name in names:
@@ -142,7 +206,12 @@ def detect_trigger(
 ) -> TriggerResult:
     """Classify the trigger of `turn`. Consumes one `rng` draw only when ambient is rolled."""
     text = clean_text(turn.text, strip_mentions=bool(turn.mentions or turn.mentions_all))
-    match = match_alias(text, (*aliases, *triggers.extra_aliases), anywhere=triggers.alias_anywhere)
+    match = match_alias(
+        text,
+        (*aliases, *triggers.extra_aliases),
+        anywhere=triggers.alias_anywhere,
+        talks_to_other=turn.mentions_others,
+    )
     vocative = match is not None and match.vocative
     content = match.content if vocative and match is not None else text
     wide = triggers.timeline_width_addressed
@@ -154,7 +223,9 @@ def detect_trigger(
     if direct is not None:
         width = 0 if direct is TriggerKind.PRIVATE else wide
         return TriggerResult(direct, True, width, content, direct.value, **alias_fields)
-    if vocative or turn.to_me:
+    # the adapter's to_me without @ or quote is its nickname check: not when talked about
+    adapter_to_me = turn.to_me and (match is None or vocative)
+    if vocative or adapter_to_me:
         fields = alias_fields if vocative else {"alias": None, "alias_position": "adapter"}
         return TriggerResult(TriggerKind.ALIAS, True, wide, content, "alias_vocative", **fields)
     mentioned = match is not None and not vocative
