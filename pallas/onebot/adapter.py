@@ -10,13 +10,25 @@
   raises `InvalidStateError` / `ValueError` there, which also ended the loop.
 
 Anything else `json_to_event` raises is logged and the frame skipped.
+
+Events are admitted to NoneBot's handlers at most `ADMISSION_SLOTS` at a time (a slot is held
+until the handling finishes or for `ADMISSION_HOLD_S`, whichever comes first): under a burst the
+event loop then runs a bounded set of handler steps per iteration instead of thousands, so the
+receive loop keeps reading frames (and recording them, below) while handling catches up.
+
+`received_hooks` run synchronously for every event the moment its frame is parsed, before
+NoneBot dispatches it to a task: the recorder hands group messages to the (threaded) writer
+there, so what the bot received is stored however far behind the busy event loop's handlers are.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
+from nonebot.adapters import Bot as BaseBot
 from nonebot.adapters.onebot.v11 import Adapter
 from nonebot.adapters.onebot.v11.event import Event
 from nonebot.drivers import WebSocket
@@ -27,6 +39,8 @@ from pallas.onebot.frame_guard import check_frame
 log = logging.getLogger("pallas.onebot")
 
 MAX_ECHO_DIGITS = 20
+ADMISSION_SLOTS = 64
+ADMISSION_HOLD_S = 0.2
 
 
 class _GuardedSocket:
@@ -69,7 +83,36 @@ def deliver_result(store: Any, result: dict[str, Any]) -> bool:
     return True
 
 
+def admitted(
+    handle: Callable[[Event], Any], slots: asyncio.Semaphore, hold: float = ADMISSION_HOLD_S
+) -> Callable[[Event], Any]:
+    """`handle` started only with a free slot; the slot is given back when it finishes or after
+    `hold` seconds (a reply waiting for the model does not keep others out)."""
+
+    async def run(event: Event) -> None:
+        async with slots:
+            task = asyncio.ensure_future(handle(event))
+            try:
+                await asyncio.wait({task}, timeout=hold)
+            except asyncio.CancelledError:
+                task.cancel()
+                raise
+        await task
+
+    return run
+
+
 class GuardedAdapter(Adapter):
+    received_hooks: ClassVar[list[Callable[[Event], None]]] = []
+    _slots: asyncio.Semaphore | None = None
+
+    @override
+    def bot_connect(self, bot: BaseBot) -> None:
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(ADMISSION_SLOTS)
+        bot.handle_event = admitted(bot.handle_event, self._slots)  # type: ignore[method-assign]
+        super().bot_connect(bot)
+
     @override
     async def _handle_ws(self, websocket: WebSocket) -> None:
         await super()._handle_ws(_GuardedSocket(websocket))  # type: ignore[arg-type]
@@ -81,7 +124,13 @@ class GuardedAdapter(Adapter):
             deliver_result(cls._result_store, json_data)
             return None
         try:
-            return super().json_to_event(json_data)
+            event = super().json_to_event(json_data)
         except Exception:
             log.exception("skipped a OneBot frame the adapter could not turn into an event")
             return None
+        for hook in cls.received_hooks if event is not None else ():
+            try:
+                hook(event)
+            except Exception:
+                log.exception("a received-event hook failed")
+        return event
