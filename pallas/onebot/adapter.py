@@ -39,7 +39,7 @@ from pallas.onebot.frame_guard import check_frame
 log = logging.getLogger("pallas.onebot")
 
 MAX_ECHO_DIGITS = 20
-ADMISSION_SLOTS = 64
+ADMISSION_SLOTS = 32
 ADMISSION_HOLD_S = 0.2
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pallas.onebot.adapter import deliver_result
+from pallas.onebot.adapter import admitted, deliver_result
 from pallas.onebot.frame_guard import MAX_FRAME_BYTES, check_frame
 
 EVENT = {
@@ -60,3 +60,29 @@ async def test_an_api_result_is_delivered_once_and_odd_echoes_are_ignored() -> N
     assert deliver_result(store, {"echo": "8"}) is False  # nothing waits for it
     assert deliver_result(store, {"echo": "7" * 5000}) is False
     assert deliver_result(store, {"echo": None}) is False
+
+
+async def test_admission_bounds_running_handlers_but_a_slow_one_gives_its_slot_back() -> None:
+    slots = asyncio.Semaphore(2)
+    running: list[str] = []
+    gate = asyncio.Event()
+
+    async def handle(event: str) -> None:
+        running.append(event)
+        if event.startswith("slow"):
+            await gate.wait()
+        if event == "boom":
+            raise ValueError("handler failed")
+
+    run = admitted(handle, slots, hold=0.3)  # type: ignore[arg-type]
+    slow = [asyncio.ensure_future(run(f"slow{i}")) for i in range(3)]
+    for _ in range(5):  # loop turns, no time passes
+        await asyncio.sleep(0)
+    assert running == ["slow0", "slow1"], "two slots: the third waits"
+    await asyncio.sleep(0.6)  # timers fire in deadline order: the holds end first
+    assert running == ["slow0", "slow1", "slow2"], "slow handlers give their slot back"
+    with pytest.raises(ValueError, match="handler failed"):
+        await run("boom")  # type: ignore[arg-type]
+    gate.set()
+    await asyncio.gather(*slow)
+    assert not slots.locked()
