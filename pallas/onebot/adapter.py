@@ -9,7 +9,10 @@
   same response sent twice, an echo of 5,000 digits) is logged and ignored — the stock store
   raises `InvalidStateError` / `ValueError` there, which also ended the loop.
 
-Anything else `json_to_event` raises is logged and the frame skipped.
+Anything else `json_to_event` raises is logged and the frame skipped. (Only the reverse
+WebSocket — how Pallas is deployed — is guarded; the forward-WebSocket client loop of the stock
+adapter is not. Frames over uvicorn's own `ws_max_size`, 16 MiB, are still closed by uvicorn
+before any of this runs.)
 
 Events are admitted to NoneBot's handlers at most `ADMISSION_SLOTS` at a time (a slot is held
 until the handling finishes or for `ADMISSION_HOLD_S`, whichever comes first): under a burst the
