@@ -3,8 +3,9 @@
 import logging
 
 import nonebot
-from nonebot.adapters.onebot.v11 import Adapter as OneBotV11Adapter
 from nonebot.log import LoguruHandler
+
+from pallas.onebot.adapter import GuardedAdapter as OneBotV11Adapter
 
 # Route the core's stdlib logging ("pallas.*") through NoneBot's loguru sink: one log, one format.
 _pallas_log = logging.getLogger("pallas")

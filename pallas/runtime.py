@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from pallas.core.clock import Clock, SystemClock
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db import migrate
+from pallas.core.db.durable_writer import ThreadedMessageWriter, build_message_writer
 from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
@@ -57,7 +58,7 @@ class PallasRuntime:
     engine: AsyncEngine
     sessions: async_sessionmaker
     repos: Repositories
-    writer: MessageWriter
+    writer: MessageWriter | ThreadedMessageWriter
     group_configs: GroupConfigStore[GroupConfig]
     personas: PersonaStore
     llm: LLMClient
@@ -94,7 +95,9 @@ class PallasRuntime:
         engine = create_engine(url)
         sessions = session_factory(engine)
         repos = Repositories.build(sessions)
-        writer = MessageWriter(repos.messages)
+        writer = build_message_writer(
+            url, repos.messages
+        )  # own thread: a busy loop can't starve it
         writer.start()
         runtime = cls(
             settings=settings,

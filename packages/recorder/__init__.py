@@ -1,8 +1,10 @@
 """Record every group message the bot sees, and every message it sends.
 
-Runs before any other matcher and never blocks, so messages that routing later ignores are
-stored too. Storage is batched in the background (`MessageWriter`); a handler never waits on
-the database.
+Incoming group messages are recorded at the OneBot edge, the moment their frame is parsed
+(`GuardedAdapter.received_hooks`), not when a busy event loop gets round to the matchers; with
+the stock adapter (plugin tests) the priority-1 matcher records them instead. Messages that
+routing later ignores are stored too. Storage is batched on the writer's own thread
+(`ThreadedMessageWriter`); nothing here waits on the database.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from typing import Any
 
 from nonebot import on_message
 from nonebot.adapters import Bot as BaseBot
-from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent, Message
+from nonebot.adapters.onebot.v11 import Bot, Event, GroupMessageEvent, Message
 from nonebot.plugin import PluginMetadata
 
+from pallas.onebot.adapter import GuardedAdapter
 from pallas.onebot.convert import as_int, stored_message_from_sent, stored_message_from_turn
 from pallas.onebot.events import turn_from_event
 from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
@@ -31,8 +34,22 @@ register_lifecycle()
 recorder = on_message(priority=1, block=False)
 
 
+def record_at_edge(event: Event) -> None:
+    if isinstance(event, GroupMessageEvent):
+        _record(event)
+
+
+if record_at_edge not in GuardedAdapter.received_hooks:
+    GuardedAdapter.received_hooks.append(record_at_edge)
+
+
 @recorder.handle()
-async def record_incoming(event: GroupMessageEvent) -> None:
+async def record_incoming(bot: Bot, event: GroupMessageEvent) -> None:
+    if not isinstance(bot.adapter, GuardedAdapter):  # else recorded at the edge on arrival
+        _record(event)
+
+
+def _record(event: GroupMessageEvent) -> None:
     runtime = runtime_or_none()
     if runtime is None:
         log.error("message %s arrived before start-up finished; not recorded", event.message_id)

@@ -47,6 +47,7 @@ class OneBotPeer:
         self._call_event = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
         self.closed_reason: str | None = None
+        self.repeat_responses = 1  # > 1: every API response is sent that many times (hostile)
 
     # -- connection ----------------------------------------------------------------------
     def headers(self) -> dict[str, str]:
@@ -59,6 +60,11 @@ class OneBotPeer:
         self._ws = await connect(self.ws_url, additional_headers=self.headers(), max_size=2**24)
         self._reader = asyncio.create_task(self._read_loop())
         await self.send_event(self.lifecycle_event())
+
+    @property
+    def connected(self) -> bool:
+        """The WebSocket is open (neither side has closed it)."""
+        return self._ws is not None and self._ws.close_code is None and self.closed_reason is None
 
     async def close(self) -> None:
         if self._ws is not None:
@@ -93,7 +99,8 @@ class OneBotPeer:
             reply["echo"] = frame.get("echo")
         if self._ws is not None:
             with contextlib.suppress(Exception):
-                await self._ws.send(json.dumps(reply, ensure_ascii=False))
+                for _ in range(max(self.repeat_responses, 1)):
+                    await self._ws.send(json.dumps(reply, ensure_ascii=False))
 
     async def _dispatch(self, action: str, params: dict[str, Any]) -> Any:
         if action in self.handlers:

@@ -59,6 +59,11 @@ class MessageWriter:
         self.written = 0
         self.dropped = 0  # refused by the database on their own (see the module docstring)
 
+    @property
+    def queued(self) -> int:
+        """Submitted and not yet stored (nor dropped)."""
+        return len(self._pending)
+
     def start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._run(), name="pallas-message-writer")

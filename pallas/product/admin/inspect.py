@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from dataclasses import asdict
 
@@ -11,6 +13,8 @@ from pallas.product.llm.cost.counters import UsageCounters
 from pallas.product.llm.cost.ladder import Limits
 from pallas.product.llm.cost.report import status_lines
 from pallas.product.llm.tools.config import ToolsConfig
+
+STATUS_FLUSH_WAIT_S = 2.0
 
 _OUTCOME_ZH = {
     "reply": "回复",
@@ -34,13 +38,15 @@ _OUTCOME_ZH = {
 async def status(ctx: AdminContext) -> str:
     rt = ctx.runtime
     config = rt.group_configs.get(ctx.group_id)
-    await rt.writer.flush()
-    stored = await rt.repos.messages.count(bot_id=ctx.bot_id, group_id=ctx.group_id)
+    with contextlib.suppress(TimeoutError):  # the database may be down: report, don't hang
+        await asyncio.wait_for(rt.writer.flush(), STATUS_FLUSH_WAIT_S)
+    stored = await rt.repos.messages.count(bot_id=ctx.bot_id, group_id=ctx.group_id)  # on disk
     usage = await rt.repos.usage.totals(
         now=rt.clock.now(), bot_id=ctx.bot_id, group_id=ctx.group_id
     )
+    queued = rt.writer.queued  # all groups: received, not yet committed
     lines = [
-        f"本群已记录消息 {stored} 条",
+        f"本群已记录消息 {stored} 条" + (f"（另有 {queued} 条待写入）" if queued else ""),
         f"发言：{'开启' if config.enabled else '关闭'}；人设：{config.persona}",
         f"回复模型：{'已配置' if rt.settings.replies_enabled else '未配置 API Key，暂不回复'}",
         f"今日模型调用 {usage.calls} 次（失败 {usage.failures}），tokens {usage.tokens}",

@@ -51,6 +51,7 @@ from pallas.product.llm.delivery.delivery import (
     joined_reply,
     send_phrase,
 )
+from pallas.product.llm.delivery.output_guard import guard_parsed_reply
 from pallas.product.llm.freshness import (
     STALE_REPLY_SHAPE,
     FreshAction,
@@ -437,6 +438,9 @@ class ChatTurnService:
             speaker_names=(persona.name, persona.bot_label, persona.assistant_label),
             bot_id=turn.bot_id,
         )
+        parsed, guard = guard_parsed_reply(parsed, persona)  # before delivery and history
+        if guard != "ok":
+            log.warning("group %s: model answer guarded (%s)", turn.group_id, guard)
         data["bubbles"] = list(parsed.bubbles)
         data["parse"] = {"reason": parsed.reason, "notes": list(parsed.notes)}
         if parsed.silent:

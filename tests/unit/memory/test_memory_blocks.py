@@ -75,7 +75,7 @@ def test_taught_person_fact_is_marked_as_said_by_the_person() -> None:
         [KindBlock(PERSON_FACTS, (item(4, "TA喜欢猫", PERSON_FACTS, origin="teach"),))],
         source="person_facts",
     )
-    assert block is not None and block.text.endswith("- TA喜欢猫（本人亲口说的）")
+    assert block is not None and block.text.endswith("- 「TA喜欢猫」（本人亲口说的）")
     assert block.text.startswith("【当前对话者的稳定偏好 — 仅供参考】")
 
 

@@ -10,7 +10,8 @@ refs (``u2``), never raw user ids, and answers JSON. Nothing it says is trusted:
 - the fact must be supported by the speaker's *own* words: spans the member quoted from the bot
   (the message it replies to, or any bot line of the batch, copied into the text) are cut out
   first, so a bot line quoted by a user never becomes that user's fact;
-- injection-looking, over-long and unknown-kind facts are dropped, each with a reason.
+- injection-looking, over-long and unknown-kind facts are dropped, each with a reason, and so
+  are facts about the bot itself (its persona, rules, obedience or authority: `fact_guard`).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas.core.records import StoredMessage
+from pallas.product.llm.memory.fact_guard import DEFAULT_BOT_NAMES, classify_fact
 from pallas.product.llm.memory.kinds import GROUP_MEMORY, PERSON_FACTS, RELATIONSHIP
 from pallas.product.llm.memory.text import STOPWORDS, normalize_text
-from pallas.product.llm.persona.prompt_guard import looks_like_injection, sanitize_inline
+from pallas.product.llm.persona.prompt_guard import sanitize_inline
 
 FACT_MAX_CHARS = 80
 QUOTE_MIN_CHARS = 4  # a copied bot span at least this long is cut from the member's words
@@ -263,15 +265,18 @@ def support(fact_text: str, words: str) -> float:
     return sum(1 for ch in chars if ch in available) / len(chars)
 
 
-def _check(fact: RawFact, batch: Batch) -> tuple[ExtractedFact | None, str]:
+def _check(
+    fact: RawFact, batch: Batch, bot_names: tuple[str, ...] = ()
+) -> tuple[ExtractedFact | None, str]:
     kind = KIND_NAMES.get(fact.kind)
     if kind is None:
         return None, "unknown_kind"
     text = sanitize_inline(fact.text, 10_000)
     if not text or len(text) > FACT_MAX_CHARS:
         return None, "empty_or_too_long"
-    if looks_like_injection(fact.text):
-        return None, "injection"
+    verdict = classify_fact(fact.text, (*DEFAULT_BOT_NAMES, *bot_names))
+    if not verdict.allowed:  # "injection", or about the bot: "persona", "authority", …
+        return None, verdict.reason
     by_ref = batch.by_ref()
     sources = [by_ref[r] for r in dict.fromkeys(fact.source) if r in by_ref]
     if not sources:
@@ -303,7 +308,7 @@ def _check(fact: RawFact, batch: Batch) -> tuple[ExtractedFact | None, str]:
 
 
 def attribute(
-    facts: Sequence[RawFact], batch: Batch, *, limit: int = 8
+    facts: Sequence[RawFact], batch: Batch, *, limit: int = 8, bot_names: Sequence[str] = ()
 ) -> tuple[list[ExtractedFact], list[Rejected]]:
     """Keep the facts the batch supports (see module docstring); at most `limit`.
 
@@ -312,7 +317,7 @@ def attribute(
     kept: dict[tuple[str, int | None, str], ExtractedFact] = {}
     rejected: list[Rejected] = []
     for raw in facts:
-        fact, reason = _check(raw, batch)
+        fact, reason = _check(raw, batch, tuple(bot_names))
         if fact is None:
             rejected.append(Rejected(raw, reason))
             continue

@@ -125,7 +125,10 @@ class MemoryExtractionHook:
             log.warning("group %s: memory extraction call failed (%s)", group, result.error)
             return {"outcome": f"error:{result.error}"}
         accepted, rejected = attribute(
-            parse_extraction(result.text), batch, limit=cfg.max_facts_per_job
+            parse_extraction(result.text),
+            batch,
+            limit=cfg.max_facts_per_job,
+            bot_names=(persona.name, *persona.aliases),
         )
         stored = [await self._store(bot, group, fact, turn_id, result.model) for fact in accepted]
         await rt.state.set(_key("cursor", bot, group), max(m.row_id for m in rows), ttl=None)

@@ -13,11 +13,11 @@ import logging
 from collections.abc import Iterable
 
 from pallas.core.turn import TurnInput
+from pallas.product.llm.memory.fact_guard import DEFAULT_BOT_NAMES, classify_fact
 from pallas.product.llm.memory.isolation import own_scope
 from pallas.product.llm.memory.kinds import PERSON_FACTS
 from pallas.product.llm.memory.service import MemoryService
 from pallas.product.llm.memory.teaching import detect_member_command, third_person
-from pallas.product.llm.persona.prompt_guard import looks_like_injection
 
 log = logging.getLogger("pallas.memory")
 
@@ -50,21 +50,26 @@ async def handle_member_message(
             ", ".join(i.ref for i in gone),
         )
         return REPLY_FORGOTTEN if gone else REPLY_NOTHING_TO_FORGET
-    return await _teach(service, turn, command.text, scope)
+    return await _teach(service, turn, command.text, scope, tuple(aliases))
 
 
-async def _teach(service: MemoryService, turn: TurnInput, text: str, scope: str) -> str | None:
+async def _teach(
+    service: MemoryService, turn: TurnInput, text: str, scope: str, names: tuple[str, ...]
+) -> str | None:
+    verdict = classify_fact(text, (*DEFAULT_BOT_NAMES, *names))
+    if not verdict.allowed:
+        # About the bot (its persona, rules, obedience, authority) or injection-like: refused,
+        # whoever asks, so it can never reach a system prompt as "a fact about the speaker".
+        log.warning(
+            "group %s: refused teaching from %s (%s)", turn.group_id, turn.user_id, verdict.reason
+        )
+        return REPLY_REFUSED
     fact = third_person(text)
     if fact is None:
         # Not about the speaker ("记一下我们的暗号"): nothing is stored, and the chat answers
         # the message as usual instead of a canned refusal.
         log.info("group %s: teaching by %s is not about them", turn.group_id, turn.user_id)
         return None
-    if looks_like_injection(text):
-        log.warning(
-            "group %s: refused injection-like teaching from %s", turn.group_id, turn.user_id
-        )
-        return REPLY_REFUSED
     existing = await service.repo.list_items(
         scopes=[scope],
         kind=PERSON_FACTS,

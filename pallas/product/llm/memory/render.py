@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from pallas.core.db.repositories.memory import MemoryItem
 from pallas.product.llm.context.turn_context import RetrievedBlock
+from pallas.product.llm.memory.fact_guard import classify_fact
 from pallas.product.llm.memory.kinds import HEADERS, PERSON_FACTS, RELATIONSHIP
 from pallas.product.llm.memory.worldbook_result import ActivatedEntry
 from pallas.product.llm.persona.prompt_guard import sanitize_inline, sanitize_prompt_block
@@ -29,13 +30,23 @@ class KindBlock:
 
 
 def item_line(item: MemoryItem) -> str:
-    """`- text` (+ a provenance hint the model can weigh), sanitised to one line."""
+    """`- text` (+ a provenance hint the model can weigh), sanitised to one line.
+
+    Facts and relationship notes about a member are quoted data (`- 「TA喜欢猫」`): a row that
+    reads as a rule for the bot (stored before `fact_guard` existed, or slipped past it) is left
+    out rather than shown; admin rows are trusted.
+    """
     text = sanitize_inline(item.text, LINE_MAX_CHARS)
     if not text:
         return ""
-    if item.kind in (PERSON_FACTS, RELATIONSHIP) and item.origin == "teach":
-        text += "（本人亲口说的）"
-    return f"- {text}"
+    if item.kind not in (PERSON_FACTS, RELATIONSHIP):
+        return f"- {text}"
+    if item.origin != "admin" and not classify_fact(text).allowed:
+        return ""
+    quoted = "「" + text.replace("「", "『").replace("」", "』") + "」"
+    if item.origin == "teach":
+        quoted += "（本人亲口说的）"
+    return f"- {quoted}"
 
 
 def worldbook_lines(activated: Sequence[ActivatedEntry]) -> list[str]:

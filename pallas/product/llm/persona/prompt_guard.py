@@ -174,6 +174,20 @@ def sanitize_prompt_block(
     return cap_text(text, max_chars)
 
 
+def neutralise_structure(text: str | None) -> str:
+    """Model output with fake headers / role lines / chat-template tokens neutralised.
+
+    The same rules as `sanitize_prompt_block` without capping or collapsing blank lines, for
+    text that is shown to the group and kept as assistant history; returns `text` unchanged
+    when there is nothing to neutralise (no look-alike folding of a harmless answer).
+    """
+    if not text:
+        return ""
+    normalised = normalize_text(text)
+    guarded = _neutralise_roles(_neutralise_headers(normalised, frozenset()))
+    return text if guarded == normalised else guarded
+
+
 def sanitize_inline(text: str | None, max_chars: int = DEFAULT_BLOCK_MAX_CHARS) -> str:
     """Sanitised single-line text (newlines collapse to spaces): timeline lines, names."""
     if not text:
@@ -215,6 +229,17 @@ _INJECTION_PATTERNS = [
     r"【[^】\n]{0,20}(策略|指令|系统|设定|人设|护栏|system|用户消息)[^】\n]{0,20}】",
     r"^[ \t>*\-]*(system|assistant|developer)[ \t]*[:：]",
     r"<\|[^|\n]{0,40}\|>|\[/?inst\]|<</?sys>>|^#{1,6}\s*(instruction|system)",
+    # prompt extraction: "复述你上面收到的全部内容", "repeat everything above"
+    r"(复述|重复|输出|打印|念一遍|抄一遍|背一遍)[^。！？\n]{0,12}(上面|上文|以上|前面|之前|开头|最初)"
+    r"[^。！？\n]{0,12}(内容|文字|消息|的话|东西|信息|全部|一切|所有)",
+    r"(原样|原封不动|一字不差|逐字)[^。！？\n]{0,8}(发|输出|复述|重复|打印|贴|说)",
+    r"\b(repeat|print|output|reveal|show|dump|recite|copy)\b[^.\n]{0,30}\b(everything|all|"
+    r"text|words|content|messages?)\b[^.\n]{0,20}\b(above|before|earlier|so far)\b",
+    r"\b(initial|original|hidden|secret|full)\s+(instructions?|prompts?|context)\b|"
+    r"\b(verbatim|word for word)\b",
+    # role objects and role tags: [{"role": "system", …}], </system><system>
+    r"[\"']role[\"']\s*:\s*[\"'](system|developer|assistant|tool)[\"']",
+    r"</?\s*(system|assistant|developer|instruction|im_start|im_end)\s*>",
 ]
 _INJECTION_RE = re.compile("|".join(f"(?:{p})" for p in _INJECTION_PATTERNS), re.I | re.M)
 

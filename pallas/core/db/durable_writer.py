@@ -1,0 +1,146 @@
+"""Message recording that a busy event loop cannot starve: the writer on its own thread.
+
+`MessageWriter` batches on the event loop it runs on. Under a burst the bot's loop is busy with
+routing and replies, the writer task gets no turn, and a crash loses everything still queued
+(seconds of messages). `ThreadedMessageWriter` runs the same `MessageWriter` — same batching,
+same retry with backoff while the database is down, same "drop only a refused row" — on a
+dedicated thread with its own event loop and its own engine built from the database URL, so a
+submitted message is committed within the writer's linger (20 ms) plus one commit, whatever
+the bot's loop is doing. SQLite (WAL, synchronous=NORMAL: a commit survives kill -9) and
+PostgreSQL (asyncpg in the writer's own loop) both work by URL.
+
+`submit` is thread-safe and never blocks; `flush` / `close` are awaited from the bot's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.db.writer import MessageWriter
+from pallas.core.records import StoredMessage
+
+log = logging.getLogger("pallas.recorder")
+
+T = TypeVar("T")
+RepositoryFactory = Callable[[async_sessionmaker], MessageRepository]
+
+
+class ThreadedMessageWriter:
+    def __init__(
+        self,
+        url: str,
+        *,
+        batch_size: int = 500,
+        linger: float = 0.02,
+        repository: RepositoryFactory = MessageRepository,
+    ) -> None:
+        self._url = url
+        self._batch_size = batch_size
+        self._linger = linger
+        self._repository = repository
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._writer: MessageWriter | None = None
+        self._ready = threading.Event()
+        self._failure: BaseException | None = None
+        self.submitted = 0
+
+    @property
+    def written(self) -> int:
+        return self._writer.written if self._writer else 0
+
+    @property
+    def dropped(self) -> int:
+        return self._writer.dropped if self._writer else 0
+
+    @property
+    def queued(self) -> int:
+        """Submitted and not yet stored nor dropped (a snapshot across threads)."""
+        return max(self.submitted - self.written - self.dropped, 0)
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        self._thread = threading.Thread(
+            target=self._main, name="pallas-message-writer", daemon=True
+        )
+        self._thread.start()
+        self._ready.wait()
+        if self._failure is not None:
+            raise RuntimeError("the message writer thread did not start") from self._failure
+
+    def submit(self, message: StoredMessage) -> None:
+        loop = self._loop
+        if loop is None or self._writer is None or loop.is_closed():
+            log.error("message %s submitted while the writer is stopped", message.message_id)
+            return
+        self.submitted += 1
+        loop.call_soon_threadsafe(self._writer.submit, message)
+
+    async def flush(self) -> None:
+        """Wait until everything submitted so far is stored (or the writer stopped)."""
+        if self._writer is not None:
+            await self._on_writer_loop(self._writer.flush())
+
+    async def close(self) -> None:
+        thread, loop = self._thread, self._loop
+        if thread is None or loop is None or self._writer is None:
+            return
+        try:
+            await self._on_writer_loop(self._writer.close())
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            await asyncio.to_thread(thread.join, 10)
+            self._thread = None
+
+    async def _on_writer_loop(self, coro: Coroutine[Any, Any, T]) -> T:
+        assert self._loop is not None
+        future: concurrent.futures.Future[T] = asyncio.run_coroutine_threadsafe(coro, self._loop)
+        return await asyncio.wrap_future(future)
+
+    def _main(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            engine = create_engine(self._url)
+            self._writer = MessageWriter(
+                self._repository(session_factory(engine)),
+                batch_size=self._batch_size,
+                linger=self._linger,
+            )
+            loop.run_until_complete(self._start_writer())
+        except BaseException as error:  # reported by start()
+            self._failure = error
+            self._ready.set()
+            loop.close()
+            return
+        self._loop = loop
+        self._ready.set()
+        try:
+            loop.run_forever()
+        finally:
+            loop.run_until_complete(engine.dispose())
+            loop.close()
+
+    async def _start_writer(self) -> None:
+        assert self._writer is not None
+        self._writer.start()
+
+
+def build_message_writer(
+    url: str, repository: MessageRepository
+) -> MessageWriter | ThreadedMessageWriter:
+    """The writer for `url`: on its own thread, except for an in-memory SQLite database (only
+    the bot's own engine can see that one, and nothing in it survives a crash anyway)."""
+    if url.startswith("sqlite") and (":memory:" in url or url.rstrip("/").endswith(":")):
+        return MessageWriter(repository)
+    return ThreadedMessageWriter(url)

@@ -1,0 +1,139 @@
+"""The OneBot v11 adapter with a guarded edge: one bad frame never ends the connection.
+
+`GuardedAdapter` is the stock adapter (registered by `bot.py` in its place) with two changes:
+
+- every frame received on a reverse WebSocket goes through `frame_guard.check_frame` first;
+  a refused frame (too large, malformed, too deep, a huge integer, not an object) is logged and
+  skipped instead of ending the receive loop;
+- an API response is handed to the waiting call only once: a repeated or unknown echo (the
+  same response sent twice, an echo of 5,000 digits) is logged and ignored — the stock store
+  raises `InvalidStateError` / `ValueError` there, which also ended the loop.
+
+Anything else `json_to_event` raises is logged and the frame skipped. (Only the reverse
+WebSocket — how Pallas is deployed — is guarded; the forward-WebSocket client loop of the stock
+adapter is not. Frames over uvicorn's own `ws_max_size`, 16 MiB, are still closed by uvicorn
+before any of this runs.)
+
+Events are admitted to NoneBot's handlers at most `ADMISSION_SLOTS` at a time (a slot is held
+until the handling finishes or for `ADMISSION_HOLD_S`, whichever comes first): under a burst the
+event loop then runs a bounded set of handler steps per iteration instead of thousands, so the
+receive loop keeps reading frames (and recording them, below) while handling catches up.
+
+`received_hooks` run synchronously for every event the moment its frame is parsed, before
+NoneBot dispatches it to a task: the recorder hands group messages to the (threaded) writer
+there, so what the bot received is stored however far behind the busy event loop's handlers are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from nonebot.adapters import Bot as BaseBot
+from nonebot.adapters.onebot.v11 import Adapter
+from nonebot.adapters.onebot.v11.event import Event
+from nonebot.drivers import WebSocket
+from typing_extensions import override
+
+from pallas.onebot.frame_guard import check_frame
+
+log = logging.getLogger("pallas.onebot")
+
+MAX_ECHO_DIGITS = 20
+ADMISSION_SLOTS = 32
+ADMISSION_HOLD_S = 0.2
+
+
+class _GuardedSocket:
+    """A WebSocket whose `receive` skips (and logs) frames the adapter must not parse."""
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self._websocket = websocket
+        self.refused = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._websocket, name)
+
+    async def receive(self) -> str | bytes:
+        while True:
+            data = await self._websocket.receive()
+            verdict = check_frame(data)
+            if verdict.ok:
+                return data
+            self.refused += 1
+            log.warning(
+                "refused a OneBot frame (%s, %d bytes, starts %r); the connection stays",
+                verdict.reason,
+                verdict.size,
+                data[:60],
+            )
+
+
+def deliver_result(store: Any, result: dict[str, Any]) -> bool:
+    """Resolve the API call waiting for `result`'s echo; False (logged) if none is waiting."""
+    echo = result.get("echo")
+    futures = getattr(store, "_futures", {})
+    if not (isinstance(echo, str) and echo.isdecimal() and len(echo) <= MAX_ECHO_DIGITS):
+        log.warning("ignored an API response with an unusable echo %r", str(echo)[:40])
+        return False
+    future = futures.get(int(echo))
+    if future is None or future.done():
+        log.warning("ignored an API response for echo %s: nothing waits for it (repeat?)", echo)
+        return False
+    future.set_result(result)
+    return True
+
+
+def admitted(
+    handle: Callable[[Event], Any], slots: asyncio.Semaphore, hold: float = ADMISSION_HOLD_S
+) -> Callable[[Event], Any]:
+    """`handle` started only with a free slot; the slot is given back when it finishes or after
+    `hold` seconds (a reply waiting for the model does not keep others out)."""
+
+    async def run(event: Event) -> None:
+        async with slots:
+            task = asyncio.ensure_future(handle(event))
+            try:
+                await asyncio.wait({task}, timeout=hold)
+            except asyncio.CancelledError:
+                task.cancel()
+                raise
+        await task
+
+    return run
+
+
+class GuardedAdapter(Adapter):
+    received_hooks: ClassVar[list[Callable[[Event], None]]] = []
+    _slots: asyncio.Semaphore | None = None
+
+    @override
+    def bot_connect(self, bot: BaseBot) -> None:
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(ADMISSION_SLOTS)
+        bot.handle_event = admitted(bot.handle_event, self._slots)  # type: ignore[method-assign]
+        super().bot_connect(bot)
+
+    @override
+    async def _handle_ws(self, websocket: WebSocket) -> None:
+        await super()._handle_ws(_GuardedSocket(websocket))  # type: ignore[arg-type]
+
+    @classmethod
+    @override
+    def json_to_event(cls, json_data: Any) -> Event | None:
+        if isinstance(json_data, dict) and "post_type" not in json_data:
+            deliver_result(cls._result_store, json_data)
+            return None
+        try:
+            event = super().json_to_event(json_data)
+        except Exception:
+            log.exception("skipped a OneBot frame the adapter could not turn into an event")
+            return None
+        for hook in cls.received_hooks if event is not None else ():
+            try:
+                hook(event)
+            except Exception:
+                log.exception("a received-event hook failed")
+        return event
