@@ -9,6 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from pallas.product.llm.context.config import ContextConfig
+from pallas.product.llm.context.rules_config import ContextRulesConfig
 from pallas.product.llm.learning.config import LearningConfig
 from pallas.product.llm.memory.retrieval_config import RetrievalConfig
 from pallas.product.llm.memory.worldbook_model import WorldbookConfig
@@ -43,6 +44,7 @@ class GroupConfig(BaseModel):
 
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
+    context_rules: ContextRulesConfig = Field(default_factory=ContextRulesConfig)
     chat: ChatConfig = Field(default_factory=ChatConfig)
     models: dict[str, ModelProfile] = Field(default_factory=default_profiles)
     memory: RetrievalConfig = Field(default_factory=RetrievalConfig)

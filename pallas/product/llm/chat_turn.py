@@ -41,6 +41,7 @@ from pallas.product.llm.context.turn_inputs import (
     build_chat_turn_context,
     fetch_turn_rows,
 )
+from pallas.product.llm.context.turn_rules import apply_output_rules, rules_for_turn
 from pallas.product.llm.delivery.bubbles import parse_reply
 from pallas.product.llm.delivery.delivery import (
     DeliveryPlan,
@@ -263,6 +264,16 @@ class ChatTurnService:
             now=rt.clock.now(),
             tool=tool_ctx,
             tool_turn=route.outcome is RouteOutcome.TOOL,
+            rules=rules_for_turn(
+                turn,
+                config=config,
+                persona=persona,
+                timeline=rows.timeline,
+                tool_results=tool_ctx.results,
+                tool_rules=tool_ctx.rules,
+                now=rt.clock.now(),
+                config_dir=rt.settings.pallas_config_dir,
+            ),
         )
         request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
         _stopwatch(stage_ms, "assemble", mark)
@@ -345,8 +356,9 @@ class ChatTurnService:
     ) -> TurnOutcome:
         """Parse the answer into bubbles, deliver, and remember the exchange."""
         shape, data = prepared.ctx.reply_shape, prepared.data
+        answer, data["output_regex"] = apply_output_rules(result.text, prepared.ctx.rules)
         parsed = parse_reply(
-            result.text,
+            answer,
             max_segments=shape.max_segments,
             max_chars=shape.max_chars,
             speaker_names=(persona.name, persona.bot_label, persona.assistant_label),

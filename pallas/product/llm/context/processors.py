@@ -9,9 +9,9 @@ processors that render nothing without data.
 Default order (priority): guard 100 · persona 110 · self_identity 120 · group_expression 130 ·
 behavior_reference 140 · memory 150 · knowledge 160 · relationship 170 · person_facts 180 ·
 mid_term 190 · group_timeline 200 · reply_shape 210 · turn_policy 220 · current_time 230 ·
-tool_context 240 · session_messages 300 · timeline_images 350 · prompt_overrides 400 ·
-budget 600 (fixed) · formatter 800 (fixed). Core: guard, persona, reply_shape,
-session_messages, budget.
+tool_context 240 · session_messages 300 · regex 310 · worldbook 330 · timeline_images 350 ·
+macros 390 · prompt_overrides 400 · injections 410 · budget 600 (fixed) · formatter 800
+(fixed). Core: guard, persona, reply_shape, session_messages, budget.
 """
 
 from __future__ import annotations
@@ -46,6 +46,11 @@ from pallas.product.llm.context.pipeline import (
 from pallas.product.llm.context.prompt_overrides import (
     apply_prompt_overrides,
     load_chat_prompt_overrides,
+)
+from pallas.product.llm.context.rule_processors import (
+    INJECTION,
+    expand_override_macros,
+    rule_processors,
 )
 from pallas.product.llm.context.session_store import build_llm_chat_messages
 from pallas.product.llm.context.turn_context import ChatTurnContext
@@ -262,6 +267,7 @@ class PromptOverridesProcessor(BaseProcessor):
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         overrides = load_chat_prompt_overrides(ctx.bot_id, ctx.group_id, ctx.config)
+        overrides = expand_override_macros(overrides, ctx)  # {{macros}}: one pass, values = data
         if not overrides:
             return draft
         sections, applied = apply_prompt_overrides(draft.sections, overrides)
@@ -292,7 +298,9 @@ class FormatterProcessor(BaseProcessor):
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         cfg = ctx.config
         raw = draft_request(draft, block_max_chars=cfg.block_max_chars)
-        return draft.with_request(format_messages(raw, cfg.formatter))
+        head = len(raw) - len(draft.messages)  # the system prompt, when there is one
+        pinned = {head + i for i, m in enumerate(draft.messages) if m.kind == INJECTION}
+        return draft.with_request(format_messages(raw, cfg.formatter, pinned=pinned))
 
 
 def default_processors() -> list[BaseProcessor]:
@@ -318,6 +326,7 @@ def default_processors() -> list[BaseProcessor]:
         SessionMessagesProcessor(),
         TimelineImagesProcessor(),
         PromptOverridesProcessor(),
+        *rule_processors(),  # regex 310 · worldbook 330 · macros 390 · injections 410
         BudgetProcessor(),
         FormatterProcessor(),
     ]

@@ -27,6 +27,7 @@ class RetrievedBlock:
     memory_ids: tuple[str, ...] = ()
     source_tokens: tuple[str, ...] = ()
     headers: tuple[str, ...] = ()  # headers the renderer emitted; inferred when empty
+    items: tuple[Any, ...] = ()  # structured results a processor places (worldbook entries)
 
 
 def _frozen(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -70,6 +71,7 @@ class ChatTurnContext:
     tool_results: tuple[ToolResult, ...] = ()
     tool_rules: tuple[str, ...] = ()
     token_budget: int | None = None  # model context window minus reserved output
+    rules: Any = None  # rules_config.TurnRules: regex rules, injections, macro values
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "blocks", _frozen(self.blocks))

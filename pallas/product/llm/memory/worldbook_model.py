@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -160,6 +160,16 @@ def _opt_int(value: Any) -> int | None:
 # ---------------------------------------------------------------- config
 
 
+class BookOptions(BaseModel):
+    """Per-book overrides (``[worldbook.book_options.<book>]``); unset = the group's value."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_recursion_steps: int | None = Field(default=None, ge=0, le=50)
+    budget_cap_tokens: int | None = Field(default=None, ge=0)  # this book's own cap; 0 = none
+    timed_unit: Literal["messages", "replies"] | None = None
+
+
 class WorldbookConfig(BaseModel):
     """Per-group worldbook settings (``[worldbook]`` in a group's TOML)."""
 
@@ -173,11 +183,30 @@ class WorldbookConfig(BaseModel):
     budget_share: float = Field(default=0.25, ge=0, le=1)  # of the context token budget
     budget_cap_tokens: int = Field(default=1000, ge=0)  # 0 = no cap
     case_sensitive: bool = False
-    match_whole_words: bool = False  # never applied to keys containing CJK characters
+    # SillyTavern's default; never applied to keys containing CJK characters
+    match_whole_words: bool = True
     use_group_scoring: bool = False
+    # sticky / cooldown unit: "messages" = chat messages in the group (SillyTavern),
+    # "replies" = this bot's reply turns (Pallas before 0012)
+    timed_unit: Literal["messages", "replies"] = "messages"
+    book_options: dict[str, BookOptions] = Field(default_factory=dict)
 
     def budget_tokens(self, context_tokens: int) -> int:
         budget = round(self.budget_share * max(0, context_tokens))
         if self.budget_cap_tokens > 0:
             budget = min(budget, self.budget_cap_tokens)
         return budget
+
+    def option(self, book: str, name: str) -> Any:
+        """A per-book option, else the group value (the per-book cap: 0 when unset)."""
+        value = getattr(self.book_options.get(book) or _NO_OPTIONS, name)
+        if value is not None:
+            return value
+        return 0 if name == "budget_cap_tokens" else getattr(self, name)
+
+    def max_steps_any(self) -> int:
+        steps = [o.max_recursion_steps for o in self.book_options.values()]
+        return max([self.max_recursion_steps, *(s for s in steps if s is not None)])
+
+
+_NO_OPTIONS = BookOptions()
