@@ -95,6 +95,8 @@ def snapshot_data(
         "stage_ms": dict(stage_ms),
         "request": [dict(m) for m in request.messages],
         "warnings": list(request.warnings),
+        # regex hits, worldbook placements / drops, macros, injections (rule_processors.py)
+        "rules": dict(request.draft.meta.get("rules") or {}),
     }
 
 
@@ -151,6 +153,19 @@ def _retrieval_lines(data: Mapping[str, Any]) -> list[str]:
     return lines if len(lines) > 2 else []
 
 
+def _rules_lines(data: Mapping[str, Any]) -> list[str]:
+    """Pipeline order / status and what the rule processors did (regex, worldbook, …)."""
+    steps = data.get("pipeline") or []
+    shown = [s["id"] if s.get("status") == "ok" else f"{s['id']}({s.get('status')})" for s in steps]
+    lines = ["", "pipeline: " + " → ".join(shown)] if shown else []
+    rules = dict(data.get("rules") or {})
+    if data.get("output_regex"):
+        rules["output_regex"] = data["output_regex"]
+    for key, value in rules.items():
+        lines.append(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
+    return lines
+
+
 def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -> str:
     """Human-readable view of one stored snapshot (`InjectionSnapshot` fields + data)."""
     data = snapshot.get("data", {})
@@ -179,6 +194,7 @@ def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -
             for t in budget.get("trims", [])
         ]
     lines += _retrieval_lines(data)
+    lines += _rules_lines(data)
     tool = data.get("tool")
     if tool:
         lines.append(

@@ -111,6 +111,8 @@ def parse_template(replacement: str) -> tuple[str | int | tuple[str], ...]:
             parts.append("\\")
         elif token == "$&":
             parts.append(0)
+        elif match.group(4) and match.group(4).isdigit():
+            parts.append(int(match.group(4)))
         elif match.group(2) or match.group(4):
             parts.append(((match.group(2) or match.group(4)),))
         else:
