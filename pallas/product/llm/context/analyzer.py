@@ -135,6 +135,13 @@ def _trace_lines(name: str, trace: Any) -> list[str]:
         elif isinstance(sub, Mapping) and "activated" in sub:
             ids = ", ".join(str(a.get("id")) for a in sub.get("activated", [])) or "-"
             out.append(f"  {name}.{key}: activated {ids} (tokens {sub.get('budget')})")
+            skipped = [
+                f"{x.get('id')} ({x.get('reason')})"
+                for x in sub.get("skipped", [])
+                if x.get("reason") not in ("no_primary_match", "disabled")
+            ]
+            if skipped:  # budget drops, cooldowns, lost groups …: never silent
+                out.append(f"  {name}.{key}: not injected {', '.join(skipped)}")
     return out or [f"  {name}: {', '.join(sorted(map(str, trace)))}"]
 
 
