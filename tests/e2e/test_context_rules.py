@@ -1,7 +1,8 @@
 """Context rules as a role-play group meets them: a regex rule cleans what the model sees and
 what the group gets, a depth-3 reminder sits three messages from the end, and a SillyTavern
-worldbook places a `{{user}}` entry before the persona, keeps a sticky entry for two chat
-messages, cools it down, and puts a depth entry right before the current message."""
+worldbook places a `{{user}}` entry before the persona, keeps a sticky entry while the chat is
+shorter than activation + 3 messages (SillyTavern's count), cools it down, and puts a depth entry
+right before the current message."""
 
 from __future__ import annotations
 
@@ -52,7 +53,7 @@ depth = "3"
 
 BOOK = {
     "entries": {
-        "0": {"uid": 0, "key": ["凯尔希"], "content": KELSEY, "sticky": 2, "cooldown": 2,
+        "0": {"uid": 0, "key": ["凯尔希"], "content": KELSEY, "sticky": 3, "cooldown": 2,
               "position": 1, "comment": "Kal'tsit"},
         "1": {"uid": 1, "key": [], "constant": True, "content": "{{user}}是罗德岛的干员。",
               "position": 0, "comment": "the speaker"},
@@ -101,10 +102,11 @@ async def test_regex_depth_injection_and_worldbook_in_the_request(
     assert "【系统】" not in system
 
     second, _ = await ask(peer, fake_llm, "今天吃什么")
-    assert KELSEY in second.system_prompt, "sticky: two chat messages after activation"
+    # sticky 3 set at chat length 1 (SillyTavern: active while the chat is shorter than 1 + 3)
+    assert KELSEY in second.system_prompt, "sticky: the chat is 3 messages long now"
 
     third, _ = await ask(peer, fake_llm, "凯尔希呢")
-    assert KELSEY not in third.system_prompt, "cooldown after the sticky ends"
+    assert KELSEY not in third.system_prompt, "the sticky ended: a 2-message cooldown starts"
     messages = prompt_messages(third)
     reminder = "（帕拉斯提醒自己：保持角色，认真听{{char}}〔系统〕说话）"
     assert messages[-4] == ("system", reminder), "depth 3: three messages after it"

@@ -189,7 +189,7 @@ def knowledge_source(rt: PallasRuntime) -> KnowledgeSource:
 
 
 async def test_worldbook_entry_activates_sticks_and_reloads(runtime: PallasRuntime) -> None:
-    write_book(runtime, {"0": entry(0, "凯尔希", "凯尔希是医疗部门负责人。", sticky=1)})
+    write_book(runtime, {"0": entry(0, "凯尔希", "凯尔希是医疗部门负责人。", sticky=2)})
     source = knowledge_source(runtime)
     hit = await source.gather(request(runtime, turn(A, ALICE, "凯尔希在吗", message_id=1)))
     block = hit.blocks["worldbook"]
@@ -211,9 +211,10 @@ async def test_worldbook_entry_activates_sticks_and_reloads(runtime: PallasRunti
 
 
 async def test_worldbook_sticky_counts_chat_messages(runtime: PallasRuntime) -> None:
-    """SillyTavern's unit: sticky = 3 lasts three chat messages, whoever wrote them; the bot
-    only answers messages 1, 4 and 5 (2 and 3 are members talking among themselves)."""
-    write_book(runtime, {"0": entry(0, "凯尔希", "凯尔希是医疗部门负责人。", sticky=3)})
+    """SillyTavern's unit: sticky = 4 set at message 1 holds while the chat is shorter than 1 + 4
+    messages, whoever wrote them; the bot only answers messages 1, 4 and 5 (2 and 3 are
+    members talking among themselves)."""
+    write_book(runtime, {"0": entry(0, "凯尔希", "凯尔希是医疗部门负责人。", sticky=4)})
     source = knowledge_source(runtime)
     reasons = {}
     texts = {1: "凯尔希在吗", 2: "路过", 3: "路过+1", 4: "吃了吗", 5: "睡了"}
@@ -223,7 +224,7 @@ async def test_worldbook_sticky_counts_chat_messages(runtime: PallasRuntime) -> 
             got = await source.gather(request(runtime, turn(A, ALICE, text, message_id=mid)))
             activated = got.trace["worldbook"]["activated"]
             reasons[mid] = activated[0]["reason"] if activated else None
-    # counted in bot replies, message 5 would still be sticky (its 3rd reply turn)
+    # counted in bot replies, message 5 would still be sticky (its 3rd reply turn of 4)
     assert reasons == {1: "key", 4: "sticky", 5: None}
 
 

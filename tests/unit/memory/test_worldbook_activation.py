@@ -41,6 +41,9 @@ def run(
     **config: Any,
 ) -> ActivationResult:
     chat_length = config.pop("chat_length", None)
+    # these tables count timed effects in bot replies (`turn`); the SillyTavern message unit
+    # (the default) is covered by test_worldbook_fidelity.py
+    config.setdefault("timed_unit", "replies")
     return activate_worldbook(
         entries,
         messages,

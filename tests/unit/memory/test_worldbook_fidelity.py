@@ -44,15 +44,25 @@ def test_timed_effects_follow_the_book_unit():
     assert [a.reason for a in later_r.activated] == ["sticky"]
 
 
-def test_cooldown_counts_messages_after_sticky_ends():
-    e = [entry(1, keys=("凯尔希",), sticky=1, cooldown=3)]
-    state = run(e, ["凯尔希"], message_index=10).state  # sticky through 11, cooling through 14
+def test_sillytavern_sticky_then_cooldown_in_messages():
+    """sticky 2 at chat length 10: active while the length is < 12; the 3-message cooldown
+    starts at the first scan after that (13 here, not 12) and covers 13..15."""
+    e = [entry(1, keys=("凯尔希",), sticky=2, cooldown=3)]
+    state = run(e, ["凯尔希"], message_index=10).state
     reasons = []
-    for index in (11, 13, 14, 15):
+    for index in (11, 13, 15, 16):
         result = run(e, ["凯尔希"], state=state, message_index=index)
         reasons.append(result.activated[0].reason if result.activated else result.skipped[0].reason)
-        state = result.state if result.activated and result.activated[0].reason == "key" else state
+        state = result.state
     assert reasons == ["sticky", "cooldown", "cooldown", "key"]
+
+
+def test_sillytavern_cooldown_without_sticky_and_state_round_trip():
+    e = [entry(1, keys=("凯尔希",), cooldown=2)]
+    state = run(e, ["凯尔希"], message_index=10).state  # cooling while 10 < length < 12
+    assert WorldbookState.from_dict(state.to_dict()) == state
+    assert run(e, ["凯尔希"], state=state, message_index=11).skip_reason("a.1") == "cooldown"
+    assert run(e, ["凯尔希"], state=state, message_index=12).activated
 
 
 def test_per_book_recursion_step_limit():

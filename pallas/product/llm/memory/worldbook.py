@@ -25,9 +25,11 @@ level N opens when the passes at lower levels stop finding anything (SillyTavern
 levels); with recursion off they never activate. Recursion stops when a pass adds nothing and no
 delay level is left, the budget is exhausted, or `max_recursion_steps` is reached.
 
-Timed effects count in `turn_index` units: an entry activated at turn T with sticky S stays
-active through turn T+S without a key match; with cooldown C it then cannot activate through
-turn T+S+C. Timers whose turn lies in the future (a counter reset) are ignored.
+Timed effects count chat messages by default (`message_index`, SillyTavern's unit and end-
+exclusive arithmetic, see `_st_timer`). A book with `timed_unit = "replies"` counts bot reply
+turns (`turn_index`): activated at turn T with sticky S it stays active through turn T+S
+without a key match; with cooldown C it then cannot activate through turn T+S+C. Timers whose
+index lies in the future (a counter reset, a unit change) are ignored.
 """
 
 from __future__ import annotations
@@ -99,7 +101,7 @@ class _Run:
             return "delay"
         if self.is_sticky(entry):
             return None
-        timer = self.timer(entry)
+        timer = self.start_pending_cooldown(entry)
         if timer is not None and timer.is_cooling(self.now(entry)):
             return "cooldown"
         if entry.delay_until_recursion and (step == 0 or entry.delay_until_recursion > level):
@@ -116,6 +118,18 @@ class _Run:
         """The entry's clock: chat messages (SillyTavern) or bot replies (per-book option)."""
         unit = self.config.option(entry.book, "timed_unit")
         return self.message_index if unit == "messages" else self.turn
+
+    def start_pending_cooldown(self, entry: WorldbookEntry) -> EntryTimer | None:
+        """SillyTavern starts a cooldown that follows a sticky at the first scan after the sticky
+        ended, and it applies to that very scan (`cooldown` messages from there)."""
+        timer = self.timer(entry)
+        now = self.now(entry)
+        if timer is None or not timer.pending_cooldown or timer.is_sticky(now):
+            return timer
+        until = now + timer.pending_cooldown - 1
+        started = EntryTimer(timer.activated_at, timer.sticky_until, until)
+        self.timers[entry.key_id] = started
+        return started
 
     def timer(self, entry: WorldbookEntry) -> EntryTimer | None:
         """The entry's timer; one from the future (a counter reset, a unit change) is ignored."""
@@ -316,11 +330,23 @@ class _Run:
             if act.reason == "sticky" or not (entry.sticky or entry.cooldown):
                 continue
             now = self.now(entry)
+            if self.config.option(entry.book, "timed_unit") == "messages":
+                timers[key] = _st_timer(entry, now)
+                continue
             sticky_until = now + entry.sticky if entry.sticky else None
             effect_end = sticky_until if sticky_until is not None else now
             cooldown_until = effect_end + entry.cooldown if entry.cooldown else None
             timers[key] = EntryTimer(now, sticky_until, cooldown_until)
         return WorldbookState(timers=timers)
+
+
+def _st_timer(entry: WorldbookEntry, now: int) -> EntryTimer:
+    """SillyTavern's timed effects in chat messages (end exclusive): sticky S set at message L
+    is active while L < length < L + S; a cooldown C without sticky while L < length < L + C;
+    a cooldown after a sticky starts when the sticky's end is seen (`pending_cooldown`)."""
+    if entry.sticky:
+        return EntryTimer(now, now + entry.sticky - 1, None, entry.cooldown)
+    return EntryTimer(now, None, now + entry.cooldown - 1 if entry.cooldown else None)
 
 
 def activate_worldbook(

@@ -106,6 +106,8 @@ class EntryTimer:
     activated_at: int  # turn index of the (non-sticky) activation that started the effects
     sticky_until: int | None = None  # active without a key match through this turn
     cooldown_until: int | None = None  # cannot activate through this turn (unless sticky)
+    # SillyTavern: a cooldown after a sticky starts when the end of the sticky is seen
+    pending_cooldown: int = 0
 
     def is_sticky(self, turn: int) -> bool:
         return self.sticky_until is not None and self.activated_at < turn <= self.sticky_until
@@ -115,7 +117,7 @@ class EntryTimer:
 
     def relevant_after(self, turn: int) -> bool:
         ends = [t for t in (self.sticky_until, self.cooldown_until) if t is not None]
-        return bool(ends) and max(ends) > turn
+        return bool(self.pending_cooldown) or (bool(ends) and max(ends) > turn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +135,7 @@ class WorldbookState:
                 "activated_at": t.activated_at,
                 "sticky_until": t.sticky_until,
                 "cooldown_until": t.cooldown_until,
+                **({"pending_cooldown": t.pending_cooldown} if t.pending_cooldown else {}),
             }
             for key, t in sorted(self.timers.items())
         }
@@ -147,6 +150,7 @@ class WorldbookState:
                     activated_at=int(raw["activated_at"]),
                     sticky_until=_opt_int(raw.get("sticky_until")),
                     cooldown_until=_opt_int(raw.get("cooldown_until")),
+                    pending_cooldown=int(raw.get("pending_cooldown") or 0),
                 )
             except (KeyError, TypeError, ValueError, AttributeError):
                 continue
