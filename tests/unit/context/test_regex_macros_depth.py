@@ -17,6 +17,7 @@ from pallas.product.llm.context.depth_spec import (
 )
 from pallas.product.llm.context.macros import MacroEnv, expand_macros, roll_dice
 from pallas.product.llm.context.regex_rules import (
+    MAX_TIMEOUTS,
     RegexRuleConfig,
     apply_rules,
     build_rule_set,
@@ -129,12 +130,18 @@ def test_rule_set_is_compiled_once_per_content() -> None:
     assert a is b
 
 
-def test_redos_pattern_times_out_instead_of_stalling() -> None:
-    evil = rule(name="evil", pattern=r"^(a|aa)+$", replacement="")
+def test_redos_pattern_times_out_instead_of_stalling(caplog) -> None:
+    evil = rule(name="evil", pattern=r"^(a|aa)+$ ", replacement="")
     fine = rule(name="fine", pattern="b", replacement="B")
     out, hits = run("a" * 48 + "b", evil, fine)
     assert out == "a" * 48 + "B", "the next rule still runs"
     assert [(h.rule, h.timed_out) for h in hits] == [("evil", True), ("fine", False)]
+    for _ in range(MAX_TIMEOUTS):
+        run("a" * 48 + "b", evil, fine)
+    # tripped: skipped even on a text it would match at once
+    out, hits = run("aa ", evil)
+    assert out == "aa " and hits[0].timed_out
+    assert any("skipped until its config changes" in r.message for r in caplog.records)
 
 
 @pytest.mark.parametrize(

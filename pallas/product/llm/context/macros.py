@@ -106,7 +106,7 @@ def roll_dice(spec: str, rng: random.Random) -> str | None:
     return str(sum(rng.randint(1, sides) for _ in range(count)) + bonus)
 
 
-def _value(name: str, args: list[str], env: MacroEnv, rng: random.Random) -> str | None:
+def _value(name: str, args: list[str], env: MacroEnv, rng: random.Random | None) -> str | None:
     if name == "user":
         return sanitize_name(env.user) or "群友"
     if name == "char":
@@ -122,13 +122,15 @@ def _value(name: str, args: list[str], env: MacroEnv, rng: random.Random) -> str
         return _WEEKDAYS[local.weekday()]
     if name == "idle_duration":
         return format_duration(env.idle_seconds)
+    if name == "tools":
+        return env.tools
+    if rng is None:
+        return None
     if name == "random":
         options = [a for a in args if a != ""]
         return sanitize_inline(rng.choice(options), 400) if options else ""
     if name == "roll":
         return roll_dice(args[0] if args else "1d6", rng) if len(args) <= 1 else None
-    if name == "tools":
-        return env.tools
     return None
 
 
@@ -143,7 +145,7 @@ def expand_macros(text: str, env: MacroEnv) -> Expansion:
         name = match.group(1).lower()
         tail = (match.group(2) or "").rstrip()
         args = tail.split("::")[1:] if tail else []
-        rng = random.Random(f"{env.seed}:{match.start()}")
+        rng = random.Random(f"{env.seed}:{match.start()}") if name in ("random", "roll") else None
         value = _value(name, args, env, rng)
         if value is None:
             unknown.append(name)

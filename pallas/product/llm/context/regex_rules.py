@@ -13,8 +13,10 @@ split into bubbles).
 
 Patterns are compiled once per rule set (cached by content); a pattern that does not compile is
 a validation error naming the rule, so the config loader rejects the file and keeps its last
-good version. Matching uses the `regex` package's `timeout`: a catastrophic pattern costs at
-most `timeout_ms` per message and is then skipped for that text (reported in the trace).
+good version. Matching uses the `regex` package's `timeout`: a catastrophic pattern costs about
+`timeout_ms` per text and is then skipped for that text (reported in the trace); after
+`MAX_TIMEOUTS` timeouts the rule is skipped until its config changes, so a ReDoS rule cannot
+slow every turn.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ Role = Literal["user", "assistant", "system"]
 _FLAGS = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL, "x": regex.VERBOSE}
 _GROUP_REF = std_re.compile(r"\$(\d{1,2}|&|<([A-Za-z_]\w*)>)|\\(\d{1,2})|\\g<(\w+)>|\\\\")
 DEFAULT_TIMEOUT_MS = 50
+# A rule that timed out this many times is skipped until its config changes (logged once).
+MAX_TIMEOUTS = 3
+_timeouts: dict[tuple[str, str, str], int] = {}
 
 
 class RegexRuleConfig(BaseModel):
@@ -205,12 +210,25 @@ def apply_rules(
     for rule in rules:
         if not rule.applies(role, depth):
             continue
+        key = (rule.origin, rule.name, rule.pattern.pattern)
+        if _timeouts.get(key, 0) >= MAX_TIMEOUTS:
+            hits.append(RuleHit(rule.name, 0, True))
+            continue
         try:
             text, count = rule.pattern.subn(
                 lambda m, r=rule: _render(r.template, env, m), text, timeout=timeout
             )
         except TimeoutError:
-            log.warning("regex rule %s (%s) timed out; skipped", rule.name, rule.origin)
+            _timeouts[key] = strikes = _timeouts.get(key, 0) + 1
+            if strikes == 1 or strikes == MAX_TIMEOUTS:
+                log.error(
+                    "regex rule %s (%s) timed out (%d/%d)%s",
+                    rule.name,
+                    rule.origin,
+                    strikes,
+                    MAX_TIMEOUTS,
+                    "; skipped until its config changes" if strikes == MAX_TIMEOUTS else "",
+                )
             hits.append(RuleHit(rule.name, 0, True))
             continue
         if count:
