@@ -234,3 +234,18 @@ async def test_tools_macro_replaces_the_tool_section_else_fallback_keeps_it():
     assert "tool_context" in fallback.section_ids
     assert "【工具上下文】" in fallback.system_prompt
     assert "kept" in fallback.draft.meta["rules"]["tools"]
+
+
+async def test_regex_reordered_after_injections_cleans_injected_text():
+    turn_rules = rules(
+        regex=[
+            RegexRuleConfig(name="soften", pattern="提醒", replacement="提示", roles=("system",))
+        ],
+        injections=[InjectionConfig(name="d1", text="（提醒）", position="depth", depth="1")],
+    )
+    default = await assemble_chat_request(ctx_with(turn_rules, user_turns=HISTORY))
+    assert originals_after(default.draft.messages, "（提醒）") == [1], "default: regex runs first"
+    config = ContextConfig(processor_order=["injections", "regex"])
+    ctx = ctx_with(turn_rules, user_turns=HISTORY, config=config)
+    reordered = await assemble_chat_request(ctx, build_chat_pipeline(config))
+    assert originals_after(reordered.draft.messages, "（提示）") == [1]

@@ -85,7 +85,7 @@ class RegexProcessor(BaseProcessor):
         total = len(draft.messages)
         for index, message in enumerate(draft.messages):
             depth = total - 1 - index
-            if message.has_blocks or message.kind == INJECTION:
+            if message.has_blocks:  # image blocks (the timeline images message)
                 out.append(message)
                 continue
             head, body, tail = _split_wrapped(message.text)
