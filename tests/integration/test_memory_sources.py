@@ -185,6 +185,8 @@ def knowledge_source(rt: PallasRuntime) -> KnowledgeSource:
         messages=rt.repos.messages,
         state=rt.state,
         context_tokens=context_token_budget(rt),
+        regex_dir=rt.settings.pallas_config_dir / "regex",
+        personas=rt.personas,
     )
 
 
@@ -226,6 +228,32 @@ async def test_worldbook_sticky_counts_chat_messages(runtime: PallasRuntime) -> 
             reasons[mid] = activated[0]["reason"] if activated else None
     # counted in bot replies, message 5 would still be sticky (its 3rd reply turn of 4)
     assert reasons == {1: "key", 4: "sticky", 5: None}
+
+
+async def test_worldbook_keys_match_the_regex_cleaned_text(runtime: PallasRuntime) -> None:
+    """Request-stage rules run before the worldbook scan (global file + group rule)."""
+    (runtime.settings.pallas_config_dir / "regex").mkdir(exist_ok=True)
+    (runtime.settings.pallas_config_dir / "regex" / "10-names.toml").write_text(
+        '[[regex]]\nname = "alias"\npattern = "(?i)kal.?tsit"\nreplacement = "凯尔希"\n',
+        encoding="utf-8",
+    )
+    group_c = 61_000_003  # a fresh group file (A's is cached by the running config store)
+    (runtime.settings.pallas_config_dir / "groups" / f"{group_c}.toml").write_text(
+        '[worldbook]\nbooks = ["rhodes"]\n'
+        '[[context_rules.regex]]\nname = "spoiler"\npattern = "罗德岛"\nreplacement = "某地"\n',
+        encoding="utf-8",
+    )
+    write_book(
+        runtime,
+        {
+            "0": entry(0, "凯尔希", "凯尔希是医疗部门负责人。"),
+            "1": entry(1, "罗德岛", "罗德岛是一艘陆行舰。"),
+        },
+    )
+    source = knowledge_source(runtime)
+    req = request(runtime, turn(group_c, ALICE, "Kal'tsit 在罗德岛吗", message_id=1))
+    got = await source.gather(req)
+    assert [a.entry.uid for a in got.blocks["worldbook"].items] == [0]
 
 
 # ---------------------------------------------------------------- extraction
