@@ -178,6 +178,8 @@ async def test_worldbook_entries_go_to_their_positions():
     assert placed_msg.role == "user" and placed_msg.source_token == "worldbook:rhodes#3"
     placed = request.draft.meta["rules"]["worldbook"]
     assert [p["position"] for p in placed] == ["before_char", "after_char", "depth 2"]
+    assert request.draft.meta["rules"]["macros"]["used"] == ["user"]
+    assert all(step.status == "ok" for step in request.steps)
 
 
 async def test_worldbook_entry_over_the_block_cap_is_dropped_whole_and_listed():

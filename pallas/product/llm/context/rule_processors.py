@@ -109,13 +109,15 @@ class RegexProcessor(BaseProcessor):
 # ------------------------------------------------------------------------------ worldbook
 
 
-def _entry_text(content: str, ctx: Any, cap: int) -> tuple[str, tuple[str, ...]]:
+def _entry_text(content: str, ctx: Any, cap: int) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """Sanitised entry text (macros expanded, never cut), macros used, unknown macros."""
     rules = _rules(ctx)
+    used: tuple[str, ...] = ()
     unknown: tuple[str, ...] = ()
     if rules is not None and rules.macros is not None:
         expansion = expand_macros(content, rules.macros)
-        content, unknown = expansion.text, expansion.unknown
-    return sanitize_prompt_block(content, max_chars=max(cap, len(content) * 2)), unknown
+        content, used, unknown = expansion.text, expansion.used, expansion.unknown
+    return sanitize_prompt_block(content, max_chars=max(cap, len(content) * 2)), used, unknown
 
 
 class WorldbookProcessor(BaseProcessor):
@@ -140,9 +142,13 @@ class WorldbookProcessor(BaseProcessor):
         placements: list[tuple[int, DraftMessage]] = []
         placed: list[dict[str, Any]] = []
         dropped: list[dict[str, Any]] = []
+        used: list[str] = []
+        unknown: list[str] = []
         for act in activated:
             entry = act.entry
-            text, _unknown = _entry_text(entry.content, ctx, cap)
+            text, entry_used, entry_unknown = _entry_text(entry.content, ctx, cap)
+            used.extend(entry_used)
+            unknown.extend(entry_unknown)
             if not text:
                 continue
             position = act.position.value
@@ -154,8 +160,8 @@ class WorldbookProcessor(BaseProcessor):
                 placed.append({"id": act.key_id, "position": f"depth {entry.depth}"})
                 continue
             side = "before" if position == "before_persona" else "after"
-            used = sum(len(t) + 1 for t in sides[side])
-            if used + len(text) > cap:
+            taken = sum(len(t) + 1 for t in sides[side])
+            if taken + len(text) > cap:
                 dropped.append({"id": act.key_id, "reason": f"over the {cap}-char block cap"})
                 continue
             sides[side].append(text)
@@ -176,6 +182,8 @@ class WorldbookProcessor(BaseProcessor):
         if placements:
             draft = draft.with_messages(insert_at_depths(draft.messages, placements))
         draft = _record(draft, "worldbook", placed)
+        if used or unknown:
+            draft = _record(draft, "macros", _macro_trace(draft, used, unknown))
         return _record(draft, "worldbook_dropped", dropped) if dropped else draft
 
 

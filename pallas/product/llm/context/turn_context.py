@@ -10,12 +10,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pallas.core.records import SessionTurn, StoredMessage
 from pallas.product.llm.context.chat_prompt import ReplyShapeSpec, ToolResult, TurnPolicy
 from pallas.product.llm.context.config import ContextConfig
 from pallas.product.llm.persona.prompt_guard import DEFAULT_PERSONA_NAME
+
+if TYPE_CHECKING:
+    from pallas.product.llm.context.rules_config import TurnRules
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +74,7 @@ class ChatTurnContext:
     tool_results: tuple[ToolResult, ...] = ()
     tool_rules: tuple[str, ...] = ()
     token_budget: int | None = None  # model context window minus reserved output
-    rules: Any = None  # rules_config.TurnRules: regex rules, injections, macro values
+    rules: TurnRules | None = None  # regex rules, placed injections, macro values
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "blocks", _frozen(self.blocks))
