@@ -251,3 +251,34 @@ async def test_regex_reordered_after_injections_cleans_injected_text():
     ctx = ctx_with(turn_rules, user_turns=HISTORY, config=config)
     reordered = await assemble_chat_request(ctx, build_chat_pipeline(config))
     assert originals_after(reordered.draft.messages, "（提示）") == [1]
+
+
+async def test_everything_at_once_runs_every_processor_ok():
+    turn_rules = rules(
+        tools="- 天气：晴",
+        regex=[RegexRuleConfig(name="r", pattern="第", replacement="#")],
+        injections=[
+            InjectionConfig(name="a", text="（{{random::甲::乙}}）", position="before_char"),
+            InjectionConfig(name="b", text="（{{roll::1d6}}）", position="depth", depth="1, 4~2"),
+        ],
+    )
+    entries = (
+        activated(1, "{{char}}在罗德岛。", WorldbookPosition.BEFORE_PERSONA),
+        activated(2, "（{{weekday}}）", WorldbookPosition.AT_DEPTH, depth=0),
+    )
+    ctx = ctx_with(
+        turn_rules,
+        user_turns=HISTORY,
+        persona_text="你是{{char}}。{{tools}}",
+        tool_results=(ToolResult("天气", "晴"),),
+        blocks={**BLOCKS, "worldbook": RetrievedBlock("x", items=entries)},
+    )
+    request = await assemble_chat_request(ctx)
+    assert [s.processor_id for s in request.steps if s.status != "ok"] == []
+    assert set(request.draft.meta["rules"]) >= {
+        "regex",
+        "worldbook",
+        "injections",
+        "macros",
+        "tools",
+    }
