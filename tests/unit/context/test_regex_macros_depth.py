@@ -305,3 +305,22 @@ def test_injection_depth_is_validated_in_config() -> None:
 )
 def test_insert_at_depths(placements, expected) -> None:
     assert "".join(insert_at_depths(list("abcd"), placements)) == expected
+
+
+def test_group_file_with_a_broken_rule_keeps_its_last_good_rules(tmp_path: Path) -> None:
+    from pallas.core.config_files import GroupConfigStore
+
+    path = tmp_path / "42.toml"
+    path.write_text(
+        '[[context_rules.regex]]\nname = "ok"\npattern = "a"\nreplacement = "b"\n', encoding="utf-8"
+    )
+    store = GroupConfigStore(GroupConfig, tmp_path, check_interval=0)
+    assert [r.name for r in store.get(42).context_rules.regex] == ["ok"]
+    path.write_text(
+        '[[context_rules.regex]]\nname = "broken"\npattern = "a(b"\n'
+        '[[context_rules.regex]]\nname = "fine"\npattern = "c"\n',
+        encoding="utf-8",
+    )
+    assert [r.name for r in store.get(42).context_rules.regex] == ["ok"]
+    error = store.errors()["42.toml"]
+    assert "context_rules.regex.0" in error and "rule 'broken'" in error
