@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pallas.product.llm.attachments.config import AttachmentConfig
 from pallas.product.llm.context.config import ContextConfig
 from pallas.product.llm.context.rules_config import ContextRulesConfig
+from pallas.product.llm.kb.config import KnowledgePlaceholderConfig
 from pallas.product.llm.learning.config import LearningConfig
 from pallas.product.llm.memory.retrieval_config import RetrievalConfig
 from pallas.product.llm.memory.worldbook_model import WorldbookConfig
@@ -17,6 +19,7 @@ from pallas.product.llm.provider.image_fetch import ImageFetchConfig
 from pallas.product.llm.provider.models import ModelProfile, default_profiles
 from pallas.product.llm.routing.config import RoutingConfig
 from pallas.product.llm.session.summary_rules import SessionSummaryConfig
+from pallas.product.llm.svars.config import SvarConfig
 from pallas.product.llm.tools.config import ToolsConfig
 
 
@@ -53,6 +56,9 @@ class GroupConfig(BaseModel):
     session: SessionSummaryConfig = Field(default_factory=SessionSummaryConfig)
     images: ImageFetchConfig = Field(default_factory=ImageFetchConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    svars: SvarConfig = Field(default_factory=SvarConfig)  # session variables (<svar> tags)
+    kb: KnowledgePlaceholderConfig = Field(default_factory=KnowledgePlaceholderConfig)
+    attachments: AttachmentConfig = Field(default_factory=AttachmentConfig)
 
     def effective_routing(self) -> RoutingConfig:
         """`enabled = false` at the top level silences routing too."""

@@ -92,7 +92,7 @@ async def test_migrated_schema_is_at_heads_and_matches_the_models(database_url: 
             heads, differences = await connection.run_sync(_schema_state)
     finally:
         await engine.dispose()
-    assert heads == script_heads and len(heads) == 3  # the memory, learning, session branches
+    assert heads == script_heads and len(heads) == 4  # memory, learning, session, pipeline_state
     assert differences == []
 
 
@@ -116,7 +116,7 @@ async def test_startup_migration_on_an_empty_postgres_database(
                     }
                 )
                 heads = await connection.execute(text("SELECT version_num FROM alembic_version"))
-                assert len(heads.all()) == 3
+                assert len(heads.all()) == 4
         finally:
             await engine.dispose()
         bigints = {

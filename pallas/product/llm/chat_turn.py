@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pallas.core.db.repositories.snapshots import InjectionSnapshot
 from pallas.core.records import SessionTurn
@@ -61,6 +61,7 @@ from pallas.product.llm.provider.vision_messages import (
 )
 from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
 from pallas.product.llm.routing.router import RoutingEngine
+from pallas.product.llm.svars.ops import split_svar_tags
 from pallas.product.llm.tools.registry import ToolRegistry, default_registry
 from pallas.product.llm.tools.service import (
     NO_TOOL,
@@ -76,6 +77,9 @@ from pallas.product.llm.turn_values import (
     TurnOutcome,
 )
 from pallas.runtime import PallasRuntime
+
+if TYPE_CHECKING:  # pipeline_state → memory.factory → extraction_hook → chat_turn
+    from pallas.product.llm.pipeline_state import PipelineState
 
 __all__ = ["AfterTurnHook", "ChatTurnService", "CompletedTurn", "TurnOutcome"]
 
@@ -98,6 +102,8 @@ class ChatTurnService:
     # OneBot get_msg for quoted images the message store lacks (set by the llm_chat plugin)
     fetch_quoted_message: QuotedMessageFetcher | None = None
     tools: ToolRegistry = field(default_factory=default_registry)
+    # session variables, kb placeholders, attachments (issue 12); None = those stay inert
+    pipeline_state: PipelineState | None = None
     merges: TurnMerges = field(init=False)
     _background: set[asyncio.Task[None]] = field(default_factory=set)
     _warned_disabled: bool = False
@@ -275,6 +281,15 @@ class ChatTurnService:
                 config_dir=rt.settings.pallas_config_dir,
             ),
         )
+        if self.pipeline_state is not None:
+            ctx = await self.pipeline_state.enrich(
+                ctx,
+                turn,
+                config,
+                profile,
+                addressed=route.trigger.addressed,
+                image_count=len(turn.image_urls) + len(merged_images),
+            )
         request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
         _stopwatch(stage_ms, "assemble", mark)
         data = snapshot_data(request, bundle, decision=route.to_log_dict(), stage_ms=stage_ms)
@@ -356,7 +371,8 @@ class ChatTurnService:
     ) -> TurnOutcome:
         """Parse the answer into bubbles, deliver, and remember the exchange."""
         shape, data = prepared.ctx.reply_shape, prepared.data
-        answer, data["output_regex"] = apply_output_rules(result.text, prepared.ctx.rules)
+        answer, svar_ops = split_svar_tags(result.text)  # tags never reach the group
+        answer, data["output_regex"] = apply_output_rules(answer, prepared.ctx.rules)
         parsed = parse_reply(
             answer,
             max_segments=shape.max_segments,
@@ -375,6 +391,12 @@ class ChatTurnService:
         data["stage_ms"]["total_local"] = round(
             (time.perf_counter() - prepared.started) * 1000 - result.latency_ms, 3
         )
+        if svar_ops:  # only a completely delivered answer changes session variables
+            data["svars"] = (
+                await self.pipeline_state.commit_svars(turn, config, svar_ops, prepared.turn_id)
+                if outcome.outcome == "delivered" and self.pipeline_state is not None
+                else {"reason": f"not_applied:{outcome.outcome}", "tags": len(svar_ops)}
+            )
         await self._save_snapshot(turn, prepared, outcome.outcome)
         if outcome.outcome == "delivered":
             user_text = await self.merges.with_late_lines(turn, prepared.current_text)

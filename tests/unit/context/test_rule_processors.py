@@ -64,7 +64,7 @@ def test_processors_registered_with_ids_priorities_and_are_optional():
     by_id = {s.processor.id: s.processor for s in plan}
     assert [(i, by_id[i].priority, by_id[i].core) for i in
             ("regex", "worldbook", "macros", "injections")] == [
-        ("regex", 310, False), ("worldbook", 330, False),
+        ("regex", 305, False), ("worldbook", 330, False),
         ("macros", 390, False), ("injections", 410, False),
     ]  # fmt: skip
     order = [s.processor.id for s in plan]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from pallas.product.llm.persona.prompt_guard import sanitize_inline, sanitize_name
+from pallas.product.llm.svars.ops import neutralise_member_tags
 
 log = logging.getLogger("pallas.context.macros")
 
@@ -108,7 +109,7 @@ def roll_dice(spec: str, rng: random.Random) -> str | None:
 
 def _value(name: str, args: list[str], env: MacroEnv, rng: random.Random | None) -> str | None:
     if name == "user":
-        return sanitize_name(env.user) or "群友"
+        return neutralise_member_tags(sanitize_name(env.user)) or "群友"
     if name == "char":
         return sanitize_name(env.char)
     if name == "group":

@@ -9,9 +9,10 @@ processors that render nothing without data.
 Default order (priority): guard 100 · persona 110 · self_identity 120 · group_expression 130 ·
 behavior_reference 140 · memory 150 · knowledge 160 · relationship 170 · person_facts 180 ·
 mid_term 190 · group_timeline 200 · reply_shape 210 · turn_policy 220 · current_time 230 ·
-tool_context 240 · session_messages 300 · regex 310 · worldbook 330 · timeline_images 350 ·
-macros 390 · prompt_overrides 400 · injections 410 · budget 600 (fixed) · formatter 800
-(fixed). Core: guard, persona, reply_shape, session_messages, budget.
+tool_context 240 · session_messages 300 · regex 305 · attachments 310 · worldbook 330 ·
+timeline_images 350 · macros 390 · prompt_overrides 400 · injections 410 · kb_placeholders
+450 · svars 500 · budget 600 (fixed) · formatter 800 (fixed). Core: guard, persona,
+reply_shape, session_messages, budget.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pallas.product.llm.attachments.images import image_budget
+from pallas.product.llm.attachments.processor import AttachmentProcessor
 from pallas.product.llm.context import sections as S
 from pallas.product.llm.context.budget import apply_budget
 from pallas.product.llm.context.chat_prompt import (
@@ -54,10 +57,12 @@ from pallas.product.llm.context.rule_processors import (
 )
 from pallas.product.llm.context.session_store import build_llm_chat_messages
 from pallas.product.llm.context.turn_context import ChatTurnContext
+from pallas.product.llm.kb.processor import KnowledgePlaceholderProcessor
 from pallas.product.llm.persona.prompt_guard import (
     PROMPT_INJECTION_GUARD,
     find_headers,
 )
+from pallas.product.llm.svars.processor import VariableProcessor
 
 DEFAULT_PERSONA_BASE = (
     "你是帕拉斯，在 QQ 群里和大家聊天。你温柔、亲切、有耐心，说话自然口语化，"
@@ -285,7 +290,7 @@ class BudgetProcessor(BaseProcessor):
         result = apply_budget(
             draft,
             char_budget=cfg.char_budget,
-            token_budget=cfg.token_budget or ctx.token_budget,
+            token_budget=image_budget(draft, ctx, cfg.token_budget or ctx.token_budget),
             partial_keep_min_chars=cfg.partial_keep_min_chars,
             block_max_chars=cfg.block_max_chars,
         )
@@ -325,8 +330,11 @@ def default_processors() -> list[BaseProcessor]:
         ToolContextProcessor(),
         SessionMessagesProcessor(),
         TimelineImagesProcessor(),
+        AttachmentProcessor(),  # 310: shared files / voice into the current message
         PromptOverridesProcessor(),
-        *rule_processors(),  # regex 310 · worldbook 330 · macros 390 · injections 410
+        *rule_processors(),  # regex 305 · worldbook 330 · macros 390 · injections 410
+        KnowledgePlaceholderProcessor(),  # 450: 【kb::…】 in persona / overrides
+        VariableProcessor(),  # 500: <svar> state, $[svars::…]
         BudgetProcessor(),
         FormatterProcessor(),
     ]

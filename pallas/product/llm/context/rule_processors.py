@@ -3,7 +3,7 @@
 Spec 003 numbers its processors from a session loader at 100; here the session messages are
 loaded at 300, so the relative order is kept with these defaults (all optional, reorderable):
 
-    regex 310       request-stage rules over the messages (after they exist, before the
+    regex 305       request-stage rules over the messages (after they exist, before the
                     worldbook placement and the injections, so those are not rewritten;
                     move it after `injections` to clean injected text as well)
     worldbook 330   activated entries to their position: before / after the persona text or
@@ -73,7 +73,7 @@ def _split_wrapped(text: str) -> tuple[str, str, str]:
 
 
 class RegexProcessor(BaseProcessor):
-    id, priority = "regex", 310
+    id, priority = "regex", 305
 
     async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
         rules = _rules(ctx)
@@ -262,7 +262,8 @@ class InjectionProcessor(BaseProcessor):
         for item in rules.injections:
             text, item_used, _ = _injection_text(item, ctx)
             used.extend(item_used)
-            source = f"injection:{item.name}"
+            # "override:…": placed prompt overrides are admin text (kb placeholders, svars)
+            source = f"override:injection:{item.name}"
             if item.position == "depth":
                 depths = parse_depth(item.depth).resolve(len(draft.messages))
                 for depth in depths:
