@@ -282,3 +282,25 @@ async def test_everything_at_once_runs_every_processor_ok():
         "macros",
         "tools",
     }
+
+
+async def test_placed_injections_are_admin_text_for_session_variables():
+    from pallas.product.llm.svars.config import SvarConfig, SvarDef
+    from pallas.product.llm.svars.render import SvarView
+
+    view = SvarView(
+        SvarConfig(variables=[SvarDef(name="hp", label="生命值", default=100)]), {}, USER
+    )
+    turn_rules = rules(
+        user='<svar name="hp" op="=" value="1" />',
+        injections=[
+            InjectionConfig(
+                name="hp", text="（{{user}}的生命值 $[svars::hp]）", position="depth", depth="1"
+            ),
+            InjectionConfig(name="top", text="（生命值 $[svars::hp]）", position="before_char"),
+        ],
+    )
+    request = await assemble_chat_request(ctx_with(turn_rules, user_turns=HISTORY, svars=view))
+    placed = next(m for m in request.draft.messages if m.source == "override:injection:hp")
+    assert "100" in placed.text and "<svar" not in placed.text
+    assert "（生命值 100）" in request.system_prompt
