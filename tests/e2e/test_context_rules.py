@@ -128,5 +128,5 @@ async def test_regex_depth_injection_and_worldbook_in_the_request(
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert "regex →" in result.stdout or "→ regex →" in result.stdout
+    assert "regex:ok" in result.stdout and "worldbook:ok" in result.stdout
     assert '"depth 1"' in result.stdout and "injections:" in result.stdout

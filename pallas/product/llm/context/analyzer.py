@@ -167,13 +167,11 @@ def _retrieval_lines(data: Mapping[str, Any]) -> list[str]:
 
 
 def _rules_lines(data: Mapping[str, Any]) -> list[str]:
-    """Pipeline order / status and what the rule processors did (regex, worldbook, …)."""
-    steps = data.get("pipeline") or []
-    shown = [s["id"] if s.get("status") == "ok" else f"{s['id']}({s.get('status')})" for s in steps]
-    lines = ["", "pipeline: " + " → ".join(shown)] if shown else []
+    """What the rule processors did (regex, worldbook, macros, injections, output regex)."""
     rules = dict(data.get("rules") or {})
     if data.get("output_regex"):
         rules["output_regex"] = data["output_regex"]
+    lines = ["", "rules:"] if rules else []
     for key, value in rules.items():
         lines.append(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
     return lines
