@@ -184,7 +184,10 @@ class ReplyShapeProcessor(BaseProcessor):
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         text = render_reply_shape(
-            ctx.reply_shape, persona_name=ctx.persona_name, allow_sticker=ctx.allow_sticker
+            ctx.reply_shape,
+            persona_name=ctx.persona_name,
+            allow_sticker=ctx.allow_sticker,
+            sticker_names=ctx.sticker_names,
         )
         return draft.put_section(_section(S.REPLY_SHAPE, text, "reply_shape", protected=True))
 

@@ -61,6 +61,7 @@ class ChatTurnContext:
     turn_policy: TurnPolicy | None = None
     reply_shape: ReplyShapeSpec = field(default_factory=ReplyShapeSpec.casual)
     allow_sticker: bool = False
+    sticker_names: tuple[str, ...] = ()  # the group's pool, offered in the shape contract
     # group timeline: "addressed" (8 lines), "ambient" (4 lines) or "none"
     timeline_mode: str = "addressed"
     timeline_messages: tuple[StoredMessage, ...] = ()
