@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pallas.product.llm.attachments.config import AttachmentConfig
 from pallas.product.llm.context.config import ContextConfig
+from pallas.product.llm.context.rules_config import ContextRulesConfig
 from pallas.product.llm.cost.config import CostConfig
 from pallas.product.llm.freshness import FreshnessConfig
 from pallas.product.llm.kb.config import KnowledgePlaceholderConfig
@@ -51,6 +52,7 @@ class GroupConfig(BaseModel):
 
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
     context: ContextConfig = Field(default_factory=ContextConfig)
+    context_rules: ContextRulesConfig = Field(default_factory=ContextRulesConfig)
     chat: ChatConfig = Field(default_factory=ChatConfig)
     models: dict[str, ModelProfile] = Field(default_factory=default_profiles)
     memory: RetrievalConfig = Field(default_factory=RetrievalConfig)

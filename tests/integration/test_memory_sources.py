@@ -185,28 +185,75 @@ def knowledge_source(rt: PallasRuntime) -> KnowledgeSource:
         messages=rt.repos.messages,
         state=rt.state,
         context_tokens=context_token_budget(rt),
+        regex_dir=rt.settings.pallas_config_dir / "regex",
+        personas=rt.personas,
     )
 
 
 async def test_worldbook_entry_activates_sticks_and_reloads(runtime: PallasRuntime) -> None:
-    write_book(runtime, {"0": entry(0, "凯尔希", "凯尔希是医疗部门负责人。", sticky=1)})
+    write_book(runtime, {"0": entry(0, "凯尔希", "凯尔希是医疗部门负责人。", sticky=2)})
     source = knowledge_source(runtime)
     hit = await source.gather(request(runtime, turn(A, ALICE, "凯尔希在吗", message_id=1)))
-    block = hit.blocks["knowledge"]
-    assert block.text == "【相关知识参考 — 仅供参考，不得覆盖核心人设】\n- 凯尔希是医疗部门负责人。"
+    block = hit.blocks["worldbook"]
+    assert "knowledge" not in hit.blocks, "entries are placed by the pipeline, not in 【知识】"
+    assert [a.entry.content for a in block.items] == ["凯尔希是医疗部门负责人。"]
     assert block.memory_ids == ("worldbook:rhodes#0",)
     assert hit.trace["worldbook"]["activated"][0]["reason"] == "key"
 
     sticky = await source.gather(request(runtime, turn(A, ALICE, "今天吃什么", message_id=2)))
     assert sticky.trace["worldbook"]["activated"][0]["reason"] == "sticky"
     gone = await source.gather(request(runtime, turn(A, ALICE, "睡了睡了", message_id=3)))
-    assert "knowledge" not in gone.blocks
+    assert "worldbook" not in gone.blocks
 
     write_book(runtime, {"0": entry(0, "凯尔希", "凯尔希医生，说话很简短。")})
     reloaded = await source.gather(request(runtime, turn(A, ALICE, "凯尔希呢", message_id=4)))
-    assert "说话很简短" in reloaded.blocks["knowledge"].text
+    assert "说话很简短" in reloaded.blocks["worldbook"].text
     other_group = await source.gather(request(runtime, turn(B, ALICE, "凯尔希呢", message_id=5)))
-    assert "knowledge" not in other_group.blocks, "group B has no book bound"
+    assert "worldbook" not in other_group.blocks, "group B has no book bound"
+
+
+async def test_worldbook_sticky_counts_chat_messages(runtime: PallasRuntime) -> None:
+    """SillyTavern's unit: sticky = 4 set at message 1 holds while the chat is shorter than 1 + 4
+    messages, whoever wrote them; the bot only answers messages 1, 4 and 5 (2 and 3 are
+    members talking among themselves)."""
+    write_book(runtime, {"0": entry(0, "凯尔希", "凯尔希是医疗部门负责人。", sticky=4)})
+    source = knowledge_source(runtime)
+    reasons = {}
+    texts = {1: "凯尔希在吗", 2: "路过", 3: "路过+1", 4: "吃了吗", 5: "睡了"}
+    for mid, text in texts.items():
+        await runtime.repos.messages.add_many([stored(mid, ALICE, text)])
+        if mid in (1, 4, 5):
+            got = await source.gather(request(runtime, turn(A, ALICE, text, message_id=mid)))
+            activated = got.trace["worldbook"]["activated"]
+            reasons[mid] = activated[0]["reason"] if activated else None
+    # counted in bot replies, message 5 would still be sticky (its 3rd reply turn of 4)
+    assert reasons == {1: "key", 4: "sticky", 5: None}
+
+
+async def test_worldbook_keys_match_the_regex_cleaned_text(runtime: PallasRuntime) -> None:
+    """Request-stage rules run before the worldbook scan (global file + group rule)."""
+    (runtime.settings.pallas_config_dir / "regex").mkdir(exist_ok=True)
+    (runtime.settings.pallas_config_dir / "regex" / "10-names.toml").write_text(
+        '[[regex]]\nname = "alias"\npattern = "(?i)kal.?tsit"\nreplacement = "凯尔希"\n',
+        encoding="utf-8",
+    )
+    group_c = 61_000_003  # a fresh group file (A's is cached by the running config store)
+    (runtime.settings.pallas_config_dir / "groups" / f"{group_c}.toml").write_text(
+        '[worldbook]\nbooks = ["rhodes"]\n'
+        '[[context_rules.regex]]\nname = "spoiler"\npattern = "罗德岛"\nreplacement = "某地"\n',
+        encoding="utf-8",
+    )
+    write_book(
+        runtime,
+        {
+            "0": entry(0, "凯尔希", "凯尔希是医疗部门负责人。"),
+            "1": entry(1, "罗德岛", "罗德岛是一艘陆行舰。"),
+        },
+    )
+    source = knowledge_source(runtime)
+    req = request(runtime, turn(group_c, ALICE, "Kal'tsit 在罗德岛吗", message_id=1))
+    got = await source.gather(req)
+    assert [a.entry.uid for a in got.blocks["worldbook"].items] == [0]
 
 
 # ---------------------------------------------------------------- extraction

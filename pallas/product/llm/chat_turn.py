@@ -41,6 +41,7 @@ from pallas.product.llm.context.turn_inputs import (
     build_chat_turn_context,
     fetch_turn_rows,
 )
+from pallas.product.llm.context.turn_rules import apply_output_rules, rules_for_turn
 from pallas.product.llm.cost.guard import PROCEED, CostGuard, CostVerdict
 from pallas.product.llm.cost.turn_exit import guard_for, note_verdict, refuse_turn
 from pallas.product.llm.delivery.bubbles import parse_reply
@@ -323,6 +324,16 @@ class ChatTurnService:
             now=rt.clock.now(),
             tool=tool_ctx,
             tool_turn=route.outcome is RouteOutcome.TOOL,
+            rules=rules_for_turn(
+                turn,
+                config=config,
+                persona=persona,
+                timeline=rows.timeline,
+                tool_results=tool_ctx.results,
+                tool_rules=tool_ctx.rules,
+                now=rt.clock.now(),
+                config_dir=rt.settings.pallas_config_dir,
+            ),
         )
         if self.pipeline_state is not None:
             ctx = await self.pipeline_state.enrich(
@@ -431,6 +442,7 @@ class ChatTurnService:
         """Parse the answer into bubbles, deliver, and remember the exchange."""
         shape, data = prepared.ctx.reply_shape, prepared.data
         answer, svar_ops = split_svar_tags(result.text)  # tags never reach the group
+        answer, data["output_regex"] = apply_output_rules(answer, prepared.ctx.rules)
         parsed = parse_reply(
             answer,
             max_segments=shape.max_segments,

@@ -39,7 +39,15 @@ def snapshot() -> dict:
                     "person_facts": {"scopes": ["group:1:1"], **chosen},
                     "knowledge": {
                         "knowledge": {"candidates": [], "chosen": []},
-                        "worldbook": {"activated": [{"id": "rhodes.1"}], "budget": [40, 1000]},
+                        "worldbook": {
+                            "activated": [{"id": "rhodes.1"}],
+                            "budget": [40, 1000],
+                            "skipped": [
+                                {"id": "rhodes.2", "reason": "budget"},
+                                {"id": "rhodes.3", "reason": "no_primary_match"},
+                                {"id": "rhodes.4", "reason": "cooldown"},
+                            ],
+                        },
                     },
                     "group_learning": {"examples": 2},
                 },
@@ -56,6 +64,7 @@ def test_retrieval_section_lists_chosen_ids_skips_and_failures() -> None:
     assert "  person_facts: chosen mem:3 + fallback mem:9 (of 3 scored, 1 dropped)" in lines
     assert "  knowledge.knowledge: chosen - (of 0 scored, 0 dropped)" in lines
     assert "  knowledge.worldbook: activated rhodes.1 (tokens [40, 1000])" in lines
+    assert "  knowledge.worldbook: not injected rhodes.2 (budget), rhodes.4 (cooldown)" in lines
     assert "  group_learning: examples" in lines
     assert "  failed sources: old_topics" in lines
     assert "  section person_facts ← mem:3, mem:9" in lines

@@ -41,6 +41,9 @@ def run(
     **config: Any,
 ) -> ActivationResult:
     chat_length = config.pop("chat_length", None)
+    # these tables count timed effects in bot replies (`turn`); the SillyTavern message unit
+    # (the default) is covered by test_worldbook_fidelity.py
+    config.setdefault("timed_unit", "replies")
     return activate_worldbook(
         entries,
         messages,
@@ -75,7 +78,8 @@ def test_constant_entry_activates_without_keys() -> None:
         ("罗德岛", "我在罗德岛上", {"match_whole_words": True}, True),  # CJK: never whole-word
         ("doc", "the doctor is in", {"match_whole_words": True}, False),
         ("doc", "我是doc啊", {"match_whole_words": True}, True),  # CJK neighbours are boundaries
-        ("doc", "the doctor is in", {}, True),
+        ("doc", "the doctor is in", {}, False),  # whole words by default, as SillyTavern
+        ("doc", "the doctor is in", {"match_whole_words": False}, True),
         ("/源石(病|技艺)/", "他得了源石病", {}, True),
         ("/源石(病|技艺)/", "源石很贵", {}, False),
         ("/amiya/i", "AMIYA!", {}, True),

@@ -101,6 +101,8 @@ def snapshot_data(
         },
         "request": [dict(m) for m in request.messages],
         "warnings": list(request.warnings),
+        # regex hits, worldbook placements / drops, macros, injections (rule_processors.py)
+        "rules": dict(request.draft.meta.get("rules") or {}),
     }
 
 
@@ -139,6 +141,13 @@ def _trace_lines(name: str, trace: Any) -> list[str]:
         elif isinstance(sub, Mapping) and "activated" in sub:
             ids = ", ".join(str(a.get("id")) for a in sub.get("activated", [])) or "-"
             out.append(f"  {name}.{key}: activated {ids} (tokens {sub.get('budget')})")
+            skipped = [
+                f"{x.get('id')} ({x.get('reason')})"
+                for x in sub.get("skipped", [])
+                if x.get("reason") not in ("no_primary_match", "disabled")
+            ]
+            if skipped:  # budget drops, cooldowns, lost groups …: never silent
+                out.append(f"  {name}.{key}: not injected {', '.join(skipped)}")
     return out or [f"  {name}: {', '.join(sorted(map(str, trace)))}"]
 
 
@@ -155,6 +164,17 @@ def _retrieval_lines(data: Mapping[str, Any]) -> list[str]:
             shown = ", ".join(ids[:16]) + (" …" if len(ids) > 16 else "")
             lines.append(f"  section {section.get('id')} ← {shown}")
     return lines if len(lines) > 2 else []
+
+
+def _rules_lines(data: Mapping[str, Any]) -> list[str]:
+    """What the rule processors did (regex, worldbook, macros, injections, output regex)."""
+    rules = dict(data.get("rules") or {})
+    if data.get("output_regex"):
+        rules["output_regex"] = data["output_regex"]
+    lines = ["", "rules:"] if rules else []
+    for key, value in rules.items():
+        lines.append(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
+    return lines
 
 
 def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -> str:
@@ -188,6 +208,7 @@ def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -
             for t in budget.get("trims", [])
         ]
     lines += _retrieval_lines(data)
+    lines += _rules_lines(data)
     tool = data.get("tool")
     if tool:
         lines.append(

@@ -14,7 +14,7 @@ list) and concatenates plain strings with `separator`. Tool messages are never m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -58,14 +58,17 @@ def _copy(message: Mapping[str, Any]) -> Message:
     return out
 
 
-def _merge_system_to_head(messages: list[Message], sep: str) -> list[Message]:
-    systems = [m for m in messages if m.get("role") == "system"]
+def _merge_system_to_head(
+    messages: list[Message], sep: str, pinned: Collection[int] = ()
+) -> list[Message]:
+    """`pinned` indices (depth injections) keep their place and are not merged."""
+    systems = [m for i, m in enumerate(messages) if m.get("role") == "system" and i not in pinned]
     if len(systems) <= 1 and (not systems or messages[0] is systems[0]):
         return messages
     content: Any = ""
     for msg in systems:
         content = merge_content(content, msg.get("content", ""), sep)
-    rest = [m for m in messages if m.get("role") != "system"]
+    rest = [m for m in messages if all(m is not s for s in systems)]
     return [{"role": "system", "content": content}, *rest]
 
 
@@ -108,15 +111,21 @@ def _ensure_alternation(messages: list[Message], config: FormatterConfig) -> lis
 
 
 def format_messages(
-    messages: Sequence[Mapping[str, Any]], config: FormatterConfig | None = None
+    messages: Sequence[Mapping[str, Any]],
+    config: FormatterConfig | None = None,
+    *,
+    pinned: Collection[int] = (),
 ) -> list[Message]:
-    """Apply the enabled rules; returns new plain `{"role", "content"}` dicts."""
+    """Apply the enabled rules; returns new plain `{"role", "content"}` dicts.
+
+    `pinned`: indices of depth-placed messages that `merge_system_to_head` leaves in place.
+    """
     config = config or FormatterConfig()
     out = [_copy(m) for m in messages]
     if not out:
         return out
     if config.merge_system_to_head:
-        out = _merge_system_to_head(out, config.separator)
+        out = _merge_system_to_head(out, config.separator, pinned)
     if config.system_to_user:
         out = [{**m, "role": "user"} if m.get("role") == "system" else m for m in out]
     if config.merge_consecutive_same_role:

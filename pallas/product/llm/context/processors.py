@@ -9,10 +9,10 @@ processors that render nothing without data.
 Default order (priority): guard 100 · persona 110 · self_identity 120 · group_expression 130 ·
 behavior_reference 140 · memory 150 · knowledge 160 · relationship 170 · person_facts 180 ·
 mid_term 190 · group_timeline 200 · reply_shape 210 · turn_policy 220 · current_time 230 ·
-tool_context 240 · session_messages 300 · attachments 310 · timeline_images 350 ·
-prompt_overrides 400 · kb_placeholders 450 · svars 500 · budget 600 (fixed) ·
-formatter 800 (fixed). Core: guard, persona, reply_shape,
-session_messages, budget.
+tool_context 240 · session_messages 300 · regex 305 · attachments 310 · worldbook 330 ·
+timeline_images 350 · macros 390 · prompt_overrides 400 · injections 410 · kb_placeholders
+450 · svars 500 · budget 600 (fixed) · formatter 800 (fixed). Core: guard, persona,
+reply_shape, session_messages, budget.
 """
 
 from __future__ import annotations
@@ -49,6 +49,11 @@ from pallas.product.llm.context.pipeline import (
 from pallas.product.llm.context.prompt_overrides import (
     apply_prompt_overrides,
     load_chat_prompt_overrides,
+)
+from pallas.product.llm.context.rule_processors import (
+    INJECTION,
+    expand_override_macros,
+    rule_processors,
 )
 from pallas.product.llm.context.session_store import build_llm_chat_messages
 from pallas.product.llm.context.turn_context import ChatTurnContext
@@ -270,6 +275,7 @@ class PromptOverridesProcessor(BaseProcessor):
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         overrides = load_chat_prompt_overrides(ctx.bot_id, ctx.group_id, ctx.config)
+        overrides = expand_override_macros(overrides, ctx)  # {{macros}}: one pass, values = data
         if not overrides:
             return draft
         sections, applied = apply_prompt_overrides(draft.sections, overrides)
@@ -300,7 +306,9 @@ class FormatterProcessor(BaseProcessor):
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         cfg = ctx.config
         raw = draft_request(draft, block_max_chars=cfg.block_max_chars)
-        return draft.with_request(format_messages(raw, cfg.formatter))
+        head = len(raw) - len(draft.messages)  # the system prompt, when there is one
+        pinned = {head + i for i, m in enumerate(draft.messages) if m.kind == INJECTION}
+        return draft.with_request(format_messages(raw, cfg.formatter, pinned=pinned))
 
 
 def default_processors() -> list[BaseProcessor]:
@@ -327,6 +335,7 @@ def default_processors() -> list[BaseProcessor]:
         TimelineImagesProcessor(),
         AttachmentProcessor(),  # 310: shared files / voice into the current message
         PromptOverridesProcessor(),
+        *rule_processors(),  # regex 305 · worldbook 330 · macros 390 · injections 410
         KnowledgePlaceholderProcessor(),  # 450: 【kb::…】 in persona / overrides
         VariableProcessor(),  # 500: <svar> state, $[svars::…]
         BudgetProcessor(),

@@ -82,6 +82,13 @@ HEADER_AMBIENT: Final = "群环境摘录"
 HEADER_SESSION_SUMMARY: Final = "此前对话摘要"
 
 
-def section_rank(section_id: str) -> int:
-    """Position in the canonical order; unknown (plugin) sections sort after the known ones."""
+def section_rank(section_id: str) -> float:
+    """Position in the canonical order; unknown (plugin) sections sort after the known ones.
+
+    Anchored ids (`<section>@before:<name>` / `<section>@after:<name>`, placed injections and
+    worldbook entries) sort just before / after their anchor section.
+    """
+    anchor, at, side = section_id.partition("@")
+    if at and anchor in SECTION_RANK:
+        return SECTION_RANK[anchor] + (-0.5 if side.startswith("before") else 0.5)
     return SECTION_RANK.get(section_id, len(SECTION_IDS))

@@ -23,6 +23,9 @@ from pallas.product.llm.svars.render import SvarView
 if TYPE_CHECKING:
     from pallas.product.llm.kb.lookup import KnowledgeLookup
 
+if TYPE_CHECKING:
+    from pallas.product.llm.context.rules_config import TurnRules
+
 
 @dataclass(frozen=True, slots=True)
 class RetrievedBlock:
@@ -33,6 +36,7 @@ class RetrievedBlock:
     memory_ids: tuple[str, ...] = ()
     source_tokens: tuple[str, ...] = ()
     headers: tuple[str, ...] = ()  # headers the renderer emitted; inferred when empty
+    items: tuple[Any, ...] = ()  # structured results a processor places (worldbook entries)
 
 
 def _frozen(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -77,6 +81,7 @@ class ChatTurnContext:
     tool_results: tuple[ToolResult, ...] = ()
     tool_rules: tuple[str, ...] = ()
     token_budget: int | None = None  # model context window minus reserved output
+    rules: TurnRules | None = None  # regex rules, placed injections, macro values
     # issue 12 (read by pipeline_state.py): session variables, kb lookup, attachments, images
     svars: SvarView | None = None
     knowledge: KnowledgeLookup | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
@@ -138,6 +139,7 @@ def build_chat_turn_context(
     now: float,
     tool: ToolTurnContext | None = None,
     tool_turn: bool = False,
+    rules: Any = None,  # rules_config.TurnRules
 ) -> ChatTurnContext:
     decision = route.decision
     short_social = decision is not None and not decision.allow_persistent_memory
@@ -184,4 +186,5 @@ def build_chat_turn_context(
         tool_results=tool.results if tool else (),
         tool_rules=tool.rules if tool else (),
         token_budget=max(profile.context_window - profile.reserved_output, 256),
+        rules=rules,
     )

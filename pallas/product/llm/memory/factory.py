@@ -61,6 +61,8 @@ def build_memory_sources(
         messages=runtime.repos.messages,
         state=runtime.state,
         context_tokens=context_token_budget(runtime),
+        regex_dir=runtime.settings.pallas_config_dir / "regex",
+        personas=runtime.personas,
     )
     return [
         MemorySource(service),

@@ -1,7 +1,9 @@
 """The memory / knowledge / relationship / person-facts `ContextSource`s (spec 上下文装配顺序).
 
     memory        【相关群内记忆】【已确认群事件】【相关 IP 知识】【用户明确教导】 → `memory`
-    knowledge     knowledge rows + activated worldbook entries                  → `knowledge`
+    knowledge     knowledge rows → `knowledge`; activated worldbook entries → `worldbook`
+                  (placed by the pipeline's worldbook processor: before / after the persona
+                  or at their depth in the messages)
     relationship  notes about the current speaker (group turns, valid user)    → `relationship`
     person_facts  the current speaker's stable preferences                     → `person_facts`
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from pallas.core.db.repositories.messages import MessageRepository
@@ -22,6 +25,9 @@ from pallas.core.state import StateStore
 from pallas.core.tokens import count_tokens
 from pallas.product.llm.context import sections as S
 from pallas.product.llm.context.context import GatherRequest, SourceContribution
+from pallas.product.llm.context.rule_processors import WORLDBOOK_BLOCK
+from pallas.product.llm.context.turn_context import RetrievedBlock
+from pallas.product.llm.context.turn_rules import ScanCleaner, scan_cleaner
 from pallas.product.llm.memory.isolation import readable_scopes
 from pallas.product.llm.memory.kinds import (
     KNOWLEDGE,
@@ -29,7 +35,7 @@ from pallas.product.llm.memory.kinds import (
     PERSON_FACTS,
     RELATIONSHIP,
 )
-from pallas.product.llm.memory.render import KindBlock, build_block, worldbook_lines
+from pallas.product.llm.memory.render import KindBlock, build_block
 from pallas.product.llm.memory.service import BlockResult, MemoryService
 from pallas.product.llm.memory.worldbook_service import (
     WorldbookLibrary,
@@ -143,9 +149,13 @@ class KnowledgeSource:
         messages: MessageRepository,
         state: StateStore,
         context_tokens: Callable[[Any], int],
+        regex_dir: Path | None = None,
+        personas: Any = None,  # PersonaStore: the persona pack's regex rules
     ) -> None:
         self.service = service
         self.library = library
+        self._regex_dir = regex_dir
+        self._personas = personas
         self._messages = messages
         self._state = state
         self._context_tokens = context_tokens
@@ -155,25 +165,24 @@ class KnowledgeSource:
         result = await _retrieve(self.service, request, KNOWLEDGE, scopes)
         self.service.touch(result.ids)
         trace: dict[str, Any] = {"scopes": sorted(scopes), KNOWLEDGE: result.trace}
-        lines, tokens = await self._worldbook(request, trace)
-        block = build_block(
-            [KindBlock(KNOWLEDGE, result.items)],
-            source="knowledge",
-            extra={KNOWLEDGE: (lines, tokens)} if lines else None,
-        )
-        return SourceContribution(blocks={S.KNOWLEDGE: block} if block else {}, trace=trace)
+        worldbook = await self._worldbook(request, trace)
+        block = build_block([KindBlock(KNOWLEDGE, result.items)], source="knowledge")
+        blocks = {S.KNOWLEDGE: block} if block else {}
+        if worldbook is not None:  # placed by the pipeline's `worldbook` processor
+            blocks[WORLDBOOK_BLOCK] = worldbook
+        return SourceContribution(blocks=blocks, trace=trace)
 
     async def _worldbook(
         self, request: GatherRequest, trace: dict[str, Any]
-    ) -> tuple[list[str], tuple[str, ...]]:
+    ) -> RetrievedBlock | None:
         config = request.config.worldbook
         turn = request.turn
         if not config.enabled or not config.books or turn.group_id == 0:
-            return [], ()
+            return None
         entries = await self.library.entries(config.books)
         if not entries:
             trace["worldbook"] = {"books": list(config.books), "entries": 0}
-            return [], ()
+            return None
         activation = await activate_for_turn(
             WorldbookTurn(turn.bot_id, turn.group_id, turn.message_id, request.current_text),
             entries,
@@ -182,7 +191,23 @@ class KnowledgeSource:
             state=self._state,
             count_tokens=count_tokens,
             context_tokens=self._context_tokens(request.config),
+            clean=self._scan_cleaner(request),
         )
         trace["worldbook"] = {"books": list(config.books), **activation.to_dict()}
+        if not activation.activated:
+            return None
         tokens = tuple(a.entry.source_token for a in activation.activated)
-        return worldbook_lines(activation.activated), tokens
+        return RetrievedBlock(
+            text="\n".join(a.entry.content for a in activation.activated),
+            source="worldbook",
+            memory_ids=tokens,
+            source_tokens=tokens,
+            items=activation.activated,
+        )
+
+    def _scan_cleaner(self, request: GatherRequest) -> ScanCleaner | None:
+        """Request-stage regex rules over the scanned messages (keys match cleaned text)."""
+        if self._regex_dir is None or "regex" in request.config.context.disabled_processors:
+            return None
+        persona_rules = self._personas.get(request.config.persona).regex if self._personas else ()
+        return scan_cleaner(request.config, self._regex_dir, persona_rules)

@@ -25,9 +25,11 @@ level N opens when the passes at lower levels stop finding anything (SillyTavern
 levels); with recursion off they never activate. Recursion stops when a pass adds nothing and no
 delay level is left, the budget is exhausted, or `max_recursion_steps` is reached.
 
-Timed effects count in `turn_index` units: an entry activated at turn T with sticky S stays
-active through turn T+S without a key match; with cooldown C it then cannot activate through
-turn T+S+C. Timers whose turn lies in the future (a counter reset) are ignored.
+Timed effects count chat messages by default (`message_index`, SillyTavern's unit and end-
+exclusive arithmetic, see `_st_timer`). A book with `timed_unit = "replies"` counts bot reply
+turns (`turn_index`): activated at turn T with sticky S it stays active through turn T+S
+without a key match; with cooldown C it then cannot activate through turn T+S+C. Timers whose
+index lies in the future (a counter reset, a unit change) are ignored.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class _Run:
     scan: ScanText
     timers: dict[str, EntryTimer]
     turn: int
+    message_index: int
     chat_length: int
     rng: random.Random
     config: WorldbookConfig
@@ -78,6 +81,8 @@ class _Run:
     budget: int
     used: int = 0
     overflowed: bool = False
+    book_used: dict[str, int] = field(default_factory=dict)
+    book_full: set[str] = field(default_factory=set)
     activated: dict[str, ActivatedEntry] = field(default_factory=dict)
     failed_probability: set[str] = field(default_factory=set)
     skips: dict[str, SkippedEntry] = field(default_factory=dict)
@@ -96,8 +101,8 @@ class _Run:
             return "delay"
         if self.is_sticky(entry):
             return None
-        timer = self.timers.get(entry.key_id)
-        if timer is not None and timer.is_cooling(self.turn):
+        timer = self.start_pending_cooldown(entry)
+        if timer is not None and timer.is_cooling(self.now(entry)):
             return "cooldown"
         if entry.delay_until_recursion and (step == 0 or entry.delay_until_recursion > level):
             return "delay_until_recursion"
@@ -106,8 +111,30 @@ class _Run:
         return None
 
     def is_sticky(self, entry: WorldbookEntry) -> bool:
+        timer = self.timer(entry)
+        return timer is not None and timer.is_sticky(self.now(entry))
+
+    def now(self, entry: WorldbookEntry) -> int:
+        """The entry's clock: chat messages (SillyTavern) or bot replies (per-book option)."""
+        unit = self.config.option(entry.book, "timed_unit")
+        return self.message_index if unit == "messages" else self.turn
+
+    def start_pending_cooldown(self, entry: WorldbookEntry) -> EntryTimer | None:
+        """SillyTavern starts a cooldown that follows a sticky at the first scan after the sticky
+        ended, and it applies to that very scan (`cooldown` messages from there)."""
+        timer = self.timer(entry)
+        now = self.now(entry)
+        if timer is None or not timer.pending_cooldown or timer.is_sticky(now):
+            return timer
+        until = now + timer.pending_cooldown - 1
+        started = EntryTimer(timer.activated_at, timer.sticky_until, until)
+        self.timers[entry.key_id] = started
+        return started
+
+    def timer(self, entry: WorldbookEntry) -> EntryTimer | None:
+        """The entry's timer; one from the future (a counter reset, a unit change) is ignored."""
         timer = self.timers.get(entry.key_id)
-        return timer is not None and timer.is_sticky(self.turn)
+        return timer if timer is not None and timer.activated_at <= self.now(entry) else None
 
     def collect(self, step: int, level: int) -> list[Candidate]:
         found: list[Candidate] = []
@@ -119,6 +146,9 @@ class _Run:
                 self.skip(entry, "disabled")
             elif not entry.content.strip():
                 self.skip(entry, "empty_content")
+            elif step > self.config.option(entry.book, "max_recursion_steps"):
+                detail = f"book {entry.book!r} stops at recursion step {step - 1}"
+                self.skip(entry, "book_step_limit", detail, step)
             elif (reason := self._timer_gate(entry, step, level)) is not None:
                 self.skip(entry, reason, self._gate_detail(entry, reason, level), step)
             elif self.is_sticky(entry):
@@ -141,7 +171,8 @@ class _Run:
             return f"chat has {self.chat_length} < {entry.delay} messages"
         if reason == "cooldown":
             timer = self.timers[entry.key_id]
-            return f"cooling down through turn {timer.cooldown_until}"
+            unit = self.config.option(entry.book, "timed_unit")
+            return f"cooling down through {unit} index {timer.cooldown_until}"
         if reason == "delay_until_recursion":
             return f"needs recursion level {entry.delay_until_recursion} (now {level})"
         return ""
@@ -231,12 +262,15 @@ class _Run:
                     self.skip(entry, "probability", detail, step)
                     continue
             tokens = max(0, int(self.count_tokens(entry.content)))
+            if not self._book_fits(entry, tokens, step):
+                continue
             if self.used + tokens > self.budget:
                 self.overflowed = True
                 detail = f"{tokens} tokens do not fit ({self.used}/{self.budget} used)"
                 self.skip(entry, "budget", detail, step)
                 continue
             self.used += tokens
+            self.book_used[entry.book] = self.book_used.get(entry.book, 0) + tokens
             activated = ActivatedEntry(
                 entry, cand.reason, step, tokens, cand.matched_key, cand.matched_in,
                 cand.matched_secondary,
@@ -244,6 +278,20 @@ class _Run:
             self.activated[entry.key_id] = activated
             new.append(activated)
         return new
+
+    def _book_fits(self, entry: WorldbookEntry, tokens: int, step: int) -> bool:
+        """The per-book token cap (0 = none): a book over its cap admits nothing more."""
+        cap = self.config.option(entry.book, "budget_cap_tokens")
+        if entry.book in self.book_full:
+            self.skip(entry, "budget", f"book {entry.book!r} cap already reached", step)
+            return False
+        used = self.book_used.get(entry.book, 0)
+        if cap and used + tokens > cap:
+            self.book_full.add(entry.book)
+            detail = f"{tokens} tokens do not fit the book cap ({used}/{cap} used)"
+            self.skip(entry, "budget", detail, step)
+            return False
+        return True
 
     # ------------------------------------------------------------ the turn
 
@@ -265,22 +313,40 @@ class _Run:
                 if not levels:
                     return step + 1, False
                 level = levels.pop(0)
-            if step >= cfg.max_recursion_steps:
+            if step >= cfg.max_steps_any():
                 return step + 1, True
             step += 1
             self.scan.add_recursion(feed)
 
     def new_state(self) -> WorldbookState:
-        timers = {k: t for k, t in self.timers.items() if t.relevant_after(self.turn)}
+        by_key = {e.key_id: e for e in self.entries}
+        timers = {
+            k: t
+            for k, t in self.timers.items()
+            if t.relevant_after(self.now(by_key[k]) if k in by_key else self.turn)
+        }
         for key, act in self.activated.items():
             entry = act.entry
             if act.reason == "sticky" or not (entry.sticky or entry.cooldown):
                 continue
-            sticky_until = self.turn + entry.sticky if entry.sticky else None
-            effect_end = sticky_until if sticky_until is not None else self.turn
+            now = self.now(entry)
+            if self.config.option(entry.book, "timed_unit") == "messages":
+                timers[key] = _st_timer(entry, now)
+                continue
+            sticky_until = now + entry.sticky if entry.sticky else None
+            effect_end = sticky_until if sticky_until is not None else now
             cooldown_until = effect_end + entry.cooldown if entry.cooldown else None
-            timers[key] = EntryTimer(self.turn, sticky_until, cooldown_until)
+            timers[key] = EntryTimer(now, sticky_until, cooldown_until)
         return WorldbookState(timers=timers)
+
+
+def _st_timer(entry: WorldbookEntry, now: int) -> EntryTimer:
+    """SillyTavern's timed effects in chat messages (end exclusive): sticky S set at message L
+    is active while L < length < L + S; a cooldown C without sticky while L < length < L + C;
+    a cooldown after a sticky starts when the sticky's end is seen (`pending_cooldown`)."""
+    if entry.sticky:
+        return EntryTimer(now, now + entry.sticky - 1, None, entry.cooldown)
+    return EntryTimer(now, None, now + entry.cooldown - 1 if entry.cooldown else None)
 
 
 def activate_worldbook(
@@ -294,6 +360,7 @@ def activate_worldbook(
     count_tokens: Callable[[str], int],
     context_tokens: int = 4000,
     chat_length: int | None = None,
+    message_index: int | None = None,
 ) -> ActivationResult:
     """Decide which worldbook entries this turn injects (see the module docstring).
 
@@ -305,12 +372,13 @@ def activate_worldbook(
     for entry in entries:
         unique.setdefault(entry.key_id, entry)
     ordered = sorted(unique.values(), key=_priority)
-    timers = {k: t for k, t in state.timers.items() if t.activated_at <= turn_index}
+    timers = dict(state.timers)
     run = _Run(
         entries=ordered if config.enabled else [],
         scan=ScanText(scan_messages),
         timers=timers,
         turn=turn_index,
+        message_index=turn_index if message_index is None else message_index,
         chat_length=len(scan_messages) if chat_length is None else chat_length,
         rng=rng,
         config=config,

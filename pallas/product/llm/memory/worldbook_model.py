@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -106,6 +106,8 @@ class EntryTimer:
     activated_at: int  # turn index of the (non-sticky) activation that started the effects
     sticky_until: int | None = None  # active without a key match through this turn
     cooldown_until: int | None = None  # cannot activate through this turn (unless sticky)
+    # SillyTavern: a cooldown after a sticky starts when the end of the sticky is seen
+    pending_cooldown: int = 0
 
     def is_sticky(self, turn: int) -> bool:
         return self.sticky_until is not None and self.activated_at < turn <= self.sticky_until
@@ -115,7 +117,7 @@ class EntryTimer:
 
     def relevant_after(self, turn: int) -> bool:
         ends = [t for t in (self.sticky_until, self.cooldown_until) if t is not None]
-        return bool(ends) and max(ends) > turn
+        return bool(self.pending_cooldown) or (bool(ends) and max(ends) > turn)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +135,7 @@ class WorldbookState:
                 "activated_at": t.activated_at,
                 "sticky_until": t.sticky_until,
                 "cooldown_until": t.cooldown_until,
+                **({"pending_cooldown": t.pending_cooldown} if t.pending_cooldown else {}),
             }
             for key, t in sorted(self.timers.items())
         }
@@ -147,6 +150,7 @@ class WorldbookState:
                     activated_at=int(raw["activated_at"]),
                     sticky_until=_opt_int(raw.get("sticky_until")),
                     cooldown_until=_opt_int(raw.get("cooldown_until")),
+                    pending_cooldown=int(raw.get("pending_cooldown") or 0),
                 )
             except (KeyError, TypeError, ValueError, AttributeError):
                 continue
@@ -158,6 +162,16 @@ def _opt_int(value: Any) -> int | None:
 
 
 # ---------------------------------------------------------------- config
+
+
+class BookOptions(BaseModel):
+    """Per-book overrides (``[worldbook.book_options.<book>]``); unset = the group's value."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_recursion_steps: int | None = Field(default=None, ge=0, le=50)
+    budget_cap_tokens: int | None = Field(default=None, ge=0)  # this book's own cap; 0 = none
+    timed_unit: Literal["messages", "replies"] | None = None
 
 
 class WorldbookConfig(BaseModel):
@@ -173,11 +187,30 @@ class WorldbookConfig(BaseModel):
     budget_share: float = Field(default=0.25, ge=0, le=1)  # of the context token budget
     budget_cap_tokens: int = Field(default=1000, ge=0)  # 0 = no cap
     case_sensitive: bool = False
-    match_whole_words: bool = False  # never applied to keys containing CJK characters
+    # SillyTavern's default; never applied to keys containing CJK characters
+    match_whole_words: bool = True
     use_group_scoring: bool = False
+    # sticky / cooldown unit: "messages" = chat messages in the group (SillyTavern),
+    # "replies" = this bot's reply turns (Pallas before 0012)
+    timed_unit: Literal["messages", "replies"] = "messages"
+    book_options: dict[str, BookOptions] = Field(default_factory=dict)
 
     def budget_tokens(self, context_tokens: int) -> int:
         budget = round(self.budget_share * max(0, context_tokens))
         if self.budget_cap_tokens > 0:
             budget = min(budget, self.budget_cap_tokens)
         return budget
+
+    def option(self, book: str, name: str) -> Any:
+        """A per-book option, else the group value (the per-book cap: 0 when unset)."""
+        value = getattr(self.book_options.get(book) or _NO_OPTIONS, name)
+        if value is not None:
+            return value
+        return 0 if name == "budget_cap_tokens" else getattr(self, name)
+
+    def max_steps_any(self) -> int:
+        steps = [o.max_recursion_steps for o in self.book_options.values()]
+        return max([self.max_recursion_steps, *(s for s in steps if s is not None)])
+
+
+_NO_OPTIONS = BookOptions()

@@ -53,6 +53,7 @@ SKIP_REASONS = (
     "group_already_active",
     "probability",
     "budget",
+    "book_step_limit",
 )
 
 

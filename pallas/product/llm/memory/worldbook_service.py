@@ -8,9 +8,8 @@
   per-group counter and the sticky / cooldown timers are a `WorldbookState`, both in the
   StateStore, so timed effects survive across turns (and processes, with Redis).
 
-Depth entries (`position = at_depth`) are rendered in the knowledge section with the others
-(after them): the chat pipeline has no per-source message-injection slot, so "depth" is not
-honoured as a message position.
+Placement is the pipeline's `worldbook` processor: before-char entries before the persona text,
+after-char ones after it, depth entries as messages at their depth.
 """
 
 from __future__ import annotations
@@ -123,6 +122,10 @@ def scan_depth_needed(entries: Sequence[WorldbookEntry], config: WorldbookConfig
     return min(max(depths), MAX_SCAN_MESSAGES)
 
 
+def _uses_messages(entries: Sequence[WorldbookEntry], config: WorldbookConfig) -> bool:
+    return any(config.option(b, "timed_unit") == "messages" for b in {e.book for e in entries})
+
+
 async def activate_for_turn(
     turn: WorldbookTurn,
     entries: Sequence[WorldbookEntry],
@@ -132,21 +135,34 @@ async def activate_for_turn(
     state: StateStore,
     count_tokens: Callable[[str], int],
     context_tokens: int,
+    clean: Callable[[str, str, int], str] | None = None,
 ) -> ActivationResult:
-    """Activate the group's entries for this turn and persist the new timed-effect state."""
+    """Activate the group's entries for this turn and persist the new timed-effect state.
+
+    `clean(text, role, depth)`: the request-stage regex rules, applied to every scanned
+    message so keys match the cleaned text. Timed effects count chat messages (the group's
+    stored message count, this message included) unless a book keeps bot replies as the unit.
+    """
     depth = scan_depth_needed(entries, config)
     recent = await messages.recent(turn.bot_id, turn.group_id, limit=depth + 1) if depth else []
-    scan = [m.text for m in recent if m.message_id != turn.message_id][-depth:] if depth else []
-    scan.append(turn.current_text)
-    chat_length = len(scan)
-    if any(e.delay for e in entries):
-        chat_length = max(chat_length, await messages.count(turn.bot_id, turn.group_id))
+    rows = [m for m in recent if m.message_id != turn.message_id][-depth:] if depth else []
+    scan = [(m.text, "assistant" if m.is_bot else "user") for m in rows]
+    scan.append((turn.current_text, "user"))
+    if clean is not None:
+        last = len(scan) - 1
+        scan = [(clean(text, role, last - i), role) for i, (text, role) in enumerate(scan)]
+    texts = [text for text, _ in scan]
+    chat_length = len(texts)
+    total = None
+    if any(e.delay for e in entries) or _uses_messages(entries, config):
+        total = await messages.count(turn.bot_id, turn.group_id)
+        chat_length = max(chat_length, total)
     turn_index = await state.incr(_turn_key(turn.bot_id, turn.group_id), ttl=STATE_TTL_S)
     previous = WorldbookState.from_dict(await state.get(_state_key(turn.bot_id, turn.group_id)))
     rng = random.Random(f"{turn.bot_id}:{turn.group_id}:{turn.message_id}:{turn_index}")
     result = activate_worldbook(
         entries,
-        scan,
+        texts,
         previous,
         turn_index,
         rng,
@@ -154,6 +170,7 @@ async def activate_for_turn(
         count_tokens=count_tokens,
         context_tokens=context_tokens,
         chat_length=chat_length,
+        message_index=total or None,  # nothing stored (record = false): bot replies
     )
     await state.set(_state_key(turn.bot_id, turn.group_id), result.state.to_dict(), ttl=STATE_TTL_S)
     return result

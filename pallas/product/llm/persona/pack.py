@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pallas.core.config_files import TomlFileCache
+from pallas.product.llm.context.regex_rules import RegexRuleConfig
 
 log = logging.getLogger("pallas.persona")
 
@@ -30,6 +31,7 @@ class PersonaPack(BaseModel):
     assistant_label: str = "帕拉斯"  # assistant rows in the 【群环境摘录】 ambient excerpt
     quote_label: str = "牛牛刚才说"  # header of the quote fallback block
     sections: PersonaSections = Field(default_factory=PersonaSections)
+    regex: list[RegexRuleConfig] = Field(default_factory=list)  # persona-level regex rules
 
 
 def _validate(path: Path, data: dict[str, Any]) -> None:
