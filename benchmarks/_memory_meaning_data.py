@@ -1,0 +1,88 @@
+"""Meaning probes for the memory-quality benchmark: facts members teach, asked in other words.
+
+Each probe is a first-person teaching ("@牛牛 记住 我对花生过敏", stored as "TA对花生过敏" by the
+real member-command path) and a question its author asks days later. After the probed fact the
+same member teaches three unrelated facts (`DISTRACTORS`), so "the speaker's newest facts" cannot
+stand in for retrieval.
+
+Kinds:
+- lexical    — the question shares content words with the fact (我住在海淀区 ← 我住哪个区);
+- paraphrase — the same meaning in other words (我对花生过敏 ← 我有什么东西不能吃);
+- category   — the question names the category, the fact an instance (我周末去游泳 ←
+  我周末喜欢做什么运动).
+
+`ISSUE_PROBES` are the examples the issue measured through the running bot; the rest were
+written for this benchmark *before* the semantic table existed, to keep it honest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class MeaningProbe:
+    kind: str  # lexical | paraphrase | category
+    taught: str  # first person, as the member says it after "记住"
+    probe: str  # the question the member asks later
+    source: str = "own"  # "issue" for the issue's own examples
+
+
+ISSUE_PROBES = [
+    MeaningProbe("lexical", "我住在海淀区", "我住哪个区？", "issue"),
+    MeaningProbe("paraphrase", "我对花生过敏", "我有什么东西不能吃？", "issue"),
+    MeaningProbe("paraphrase", "我是左撇子", "我用哪只手写字？", "issue"),
+    MeaningProbe("category", "我周末一般去游泳", "我周末喜欢做什么运动？", "issue"),
+    MeaningProbe("category", "我在备考雅思", "我最近在准备什么考试？", "issue"),
+]
+
+OWN_PROBES = [
+    # lexical
+    MeaningProbe("lexical", "我养了一只叫豆豆的柯基", "我家柯基叫啥来着？"),
+    MeaningProbe("lexical", "我最喜欢的歌手是周杰伦", "我最喜欢的歌手是谁？"),
+    MeaningProbe("lexical", "我每天早上七点起床", "我每天早上几点起床？"),
+    MeaningProbe("lexical", "我的生日是五月三号", "我生日是哪天？"),
+    MeaningProbe("lexical", "我喜欢喝拿铁", "我喜欢喝什么咖啡？"),
+    MeaningProbe("lexical", "我老家在成都", "我老家是哪里的？"),
+    MeaningProbe("lexical", "我女朋友叫小雨", "我女朋友叫什么名字？"),
+    MeaningProbe("lexical", "我最喜欢的颜色是蓝色", "我最喜欢什么颜色？"),
+    MeaningProbe("lexical", "我开的车是一辆白色的比亚迪", "我开的是什么车？"),
+    # paraphrase
+    MeaningProbe("paraphrase", "我不吃香菜", "我有什么忌口吗？"),
+    MeaningProbe("paraphrase", "我在朝阳区上班", "我在哪儿工作？"),
+    MeaningProbe("paraphrase", "我怕狗", "我害怕什么动物？"),
+    MeaningProbe("paraphrase", "我一般晚上十一点睡觉", "我一般几点休息？"),
+    MeaningProbe("paraphrase", "我有一个弟弟", "我有兄弟姐妹吗？"),
+    MeaningProbe("paraphrase", "我近视六百度", "我眼睛度数多少？"),
+    MeaningProbe("paraphrase", "我是程序员", "我是干什么的？"),
+    MeaningProbe("paraphrase", "我每天坐地铁通勤", "我平时怎么去公司？"),
+    MeaningProbe("paraphrase", "我下个月结婚", "我什么时候办婚礼？"),
+    MeaningProbe("paraphrase", "我是素食主义者", "我吃肉吗？"),
+    MeaningProbe("paraphrase", "我滴酒不沾", "我能喝啤酒吗？"),
+    MeaningProbe("paraphrase", "我在读大三", "我上几年级了？"),
+    # category
+    MeaningProbe("category", "我养了一只橘猫", "我养的是什么宠物？"),
+    MeaningProbe("category", "我会弹钢琴", "我会什么乐器？"),
+    MeaningProbe("category", "我在一家银行上班", "我是做什么工作的？"),
+    MeaningProbe("category", "我喜欢打王者荣耀", "我平时玩什么游戏？"),
+    MeaningProbe("category", "我住在浦东", "我住在哪个区？"),
+    MeaningProbe("category", "我最爱吃火锅", "我最喜欢什么食物？"),
+    MeaningProbe("category", "我每周二晚上有篮球训练", "我哪天晚上有安排？"),
+    MeaningProbe("category", "我平时喜欢钓鱼", "我有什么爱好？"),
+    MeaningProbe("category", "我对海鲜过敏", "我对什么食物过敏？"),
+    MeaningProbe("category", "我妈妈是老师", "我家里人是做什么的？"),
+    MeaningProbe("category", "我在学吉他", "我在学什么乐器？"),
+    MeaningProbe("category", "我下周要考驾照科目二", "我最近有什么考试？"),
+    MeaningProbe("category", "我老家在广东潮汕", "我是哪个省的人？"),
+]
+
+MEANING_PROBES = ISSUE_PROBES + OWN_PROBES
+
+# Taught by the same member after the probed fact: unrelated to every probe's answer.
+DISTRACTORS = [
+    "我手机壳是粉色的", "我喜欢收集明信片", "我讨厌下雨天", "我的网名以前叫小飞侠",
+    "我一直想去冰岛看极光", "我用的是机械键盘", "我喜欢看悬疑电影", "我的微信头像是一只鸭子",
+    "我小时候学过书法", "我喜欢穿格子衬衫", "我最近在追一部日剧", "我喜欢在阳台种薄荷",
+    "我的笔记本电脑是二手的", "我有一件很旧的卫衣", "我喜欢闻雨后的味道", "我高中是住校的",
+]  # fmt: skip
+DISTRACTORS_PER_PROBE = 3
