@@ -76,7 +76,34 @@ OWN_PROBES = [
     MeaningProbe("category", "我老家在广东潮汕", "我是哪个省的人？"),
 ]
 
-MEANING_PROBES = ISSUE_PROBES + OWN_PROBES
+# Written after the table's first version and run once before any table change; the first
+# figure printed for this set is the honest out-of-sample one (see the closing note of the issue).
+HOLDOUT_PROBES = [
+    MeaningProbe("lexical", "我的血型是O型", "我是什么血型？", "holdout"),
+    MeaningProbe("lexical", "我身高一米八", "我身高多少？", "holdout"),
+    MeaningProbe("paraphrase", "我不能吃辣", "我吃得了辣吗？", "holdout"),
+    MeaningProbe("paraphrase", "我有高血压", "我身体有什么毛病？", "holdout"),
+    MeaningProbe("paraphrase", "我晕车", "我坐车会怎么样？", "holdout"),
+    MeaningProbe("paraphrase", "我每天六点下班", "我什么时候能下班？", "holdout"),
+    MeaningProbe("paraphrase", "我乳糖不耐受", "我能喝牛奶吗？", "holdout"),
+    MeaningProbe("paraphrase", "我是独生子", "我有没有哥哥姐姐？", "holdout"),
+    MeaningProbe("paraphrase", "我在深圳打工", "我在哪个城市上班？", "holdout"),
+    MeaningProbe("paraphrase", "我上夜班", "我的工作时间是怎样的？", "holdout"),
+    MeaningProbe("paraphrase", "我头发是自然卷", "我的发型是什么样？", "holdout"),
+    MeaningProbe("paraphrase", "我戒烟三个月了", "我还抽烟吗？", "holdout"),
+    MeaningProbe("category", "我喜欢打羽毛球", "我擅长什么球类运动？", "holdout"),
+    MeaningProbe("category", "我在学法语", "我在学哪门外语？", "holdout"),
+    MeaningProbe("category", "我养了两只兔子", "我家里有什么小动物？", "holdout"),
+    MeaningProbe("category", "我最爱喝冰美式", "我平时喝什么饮料？", "holdout"),
+    MeaningProbe("category", "我喜欢看宫崎骏的动画", "我喜欢什么类型的电影？", "holdout"),
+    MeaningProbe("category", "我考过了教资", "我拿到过什么证？", "holdout"),
+    MeaningProbe("category", "我在玩原神", "我最近沉迷什么游戏？", "holdout"),
+    MeaningProbe("category", "我住在西湖区", "我家在哪一带？", "holdout"),
+    MeaningProbe("category", "我爸是厨师", "我父亲的职业是什么？", "holdout"),
+    MeaningProbe("category", "我每周六上午去上钢琴课", "我周六有什么课？", "holdout"),
+]
+
+MEANING_PROBES = ISSUE_PROBES + OWN_PROBES + HOLDOUT_PROBES
 
 # Taught by the same member after the probed fact: unrelated to every probe's answer.
 DISTRACTORS = [

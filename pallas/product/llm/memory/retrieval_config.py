@@ -70,6 +70,9 @@ class RetrievalConfig(BaseModel):
     bm25_k1: float = Field(default=1.5, ge=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
     embedding_weight: float = Field(default=0.5, ge=0, le=1)  # share of cosine when both exist
+    # Concept recall (semantic classes, no model): similarity = max(lexical, this × concept
+    # share). 0 turns it off. See `pallas.product.llm.memory.concepts`.
+    concept_weight: float = Field(default=0.8, ge=0, le=1)
     cache_ttl_seconds: float = Field(default=300.0, ge=0)
     cache_max_entries: int = Field(default=512, ge=0)
     # Named shared pools this group also reads (``pool:<name>`` scopes); empty = own group only.

@@ -168,7 +168,8 @@ class MemoryService:
         """Chosen rows of one block kind for `query`, from `scopes` only, with a trace."""
         block = config.block(kind)
         gen = await self._generation(scopes)
-        salt = hash((block, config.weights, config.embedding_weight, fallback_k))
+        weights = (config.weights, config.embedding_weight, config.concept_weight)
+        salt = hash((block, weights, fallback_k))
         key = query_cache_key(scopes, f"{kind}:{subject_user_id}:{salt}:{gen}", query)
         cached = self._results.get(key)
         if cached is not None:
