@@ -20,7 +20,7 @@ from pallas.core.db.models_memory import MemoryItemRow
 from pallas.core.db.types import storable_text
 
 MAX_TEXT_CHARS = 1000
-WriteAction = Literal["added", "replaced", "duplicate"]
+WriteAction = Literal["added", "replaced", "contradicted", "duplicate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +235,24 @@ class MemoryRepository:
         if scopes is not None:
             stmt = stmt.where(MemoryItemRow.scope.in_(sorted(scopes)))
         return await self._delete_where(stmt, now=now, reason=reason)
+
+    async def retire(
+        self, item_ids: Collection[int], *, now: float, reason: str, replaced_by: int
+    ) -> list[MemoryItem]:
+        """Soft-delete live items superseded by `replaced_by` (kept as history, never read)."""
+        if not item_ids:
+            return []
+        async with self._sessions() as session, session.begin():
+            stmt = select(MemoryItemRow).where(
+                MemoryItemRow.id.in_(sorted(set(item_ids))), MemoryItemRow.deleted_at.is_(None)
+            )
+            rows = list((await session.scalars(stmt)).all())
+            for row in rows:
+                row.deleted_at = now
+                row.delete_reason = reason[:32]
+                row.replaced_by = replaced_by
+            await session.flush()
+            return [_to_item(r) for r in rows]
 
     async def forget_subject(
         self,

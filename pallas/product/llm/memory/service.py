@@ -23,12 +23,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas.core.clock import Clock
-from pallas.core.db.repositories.memory import MemoryItem, MemoryRepository, NewMemory, WriteOutcome
+from pallas.core.db.repositories.memory import (
+    MemoryItem,
+    MemoryRepository,
+    NewMemory,
+    WriteAction,
+    WriteOutcome,
+)
 from pallas.core.state import StateStore
 from pallas.product.llm.memory.cache import TtlLruCache, query_cache_key
-from pallas.product.llm.memory.kinds import PERSONAL_KINDS
+from pallas.product.llm.memory.kinds import PERSON_FACTS, PERSONAL_KINDS
 from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
 from pallas.product.llm.memory.scoring import MemoryCandidate, RetrievalResult, retrieve
+from pallas.product.llm.memory.slots import decide_update, parse_slot
 from pallas.product.llm.memory.text import normalize_query
 from pallas.product.llm.persona.prompt_guard import sanitize_inline
 from pallas.product.llm.provider.client import LLMClient
@@ -285,10 +292,33 @@ class MemoryService:
                 source=dict(source or {}),
             )
         )
+        if outcome.action != "duplicate" and kind == PERSON_FACTS and subject_user_id is not None:
+            outcome = await self._apply_slot_rules(outcome)
         await self.invalidate([scope])
         if outcome.action != "duplicate" and self._embeddings:
             self._spawn(self._backfill([outcome.item], bot_id, _group_of(scope)))
         return outcome
+
+    async def _apply_slot_rules(self, outcome: WriteOutcome) -> WriteOutcome:
+        """Retire the member's older facts the new one replaces or contradicts (see `slots`)."""
+        new = outcome.item
+        live = await self.repo.candidates(
+            [new.scope], new.kind, subject_user_id=new.subject_user_id, limit=500
+        )
+        old = [(i.id, parse_slot(i.text)) for i in live if i.id != new.id]
+        decision = decide_update(parse_slot(new.text), old)
+        if not decision.retire_ids:
+            return outcome
+        reason = "contradicted" if decision.action == "contradict" else "replaced"
+        gone = await self.repo.retire(
+            decision.retire_ids, now=self._clock.now(), reason=reason, replaced_by=new.id
+        )
+        log.info(
+            "memory %s %s %s (%s)", new.ref, reason, ", ".join(i.ref for i in gone),
+            decision.reason,
+        )  # fmt: skip
+        action: WriteAction = "contradicted" if decision.action == "contradict" else "replaced"
+        return WriteOutcome(action, new, outcome.replaced_ids + tuple(i.id for i in gone))
 
     async def forget_user(self, user_id: int, scopes: Collection[str]) -> list[MemoryItem]:
         """Soft-delete person facts, relationship notes and teachings about `user_id`."""
