@@ -203,6 +203,16 @@ class MemoryRepository:
                 .values(embedding=[float(v) for v in vector])
             )
 
+    async def set_expansion(self, item_id: int, expansion: dict[str, Any]) -> bool:
+        """Store the index-time expansion in a live row's source; False when the row is gone."""
+        async with self._sessions() as session, session.begin():
+            row = await session.get(MemoryItemRow, item_id)
+            if row is None or row.deleted_at is not None:
+                return False
+            row.source = {**dict(row.source or {}), "expansion": dict(expansion)}
+            await session.flush()
+            return True
+
     async def touch(self, item_ids: Collection[int], now: float) -> int:
         """One UPDATE for every item a turn used: access count + 1, last access = now."""
         if not item_ids:

@@ -30,6 +30,9 @@ from functools import lru_cache
 from pallas.product.llm.memory.concepts_table import CLASSES, ConceptClass
 from pallas.product.llm.memory.text import normalize_text
 
+CATEGORY_TAG = "§"  # "§sport" in a fact's stored expansion names a class outright
+_TAGGED = re.compile(CATEGORY_TAG + r"([a-z_]+)")
+
 
 @dataclass(frozen=True, slots=True)
 class _Compiled:
@@ -92,7 +95,11 @@ def _hits(text: str, *, question: bool) -> set[str]:
 def fact_concepts(text: str) -> frozenset[str]:
     """Classes a stored fact is about (with parent classes)."""
     norm = normalize_text(text)
-    return frozenset(_with_parents(_hits(norm, question=False))) if norm else frozenset()
+    if not norm:
+        return frozenset()
+    found = _hits(norm, question=False)
+    found.update(t for t in _TAGGED.findall(norm) if t in _WEIGHTS)
+    return frozenset(_with_parents(found))
 
 
 @lru_cache(maxsize=4096)

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from pallas.product.llm.memory.expansion_config import ExpansionConfig
 from pallas.product.llm.memory.extraction_config import ExtractionConfig
 from pallas.product.llm.memory.isolation import validate_pool_name
 
@@ -84,6 +85,7 @@ class RetrievalConfig(BaseModel):
     # the block's top-k and char cap). 0 = strict relevance only.
     personal_fallback_k: int = Field(default=2, ge=0, le=20)
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
+    expansion: ExpansionConfig = Field(default_factory=ExpansionConfig)
 
     group_memory: BlockRetrievalConfig = _block("group_memory")
     group_events: BlockRetrievalConfig = _block("group_events")

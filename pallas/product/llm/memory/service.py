@@ -18,7 +18,7 @@ import asyncio
 import logging
 import re
 import unicodedata
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from pallas.core.db.repositories.memory import (
 )
 from pallas.core.state import StateStore
 from pallas.product.llm.memory.cache import TtlLruCache, query_cache_key
+from pallas.product.llm.memory.expansion import expansion_text
 from pallas.product.llm.memory.kinds import PERSON_FACTS, PERSONAL_KINDS
 from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
 from pallas.product.llm.memory.scoring import MemoryCandidate, RetrievalResult, retrieve
@@ -69,6 +70,7 @@ def to_candidate(item: MemoryItem) -> MemoryCandidate:
         access_count=item.access_count,
         subject_user_id=item.subject_user_id,
         source=item.origin,
+        expansion=expansion_text(item.source),
     )
 
 
@@ -141,6 +143,8 @@ class MemoryService:
         self._touch_task: asyncio.Task[None] | None = None
         self._backfilled: set[int] = set()
         self._background: set[asyncio.Task[Any]] = set()
+        # Called in the background with every row stored (not duplicates): index-time expansion.
+        self.write_listeners: list[Callable[[MemoryService, MemoryItem], Awaitable[Any]]] = []
 
     # ------------------------------------------------------------------ reads
 
@@ -295,6 +299,9 @@ class MemoryService:
         if outcome.action != "duplicate" and kind == PERSON_FACTS and subject_user_id is not None:
             outcome = await self._apply_slot_rules(outcome)
         await self.invalidate([scope])
+        if outcome.action != "duplicate":
+            for listener in self.write_listeners:
+                self._spawn(listener(self, outcome.item))
         if outcome.action != "duplicate" and self._embeddings:
             self._spawn(self._backfill([outcome.item], bot_id, _group_of(scope)))
         return outcome
