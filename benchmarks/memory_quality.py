@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchmarks._memory_expansion_script import ScriptedExpansionModel
 from benchmarks._memory_meaning_data import (
     DISTRACTORS,
     DISTRACTORS_PER_PROBE,
@@ -59,6 +60,7 @@ from pallas.product.llm.memory.factory import build_memory_service, build_memory
 from pallas.product.llm.memory.isolation import group_scope
 from pallas.product.llm.memory.member_commands import handle_member_message
 from pallas.product.llm.memory.service import MemoryService
+from pallas.product.llm.memory.slots import parse_slot
 from pallas.product.llm.memory.teaching import third_person
 from pallas.product.llm.memory.text import warm_up
 from pallas.runtime import PallasRuntime
@@ -95,12 +97,28 @@ class Teaching:
     fact: PlantedFact | None  # None = a distractor
 
 
-def plan_teachings(rng: random.Random, start: float, days: int) -> list[Teaching]:
-    """Each meaning probe is taught by one member, then three distractors by the same member."""
+def slot_of(text: str) -> str | None:
+    slot = parse_slot(text)
+    return slot.name if slot is not None and slot.single else None
+
+
+def plan_teachings(
+    rng: random.Random, start: float, days: int, slots: dict[int, set[str]]
+) -> list[Teaching]:
+    """Each meaning probe is taught by one member, then three distractors by the same member.
+
+    A member never gets two facts of one single-valued slot (two places they live): the newer
+    would rightly replace the older (`slots`), and the probe would ask about a retired fact.
+    `slots` (member → slot names already taken) is updated.
+    """
     plan: list[Teaching] = []
     used: dict[int, set[str]] = {}
     for n, probe in enumerate(MEANING_PROBES):
-        subject = (n * 7 + 5) % len(NAMES)
+        slot = slot_of(third_person(probe.taught) or probe.taught)
+        order = ((n * 7 + 5 + d) % len(NAMES) for d in range(len(NAMES)))
+        subject = next(s for s in order if slot is None or slot not in slots.setdefault(s, set()))
+        if slot is not None:
+            slots[subject].add(slot)
         user = USER0 + subject
         at = start + rng.random() * (days - 2) * 86_400
         fact = PlantedFact(
@@ -161,7 +179,11 @@ async def build_history(
         name = NAMES[user - USER0] if user != BOT else "帕拉斯"
         messages.append(StoredMessage(BOT, GROUP, mid, user, at, text, card=name,
                                       is_bot=user == BOT))  # fmt: skip
-    teachings = plan_teachings(rng, start, args.days) if args.meaning else []
+    taken: dict[int, set[str]] = {}
+    for fact in facts:
+        if fact.subject is not None and (slot := slot_of(fact.fact)) is not None:
+            taken.setdefault(fact.subject, set()).add(slot)
+    teachings = plan_teachings(rng, start, args.days, taken) if args.meaning else []
     for t in teachings:
         messages.append(StoredMessage(BOT, GROUP, t.message_id, t.user, t.at,
                                       f"{BOT_ALIAS} 记住 {t.taught}",
@@ -183,7 +205,8 @@ async def build_history(
         )  # fmt: skip
         refs[fact] = outcome.item.ref
     for person in range(speakers):
-        for key, text in rng.sample(DECOY_PERSON, DECOYS_PER_PERSON):
+        free = [(k, t) for k, t in DECOY_PERSON if slot_of(t) not in taken.get(person, set())]
+        for key, text in rng.sample(free, DECOYS_PER_PERSON):
             clock.set(start + rng.random() * args.days * 86_400)
             await service.remember(bot_id=BOT, scope=group_scope(BOT, GROUP), kind="person_facts",
                                    text=text, origin="extract", key=key,
@@ -273,16 +296,24 @@ async def run(args: argparse.Namespace) -> tuple[list[ProbeResult], list[StoredM
     toml = args.group_toml.replace("\\n", "\n")
     if args.no_fallback:
         toml = "[memory]\npersonal_fallback_k = 0\n" + toml
+    model = ScriptedExpansionModel() if args.expansion else None
+    if model is not None:
+        toml = "[memory.expansion]\nenabled = true\ndaily_token_budget = 100000000\n" + toml
+        await model.start()
     if toml:
         (workdir / "config" / "groups" / f"{GROUP}.toml").write_text(toml, encoding="utf-8")
+    llm = {"openai_api_key": "sk-bench", "openai_base_url": model.base_url} if model else {}
     settings = PallasSettings(
-        database_url=f"sqlite+aiosqlite:///{workdir / 'q.db'}", pallas_config_dir=workdir / "config"
+        database_url=f"sqlite+aiosqlite:///{workdir / 'q.db'}",
+        pallas_config_dir=workdir / "config",
+        **llm,
     )
     clock = FakeClock(END)
     rt = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
     try:
         service = build_memory_service(rt)
         history, refs = await build_history(rt, service, args)
+        await service.drain()  # background expansions (--expansion)
         sources = build_memory_sources(rt)
         warm_up()  # jieba's dictionary, loaded at bot start-up in production
         subjects = await subjects_of(service)
@@ -293,6 +324,8 @@ async def run(args: argparse.Namespace) -> tuple[list[ProbeResult], list[StoredM
         return results, history
     finally:
         await rt.stop()
+        if model is not None:
+            await model.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
 
@@ -408,6 +441,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-fallback", action="store_true", help="personal_fallback_k = 0")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument(
+        "--expansion", action="store_true",
+        help="index-time expansion on, answered by a scripted fake cheap model",
+    )  # fmt: skip
     parser.add_argument(
         "--no-meaning", dest="meaning", action="store_false", help="skip the meaning probes"
     )
