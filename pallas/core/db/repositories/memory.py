@@ -325,6 +325,42 @@ class MemoryRepository:
         async with self._sessions() as session:
             return [_to_item(r) for r in (await session.scalars(stmt)).all()]
 
+    async def live_ids(self, scope: str, kind: str) -> list[int]:
+        """Ids of the live rows of one scope × kind (the vector index keeps only these)."""
+        stmt = select(MemoryItemRow.id).where(
+            MemoryItemRow.scope == scope,
+            MemoryItemRow.kind == kind,
+            MemoryItemRow.deleted_at.is_(None),
+        )
+        async with self._sessions() as session:
+            return [int(i) for i in (await session.scalars(stmt)).all()]
+
+    async def vectors(
+        self, item_ids: Collection[int], *, batch: int = 500
+    ) -> list[tuple[int, int | None, list[float]]]:
+        """(id, subject, embedding) of the given rows that have an embedding."""
+        ids = sorted(set(item_ids))
+        out: list[tuple[int, int | None, list[float]]] = []
+        async with self._sessions() as session:
+            for start in range(0, len(ids), batch):
+                stmt = select(
+                    MemoryItemRow.id, MemoryItemRow.subject_user_id, MemoryItemRow.embedding
+                ).where(MemoryItemRow.id.in_(ids[start : start + batch]))
+                for item_id, subject, vector in (await session.execute(stmt)).all():
+                    if vector:
+                        out.append((int(item_id), subject, list(vector)))
+        return out
+
+    async def get_many(self, item_ids: Collection[int]) -> list[MemoryItem]:
+        """Live rows by id (any order)."""
+        if not item_ids:
+            return []
+        stmt = select(MemoryItemRow).where(
+            MemoryItemRow.id.in_(sorted(set(item_ids))), MemoryItemRow.deleted_at.is_(None)
+        )
+        async with self._sessions() as session:
+            return [_to_item(r) for r in (await session.scalars(stmt)).all()]
+
     async def get(self, item_id: int) -> MemoryItem | None:
         async with self._sessions() as session:
             row = await session.get(MemoryItemRow, item_id)

@@ -290,6 +290,7 @@ def score_candidates(
     block: BlockRetrievalConfig,
     query_embedding: Sequence[float] | None = None,
     embeddings: Mapping[str, Sequence[float]] | None = None,
+    semantic_scores: Mapping[str, float] | None = None,
 ) -> list[CandidateScore]:
     """Score every candidate (BM25 statistics come from these candidates only).
 
@@ -306,11 +307,12 @@ def score_candidates(
     for cand in candidates:
         concept = concept_similarity(asked, fact_concepts(cand.index_text)) if asked else None
         vector = embeddings.get(cand.id) if embeddings else None
-        semantic = (
-            cosine_similarity(query_embedding, vector)
-            if query_embedding is not None and vector is not None
-            else None
-        )
+        if semantic_scores is not None:  # precomputed by the vector index
+            semantic = semantic_scores.get(cand.id)
+        elif query_embedding is not None and vector is not None:
+            semantic = cosine_similarity(query_embedding, vector)
+        else:
+            semantic = None
         scored.append(
             _score_one(
                 cand,
@@ -358,6 +360,7 @@ def retrieve(
     config: RetrievalConfig | None = None,
     query_embedding: Sequence[float] | None = None,
     embeddings: Mapping[str, Sequence[float]] | None = None,
+    semantic_scores: Mapping[str, float] | None = None,
 ) -> RetrievalResult:
     """Rank `candidates` for `query` and pick the block's items, with a full trace.
 
@@ -381,6 +384,7 @@ def retrieve(
         block=block,
         query_embedding=query_embedding,
         embeddings=embeddings,
+        semantic_scores=semantic_scores,
     )
     gated = [s for s in scored if s.gated]
     passed = sorted((s for s in scored if not s.gated), key=_rank_key)
