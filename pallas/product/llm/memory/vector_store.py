@@ -3,21 +3,26 @@
 `MemoryVectors.nearest` answers "which live rows of these scopes are nearest this question"
 for the memory service; `refresh` applies the delta since the index last saw the scope's write
 generation (see `vector_index`). Backfilled embeddings mark the scope dirty so they join the
-index on the next read, without a cache-wide invalidation.
+index on the next read, without a cache-wide invalidation. At most `MAX_INDEXES` indexes stay
+in memory (least recently read evicted; 10,000 rows × 1536 float32 ≈ 61 MB each).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 
 from pallas.core.db.repositories.memory import MemoryRepository
 from pallas.product.llm.memory.vector_index import VectorHit, VectorIndex
 
+MAX_INDEXES = 64  # (scope, kind) indexes kept in memory; the least recently read go first
+
 
 class MemoryVectors:
-    def __init__(self, repo: MemoryRepository) -> None:
+    def __init__(self, repo: MemoryRepository, *, max_indexes: int = MAX_INDEXES) -> None:
         self._repo = repo
-        self._indexes: dict[tuple[str, str], VectorIndex] = {}
+        self._indexes: OrderedDict[tuple[str, str], VectorIndex] = OrderedDict()
+        self._max = max(1, max_indexes)
         self._dirty: set[str] = set()
 
     def mark_dirty(self, scope: str) -> None:
@@ -25,7 +30,12 @@ class MemoryVectors:
 
     async def index(self, scope: str, kind: str, generation: str) -> VectorIndex:
         """The index of (scope, kind), refreshed when the scope's generation moved."""
-        index = self._indexes.setdefault((scope, kind), VectorIndex())
+        index = self._indexes.get((scope, kind))
+        if index is None:
+            index = self._indexes[(scope, kind)] = VectorIndex()
+            while len(self._indexes) > self._max:
+                self._indexes.popitem(last=False)  # rebuilt from the database if read again
+        self._indexes.move_to_end((scope, kind))
         if index.generation != generation or scope in self._dirty:
             await self.refresh(index, scope, kind)
             index.generation = generation
