@@ -1,16 +1,20 @@
 """Memory that understands what members mean, through the running bot: a fact taught before three
-others is found days later by a question in other words, a member's update replaces the old fact,
-"你记得我什么" lists the member's own facts, and another group's request holds none of it."""
+others is found days later by a question in other words, a member's update replaces the old fact
+(taught, or said in chat and extracted), "你记得我什么" lists the member's own facts, and another
+group's request holds none of it."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 
 import pytest
 
+from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.repositories.memory import MemoryRepository
 from pallas.product.llm.memory.member_commands import RECALL_HEADER, REPLY_UPDATED
-from tests.e2e.conftest import BOT_ID, at_bot
+from tests.e2e.conftest import BOT_ID, at_bot, write_group_config
 from tests.e2e.test_memory import ask, person_facts_block, wait_for_reply
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI
@@ -90,3 +94,50 @@ async def test_paraphrased_question_finds_the_fact_updates_replace_and_groups_st
         await peer.close()
         await later.stop()
         print(f"--- restarted bot log (tail) ---\n{later.tail_log(60)}")
+
+
+async def test_a_denial_said_in_chat_retires_the_fact_through_extraction(
+    bot: BotProcess, peer_a: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    group = 66_000_003
+    write_group_config(bot, group, "[memory.extraction]\nevery_n_turns = 1\n")
+    assert await teach(peer_a, group, ALICE, "我住在海淀区") == "记住啦～"
+    # The cheap model's answer names the source by batch ref; which ref Alice's message gets
+    # depends on what the batch holds, so the answer offers each one: the extraction keeps only
+    # a fact whose source really is Alice's own message saying it.
+    denial = {
+        "facts": [
+            {"subject": "u1", "kind": "person", "key": "residence", "text": "已经不住海淀了",
+             "source": [f"m{i}"]}
+            for i in range(1, 7)
+        ]
+    }  # fmt: skip
+    fake_llm.enqueue("哦哦，搬家啦", json.dumps(denial, ensure_ascii=False))
+    await ask(peer_a, fake_llm, group, ALICE, "我已经不住海淀了")
+    await fake_llm.wait_for_requests(2, timeout=15)  # the reply, then the extraction job
+    assert "只输出 JSON" in fake_llm.chat_requests()[1].system_prompt
+
+    engine = create_engine(bot.database_url)
+    repo = MemoryRepository(session_factory(engine))
+    try:
+        for _ in range(100):
+            history = await repo.list_items(
+                scopes=None, subject_user_id=ALICE, include_deleted=True
+            )
+            if any(i.delete_reason == "contradicted" for i in history):
+                break
+            await asyncio.sleep(0.05)
+        old = next(i for i in history if i.text == "TA住在海淀区")
+        new = next(i for i in history if i.text == "已经不住海淀了")
+        assert (old.delete_reason, old.replaced_by, new.deleted_at) == (
+            "contradicted",
+            new.id,
+            None,
+        )
+    finally:
+        await engine.dispose()
+
+    await asyncio.sleep(3.2)  # group reply cooldown
+    later = await ask(peer_a, fake_llm, group, ALICE, "我住哪个区？")
+    assert "TA住在海淀区" not in later.system_prompt, "the contradicted fact is not injected"
+    assert "已经不住海淀了" in person_facts_block(later.system_prompt)
