@@ -103,7 +103,26 @@ HOLDOUT_PROBES = [
     MeaningProbe("category", "我每周六上午去上钢琴课", "我周六有什么课？", "holdout"),
 ]
 
-MEANING_PROBES = ISSUE_PROBES + OWN_PROBES + HOLDOUT_PROBES
+# A second held-out set, written after the table was tuned on the first; never tuned on.
+HOLDOUT2_PROBES = [
+    MeaningProbe("lexical", "我的猫叫年糕", "我的猫叫什么？", "holdout2"),
+    MeaningProbe("paraphrase", "我对酒精过敏", "我能喝酒吗？", "holdout2"),
+    MeaningProbe("paraphrase", "我周末要加班", "我周末有空吗？", "holdout2"),
+    MeaningProbe("paraphrase", "我是夜猫子，天天凌晨三点睡", "我睡得早吗？", "holdout2"),
+    MeaningProbe("paraphrase", "我不会游泳", "我会水吗？", "holdout2"),
+    MeaningProbe("paraphrase", "我在医院当护士", "我是干哪行的？", "holdout2"),
+    MeaningProbe("paraphrase", "我每天骑自行车上班", "我通勤用什么交通工具？", "holdout2"),
+    MeaningProbe("paraphrase", "我有两个孩子", "我当爸妈了吗？", "holdout2"),
+    MeaningProbe("category", "我喜欢听五月天", "我喜欢哪个乐队？", "holdout2"),
+    MeaningProbe("category", "我在准备考研", "我最近在忙什么考试？", "holdout2"),
+    MeaningProbe("category", "我住在天河区", "我家在广州哪个区？", "holdout2"),
+    MeaningProbe("category", "我养了一条金毛", "我养的狗是什么品种？", "holdout2"),
+    MeaningProbe("category", "我周日上午练瑜伽", "我周日做什么运动？", "holdout2"),
+    MeaningProbe("category", "我最爱吃榴莲", "我最喜欢哪种水果？", "holdout2"),
+    MeaningProbe("category", "我在一家游戏公司做美术", "我在什么行业工作？", "holdout2"),
+]
+
+MEANING_PROBES = ISSUE_PROBES + OWN_PROBES + HOLDOUT_PROBES + HOLDOUT2_PROBES
 
 # Taught by the same member after the probed fact: unrelated to every probe's answer.
 DISTRACTORS = [

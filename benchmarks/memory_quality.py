@@ -374,7 +374,7 @@ def print_probe_kinds(results: list[ProbeResult]) -> None:
     print("by probe kind (all probes):")
     for kind in PROBE_KINDS:
         print(_recall_line(kind, [r for r in results if r.fact.probe_kind == kind]))
-    for source in ("issue", "own", "holdout"):
+    for source in ("issue", "own", "holdout", "holdout2"):
         rows = [r for r in results if r.fact.source == source]
         if not rows:
             continue
