@@ -41,6 +41,8 @@ class PlantedFact:
     probe: str  # asked at the end
     keyword: str  # a correct answer needs this
     asker: int | None = None  # speaker index asking (default: the subject)
+    probe_kind: str = "lexical"  # lexical | paraphrase | category (see _memory_meaning_data)
+    source: str = "planted"  # planted (this module) | issue | own (_memory_meaning_data)
 
 
 PERSON_TEMPLATES = [
@@ -88,6 +90,9 @@ GROUP_FACTS = [
     ("ip_knowledge", "lungmen", "龙门是一座移动城市，近卫局负责治安", "龙门的治安归谁管？",
      "近卫局"),
 ]  # fmt: skip
+# Planted person templates whose question names a category instead of sharing a word.
+CATEGORY_KEYS = frozenset({"sport", "instrument"})
+
 DECOY_GROUP = [
     "群里的奶茶党和咖啡党吵过三次", "有人提议过去爬泰山但没成行", "群相册里有很多猫片",
     "新人进群要发自我介绍", "群公告每周一更新", "深夜档一般是柚子在聊", "过年会发红包接龙",
@@ -130,7 +135,8 @@ def planted_facts(rng: random.Random, speakers: int) -> list[PlantedFact]:
         fill = {"a": values[0], "b": values[-1]}
         facts.append(
             PlantedFact("person_facts", subject, said.format(**fill), fact.format(**fill), key,
-                        probe.format(**fill), values[0])
+                        probe.format(**fill), values[0],
+                        probe_kind="category" if key in CATEGORY_KEYS else "lexical")
         )  # fmt: skip
     for j, (key, said, fact, probe, values) in enumerate(RELATION_TEMPLATES):
         for k, (value,) in enumerate(values):

@@ -29,6 +29,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchmarks._memory_expansion_script import ScriptedExpansionModel
+from benchmarks._memory_meaning_data import (
+    DISTRACTORS,
+    DISTRACTORS_PER_PROBE,
+    MEANING_PROBES,
+)
 from benchmarks._memory_quality_data import (
     BOT_LINES,
     DECOY_GROUP,
@@ -44,7 +50,7 @@ from pallas.core.clock import FakeClock
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
-from pallas.core.tokens import count_message_tokens
+from pallas.core.tokens import count_message_tokens, count_tokens
 from pallas.core.turn import Sender, TurnInput
 from pallas.product.llm.context.context import GatherRequest, assemble_direct_chat_context
 from pallas.product.llm.context.processors import DEFAULT_PERSONA_BASE
@@ -52,7 +58,10 @@ from pallas.product.llm.context.request import assemble_chat_request
 from pallas.product.llm.context.turn_context import ChatTurnContext
 from pallas.product.llm.memory.factory import build_memory_service, build_memory_sources
 from pallas.product.llm.memory.isolation import group_scope
+from pallas.product.llm.memory.member_commands import handle_member_message
 from pallas.product.llm.memory.service import MemoryService
+from pallas.product.llm.memory.slots import parse_slot
+from pallas.product.llm.memory.teaching import third_person
 from pallas.product.llm.memory.text import warm_up
 from pallas.runtime import PallasRuntime
 
@@ -61,6 +70,8 @@ USER0 = 30_001
 REPO = Path(__file__).resolve().parents[1]
 END = 1_765_000_000.0
 NAIVE_SCALES = (2_000, 4_000, 8_000)
+BOT_ALIAS = "牛牛"
+PROBE_KINDS = ("lexical", "paraphrase", "category")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +86,65 @@ class ProbeResult:
     injected: int
     foreign: int  # other people's person facts that leaked into this request
     noise: int  # memory rows injected that are not the probe's fact
+
+
+@dataclass(frozen=True, slots=True)
+class Teaching:
+    at: float
+    user: int
+    message_id: int
+    taught: str  # first person, after "记住"
+    fact: PlantedFact | None  # None = a distractor
+
+
+def slot_of(text: str) -> str | None:
+    slot = parse_slot(text)
+    return slot.name if slot is not None and slot.single else None
+
+
+def plan_teachings(
+    rng: random.Random, start: float, days: int, slots: dict[int, set[str]]
+) -> list[Teaching]:
+    """Each meaning probe is taught by one member, then three distractors by the same member.
+
+    A member never gets two facts of one single-valued slot (two places they live): the newer
+    would rightly replace the older (`slots`), and the probe would ask about a retired fact.
+    `slots` (member → slot names already taken) is updated.
+    """
+    plan: list[Teaching] = []
+    used: dict[int, set[str]] = {}
+    for n, probe in enumerate(MEANING_PROBES):
+        slot = slot_of(third_person(probe.taught) or probe.taught)
+        order = ((n * 7 + 5 + d) % len(NAMES) for d in range(len(NAMES)))
+        subject = next(s for s in order if slot is None or slot not in slots.setdefault(s, set()))
+        if slot is not None:
+            slots[subject].add(slot)
+        user = USER0 + subject
+        at = start + rng.random() * (days - 2) * 86_400
+        fact = PlantedFact(
+            "person_facts", subject, f"{BOT_ALIAS} 记住 {probe.taught}",
+            third_person(probe.taught) or probe.taught, "", probe.probe, probe.taught,
+            probe_kind=probe.kind, source=probe.source,
+        )  # fmt: skip
+        plan.append(Teaching(at, user, 2_000_000 + len(plan), probe.taught, fact))
+        free = [d for d in DISTRACTORS if d not in used.setdefault(subject, set())]
+        for k, text in enumerate(rng.sample(free, DISTRACTORS_PER_PROBE)):
+            used[subject].add(text)
+            plan.append(Teaching(at + (k + 1) * 3_600, user, 2_000_000 + len(plan), text, None))
+    return plan
+
+
+async def teach(service: MemoryService, clock: FakeClock, t: Teaching) -> str | None:
+    """Store one teaching through the member-command path; returns the new row's ref."""
+    clock.set(t.at + 1)
+    turn = TurnInput(BOT, GROUP, t.user, t.message_id, t.at, f"{BOT_ALIAS} 记住 {t.taught}",
+                     sender=Sender(t.user, card=NAMES[t.user - USER0]), to_me=True)  # fmt: skip
+    reply = await handle_member_message(service, turn, aliases=(BOT_ALIAS,))
+    assert reply is not None, t
+    items = await service.repo.list_items(
+        scopes=[group_scope(BOT, GROUP)], subject_user_id=t.user, limit=1
+    )
+    return items[0].ref if items else None
 
 
 async def build_history(
@@ -109,8 +179,22 @@ async def build_history(
         name = NAMES[user - USER0] if user != BOT else "帕拉斯"
         messages.append(StoredMessage(BOT, GROUP, mid, user, at, text, card=name,
                                       is_bot=user == BOT))  # fmt: skip
+    taken: dict[int, set[str]] = {}
+    for fact in facts:
+        if fact.subject is not None and (slot := slot_of(fact.fact)) is not None:
+            taken.setdefault(fact.subject, set()).add(slot)
+    teachings = plan_teachings(rng, start, args.days, taken) if args.meaning else []
+    for t in teachings:
+        messages.append(StoredMessage(BOT, GROUP, t.message_id, t.user, t.at,
+                                      f"{BOT_ALIAS} 记住 {t.taught}",
+                                      card=NAMES[t.user - USER0]))  # fmt: skip
+    messages.sort(key=lambda m: m.time)
     await rt.repos.messages.add_many(messages)
     refs: dict[PlantedFact, str] = {}
+    for t in sorted(teachings, key=lambda t: t.at):
+        ref = await teach(service, clock, t)
+        if t.fact is not None and ref is not None:
+            refs[t.fact] = ref
     for at, fact, mid in writes:
         clock.set(at)
         outcome = await service.remember(
@@ -121,7 +205,8 @@ async def build_history(
         )  # fmt: skip
         refs[fact] = outcome.item.ref
     for person in range(speakers):
-        for key, text in rng.sample(DECOY_PERSON, DECOYS_PER_PERSON):
+        free = [(k, t) for k, t in DECOY_PERSON if slot_of(t) not in taken.get(person, set())]
+        for key, text in rng.sample(free, DECOYS_PER_PERSON):
             clock.set(start + rng.random() * args.days * 86_400)
             await service.remember(bot_id=BOT, scope=group_scope(BOT, GROUP), kind="person_facts",
                                    text=text, origin="extract", key=key,
@@ -167,6 +252,7 @@ async def run_probe(
     history: list[StoredMessage],
     refs: dict[PlantedFact, str],
     n: int,
+    subjects: dict[str, int | None],
 ) -> ProbeResult:
     asker = fact.subject if fact.asker is None else fact.asker
     user = USER0 + (asker or 0)
@@ -189,16 +275,19 @@ async def run_probe(
     tokens = count_message_tokens(request.messages)
     naive_text, naive_n, naive_tokens = naive_request(history, fact.probe, tokens)
     ids = [i for b in bundle.blocks.values() for i in b.memory_ids if i.startswith("mem:")]
-    system = request.system_prompt
-    foreign = sum(
-        1
-        for other in refs
-        if other.subject is not None and other.subject != asker and other.fact in system
-    )
+    foreign = sum(1 for i in ids if subjects.get(i) not in (None, user))
     return ProbeResult(
         fact, carries(text, fact), tokens, carries(naive_text, fact), naive_n, naive_tokens,
         retrieval_ms, len(ids), foreign, len([i for i in ids if i != refs[fact]]),
     )  # fmt: skip
+
+
+async def subjects_of(service: MemoryService) -> dict[str, int | None]:
+    """Every stored row's ref → the member it is about (None for group rows)."""
+    items = await service.repo.list_items(
+        scopes=[group_scope(BOT, GROUP)], include_deleted=True, limit=100_000
+    )
+    return {i.ref: i.subject_user_id for i in items}
 
 
 async def run(args: argparse.Namespace) -> tuple[list[ProbeResult], list[StoredMessage]]:
@@ -207,24 +296,36 @@ async def run(args: argparse.Namespace) -> tuple[list[ProbeResult], list[StoredM
     toml = args.group_toml.replace("\\n", "\n")
     if args.no_fallback:
         toml = "[memory]\npersonal_fallback_k = 0\n" + toml
+    model = ScriptedExpansionModel() if args.expansion else None
+    if model is not None:
+        toml = "[memory.expansion]\nenabled = true\ndaily_token_budget = 100000000\n" + toml
+        await model.start()
     if toml:
         (workdir / "config" / "groups" / f"{GROUP}.toml").write_text(toml, encoding="utf-8")
+    llm = {"openai_api_key": "sk-bench", "openai_base_url": model.base_url} if model else {}
     settings = PallasSettings(
-        database_url=f"sqlite+aiosqlite:///{workdir / 'q.db'}", pallas_config_dir=workdir / "config"
+        database_url=f"sqlite+aiosqlite:///{workdir / 'q.db'}",
+        pallas_config_dir=workdir / "config",
+        **llm,
     )
     clock = FakeClock(END)
     rt = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
     try:
         service = build_memory_service(rt)
         history, refs = await build_history(rt, service, args)
+        await service.drain()  # background expansions (--expansion)
         sources = build_memory_sources(rt)
         warm_up()  # jieba's dictionary, loaded at bot start-up in production
+        subjects = await subjects_of(service)
         results = [
-            await run_probe(rt, sources, fact, history, refs, n) for n, fact in enumerate(refs)
+            await run_probe(rt, sources, fact, history, refs, n, subjects)
+            for n, fact in enumerate(refs)
         ]
         return results, history
     finally:
         await rt.stop()
+        if model is not None:
+            await model.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
 
@@ -238,7 +339,8 @@ def report(results: list[ProbeResult], args: argparse.Namespace, history_len: in
         for r in results:
             print(
                 f"  {'HIT ' if r.hit else 'miss'} {'hit ' if r.naive_hit else 'miss'} "
-                f"{r.tokens:5d} tok {r.fact.kind:<13} {r.fact.probe} → {r.fact.keyword}"
+                f"{r.tokens:5d} tok {r.fact.probe_kind:<10} {r.fact.kind:<13} {r.fact.probe} "
+                f"→ {r.fact.keyword}"
             )
     print(f"memory pipeline : recall {mem_recall:6.1%}  mean request tokens {mean_tokens:7.1f}")
     naive_tokens = sum(r.naive_tokens for r in results) / n
@@ -252,12 +354,73 @@ def report(results: list[ProbeResult], args: argparse.Namespace, history_len: in
         by_kind.setdefault(r.fact.kind, []).append(r)
     for kind, rows in sorted(by_kind.items()):
         print(f"  {kind:<13} recall {sum(r.hit for r in rows) / len(rows):6.1%}  (n={len(rows)})")
+    print_probe_kinds(results)
     print(
         f"  memory rows injected per probe: {sum(r.injected for r in results) / n:.2f} "
         f"(not the probe's fact: {sum(r.noise for r in results) / n:.2f})"
     )
     print(f"  other members' person facts in the system prompt: {sum(r.foreign for r in results)}")
     print(describe("retrieval (4 sources)", [r.retrieval_ms for r in results]))
+
+
+def _recall_line(label: str, rows: list[ProbeResult]) -> str:
+    hits = sum(r.hit for r in rows)
+    share = hits / len(rows) if rows else 0.0
+    return f"  {label:<22} recall {share:6.1%}  ({hits}/{len(rows)})"
+
+
+def print_probe_kinds(results: list[ProbeResult]) -> None:
+    """Recall per probe kind (all probes, then the meaning probes by origin)."""
+    print("by probe kind (all probes):")
+    for kind in PROBE_KINDS:
+        print(_recall_line(kind, [r for r in results if r.fact.probe_kind == kind]))
+    for source in ("issue", "own", "holdout", "holdout2"):
+        rows = [r for r in results if r.fact.source == source]
+        if not rows:
+            continue
+        print(f"meaning probes, {source} set:")
+        for kind in PROBE_KINDS:
+            print(_recall_line(kind, [r for r in rows if r.fact.probe_kind == kind]))
+    meaning = [r for r in results if r.fact.source != "planted"]
+    if meaning:
+        pc = [r for r in meaning if r.fact.probe_kind != "lexical"]
+        print(_recall_line("meaning para+category", pc))
+        print(
+            f"  meaning probes: foreign facts per request "
+            f"{sum(r.foreign for r in meaning) / len(meaning):.2f}, person rows injected "
+            f"{sum(r.injected for r in meaning) / len(meaning):.2f}"
+        )
+    print(f"  foreign facts per request (all probes): "
+          f"{sum(r.foreign for r in results) / len(results):.3f}")  # fmt: skip
+
+
+def naive_tokens_needed(history: list[StoredMessage], fact: PlantedFact) -> int | None:
+    """Request tokens of the smallest naive window (newest messages) that holds the fact."""
+    base = count_tokens(DEFAULT_PERSONA_BASE) + count_tokens(fact.probe) + 8
+    total = base
+    for msg in reversed(history):
+        line = f"{msg.display_name}：{msg.text}"
+        total += count_tokens(line) + 1
+        if fact.fact in msg.text or fact.statement in msg.text:
+            return total
+    return None
+
+
+def equal_recall(history: list[StoredMessage], results: list[ProbeResult]) -> None:
+    """Tokens a naive window needs to reach the memory pipeline's recall, vs memory's tokens."""
+    needed = sorted(
+        t if (t := naive_tokens_needed(history, r.fact)) is not None else 10**9 for r in results
+    )
+    hits = sum(r.hit for r in results)
+    mem_tokens = sum(r.tokens for r in results) / len(results)
+    if hits == 0:
+        return
+    budget = needed[hits - 1]
+    shown = f"{budget:,}" if budget < 10**9 else "more than the whole history"
+    print(
+        f"equal recall ({hits}/{len(results)}): naive window needs {shown} tokens per request; "
+        f"memory pipeline uses {mem_tokens:,.0f} (ratio {budget / mem_tokens:.1f}x)"
+    )
 
 
 def naive_scale(history: list[StoredMessage], results: list[ProbeResult]) -> None:
@@ -279,6 +442,13 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--no-fallback", action="store_true", help="personal_fallback_k = 0")
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument(
+        "--expansion", action="store_true",
+        help="index-time expansion on, answered by a scripted fake cheap model",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-meaning", dest="meaning", action="store_false", help="skip the meaning probes"
+    )
+    parser.add_argument(
         "--group-toml", default="", help=r"extra group config, e.g. '[memory.group_memory]\n…'"
     )
     return parser.parse_args(argv)
@@ -289,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     results, history = asyncio.run(run(args))
     report(results, args, len(history))
     naive_scale(history, results)
+    equal_recall(history, results)
     return 0
 
 

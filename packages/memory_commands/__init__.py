@@ -1,4 +1,4 @@
-"""Member memory commands: "@帕拉斯 记住 我喜欢猫", "@帕拉斯 忘记我".
+"""Member memory commands: "@帕拉斯 记住 我喜欢猫", "@帕拉斯 忘记我", "@帕拉斯 你记得我什么".
 
 Runs before the chat (priority 8) and blocks the message only when it was a memory command it
 handled; everything else goes on to `llm_chat` untouched. The logic lives in
@@ -25,7 +25,7 @@ from pallas.product.llm.memory.text import warm_up
 __plugin_meta__ = PluginMetadata(
     name="memory_commands",
     description="Members teach Pallas about themselves, or ask to be forgotten",
-    usage="@帕拉斯 记住 我喜欢猫 / @帕拉斯 忘记我",
+    usage="@帕拉斯 记住 我喜欢猫 / @帕拉斯 忘记我 / @帕拉斯 你记得我什么",
 )
 
 log = logging.getLogger("pallas.memory")

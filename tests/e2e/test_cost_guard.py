@@ -117,7 +117,9 @@ async def test_group_at_its_daily_budget_gets_phrases_then_answers_the_next_chin
         env_overrides={**bot.env_overrides, "PALLAS_CLOCK_OFFSET_SECONDS": str(DAY)},
     )
     await tomorrow.start()
-    client = OneBotPeer(tomorrow.ws_url, self_id=BOT_ID, access_token=tomorrow.access_token)
+    client = OneBotPeer(
+        tomorrow.ws_url, self_id=BOT_ID, access_token=tomorrow.access_token, clock_offset_s=DAY
+    )
     await client.connect()
     try:
         fake_llm.enqueue("新的一天")

@@ -90,7 +90,9 @@ async def test_taught_fact_is_recalled_days_later_only_in_its_group_until_forgot
         env_overrides={**bot.env_overrides, "PALLAS_CLOCK_OFFSET_SECONDS": str(5 * DAYS)},
     )
     await later.start()
-    peer = OneBotPeer(later.ws_url, self_id=BOT_ID, access_token=later.access_token)
+    peer = OneBotPeer(
+        later.ws_url, self_id=BOT_ID, access_token=later.access_token, clock_offset_s=5 * DAYS
+    )
     await peer.connect()
     try:
         in_a = await ask(peer, fake_llm, GROUP_A, ALICE, "我喜欢什么动物来着？")

@@ -30,8 +30,18 @@ class ApiCall:
 
 
 class OneBotPeer:
-    def __init__(self, ws_url: str, *, self_id: int, access_token: str | None = None) -> None:
+    def __init__(
+        self,
+        ws_url: str,
+        *,
+        self_id: int,
+        access_token: str | None = None,
+        clock_offset_s: float = 0.0,
+    ) -> None:
         self.ws_url = ws_url
+        # The implementation's clock agrees with the bot's: a bot started with
+        # PALLAS_CLOCK_OFFSET_SECONDS gets events stamped with the same shifted time.
+        self.clock_offset_s = clock_offset_s
         self.self_id = self_id
         self.access_token = access_token
         self.calls: list[ApiCall] = []
@@ -48,6 +58,10 @@ class OneBotPeer:
         self._tasks: set[asyncio.Task[None]] = set()
         self.closed_reason: str | None = None
         self.repeat_responses = 1  # > 1: every API response is sent that many times (hostile)
+
+    def now(self) -> int:
+        """Event time as the implementation stamps it (seconds, shifted like the bot's clock)."""
+        return int(time.time() + self.clock_offset_s)
 
     # -- connection ----------------------------------------------------------------------
     def headers(self) -> dict[str, str]:
@@ -139,7 +153,7 @@ class OneBotPeer:
 
     def lifecycle_event(self) -> dict[str, Any]:
         return {
-            "time": int(time.time()),
+            "time": self.now(),
             "self_id": self.self_id,
             "post_type": "meta_event",
             "meta_event_type": "lifecycle",
@@ -166,7 +180,7 @@ class OneBotPeer:
         message_id = next(self._event_ids) if message_id is None else message_id
         nickname = f"user{user_id}" if nickname is None else nickname
         event = {
-            "time": int(time.time()) if time_ is None else time_,
+            "time": self.now() if time_ is None else time_,
             "self_id": self.self_id,
             "post_type": "message",
             "message_type": "group",
@@ -189,7 +203,7 @@ class OneBotPeer:
         self, message_id: int, group_id: int, user_id: int, message: Any, *, nickname: str
     ) -> dict[str, Any]:
         return {
-            "time": int(time.time()),
+            "time": self.now(),
             "message_type": "group",
             "message_id": message_id,
             "real_id": message_id,

@@ -144,8 +144,9 @@ def test_a_relevant_fact_unused_for_weeks_is_still_recalled_by_default() -> None
         config=RetrievalConfig(),
     )
     assert result.ids == ("mem:9",), result.trace.to_dict()
-    # the generic threshold (0.3) would have forgotten it: recency ≈ 0 after 40 days
-    strict = RetrievalConfig(person_facts={"threshold": 0.3})
+    # the generic threshold (0.3) would have forgotten it on BM25 alone: recency ≈ 0 after
+    # 40 days (concept recall, off here, would rescue it: see test_concepts)
+    strict = RetrievalConfig(person_facts={"threshold": 0.3}, concept_weight=0.0)
     forgotten = retrieve(
         "我家柯基叫什么名字来着？", [to_candidate(old)], kind=PERSON_FACTS, now=NOW,
         allowed_scopes={"group:1:2"}, config=strict,

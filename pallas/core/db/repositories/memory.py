@@ -20,7 +20,7 @@ from pallas.core.db.models_memory import MemoryItemRow
 from pallas.core.db.types import storable_text
 
 MAX_TEXT_CHARS = 1000
-WriteAction = Literal["added", "replaced", "duplicate"]
+WriteAction = Literal["added", "replaced", "contradicted", "duplicate"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,6 +203,16 @@ class MemoryRepository:
                 .values(embedding=[float(v) for v in vector])
             )
 
+    async def set_expansion(self, item_id: int, expansion: dict[str, Any]) -> bool:
+        """Store the index-time expansion in a live row's source; False when the row is gone."""
+        async with self._sessions() as session, session.begin():
+            row = await session.get(MemoryItemRow, item_id)
+            if row is None or row.deleted_at is not None:
+                return False
+            row.source = {**dict(row.source or {}), "expansion": dict(expansion)}
+            await session.flush()
+            return True
+
     async def touch(self, item_ids: Collection[int], now: float) -> int:
         """One UPDATE for every item a turn used: access count + 1, last access = now."""
         if not item_ids:
@@ -235,6 +245,24 @@ class MemoryRepository:
         if scopes is not None:
             stmt = stmt.where(MemoryItemRow.scope.in_(sorted(scopes)))
         return await self._delete_where(stmt, now=now, reason=reason)
+
+    async def retire(
+        self, item_ids: Collection[int], *, now: float, reason: str, replaced_by: int
+    ) -> list[MemoryItem]:
+        """Soft-delete live items superseded by `replaced_by` (kept as history, never read)."""
+        if not item_ids:
+            return []
+        async with self._sessions() as session, session.begin():
+            stmt = select(MemoryItemRow).where(
+                MemoryItemRow.id.in_(sorted(set(item_ids))), MemoryItemRow.deleted_at.is_(None)
+            )
+            rows = list((await session.scalars(stmt)).all())
+            for row in rows:
+                row.deleted_at = now
+                row.delete_reason = reason[:32]
+                row.replaced_by = replaced_by
+            await session.flush()
+            return [_to_item(r) for r in rows]
 
     async def forget_subject(
         self,
@@ -294,6 +322,42 @@ class MemoryRepository:
             stmt = stmt.where(MemoryItemRow.subject_user_id == subject_user_id)
         recency = func.coalesce(MemoryItemRow.last_access_at, MemoryItemRow.updated_at)
         stmt = stmt.order_by(recency.desc(), MemoryItemRow.id.desc()).limit(limit)
+        async with self._sessions() as session:
+            return [_to_item(r) for r in (await session.scalars(stmt)).all()]
+
+    async def live_ids(self, scope: str, kind: str) -> list[int]:
+        """Ids of the live rows of one scope × kind (the vector index keeps only these)."""
+        stmt = select(MemoryItemRow.id).where(
+            MemoryItemRow.scope == scope,
+            MemoryItemRow.kind == kind,
+            MemoryItemRow.deleted_at.is_(None),
+        )
+        async with self._sessions() as session:
+            return [int(i) for i in (await session.scalars(stmt)).all()]
+
+    async def vectors(
+        self, item_ids: Collection[int], *, batch: int = 500
+    ) -> list[tuple[int, int | None, list[float]]]:
+        """(id, subject, embedding) of the given rows that have an embedding."""
+        ids = sorted(set(item_ids))
+        out: list[tuple[int, int | None, list[float]]] = []
+        async with self._sessions() as session:
+            for start in range(0, len(ids), batch):
+                stmt = select(
+                    MemoryItemRow.id, MemoryItemRow.subject_user_id, MemoryItemRow.embedding
+                ).where(MemoryItemRow.id.in_(ids[start : start + batch]))
+                for item_id, subject, vector in (await session.execute(stmt)).all():
+                    if vector:
+                        out.append((int(item_id), subject, list(vector)))
+        return out
+
+    async def get_many(self, item_ids: Collection[int]) -> list[MemoryItem]:
+        """Live rows by id (any order)."""
+        if not item_ids:
+            return []
+        stmt = select(MemoryItemRow).where(
+            MemoryItemRow.id.in_(sorted(set(item_ids))), MemoryItemRow.deleted_at.is_(None)
+        )
         async with self._sessions() as session:
             return [_to_item(r) for r in (await session.scalars(stmt)).all()]
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pallas.core.db.repositories.memory import MemoryRepository
 from pallas.product.config import GroupConfig
 from pallas.product.llm.context.context import ContextSource
+from pallas.product.llm.memory.expansion_job import MemoryExpander
 from pallas.product.llm.memory.extraction_hook import MemoryExtractionHook
 from pallas.product.llm.memory.service import MemoryService
 from pallas.product.llm.memory.sources import (
@@ -27,7 +28,7 @@ from pallas.runtime import PallasRuntime
 
 def build_memory_service(runtime: PallasRuntime) -> MemoryService:
     defaults = GroupConfig().memory
-    return MemoryService(
+    service = MemoryService(
         MemoryRepository(runtime.sessions),
         runtime.state,
         runtime.clock,
@@ -36,6 +37,8 @@ def build_memory_service(runtime: PallasRuntime) -> MemoryService:
         cache_ttl_s=defaults.cache_ttl_seconds,
         cache_entries=defaults.cache_max_entries,
     )
+    service.write_listeners.append(MemoryExpander(runtime).expand)
+    return service
 
 
 def context_token_budget(runtime: PallasRuntime) -> Callable[[GroupConfig], int]:

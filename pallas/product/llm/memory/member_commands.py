@@ -1,4 +1,9 @@
-"""What a member's "记住 …" / "忘记我" does: store or forget, and the short confirmation.
+"""What a member's "记住 …" / "忘记我" / "你记得我什么" does, and the short reply.
+
+"你记得我什么" is answered locally (no LLM call): a short list of the live person facts and
+relationship notes about *the speaker* in this group — selected by their user id, never another
+member's. A teaching that updates a slot ("记住 我搬到朝阳了" after "住在海淀区") retires the
+old fact (see `slots`) and says so.
 
 Called by the `memory_commands` plugin for messages addressed to the bot; returns the text to
 send, or None when the message is not a memory command the bot acts on (the chat then handles
@@ -15,7 +20,7 @@ from collections.abc import Iterable
 from pallas.core.turn import TurnInput
 from pallas.product.llm.memory.fact_guard import DEFAULT_BOT_NAMES, classify_fact
 from pallas.product.llm.memory.isolation import own_scope
-from pallas.product.llm.memory.kinds import PERSON_FACTS
+from pallas.product.llm.memory.kinds import PERSON_FACTS, RELATIONSHIP
 from pallas.product.llm.memory.service import MemoryService
 from pallas.product.llm.memory.teaching import detect_member_command, third_person
 
@@ -29,6 +34,11 @@ REPLY_REFUSED = "这个我可记不了哦"
 REPLY_TOO_MANY = "关于你的事我已经记了好多啦，先忘掉一些再教我吧"
 REPLY_FORGOTTEN = "好，关于你的事我都忘掉啦"
 REPLY_NOTHING_TO_FORGET = "我这里本来就没记着你的什么事哦"
+REPLY_UPDATED = "好，记下新的啦，旧的那条我划掉了～"
+REPLY_NOTHING_KNOWN = "我还没记住关于你的事哦，可以跟我说“记住 …”"
+RECALL_HEADER = "我记得你："
+RECALL_MAX_ITEMS = 8
+RECALL_ITEM_CHARS = 40
 
 
 async def handle_member_message(
@@ -50,7 +60,34 @@ async def handle_member_message(
             ", ".join(i.ref for i in gone),
         )
         return REPLY_FORGOTTEN if gone else REPLY_NOTHING_TO_FORGET
+    if command.action == "recall":
+        return await recall_reply(service, turn.user_id, scope)
     return await _teach(service, turn, command.text, scope, tuple(aliases))
+
+
+def _second_person(text: str) -> str:
+    """A stored fact as said to its subject: "TA喜欢猫" → "喜欢猫"."""
+    body = text.strip()
+    if body.upper().startswith("TA"):
+        body = body[2:]
+    body = body.replace("TA", "你").strip(" ，,。")
+    return body[:RECALL_ITEM_CHARS]
+
+
+async def recall_reply(service: MemoryService, user_id: int, scope: str) -> str:
+    """The short list of what is stored about `user_id` in `scope` (theirs only)."""
+    items = []
+    for kind in (PERSON_FACTS, RELATIONSHIP):
+        items.extend(
+            await service.repo.list_items(
+                scopes=[scope], kind=kind, subject_user_id=user_id, limit=RECALL_MAX_ITEMS
+            )
+        )
+    mine = [i for i in items if i.subject_user_id == user_id and i.scope == scope]
+    if not mine:
+        return REPLY_NOTHING_KNOWN
+    lines = [f"· {_second_person(i.text)}" for i in mine[:RECALL_MAX_ITEMS]]
+    return "\n".join([RECALL_HEADER, *lines])
 
 
 async def _teach(
@@ -99,4 +136,8 @@ async def _teach(
         outcome.item.ref,
         outcome.action,
     )
-    return REPLY_DUPLICATE if outcome.action == "duplicate" else REPLY_TAUGHT
+    if outcome.action == "duplicate":
+        return REPLY_DUPLICATE
+    if outcome.action in ("replaced", "contradicted"):
+        return REPLY_UPDATED
+    return REPLY_TAUGHT

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from pallas.product.llm.memory.expansion_config import ExpansionConfig
 from pallas.product.llm.memory.extraction_config import ExtractionConfig
 from pallas.product.llm.memory.isolation import validate_pool_name
 
@@ -70,6 +71,12 @@ class RetrievalConfig(BaseModel):
     bm25_k1: float = Field(default=1.5, ge=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
     embedding_weight: float = Field(default=0.5, ge=0, le=1)  # share of cosine when both exist
+    # Concept recall (semantic classes, no model): similarity = max(lexical, this × concept
+    # share). 0 turns it off. See `pallas.product.llm.memory.concepts`.
+    concept_weight: float = Field(default=0.8, ge=0, le=1)
+    # With embeddings on: rows the vector index adds per block beyond the recent window
+    # (nearest to the question over every live row of the readable scopes).
+    vector_k: int = Field(default=20, ge=0, le=500)
     cache_ttl_seconds: float = Field(default=300.0, ge=0)
     cache_max_entries: int = Field(default=512, ge=0)
     # Named shared pools this group also reads (``pool:<name>`` scopes); empty = own group only.
@@ -81,6 +88,7 @@ class RetrievalConfig(BaseModel):
     # the block's top-k and char cap). 0 = strict relevance only.
     personal_fallback_k: int = Field(default=2, ge=0, le=20)
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
+    expansion: ExpansionConfig = Field(default_factory=ExpansionConfig)
 
     group_memory: BlockRetrievalConfig = _block("group_memory")
     group_events: BlockRetrievalConfig = _block("group_events")

@@ -26,6 +26,11 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pallas.product.llm.memory.concepts import (
+    concept_similarity,
+    fact_concepts,
+    query_concepts,
+)
 from pallas.product.llm.memory.retrieval_config import (
     BlockRetrievalConfig,
     RelevanceWeights,
@@ -49,6 +54,12 @@ class MemoryCandidate:
     access_count: int = 0
     subject_user_id: int | None = None
     source: str = ""  # message ids or command that produced it
+    expansion: str = ""  # keywords / category / questions stored with the fact (index only)
+
+    @property
+    def index_text(self) -> str:
+        """What retrieval matches against: the fact plus its stored expansion."""
+        return f"{self.text} {self.expansion}" if self.expansion else self.text
 
     def days_since_access(self, now: float) -> float:
         last = self.last_access_at if self.last_access_at is not None else self.created_at
@@ -188,6 +199,7 @@ class CandidateScore:
     score: float  # 0.0 when gated out
     chars: int
     gated: bool = False  # similarity below the block's min_similarity: never retrieved
+    concept: float | None = None  # share of the question's semantic classes (see concepts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +225,7 @@ class RetrievalTrace:
                     "id": c.id,
                     "bm25": _r(c.bm25),
                     "embedding": _r(c.embedding),
+                    "concept": _r(c.concept),
                     "sim": _r(c.similarity),
                     "recency": _r(c.recency),
                     "freq": _r(c.frequency),
@@ -253,15 +266,18 @@ def _score_one(
     now: float,
     config: RetrievalConfig,
     block: BlockRetrievalConfig,
+    concept: float | None = None,
 ) -> CandidateScore:
     w = config.weights
     sim = hybrid_similarity(bm25, embedding, config.embedding_weight)
+    if concept is not None:
+        sim = max(sim, config.concept_weight * concept)
     recency = recency_term(cand.days_since_access(now), w.recency_days)
     freq = frequency_term(cand.access_count, w.frequency_divisor)
     gated = sim <= 0.0 or sim < block.min_similarity
     score = 0.0 if gated else w.similarity * sim + w.recency * recency + w.frequency * freq
     return CandidateScore(
-        cand.id, bm25, embedding, sim, recency, freq, score, len(cand.text), gated
+        cand.id, bm25, embedding, sim, recency, freq, score, len(cand.text), gated, concept
     )
 
 
@@ -274,23 +290,39 @@ def score_candidates(
     block: BlockRetrievalConfig,
     query_embedding: Sequence[float] | None = None,
     embeddings: Mapping[str, Sequence[float]] | None = None,
+    semantic_scores: Mapping[str, float] | None = None,
 ) -> list[CandidateScore]:
-    """Score every candidate (BM25 statistics come from these candidates only)."""
+    """Score every candidate (BM25 statistics come from these candidates only).
+
+    Similarity per candidate: BM25 (mixed with cosine when vectors exist), raised to
+    `concept_weight` × the concept similarity when that is larger (see `concepts`).
+    """
     query_tokens = tokenize(query)
     index = Bm25Index(
-        {c.id: tokenize(c.text) for c in candidates}, k1=config.bm25_k1, b=config.bm25_b
+        {c.id: tokenize(c.index_text) for c in candidates}, k1=config.bm25_k1, b=config.bm25_b
     )
     lexical = index.normalised_scores(query_tokens)
+    asked = query_concepts(query) if config.concept_weight > 0 else frozenset()
     scored = []
     for cand in candidates:
+        concept = concept_similarity(asked, fact_concepts(cand.index_text)) if asked else None
         vector = embeddings.get(cand.id) if embeddings else None
-        semantic = (
-            cosine_similarity(query_embedding, vector)
-            if query_embedding is not None and vector is not None
-            else None
-        )
+        if semantic_scores is not None:  # precomputed by the vector index
+            semantic = semantic_scores.get(cand.id)
+        elif query_embedding is not None and vector is not None:
+            semantic = cosine_similarity(query_embedding, vector)
+        else:
+            semantic = None
         scored.append(
-            _score_one(cand, lexical.get(cand.id), semantic, now=now, config=config, block=block)
+            _score_one(
+                cand,
+                lexical.get(cand.id),
+                semantic,
+                now=now,
+                config=config,
+                block=block,
+                concept=concept,
+            )
         )
     return scored
 
@@ -328,6 +360,7 @@ def retrieve(
     config: RetrievalConfig | None = None,
     query_embedding: Sequence[float] | None = None,
     embeddings: Mapping[str, Sequence[float]] | None = None,
+    semantic_scores: Mapping[str, float] | None = None,
 ) -> RetrievalResult:
     """Rank `candidates` for `query` and pick the block's items, with a full trace.
 
@@ -351,6 +384,7 @@ def retrieve(
         block=block,
         query_embedding=query_embedding,
         embeddings=embeddings,
+        semantic_scores=semantic_scores,
     )
     gated = [s for s in scored if s.gated]
     passed = sorted((s for s in scored if not s.gated), key=_rank_key)

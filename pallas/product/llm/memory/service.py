@@ -18,18 +18,27 @@ import asyncio
 import logging
 import re
 import unicodedata
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pallas.core.clock import Clock
-from pallas.core.db.repositories.memory import MemoryItem, MemoryRepository, NewMemory, WriteOutcome
+from pallas.core.db.repositories.memory import (
+    MemoryItem,
+    MemoryRepository,
+    NewMemory,
+    WriteAction,
+    WriteOutcome,
+)
 from pallas.core.state import StateStore
 from pallas.product.llm.memory.cache import TtlLruCache, query_cache_key
-from pallas.product.llm.memory.kinds import PERSONAL_KINDS
+from pallas.product.llm.memory.expansion import expansion_text
+from pallas.product.llm.memory.kinds import PERSON_FACTS, PERSONAL_KINDS
 from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
 from pallas.product.llm.memory.scoring import MemoryCandidate, RetrievalResult, retrieve
+from pallas.product.llm.memory.slots import decide_update, parse_slot
 from pallas.product.llm.memory.text import normalize_query
+from pallas.product.llm.memory.vector_store import MemoryVectors
 from pallas.product.llm.persona.prompt_guard import sanitize_inline
 from pallas.product.llm.provider.client import LLMClient
 
@@ -62,6 +71,7 @@ def to_candidate(item: MemoryItem) -> MemoryCandidate:
         access_count=item.access_count,
         subject_user_id=item.subject_user_id,
         source=item.origin,
+        expansion=expansion_text(item.source),
     )
 
 
@@ -91,6 +101,12 @@ def with_fallback(
         extra.append(item)
         chars += len(item.text)
     return extra
+
+
+@dataclass(frozen=True, slots=True)
+class _Semantic:
+    scores: dict[str, float] | None = None  # ref → cosine, None = no embeddings this turn
+    extra: tuple[MemoryItem, ...] = ()  # rows found by the vector index beyond the window
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +146,13 @@ class MemoryService:
         self._vectors: TtlLruCache[tuple[float, ...]] = TtlLruCache(
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
+        self._vector_index = MemoryVectors(repo)
         self._pending_touch: set[int] = set()
         self._touch_task: asyncio.Task[None] | None = None
         self._backfilled: set[int] = set()
         self._background: set[asyncio.Task[Any]] = set()
+        # Called in the background with every row stored (not duplicates): index-time expansion.
+        self.write_listeners: list[Callable[[MemoryService, MemoryItem], Awaitable[Any]]] = []
 
     # ------------------------------------------------------------------ reads
 
@@ -168,14 +187,18 @@ class MemoryService:
         """Chosen rows of one block kind for `query`, from `scopes` only, with a trace."""
         block = config.block(kind)
         gen = await self._generation(scopes)
-        salt = hash((block, config.weights, config.embedding_weight, fallback_k))
+        weights = (config.weights, config.embedding_weight, config.concept_weight, config.vector_k)
+        salt = hash((block, weights, fallback_k))
         key = query_cache_key(scopes, f"{kind}:{subject_user_id}:{salt}:{gen}", query)
         cached = self._results.get(key)
         if cached is not None:
             return BlockResult(cached.kind, cached.items, {**cached.trace, "cache": "hit"})
         items = await self._load(scopes, kind, subject_user_id, config.candidate_cap, gen)
+        semantic = await self._semantic(
+            query, items, scopes, kind, subject_user_id, config, bot_id, group_id
+        )
+        items = (*items, *semantic.extra)
         by_ref = {i.ref: i for i in items}
-        query_vector, vectors = await self._vectors_for(query, items, bot_id, group_id)
         result = retrieve(
             query,
             [to_candidate(i) for i in items],
@@ -183,8 +206,7 @@ class MemoryService:
             now=now,
             allowed_scopes=scopes,
             config=config,
-            query_embedding=query_vector,
-            embeddings=vectors,
+            semantic_scores=semantic.scores,
         )
         extra = with_fallback(result, items, block, fallback_k) if fallback_k else []
         chosen = tuple(by_ref[c.id] for c in result.chosen) + tuple(extra)
@@ -192,35 +214,71 @@ class MemoryService:
         trace.update(
             fallback=[i.ref for i in extra],
             loaded=len(items),
-            capped=len(items) >= config.candidate_cap,
-            embeddings=query_vector is not None,
+            capped=len(items) - len(semantic.extra) >= config.candidate_cap,
+            embeddings=semantic.scores is not None,
+            vector_hits=[i.ref for i in semantic.extra],
             cache="miss",
         )
         out = BlockResult(kind, chosen, trace)
         self._results.put(key, out)
         return out
 
-    async def _vectors_for(
-        self, query: str, items: Sequence[MemoryItem], bot_id: int, group_id: int
-    ) -> tuple[tuple[float, ...] | None, dict[str, tuple[float, ...]] | None]:
-        if not self._embeddings or not items or not query.strip():
-            return None, None
-        missing = [i for i in items if i.embedding is None and i.id not in self._backfilled]
-        if missing:
-            self._spawn(self._backfill(missing[:BACKFILL_BATCH], bot_id, group_id))
-        vectors = {i.ref: i.embedding for i in items if i.embedding is not None}
-        if not vectors:
-            return None, None
+    async def _query_vector(
+        self, query: str, bot_id: int, group_id: int
+    ) -> tuple[float, ...] | None:
         norm = normalize_query(query)
-        query_vector = self._vectors.get(norm)
-        if query_vector is None:
+        vector = self._vectors.get(norm)
+        if vector is None:
             assert self._llm is not None
             result = await self._llm.embed([query], bot_id=bot_id, group_id=group_id)
             if not result:
-                return None, None
-            query_vector = tuple(result[0])
-            self._vectors.put(norm, query_vector)
-        return query_vector, vectors
+                return None
+            vector = tuple(result[0])
+            self._vectors.put(norm, vector)
+        return vector
+
+    async def _semantic(
+        self,
+        query: str,
+        items: Sequence[MemoryItem],
+        scopes: Collection[str],
+        kind: str,
+        subject: int | None,
+        config: RetrievalConfig,
+        bot_id: int,
+        group_id: int,
+    ) -> _Semantic:
+        """Cosines for the loaded rows, plus the nearest older rows the recent window missed.
+
+        The vector index covers every live row of the scopes (see `vector_store`); rows it
+        finds are re-checked here (kind, scope, subject) before they join the candidates.
+        """
+        if not self._embeddings or not query.strip():
+            return _Semantic()
+        missing = [i for i in items if i.embedding is None and i.id not in self._backfilled]
+        if missing:
+            self._spawn(self._backfill(missing[:BACKFILL_BATCH], bot_id, group_id))
+        query_vector = await self._query_vector(query, bot_id, group_id)
+        if query_vector is None:
+            return _Semantic()
+        gens = {s: str(await self._state.get(f"memory:gen:{s}") or 0) for s in scopes}
+        hits, _ = await self._vector_index.nearest(
+            query_vector, scopes, kind, gens, k=config.vector_k, subject=subject
+        )
+        have = {i.id for i in items}
+        found = await self.repo.get_many([h.item_id for h in hits if h.item_id not in have])
+        extra = tuple(
+            i
+            for i in found
+            if i.kind == kind
+            and i.scope in scopes
+            and (subject is None or i.subject_user_id == subject)
+        )
+        ids = have | {i.id for i in extra}
+        cosines = await self._vector_index.cosines(query_vector, scopes, kind, gens, ids)
+        if not cosines:
+            return _Semantic()
+        return _Semantic({f"mem:{i}": c for i, c in cosines.items()}, extra)
 
     async def _backfill(self, items: Sequence[MemoryItem], bot_id: int, group_id: int) -> None:
         assert self._llm is not None
@@ -228,6 +286,7 @@ class MemoryService:
         vectors = await self._llm.embed([i.text for i in items], bot_id=bot_id, group_id=group_id)
         for item, vector in zip(items, vectors, strict=False):
             await self.repo.set_embedding(item.id, vector)
+            self._vector_index.mark_dirty(item.scope)
 
     # ------------------------------------------------------------------ access counts
 
@@ -284,10 +343,36 @@ class MemoryService:
                 source=dict(source or {}),
             )
         )
+        if outcome.action != "duplicate" and kind == PERSON_FACTS and subject_user_id is not None:
+            outcome = await self._apply_slot_rules(outcome)
         await self.invalidate([scope])
+        if outcome.action != "duplicate":
+            for listener in self.write_listeners:
+                self._spawn(listener(self, outcome.item))
         if outcome.action != "duplicate" and self._embeddings:
             self._spawn(self._backfill([outcome.item], bot_id, _group_of(scope)))
         return outcome
+
+    async def _apply_slot_rules(self, outcome: WriteOutcome) -> WriteOutcome:
+        """Retire the member's older facts the new one replaces or contradicts (see `slots`)."""
+        new = outcome.item
+        live = await self.repo.candidates(
+            [new.scope], new.kind, subject_user_id=new.subject_user_id, limit=500
+        )
+        old = [(i.id, parse_slot(i.text)) for i in live if i.id != new.id]
+        decision = decide_update(parse_slot(new.text), old)
+        if not decision.retire_ids:
+            return outcome
+        reason = "contradicted" if decision.action == "contradict" else "replaced"
+        gone = await self.repo.retire(
+            decision.retire_ids, now=self._clock.now(), reason=reason, replaced_by=new.id
+        )
+        log.info(
+            "memory %s %s %s (%s)", new.ref, reason, ", ".join(i.ref for i in gone),
+            decision.reason,
+        )  # fmt: skip
+        action: WriteAction = "contradicted" if decision.action == "contradict" else "replaced"
+        return WriteOutcome(action, new, outcome.replaced_ids + tuple(i.id for i in gone))
 
     async def forget_user(self, user_id: int, scopes: Collection[str]) -> list[MemoryItem]:
         """Soft-delete person facts, relationship notes and teachings about `user_id`."""

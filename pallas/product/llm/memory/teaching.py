@@ -3,6 +3,7 @@
     @帕拉斯 记住 我喜欢猫        teach: a fact about the speaker ("TA喜欢猫"), subject = speaker
     帕拉斯，记住：叫我小明就行     teach
     @帕拉斯 忘记我 / 忘掉关于我的事 / 把我忘了吧     forget: drop what the bot knows about them
+    @帕拉斯 你记得我什么 / 你都知道我哪些事          recall: list what is stored about them
 
 Only messages addressed to the bot are considered (the plugin checks `to_me`). A teaching must
 be about the speaker (first person): members cannot plant facts about others or about the
@@ -37,6 +38,12 @@ _FORGET_BA = re.compile(
     + r"把我(?:的事情?|的记忆)?(?:都|全)?(?:忘了|忘掉|忘记|删了|删掉)"
     + r"(?:吧|啦|哦|呀)?[\s。！!~～.]*$"
 )
+_RECALL = re.compile(
+    r"^(?:你)?(?:还|都)?(?:记得|记住了|知道|记着)(?:关于)?我(?:的)?(?:什么|啥|哪些|些什么|多少)"
+    r"(?:事情?|东西|信息)?(?:了|呢|吗|呀|啊)?[\s?？。！!~～.]*$"
+    r"|^关于我(?:的事)?你(?:都|还)?(?:记得|知道|记住了)(?:些)?(?:什么|啥|哪些)"
+    r"[\s?？。！!~～.]*$"
+)
 _QUESTION_END = re.compile(r"(?:吗|嘛|么|没|不)?[\s]*[?？]+[\s]*$|(?:了吗|没有|了没)[\s。.]*$")
 _PUNCT_EDGES = " \t\n,，。.!！~～:：、"
 _GROUP_WORDS = ("我们", "咱们", "大家", "群里", "本群", "你们")
@@ -45,7 +52,7 @@ _FIRST_PERSON = re.compile(r"我(?!们)|俺(?!们)|本人")
 
 @dataclass(frozen=True, slots=True)
 class MemberCommand:
-    action: Literal["teach", "forget"]
+    action: Literal["teach", "forget", "recall"]
     text: str = ""
 
 
@@ -65,6 +72,8 @@ def detect_member_command(text: str, aliases: Iterable[str] = ()) -> MemberComma
         return None
     if _FORGET.match(body) or _FORGET_BA.match(body):
         return MemberCommand("forget")
+    if _RECALL.match(body):
+        return MemberCommand("recall")
     match = _TEACH.match(body)
     if match is None:
         return None

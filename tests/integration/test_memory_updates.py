@@ -1,0 +1,105 @@
+"""Facts that update, through the real member-command path and the extraction write path:
+the replaced fact stays in history and stops being injected; "你记得我什么" lists only the
+speaker's own facts."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from pallas.core.clock import FakeClock
+from pallas.core.settings import PallasSettings
+from pallas.core.state import MemoryStateStore
+from pallas.core.turn import Sender, TurnInput
+from pallas.product.llm.memory.factory import build_memory_service
+from pallas.product.llm.memory.isolation import group_scope
+from pallas.product.llm.memory.member_commands import (
+    RECALL_HEADER,
+    REPLY_NOTHING_KNOWN,
+    REPLY_UPDATED,
+    handle_member_message,
+)
+from pallas.product.llm.memory.service import MemoryService
+from pallas.runtime import PallasRuntime
+
+REPO = Path(__file__).resolve().parents[2]
+BOT, A, B = 7, 100, 200
+ALICE, BOB = 20_011, 20_022
+
+
+@pytest.fixture
+async def service(tmp_path: Path, database_url: str) -> AsyncIterator[MemoryService]:
+    shutil.copytree(REPO / "config", tmp_path / "config")
+    clock = FakeClock(1_760_000_000.0)
+    rt = await PallasRuntime.start(
+        PallasSettings(database_url=database_url, pallas_config_dir=tmp_path / "config"),
+        clock=clock,
+        state=MemoryStateStore(clock),
+    )
+    yield build_memory_service(rt)
+    await rt.stop()
+
+
+async def say(service: MemoryService, group: int, user: int, text: str, mid: int = 1) -> str | None:
+    turn = TurnInput(BOT, group, user, mid, 0.0, text, sender=Sender(user, card="u"), to_me=True)
+    return await handle_member_message(service, turn, aliases=("牛牛",))
+
+
+async def live(service: MemoryService, group: int, user: int) -> list[str]:
+    items = await service.repo.list_items(scopes=[group_scope(BOT, group)], subject_user_id=user)
+    return sorted(i.text for i in items)
+
+
+async def test_a_new_place_replaces_the_old_and_the_old_stays_in_history(
+    service: MemoryService,
+) -> None:
+    assert await say(service, A, ALICE, "牛牛 记住 我住在海淀区") == "记住啦～"
+    await say(service, A, ALICE, "牛牛 记住 我喜欢猫", 2)
+    assert await say(service, A, ALICE, "牛牛 记住 我搬到朝阳了", 3) == REPLY_UPDATED
+    assert await live(service, A, ALICE) == ["TA喜欢猫", "TA搬到朝阳了"]
+    history = await service.repo.list_items(
+        scopes=[group_scope(BOT, A)], subject_user_id=ALICE, include_deleted=True
+    )
+    old = next(i for i in history if i.text == "TA住在海淀区")
+    new = next(i for i in history if i.text == "TA搬到朝阳了")
+    assert (old.delete_reason, old.replaced_by) == ("replaced", new.id)
+
+
+async def test_liking_a_second_animal_adds_and_a_denial_contradicts(
+    service: MemoryService,
+) -> None:
+    await say(service, A, ALICE, "牛牛 记住 我喜欢猫")
+    assert await say(service, A, ALICE, "牛牛 记住 我喜欢狗", 2) == "记住啦～"
+    assert await live(service, A, ALICE) == ["TA喜欢狗", "TA喜欢猫"]
+    assert await say(service, A, ALICE, "牛牛 记住 我不喜欢猫了", 3) == REPLY_UPDATED
+    assert await live(service, A, ALICE) == ["TA不喜欢猫了", "TA喜欢狗"]
+
+
+async def test_an_extracted_denial_retires_the_taught_fact(service: MemoryService) -> None:
+    """Extraction of "@牛牛 我已经不住海淀了" stores "已经不住海淀了" for the speaker."""
+    await say(service, A, ALICE, "牛牛 记住 我住在海淀区")
+    outcome = await service.remember(
+        bot_id=BOT, scope=group_scope(BOT, A), kind="person_facts", text="已经不住海淀了",
+        origin="extract", key="residence", subject_user_id=ALICE,
+    )  # fmt: skip
+    assert outcome.action == "contradicted"
+    assert await live(service, A, ALICE) == ["已经不住海淀了"]
+
+
+async def test_recall_lists_only_the_speakers_own_facts_in_this_group(
+    service: MemoryService,
+) -> None:
+    assert await say(service, A, ALICE, "牛牛 你记得我什么") == REPLY_NOTHING_KNOWN
+    await say(service, A, ALICE, "牛牛 记住 我喜欢猫")
+    await say(service, A, ALICE, "牛牛 记住 我在备考雅思", 2)
+    await say(service, A, BOB, "牛牛 记住 我对花生过敏", 3)
+    await say(service, B, ALICE, "牛牛 记住 我是左撇子", 4)
+    reply = await say(service, A, ALICE, "牛牛 你还记得我什么？", 5)
+    assert reply is not None and reply.startswith(RECALL_HEADER)
+    assert "喜欢猫" in reply and "在备考雅思" in reply
+    assert "花生" not in reply, "another member's fact"
+    assert "左撇子" not in reply, "another group's fact"
+    assert "TA" not in reply

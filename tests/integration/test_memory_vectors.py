@@ -1,0 +1,109 @@
+"""The embedding path end to end against the fake OpenAI server's /v1/embeddings: vectors are
+stored on write, the vector index finds an old row beyond the recent-candidate window, it mixes
+with BM25, and it never crosses a group, a member or a deletion."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from pallas.core.clock import FakeClock
+from pallas.core.settings import PallasSettings
+from pallas.core.state import MemoryStateStore
+from pallas.product.llm.memory.factory import build_memory_service
+from pallas.product.llm.memory.isolation import group_scope
+from pallas.product.llm.memory.retrieval_config import RetrievalConfig
+from pallas.product.llm.memory.service import BlockResult, MemoryService
+from pallas.runtime import PallasRuntime
+from tests.harness.fake_openai import FakeOpenAI
+
+REPO = Path(__file__).resolve().parents[2]
+BOT, A, B = 7, 100, 200
+ALICE, BOB = 20_011, 20_022
+NOW = 1_760_000_000.0
+TARGET = "龙门近卫局负责城市治安"
+OTHERS = [
+    "群里每周五晚上开黑", "新人进群先发自我介绍", "群相册里有很多猫片", "过年会发红包接龙",
+    "群名改过五次", "群里不让发广告", "有人组过读书会", "每次版本更新都有人熬夜",
+]  # fmt: skip
+CONFIG = RetrievalConfig(candidate_cap=3, concept_weight=0.0, personal_fallback_k=0)
+
+
+@pytest.fixture
+async def service(
+    tmp_path: Path, database_url: str
+) -> AsyncIterator[tuple[MemoryService, FakeOpenAI]]:
+    fake = FakeOpenAI()
+    await fake.start()
+    shutil.copytree(REPO / "config", tmp_path / "config")
+    clock = FakeClock(NOW)
+    rt = await PallasRuntime.start(
+        PallasSettings(
+            database_url=database_url,
+            pallas_config_dir=tmp_path / "config",
+            openai_api_key="sk-test",
+            openai_base_url=fake.base_url,
+            pallas_embedding_model="fake-embed",
+        ),
+        clock=clock,
+        state=MemoryStateStore(clock),
+    )
+    yield build_memory_service(rt), fake
+    await rt.stop()
+    await fake.stop()
+
+
+async def put(svc: MemoryService, group: int, text: str, *, kind: str = "group_memory",
+              subject: int | None = None) -> int:  # fmt: skip
+    outcome = await svc.remember(bot_id=BOT, scope=group_scope(BOT, group), kind=kind, text=text,
+                                 origin="admin", subject_user_id=subject)  # fmt: skip
+    await svc.drain()  # the embedding is written in the background
+    return outcome.item.id
+
+
+async def ask(svc: MemoryService, question: str, config: RetrievalConfig = CONFIG,
+              kind: str = "group_memory", subject: int | None = None) -> BlockResult:  # fmt: skip
+    return await svc.retrieve(kind, question, scopes={group_scope(BOT, A)}, config=config,
+                              now=NOW, bot_id=BOT, group_id=A, subject_user_id=subject)  # fmt: skip
+
+
+async def test_the_index_finds_an_old_row_beyond_the_recent_window(
+    service: tuple[MemoryService, FakeOpenAI],
+) -> None:
+    svc, fake = service
+    target = await put(svc, A, TARGET)
+    for text in OTHERS:  # newer rows push the target out of the 3-row window
+        await put(svc, A, text)
+    await put(svc, B, TARGET + "（B群）")
+    embedded = [r for r in fake.requests if r.path.endswith("/embeddings")]
+    assert len(embedded) == len(OTHERS) + 2, "one /v1/embeddings call per stored row"
+
+    found = await ask(svc, "近卫局负责什么？")
+    assert [i.text for i in found.items][:1] == [TARGET]
+    assert found.trace["vector_hits"][:1] == [f"mem:{target}"]
+    best = found.trace["candidates"][0]
+    assert best["embedding"] > 0 and best["bm25"] > 0, "cosine mixed with BM25, not instead"
+    assert all("B群" not in i.text for i in found.items), "another group's row never"
+
+    window_only = await ask(svc, "近卫局负责什么？", CONFIG.model_copy(update={"vector_k": 0}))
+    assert TARGET not in [i.text for i in window_only.items], "BM25 alone never saw it"
+
+    await svc.delete([target], reason="admin", scopes=None)
+    gone = await ask(svc, "近卫局负责什么？")
+    assert TARGET not in [i.text for i in gone.items], "a deleted row leaves the index"
+
+
+async def test_person_rows_come_only_from_the_asking_member(
+    service: tuple[MemoryService, FakeOpenAI],
+) -> None:
+    svc, _ = service
+    await put(svc, A, "TA对花生过敏", kind="person_facts", subject=BOB)
+    mine = await put(svc, A, "TA对芒果过敏", kind="person_facts", subject=ALICE)
+    for text in ["TA喜欢猫", "TA讨厌下雨天", "TA用机械键盘"]:
+        await put(svc, A, text, kind="person_facts", subject=ALICE)
+    found = await ask(svc, "我对什么过敏？", kind="person_facts", subject=ALICE)
+    assert "TA对花生过敏" not in [i.text for i in found.items]
+    assert f"mem:{mine}" in found.trace["vector_hits"]

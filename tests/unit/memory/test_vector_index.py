@@ -1,0 +1,43 @@
+"""The vector index: nearest rows first, subject filter, deletions, dimension changes."""
+
+from __future__ import annotations
+
+from pallas.product.llm.memory.vector_index import VectorIndex
+
+
+def _index() -> VectorIndex:
+    index = VectorIndex()
+    index.add(
+        [
+            (1, 10, [1.0, 0.0, 0.0]),
+            (2, 20, [0.9, 0.1, 0.0]),
+            (3, 10, [0.0, 1.0, 0.0]),
+            (4, None, [0.0, 0.0, 1.0]),
+            (5, 10, [0.0, 0.0, 0.0]),  # zero vector: never indexed
+        ]
+    )
+    return index
+
+
+def test_nearest_rows_come_first_and_unrelated_ones_not_at_all() -> None:
+    hits = _index().search([1.0, 0.05, 0.0], 10)
+    assert [h.item_id for h in hits] == [1, 2, 3]  # 4 is orthogonal (cosine 0): left out
+    assert hits[0].cosine > hits[1].cosine > hits[2].cosine > 0
+
+
+def test_a_subject_sees_only_its_own_rows() -> None:
+    assert [h.item_id for h in _index().search([1.0, 0.05, 0.0], 10, subject=20)] == [2]
+
+
+def test_rows_no_longer_live_are_dropped() -> None:
+    index = _index()
+    assert index.keep_only([2, 3, 4]) == 1
+    assert [h.item_id for h in index.search([1.0, 0.0, 0.0], 10)] == [2]
+    assert index.cosines([1.0, 0.0, 0.0], [1, 2]) == {2: index.cosines([1, 0, 0], [2])[2]}
+
+
+def test_vectors_of_another_dimension_are_ignored() -> None:
+    index = _index()
+    assert index.add([(9, None, [1.0, 0.0])]) == 0
+    assert index.search([1.0, 0.0], 5) == []
+    assert len(index) == 4
