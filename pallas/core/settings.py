@@ -34,8 +34,11 @@ class PallasSettings(BaseModel):
     pallas_embedding_model: str = ""  # empty = embeddings off (BM25 only)
     pallas_llm_timeout_seconds: float = Field(default=30.0, gt=0)
     pallas_llm_max_retries: int = Field(default=2, ge=0, le=6)
+    # web console under /console: login token (empty = generated once into data/console_token)
+    pallas_console_enabled: bool = True
+    pallas_console_token: str = ""
 
-    @field_validator("openai_api_key", "pallas_state_url", mode="before")
+    @field_validator("openai_api_key", "pallas_state_url", "pallas_console_token", mode="before")
     @classmethod
     def _strip_key(cls, value: object) -> object:
         return value.strip() if isinstance(value, str) else value

@@ -19,6 +19,9 @@ class ModelProfile(BaseModel):
     supports_images: bool = False
     supports_system_role: bool = True
     requires_alternation: bool = False  # some providers want strict user/assistant turns
+    # prices per 1,000,000 tokens (any currency; the console's usage page shows cost when set)
+    input_price: float | None = Field(default=None, ge=0)
+    output_price: float | None = Field(default=None, ge=0)
 
 
 def default_profiles() -> dict[str, ModelProfile]:

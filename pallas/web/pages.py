@@ -1,0 +1,180 @@
+"""Read-only console pages: groups, context analyzer, routing timeline, memory, usage."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from pallas.core.clock import local_day
+from pallas.product.llm.memory.kinds import SHORT_NAMES, STORED_KINDS, resolve_kind
+from pallas.web.app import Console
+from pallas.web.queries import MessageCounts, days_back
+from pallas.web.views import request_json, token_bar, usage_series
+
+TASKS = ("chat", "cheap", "vision")
+DEFAULT_TURNS = 10
+LLM_OUTCOMES = ("reply", "quote", "follow_up", "tool")
+
+
+def clock_text(ts: float | None) -> str:
+    if not ts:
+        return "-"
+    return time.strftime("%m-%d %H:%M:%S", time.localtime(float(ts)))
+
+
+async def group_rows(console: Console, query: str) -> list[dict[str, Any]]:
+    backend = console.backend()
+    now = backend.now()
+    scopes = await backend.queries.scopes_seen()
+    counts = await backend.queries.messages_today(now)
+    usage = await backend.queries.usage(since_day=local_day(now))
+    per_task: dict[tuple[int, int, str], list[int]] = {}
+    for row in usage:
+        acc = per_task.setdefault((row.bot_id, row.group_id, row.task), [0, 0])
+        acc[0] += row.calls
+        acc[1] += row.tokens
+    rows = []
+    for bot_id, group_id in scopes:
+        if query and query not in str(group_id) and query not in str(bot_id):
+            continue
+        today = counts.get((bot_id, group_id), MessageCounts())
+        rows.append(
+            {
+                "bot_id": bot_id,
+                "group_id": group_id,
+                "messages": today.messages,
+                "replies": today.bot_messages,
+                "tasks": {t: per_task.get((bot_id, group_id, t), [0, 0]) for t in TASKS},
+                "enabled": backend.group_config(group_id).enabled,
+            }
+        )
+    rows.sort(key=lambda r: (-r["messages"], r["group_id"]))
+    return rows
+
+
+def read_pages(router: APIRouter, console: Console) -> None:
+    @router.get("/")
+    async def groups(request: Request, q: str = "") -> Response:
+        session = console.session(request)
+        rows = await group_rows(console, q.strip())
+        return console.render("groups.html", session, rows=rows, q=q, tasks=TASKS, page="groups")
+
+    @router.get("/g/{group_id}/context")
+    async def analyzer(request: Request, group_id: int, turn: str = "", n: int = DEFAULT_TURNS):
+        session = console.session(request)
+        snaps = await session.backend.snapshots(group_id, max(1, min(n, 50)))
+        chosen = next((s for s in snaps if s["turn_id"] == turn), None) if turn else None
+        if chosen is None and turn:
+            found = await session.backend.snapshot(turn)
+            chosen = found if found and found["group_id"] == group_id else None
+        chosen = chosen or (snaps[0] if snaps else None)
+        data = chosen["data"] if chosen else {}
+        return console.render(
+            "analyzer.html",
+            session,
+            page="context",
+            group_id=group_id,
+            snaps=snaps,
+            snap=chosen,
+            data=data,
+            bar=token_bar(data) if chosen else [],
+            request_text=request_json(data) if chosen else "",
+            clock=clock_text,
+        )
+
+    @router.get("/g/{group_id}/routing")
+    async def routing(request: Request, group_id: int, outcome: str = "") -> Response:
+        session = console.session(request)
+        bot_id = await session.backend.bot_for_group(group_id)
+        records = await session.backend.decisions(bot_id, group_id) if bot_id else []
+        outcomes = sorted({str(r.get("outcome")) for r in records})
+        if outcome:
+            records = [r for r in records if r.get("outcome") == outcome]
+        snaps = await session.backend.snapshots(group_id, 200)
+        turn_by_message = {s["message_id"]: s["turn_id"] for s in snaps}
+        return console.render(
+            "routing.html",
+            session,
+            page="routing",
+            group_id=group_id,
+            records=list(reversed(records)),
+            outcomes=outcomes,
+            outcome=outcome,
+            turn_by_message=turn_by_message,
+            clock=clock_text,
+        )
+
+    @router.get("/g/{group_id}/memory")
+    async def memory(
+        request: Request, group_id: int, kind: str = "", user: str = "", notice: str = ""
+    ) -> Response:
+        session = console.session(request)
+        bot_id = await session.backend.bot_for_group(group_id)
+        resolved = resolve_kind(kind) if kind else None
+        subject = int(user) if user.strip().isdigit() else None
+        items = (
+            await session.backend.memories(bot_id, group_id, kind=resolved, user=subject)
+            if bot_id
+            else []
+        )
+        return console.render(
+            "memory.html",
+            session,
+            page="memory",
+            group_id=group_id,
+            items=items,
+            kinds=STORED_KINDS,
+            names=SHORT_NAMES,
+            kind=resolved or "",
+            user=user,
+            notice=notice,
+            clock=clock_text,
+        )
+
+    @router.get("/usage")
+    async def usage(request: Request, group: str = "") -> Response:
+        session = console.session(request)
+        backend = session.backend
+        now = backend.now()
+        group_id = int(group) if group.strip().isdigit() else None
+        days = [days_back(now, i) for i in range(29, -1, -1)]
+        rows = await backend.queries.usage(since_day=days[0], group_id=group_id)
+        profiles = backend.group_config(group_id or 0).models
+        series = usage_series(rows, days, profiles)
+        return console.render(
+            "usage.html",
+            session,
+            page="usage",
+            series=series,
+            group=group,
+            budgets=today_budgets(console, rows, days[-1]),
+        )
+
+
+def today_budgets(console: Console, rows: list, today: str) -> list[dict[str, Any]]:
+    """Per group: today's cheap-model tokens and vision calls against the configured budgets."""
+    totals: dict[int, dict[str, int]] = {}
+    for row in rows:
+        if row.day != today:
+            continue
+        acc = totals.setdefault(row.group_id, {"cheap_tokens": 0, "vision_calls": 0, "tokens": 0})
+        acc["tokens"] += row.tokens
+        if row.task == "cheap":
+            acc["cheap_tokens"] += row.tokens
+        if row.task == "vision":
+            acc["vision_calls"] += row.calls
+    out = []
+    for group_id, acc in sorted(totals.items()):
+        session_cfg = console.backend().group_config(group_id).session
+        out.append(
+            {
+                "group_id": group_id,
+                **acc,
+                "cheap_budget": session_cfg.daily_cheap_token_budget,
+                "vision_budget": session_cfg.daily_vision_call_budget,
+            }
+        )
+    return out

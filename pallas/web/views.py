@@ -1,0 +1,155 @@
+"""Pure view models for the console pages (no I/O): bars, request redaction, usage series."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pallas.product.llm.provider.models import ModelProfile, profile_for
+from pallas.web.queries import UsageRow
+
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
+_SECRET_KEY = re.compile(r"(api_key|apikey|secret|password|access_token|authorization)$", re.I)
+_DATA_URL = re.compile(r"^data:([\w/+.-]+);base64,(.*)$", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class BarPart:
+    label: str
+    tokens: int
+    percent: float
+    color: str
+    kind: str  # "section" | "message"
+
+
+def token_bar(data: Mapping[str, Any]) -> list[BarPart]:
+    """One stacked bar: every system section, then every message, sized by tokens."""
+    items = [
+        ("section", str(s.get("id")), int(s.get("tokens") or 0)) for s in data.get("sections", [])
+    ]
+    items += [
+        ("message", f"{m.get('role')}:{m.get('kind')}#{i}", int(m.get("tokens") or 0))
+        for i, m in enumerate(data.get("messages", []))
+    ]
+    total = sum(t for _, _, t in items) or 1
+    return [
+        BarPart(label, tokens, round(100 * tokens / total, 2), PALETTE[i % len(PALETTE)], kind)
+        for i, (kind, label, tokens) in enumerate(items)
+    ]
+
+
+def _hash_image(url: str) -> str:
+    match = _DATA_URL.match(url)
+    if match is None:
+        return url
+    try:
+        raw = base64.b64decode(match.group(2), validate=False)
+    except (binascii.Error, ValueError):
+        raw = match.group(2).encode()
+    return f"<{match.group(1)} {len(raw)} bytes sha256:{hashlib.sha256(raw).hexdigest()[:16]}>"
+
+
+def redact_request(value: Any) -> Any:
+    """The exact request with inline image bytes replaced by their size and hash."""
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if key == "url" and isinstance(item, str):
+                out[key] = _hash_image(item)
+            elif _SECRET_KEY.search(str(key)):
+                out[key] = "***"
+            else:
+                out[key] = redact_request(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [redact_request(v) for v in value]
+    return value
+
+
+def request_json(data: Mapping[str, Any]) -> str:
+    return json.dumps(redact_request(data.get("request", [])), ensure_ascii=False, indent=1)
+
+
+def redact_config(rows: Iterable[Any]) -> list[Any]:
+    """Config origin rows with any secret-looking key's value hidden."""
+    out = []
+    for row in rows:
+        if _SECRET_KEY.search(row.key.rsplit(".", 1)[-1]):
+            row = type(row)(row.key, "***", row.origin)
+        out.append(row)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class UsageSeries:
+    days: list[str]
+    series: list[tuple[str, str, list[int]]]  # (label, color, tokens per day)
+    max_tokens: int
+    rows: list[dict[str, Any]]  # per day × group × task × model, with cost
+    total_cost: float | None
+
+
+def cost_of(row: UsageRow, profiles: Mapping[str, ModelProfile]) -> float | None:
+    profile = profile_for(dict(profiles), row.model)
+    if profile.input_price is None and profile.output_price is None:
+        return None
+    return (
+        row.prompt_tokens * (profile.input_price or 0.0)
+        + row.completion_tokens * (profile.output_price or 0.0)
+    ) / 1_000_000
+
+
+def usage_series(
+    rows: Sequence[UsageRow], days: Sequence[str], profiles: Mapping[str, ModelProfile]
+) -> UsageSeries:
+    """Tokens per day for each task (stacked in the chart) and the detailed table rows."""
+    by_task: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    table = []
+    costs = []
+    for row in rows:
+        by_task[row.task][row.day] += row.tokens
+        cost = cost_of(row, profiles)
+        if cost is not None:
+            costs.append(cost)
+        table.append(
+            {
+                "day": row.day,
+                "group_id": row.group_id,
+                "task": row.task,
+                "model": row.model,
+                "calls": row.calls,
+                "prompt_tokens": row.prompt_tokens,
+                "completion_tokens": row.completion_tokens,
+                "cost": None if cost is None else round(cost, 4),
+            }
+        )
+    series = [
+        (task, PALETTE[i % len(PALETTE)], [by_task[task].get(d, 0) for d in days])
+        for i, task in enumerate(sorted(by_task))
+    ]
+    per_day = [sum(s[2][i] for s in series) for i in range(len(days))]
+    return UsageSeries(
+        list(days),
+        series,
+        max(per_day, default=0),
+        sorted(table, key=lambda r: (r["day"], r["group_id"], r["task"]), reverse=True),
+        round(sum(costs), 4) if costs else None,
+    )
