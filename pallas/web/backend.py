@@ -123,8 +123,10 @@ class ConsoleBackend:
     async def memory_admin(self, bot_id: int, group_id: int, args: tuple[str, ...]) -> str:
         """Run `/pallas memory <args>` as the console operator (a superuser): same checks, same
         audit lines as the group command."""
-        log.info(
-            "console: /pallas memory %s in group %s (bot %s)", " ".join(args), group_id, bot_id
-        )
+        words = " ".join(("memory", *args))
+        # the same audit line as the group command (packages/pallas_admin), by "console"
+        log.info("admin /pallas %s by console in group %s", words, group_id)
         ctx = AdminContext(self._rt, bot_id=bot_id, group_id=group_id, user_id=0, args=args)
-        return await memory_command(ctx)
+        result = await memory_command(ctx)
+        log.info("console: /pallas %s in group %s → %s", words, group_id, result)
+        return result

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
+from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from pallas.core.clock import local_day
+from pallas.core.clock import CHINA, local_day
 from pallas.product.llm.memory.kinds import SHORT_NAMES, STORED_KINDS, resolve_kind
 from pallas.web.app import Console
 from pallas.web.queries import MessageCounts, days_back
@@ -20,9 +20,10 @@ LLM_OUTCOMES = ("reply", "quote", "follow_up", "tool")
 
 
 def clock_text(ts: float | None) -> str:
+    """Beijing time, like the groups' own clocks."""
     if not ts:
         return "-"
-    return time.strftime("%m-%d %H:%M:%S", time.localtime(float(ts)))
+    return datetime.fromtimestamp(float(ts), CHINA).strftime("%m-%d %H:%M:%S")
 
 
 async def group_rows(console: Console, query: str) -> list[dict[str, Any]]:
@@ -104,6 +105,7 @@ def read_pages(router: APIRouter, console: Console) -> None:
             outcomes=outcomes,
             outcome=outcome,
             turn_by_message=turn_by_message,
+            llm_outcomes=LLM_OUTCOMES,
             clock=clock_text,
         )
 
@@ -142,7 +144,7 @@ def read_pages(router: APIRouter, console: Console) -> None:
         group_id = int(group) if group.strip().isdigit() else None
         days = [days_back(now, i) for i in range(29, -1, -1)]
         rows = await backend.queries.usage(since_day=days[0], group_id=group_id)
-        profiles = backend.group_config(group_id or 0).models
+        profiles = backend.fresh_config(group_id or 0).models
         series = usage_series(rows, days, profiles)
         return console.render(
             "usage.html",
