@@ -99,10 +99,6 @@ class ConsoleBackend:
                 return bot_id
         return None
 
-    async def snapshots(self, group_id: int, limit: int) -> list[dict[str, Any]]:
-        snaps = await self._rt.repos.snapshots.latest(group_id, limit=limit)
-        return [asdict(s) for s in snaps]
-
     async def snapshot(self, turn_id: str) -> dict[str, Any] | None:
         snap = await self._rt.repos.snapshots.by_turn(turn_id)
         return asdict(snap) if snap is not None else None

@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from pallas.core.clock import CHINA, local_day
 from pallas.product.llm.memory.kinds import SHORT_NAMES, STORED_KINDS, resolve_kind
 from pallas.web.app import Console
-from pallas.web.queries import MessageCounts, days_back
+from pallas.web.queries import USAGE_KEYS, MessageCounts, days_back
 from pallas.web.views import request_json, token_bar, usage_series
 
 TASKS = ("chat", "cheap", "vision")
@@ -31,7 +31,9 @@ async def group_rows(console: Console, query: str) -> list[dict[str, Any]]:
     now = backend.now()
     scopes = await backend.queries.scopes_seen()
     counts = await backend.queries.messages_today(now)
-    usage = await backend.queries.usage(since_day=local_day(now))
+    usage = await backend.queries.usage(
+        since_day=local_day(now), keys=("bot_id", "group_id", "task")
+    )
     per_task: dict[tuple[int, int, str], list[int]] = {}
     for row in usage:
         acc = per_task.setdefault((row.bot_id, row.group_id, row.task), [0, 0])
@@ -66,12 +68,14 @@ def read_pages(router: APIRouter, console: Console) -> None:
     @router.get("/g/{group_id}/context")
     async def analyzer(request: Request, group_id: int, turn: str = "", n: int = DEFAULT_TURNS):
         session = console.session(request)
-        snaps = await session.backend.snapshots(group_id, max(1, min(n, 50)))
-        chosen = next((s for s in snaps if s["turn_id"] == turn), None) if turn else None
-        if chosen is None and turn:
-            found = await session.backend.snapshot(turn)
-            chosen = found if found and found["group_id"] == group_id else None
-        chosen = chosen or (snaps[0] if snaps else None)
+        backend = session.backend
+        bot_id = await backend.bot_for_group(group_id)
+        limit = max(1, min(n, 50))
+        snaps = await backend.queries.snapshot_index(bot_id, group_id, limit)
+        wanted = turn or (snaps[0]["turn_id"] if snaps else "")
+        chosen = await backend.snapshot(wanted) if wanted else None
+        if chosen is not None and chosen["group_id"] != group_id:
+            chosen = None  # a turn of another group is not shown under this one
         data = chosen["data"] if chosen else {}
         return console.render(
             "analyzer.html",
@@ -94,7 +98,9 @@ def read_pages(router: APIRouter, console: Console) -> None:
         outcomes = sorted({str(r.get("outcome")) for r in records})
         if outcome:
             records = [r for r in records if r.get("outcome") == outcome]
-        snaps = await session.backend.snapshots(group_id, 200)
+        snaps = (
+            await session.backend.queries.snapshot_index(bot_id, group_id, 200) if bot_id else []
+        )
         turn_by_message = {s["message_id"]: s["turn_id"] for s in snaps}
         return console.render(
             "routing.html",
@@ -143,25 +149,28 @@ def read_pages(router: APIRouter, console: Console) -> None:
         now = backend.now()
         group_id = int(group) if group.strip().isdigit() else None
         days = [days_back(now, i) for i in range(29, -1, -1)]
-        rows = await backend.queries.usage(since_day=days[0], group_id=group_id)
-        profiles = backend.fresh_config(group_id or 0).models
-        series = usage_series(rows, days, profiles)
+        queries = backend.queries
+        chart = await queries.usage(since_day=days[0], group_id=group_id, keys=("day", "task"))
+        # one group: every day × task × model; all groups: 30-day totals per group × task × model
+        keys = USAGE_KEYS if group_id is not None else ("group_id", "task", "model")
+        table = await queries.usage(since_day=days[0], group_id=group_id, keys=keys)
+        today = await queries.usage(since_day=days[-1], keys=("group_id", "task"))
+        series = usage_series(chart, table, days, lambda gid: backend.group_config(gid).models)
         return console.render(
             "usage.html",
             session,
             page="usage",
             series=series,
             group=group,
-            budgets=today_budgets(console, rows, days[-1]),
+            per_day=group_id is not None,
+            budgets=today_budgets(console, today),
         )
 
 
-def today_budgets(console: Console, rows: list, today: str) -> list[dict[str, Any]]:
+def today_budgets(console: Console, rows: list) -> list[dict[str, Any]]:
     """Per group: today's cheap-model tokens and vision calls against the configured budgets."""
     totals: dict[int, dict[str, int]] = {}
     for row in rows:
-        if row.day != today:
-            continue
         acc = totals.setdefault(row.group_id, {"cheap_tokens": 0, "vision_calls": 0, "tokens": 0})
         acc["tokens"] += row.tokens
         if row.task == "cheap":

@@ -7,16 +7,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import case, func, select, tuple_
+from sqlalchemy import case, func, select, text
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from pallas.core.clock import CHINA_UTC_OFFSET_HOURS, local_day
-from pallas.core.db.models import MessageRow, UsageLedgerRow
+from pallas.core.db.models import InjectionSnapshotRow, MessageRow, UsageLedgerRow
 
 MAX_GROUPS = 5000
+USAGE_KEYS = ("day", "bot_id", "group_id", "task", "model")
+# Skip scans: min() with an equality prefix is one index seek on (self_id, group_id, …), on
+# SQLite and PostgreSQL alike; so the cost is per (bot, group), not per message.
+_SKIP_SCAN = text(
+    "WITH RECURSIVE bots(b) AS ("
+    " SELECT min(self_id) FROM message"
+    " UNION ALL"
+    " SELECT (SELECT min(m.self_id) FROM message m WHERE m.self_id > bots.b)"
+    " FROM bots WHERE bots.b IS NOT NULL"
+    "), seen(b, g) AS ("
+    " SELECT bots.b, (SELECT min(m.group_id) FROM message m WHERE m.self_id = bots.b)"
+    " FROM bots WHERE bots.b IS NOT NULL"
+    " UNION ALL"
+    " SELECT seen.b,"
+    " (SELECT min(m.group_id) FROM message m WHERE m.self_id = seen.b AND m.group_id > seen.g)"
+    " FROM seen WHERE seen.g IS NOT NULL"
+    ") SELECT b, g FROM seen WHERE g IS NOT NULL ORDER BY b, g LIMIT :limit"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,22 +73,11 @@ class ConsoleQueries:
         self._sessions = sessions
 
     async def scopes_seen(self) -> list[tuple[int, int]]:
-        """Every (bot, group) with stored messages: one index seek per pair."""
-        key = tuple_(MessageRow.self_id, MessageRow.group_id)
-        found: list[tuple[int, int]] = []
+        """Every (bot, group) with stored messages: a skip scan in one statement (one index
+        seek per pair, whatever the number of messages)."""
         async with self._sessions() as session:
-            last: tuple[int, int] | None = None
-            while len(found) < MAX_GROUPS:
-                stmt = select(MessageRow.self_id, MessageRow.group_id)
-                if last is not None:
-                    stmt = stmt.where(key > tuple_(*last))
-                stmt = stmt.order_by(MessageRow.self_id, MessageRow.group_id).limit(1)
-                row = (await session.execute(stmt)).first()
-                if row is None:
-                    break
-                last = (int(row[0]), int(row[1]))
-                found.append(last)
-        return found
+            rows = (await session.execute(_SKIP_SCAN, {"limit": MAX_GROUPS})).all()
+        return [(int(b), int(g)) for b, g in rows]
 
     async def messages_today(self, now: float) -> dict[tuple[int, int], MessageCounts]:
         stmt = (
@@ -85,26 +94,66 @@ class ConsoleQueries:
             rows = (await session.execute(stmt)).all()
         return {(int(b), int(g)): MessageCounts(int(n), int(r or 0)) for b, g, n, r in rows}
 
-    async def usage(self, *, since_day: str, group_id: int | None = None) -> list[UsageRow]:
-        stmt = select(
-            UsageLedgerRow.day,
-            UsageLedgerRow.bot_id,
-            UsageLedgerRow.group_id,
-            UsageLedgerRow.task,
-            UsageLedgerRow.model,
-            UsageLedgerRow.calls,
-            UsageLedgerRow.prompt_tokens,
-            UsageLedgerRow.completion_tokens,
-        ).where(UsageLedgerRow.day >= since_day)
+    async def usage(
+        self,
+        *,
+        since_day: str,
+        group_id: int | None = None,
+        keys: Sequence[str] = USAGE_KEYS,
+    ) -> list[UsageRow]:
+        """Ledger totals since `since_day`, grouped by `keys` (a subset of `USAGE_KEYS`; the
+        others are blank in the rows). A range scan of the ledger's (day, …) unique index."""
+        cols = [getattr(UsageLedgerRow, k) for k in keys]
+        stmt = (
+            select(
+                *cols,
+                func.sum(UsageLedgerRow.calls),
+                func.sum(UsageLedgerRow.prompt_tokens),
+                func.sum(UsageLedgerRow.completion_tokens),
+            )
+            .where(UsageLedgerRow.day >= since_day)
+            .group_by(*cols)
+        )
         if group_id is not None:
             stmt = stmt.where(UsageLedgerRow.group_id == group_id)
-        stmt = stmt.order_by(UsageLedgerRow.day)
         async with self._sessions() as session:
             rows = (await session.execute(stmt)).all()
-        return [
-            UsageRow(str(r[0]), *(int(v) for v in r[1:3]), r[3], r[4], *map(int, r[5:]))
-            for r in rows
-        ]
+        out = []
+        for row in rows:
+            values: dict[str, Any] = dict(zip(keys, row[: len(keys)], strict=True))
+            calls, prompt, completion = (int(v or 0) for v in row[len(keys) :])
+            out.append(
+                UsageRow(
+                    day=str(values.get("day", "")),
+                    bot_id=int(values.get("bot_id", 0)),
+                    group_id=int(values.get("group_id", 0)),
+                    task=str(values.get("task", "")),
+                    model=str(values.get("model", "")),
+                    calls=calls,
+                    prompt_tokens=prompt,
+                    completion_tokens=completion,
+                )
+            )
+        return out
+
+    async def snapshot_index(
+        self, bot_id: int | None, group_id: int, limit: int
+    ) -> list[dict[str, Any]]:
+        """The newest snapshots of a group without their (large) data: for lists and links."""
+        row = InjectionSnapshotRow
+        stmt = (
+            select(row.turn_id, row.bot_id, row.user_id, row.message_id, row.created_at,
+                   row.model, row.outcome)
+            .where(row.group_id == group_id)
+            .order_by(row.id.desc())
+            .limit(limit)
+        )  # fmt: skip
+        if bot_id is not None:
+            stmt = stmt.where(row.bot_id == bot_id)  # then ix_snapshot_scope serves it
+        async with self._sessions() as session:
+            rows = (await session.execute(stmt)).all()
+        names = ("turn_id", "bot_id", "user_id", "message_id", "created_at", "model", "outcome")
+        return [dict(zip(names, r, strict=True)) for r in rows]
 
 
 def days_back(now: float, days: int) -> str:

@@ -8,7 +8,7 @@ import hashlib
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,15 +118,20 @@ def cost_of(row: UsageRow, profiles: Mapping[str, ModelProfile]) -> float | None
 
 
 def usage_series(
-    rows: Sequence[UsageRow], days: Sequence[str], profiles: Mapping[str, ModelProfile]
+    per_day_task: Sequence[UsageRow],
+    table_rows: Sequence[UsageRow],
+    days: Sequence[str],
+    profiles_of: Callable[[int], Mapping[str, ModelProfile]],
 ) -> UsageSeries:
-    """Tokens per day for each task (stacked in the chart) and the detailed table rows."""
+    """Tokens per day for each task (stacked in the chart), and the table rows with cost
+    (`profiles_of(group_id)`: that group's `[models]` with their prices)."""
     by_task: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in per_day_task:
+        by_task[row.task][row.day] += row.tokens
     table = []
     costs = []
-    for row in rows:
-        by_task[row.task][row.day] += row.tokens
-        cost = cost_of(row, profiles)
+    for row in table_rows:
+        cost = cost_of(row, profiles_of(row.group_id))
         if cost is not None:
             costs.append(cost)
         table.append(
@@ -138,6 +143,7 @@ def usage_series(
                 "calls": row.calls,
                 "prompt_tokens": row.prompt_tokens,
                 "completion_tokens": row.completion_tokens,
+                "tokens": row.tokens,
                 "cost": None if cost is None else round(cost, 4),
             }
         )
@@ -146,10 +152,11 @@ def usage_series(
         for i, task in enumerate(sorted(by_task))
     ]
     per_day = [sum(s[2][i] for s in series) for i in range(len(days))]
+    table.sort(key=lambda r: (r["day"], r["tokens"]), reverse=True)
     return UsageSeries(
         list(days),
         series,
         max(per_day, default=0),
-        sorted(table, key=lambda r: (r["day"], r["group_id"], r["task"]), reverse=True),
+        table,
         round(sum(costs), 4) if costs else None,
     )

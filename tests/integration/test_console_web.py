@@ -206,11 +206,8 @@ async def test_config_edit_rejects_without_writing(
 async def test_usage_shows_cost_when_prices_are_configured(
     client: httpx.AsyncClient, runtime: PallasRuntime
 ) -> None:
-    default = runtime.settings.groups_dir / "default.toml"
-    default.write_text(
-        default.read_text(encoding="utf-8")
-        + '\n[models."gpt-4o-mini"]\ninput_price = 1.0\noutput_price = 4.0\n',
-        encoding="utf-8",
+    (runtime.settings.groups_dir / f"{GROUP}.toml").write_text(
+        '[models."gpt-4o-mini"]\ninput_price = 1.0\noutput_price = 4.0\n', encoding="utf-8"
     )
     await runtime.repos.usage.record(
         now=NOW, bot_id=BOT, group_id=GROUP, task="chat", model="gpt-4o-mini",

@@ -74,11 +74,14 @@ def test_usage_series_stacks_tasks_per_day() -> None:
         row("2026-12-01", "chat", "m", 10, 0),
         row("2026-12-01", "cheap", "m", 500, 0),
     ]
-    series = usage_series(rows, days, {"default": ModelProfile()})
+    priced = {"default": ModelProfile(input_price=1.0, output_price=2.0)}
+    series = usage_series(rows, rows, days, lambda gid: {"default": ModelProfile()})
     assert series.series[0][0] == "chat" and series.series[0][2] == [0, 120, 10]
     assert series.series[1][0] == "cheap" and series.series[1][2] == [0, 0, 500]
     assert series.max_tokens == 510 and series.total_cost is None
-    assert series.rows[0]["day"] == "2026-12-01"
+    assert [r["tokens"] for r in series.rows] == [500, 10, 120]  # newest day, biggest first
+    priced_series = usage_series(rows, rows, days, lambda gid: priced)
+    assert priced_series.total_cost == pytest.approx((610 * 1.0 + 20 * 2.0) / 1_000_000, abs=1e-4)
 
 
 @pytest.mark.parametrize(
