@@ -9,6 +9,7 @@ import nonebot
 from nonebot.plugin import PluginMetadata
 
 from pallas.core.settings import PallasSettings
+from pallas.onebot.group_names import GroupNames
 from pallas.onebot.lifecycle import on_runtime_start, register_lifecycle, runtime_or_none
 from pallas.runtime import PallasRuntime
 from pallas.web import mount_console, start_console
@@ -22,7 +23,7 @@ __plugin_meta__ = PluginMetadata(
 register_lifecycle()
 
 if nonebot.get_plugin_config(PallasSettings).pallas_console_enabled:
-    _console = mount_console(nonebot.get_app(), runtime_or_none)
+    _console = mount_console(nonebot.get_app(), runtime_or_none, group_names=GroupNames())
 
     async def _arm(runtime: PallasRuntime, host: str, port: int) -> None:
         start_console(_console, runtime, host, port)

@@ -21,7 +21,7 @@ from pallas.web.app import (
     static_files,
 )
 from pallas.web.auth import ConsoleAuth, load_or_create_token, startup_lines
-from pallas.web.backend import ConsoleBackend
+from pallas.web.backend import ConsoleBackend, GroupNamesSource
 from pallas.web.editing import config_routes, memory_routes, pipeline_routes
 from pallas.web.pages import read_pages
 
@@ -45,7 +45,12 @@ def build_router(console: Console) -> APIRouter:
     return router
 
 
-def mount_console(app: FastAPI, runtime: Callable[[], PallasRuntime | None]) -> Console:
+def mount_console(
+    app: FastAPI,
+    runtime: Callable[[], PallasRuntime | None],
+    *,
+    group_names: GroupNamesSource | None = None,
+) -> Console:
     """Add the console's routes, static files and login redirect to `app`."""
     cache: dict[int, ConsoleBackend] = {}
 
@@ -55,7 +60,7 @@ def mount_console(app: FastAPI, runtime: Callable[[], PallasRuntime | None]) -> 
             return None
         if id(rt) not in cache:
             cache.clear()
-            cache[id(rt)] = ConsoleBackend(rt)
+            cache[id(rt)] = ConsoleBackend(rt, group_names=group_names)
         return cache[id(rt)]
 
     console = Console(backend)

@@ -7,6 +7,7 @@ runtime's layout (a composition-root refactor can swap this adapter without touc
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -28,12 +29,26 @@ from pallas.web.queries import ConsoleQueries
 log = logging.getLogger("pallas.console")
 
 
+GroupNamesSource = Callable[[], Awaitable[dict[int, str]]]
+
+
 class ConsoleBackend:
     """A thin adapter over `PallasRuntime` for the console pages."""
 
-    def __init__(self, runtime: PallasRuntime) -> None:
+    def __init__(self, runtime: PallasRuntime, *, group_names: GroupNamesSource | None = None):
         self._rt = runtime
+        self._group_names = group_names
         self.queries = ConsoleQueries(runtime.sessions)
+
+    async def group_names(self) -> dict[int, str]:
+        """Group names from the connected accounts ({} when none can tell)."""
+        if self._group_names is None:
+            return {}
+        try:
+            return await self._group_names()
+        except Exception:
+            log.exception("console: group names unavailable")
+            return {}
 
     # --- plain values -------------------------------------------------------------------
     def now(self) -> float:

@@ -39,15 +39,18 @@ async def group_rows(console: Console, query: str) -> list[dict[str, Any]]:
         acc = per_task.setdefault((row.bot_id, row.group_id, row.task), [0, 0])
         acc[0] += row.calls
         acc[1] += row.tokens
+    names = await backend.group_names()
     rows = []
     for bot_id, group_id in scopes:
-        if query and query not in str(group_id) and query not in str(bot_id):
+        name = names.get(group_id, "")
+        if query and not any(query in text for text in (str(group_id), str(bot_id), name)):
             continue
         today = counts.get((bot_id, group_id), MessageCounts())
         rows.append(
             {
                 "bot_id": bot_id,
                 "group_id": group_id,
+                "name": name,
                 "messages": today.messages,
                 "replies": today.bot_messages,
                 "tasks": {t: per_task.get((bot_id, group_id, t), [0, 0]) for t in TASKS},

@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.e2e.conftest import BOT_ID, at_bot
@@ -31,6 +33,7 @@ pytestmark = pytest.mark.e2e
 GROUP = 64_100_001
 MEMBER = 51_101
 TOKEN = "console-test-token-7f3a"
+GROUP_NAME = "方舟茶话会"
 MARK = "暗号：蓝莓"  # appended to the persona section by a prompt override
 TIME_HEADER = "【当前时间】"
 GROUP_TOML = f"""# group {GROUP}, written by the console test (this comment must survive)
@@ -63,6 +66,9 @@ async def console_bot(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[Bot
 @pytest.fixture
 async def console_peer(console_bot: BotProcess) -> AsyncIterator[OneBotPeer]:
     client = OneBotPeer(console_bot.ws_url, self_id=BOT_ID, access_token=console_bot.access_token)
+    client.handlers["get_group_list"] = lambda params: [
+        {"group_id": GROUP, "group_name": GROUP_NAME, "member_count": 12}
+    ]
     await client.connect()
     yield client
     await client.close()
@@ -123,6 +129,9 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
     console_bot: BotProcess, console_peer: OneBotPeer, fake_llm: FakeOpenAI
 ) -> None:
     base = f"http://127.0.0.1:{console_bot.port}/console"
+    log = console_bot.log_text()
+    console_line = log.index(f"Web console: {base}/")
+    assert console_line < log.index(console_bot.ws_url)  # printed next to the reverse-WS URL
     first = await ask(console_peer, fake_llm, "你好呀", 1)
     assert MARK in first and TIME_HEADER in first  # the defaults: override applied, time shown
 
@@ -145,6 +154,10 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
         await page.fill("input[name=token]", TOKEN)
         await page.click("button[type=submit]")
         await page.wait_for_selector(f'#groups tr[data-group="{GROUP}"]')
+        await page.fill("input[name=q]", "茶话")  # search by the group's name
+        await page.click("form.search button")
+        name = await page.text_content(f'#groups tr[data-group="{GROUP}"] td.name')
+        assert name == GROUP_NAME
         cookie = next(c for c in await context.cookies() if c["name"] == "pallas_console")
         assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
         await shoot(page, "groups-desktop")
@@ -230,3 +243,30 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
             await phone.goto(base + path)
             await shoot(phone, f"{name}-phone")
         await context.close()
+
+
+async def test_generated_token_is_printed_once_stored_private_and_warned_about(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    process = BotProcess(
+        tmp_path / "bot", env_overrides={"OPENAI_BASE_URL": fake_llm.base_url, "HOST": "0.0.0.0"}
+    )
+    await process.start()
+    await process.stop()
+    token_file = process.workdir / "console_token"
+    token = token_file.read_text(encoding="utf-8").strip()
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+    log = process.log_text()
+    assert f"shown only this once): {token}" in log
+    assert "HOST=0.0.0.0 and uses a generated token: set PALLAS_CONSOLE_TOKEN" in log
+
+    await process.start()  # a restart keeps the token and does not print it again
+    try:
+        assert process.log_text().count(token) == 1
+        base = f"http://127.0.0.1:{process.port}/console"
+        async with httpx.AsyncClient() as client:
+            wrong = await client.post(f"{base}/login", data={"token": token[:-1]})
+            right = await client.post(f"{base}/login", data={"token": token})
+        assert (wrong.status_code, right.status_code) == (401, 303)
+    finally:
+        await process.stop()
