@@ -158,10 +158,13 @@ def config_page(
     error: str = "",
     notice: str = "",
     text: str | None = None,
+    query: str = "",
 ) -> Response:
     backend = session.backend
     merged = backend.fresh_config(group_id)
     rows = redact_config(config_edit.merged_with_origin(backend.groups_dir, group_id, merged))
+    if query:
+        rows = [r for r in rows if query in r.key]
     page = console.render(
         "config.html",
         session,
@@ -172,6 +175,7 @@ def config_page(
         notice=notice,
         file_text=config_edit.read_text(backend.groups_dir, group_id) if text is None else text,
         file_name=config_edit.group_path(backend.groups_dir, group_id).name,
+        q=query,
     )
     if error:
         page.status_code = 422
@@ -180,8 +184,8 @@ def config_page(
 
 def config_routes(router: APIRouter, console: Console) -> None:
     @router.get("/g/{group_id}/config")
-    async def config(request: Request, group_id: int) -> Response:
-        return config_page(console, console.session(request), group_id)
+    async def config(request: Request, group_id: int, q: str = "") -> Response:
+        return config_page(console, console.session(request), group_id, query=q.strip())
 
     @router.post("/g/{group_id}/config/value")
     async def set_value(

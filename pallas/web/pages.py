@@ -12,7 +12,7 @@ from pallas.core.clock import CHINA, local_day
 from pallas.product.llm.memory.kinds import SHORT_NAMES, STORED_KINDS, resolve_kind
 from pallas.web.app import Console
 from pallas.web.queries import USAGE_KEYS, MessageCounts, days_back
-from pallas.web.views import request_json, token_bar, usage_series
+from pallas.web.views import request_json, retrieval_rows, token_bar, usage_series
 
 TASKS = ("chat", "cheap", "vision")
 DEFAULT_TURNS = 10
@@ -90,6 +90,7 @@ def read_pages(router: APIRouter, console: Console) -> None:
             data=data,
             bar=token_bar(data) if chosen else [],
             request_text=request_json(data) if chosen else "",
+            retrieval=retrieval_rows(data) if chosen else [],
             clock=clock_text,
         )
 

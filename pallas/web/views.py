@@ -56,6 +56,42 @@ def token_bar(data: Mapping[str, Any]) -> list[BarPart]:
     ]
 
 
+def _chosen(trace: Mapping[str, Any]) -> str:
+    chosen = ", ".join(map(str, trace.get("chosen") or [])) or "-"
+    fallback = ", ".join(map(str, trace.get("fallback") or []))
+    dropped = sum(len(v or []) for k, v in trace.items() if str(k).startswith("dropped_by_"))
+    extra = f" + fallback {fallback}" if fallback else ""
+    return (
+        f"chosen {chosen}{extra} (of {len(trace.get('candidates') or [])} scored, "
+        f"{dropped} dropped)"
+    )
+
+
+def retrieval_rows(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(source, one-line summary, full trace JSON) per retrieval source of a turn: which memory
+    ids, worldbook entries or learned pairs were chosen, or why the source was skipped."""
+    rows = []
+    traces = (data.get("retrieval") or {}).get("traces") or {}
+    for name, trace in traces.items():
+        if not isinstance(trace, Mapping):
+            rows.append((str(name), str(trace), json.dumps(trace, ensure_ascii=False)))
+            continue
+        parts = []
+        if "skipped" in trace:
+            parts.append(f"skipped ({trace['skipped']})")
+        if "chosen" in trace:
+            parts.append(_chosen(trace))
+        for key, sub in trace.items():
+            if isinstance(sub, Mapping) and "chosen" in sub:
+                parts.append(f"{key}: {_chosen(sub)}")
+            elif isinstance(sub, Mapping) and "activated" in sub:
+                ids = ", ".join(str(a.get("id")) for a in sub.get("activated") or []) or "-"
+                parts.append(f"{key}: activated {ids}")
+        full = json.dumps(trace, ensure_ascii=False, indent=1, default=str)
+        rows.append((str(name), "; ".join(parts) or ", ".join(map(str, trace)), full))
+    return rows
+
+
 def _hash_image(url: str) -> str:
     match = _DATA_URL.match(url)
     if match is None:

@@ -245,7 +245,10 @@ async def test_analyzer_shows_a_turn_with_image_hashes(
         InjectionSnapshot("turn-1", BOT, GROUP, 100, 77, NOW, "gpt-4o-mini", "delivered", data)
     )
     await login(client)
-    page = (await client.get(f"/console/g/{GROUP}/context")).text
+    response = await client.get(f"/console/g/{GROUP}/context")
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    assert response.headers["x-frame-options"] == "DENY"
+    page = response.text
     assert 'data-turn="turn-1"' in page and 'data-section="guard"' in page
     assert "session:3" in page and "over_budget" in page and "to_me" in page
     assert "sha256:" in page and base64.b64encode(b"jpeg-bytes").decode()[:12] not in page

@@ -30,8 +30,17 @@
       dialog.querySelector(".cancel").addEventListener("click", function () { dialog.close(); });
     }
   }
+  // no inline handlers (the console's CSP allows scripts from 'self' only)
+  document.addEventListener("submit", function (evt) {
+    var message = evt.target.getAttribute && evt.target.getAttribute("data-confirm");
+    if (message && !window.confirm(message)) evt.preventDefault();
+  }, true);
+  document.addEventListener("change", function (evt) {
+    if (evt.target.hasAttribute && evt.target.hasAttribute("data-autosubmit")) evt.target.form.submit();
+  });
   document.addEventListener("DOMContentLoaded", function () {
     if (window.htmx) {
+      htmx.config.allowEval = false;
       // a rejected change (422) still replaces the panel, so its error message is shown
       htmx.config.responseHandling = [
         { code: "204", swap: false },

@@ -10,7 +10,14 @@ import pytest
 from pallas.product.llm.provider.models import ModelProfile
 from pallas.web.config_edit import Origin
 from pallas.web.queries import UsageRow, day_start
-from pallas.web.views import cost_of, redact_config, redact_request, token_bar, usage_series
+from pallas.web.views import (
+    cost_of,
+    redact_config,
+    redact_request,
+    retrieval_rows,
+    token_bar,
+    usage_series,
+)
 
 
 def test_token_bar_covers_sections_then_messages() -> None:
@@ -94,3 +101,26 @@ def test_usage_series_stacks_tasks_per_day() -> None:
 )
 def test_day_start_is_beijing_midnight(now: float, start: float) -> None:
     assert day_start(now) == start
+
+
+def test_retrieval_rows_say_what_was_chosen_or_why_skipped() -> None:
+    data = {
+        "retrieval": {
+            "traces": {
+                "memory": {
+                    "group_memory": {
+                        "chosen": ["mem:3", "mem:9"],
+                        "candidates": [1, 2, 3],
+                        "dropped_by_threshold": ["mem:1"],
+                    }
+                },
+                "knowledge": {"skipped": "no_query"},
+                "worldbook": {"entries": {"activated": [{"id": "wb:arknights:3"}]}},
+            }
+        }
+    }
+    rows = {name: summary for name, summary, _ in retrieval_rows(data)}
+    assert rows["memory"] == "group_memory: chosen mem:3, mem:9 (of 3 scored, 1 dropped)"
+    assert rows["knowledge"] == "skipped (no_query)"
+    assert rows["worldbook"] == "entries: activated wb:arknights:3"
+    assert retrieval_rows({}) == []
