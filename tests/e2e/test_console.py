@@ -32,6 +32,7 @@ pytestmark = pytest.mark.e2e
 
 GROUP = 64_100_001
 MEMBER = 51_101
+SUPERUSER = 10_001
 TOKEN = "console-test-token-7f3a"
 GROUP_NAME = "方舟茶话会"
 MARK = "暗号：蓝莓"  # appended to the persona section by a prompt override
@@ -134,6 +135,9 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
     assert console_line < log.index(console_bot.ws_url)  # printed next to the reverse-WS URL
     first = await ask(console_peer, fake_llm, "你好呀", 1)
     assert MARK in first and TIME_HEADER in first  # the defaults: override applied, time shown
+    add = "/pallas memory add group 周五晚上一起打团"
+    await console_peer.send_event(console_peer.group_message(GROUP, SUPERUSER, add))
+    await console_peer.wait_for_calls("send_group_msg", "send_msg", count=2)
 
     async with browser() as chromium:
         context = await chromium.new_context(viewport=DESKTOP, locale="zh-CN")
@@ -222,9 +226,22 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
         step = await page.get_attribute('#steps li[data-step="current_time"]', "class")
         assert step == "disabled"
 
-        for name in ("routing", "memory", "config"):
+        for name in ("routing", "config"):
             await page.goto(f"{base}/g/{GROUP}/{name}")
             await shoot(page, f"{name}-desktop")
+
+        # memory: what the admin taught in the group, deleted here after a confirmation
+        await page.goto(f"{base}/g/{GROUP}/memory")
+        row = page.locator("#memories tr", has_text="周五晚上一起打团")
+        ref = await row.get_attribute("data-ref")
+        await shoot(page, "memory-desktop")
+        page.once("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+        await row.locator("button").click()
+        await page.wait_for_selector("p.notice:has-text('已删除')")
+        assert "周五晚上一起打团" not in await page.text_content("#memories")
+        log = console_bot.log_text()
+        assert f"admin /pallas memory add group 周五晚上一起打团 by {SUPERUSER} in group" in log
+        assert f"admin /pallas memory del {ref} by console in group {GROUP}" in log
         await page.goto(f"{base}/usage")
         await shoot(page, "usage-desktop")
 
@@ -242,6 +259,8 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
         ):
             await phone.goto(base + path)
             await shoot(phone, f"{name}-phone")
+            width = await phone.evaluate("document.documentElement.scrollWidth")
+            assert width <= PHONE["width"], f"{name} page overflows a phone screen: {width}px"
         await context.close()
 
 
