@@ -92,7 +92,8 @@ async def test_migrated_schema_is_at_heads_and_matches_the_models(database_url: 
             heads, differences = await connection.run_sync(_schema_state)
     finally:
         await engine.dispose()
-    assert heads == script_heads and len(heads) == 3  # the memory, learning, session branches
+    # one head per independent branch off 0002 (memory, learning, session, console, …)
+    assert heads == script_heads and len(heads) == 4
     assert differences == []
 
 
@@ -116,7 +117,7 @@ async def test_startup_migration_on_an_empty_postgres_database(
                     }
                 )
                 heads = await connection.execute(text("SELECT version_num FROM alembic_version"))
-                assert len(heads.all()) == 3
+                assert len(heads.all()) == 4  # memory, learning, session, console
         finally:
             await engine.dispose()
         bigints = {
