@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import Any
 
@@ -154,11 +155,13 @@ def read_pages(router: APIRouter, console: Console) -> None:
         group_id = int(group) if group.strip().isdigit() else None
         days = [days_back(now, i) for i in range(29, -1, -1)]
         queries = backend.queries
-        chart = await queries.usage(since_day=days[0], group_id=group_id, keys=("day", "task"))
         # one group: every day × task × model; all groups: 30-day totals per group × task × model
         keys = USAGE_KEYS if group_id is not None else ("group_id", "task", "model")
-        table = await queries.usage(since_day=days[0], group_id=group_id, keys=keys)
-        today = await queries.usage(since_day=days[-1], keys=("group_id", "task"))
+        chart, table, today = await asyncio.gather(  # separate connections, read in parallel
+            queries.usage(since_day=days[0], group_id=group_id, keys=("day", "task")),
+            queries.usage(since_day=days[0], group_id=group_id, keys=keys),
+            queries.usage(since_day=days[-1], keys=("group_id", "task")),
+        )
         series = usage_series(chart, table, days, lambda gid: backend.group_config(gid).models)
         return console.render(
             "usage.html",

@@ -27,6 +27,7 @@ PALETTE = (
     "#9c755f",
     "#bab0ac",
 )
+TABLE_LIMIT = 100  # usage table rows shown (biggest first); the cost total covers them all
 _SECRET_KEY = re.compile(r"(api_key|apikey|secret|password|access_token|authorization)$", re.I)
 _DATA_URL = re.compile(r"^data:([\w/+.-]+);base64,(.*)$", re.S)
 
@@ -139,8 +140,9 @@ class UsageSeries:
     days: list[str]
     series: list[tuple[str, str, list[int]]]  # (label, color, tokens per day)
     max_tokens: int
-    rows: list[dict[str, Any]]  # per day × group × task × model, with cost
+    rows: list[dict[str, Any]]  # per day × group × task × model, with cost (the first TABLE_LIMIT)
     total_cost: float | None
+    row_count: int = 0  # rows before the TABLE_LIMIT cut
 
 
 def cost_of(row: UsageRow, profiles: Mapping[str, ModelProfile]) -> float | None:
@@ -166,8 +168,11 @@ def usage_series(
         by_task[row.task][row.day] += row.tokens
     table = []
     costs = []
+    profiles: dict[int, Mapping[str, ModelProfile]] = {}
     for row in table_rows:
-        cost = cost_of(row, profiles_of(row.group_id))
+        if row.group_id not in profiles:
+            profiles[row.group_id] = profiles_of(row.group_id)
+        cost = cost_of(row, profiles[row.group_id])
         if cost is not None:
             costs.append(cost)
         table.append(
@@ -193,6 +198,7 @@ def usage_series(
         list(days),
         series,
         max(per_day, default=0),
-        table,
+        table[:TABLE_LIMIT],
         round(sum(costs), 4) if costs else None,
+        len(table),
     )
