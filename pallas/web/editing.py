@@ -91,8 +91,9 @@ def pipeline_routes(router: APIRouter, console: Console) -> None:
                 raise ConfigRejected(f"processor {processor!r} cannot be moved")
             i = order.index(processor)
             j = i - 1 if direction == "up" else i + 1
-            if 0 <= j < len(order):
-                order[i], order[j] = order[j], order[i]
+            if not 0 <= j < len(order):
+                raise ConfigRejected(f"{processor} is already at the {'top' if j < 0 else 'end'}")
+            order[i], order[j] = order[j], order[i]
             config_edit.set_pipeline(
                 session.backend.groups_dir, group_id, order=order, disabled=None
             )

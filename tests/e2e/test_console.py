@@ -218,6 +218,10 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
             "rs => rs.map(r => [r.dataset.section, +r.querySelector('.tokens').textContent])",
         )
         assert rows == [[s["id"], s["tokens"]] for s in cli["data"]["sections"]]
+        messages = await page.eval_on_selector_all(
+            "#messages tbody tr", "rs => rs.map(r => +r.querySelector('.tokens').textContent)"
+        )
+        assert messages == [m["tokens"] for m in cli["data"]["messages"]]
         await shoot(page, "context-desktop")
         turns = await page.eval_on_selector_all(".turn-list a", "as => as.map(a => a.href)")
         await page.goto(turns[1])  # the turn after the drag: its pipeline trace shows it
@@ -244,6 +248,19 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
         assert f"admin /pallas memory del {ref} by console in group {GROUP}" in log
         await page.goto(f"{base}/usage")
         await shoot(page, "usage-desktop")
+
+        # the keyboard way: focus a row's ↓ button and press Enter; a rejected move says why
+        await page.goto(f"{base}/g/{GROUP}/pipeline")
+        await page.focus('#pipeline li[data-id="self_identity"] .move-down')
+        await page.keyboard.press("Enter")
+        await page.wait_for_selector("#panel-notice:has-text('移动 self_identity')")
+        order = await order_on_page(page)
+        assert order.index("self_identity") == order.index("group_expression") + 1
+        before = (console_bot.config_dir / "groups" / f"{GROUP}.toml").read_text("utf-8")
+        await page.click('#pipeline li[data-id="guard"] .move-up')
+        await page.wait_for_selector("#panel-error:has-text('already at the top')")
+        assert (console_bot.config_dir / "groups" / f"{GROUP}.toml").read_text("utf-8") == before
+        await shoot(page, "pipeline-rejected-desktop")
 
         # the same pages on a phone-sized screen
         phone = await context.new_page()
