@@ -22,8 +22,13 @@ from pallas.web.app import (
 )
 from pallas.web.auth import ConsoleAuth, load_or_create_token, startup_lines
 from pallas.web.backend import ConsoleBackend, GroupNamesSource
-from pallas.web.editing import config_routes, memory_routes, pipeline_routes
-from pallas.web.pages import read_pages
+from pallas.web.editing import (
+    config_routes,
+    memory_routes,
+    pipeline_routes,
+    pipeline_switch_routes,
+)
+from pallas.web.pages import group_pages, read_pages
 
 log = logging.getLogger("pallas.console")
 
@@ -39,7 +44,9 @@ def build_router(console: Console) -> APIRouter:
     router = APIRouter(prefix=PREFIX, include_in_schema=False)
     login_routes(router, console)
     read_pages(router, console)
+    group_pages(router, console)
     pipeline_routes(router, console)
+    pipeline_switch_routes(router, console)
     memory_routes(router, console)
     config_routes(router, console)
     return router

@@ -100,6 +100,10 @@ def pipeline_routes(router: APIRouter, console: Console) -> None:
 
         return _apply(console, session, group_id, change, f"移动 {processor} ({direction})")
 
+
+def pipeline_switch_routes(router: APIRouter, console: Console) -> None:
+    """The per-processor switches and "重置为默认"."""
+
     @router.post("/g/{group_id}/pipeline/toggle")
     async def toggle(request: Request, group_id: int, processor: str = Form("")) -> Response:
         session = await console.checked(request)

@@ -69,6 +69,36 @@ def read_pages(router: APIRouter, console: Console) -> None:
         rows = await group_rows(console, q.strip())
         return console.render("groups.html", session, rows=rows, q=q, tasks=TASKS, page="groups")
 
+    @router.get("/usage")
+    async def usage(request: Request, group: str = "") -> Response:
+        session = console.session(request)
+        backend = session.backend
+        now = backend.now()
+        group_id = int(group) if group.strip().isdigit() else None
+        days = [days_back(now, i) for i in range(29, -1, -1)]
+        queries = backend.queries
+        # one group: every day × task × model; all groups: 30-day totals per group × task × model
+        keys = USAGE_KEYS if group_id is not None else ("group_id", "task", "model")
+        chart, table, today = await asyncio.gather(  # separate connections, read in parallel
+            queries.usage(since_day=days[0], group_id=group_id, keys=("day", "task")),
+            queries.usage(since_day=days[0], group_id=group_id, keys=keys),
+            queries.usage(since_day=days[-1], keys=("group_id", "task")),
+        )
+        series = usage_series(chart, table, days, lambda gid: backend.group_config(gid).models)
+        return console.render(
+            "usage.html",
+            session,
+            page="usage",
+            series=series,
+            group=group,
+            per_day=group_id is not None,
+            budgets=today_budgets(console, today),
+        )
+
+
+def group_pages(router: APIRouter, console: Console) -> None:
+    """Per-group read pages: the context analyzer, the routing timeline, the memory list."""
+
     @router.get("/g/{group_id}/context")
     async def analyzer(request: Request, group_id: int, turn: str = "", n: int = DEFAULT_TURNS):
         session = console.session(request)
@@ -145,32 +175,6 @@ def read_pages(router: APIRouter, console: Console) -> None:
             user=user,
             notice=notice,
             clock=clock_text,
-        )
-
-    @router.get("/usage")
-    async def usage(request: Request, group: str = "") -> Response:
-        session = console.session(request)
-        backend = session.backend
-        now = backend.now()
-        group_id = int(group) if group.strip().isdigit() else None
-        days = [days_back(now, i) for i in range(29, -1, -1)]
-        queries = backend.queries
-        # one group: every day × task × model; all groups: 30-day totals per group × task × model
-        keys = USAGE_KEYS if group_id is not None else ("group_id", "task", "model")
-        chart, table, today = await asyncio.gather(  # separate connections, read in parallel
-            queries.usage(since_day=days[0], group_id=group_id, keys=("day", "task")),
-            queries.usage(since_day=days[0], group_id=group_id, keys=keys),
-            queries.usage(since_day=days[-1], keys=("group_id", "task")),
-        )
-        series = usage_series(chart, table, days, lambda gid: backend.group_config(gid).models)
-        return console.render(
-            "usage.html",
-            session,
-            page="usage",
-            series=series,
-            group=group,
-            per_day=group_id is not None,
-            budgets=today_budgets(console, today),
         )
 
 
