@@ -15,9 +15,8 @@ from pallas.runtime import PallasRuntime
 from pallas.web.app import (
     PREFIX,
     Console,
-    NotLoggedIn,
+    ConsoleRoute,
     login_routes,
-    not_logged_in_handler,
     static_files,
 )
 from pallas.web.auth import ConsoleAuth, load_or_create_token, startup_lines
@@ -41,7 +40,7 @@ def console_url(host: str, port: int) -> str:
 
 
 def build_router(console: Console) -> APIRouter:
-    router = APIRouter(prefix=PREFIX, include_in_schema=False)
+    router = APIRouter(prefix=PREFIX, include_in_schema=False, route_class=ConsoleRoute)
     login_routes(router, console)
     read_pages(router, console)
     group_pages(router, console)
@@ -73,7 +72,6 @@ def mount_console(
     console = Console(backend)
     app.include_router(build_router(console))
     app.mount(f"{PREFIX}/static", static_files(), name="console-static")
-    app.add_exception_handler(NotLoggedIn, not_logged_in_handler)
     return console
 
 

@@ -9,13 +9,14 @@ else gets 401 — never data.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Form, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -145,10 +146,26 @@ def login_routes(router: APIRouter, console: Console) -> None:
         return response
 
 
-def not_logged_in_handler(request: Request, exc: Exception) -> Response:
-    if isinstance(exc, NotLoggedIn) and exc.page:
+def not_logged_in_response(exc: NotLoggedIn) -> Response:
+    if exc.page:
         return RedirectResponse(f"{PREFIX}/login", status_code=303)
     return Response("login required", status_code=401, media_type="text/plain")
+
+
+class ConsoleRoute(APIRoute):
+    """Turns `NotLoggedIn` into the redirect / 401 inside the route itself, so the console needs
+    no exception handler on the host app (whose handlers are fixed once it has served)."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def guarded(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except NotLoggedIn as exc:
+                return not_logged_in_response(exc)
+
+        return guarded
 
 
 def static_files() -> StaticFiles:
