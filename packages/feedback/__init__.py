@@ -20,10 +20,12 @@ from pallas.onebot.convert import stored_message_from_turn
 from pallas.onebot.events import turn_from_event
 from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
 from pallas.product.llm.learning.feedback_service import (
+    admin_ids,
     handle_negative_feedback,
     recall_allowed,
 )
 from pallas.product.llm.learning.injection_feedback import matched_negative_word
+from pallas.product.llm.stickers.service import StickerService
 
 __plugin_meta__ = PluginMetadata(
     name="feedback",
@@ -90,7 +92,10 @@ async def handle_feedback(bot: Bot, event: GroupMessageEvent, matcher: Matcher) 
     quoted = stored.get(turn.reply_to) or _quoted_from_event(event)
     reply = replace(stored_message_from_turn(turn), text=turn.text)
     result = await handle_negative_feedback(runtime, reply, quoted)
-    if not result.handled:
+    banned = await StickerService(runtime).ban_on_feedback(
+        reply, quoted, admin_ids=admin_ids(runtime, turn.group_id), is_negative=True
+    )  # 不可以 on a sticker (the bot's or a member's) bans it in this group
+    if not result.handled and banned is None:
         return
     matcher.stop_propagation()
     if result.created and result.recall_message_id is not None and quoted is not None:

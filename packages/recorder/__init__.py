@@ -50,7 +50,15 @@ async def record_incoming(event: GroupMessageEvent) -> None:
 def _segments(message: Any) -> list[dict[str, Any]]:
     if not isinstance(message, Message):
         message = Message(message)
-    return [{"type": seg.type, "data": dict(seg.data)} for seg in message]
+    return [{"type": seg.type, "data": _without_payload(dict(seg.data))} for seg in message]
+
+
+def _without_payload(data: dict[str, Any]) -> dict[str, Any]:
+    """A sent sticker's `base64://` bytes are not stored with the message (the pool has them)."""
+    return {
+        k: "base64://…" if isinstance(v, str) and v.startswith("base64://") else v
+        for k, v in data.items()
+    }
 
 
 @BaseBot.on_called_api

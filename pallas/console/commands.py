@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import asdict
 
+from pallas.console.kb_cli import register_kb
 from pallas.console.learning_cli import register_learn
 from pallas.console.memory_cli import register_memory
 from pallas.console.replay import register_replay
@@ -107,3 +108,5 @@ REGISTRY.append(register_context)
 REGISTRY.append(register_memory)
 
 REGISTRY.append(register_learn)
+
+REGISTRY.append(register_kb)  # pallas kb import DIR --pool NAME

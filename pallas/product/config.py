@@ -8,14 +8,20 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pallas.product.llm.attachments.config import AttachmentConfig
 from pallas.product.llm.context.config import ContextConfig
+from pallas.product.llm.freshness import FreshnessConfig
+from pallas.product.llm.kb.config import KnowledgePlaceholderConfig
 from pallas.product.llm.learning.config import LearningConfig
 from pallas.product.llm.memory.retrieval_config import RetrievalConfig
 from pallas.product.llm.memory.worldbook_model import WorldbookConfig
+from pallas.product.llm.merge_wait import MergeWaitConfig
 from pallas.product.llm.provider.image_fetch import ImageFetchConfig
 from pallas.product.llm.provider.models import ModelProfile, default_profiles
 from pallas.product.llm.routing.config import RoutingConfig
 from pallas.product.llm.session.summary_rules import SessionSummaryConfig
+from pallas.product.llm.stickers.config import StickerConfig
+from pallas.product.llm.svars.config import SvarConfig
 from pallas.product.llm.tools.config import ToolsConfig
 
 
@@ -27,9 +33,10 @@ class ChatConfig(BaseModel):
     # Wait this long after an addressed message before building the prompt, so a member's
     # quick follow-up lines ("等下" / "还有…") are folded into the same turn.
     merge_window_s: float = Field(default=1.2, ge=0, le=10)
+    merge_wait: MergeWaitConfig = Field(default_factory=MergeWaitConfig)  # only when unfinished
     max_accumulate_retries: int = Field(default=3, ge=0, le=10)
     at_sender_on_first_bubble: bool = False
-    allow_sticker: bool = False
+    allow_sticker: bool = False  # send real stickers from the group's pool ([stickers])
 
 
 class GroupConfig(BaseModel):
@@ -51,6 +58,11 @@ class GroupConfig(BaseModel):
     session: SessionSummaryConfig = Field(default_factory=SessionSummaryConfig)
     images: ImageFetchConfig = Field(default_factory=ImageFetchConfig)
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
+    svars: SvarConfig = Field(default_factory=SvarConfig)  # session variables (<svar> tags)
+    kb: KnowledgePlaceholderConfig = Field(default_factory=KnowledgePlaceholderConfig)
+    attachments: AttachmentConfig = Field(default_factory=AttachmentConfig)
+    freshness: FreshnessConfig = Field(default_factory=FreshnessConfig)  # stale messages
+    stickers: StickerConfig = Field(default_factory=StickerConfig)  # the group's sticker pool
 
     def effective_routing(self) -> RoutingConfig:
         """`enabled = false` at the top level silences routing too."""

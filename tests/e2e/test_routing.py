@@ -57,7 +57,8 @@ async def test_two_quick_messages_from_one_member_get_one_reply(
     peer: OneBotPeer, fake_llm: FakeOpenAI
 ) -> None:
     fake_llm.enqueue("两个都可以呀")
-    await peer.send_event(peer.group_message(GROUP, ALICE, at_bot("周末去爬山还是看电影？")))
+    # an unfinished first line ("…") waits the merge window; a complete one would not
+    await peer.send_event(peer.group_message(GROUP, ALICE, at_bot("周末去爬山还是看电影…")))
     await asyncio.sleep(0.3)
     await peer.send_event(peer.group_message(GROUP, ALICE, "我有点纠结，你帮我选一个"))
     await peer.wait_for_calls("send_group_msg")

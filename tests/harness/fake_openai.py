@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import math
+import re
 import socket
 import time
 from collections import deque
@@ -70,6 +71,9 @@ class FakeOpenAI:
         self.default_reply = default_reply
         self.script: deque[Scripted] = deque()
         self.requests: list[RecordedRequest] = []
+        # /v1/audio/transcriptions answers with this text; `files` are served at /files/<name>
+        self.transcript = "这是一段语音转写"
+        self.files: dict[str, tuple[bytes, str]] = {}
         self.port = free_port()
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -141,7 +145,25 @@ class FakeOpenAI:
                 }
             )
 
+        @app.post("/v1/audio/transcriptions")
+        async def transcriptions(request: Request) -> Response:
+            raw = await request.body()  # multipart: the model name and the audio file
+            model = re.search(rb'name="model"\r\n\r\n([^\r]*)', raw)
+            body = {"model": model.group(1).decode() if model else "", "bytes": len(raw)}
+            self.requests.append(RecordedRequest(request.url.path, body, dict(request.headers)))
+            return JSONResponse({"text": self.transcript})
+
+        @app.get("/files/{name}")
+        async def files(name: str) -> Response:
+            if name not in self.files:
+                return PlainTextResponse("not found", status_code=404)
+            data, content_type = self.files[name]
+            return Response(data, media_type=content_type)
+
         return app
+
+    def file_url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.port}/files/{name}"
 
     @staticmethod
     def _completion(body: dict[str, Any], item: Scripted) -> dict[str, Any]:

@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pallas.core.db.repositories.snapshots import InjectionSnapshot
 from pallas.core.records import SessionTurn
@@ -49,6 +49,12 @@ from pallas.product.llm.delivery.delivery import (
     joined_reply,
     send_phrase,
 )
+from pallas.product.llm.freshness import (
+    STALE_REPLY_SHAPE,
+    FreshAction,
+    FreshnessGate,
+    looks_addressed,
+)
 from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.persona.pack import PersonaPack
 from pallas.product.llm.provider.client import CompletionResult
@@ -60,6 +66,8 @@ from pallas.product.llm.provider.vision_messages import (
 )
 from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
 from pallas.product.llm.routing.router import RoutingEngine
+from pallas.product.llm.stickers.service import StickerService
+from pallas.product.llm.svars.ops import split_svar_tags
 from pallas.product.llm.tools.registry import ToolRegistry, default_registry
 from pallas.product.llm.tools.service import (
     NO_TOOL,
@@ -75,6 +83,9 @@ from pallas.product.llm.turn_values import (
     TurnOutcome,
 )
 from pallas.runtime import PallasRuntime
+
+if TYPE_CHECKING:  # pipeline_state → memory.factory → extraction_hook → chat_turn
+    from pallas.product.llm.pipeline_state import PipelineState
 
 __all__ = ["AfterTurnHook", "ChatTurnService", "CompletedTurn", "TurnOutcome"]
 
@@ -97,12 +108,20 @@ class ChatTurnService:
     # OneBot get_msg for quoted images the message store lacks (set by the llm_chat plugin)
     fetch_quoted_message: QuotedMessageFetcher | None = None
     tools: ToolRegistry = field(default_factory=default_registry)
+    # session variables, kb placeholders, attachments (issue 12); None = those stay inert
+    pipeline_state: PipelineState | None = None
     merges: TurnMerges = field(init=False)
+    freshness: FreshnessGate = field(init=False)
+    stickers: StickerService = field(init=False)
     _background: set[asyncio.Task[None]] = field(default_factory=set)
     _warned_disabled: bool = False
 
     def __post_init__(self) -> None:
         self.merges = TurnMerges(self.runtime.state)
+        self.freshness = FreshnessGate(
+            self.runtime.state, self.routing, sleep=lambda s: self.sleep(s)
+        )
+        self.stickers = StickerService(self.runtime)
 
     # -- entry -------------------------------------------------------------------------------
     async def handle(
@@ -112,6 +131,12 @@ class ChatTurnService:
         config = rt.group_configs.get(turn.group_id)
         persona = rt.personas.get(config.persona)
         aliases = (*persona.aliases, *rt.nicknames)
+        await self.merges.note_line(turn, rt.clock.now())
+        if attempt == 0:
+            await self.freshness.note(turn, config.freshness)
+        fresh = await self.freshness.admit(turn, config, rt.clock.now(), looks_addressed(turn))
+        if not fresh.answers:  # too old: recorded, not answered
+            return TurnOutcome("stale", fresh.reason)
         tool = plan_turn_tool(
             turn, config.tools, self.tools, aliases, admins={*rt.superusers, *config.admins}
         )
@@ -140,7 +165,14 @@ class ChatTurnService:
                 log.warning("group %s: turn %s dropped (%s)", turn.group_id, turn.message_id, no)
                 await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
                 return TurnOutcome("rejected", no)
-            return await self._reply_safely(turn, route, config, persona, sender, tool)
+            if fresh.action is FreshAction.ANSWER:  # waited behind the group's queue?
+                now, addressed = rt.clock.now(), route.trigger.addressed
+                fresh = await self.freshness.admit(turn, config, now, addressed, stage="queue")
+                if not fresh.answers:
+                    await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
+                    return TurnOutcome("stale", fresh.reason)
+            short = fresh.action is FreshAction.SHORT
+            return await self._reply_safely(turn, route, config, persona, sender, tool, short=short)
 
     async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
         if self.phrases is None or not config.routing.low_engagement.use_group_expressions:
@@ -176,9 +208,11 @@ class ChatTurnService:
         persona: PersonaPack,
         sender: GroupSender,
         tool: ToolPlan = NO_TOOL,
+        *,
+        short: bool = False,
     ) -> TurnOutcome:
         try:
-            return await self._reply(turn, route, config, persona, sender, tool)
+            return await self._reply(turn, route, config, persona, sender, tool, short=short)
         except Exception:
             log.exception("group %s: reply to message %s failed", turn.group_id, turn.message_id)
             return TurnOutcome("error", "exception")
@@ -195,6 +229,8 @@ class ChatTurnService:
         persona: PersonaPack,
         sender: GroupSender,
         tool: ToolPlan = NO_TOOL,
+        *,
+        short: bool = False,
     ) -> TurnOutcome:
         if not self.runtime.llm.enabled:
             if not self._warned_disabled:
@@ -202,7 +238,7 @@ class ChatTurnService:
                 log.warning("reply skipped: no OPENAI_API_KEY configured (logged once)")
             return TurnOutcome("disabled", "no_api_key")
         try:
-            prepared = await self._prepare(turn, route, config, persona, tool)
+            prepared = await self._prepare(turn, route, config, persona, tool, short=short)
         except CoreProcessorError as exc:
             log.error(
                 "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
@@ -221,13 +257,17 @@ class ChatTurnService:
         config: GroupConfig,
         persona: PersonaPack,
         tool: ToolPlan = NO_TOOL,
+        *,
+        short: bool = False,
     ) -> PreparedTurn:
         """Merge quick follow-ups, fetch rows, retrieve, run the tool, build the request."""
         rt = self.runtime
         stage_ms: dict[str, float] = {}
         started = time.perf_counter()
-        if config.chat.merge_window_s:
-            await self.sleep(config.chat.merge_window_s)
+        content = route.trigger.content_text
+        wait = await self.merges.wait_decision(turn, content, config.chat, rt.clock.now())
+        if wait.waits:  # only when the message looks unfinished (merge_wait.py)
+            await self.sleep(wait.wait_s)
         current_text, merged_images = await self.merges.current_text(turn, route.accumulated)
         mark = _stopwatch(stage_ms, "merge_wait", started)
         rows = await self._fetch_rows(turn, route, config)
@@ -264,11 +304,26 @@ class ChatTurnService:
             tool=tool_ctx,
             tool_turn=route.outcome is RouteOutcome.TOOL,
         )
+        if self.pipeline_state is not None:
+            ctx = await self.pipeline_state.enrich(
+                ctx,
+                turn,
+                config,
+                profile,
+                addressed=route.trigger.addressed,
+                image_count=len(turn.image_urls) + len(merged_images),
+            )
+        if short:  # a stale @: one short bubble to the member's latest message
+            ctx = replace(ctx, reply_shape=STALE_REPLY_SHAPE)
+        if config.chat.allow_sticker:  # the contract lists the group's own sticker names
+            names = await self.stickers.prompt_names(turn.bot_id, turn.group_id, config.stickers)
+            ctx = replace(ctx, sticker_names=names)
         request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
         _stopwatch(stage_ms, "assemble", mark)
         data = snapshot_data(request, bundle, decision=route.to_log_dict(), stage_ms=stage_ms)
         if tool_ctx.trace is not None:
             data["tool"] = tool_ctx.trace
+        data["merge_wait"] = wait.to_log_dict()
         return PreparedTurn(
             turn_id=uuid.uuid4().hex,
             current_text=current_text,
@@ -345,8 +400,9 @@ class ChatTurnService:
     ) -> TurnOutcome:
         """Parse the answer into bubbles, deliver, and remember the exchange."""
         shape, data = prepared.ctx.reply_shape, prepared.data
+        answer, svar_ops = split_svar_tags(result.text)  # tags never reach the group
         parsed = parse_reply(
-            result.text,
+            answer,
             max_segments=shape.max_segments,
             max_chars=shape.max_chars,
             speaker_names=(persona.name, persona.bot_label, persona.assistant_label),
@@ -363,6 +419,12 @@ class ChatTurnService:
         data["stage_ms"]["total_local"] = round(
             (time.perf_counter() - prepared.started) * 1000 - result.latency_ms, 3
         )
+        if svar_ops:  # only a completely delivered answer changes session variables
+            data["svars"] = (
+                await self.pipeline_state.commit_svars(turn, config, svar_ops, prepared.turn_id)
+                if outcome.outcome == "delivered" and self.pipeline_state is not None
+                else {"reason": f"not_applied:{outcome.outcome}", "tags": len(svar_ops)}
+            )
         await self._save_snapshot(turn, prepared, outcome.outcome)
         if outcome.outcome == "delivered":
             user_text = await self.merges.with_late_lines(turn, prepared.current_text)
@@ -389,15 +451,22 @@ class ChatTurnService:
             quote_id = await self.routing.resolve_quote_target(
                 turn.bot_id, turn.group_id, route.decision.reply_message_id, turn.user_id
             )
+        sticker = await self.stickers.for_reply(
+            turn.bot_id, turn.group_id, parsed.sticker, config.chat.allow_sticker, config.stickers
+        )
+        if not parsed.bubbles and sticker is None:
+            return TurnOutcome("silent", "sticker_unavailable")
         plan = DeliveryPlan(
             bot_id=turn.bot_id,
             group_id=turn.group_id,
             bubbles=parsed.bubbles,
             quote_message_id=quote_id,
             at_user_id=turn.user_id if config.chat.at_sender_on_first_bubble else None,
-            sticker=parsed.sticker if config.chat.allow_sticker else None,
+            sticker=sticker.segment if sticker is not None else None,
         )
         delivery = await deliver(plan, sender, rt.state, rng=self.rng, sleep=self.sleep)
+        if sticker is not None and delivery.complete and delivery.sent_ids:
+            await self.stickers.remember_sent(sticker, delivery.sent_ids[-1])
         if delivery.sent_ids:
             await self.routing.record_bot_reply(
                 turn.bot_id,

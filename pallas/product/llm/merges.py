@@ -12,14 +12,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
+from pallas.product.llm.merge_wait import MergeWaitConfig, MergeWaitDecision, needs_merge_wait
 from pallas.product.llm.provider.vision_messages import turn_display_text
+
+
+class ChatConfigLike(Protocol):  # pallas.product.config.ChatConfig
+    @property
+    def merge_window_s(self) -> float: ...
+
+    @property
+    def merge_wait(self) -> MergeWaitConfig: ...
+
 
 MAX_PARKED = 16
 PARKED_TTL_S = 300.0
+LINE_TIMES_KEPT = 8
+LINE_TIMES_TTL_S = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +47,31 @@ class TurnMerges:
     @staticmethod
     def key(turn: TurnInput) -> str:
         return f"merge:{turn.bot_id}:{turn.group_id}:{turn.user_id}"
+
+    @staticmethod
+    def lines_key(turn: TurnInput) -> str:
+        return f"lines:{turn.bot_id}:{turn.group_id}:{turn.user_id}"
+
+    async def note_line(self, turn: TurnInput, now: float) -> None:
+        """Remember when this member's line arrived (the burst rule of the merge wait)."""
+        await self._state.push(
+            self.lines_key(turn), now, maxlen=LINE_TIMES_KEPT, ttl=LINE_TIMES_TTL_S
+        )
+
+    async def wait_decision(
+        self, turn: TurnInput, content_text: str, chat: ChatConfigLike, now: float
+    ) -> MergeWaitDecision:
+        """Wait the merge window only when the message looks unfinished (`merge_wait`)."""
+        times = [float(t) for t in await self._state.items(self.lines_key(turn))]
+        has_picture = bool(turn.image_urls) or turn.has_segment("image")
+        return needs_merge_wait(
+            content_text,
+            window_s=chat.merge_window_s,
+            config=chat.merge_wait,
+            has_picture=has_picture,
+            recent_line_times=times,
+            now=now,
+        )
 
     async def park(self, turn: TurnInput) -> None:
         entry = {"text": turn_display_text(turn), "images": list(turn.image_urls)}

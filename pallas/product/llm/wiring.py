@@ -15,6 +15,7 @@ from pallas.product.llm.memory.factory import (
     build_memory_extraction_hook,
     build_memory_sources,
 )
+from pallas.product.llm.pipeline_state import build_pipeline_state
 from pallas.product.llm.session.old_topics import build_old_topics_source
 from pallas.product.llm.session.session_summary import build_session_summary_hook
 from pallas.runtime import PallasRuntime
@@ -48,4 +49,5 @@ def build_chat_service(
         sources=context_sources(runtime, learning),
         hooks=after_turn_hooks(runtime),
         phrases=learning,
+        pipeline_state=build_pipeline_state(runtime),  # svars, kb placeholders, attachments
     )

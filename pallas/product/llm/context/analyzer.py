@@ -93,6 +93,12 @@ def snapshot_data(
             "failed": list(bundle.failed_sources),
         },
         "stage_ms": dict(stage_ms),
+        # what processors recorded on the blackboard as `trace.<processor id>` (JSON-able)
+        "processor_traces": {
+            k.removeprefix("trace."): v
+            for k, v in request.draft.meta.items()
+            if k.startswith("trace.")
+        },
         "request": [dict(m) for m in request.messages],
         "warnings": list(request.warnings),
     }
@@ -161,6 +167,9 @@ def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -
     )
     decision = data.get("decision", {})
     lines = [head, f"decision: {decision.get('outcome')} ({decision.get('reason')})"]
+    steps = data.get("pipeline") or []
+    if steps:
+        lines.append("pipeline: " + " · ".join(f"{s.get('id')}:{s.get('status')}" for s in steps))
     lines += ["", "system sections:"]
     lines += _table(data.get("sections", []), ("id", "chars", "tokens", "source"))
     lines += ["", "messages:"]
@@ -186,6 +195,10 @@ def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -
             f"({tool.get('reason')})"
             + (f" → {tool.get('result')} [{tool.get('why')}]" if "result" in tool else "")
         )
+    for pid, trace in (data.get("processor_traces") or {}).items():
+        lines.append(f"processor {pid}: {json.dumps(trace, ensure_ascii=False)[:600]}")
+    if data.get("svars"):
+        lines.append(f"svars: {json.dumps(data['svars'], ensure_ascii=False)[:600]}")
     if data.get("usage"):
         lines.append(f"usage: {data['usage']}")
     if data.get("bubbles") is not None:

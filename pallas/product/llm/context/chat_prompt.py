@@ -169,6 +169,7 @@ def render_reply_shape(
     persona_name: str = DEFAULT_PERSONA_NAME,
     allow_pass: bool = True,
     allow_sticker: bool = False,
+    sticker_names: Sequence[str] = (),
 ) -> str:
     name = sanitize_name(persona_name) or DEFAULT_PERSONA_NAME
     rhythm = sanitize_name(spec.rhythm) or "single"
@@ -184,8 +185,12 @@ def render_reply_shape(
         lines.append(
             "- 觉得这句不该接时，只输出 PASS（单独一行，不带任何别的字），表示这轮保持沉默。"
         )
-    if allow_sticker:
-        lines.append("- 想配表情时，另起一行写 [表情:表情名]，最多一个。")
+    names = [n for n in (sanitize_name(s, 8) for s in sticker_names) if n]
+    if allow_sticker and names:
+        lines.append(
+            "- 想配表情时，另起一行写 [表情:表情名]，最多一个；"
+            f"只能用这些表情名：{'、'.join(names)}。"
+        )
     return "\n".join(lines)
 
 

@@ -9,8 +9,9 @@ processors that render nothing without data.
 Default order (priority): guard 100 · persona 110 · self_identity 120 · group_expression 130 ·
 behavior_reference 140 · memory 150 · knowledge 160 · relationship 170 · person_facts 180 ·
 mid_term 190 · group_timeline 200 · reply_shape 210 · turn_policy 220 · current_time 230 ·
-tool_context 240 · session_messages 300 · timeline_images 350 · prompt_overrides 400 ·
-budget 600 (fixed) · formatter 800 (fixed). Core: guard, persona, reply_shape,
+tool_context 240 · session_messages 300 · attachments 310 · timeline_images 350 ·
+prompt_overrides 400 · kb_placeholders 450 · svars 500 · budget 600 (fixed) ·
+formatter 800 (fixed). Core: guard, persona, reply_shape,
 session_messages, budget.
 """
 
@@ -19,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pallas.product.llm.attachments.images import image_budget
+from pallas.product.llm.attachments.processor import AttachmentProcessor
 from pallas.product.llm.context import sections as S
 from pallas.product.llm.context.budget import apply_budget
 from pallas.product.llm.context.chat_prompt import (
@@ -49,10 +52,12 @@ from pallas.product.llm.context.prompt_overrides import (
 )
 from pallas.product.llm.context.session_store import build_llm_chat_messages
 from pallas.product.llm.context.turn_context import ChatTurnContext
+from pallas.product.llm.kb.processor import KnowledgePlaceholderProcessor
 from pallas.product.llm.persona.prompt_guard import (
     PROMPT_INJECTION_GUARD,
     find_headers,
 )
+from pallas.product.llm.svars.processor import VariableProcessor
 
 DEFAULT_PERSONA_BASE = (
     "你是帕拉斯，在 QQ 群里和大家聊天。你温柔、亲切、有耐心，说话自然口语化，"
@@ -174,7 +179,10 @@ class ReplyShapeProcessor(BaseProcessor):
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         text = render_reply_shape(
-            ctx.reply_shape, persona_name=ctx.persona_name, allow_sticker=ctx.allow_sticker
+            ctx.reply_shape,
+            persona_name=ctx.persona_name,
+            allow_sticker=ctx.allow_sticker,
+            sticker_names=ctx.sticker_names,
         )
         return draft.put_section(_section(S.REPLY_SHAPE, text, "reply_shape", protected=True))
 
@@ -279,7 +287,7 @@ class BudgetProcessor(BaseProcessor):
         result = apply_budget(
             draft,
             char_budget=cfg.char_budget,
-            token_budget=cfg.token_budget or ctx.token_budget,
+            token_budget=image_budget(draft, ctx, cfg.token_budget or ctx.token_budget),
             partial_keep_min_chars=cfg.partial_keep_min_chars,
             block_max_chars=cfg.block_max_chars,
         )
@@ -317,7 +325,10 @@ def default_processors() -> list[BaseProcessor]:
         ToolContextProcessor(),
         SessionMessagesProcessor(),
         TimelineImagesProcessor(),
+        AttachmentProcessor(),  # 310: shared files / voice into the current message
         PromptOverridesProcessor(),
+        KnowledgePlaceholderProcessor(),  # 450: 【kb::…】 in persona / overrides
+        VariableProcessor(),  # 500: <svar> state, $[svars::…]
         BudgetProcessor(),
         FormatterProcessor(),
     ]

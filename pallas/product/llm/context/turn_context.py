@@ -10,12 +10,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pallas.core.records import SessionTurn, StoredMessage
+from pallas.core.tokens import IMAGE_BLOCK_TOKENS
+from pallas.product.llm.attachments.files import AttachmentText
 from pallas.product.llm.context.chat_prompt import ReplyShapeSpec, ToolResult, TurnPolicy
 from pallas.product.llm.context.config import ContextConfig
 from pallas.product.llm.persona.prompt_guard import DEFAULT_PERSONA_NAME
+from pallas.product.llm.svars.render import SvarView
+
+if TYPE_CHECKING:
+    from pallas.product.llm.kb.lookup import KnowledgeLookup
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +57,7 @@ class ChatTurnContext:
     turn_policy: TurnPolicy | None = None
     reply_shape: ReplyShapeSpec = field(default_factory=ReplyShapeSpec.casual)
     allow_sticker: bool = False
+    sticker_names: tuple[str, ...] = ()  # the group's pool, offered in the shape contract
     # group timeline: "addressed" (8 lines), "ambient" (4 lines) or "none"
     timeline_mode: str = "addressed"
     timeline_messages: tuple[StoredMessage, ...] = ()
@@ -70,6 +77,12 @@ class ChatTurnContext:
     tool_results: tuple[ToolResult, ...] = ()
     tool_rules: tuple[str, ...] = ()
     token_budget: int | None = None  # model context window minus reserved output
+    # issue 12 (read by pipeline_state.py): session variables, kb lookup, attachments, images
+    svars: SvarView | None = None
+    knowledge: KnowledgeLookup | None = None
+    attachments: tuple[AttachmentText, ...] = ()
+    turn_image_count: int = 0  # images this turn attaches after the pipeline (vision models)
+    image_token_cost: int = IMAGE_BLOCK_TOKENS
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "blocks", _frozen(self.blocks))

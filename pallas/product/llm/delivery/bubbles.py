@@ -10,6 +10,7 @@
 - a line that is `PASS` alone means silence when it comes first (anything after it is the
   model explaining itself); a later `PASS` line is just dropped;
 - a `[表情:名字]` marker is taken out and returned as `sticker`;
+- session-variable tags (`<svar …/>`, also the neutralised `〈svar` / `＜svar` forms) are removed;
 - JSON / stack traces / `null` and other garbage → silence;
 - the rest is split into bubbles: one per line, long lines split at sentence ends (never
   inside a URL or an emoji sequence), too many lines merged pairwise (shortest pair first)
@@ -26,6 +27,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from pallas.product.llm.svars.ops import strip_svar_tags
 
 DEFAULT_SPEAKER_NAMES = ("帕拉斯", "牛牛", "Pallas")
 SENTENCE_END = "。！？!?～~…"
@@ -223,6 +226,9 @@ def parse_reply(
     text = _INVISIBLE_RE.sub("", (raw or "").replace("\r\n", "\n").replace("\r", "\n"))
     had_text = bool(text.strip())
     text = _strip_think(text, notes)
+    if (stripped := strip_svar_tags(text)) != text:
+        text = stripped
+        notes.append("svar")
     if had_text and not text.strip() and "think" in notes:
         return ParsedReply((), None, "think_only", tuple(notes))
     if bot_id is not None:

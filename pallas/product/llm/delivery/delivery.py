@@ -21,6 +21,7 @@ from pallas.product.llm.delivery.bubbles import bubble_delay
 log = logging.getLogger("pallas.delivery")
 
 Segment = dict[str, Any]
+STICKER_TEXT = "[动画表情]"  # how a sent sticker is remembered in the bot reply context
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -37,7 +38,9 @@ class DeliveryPlan:
     bubbles: tuple[str, ...]
     quote_message_id: int | None = None  # already resolved against live candidates
     at_user_id: int | None = None
-    sticker: str | None = None  # sent after the text as its own bubble
+    # a resolved sticker segment (image / mface from the group's pool), sent after the text as
+    # its own message; the model's sticker *name* is never sent
+    sticker: Segment | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,17 +72,18 @@ async def deliver(
 ) -> DeliveryResult:
     texts: list[str] = list(plan.bubbles)
     if plan.sticker:
-        texts.append(plan.sticker)
+        texts.append(STICKER_TEXT)
     sent: list[int] = []
     delivered: list[str] = []
     for index, text in enumerate(texts):
         if index > 0:
             await sleep(bubble_delay(text, rng))
-        segments = (
-            first_bubble_segments(plan, text)
-            if index == 0
-            else [{"type": "text", "data": {"text": text}}]
-        )
+        if plan.sticker and index == len(texts) - 1:
+            segments = [dict(plan.sticker)]
+        elif index == 0:
+            segments = first_bubble_segments(plan, text)
+        else:
+            segments = [{"type": "text", "data": {"text": text}}]
         message_id = await sender.send_group(plan.group_id, segments)
         if message_id is None:
             log.warning(

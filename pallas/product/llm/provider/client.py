@@ -119,6 +119,26 @@ class LLMClient:
         await self._record("embedding", ok, bot_id=bot_id, group_id=group_id)
         return [list(item.embedding) for item in sorted(response.data, key=lambda d: d.index)]
 
+    async def transcribe(
+        self, audio: bytes, filename: str, *, bot_id: int, group_id: int
+    ) -> str | None:
+        """Speech to text (`/v1/audio/transcriptions`); None when off or on failure."""
+        model = self._settings.pallas_transcribe_model
+        if self._client is None or not model or not audio:
+            return None
+        started = time.perf_counter()
+        try:
+            response = await self._client.audio.transcriptions.create(
+                model=model, file=(filename, audio)
+            )
+        except Exception as exc:
+            log.warning("transcription failed for group %s: %s", group_id, exc)
+            await self._record("transcribe", CompletionResult(False, model=model), bot_id, group_id)
+            return None
+        ok = _with_latency(CompletionResult(True, model=model), started)
+        await self._record("transcribe", ok, bot_id=bot_id, group_id=group_id)
+        return str(getattr(response, "text", "") or "").strip() or None
+
     async def _record(self, task: str, result: CompletionResult, bot_id: int, group_id: int):
         if self._usage is None:
             return

@@ -344,6 +344,10 @@ class ImageFetcher:
     async def aclose(self) -> None:
         await self._client.aclose()
 
+    def accepts(self, media_type: str) -> bool:
+        """Whether a body of this media type is wanted (subclasses fetch other media)."""
+        return media_type.startswith("image/") and media_type not in _REFUSED_IMAGE_TYPES
+
     def _is_allowed_private(self, host: str, ip: IPAddress) -> bool:
         allowance = self.config.allow_private_hosts
         return bool(allowance) and (host in allowance or str(ip) in allowance)
@@ -461,7 +465,7 @@ class ImageFetcher:
                 if not 200 <= response.status_code < 300:
                     return FetchError(url, FetchErrorReason.HTTP_STATUS, str(response.status_code))
                 media_type = _media_type(response.headers.get("content-type"))
-                if not media_type.startswith("image/") or media_type in _REFUSED_IMAGE_TYPES:
+                if not self.accepts(media_type):
                     return FetchError(url, FetchErrorReason.NOT_IMAGE, media_type or "<none>")
                 encoding = response.headers.get("content-encoding", "identity").strip().lower()
                 if encoding not in ("", "identity"):

@@ -17,6 +17,7 @@ class ModelProfile(BaseModel):
     max_output_tokens: int = Field(default=400, ge=16)
     temperature: float = Field(default=0.8, ge=0, le=2)
     supports_images: bool = False
+    image_tokens: int = Field(default=765, ge=0, le=20_000)  # budget cost of one attached image
     supports_system_role: bool = True
     requires_alternation: bool = False  # some providers want strict user/assistant turns
     # prices per 1,000,000 tokens (any currency; the console's usage page shows cost when set)

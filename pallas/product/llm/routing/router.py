@@ -136,6 +136,27 @@ class RoutingEngine:
         )
         log.info("route %s", json.dumps(record, ensure_ascii=False))
 
+    async def record_outside_decision(
+        self, turn: TurnInput, config: RoutingConfig, *, now: float, stage: str, reason: str
+    ) -> None:
+        """A skip decided outside routing (a stale message), kept for `/pallas why`."""
+        record = {
+            "time": now,
+            "bot": turn.bot_id,
+            "group": turn.group_id,
+            "user": turn.user_id,
+            "message_id": turn.message_id,
+            "text": turn.text[:40],
+            "outcome": RouteOutcome.SKIP.value,
+            "stage": stage,
+            "reason": reason,
+        }
+        keys = self._keys(turn.bot_id, turn.group_id, turn.user_id)
+        await self._store.push(
+            keys.key("decisions"), record, maxlen=config.decisions_kept, ttl=config.decisions_ttl_s
+        )
+        log.info("route %s", json.dumps(record, ensure_ascii=False))
+
     async def _apply(
         self, result: RouteResult, config: RoutingConfig, state: RouteState
     ) -> RouteResult:

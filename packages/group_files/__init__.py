@@ -1,0 +1,50 @@
+"""Group file uploads: remember a member's newly uploaded file for their next @ to the bot.
+
+Thin on purpose: the URL comes with the notice (Lagrange / NapCat) or from the OneBot
+extension `get_group_file_url`; everything else is `pallas.product.llm.attachments.uploads`.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from nonebot import on_notice
+from nonebot.adapters.onebot.v11 import Bot, GroupUploadNoticeEvent
+from nonebot.plugin import PluginMetadata
+
+from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
+from pallas.product.llm.attachments.uploads import remember_upload, upload_info
+
+__plugin_meta__ = PluginMetadata(
+    name="group_files",
+    description="Uploaded .txt/.md files are read into the uploader's next message to the bot",
+    usage="upload a file, then @帕拉斯",
+)
+
+log = logging.getLogger("pallas.attachments")
+register_lifecycle()
+
+uploads = on_notice(priority=5, block=False)
+
+
+@uploads.handle()
+async def remember(bot: Bot, event: GroupUploadNoticeEvent) -> None:
+    runtime = runtime_or_none()
+    if runtime is None or not runtime.group_configs.get(event.group_id).attachments.read_files:
+        return
+    file = event.file.model_dump()
+    url = str(file.get("url") or "")
+    if not url:
+        try:
+            result = await bot.call_api(
+                "get_group_file_url",
+                group_id=event.group_id,
+                file_id=event.file.id,
+                busid=event.file.busid,
+            )
+            url = str((result or {}).get("url") or "")
+        except Exception as exc:  # not every implementation has the extension
+            log.info("group %s: no URL for uploaded file %s: %s", event.group_id, file, exc)
+    info = upload_info(file, url)
+    if info is not None:
+        await remember_upload(runtime.state, int(bot.self_id), event.group_id, event.user_id, info)

@@ -1,0 +1,232 @@
+"""What the issue-12 processors need from outside the pipeline, gathered once per REPLY turn.
+
+The processors themselves stay free of database and network access; this module reads, before
+the pipeline runs:
+
+- the session variables the turn sees (`SvarView`),
+- a `KnowledgeLookup` bound to the turn (placeholders resolve through it, cached per turn),
+- shared text files and voice messages (`AttachmentText`), fetched with the SSRF-safe fetcher,
+- the number of images this turn attaches and the model's image token cost,
+
+and, after a delivered reply, commits the answer's `<svar>` ops (`commit_svars`). A failure in
+any of these is logged and the turn goes on without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pallas.core.db.repositories.session_variables import SessionVariableRepository
+from pallas.core.turn import TurnInput
+from pallas.product.config import GroupConfig
+from pallas.product.llm.attachments.files import (
+    AttachmentText,
+    audio_fetcher,
+    fetch_text,
+    file_refs,
+    text_fetcher,
+    voice_urls,
+    wanted,
+)
+from pallas.product.llm.attachments.uploads import take_upload
+from pallas.product.llm.context.turn_context import ChatTurnContext
+from pallas.product.llm.kb.lookup import KnowledgeLookup
+from pallas.product.llm.kb.placeholders import PLACEHOLDER_RE
+from pallas.product.llm.memory.factory import build_memory_service
+from pallas.product.llm.memory.isolation import readable_scopes
+from pallas.product.llm.memory.service import MemoryService
+from pallas.product.llm.provider.image_fetch import FetchError
+from pallas.product.llm.provider.models import ModelProfile
+from pallas.product.llm.svars.ops import SvarOp
+from pallas.product.llm.svars.render import SvarView
+from pallas.product.llm.svars.service import SvarService, result_trace
+from pallas.runtime import PallasRuntime
+
+log = logging.getLogger("pallas.pipeline_state")
+
+
+@dataclass
+class PipelineState:
+    runtime: PallasRuntime
+    svars: SvarService
+    memory: MemoryService
+
+    async def enrich(
+        self,
+        ctx: ChatTurnContext,
+        turn: TurnInput,
+        config: GroupConfig,
+        profile: ModelProfile,
+        *,
+        addressed: bool,
+        image_count: int = 0,
+    ) -> ChatTurnContext:
+        view, lookup, attachments = await asyncio.gather(
+            self._guard(
+                "svars", self.svars.view(turn.bot_id, turn.group_id, turn.user_id, config.svars)
+            ),
+            self._guard("kb", self._lookup(ctx, turn, config)),
+            self._guard("attachments", self._attachments(turn, config, addressed)),
+        )
+        images = 0
+        if profile.supports_images:
+            images = await self._guard("images", self._image_count(turn, config, image_count))
+        return replace(
+            ctx,
+            svars=view,
+            knowledge=lookup,
+            attachments=tuple(attachments or ()),
+            turn_image_count=images or 0,
+            image_token_cost=profile.image_tokens,
+        )
+
+    async def _guard(self, what: str, coro: Any) -> Any:
+        try:
+            return await coro
+        except Exception:
+            log.exception("pipeline state %s failed; the turn goes on without it", what)
+            return None
+
+    async def _image_count(self, turn: TurnInput, config: GroupConfig, own: int) -> int:
+        """Images `prepare_vision_request` will attach: own (+ merged) and quoted, capped."""
+        cap = config.images.max_images_per_turn
+        quoted = 0
+        if turn.reply_to is not None and own < cap:
+            rows = await self.runtime.repos.messages.find_by_message_ids(
+                turn.bot_id, turn.group_id, [turn.reply_to]
+            )
+            row = rows.get(turn.reply_to)
+            quoted = sum(1 for s in row.segments if s.get("type") == "image") if row else 0
+        return min(own, cap) + min(quoted, max(0, cap - own))
+
+    # -- knowledge placeholders ----------------------------------------------------------------
+    async def _lookup(
+        self, ctx: ChatTurnContext, turn: TurnInput, config: GroupConfig
+    ) -> KnowledgeLookup | None:
+        admin_text = "\n".join(
+            [
+                ctx.persona_text,
+                ctx.self_identity_text,
+                *(o.text for o in config.context.prompt_overrides),
+            ]
+        )
+        if turn.group_id == 0 or not PLACEHOLDER_RE.search(admin_text):
+            return None
+        turn_index = await self.runtime.state.incr(f"kb:turn:{turn.bot_id}:{turn.group_id}")
+        return KnowledgeLookup(
+            service=self.memory,
+            config=config.kb,
+            memory=config.memory,
+            bot_id=turn.bot_id,
+            group_id=turn.group_id,
+            default_scopes=readable_scopes(turn.bot_id, turn.group_id, config.memory.shared_pools),
+            query=ctx.current_text,
+            now=self.runtime.clock.now(),
+            turn_index=turn_index,
+        )
+
+    # -- attachments ---------------------------------------------------------------------------
+    async def _attachments(
+        self, turn: TurnInput, config: GroupConfig, addressed: bool
+    ) -> list[AttachmentText]:
+        cfg = config.attachments
+        segments = [s.to_dict() for s in turn.segments]
+        out: list[AttachmentText] = []
+        if cfg.read_files and addressed and cfg.max_files:
+            refs = file_refs(segments, "message")
+            if turn.reply_to is not None:
+                rows = await self.runtime.repos.messages.find_by_message_ids(
+                    turn.bot_id, turn.group_id, [turn.reply_to]
+                )
+                if (quoted := rows.get(turn.reply_to)) is not None:
+                    refs += file_refs(quoted.segments, "quoted")
+            if not refs:  # a file this member uploaded just before (group_upload notice)
+                upload = await take_upload(
+                    self.runtime.state, turn.bot_id, turn.group_id, turn.user_id
+                )
+                refs += [upload] if upload is not None else []
+            out += await self._files(refs[: cfg.max_files], config)
+        out += await self._voices(turn, voice_urls(segments), config)
+        return out
+
+    async def _files(self, refs: Sequence[Any], config: GroupConfig) -> list[AttachmentText]:
+        cfg = config.attachments
+        todo = []
+        out: list[AttachmentText] = []
+        for ref in refs:
+            skip = wanted(ref, cfg.extensions, cfg.max_file_bytes)
+            if skip == "not_text_file":
+                continue
+            if skip:
+                out.append(AttachmentText("file", ref.name, "", skip, origin=ref.origin))
+            else:
+                todo.append(ref)
+        if todo:
+            async with text_fetcher(config.images, cfg.max_file_bytes) as fetcher:
+                out += await asyncio.gather(
+                    *(fetch_text(fetcher, r, cfg.max_file_chars) for r in todo)
+                )
+        return out
+
+    async def _voices(
+        self, turn: TurnInput, urls: Sequence[str], config: GroupConfig
+    ) -> list[AttachmentText]:
+        cfg = config.attachments
+        llm = self.runtime.llm
+        if not urls:
+            return []
+        if not (cfg.transcribe_voice and self.runtime.settings.pallas_transcribe_model):
+            return [AttachmentText("voice", "语音", "", "placeholder") for _ in urls]
+        out = []
+        async with audio_fetcher(config.images, cfg.max_voice_bytes) as fetcher:
+            for url in urls:
+                fetched = await fetcher.fetch(url) if url else None
+                if fetched is None or isinstance(fetched, FetchError):
+                    out.append(AttachmentText("voice", "语音", "", "placeholder"))
+                    continue
+                name = url.rsplit("/", 1)[-1].split("?", 1)[0] or "voice.amr"
+                text = await llm.transcribe(
+                    fetched.data, name, bot_id=turn.bot_id, group_id=turn.group_id
+                )
+                text = (text or "")[: cfg.max_transcript_chars]
+                out.append(
+                    AttachmentText("voice", "语音", text, "transcribed" if text else "placeholder")
+                )
+        return out
+
+    # -- session variables ---------------------------------------------------------------------
+    async def commit_svars(
+        self, turn: TurnInput, config: GroupConfig, ops: Sequence[SvarOp], turn_id: str
+    ) -> dict[str, Any]:
+        """Apply a delivered answer's ops (called only after a complete delivery)."""
+        if not config.svars.apply_from_answer or "svars" in config.context.disabled_processors:
+            return {"reason": "svars_off", "tags": len(ops)}
+        try:
+            result = await self.svars.apply(
+                turn.bot_id,
+                turn.group_id,
+                turn.user_id,
+                config.svars,
+                ops,
+                turn_id=turn_id,
+                actor="model",
+            )
+        except Exception:
+            log.exception("group %s: committing session variables failed", turn.group_id)
+            return {"reason": "commit_failed", "tags": len(ops)}
+        return result_trace(result)
+
+
+def build_pipeline_state(runtime: PallasRuntime) -> PipelineState:
+    return PipelineState(
+        runtime=runtime,
+        svars=SvarService(SessionVariableRepository(runtime.sessions), runtime.clock),
+        memory=build_memory_service(runtime),
+    )
+
+
+__all__ = ["PipelineState", "SvarView", "build_pipeline_state"]
