@@ -96,7 +96,8 @@ async def shoot(page, name: str) -> None:
 async def drag_to_top(page, processor: str) -> None:
     """Drag the processor's handle above the first row, with real mouse moves (the whole list
     must be on screen: mouse coordinates are viewport coordinates)."""
-    await page.set_viewport_size(TALL)
+    height = await page.evaluate("document.documentElement.scrollHeight")
+    await page.set_viewport_size({**TALL, "height": max(TALL["height"], height + 50)})
     handle = await page.locator(f'#pipeline li[data-id="{processor}"] .handle').bounding_box()
     first = await page.locator("#pipeline li.proc").first.bounding_box()
     await page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
