@@ -50,6 +50,7 @@ async def handle_admin(event: GroupMessageEvent, args: Message = CommandArg()) -
         args=tuple(words[1:]),
         reply_to=reply_to,
     )
+    log.info("admin /pallas %s by %s in group %s", " ".join(words), event.user_id, event.group_id)
     try:
         text = await command.handler(context)
     except Exception:

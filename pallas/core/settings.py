@@ -38,8 +38,11 @@ class PallasSettings(BaseModel):
     # deployment-wide daily cap on reply LLM calls / tokens, all groups (0 = none)
     pallas_daily_call_cap: int = Field(default=0, ge=0)
     pallas_daily_token_cap: int = Field(default=0, ge=0)
+    # web console under /console: login token (empty = generated once into data/console_token)
+    pallas_console_enabled: bool = True
+    pallas_console_token: str = ""
 
-    @field_validator("openai_api_key", "pallas_state_url", mode="before")
+    @field_validator("openai_api_key", "pallas_state_url", "pallas_console_token", mode="before")
     @classmethod
     def _strip_key(cls, value: object) -> object:
         return value.strip() if isinstance(value, str) else value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
 import nonebot
 from nonebot import get_driver, get_plugin_config
@@ -15,6 +16,14 @@ log = logging.getLogger("pallas")
 
 _runtime: PallasRuntime | None = None
 _registered = False
+# run right after the runtime starts, before the "Pallas is up" line (e.g. the web console)
+_on_runtime_start: list[Callable[[PallasRuntime, str, int], Awaitable[None]]] = []
+
+
+def on_runtime_start(hook: Callable[[PallasRuntime, str, int], Awaitable[None]]) -> None:
+    """Register `hook(runtime, host, port)`; idempotent per hook."""
+    if hook not in _on_runtime_start:
+        _on_runtime_start.append(hook)
 
 
 def get_runtime() -> PallasRuntime:
@@ -60,6 +69,8 @@ def register_lifecycle() -> None:
             nicknames=tuple(sorted(config.nickname)),
             superusers=_as_ids(config.superusers),
         )
+        for hook in _on_runtime_start:
+            await hook(_runtime, str(config.host), int(config.port))
         token = "set" if get_plugin_config(OneBotConfig).onebot_access_token else "NOT set"
         log.info(
             "Pallas is up. Give NapCat (or Lagrange / LLOneBot) this reverse WebSocket URL: "
@@ -76,4 +87,11 @@ def register_lifecycle() -> None:
             _runtime = None
 
 
-__all__ = ["get_runtime", "nonebot", "register_lifecycle", "reverse_ws_url", "runtime_or_none"]
+__all__ = [
+    "get_runtime",
+    "nonebot",
+    "on_runtime_start",
+    "register_lifecycle",
+    "reverse_ws_url",
+    "runtime_or_none",
+]

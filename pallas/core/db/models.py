@@ -32,6 +32,7 @@ class MessageRow(Base):
     __table_args__ = (
         Index("ix_message_scope_time", "self_id", "group_id", "time"),
         Index("uq_message_scope_id", "self_id", "group_id", "message_id", unique=True),
+        Index("ix_message_time_scope", "time", "self_id", "group_id", "is_bot"),  # console
     )
 
     id: Mapped[int] = mapped_column(PrimaryKey, primary_key=True, autoincrement=True)

@@ -20,6 +20,9 @@ class ModelProfile(BaseModel):
     image_tokens: int = Field(default=765, ge=0, le=20_000)  # budget cost of one attached image
     supports_system_role: bool = True
     requires_alternation: bool = False  # some providers want strict user/assistant turns
+    # prices per 1,000,000 tokens (any currency; the console's usage page shows cost when set)
+    input_price: float | None = Field(default=None, ge=0)
+    output_price: float | None = Field(default=None, ge=0)
 
 
 def default_profiles() -> dict[str, ModelProfile]:

@@ -1,0 +1,37 @@
+"""The operators' web console at http://HOST:PORT/console/ (code in `pallas.web`).
+
+Mounts the console on NoneBot's FastAPI app and arms it once the runtime is up.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import nonebot
+from nonebot.plugin import PluginMetadata
+
+from pallas.core.settings import PallasSettings
+from pallas.onebot.group_names import GroupNames
+from pallas.onebot.lifecycle import on_runtime_start, register_lifecycle, runtime_or_none
+from pallas.runtime import PallasRuntime
+from pallas.web import mount_console, start_console
+
+__plugin_meta__ = PluginMetadata(
+    name="console",
+    description="Web console for operators (groups, pipeline, context, routing, memory, cost)",
+    usage="open the URL printed at start-up and log in with the console token",
+)
+
+log = logging.getLogger("pallas.console")
+register_lifecycle()
+
+if nonebot.get_plugin_config(PallasSettings).pallas_console_enabled:
+    _console = mount_console(nonebot.get_app(), runtime_or_none, group_names=GroupNames())
+
+    async def _arm(runtime: PallasRuntime, host: str, port: int) -> None:
+        try:
+            start_console(_console, runtime, host, port)
+        except Exception:  # e.g. data/ not writable: the bot runs on, the console answers 503
+            log.exception("web console not started")
+
+    on_runtime_start(_arm)

@@ -1,0 +1,143 @@
+"""The one object the console takes from the running bot (`ConsoleBackend`).
+
+Everything the web pages read or change goes through here, so the pages do not depend on the
+runtime's layout (a composition-root refactor can swap this adapter without touching them).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from pallas.core.config_files import GroupConfigStore
+from pallas.core.db.repositories.memory import MemoryItem
+from pallas.core.state import StateStore
+from pallas.product.admin.base import AdminContext
+from pallas.product.admin.memory import memory as memory_command
+from pallas.product.config import GroupConfig
+from pallas.product.llm.context.processors import build_chat_pipeline
+from pallas.product.llm.memory.factory import build_memory_service
+from pallas.product.llm.memory.isolation import readable_scopes
+from pallas.runtime import PallasRuntime
+from pallas.web import config_edit
+from pallas.web.config_edit import ConfigRejected
+from pallas.web.queries import ConsoleQueries
+
+log = logging.getLogger("pallas.console")
+
+
+GroupNamesSource = Callable[[], Awaitable[dict[int, str]]]
+
+
+class ConsoleBackend:
+    """A thin adapter over `PallasRuntime` for the console pages."""
+
+    def __init__(self, runtime: PallasRuntime, *, group_names: GroupNamesSource | None = None):
+        self._rt = runtime
+        self._group_names = group_names
+        self.queries = ConsoleQueries(runtime.sessions)
+
+    async def group_names(self) -> dict[int, str]:
+        """Group names from the connected accounts ({} when none can tell)."""
+        if self._group_names is None:
+            return {}
+        try:
+            return await self._group_names()
+        except Exception:
+            log.exception("console: group names unavailable")
+            return {}
+
+    # --- plain values -------------------------------------------------------------------
+    def now(self) -> float:
+        return self._rt.clock.now()
+
+    @property
+    def state(self) -> StateStore:
+        return self._rt.state
+
+    @property
+    def data_dir(self) -> Path:
+        return self._rt.settings.pallas_data_dir
+
+    @property
+    def groups_dir(self) -> Path:
+        return self._rt.settings.groups_dir
+
+    @property
+    def configs(self) -> GroupConfigStore[GroupConfig]:
+        return self._rt.group_configs
+
+    def model_names(self) -> dict[str, str]:
+        s = self._rt.settings
+        return {
+            "chat": s.pallas_chat_model,
+            "cheap": s.pallas_cheap_model,
+            "vision": s.pallas_vision_model,
+        }
+
+    def group_config(self, group_id: int) -> GroupConfig:
+        return self._rt.group_configs.get(group_id)
+
+    def fresh_config(self, group_id: int) -> GroupConfig:
+        """The merged config as the files are now (the store re-reads at most once a second);
+        the store's last good version when the file on disk does not validate."""
+        try:
+            text = config_edit.read_text(self.groups_dir, group_id)
+            return config_edit.validate_text(self.groups_dir, group_id, text)
+        except (ConfigRejected, OSError):
+            return self.group_config(group_id)
+
+    def pipeline_processors(self, group_id: int) -> list[dict[str, Any]]:
+        """The group's pipeline as rows, read from the live processor registry."""
+        pipeline = build_chat_pipeline(self.fresh_config(group_id).context)
+        return [
+            {
+                "id": step.processor.id,
+                "priority": step.processor.priority,
+                "core": bool(step.processor.core),
+                "fixed": bool(step.processor.fixed),
+                "enabled": step.enabled,
+            }
+            for step in pipeline.plan
+        ]
+
+    def default_order(self) -> list[str]:
+        return list(build_chat_pipeline().reset().order)
+
+    # --- stored data --------------------------------------------------------------------
+    async def bot_for_group(self, group_id: int) -> int | None:
+        for bot_id, gid in await self.queries.scopes_seen():
+            if gid == group_id:
+                return bot_id
+        return None
+
+    async def snapshot(self, turn_id: str) -> dict[str, Any] | None:
+        snap = await self._rt.repos.snapshots.by_turn(turn_id)
+        return asdict(snap) if snap is not None else None
+
+    async def decisions(self, bot_id: int, group_id: int) -> list[dict[str, Any]]:
+        return await self._rt.routing.recent_decisions(bot_id, group_id)
+
+    async def memories(
+        self, bot_id: int, group_id: int, *, kind: str | None, user: int | None
+    ) -> list[MemoryItem]:
+        config = self.group_config(group_id)
+        scopes = readable_scopes(bot_id, group_id, config.memory.shared_pools)
+        service = build_memory_service(self._rt)
+        return await service.repo.list_items(
+            scopes=scopes, kind=kind, subject_user_id=user, limit=200
+        )
+
+    async def memory_admin(self, bot_id: int, group_id: int, args: tuple[str, ...]) -> str:
+        """Run `/pallas memory <args>` as the console operator (a superuser): same checks, same
+        audit lines as the group command."""
+        words = " ".join(("memory", *args))
+        # the same audit line as the group command (packages/pallas_admin), by "console"
+        log.info("admin /pallas %s by console in group %s", words, group_id)
+        ctx = AdminContext(self._rt, bot_id=bot_id, group_id=group_id, user_id=0, args=args)
+        result = await memory_command(ctx)
+        log.info("console: /pallas %s in group %s → %s", words, group_id, result)
+        return result

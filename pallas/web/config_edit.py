@@ -1,0 +1,183 @@
+"""Console edits of `config/groups/<gid>.toml`: tomlkit (comments kept), validated, atomic.
+
+Every change is checked by the same model and merge as the file loader (`GroupConfigStore`):
+the new file merged over `default.toml` must validate as `GroupConfig`, and pipeline keys must
+name real processors (core ones cannot be disabled). A rejected change writes nothing. A good
+one replaces the file atomically; the store's hot reload picks it up on the next message.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from pydantic import ValidationError
+from tomlkit.items import Table
+
+from pallas.core.config_files import deep_merge, describe_validation_error
+from pallas.product.config import GroupConfig
+from pallas.product.llm.context.processors import build_chat_pipeline
+
+
+class ConfigRejected(ValueError):
+    """The change does not validate; nothing was written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    key: str
+    value: Any
+    origin: str  # "built-in" | "default.toml" | "<gid>.toml"
+
+
+def group_path(groups_dir: Path, group_id: int) -> Path:
+    return groups_dir / f"{int(group_id)}.toml"
+
+
+def read_text(groups_dir: Path, group_id: int) -> str:
+    path = group_path(groups_dir, group_id)
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def _load_default(groups_dir: Path) -> dict[str, Any]:
+    path = groups_dir / "default.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def validate_text(groups_dir: Path, group_id: int, text: str) -> GroupConfig:
+    """The merged config this file text would give, or `ConfigRejected` with the reason."""
+    path = group_path(groups_dir, group_id)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigRejected(f"{path.name}: cannot parse: {exc}") from exc
+    try:
+        config = GroupConfig.model_validate(deep_merge(_load_default(groups_dir), data))
+    except ValidationError as exc:
+        raise ConfigRejected(describe_validation_error(Path(path.name), exc)) from exc
+    warnings = build_chat_pipeline(config.context).warnings
+    if warnings:
+        raise ConfigRejected(f"{path.name}: context: " + "; ".join(warnings))
+    return config
+
+
+def save_text(groups_dir: Path, group_id: int, text: str) -> GroupConfig:
+    """Validate, then replace the file atomically."""
+    config = validate_text(groups_dir, group_id, text)
+    path = group_path(groups_dir, group_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return config
+
+
+def edit_document(
+    groups_dir: Path, group_id: int, change: Callable[[tomlkit.TOMLDocument], None]
+) -> GroupConfig:
+    """Apply `change` to the parsed group file (comments preserved) and save it validated."""
+    doc = tomlkit.parse(read_text(groups_dir, group_id))
+    change(doc)
+    return save_text(groups_dir, group_id, tomlkit.dumps(doc))
+
+
+def _table(doc: tomlkit.TOMLDocument | Table, name: str) -> Table:
+    if name not in doc:
+        doc[name] = tomlkit.table()
+    table = doc[name]
+    if not isinstance(table, Table):
+        raise ConfigRejected(f"{name} is not a table")
+    return table
+
+
+def set_pipeline(
+    groups_dir: Path, group_id: int, *, order: Sequence[str] | None, disabled: Sequence[str] | None
+) -> GroupConfig:
+    """Write `[context] processor_order` / `disabled_processors` (None: leave as is)."""
+
+    def change(doc: tomlkit.TOMLDocument) -> None:
+        context = _table(doc, "context")
+        if order is not None:
+            context["processor_order"] = list(order)
+        if disabled is not None:
+            context["disabled_processors"] = sorted(disabled)
+
+    return edit_document(groups_dir, group_id, change)
+
+
+def reset_pipeline(groups_dir: Path, group_id: int) -> GroupConfig:
+    """Drop the group's pipeline keys: default.toml / built-in order and switches apply."""
+
+    def change(doc: tomlkit.TOMLDocument) -> None:
+        context = doc.get("context")
+        if isinstance(context, Table):
+            for key in ("processor_order", "disabled_processors"):
+                if key in context:
+                    del context[key]
+
+    return edit_document(groups_dir, group_id, change)
+
+
+def parse_value(literal: str) -> Any:
+    """A TOML value written as in a file (`12`, `true`, `"text"`, `[1, 2]`)."""
+    try:
+        return tomllib.loads(f"v = {literal}")["v"]
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigRejected(f"not a TOML value: {literal!r} ({exc})") from exc
+
+
+def set_value(groups_dir: Path, group_id: int, dotted: str, literal: str) -> GroupConfig:
+    """Set one key (`context.char_budget`) in the group file; tables are created as needed."""
+    parts = [p.strip() for p in dotted.split(".") if p.strip()]
+    if not parts:
+        raise ConfigRejected("empty key")
+    value = parse_value(literal)
+
+    def change(doc: tomlkit.TOMLDocument) -> None:
+        node: Any = doc
+        for part in parts[:-1]:
+            node = _table(node, part)
+        node[parts[-1]] = value
+
+    return edit_document(groups_dir, group_id, change)
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(_flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
+
+
+def _origin(key: str, layers: Sequence[tuple[str, dict[str, Any]]]) -> str:
+    for label, flat in layers:
+        if key in flat or any(key.startswith(k + ".") for k in flat):
+            return label
+    return "built-in"
+
+
+def merged_with_origin(groups_dir: Path, group_id: int, merged: GroupConfig) -> list[Origin]:
+    """Each leaf of the merged config with the layer it came from (group file wins)."""
+    group_file = group_path(groups_dir, group_id)
+    group_data = tomllib.loads(read_text(groups_dir, group_id) or "")
+    layers = [
+        (group_file.name, _flatten(group_data)),
+        ("default.toml", _flatten(_load_default(groups_dir))),
+    ]
+    flat = _flatten(merged.model_dump(mode="json"))
+    return [Origin(k, v, _origin(k, layers)) for k, v in sorted(flat.items())]

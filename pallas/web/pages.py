@@ -1,0 +1,202 @@
+"""Read-only console pages: groups, context analyzer, routing timeline, memory, usage."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from pallas.core.clock import CHINA, local_day
+from pallas.product.llm.memory.kinds import SHORT_NAMES, STORED_KINDS, resolve_kind
+from pallas.web.app import Console
+from pallas.web.queries import USAGE_KEYS, MessageCounts, days_back
+from pallas.web.views import request_json, retrieval_rows, token_bar, usage_series
+
+TASKS = ("chat", "cheap", "vision")
+DEFAULT_TURNS = 10
+LLM_OUTCOMES = ("reply", "quote", "follow_up", "tool")
+
+
+def clock_text(ts: float | None) -> str:
+    """Beijing time, like the groups' own clocks."""
+    if not ts:
+        return "-"
+    return datetime.fromtimestamp(float(ts), CHINA).strftime("%m-%d %H:%M:%S")
+
+
+async def group_rows(console: Console, query: str) -> list[dict[str, Any]]:
+    backend = console.backend()
+    now = backend.now()
+    scopes = await backend.queries.scopes_seen()
+    counts = await backend.queries.messages_today(now)
+    usage = await backend.queries.usage(
+        since_day=local_day(now), keys=("bot_id", "group_id", "task")
+    )
+    per_task: dict[tuple[int, int, str], list[int]] = {}
+    for row in usage:
+        acc = per_task.setdefault((row.bot_id, row.group_id, row.task), [0, 0])
+        acc[0] += row.calls
+        acc[1] += row.tokens
+    names = await backend.group_names()
+    rows = []
+    for bot_id, group_id in scopes:
+        name = names.get(group_id, "")
+        if query and not any(query in text for text in (str(group_id), str(bot_id), name)):
+            continue
+        today = counts.get((bot_id, group_id), MessageCounts())
+        rows.append(
+            {
+                "bot_id": bot_id,
+                "group_id": group_id,
+                "name": name,
+                "messages": today.messages,
+                "replies": today.bot_messages,
+                "tasks": {t: per_task.get((bot_id, group_id, t), [0, 0]) for t in TASKS},
+                "enabled": backend.group_config(group_id).enabled,
+            }
+        )
+    rows.sort(key=lambda r: (-r["messages"], r["group_id"]))
+    return rows
+
+
+def read_pages(router: APIRouter, console: Console) -> None:
+    @router.get("/")
+    async def groups(request: Request, q: str = "") -> Response:
+        session = console.session(request)
+        rows = await group_rows(console, q.strip())
+        return console.render("groups.html", session, rows=rows, q=q, tasks=TASKS, page="groups")
+
+    @router.get("/usage")
+    async def usage(request: Request, group: str = "") -> Response:
+        session = console.session(request)
+        backend = session.backend
+        now = backend.now()
+        group_id = int(group) if group.strip().isdigit() else None
+        days = [days_back(now, i) for i in range(29, -1, -1)]
+        queries = backend.queries
+        # one group: every day × task × model; all groups: 30-day totals per group × task × model
+        keys = USAGE_KEYS if group_id is not None else ("group_id", "task", "model")
+        chart, table, today = await asyncio.gather(  # separate connections, read in parallel
+            queries.usage(since_day=days[0], group_id=group_id, keys=("day", "task")),
+            queries.usage(since_day=days[0], group_id=group_id, keys=keys),
+            queries.usage(since_day=days[-1], keys=("group_id", "task")),
+        )
+        series = usage_series(chart, table, days, lambda gid: backend.group_config(gid).models)
+        return console.render(
+            "usage.html",
+            session,
+            page="usage",
+            series=series,
+            group=group,
+            per_day=group_id is not None,
+            budgets=today_budgets(console, today),
+        )
+
+
+def group_pages(router: APIRouter, console: Console) -> None:
+    """Per-group read pages: the context analyzer, the routing timeline, the memory list."""
+
+    @router.get("/g/{group_id}/context")
+    async def analyzer(request: Request, group_id: int, turn: str = "", n: int = DEFAULT_TURNS):
+        session = console.session(request)
+        backend = session.backend
+        bot_id = await backend.bot_for_group(group_id)
+        limit = max(1, min(n, 50))
+        snaps = await backend.queries.snapshot_index(bot_id, group_id, limit)
+        wanted = turn or (snaps[0]["turn_id"] if snaps else "")
+        chosen = await backend.snapshot(wanted) if wanted else None
+        if chosen is not None and chosen["group_id"] != group_id:
+            chosen = None  # a turn of another group is not shown under this one
+        data = chosen["data"] if chosen else {}
+        return console.render(
+            "analyzer.html",
+            session,
+            page="context",
+            group_id=group_id,
+            snaps=snaps,
+            snap=chosen,
+            data=data,
+            bar=token_bar(data) if chosen else [],
+            request_text=request_json(data) if chosen else "",
+            retrieval=retrieval_rows(data) if chosen else [],
+            clock=clock_text,
+        )
+
+    @router.get("/g/{group_id}/routing")
+    async def routing(request: Request, group_id: int, outcome: str = "") -> Response:
+        session = console.session(request)
+        bot_id = await session.backend.bot_for_group(group_id)
+        records = await session.backend.decisions(bot_id, group_id) if bot_id else []
+        outcomes = sorted({str(r.get("outcome")) for r in records})
+        if outcome:
+            records = [r for r in records if r.get("outcome") == outcome]
+        snaps = (
+            await session.backend.queries.snapshot_index(bot_id, group_id, 200) if bot_id else []
+        )
+        turn_by_message = {s["message_id"]: s["turn_id"] for s in snaps}
+        return console.render(
+            "routing.html",
+            session,
+            page="routing",
+            group_id=group_id,
+            records=list(reversed(records)),
+            outcomes=outcomes,
+            outcome=outcome,
+            turn_by_message=turn_by_message,
+            llm_outcomes=LLM_OUTCOMES,
+            clock=clock_text,
+        )
+
+    @router.get("/g/{group_id}/memory")
+    async def memory(
+        request: Request, group_id: int, kind: str = "", user: str = "", notice: str = ""
+    ) -> Response:
+        session = console.session(request)
+        bot_id = await session.backend.bot_for_group(group_id)
+        resolved = resolve_kind(kind) if kind else None
+        subject = int(user) if user.strip().isdigit() else None
+        items = (
+            await session.backend.memories(bot_id, group_id, kind=resolved, user=subject)
+            if bot_id
+            else []
+        )
+        return console.render(
+            "memory.html",
+            session,
+            page="memory",
+            group_id=group_id,
+            items=items,
+            kinds=STORED_KINDS,
+            names=SHORT_NAMES,
+            kind=resolved or "",
+            user=user,
+            notice=notice,
+            clock=clock_text,
+        )
+
+
+def today_budgets(console: Console, rows: list) -> list[dict[str, Any]]:
+    """Per group: today's cheap-model tokens and vision calls against the configured budgets."""
+    totals: dict[int, dict[str, int]] = {}
+    for row in rows:
+        acc = totals.setdefault(row.group_id, {"cheap_tokens": 0, "vision_calls": 0, "tokens": 0})
+        acc["tokens"] += row.tokens
+        if row.task == "cheap":
+            acc["cheap_tokens"] += row.tokens
+        if row.task == "vision":
+            acc["vision_calls"] += row.calls
+    out = []
+    for group_id, acc in sorted(totals.items()):
+        session_cfg = console.backend().group_config(group_id).session
+        out.append(
+            {
+                "group_id": group_id,
+                **acc,
+                "cheap_budget": session_cfg.daily_cheap_token_budget,
+                "vision_budget": session_cfg.daily_vision_call_budget,
+            }
+        )
+    return out

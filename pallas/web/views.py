@@ -1,0 +1,204 @@
+"""Pure view models for the console pages (no I/O): bars, request redaction, usage series."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pallas.product.llm.provider.models import ModelProfile, profile_for
+from pallas.web.queries import UsageRow
+
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
+TABLE_LIMIT = 100  # usage table rows shown (biggest first); the cost total covers them all
+_SECRET_KEY = re.compile(r"(api_key|apikey|secret|password|access_token|authorization)$", re.I)
+_DATA_URL = re.compile(r"^data:([\w/+.-]+);base64,(.*)$", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class BarPart:
+    label: str
+    tokens: int
+    percent: float
+    color: str
+    kind: str  # "section" | "message"
+
+
+def token_bar(data: Mapping[str, Any]) -> list[BarPart]:
+    """One stacked bar: every system section, then every message, sized by tokens."""
+    items = [
+        ("section", str(s.get("id")), int(s.get("tokens") or 0)) for s in data.get("sections", [])
+    ]
+    items += [
+        ("message", f"{m.get('role')}:{m.get('kind')}#{i}", int(m.get("tokens") or 0))
+        for i, m in enumerate(data.get("messages", []))
+    ]
+    total = sum(t for _, _, t in items) or 1
+    return [
+        BarPart(label, tokens, round(100 * tokens / total, 2), PALETTE[i % len(PALETTE)], kind)
+        for i, (kind, label, tokens) in enumerate(items)
+    ]
+
+
+def _chosen(trace: Mapping[str, Any]) -> str:
+    chosen = ", ".join(map(str, trace.get("chosen") or [])) or "-"
+    fallback = ", ".join(map(str, trace.get("fallback") or []))
+    dropped = sum(len(v or []) for k, v in trace.items() if str(k).startswith("dropped_by_"))
+    extra = f" + fallback {fallback}" if fallback else ""
+    return (
+        f"chosen {chosen}{extra} (of {len(trace.get('candidates') or [])} scored, "
+        f"{dropped} dropped)"
+    )
+
+
+def retrieval_rows(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(source, one-line summary, full trace JSON) per retrieval source of a turn: which memory
+    ids, worldbook entries or learned pairs were chosen, or why the source was skipped."""
+    rows = []
+    traces = (data.get("retrieval") or {}).get("traces") or {}
+    for name, trace in traces.items():
+        if not isinstance(trace, Mapping):
+            rows.append((str(name), str(trace), json.dumps(trace, ensure_ascii=False)))
+            continue
+        parts = []
+        if "skipped" in trace:
+            parts.append(f"skipped ({trace['skipped']})")
+        if "chosen" in trace:
+            parts.append(_chosen(trace))
+        for key, sub in trace.items():
+            if isinstance(sub, Mapping) and "chosen" in sub:
+                parts.append(f"{key}: {_chosen(sub)}")
+            elif isinstance(sub, Mapping) and "activated" in sub:
+                ids = ", ".join(str(a.get("id")) for a in sub.get("activated") or []) or "-"
+                parts.append(f"{key}: activated {ids}")
+        full = json.dumps(trace, ensure_ascii=False, indent=1, default=str)
+        rows.append((str(name), "; ".join(parts) or ", ".join(map(str, trace)), full))
+    return rows
+
+
+def _hash_image(url: str) -> str:
+    match = _DATA_URL.match(url)
+    if match is None:
+        return url
+    try:
+        raw = base64.b64decode(match.group(2), validate=False)
+    except (binascii.Error, ValueError):
+        raw = match.group(2).encode()
+    return f"<{match.group(1)} {len(raw)} bytes sha256:{hashlib.sha256(raw).hexdigest()[:16]}>"
+
+
+def redact_request(value: Any) -> Any:
+    """The exact request with inline image bytes replaced by their size and hash."""
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if key == "url" and isinstance(item, str):
+                out[key] = _hash_image(item)
+            elif _SECRET_KEY.search(str(key)):
+                out[key] = "***"
+            else:
+                out[key] = redact_request(item)
+        return out
+    if isinstance(value, list | tuple):
+        return [redact_request(v) for v in value]
+    return value
+
+
+def request_json(data: Mapping[str, Any]) -> str:
+    return json.dumps(redact_request(data.get("request", [])), ensure_ascii=False, indent=1)
+
+
+def redact_config(rows: Iterable[Any]) -> list[Any]:
+    """Config origin rows with any secret-looking key's value hidden."""
+    out = []
+    for row in rows:
+        if _SECRET_KEY.search(row.key.rsplit(".", 1)[-1]):
+            row = type(row)(row.key, "***", row.origin)
+        out.append(row)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class UsageSeries:
+    days: list[str]
+    series: list[tuple[str, str, list[int]]]  # (label, color, tokens per day)
+    max_tokens: int
+    rows: list[dict[str, Any]]  # per day × group × task × model, with cost (the first TABLE_LIMIT)
+    total_cost: float | None
+    row_count: int = 0  # rows before the TABLE_LIMIT cut
+
+
+def cost_of(row: UsageRow, profiles: Mapping[str, ModelProfile]) -> float | None:
+    profile = profile_for(dict(profiles), row.model)
+    if profile.input_price is None and profile.output_price is None:
+        return None
+    return (
+        row.prompt_tokens * (profile.input_price or 0.0)
+        + row.completion_tokens * (profile.output_price or 0.0)
+    ) / 1_000_000
+
+
+def usage_series(
+    per_day_task: Sequence[UsageRow],
+    table_rows: Sequence[UsageRow],
+    days: Sequence[str],
+    profiles_of: Callable[[int], Mapping[str, ModelProfile]],
+) -> UsageSeries:
+    """Tokens per day for each task (stacked in the chart), and the table rows with cost
+    (`profiles_of(group_id)`: that group's `[models]` with their prices)."""
+    by_task: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    for row in per_day_task:
+        by_task[row.task][row.day] += row.tokens
+    table = []
+    costs = []
+    profiles: dict[int, Mapping[str, ModelProfile]] = {}
+    for row in table_rows:
+        if row.group_id not in profiles:
+            profiles[row.group_id] = profiles_of(row.group_id)
+        cost = cost_of(row, profiles[row.group_id])
+        if cost is not None:
+            costs.append(cost)
+        table.append(
+            {
+                "day": row.day,
+                "group_id": row.group_id,
+                "task": row.task,
+                "model": row.model,
+                "calls": row.calls,
+                "prompt_tokens": row.prompt_tokens,
+                "completion_tokens": row.completion_tokens,
+                "tokens": row.tokens,
+                "cost": None if cost is None else round(cost, 4),
+            }
+        )
+    series = [
+        (task, PALETTE[i % len(PALETTE)], [by_task[task].get(d, 0) for d in days])
+        for i, task in enumerate(sorted(by_task))
+    ]
+    per_day = [sum(s[2][i] for s in series) for i in range(len(days))]
+    table.sort(key=lambda r: (r["day"], r["tokens"]), reverse=True)
+    return UsageSeries(
+        list(days),
+        series,
+        max(per_day, default=0),
+        table[:TABLE_LIMIT],
+        round(sum(costs), 4) if costs else None,
+        len(table),
+    )
