@@ -107,7 +107,7 @@ class SelfIdentityProcessor(BaseProcessor):
                 persona_name=ctx.persona_name,
                 nickname=ctx.bot_nickname,
                 bot_id=ctx.bot_id,
-                bot_label=ctx.config.bot_label,
+                bot_label=ctx.bot_label,
             )
             source = "self_identity.compiled"
         return draft.put_section(
@@ -153,8 +153,8 @@ class GroupTimelineProcessor(BaseProcessor):
             ctx.timeline_messages,
             bot_id=ctx.bot_id,
             other_bot_ids=ctx.other_bot_ids,
-            bot_label=cfg.bot_label,
-            other_bot_label=cfg.other_bot_label,
+            bot_label=ctx.bot_label,
+            other_bot_label=ctx.other_bot_label,
             width=width,
             line_cap=cfg.timeline_line_cap,
             block_cap=cfg.timeline_block_cap,
@@ -234,7 +234,7 @@ class SessionMessagesProcessor(BaseProcessor):
             user_turns=ctx.user_turns,
             group_turns=ctx.group_turns,
             persona_name=ctx.persona_name,
-            assistant_label=cfg.assistant_label,
+            assistant_label=ctx.assistant_label,
             can_read_runtime_state=ctx.can_read_runtime_state,
             timeline_present=bool(draft.meta.get("timeline_present")),
             short_social=ctx.short_social,

@@ -147,25 +147,21 @@ def build_chat_turn_context(
         shape = decide_reply_shape(None, casual=False, tool=True)
     else:
         shape = bundle.reply_shape or decide_reply_shape(None, casual=is_casual_turn(route))
-    context_config = config.context.model_copy(
-        update={
-            "bot_label": persona.bot_label,
-            "other_bot_label": persona.other_bot_label,
-            "assistant_label": persona.assistant_label,
-        }
-    )
     return ChatTurnContext(
         bot_id=turn.bot_id,
         group_id=turn.group_id,
         user_id=turn.user_id,
         now=datetime.fromtimestamp(now, UTC),
         current_text=current_text,
-        config=context_config,
+        config=config.context,
         message_id=turn.message_id,
         persona_name=persona.name,
         persona_text=persona.sections.base,
         self_identity_text=persona.sections.self_identity,
         bot_nickname=bot_nickname,
+        bot_label=persona.bot_label,
+        other_bot_label=persona.other_bot_label,
+        assistant_label=persona.assistant_label,
         turn_policy=turn_policy(turn, route),
         reply_shape=ReplyShapeSpec.from_policy(shape),
         allow_sticker=config.chat.allow_sticker,

@@ -27,15 +27,12 @@ from pallas.runtime import PallasRuntime
 
 
 def build_memory_service(runtime: PallasRuntime) -> MemoryService:
-    defaults = GroupConfig().memory
     service = MemoryService(
         MemoryRepository(runtime.sessions),
         runtime.state,
         runtime.clock,
         llm=runtime.llm,
         embeddings=bool(runtime.settings.pallas_embedding_model),
-        cache_ttl_s=defaults.cache_ttl_seconds,
-        cache_entries=defaults.cache_max_entries,
     )
     service.write_listeners.append(MemoryExpander(runtime).expand)
     return service
