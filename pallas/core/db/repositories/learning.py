@@ -28,10 +28,14 @@ from pallas.core.db.repositories.learning_cursors import (
     LearningCursorRepository,
     dialect_insert,
 )
-from pallas.product.llm.learning.labeling import PairLabel
-from pallas.product.llm.learning.pairs import LearningType, PairKind, ReplyPair
-from pallas.product.llm.learning.reply_shape import GroupReplyProfile
-from pallas.product.llm.learning.strategies import BehaviorStrategy
+from pallas.core.learning_records import (
+    BehaviorStrategy,
+    GroupReplyProfile,
+    LearningType,
+    PairKind,
+    PairLabel,
+    ReplyPair,
+)
 
 __all__ = ["CursorState", "GroupKey", "LearningCounts", "LearningRepository", "StoredProfile"]
 

@@ -13,7 +13,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from pallas.core.db.models_learning import LearningFeedbackRow
-from pallas.product.llm.learning.injection_feedback import Blame, FeedbackKey, FeedbackOutcome
+from pallas.core.learning_records import Blame, FeedbackKey, FeedbackOutcome
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,9 +30,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pallas.core.cq import parse_cq
 from pallas.core.records import StoredMessage
 from pallas.core.turn import TurnInput
-from pallas.product.llm.context.group_timeline import parse_cq_message
 from pallas.product.llm.context.processors import TIMELINE_IMAGES_CAPTION
 from pallas.product.llm.provider.image_fetch import (
     FetchedImage,
@@ -265,7 +265,7 @@ async def resolve_quoted_images(
     rows = await store.find_by_message_ids(turn.bot_id, turn.group_id, [turn.reply_to])
     row = rows.get(turn.reply_to)
     if row is not None:
-        segments = row.segments or tuple(parse_cq_message(row.raw_message))
+        segments = row.segments or tuple(parse_cq(row.raw_message or ""))
         return image_urls_from_segments(segments), "store"
     if fetch_quoted is None:
         return [], "unavailable"

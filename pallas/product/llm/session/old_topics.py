@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.session_topics import SessionTopic, SessionTopicRepository
 from pallas.product.llm.context import sections as S
@@ -31,7 +32,6 @@ from pallas.runtime import PallasRuntime
 HEADER_OLD_TOPICS = "相关旧话题"
 KIND = "old_topics"
 TOPIC_LINE_MAX_CHARS = 300
-_DAY = 86_400.0
 
 
 def topic_id(row_id: int) -> str:
@@ -40,7 +40,7 @@ def topic_id(row_id: int) -> str:
 
 def age_label(then: float, now: float) -> str:
     """How long ago a conversation was, in words the model reads naturally."""
-    days = int(max(0.0, now - then) // _DAY)
+    days = int(max(0.0, now - then) // DAY_S)
     if days == 0:
         return "今天早些时候"
     if days == 1:
