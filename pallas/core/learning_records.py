@@ -146,7 +146,7 @@ class FeedbackOutcome:
         if half_life_days <= 0:
             return 1.0
         age_days = max(0.0, now - self.created_at) / DAY_S
-        return 0.5 ** (age_days / half_life_days)
+        return float(0.5 ** (age_days / half_life_days))
 
     def penalty(self, now: float, half_life_days: float = 30.0) -> float:
         """Total decayed penalty (positive magnitude); 0 once undone."""

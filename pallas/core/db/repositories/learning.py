@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from pallas.core.db.engine import rowcount
 from pallas.core.db.models_learning import (
     DEFAULT_SCENE,
     LearningPairLabelRow,
@@ -172,7 +173,7 @@ class LearningRepository(LearningCursorRepository):
                     .on_conflict_do_nothing(index_elements=index)
                 )
                 result = await session.execute(stmt)
-                inserted += max(result.rowcount or 0, 0)
+                inserted += max(rowcount(result), 0)
             await session.commit()
         return inserted
 

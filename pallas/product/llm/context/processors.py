@@ -17,7 +17,7 @@ reply_shape, session_messages, budget.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pallas.product.llm.attachments.images import image_budget
@@ -263,7 +263,10 @@ class TimelineImagesProcessor(BaseProcessor):
         if not urls or not ctx.vision_enabled or ctx.recognition_question:
             return draft
         images = [{"type": "image_url", "image_url": {"url": url}} for url in urls]
-        blocks = ({"type": "text", "text": TIMELINE_IMAGES_CAPTION}, *images)
+        blocks: tuple[Mapping[str, Any], ...] = (
+            {"type": "text", "text": TIMELINE_IMAGES_CAPTION},
+            *images,
+        )
         message = DraftMessage(
             "user", blocks, "group_timeline.images", "timeline_images", TIMELINE_IMAGES
         )
