@@ -18,6 +18,7 @@ reply_shape, session_messages, budget.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pallas.product.llm.attachments.images import image_budget
@@ -174,8 +175,10 @@ class GroupTimelineProcessor(BaseProcessor):
             memory_ids=tuple(str(mid) for mid in timeline.message_ids),
             headers=timeline.headers,
         )
-        return draft.put_section(section).with_meta(
-            timeline_present=True, timeline_images=timeline.image_urls
+        return replace(
+            draft.put_section(section),
+            timeline_present=True,
+            timeline_images=tuple(timeline.image_urls),
         )
 
 
@@ -236,7 +239,7 @@ class SessionMessagesProcessor(BaseProcessor):
             persona_name=ctx.persona_name,
             assistant_label=ctx.assistant_label,
             can_read_runtime_state=ctx.can_read_runtime_state,
-            timeline_present=bool(draft.meta.get("timeline_present")),
+            timeline_present=draft.timeline_present,
             short_social=ctx.short_social,
             include_recent_pair=ctx.include_recent_pair,
             user_window=cfg.session_user_window,
@@ -259,7 +262,7 @@ class TimelineImagesProcessor(BaseProcessor):
     id, priority = "timeline_images", 350
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
-        urls: Sequence[str] = draft.meta.get("timeline_images", ())
+        urls = draft.timeline_images
         if not urls or not ctx.vision_enabled or ctx.recognition_question:
             return draft
         images = [{"type": "image_url", "image_url": {"url": url}} for url in urls]
@@ -282,7 +285,7 @@ class PromptOverridesProcessor(BaseProcessor):
         if not overrides:
             return draft
         sections, applied = apply_prompt_overrides(draft.sections, overrides)
-        out = PromptDraft(messages=draft.messages, meta=draft.meta, request=draft.request)
+        out = replace(draft, sections=())
         for section in sections:
             out = out.put_section(section)
         return out.with_meta(prompt_overrides=applied)

@@ -36,7 +36,7 @@ class ChatRequest:
 
     @property
     def budget_report(self) -> BudgetReport | None:
-        return self.draft.meta.get("budget_report")
+        return self.draft.budget_report
 
 
 async def assemble_chat_request(
