@@ -2,7 +2,7 @@
 
 The orchestrator gathers everything a REPLY turn needs (timeline rows, session rows, retrieved
 blocks, turn policy, reply shape, tool results) into one frozen `ChatTurnContext`
-(`turn_context.py`); processors only read it and add sections / messages to the draft.
+(`processor_inputs.py`); processors only read it and add sections / messages to the draft.
 Sections whose sources arrive in later work (memory, knowledge, relationship, …) are real
 processors that render nothing without data.
 
@@ -47,6 +47,7 @@ from pallas.product.llm.context.pipeline import (
     PromptDraft,
     PromptSection,
 )
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.context.prompt_overrides import (
     apply_prompt_overrides,
     load_chat_prompt_overrides,
@@ -57,7 +58,6 @@ from pallas.product.llm.context.rule_processors import (
     rule_processors,
 )
 from pallas.product.llm.context.session_store import build_llm_chat_messages
-from pallas.product.llm.context.turn_context import ChatTurnContext
 from pallas.product.llm.kb.processor import KnowledgePlaceholderProcessor
 from pallas.product.llm.persona.prompt_guard import (
     PROMPT_INJECTION_GUARD,

@@ -21,7 +21,7 @@ from pallas.product.llm.memory.sources import (
     PersonFactsSource,
     RelationshipSource,
 )
-from pallas.product.llm.memory.worldbook_service import WorldbookLibrary
+from pallas.product.llm.memory.worldbook.service import WorldbookLibrary
 from pallas.product.llm.provider.models import profile_for
 from pallas.runtime import PallasRuntime
 

@@ -21,11 +21,11 @@ from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.session_topics import SessionTopic, SessionTopicRepository
 from pallas.product.llm.context import sections as S
 from pallas.product.llm.context.context import GatherRequest, SourceContribution
-from pallas.product.llm.context.turn_context import RetrievedBlock
+from pallas.product.llm.context.image_placeholders import strip_placeholders
+from pallas.product.llm.context.processor_inputs import RetrievedBlock
 from pallas.product.llm.memory.isolation import own_scope
 from pallas.product.llm.memory.scoring import MemoryCandidate, retrieve
 from pallas.product.llm.persona.prompt_guard import sanitize_inline
-from pallas.product.llm.provider.vision_content import strip_placeholders
 from pallas.product.llm.session.summary_rules import SUMMARY_PREFIX
 from pallas.runtime import PallasRuntime
 

@@ -1,4 +1,6 @@
-"""Values passed between the chat-turn orchestrator, its hooks and its callers."""
+"""The chat turn's contracts: how a turn ended (`TurnOutcome`, `TurnResult`), the prepared
+reply turn, and the after-turn hook protocol (values passed between the orchestrator, its
+hooks and its callers)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any, Protocol
 
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
-from pallas.product.llm.context.turn_context import ChatTurnContext
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.provider.models import ModelProfile
 
 

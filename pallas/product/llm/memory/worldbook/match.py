@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pallas.product.llm.memory.text import contains_cjk
-from pallas.product.llm.memory.worldbook_model import (
+from pallas.product.llm.memory.worldbook.model import (
     SelectiveLogic,
     WorldbookConfig,
     WorldbookEntry,
 )
-from pallas.product.llm.memory.worldbook_result import SkippedEntry
+from pallas.product.llm.memory.worldbook.result import SkippedEntry
 
 _REGEX_KEY = re.compile(r"^/([\s\S]+?)/([gimsuy]*)$")
 _UNESCAPED_SLASH = re.compile(r"(^|[^\\])/")

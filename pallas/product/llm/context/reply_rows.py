@@ -19,14 +19,14 @@ from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.context.chat_prompt import ReplyShapeSpec, TurnPolicy
 from pallas.product.llm.context.context import ChatContextBundle
-from pallas.product.llm.context.turn_context import ChatTurnContext
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
+from pallas.product.llm.context.recognition_question import is_recognition_question
 from pallas.product.llm.delivery.bot_reply_context import lookup_bot_reply
 from pallas.product.llm.learning.reply_shape import decide_reply_shape
 from pallas.product.llm.persona.pack import PersonaPack
 from pallas.product.llm.provider.models import ModelProfile
 from pallas.product.llm.routing.route_pipeline import RouteResult
 from pallas.product.llm.routing.text_signals import SocialAction
-from pallas.product.llm.tools.select import is_recognition_question
 from pallas.product.llm.tools.service import ToolTurnContext
 
 _POLICY_ACTIONS = {

@@ -25,9 +25,9 @@ from pathlib import Path
 from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.state import StateStore
-from pallas.product.llm.memory.worldbook import ActivationResult, activate_worldbook
-from pallas.product.llm.memory.worldbook_loader import WorldbookLoadResult, load_worldbook_file
-from pallas.product.llm.memory.worldbook_model import (
+from pallas.product.llm.memory.worldbook.activation import ActivationResult, activate_worldbook
+from pallas.product.llm.memory.worldbook.loader import WorldbookLoadResult, load_worldbook_file
+from pallas.product.llm.memory.worldbook.model import (
     WorldbookConfig,
     WorldbookEntry,
     WorldbookState,
