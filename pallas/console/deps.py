@@ -1,6 +1,7 @@
 """The import graph of the code base: layer back-edges, stage edges and cycles (`pallas deps`).
 
-Reads the source with `ast` (nothing is imported), so it runs on a broken tree too. Layers:
+Reads the source with `ast` (nothing is imported), so it runs on a broken tree too; imports
+inside functions count, `if TYPE_CHECKING:` imports do not (they are not run). Layers:
 `pallas.core` (infrastructure) must import nothing from `pallas.product`; NoneBot is imported
 only under `pallas/onebot/` (and by the thin plugins in `packages/`). `--check` exits 1 when
 one of those two rules is broken; the other sections are information for a maintainer.
@@ -44,11 +45,33 @@ def _resolve(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join([*base, node.module] if node.module else base)
 
 
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(tree: ast.AST) -> Iterable[ast.Import | ast.ImportFrom]:
+    """Every import statement, including those inside functions, except `if TYPE_CHECKING:`
+    blocks (annotations only: not an edge at run time)."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+            continue
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            stack.extend(node.orelse)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
 def _imports(tree: ast.AST, module: str, is_package: bool) -> Iterable[str]:
-    for node in ast.walk(tree):
+    for node in _import_nodes(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
+        else:
             target = _resolve(module, is_package, node)
             yield target
             for alias in node.names:  # `from pallas.core import state` imports a module
