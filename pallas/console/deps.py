@@ -245,7 +245,7 @@ def _deps(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_deps(sub: argparse._SubParsersAction) -> None:
+def register_deps(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     deps = sub.add_parser("deps", help="import graph: layer back-edges, stage edges, cycles")
     deps.add_argument("--check", action="store_true", help="exit 1 on a forbidden edge")
     deps.add_argument("--root", default=str(REPO), help="repository root to scan")

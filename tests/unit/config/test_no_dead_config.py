@@ -41,6 +41,7 @@ READ_BY_NAME: dict[str, str] = {
     # BlameWeights.as_mapping() keyed by source kind
     "learning.blame_weights.expression": "BlameWeights.as_mapping",
     "learning.blame_weights.semantic": "BlameWeights.as_mapping",
+    "learning.blame_weights.bot_line": "BlameWeights.as_mapping",
 }
 
 # keys removed by issue 10 because nothing read them (the name scan alone cannot see that)
