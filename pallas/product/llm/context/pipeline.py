@@ -113,6 +113,7 @@ class PromptDraft:
     timeline_present: bool = False  # set by the group_timeline processor
     timeline_images: tuple[str, ...] = ()  # its http(s) image URLs (timeline_images reads them)
     budget_report: BudgetReport | None = None  # set by the budget stage
+    macros_used: frozenset[str] = frozenset()  # {{macros}} expanded so far (rule processors)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "meta", _freeze(self.meta))
