@@ -43,11 +43,6 @@ from pallas.product.llm.context.context import (
 from pallas.product.llm.context.message_text import session_user_content
 from pallas.product.llm.context.pipeline import CoreProcessorError
 from pallas.product.llm.context.processors import build_chat_pipeline
-from pallas.product.llm.context.reply_rows import (
-    TurnRows,
-    build_chat_turn_context,
-    fetch_turn_rows,
-)
 from pallas.product.llm.context.request import assemble_chat_request
 from pallas.product.llm.context.turn_rules import apply_output_rules, rules_for_turn
 from pallas.product.llm.cost.guard import PROCEED, CostGuard, CostVerdict
@@ -74,6 +69,11 @@ from pallas.product.llm.provider.models import profile_for
 from pallas.product.llm.provider.vision_messages import (
     QuotedMessageFetcher,
     prepare_vision_request,
+)
+from pallas.product.llm.reply_context import (
+    TurnRows,
+    build_chat_turn_context,
+    fetch_turn_rows,
 )
 from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
 from pallas.product.llm.routing.router import RoutingEngine
