@@ -119,4 +119,5 @@ class RetrievalConfig(BaseModel):
     def block(self, kind: str) -> BlockRetrievalConfig:
         if kind not in BLOCK_DEFAULTS:
             raise KeyError(f"unknown retrieval block kind: {kind!r}")
-        return getattr(self, kind)
+        block: BlockRetrievalConfig = getattr(self, kind)
+        return block

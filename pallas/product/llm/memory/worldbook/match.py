@@ -30,7 +30,7 @@ _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
 def is_regex_key(key: str) -> bool:
     """True when `key` is written as ``/pattern/flags`` (SillyTavern's rule)."""
     match = _REGEX_KEY.match(key.strip())
-    return bool(match) and not _UNESCAPED_SLASH.search(match.group(1))
+    return match is not None and not _UNESCAPED_SLASH.search(match.group(1))
 
 
 @lru_cache(maxsize=4096)
