@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 from benchmarks.stats import describe, percentile
 from pallas.core.records import SessionTurn
+from pallas.product.llm.context.processor_inputs import ChatTurnContext, RetrievedBlock
 from pallas.product.llm.context.regex_rules import MAX_TIMEOUTS, RegexRuleConfig
 from pallas.product.llm.context.request import assemble_chat_request
 from pallas.product.llm.context.rules_config import (
@@ -23,9 +24,8 @@ from pallas.product.llm.context.rules_config import (
     InjectionConfig,
     build_turn_rules,
 )
-from pallas.product.llm.context.turn_context import ChatTurnContext, RetrievedBlock
-from pallas.product.llm.memory.worldbook_model import WorldbookEntry, WorldbookPosition
-from pallas.product.llm.memory.worldbook_result import ActivatedEntry
+from pallas.product.llm.memory.worldbook.model import WorldbookEntry, WorldbookPosition
+from pallas.product.llm.memory.worldbook.result import ActivatedEntry
 
 NOW = datetime(2026, 12, 1, 5, 0, tzinfo=UTC)
 RUNS = 300

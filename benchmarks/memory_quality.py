@@ -53,9 +53,9 @@ from pallas.core.state import MemoryStateStore
 from pallas.core.tokens import count_message_tokens, count_tokens
 from pallas.core.turn import Sender, TurnInput
 from pallas.product.llm.context.context import GatherRequest, assemble_direct_chat_context
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.context.processors import DEFAULT_PERSONA_BASE
 from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.context.turn_context import ChatTurnContext
 from pallas.product.llm.memory.factory import build_memory_service, build_memory_sources
 from pallas.product.llm.memory.isolation import group_scope
 from pallas.product.llm.memory.member_commands import handle_member_message

@@ -24,8 +24,8 @@ from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.memory import MemoryRepository
 from pallas.core.state import MemoryStateStore
 from pallas.product.llm.attachments.files import AttachmentText
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.context.turn_context import ChatTurnContext
 from pallas.product.llm.kb.config import KnowledgePlaceholderConfig
 from pallas.product.llm.kb.lookup import KnowledgeLookup
 from pallas.product.llm.memory.isolation import group_scope, pool_scope

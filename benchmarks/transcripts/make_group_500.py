@@ -33,7 +33,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from pallas.onebot.cq import to_cq
+from pallas.core.cq import to_cq
 
 SEED = 20250517
 BOT_ID = 2854196310

@@ -34,7 +34,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from pallas.onebot.cq import to_cq
+from pallas.core.cq import to_cq
 
 BOT_ID = 2854196310
 BOT_NAME = "帕拉斯"

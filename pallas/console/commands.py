@@ -112,3 +112,7 @@ REGISTRY.append(register_learn)
 
 REGISTRY.append(register_kb)  # pallas kb import DIR --pool NAME
 REGISTRY.append(register_usage)
+
+from pallas.console.deps import register_deps  # noqa: E402  (pallas deps [--check])
+
+REGISTRY.append(register_deps)

@@ -7,7 +7,7 @@
 Works on the database named by DATABASE_URL (migrated first, like the bot does). Deletes are
 soft (the rows stay with `deleted_at` and a reason). A running bot's retrieval cache is keyed by
 per-scope write generations in its StateStore: with the default in-process store it notices a
-CLI delete when its cache entry expires (`memory.cache_ttl_seconds`, 5 minutes); with a shared
+CLI delete when its cache entry expires (5 minutes, process-wide); with a shared
 StateStore (Redis) at once. In-group commands (`/pallas memory del`, "忘记我") apply at once.
 """
 

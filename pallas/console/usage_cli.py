@@ -13,7 +13,7 @@ from collections import defaultdict
 
 from sqlalchemy.exc import OperationalError
 
-from pallas.core.clock import local_day
+from pallas.core.clock import DAY_S, local_day
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
 from pallas.core.db.repositories.usage import DailyUsage, UsageTotals, usage_by_day
@@ -22,8 +22,6 @@ from pallas.product.config import GroupConfig
 from pallas.product.llm.cost.counters import UsageCounters
 from pallas.product.llm.cost.ladder import Limits, Usage
 from pallas.product.llm.cost.report import budget_line
-
-DAY_S = 86_400.0
 
 
 def days_back(now: float, days: int) -> list[str]:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Protocol
+from typing import Final, Protocol
+
+#: Seconds in a day: the one day-length constant (TTLs, decay ages, day windows).
+DAY_S: Final = 86_400.0
 
 # The groups live in China: daily budgets and ledgers roll over at midnight UTC+8.
 CHINA_UTC_OFFSET_HOURS = 8.0

@@ -83,7 +83,9 @@ class TomlFileCache:
         state = self._files.get(path)
         return state.error if state else None
 
-    def _load(self, path: Path, signature: tuple[float, int] | None, old: _FileState | None):
+    def _load(
+        self, path: Path, signature: tuple[float, int] | None, old: _FileState | None
+    ) -> _FileState:
         last_good = old.data if old else {}
         if signature is None:
             if old is not None and old.signature is not None:

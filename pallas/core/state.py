@@ -165,8 +165,9 @@ class MemoryStateStore:
         if entry is None:
             self._store(key, amount, ttl)
             return amount
-        entry.value = int(entry.value) + amount
-        return entry.value
+        value = int(entry.value) + amount
+        entry.value = value
+        return value
 
     async def push(self, key: str, value: Any, *, maxlen: int, ttl: float | None = None) -> None:
         entry = self._live(key)

@@ -338,7 +338,8 @@ class RedisStateStore:
 
         async def run() -> list[str]:
             try:
-                return await self._client.lrange(name, 0, -1)
+                values: list[str] = await self._client.lrange(name, 0, -1)
+                return values
             except self._response_error as exc:
                 if not str(exc).startswith("WRONGTYPE"):
                     raise

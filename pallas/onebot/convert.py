@@ -8,29 +8,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from pallas.core.cq import SEGMENT_PLACEHOLDERS, normalise_segments, to_cq
 from pallas.core.records import StoredMessage
 from pallas.core.turn import Segment, Sender, TurnInput
-from pallas.onebot.cq import normalise_segments, to_cq
 
 log = logging.getLogger("pallas.onebot")
-
-_PLACEHOLDERS = {
-    "image": "[图片]",
-    "face": "[表情]",
-    "record": "[语音]",
-    "video": "[视频]",
-    "file": "[文件]",
-    "json": "[卡片]",
-    "xml": "[卡片]",
-    "forward": "[聊天记录]",
-    "poke": "[戳一戳]",
-    "dice": "[骰子]",
-    "rps": "[猜拳]",
-    "music": "[音乐]",
-    "share": "[链接]",
-    "location": "[位置]",
-    "markdown": "[消息]",
-}
 
 
 def as_int(value: Any, default: int | None = None) -> int | None:
@@ -52,8 +34,8 @@ def display_text(segments: list[dict[str, Any]]) -> str:
             parts.append("@全体成员" if qq == "all" else f"@{data.get('name') or qq}")
         elif kind == "mface":
             parts.append(str(data.get("summary") or "[表情]"))
-        elif kind in _PLACEHOLDERS:
-            parts.append(_PLACEHOLDERS[kind])
+        elif kind in SEGMENT_PLACEHOLDERS:
+            parts.append(SEGMENT_PLACEHOLDERS[kind])
     return "".join(parts).strip()
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import nonebot
 
+from pallas.core.cq import normalise_segments
 from pallas.onebot.convert import as_int
-from pallas.onebot.cq import normalise_segments
 
 log = logging.getLogger("pallas.onebot")
 

@@ -16,7 +16,7 @@ from pallas.product.llm.freshness import FreshnessConfig
 from pallas.product.llm.kb.config import KnowledgePlaceholderConfig
 from pallas.product.llm.learning.config import LearningConfig
 from pallas.product.llm.memory.retrieval_config import RetrievalConfig
-from pallas.product.llm.memory.worldbook_model import WorldbookConfig
+from pallas.product.llm.memory.worldbook.model import WorldbookConfig
 from pallas.product.llm.merge_wait import MergeWaitConfig
 from pallas.product.llm.provider.image_fetch import ImageFetchConfig
 from pallas.product.llm.provider.models import ModelProfile, default_profiles

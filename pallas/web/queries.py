@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import case, func, select, text
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
-from pallas.core.clock import CHINA_UTC_OFFSET_HOURS, local_day
+from pallas.core.clock import CHINA_UTC_OFFSET_HOURS, DAY_S, local_day
 from pallas.core.db.models import InjectionSnapshotRow, MessageRow, UsageLedgerRow
 
 MAX_GROUPS = 5000
@@ -156,4 +156,4 @@ class ConsoleQueries:
 
 
 def days_back(now: float, days: int) -> str:
-    return local_day(now - days * 86400)
+    return local_day(now - days * DAY_S)

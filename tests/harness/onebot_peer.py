@@ -240,6 +240,6 @@ class OneBotPeer:
 
 
 def _cq(segments: list[dict[str, Any]]) -> str:
-    from pallas.onebot.cq import to_cq
+    from pallas.core.cq import to_cq
 
     return to_cq(segments)

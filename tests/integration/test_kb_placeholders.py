@@ -13,9 +13,9 @@ from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.memory import MemoryRepository
 from pallas.core.state import MemoryStateStore
 from pallas.product.llm.context.config import ContextConfig
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.context.prompt_overrides import PromptOverrideConfig
 from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.context.turn_context import ChatTurnContext
 from pallas.product.llm.kb.config import KnowledgePlaceholderConfig
 from pallas.product.llm.kb.importer import chunk_text
 from pallas.product.llm.kb.lookup import KnowledgeLookup

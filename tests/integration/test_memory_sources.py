@@ -25,7 +25,7 @@ from pallas.product.llm.memory.factory import (
 from pallas.product.llm.memory.isolation import group_scope, pool_scope
 from pallas.product.llm.memory.service import MemoryService
 from pallas.product.llm.memory.sources import KnowledgeSource
-from pallas.product.llm.memory.worldbook_service import WorldbookLibrary
+from pallas.product.llm.memory.worldbook.service import WorldbookLibrary
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 

@@ -27,9 +27,9 @@ from pallas.product.config import GroupConfig
 from pallas.product.llm.context.pipeline import CURRENT
 from pallas.product.llm.context.pipeline import SUMMARY as SUMMARY_KIND
 from pallas.product.llm.context.session_store import build_llm_chat_messages
-from pallas.product.llm.context.turn_inputs import fetch_turn_rows
 from pallas.product.llm.provider.client import LLMClient
 from pallas.product.llm.provider.image_fetch import ImageFetchConfig
+from pallas.product.llm.reply_context import fetch_turn_rows
 from pallas.product.llm.session.image_descriptions import PlaceholderDescriber
 from pallas.product.llm.session.session_summary import SessionSummaryHook
 from pallas.product.llm.session.summary_rules import SUMMARY_PREFIX, SessionSummaryConfig

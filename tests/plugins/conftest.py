@@ -38,8 +38,8 @@ import pytest
 from nonebot.adapters.onebot.v11 import Adapter, Bot, GroupMessageEvent, Message, MessageSegment
 from nonebot.adapters.onebot.v11.bot import _check_at_me, _check_nickname, _check_reply
 
+from pallas.core.cq import to_cq
 from pallas.onebot import lifecycle
-from pallas.onebot.cq import to_cq
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.group_defaults import write_group_defaults

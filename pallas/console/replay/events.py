@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas.console.replay.report import ReplayProblem, ReplayTotals
+from pallas.core.cq import normalise_segments
 from pallas.onebot.convert import as_int
-from pallas.onebot.cq import normalise_segments
 
 BOT_POST_TYPES = frozenset({"message", "message_sent"})
 

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.messages import MessageRepository
@@ -31,7 +31,7 @@ from pallas.core.records import StoredMessage
 log = logging.getLogger("pallas.recorder")
 
 T = TypeVar("T")
-RepositoryFactory = Callable[[async_sessionmaker], MessageRepository]
+RepositoryFactory = Callable[[async_sessionmaker[AsyncSession]], MessageRepository]
 
 
 class ThreadedMessageWriter:

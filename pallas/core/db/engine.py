@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.engine import Result, make_url
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 log = logging.getLogger("pallas.db")
 
@@ -44,5 +50,17 @@ def create_engine(url: str) -> AsyncEngine:
     return engine
 
 
-def session_factory(engine: AsyncEngine) -> async_sessionmaker:
+def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
+
+
+def rowcount(result: Result[Any]) -> int:
+    """Rows a DML statement touched, as the driver reports it (0 when it does not)."""
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+def dialect_name(session: AsyncSession) -> str:
+    """`"sqlite"` or `"postgresql"`: the dialect of the engine a session is bound to."""
+    if session.bind is None:
+        raise RuntimeError("database session is not bound to an engine")
+    return session.bind.dialect.name

@@ -50,5 +50,5 @@ class Text(TypeDecorator[str]):
 class String(Text):
     """`sa.String(n)` whose bound values go through `storable_text`."""
 
-    impl = sa.String
+    impl = sa.String  # type: ignore[assignment]  # a String, not the Text base
     cache_ok = True

@@ -27,20 +27,23 @@ from pallas.core.records import SessionTurn
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.admission import GroupAdmission
+from pallas.product.llm.chat_turn_contracts import (
+    AfterTurnHook,
+    CompletedTurn,
+    PhraseSource,
+    PreparedTurn,
+    TurnOutcome,
+)
 from pallas.product.llm.context.analyzer import snapshot_data
 from pallas.product.llm.context.context import (
     ContextSource,
     GatherRequest,
     assemble_direct_chat_context,
 )
+from pallas.product.llm.context.message_text import session_user_content
 from pallas.product.llm.context.pipeline import CoreProcessorError
 from pallas.product.llm.context.processors import build_chat_pipeline
 from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.context.turn_inputs import (
-    TurnRows,
-    build_chat_turn_context,
-    fetch_turn_rows,
-)
 from pallas.product.llm.context.turn_rules import apply_output_rules, rules_for_turn
 from pallas.product.llm.cost.guard import PROCEED, CostGuard, CostVerdict
 from pallas.product.llm.cost.turn_exit import guard_for, note_verdict, refuse_turn
@@ -66,7 +69,11 @@ from pallas.product.llm.provider.models import profile_for
 from pallas.product.llm.provider.vision_messages import (
     QuotedMessageFetcher,
     prepare_vision_request,
-    session_user_content,
+)
+from pallas.product.llm.reply_context import (
+    TurnRows,
+    build_chat_turn_context,
+    fetch_turn_rows,
 )
 from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
 from pallas.product.llm.routing.router import RoutingEngine
@@ -78,13 +85,6 @@ from pallas.product.llm.tools.service import (
     ToolPlan,
     plan_turn_tool,
     run_planned_tool,
-)
-from pallas.product.llm.turn_values import (
-    AfterTurnHook,
-    CompletedTurn,
-    PhraseSource,
-    PreparedTurn,
-    TurnOutcome,
 )
 from pallas.runtime import PallasRuntime
 

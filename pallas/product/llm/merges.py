@@ -16,8 +16,8 @@ from typing import Any, Protocol
 
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
+from pallas.product.llm.context.message_text import turn_display_text
 from pallas.product.llm.merge_wait import MergeWaitConfig, MergeWaitDecision, needs_merge_wait
-from pallas.product.llm.provider.vision_messages import turn_display_text
 
 
 class ChatConfigLike(Protocol):  # pallas.product.config.ChatConfig

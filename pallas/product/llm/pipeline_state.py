@@ -33,7 +33,7 @@ from pallas.product.llm.attachments.files import (
     wanted,
 )
 from pallas.product.llm.attachments.uploads import take_upload
-from pallas.product.llm.context.turn_context import ChatTurnContext
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.kb.lookup import KnowledgeLookup
 from pallas.product.llm.kb.placeholders import PLACEHOLDER_RE
 from pallas.product.llm.memory.factory import build_memory_service

@@ -17,8 +17,8 @@ from pallas.product.llm.attachments.files import (
 from pallas.product.llm.attachments.images import image_budget
 from pallas.product.llm.context.config import ContextConfig
 from pallas.product.llm.context.pipeline import PromptDraft
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.context.turn_context import ChatTurnContext
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 

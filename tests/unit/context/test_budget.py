@@ -210,7 +210,7 @@ def test_report_and_dropped_source_tokens():
     assert report.chars_before > report.chars_after
     assert report.tokens_before > report.tokens_after
     assert "ambient:1" in report.dropped_source_tokens
-    assert result.draft.meta["budget_report"] is report
+    assert result.draft.budget_report is report
     assert result.system_prompt == request_of(result)[0]["content"]
 
 

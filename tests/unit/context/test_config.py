@@ -12,7 +12,6 @@ def test_defaults_are_the_spec_numbers():
     assert (cfg.timeline_width, cfg.timeline_ambient_width) == (8, 4)
     assert (cfg.timeline_line_cap, cfg.timeline_block_cap) == (240, 2400)
     assert cfg.timeline_max_images == 3
-    assert cfg.bot_label == "牛牛" and cfg.other_bot_label == "别的牛"
     assert cfg.formatter.merge_system_to_head and not cfg.formatter.ensure_alternation
 
 

@@ -1,10 +1,10 @@
 import pytest
 
+from pallas.core.cq import parse_cq
 from pallas.core.records import StoredMessage
 from pallas.product.llm.context.group_timeline import (
     ambient_snapshot_from_timeline,
     build_recent_group_timeline,
-    parse_cq_message,
 )
 
 BOT = 10
@@ -134,8 +134,8 @@ def test_at_most_three_most_recent_images_in_timeline_order():
     assert body(timeline)[-1] == "a：[图片]"
 
 
-def test_parse_cq_message_segments():
-    assert parse_cq_message("a[CQ:face,id=1]b") == [
+def test_timeline_uses_the_one_cq_parser():
+    assert parse_cq("a[CQ:face,id=1]b") == [
         {"type": "text", "data": {"text": "a"}},
         {"type": "face", "data": {"id": "1"}},
         {"type": "text", "data": {"text": "b"}},

@@ -10,10 +10,10 @@ from pallas.core.records import StoredMessage
 from pallas.product.llm.context.chat_prompt import TurnPolicy
 from pallas.product.llm.context.config import ContextConfig
 from pallas.product.llm.context.pipeline import BaseProcessor, DraftMessage, PromptDraft
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.context.processors import build_chat_pipeline
 from pallas.product.llm.context.prompt_overrides import PromptOverrideConfig
 from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.context.turn_context import ChatTurnContext
 from pallas.product.llm.kb.lookup import Resolved
 from pallas.product.llm.svars.config import SvarConfig, SvarDef
 from pallas.product.llm.svars.render import SvarView

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pallas.product.llm.context.chat_prompt import ToolResult
 from pallas.product.llm.context.config import ContextConfig
+from pallas.product.llm.context.processor_inputs import RetrievedBlock
 from pallas.product.llm.context.processors import build_chat_pipeline
 from pallas.product.llm.context.prompt_overrides import PromptOverrideConfig
 from pallas.product.llm.context.regex_rules import RegexRuleConfig
@@ -13,9 +14,8 @@ from pallas.product.llm.context.rules_config import (
     InjectionConfig,
     build_turn_rules,
 )
-from pallas.product.llm.context.turn_context import RetrievedBlock
-from pallas.product.llm.memory.worldbook_model import WorldbookEntry, WorldbookPosition
-from pallas.product.llm.memory.worldbook_result import ActivatedEntry
+from pallas.product.llm.memory.worldbook.model import WorldbookEntry, WorldbookPosition
+from pallas.product.llm.memory.worldbook.result import ActivatedEntry
 from tests.unit.context.test_processors import BLOCKS, NOW, USER, make_ctx, session
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from pallas.onebot.cq import normalise_segments, parse_cq, to_cq
+from pallas.core.cq import normalise_segments, parse_cq, to_cq
 
 
 @pytest.mark.parametrize(

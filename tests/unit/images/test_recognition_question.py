@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.tools.select import is_recognition_question, recognition_question_match
+from pallas.product.llm.context.recognition_question import (
+    is_recognition_question,
+    recognition_question_match,
+)
 
 RECOGNITION = [
     "这是谁",

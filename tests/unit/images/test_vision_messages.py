@@ -10,6 +10,12 @@ import pytest
 
 from pallas.core.records import StoredMessage
 from pallas.core.turn import Segment, TurnInput
+from pallas.product.llm.context.image_placeholders import extract_placeholder_urls
+from pallas.product.llm.context.message_text import (
+    session_user_content,
+    turn_display_text,
+    turn_session_text,
+)
 from pallas.product.llm.context.processors import TIMELINE_IMAGES_CAPTION
 from pallas.product.llm.provider.image_fetch import (
     FetchedImage,
@@ -17,7 +23,6 @@ from pallas.product.llm.provider.image_fetch import (
     FetchErrorReason,
     ImageFetchConfig,
 )
-from pallas.product.llm.provider.vision_content import extract_placeholder_urls
 from pallas.product.llm.provider.vision_messages import (
     QUOTED_CAPTION,
     attach_current_images,
@@ -25,11 +30,8 @@ from pallas.product.llm.provider.vision_messages import (
     prepare_vision_request,
     remote_image_urls,
     rewrite_image_blocks,
-    session_user_content,
     snapshot_marker,
     snapshot_safe,
-    turn_display_text,
-    turn_session_text,
 )
 
 BOT, GROUP, USER = 9_000, 70_001, 1_234

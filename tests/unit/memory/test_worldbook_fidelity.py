@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from pallas.product.llm.memory.worldbook import activate_worldbook
-from pallas.product.llm.memory.worldbook_model import (
+from pallas.product.llm.memory.worldbook.activation import activate_worldbook
+from pallas.product.llm.memory.worldbook.model import (
     WorldbookConfig,
     WorldbookEntry,
     WorldbookState,

@@ -4,14 +4,14 @@ import json
 import random
 from pathlib import Path
 
-from pallas.product.llm.memory.worldbook import activate_worldbook
-from pallas.product.llm.memory.worldbook_loader import (
+from pallas.product.llm.memory.worldbook.activation import activate_worldbook
+from pallas.product.llm.memory.worldbook.loader import (
     load_worldbook_file,
     load_worldbooks,
     parse_worldbook,
     parse_worldbook_json,
 )
-from pallas.product.llm.memory.worldbook_model import (
+from pallas.product.llm.memory.worldbook.model import (
     SelectiveLogic,
     WorldbookConfig,
     WorldbookPosition,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from pallas.core.db.engine import rowcount
 from pallas.core.db.models import LlmChatMessageRow
 from pallas.core.records import SessionTurn
 
@@ -26,7 +27,7 @@ def _to_turn(row: LlmChatMessageRow) -> SessionTurn:
 
 
 class ChatSessionRepository:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     async def append(self, turns: Iterable[SessionTurn]) -> None:
@@ -159,4 +160,4 @@ class ChatSessionRepository:
         async with self._sessions() as session:
             result = await session.execute(stmt)
             await session.commit()
-            return max(result.rowcount or 0, 0)
+            return max(rowcount(result), 0)

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from pallas.core.db.engine import rowcount
 from pallas.core.db.models_learning import (
     DEFAULT_SCENE,
     LearningPairLabelRow,
@@ -28,10 +29,14 @@ from pallas.core.db.repositories.learning_cursors import (
     LearningCursorRepository,
     dialect_insert,
 )
-from pallas.product.llm.learning.labeling import PairLabel
-from pallas.product.llm.learning.pairs import LearningType, PairKind, ReplyPair
-from pallas.product.llm.learning.reply_shape import GroupReplyProfile
-from pallas.product.llm.learning.strategies import BehaviorStrategy
+from pallas.core.learning_records import (
+    BehaviorStrategy,
+    GroupReplyProfile,
+    LearningType,
+    PairKind,
+    PairLabel,
+    ReplyPair,
+)
 
 __all__ = ["CursorState", "GroupKey", "LearningCounts", "LearningRepository", "StoredProfile"]
 
@@ -168,7 +173,7 @@ class LearningRepository(LearningCursorRepository):
                     .on_conflict_do_nothing(index_elements=index)
                 )
                 result = await session.execute(stmt)
-                inserted += max(result.rowcount or 0, 0)
+                inserted += max(rowcount(result), 0)
             await session.commit()
         return inserted
 

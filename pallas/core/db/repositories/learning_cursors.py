@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from pallas.core.db.engine import dialect_name
 from pallas.core.db.models import MessageRow
 from pallas.core.db.models_learning import (
     DEFAULT_SCENE,
@@ -52,7 +53,7 @@ class CursorState:
 
 
 def dialect_insert(session: AsyncSession) -> Any:
-    return postgresql.insert if session.bind.dialect.name == "postgresql" else sqlite.insert
+    return postgresql.insert if dialect_name(session) == "postgresql" else sqlite.insert
 
 
 def _to_cursor(row: LearningCursorRow) -> CursorState:
@@ -73,7 +74,7 @@ def _to_cursor(row: LearningCursorRow) -> CursorState:
 
 
 class LearningCursorRepository:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     # -- cursors and the sweep position --------------------------------------------------------

@@ -10,10 +10,11 @@ from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from pallas.core.db.engine import dialect_name
 from pallas.core.db.models_learning import LearningFeedbackRow
-from pallas.product.llm.learning.injection_feedback import Blame, FeedbackKey, FeedbackOutcome
+from pallas.core.learning_records import Blame, FeedbackKey, FeedbackOutcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +63,7 @@ def _to_stored(row: LearningFeedbackRow) -> StoredFeedback:
 
 
 class FeedbackRepository:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     async def save(self, outcome: FeedbackOutcome, *, turn_id: str = "") -> StoredFeedback:
@@ -82,7 +83,7 @@ class FeedbackRepository:
         }
         index = ["bot_id", "group_id", "bot_message_id", "admin_id"]
         async with self._sessions() as session:
-            dialect = session.bind.dialect.name
+            dialect = dialect_name(session)
             insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
             stmt = insert(LearningFeedbackRow).values(values)
             update = {k: v for k, v in values.items() if k not in index}

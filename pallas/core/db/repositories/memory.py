@@ -16,6 +16,7 @@ from sqlalchemy import Select, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 import pallas.core.db.models_memory  # noqa: F401  (registers memory_item on Base)
+from pallas.core.db.engine import rowcount
 from pallas.core.db.models_memory import MemoryItemRow
 from pallas.core.db.types import storable_text
 
@@ -134,7 +135,7 @@ def _merge_source(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 class MemoryRepository:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     # ------------------------------------------------------------------ writes
@@ -226,7 +227,7 @@ class MemoryRepository:
                     last_access_at=now,
                 )
             )
-        return max(result.rowcount or 0, 0)
+        return max(rowcount(result), 0)
 
     async def soft_delete(
         self,
@@ -286,7 +287,7 @@ class MemoryRepository:
         return await self._delete_where(stmt, now=now, reason="forget_me")
 
     async def _delete_where(
-        self, stmt: Select[tuple[MemoryItemRow]], *, now: float, reason: str
+        self, stmt: Select[Any], *, now: float, reason: str
     ) -> list[MemoryItem]:
         async with self._sessions() as session, session.begin():
             rows = list((await session.scalars(stmt)).all())

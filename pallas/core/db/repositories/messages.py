@@ -7,8 +7,9 @@ from typing import Any
 
 from sqlalchemy import case, func, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from pallas.core.db.engine import dialect_name, rowcount
 from pallas.core.db.models import MessageRow
 from pallas.core.records import SpeakerCount, StoredMessage
 from pallas.core.turn import anonymous_member_label
@@ -70,7 +71,7 @@ def _members_in_window(bot_id: int, group_id: int, since: float, until: float) -
 
 
 class MessageRepository:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     async def add_many(self, messages: Iterable[StoredMessage]) -> int:
@@ -80,7 +81,7 @@ class MessageRepository:
             return 0
         inserted = 0
         async with self._sessions() as session:
-            dialect = session.bind.dialect.name
+            dialect = dialect_name(session)
             insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
             # Multi-row VALUES in chunks (stays under SQLite's bound-parameter limit).
             for start in range(0, len(values), _CHUNK):
@@ -90,7 +91,7 @@ class MessageRepository:
                     .on_conflict_do_nothing(index_elements=["self_id", "group_id", "message_id"])
                 )
                 result = await session.execute(stmt)
-                inserted += max(result.rowcount or 0, 0)
+                inserted += max(rowcount(result), 0)
             await session.commit()
         return inserted
 

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from pallas.core.db.engine import dialect_name
 from pallas.core.db.models_session import ImageDescriptionRow, SessionTopicRow
 
 MAX_TOPIC_CHARS = 2_000
@@ -48,7 +49,7 @@ def _to_topic(row: SessionTopicRow) -> SessionTopic:
 
 
 class SessionTopicRepository:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     async def add(self, topic: SessionTopic) -> int:
@@ -118,7 +119,7 @@ class SessionTopicRepository:
 
 
 class ImageDescriptionRepository:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     async def get_many(self, digests: Iterable[str]) -> dict[str, str]:
@@ -140,9 +141,7 @@ class ImageDescriptionRepository:
         if not values:
             return
         async with self._sessions() as session:
-            insert = (
-                postgresql.insert if session.bind.dialect.name == "postgresql" else sqlite.insert
-            )
+            insert = postgresql.insert if dialect_name(session) == "postgresql" else sqlite.insert
             stmt = insert(ImageDescriptionRow).values(values)
             await session.execute(stmt.on_conflict_do_nothing(index_elements=["sha256"]))
             await session.commit()

@@ -16,6 +16,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from pallas.core.db.engine import rowcount
 from pallas.core.db.models_pipeline import SessionVariableEventRow, SessionVariableRow
 
 
@@ -78,7 +79,7 @@ def _stored(row: SessionVariableRow) -> StoredVariable:
 
 
 class SessionVariableRepository:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     async def load(
@@ -165,7 +166,7 @@ class SessionVariableRepository:
                 updated_at=now,
             )
         )
-        return bool(result.rowcount)  # type: ignore[attr-defined]
+        return bool(rowcount(result))
 
     @staticmethod
     def _event(

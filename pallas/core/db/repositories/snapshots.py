@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, select
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.db.models import InjectionSnapshotRow
 
@@ -39,7 +39,9 @@ def _to_snapshot(row: InjectionSnapshotRow) -> InjectionSnapshot:
 
 
 class SnapshotRepository:
-    def __init__(self, sessions: async_sessionmaker, *, keep_per_group: int = 200) -> None:
+    def __init__(
+        self, sessions: async_sessionmaker[AsyncSession], *, keep_per_group: int = 200
+    ) -> None:
         self._sessions = sessions
         self._keep = keep_per_group
 
@@ -96,7 +98,9 @@ class SnapshotRepository:
             row = (await session.scalars(stmt)).first()
         return _to_snapshot(row) if row else None
 
-    async def by_bot_message(self, bot_id: int, group_id: int, message_id: int):
+    async def by_bot_message(
+        self, bot_id: int, group_id: int, message_id: int
+    ) -> InjectionSnapshot | None:
         """The snapshot of the turn that produced a given bot message (for feedback blame)."""
         stmt = (
             select(InjectionSnapshotRow)

@@ -12,8 +12,9 @@ from typing import Any
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from pallas.core.db.engine import rowcount
 from pallas.core.db.models_stickers import StickerRow
 
 PENDING, DESCRIBED, FAILED = "pending", "described", "failed"
@@ -76,7 +77,7 @@ def _to_sticker(row: StickerRow) -> Sticker:
 
 
 class StickerRepository:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     async def record_sighting(
@@ -160,10 +161,10 @@ class StickerRepository:
                 twin.last_seen_at = max(float(twin.last_seen_at), float(row.last_seen_at))
                 await session.delete(row)
                 await session.commit()
-                return twin.id
+                return int(twin.id)
             row.sha256, row.mime, row.data = sha256, mime[:64], data
             await session.commit()
-            return row.id
+            return int(row.id)
 
     async def mark(
         self,
@@ -250,7 +251,8 @@ class StickerRepository:
             StickerRow.group_id == group_id,
         )
         async with self._sessions() as session:
-            return await session.scalar(stmt)
+            data: bytes | None = await session.scalar(stmt)
+            return data
 
     async def set_banned(self, bot_id: int, group_id: int, sticker_id: int, banned: bool) -> bool:
         stmt = (
@@ -265,7 +267,7 @@ class StickerRepository:
         async with self._sessions() as session:
             result = await session.execute(stmt)
             await session.commit()
-        return bool(result.rowcount)
+        return bool(rowcount(result))
 
     async def delete(self, bot_id: int, group_id: int, sticker_id: int) -> bool:
         stmt = delete(StickerRow).where(
@@ -276,7 +278,7 @@ class StickerRepository:
         async with self._sessions() as session:
             result = await session.execute(stmt)
             await session.commit()
-        return bool(result.rowcount)
+        return bool(rowcount(result))
 
     async def note_sent(self, sticker_id: int, *, now: float) -> None:
         stmt = (

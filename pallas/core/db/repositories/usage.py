@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.clock import CHINA, local_day
+from pallas.core.db.engine import dialect_name
 from pallas.core.db.models import UsageLedgerRow
 
 __all__ = ["CHINA", "DailyUsage", "UsageRepository", "UsageTotals", "ledger_day", "usage_by_day"]
@@ -32,7 +33,7 @@ class UsageTotals:
 
 
 class UsageRepository:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     async def record(
@@ -59,9 +60,7 @@ class UsageRepository:
             "completion_tokens": completion_tokens,
         }
         async with self._sessions() as session:
-            insert = (
-                postgresql.insert if session.bind.dialect.name == "postgresql" else sqlite.insert
-            )
+            insert = postgresql.insert if dialect_name(session) == "postgresql" else sqlite.insert
             stmt = insert(UsageLedgerRow).values(values)
             table = UsageLedgerRow.__table__.c
             stmt = stmt.on_conflict_do_update(
@@ -112,7 +111,7 @@ class DailyUsage:
 
 
 async def usage_by_day(
-    sessions: async_sessionmaker,
+    sessions: async_sessionmaker[AsyncSession],
     days: list[str],
     *,
     group_id: int | None = None,

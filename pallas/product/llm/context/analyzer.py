@@ -1,8 +1,9 @@
 """Injection snapshots: a record of what one REPLY turn showed the model, and how to read it.
 
-`snapshot_data` turns a built request into plain JSON (sections with chars / tokens and their
-provenance, the messages sequence, trims, stage timings, the routing decision, the exact request
-and what came back). `render_snapshot` prints it for `pallas context` and `/pallas context`.
+`build_snapshot` turns a built request into a typed `TurnSnapshot` (`snapshot_data`: its JSON):
+sections with chars / tokens and their provenance, the messages sequence, trims, stage timings,
+the routing decision, the exact request and what came back. `render_snapshot` prints it for
+`pallas context` and `/pallas context`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from pallas.core.tokens import count_tokens
 from pallas.product.llm.context.context import ChatContextBundle
 from pallas.product.llm.context.request import ChatRequest
+from pallas.product.llm.context.snapshot import TurnSnapshot
 
 
 def _section_rows(request: ChatRequest) -> list[dict[str, Any]]:
@@ -70,6 +72,40 @@ def _budget(request: ChatRequest) -> dict[str, Any]:
     }
 
 
+def build_snapshot(
+    request: ChatRequest,
+    bundle: ChatContextBundle,
+    *,
+    decision: Mapping[str, Any],
+    stage_ms: Mapping[str, float],
+) -> TurnSnapshot:
+    """Everything known before the LLM call; the reply step fills the later fields."""
+    return TurnSnapshot(
+        decision=dict(decision),
+        sections=_section_rows(request),
+        messages=_message_rows(request),
+        budget=_budget(request),
+        pipeline=[
+            {"id": s.processor_id, "status": s.status, "ms": round(s.duration_ms, 3)}
+            for s in request.steps
+        ],
+        retrieval={
+            "traces": dict(bundle.traces),
+            "stage_ms": dict(bundle.stage_durations_ms),
+            "failed": list(bundle.failed_sources),
+        },
+        stage_ms=dict(stage_ms),
+        processor_traces={
+            k.removeprefix("trace."): v
+            for k, v in request.draft.meta.items()
+            if k.startswith("trace.")
+        },
+        request=[dict(m) for m in request.messages],
+        warnings=list(request.warnings),
+        rules=dict(request.draft.meta.get("rules") or {}),
+    )
+
+
 def snapshot_data(
     request: ChatRequest,
     bundle: ChatContextBundle,
@@ -77,33 +113,8 @@ def snapshot_data(
     decision: Mapping[str, Any],
     stage_ms: Mapping[str, float],
 ) -> dict[str, Any]:
-    """Everything known before the LLM call; the caller adds the outcome afterwards."""
-    return {
-        "decision": dict(decision),
-        "sections": _section_rows(request),
-        "messages": _message_rows(request),
-        "budget": _budget(request),
-        "pipeline": [
-            {"id": s.processor_id, "status": s.status, "ms": round(s.duration_ms, 3)}
-            for s in request.steps
-        ],
-        "retrieval": {
-            "traces": dict(bundle.traces),
-            "stage_ms": dict(bundle.stage_durations_ms),
-            "failed": list(bundle.failed_sources),
-        },
-        "stage_ms": dict(stage_ms),
-        # what processors recorded on the blackboard as `trace.<processor id>` (JSON-able)
-        "processor_traces": {
-            k.removeprefix("trace."): v
-            for k, v in request.draft.meta.items()
-            if k.startswith("trace.")
-        },
-        "request": [dict(m) for m in request.messages],
-        "warnings": list(request.warnings),
-        # regex hits, worldbook placements / drops, macros, injections (rule_processors.py)
-        "rules": dict(request.draft.meta.get("rules") or {}),
-    }
+    """`build_snapshot(...).to_dict()`: the JSON the orchestrator completes as the turn goes."""
+    return build_snapshot(request, bundle, decision=decision, stage_ms=stage_ms).to_dict()
 
 
 def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> list[str]:

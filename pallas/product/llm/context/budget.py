@@ -338,4 +338,4 @@ def apply_budget(
         elapsed_ms=(time.perf_counter() - started) * 1000,
     )
     new_draft = draft.with_sections(new_sections).with_messages(new_messages)
-    return BudgetResult(new_draft.with_meta(budget_report=report), report, system)
+    return BudgetResult(replace(new_draft, budget_report=report), report, system)

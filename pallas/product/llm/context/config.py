@@ -27,7 +27,6 @@ class ContextConfig(BaseModel):
     ambient_line_cap: int = Field(default=120, ge=8)
     ambient_block_cap: int = Field(default=1200, ge=40)
     user_message_max_chars: int = Field(default=2000, ge=40)
-    assistant_label: str = Field(default="帕拉斯", min_length=1)  # ambient assistant rows
 
     # 群聊相邻语境
     timeline_width: int = Field(default=8, ge=0)  # @ / alias / follow-up triggers
@@ -35,8 +34,6 @@ class ContextConfig(BaseModel):
     timeline_line_cap: int = Field(default=240, ge=16)
     timeline_block_cap: int = Field(default=2400, ge=64)
     timeline_max_images: int = Field(default=3, ge=0)
-    bot_label: str = Field(default="牛牛", min_length=1)
-    other_bot_label: str = Field(default="别的牛", min_length=1)
 
     # system prompt
     block_max_chars: int = Field(default=4000, ge=64)  # per-section sanitiser cap

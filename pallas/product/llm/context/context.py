@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pallas.core.turn import TurnInput
-from pallas.product.llm.context.turn_context import RetrievedBlock
+from pallas.product.llm.context.processor_inputs import RetrievedBlock
 
 log = logging.getLogger("pallas.context")
 

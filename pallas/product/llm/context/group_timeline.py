@@ -17,11 +17,11 @@ as `【牛牛刚才说】…`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pallas.core.cq import SEGMENT_PLACEHOLDERS, parse_cq
 from pallas.core.records import StoredMessage
 from pallas.core.turn import anonymous_member_label
 from pallas.product.llm.context.sections import HEADER_GROUP_TIMELINE
@@ -29,50 +29,6 @@ from pallas.product.llm.persona.prompt_guard import cap_text, sanitize_inline, s
 
 DEFAULT_BOT_LABEL = "牛牛"
 DEFAULT_OTHER_BOT_LABEL = "别的牛"
-
-_CQ_RE = re.compile(r"\[CQ:([A-Za-z0-9_.\-]+)((?:,[^\]]*)?)\]")
-_PLACEHOLDERS = {
-    "face": "[表情]",
-    "record": "[语音]",
-    "video": "[视频]",
-    "file": "[文件]",
-    "forward": "[聊天记录]",
-    "node": "[聊天记录]",
-    "json": "[卡片]",
-    "xml": "[卡片]",
-    "share": "[链接]",
-    "music": "[音乐]",
-    "location": "[位置]",
-    "contact": "[名片]",
-    "poke": "[戳一戳]",
-    "dice": "[骰子]",
-    "rps": "[猜拳]",
-    "markdown": "[消息]",
-}
-
-
-def _unescape(text: str) -> str:
-    return (
-        text.replace("&#91;", "[").replace("&#93;", "]").replace("&#44;", ",").replace("&amp;", "&")
-    )
-
-
-def parse_cq_message(raw: str) -> list[dict[str, Any]]:
-    """OneBot v11 CQ-code string → segment dicts (`{"type", "data"}`)."""
-    segments: list[dict[str, Any]] = []
-    pos = 0
-    for match in _CQ_RE.finditer(raw or ""):
-        if match.start() > pos:
-            segments.append({"type": "text", "data": {"text": _unescape(raw[pos : match.start()])}})
-        data: dict[str, str] = {}
-        for part in match.group(2).split(",")[1:]:
-            key, _, value = part.partition("=")
-            data[key.strip()] = _unescape(value)
-        segments.append({"type": match.group(1), "data": data})
-        pos = match.end()
-    if pos < len(raw or ""):
-        segments.append({"type": "text", "data": {"text": _unescape(raw[pos:])}})
-    return segments
 
 
 def _http_url(data: Mapping[str, Any]) -> str | None:
@@ -87,7 +43,7 @@ def _message_segments(msg: StoredMessage) -> Sequence[Mapping[str, Any]]:
     if msg.segments:
         return msg.segments
     if msg.raw_message:
-        return parse_cq_message(msg.raw_message)
+        return parse_cq(msg.raw_message or "")
     return [{"type": "text", "data": {"text": msg.text}}]
 
 
@@ -152,8 +108,8 @@ def _render_content(
             if summary and not summary.startswith("["):
                 summary = f"[{summary}]"
             parts.append(summary or "[图片]")
-        elif kind in _PLACEHOLDERS:
-            parts.append(_PLACEHOLDERS[kind])
+        elif kind in SEGMENT_PLACEHOLDERS:
+            parts.append(SEGMENT_PLACEHOLDERS[kind])
     return sanitize_inline("".join(parts), 10_000), urls
 
 

@@ -22,9 +22,12 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pallas.product.llm.context.sections import section_rank
+
+if TYPE_CHECKING:
+    from pallas.product.llm.context.budget import BudgetReport
 
 log = logging.getLogger("pallas.context.pipeline")
 
@@ -97,12 +100,20 @@ def _freeze(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class PromptDraft:
-    """System sections (canonical order) + messages + a small blackboard (`meta`)."""
+    """System sections (canonical order) + messages + the values processors hand on.
+
+    Values a later stage reads are typed fields; `meta` only carries what is recorded for the
+    operator (`trace.<processor id>`, `skipped.<id>`, `rules`, skip reasons).
+    """
 
     sections: tuple[PromptSection, ...] = ()
     messages: tuple[DraftMessage, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
     request: tuple[Mapping[str, Any], ...] | None = None  # set by the formatter
+    timeline_present: bool = False  # set by the group_timeline processor
+    timeline_images: tuple[str, ...] = ()  # its http(s) image URLs (timeline_images reads them)
+    budget_report: BudgetReport | None = None  # set by the budget stage
+    macros_used: frozenset[str] = frozenset()  # {{macros}} expanded so far (rule processors)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "meta", _freeze(self.meta))

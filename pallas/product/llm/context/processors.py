@@ -2,7 +2,7 @@
 
 The orchestrator gathers everything a REPLY turn needs (timeline rows, session rows, retrieved
 blocks, turn policy, reply shape, tool results) into one frozen `ChatTurnContext`
-(`turn_context.py`); processors only read it and add sections / messages to the draft.
+(`processor_inputs.py`); processors only read it and add sections / messages to the draft.
 Sections whose sources arrive in later work (memory, knowledge, relationship, …) are real
 processors that render nothing without data.
 
@@ -17,7 +17,8 @@ reply_shape, session_messages, budget.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pallas.product.llm.attachments.images import image_budget
@@ -46,6 +47,7 @@ from pallas.product.llm.context.pipeline import (
     PromptDraft,
     PromptSection,
 )
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.context.prompt_overrides import (
     apply_prompt_overrides,
     load_chat_prompt_overrides,
@@ -56,7 +58,6 @@ from pallas.product.llm.context.rule_processors import (
     rule_processors,
 )
 from pallas.product.llm.context.session_store import build_llm_chat_messages
-from pallas.product.llm.context.turn_context import ChatTurnContext
 from pallas.product.llm.kb.processor import KnowledgePlaceholderProcessor
 from pallas.product.llm.persona.prompt_guard import (
     PROMPT_INJECTION_GUARD,
@@ -107,7 +108,7 @@ class SelfIdentityProcessor(BaseProcessor):
                 persona_name=ctx.persona_name,
                 nickname=ctx.bot_nickname,
                 bot_id=ctx.bot_id,
-                bot_label=ctx.config.bot_label,
+                bot_label=ctx.bot_label,
             )
             source = "self_identity.compiled"
         return draft.put_section(
@@ -153,8 +154,8 @@ class GroupTimelineProcessor(BaseProcessor):
             ctx.timeline_messages,
             bot_id=ctx.bot_id,
             other_bot_ids=ctx.other_bot_ids,
-            bot_label=cfg.bot_label,
-            other_bot_label=cfg.other_bot_label,
+            bot_label=ctx.bot_label,
+            other_bot_label=ctx.other_bot_label,
             width=width,
             line_cap=cfg.timeline_line_cap,
             block_cap=cfg.timeline_block_cap,
@@ -174,8 +175,10 @@ class GroupTimelineProcessor(BaseProcessor):
             memory_ids=tuple(str(mid) for mid in timeline.message_ids),
             headers=timeline.headers,
         )
-        return draft.put_section(section).with_meta(
-            timeline_present=True, timeline_images=timeline.image_urls
+        return replace(
+            draft.put_section(section),
+            timeline_present=True,
+            timeline_images=tuple(timeline.image_urls),
         )
 
 
@@ -234,9 +237,9 @@ class SessionMessagesProcessor(BaseProcessor):
             user_turns=ctx.user_turns,
             group_turns=ctx.group_turns,
             persona_name=ctx.persona_name,
-            assistant_label=cfg.assistant_label,
+            assistant_label=ctx.assistant_label,
             can_read_runtime_state=ctx.can_read_runtime_state,
-            timeline_present=bool(draft.meta.get("timeline_present")),
+            timeline_present=draft.timeline_present,
             short_social=ctx.short_social,
             include_recent_pair=ctx.include_recent_pair,
             user_window=cfg.session_user_window,
@@ -259,11 +262,14 @@ class TimelineImagesProcessor(BaseProcessor):
     id, priority = "timeline_images", 350
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
-        urls: Sequence[str] = draft.meta.get("timeline_images", ())
+        urls = draft.timeline_images
         if not urls or not ctx.vision_enabled or ctx.recognition_question:
             return draft
         images = [{"type": "image_url", "image_url": {"url": url}} for url in urls]
-        blocks = ({"type": "text", "text": TIMELINE_IMAGES_CAPTION}, *images)
+        blocks: tuple[Mapping[str, Any], ...] = (
+            {"type": "text", "text": TIMELINE_IMAGES_CAPTION},
+            *images,
+        )
         message = DraftMessage(
             "user", blocks, "group_timeline.images", "timeline_images", TIMELINE_IMAGES
         )
@@ -279,7 +285,7 @@ class PromptOverridesProcessor(BaseProcessor):
         if not overrides:
             return draft
         sections, applied = apply_prompt_overrides(draft.sections, overrides)
-        out = PromptDraft(messages=draft.messages, meta=draft.meta, request=draft.request)
+        out = replace(draft, sections=())
         for section in sections:
             out = out.put_section(section)
         return out.with_meta(prompt_overrides=applied)

@@ -9,8 +9,8 @@ from typing import Any
 from pallas.product.llm.context.budget import BudgetReport
 from pallas.product.llm.context.chat_prompt import ChatPromptAssembler, draft_request
 from pallas.product.llm.context.pipeline import ContextPipeline, PromptDraft, StepTrace
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.context.processors import build_chat_pipeline
-from pallas.product.llm.context.turn_context import ChatTurnContext
 
 
 def request_messages(draft: PromptDraft, *, block_max_chars: int = 4000) -> list[dict[str, Any]]:
@@ -36,7 +36,7 @@ class ChatRequest:
 
     @property
     def budget_report(self) -> BudgetReport | None:
-        return self.draft.meta.get("budget_report")
+        return self.draft.budget_report
 
 
 async def assemble_chat_request(

@@ -50,6 +50,8 @@ def _rules(ctx: Any) -> TurnRules | None:
 def _record(draft: PromptDraft, key: str, value: Any) -> PromptDraft:
     rules = dict(draft.meta.get("rules") or {})
     rules[key] = value
+    if key == "macros":  # what later processors read is the typed field, the trace is for people
+        draft = replace(draft, macros_used=frozenset(value.get("used", ())))
     return draft.with_meta(rules=rules)
 
 
@@ -288,11 +290,9 @@ class InjectionProcessor(BaseProcessor):
             draft = draft.with_messages(insert_at_depths(draft.messages, placements))
         if placed:
             draft = _record(draft, "injections", placed)
-        macros = dict((draft.meta.get("rules") or {}).get("macros") or {})
         if used:
             draft = _record(draft, "macros", _macro_trace(draft, used, []))
-            macros = (draft.meta.get("rules") or {}).get("macros") or {}
-        return _tools_fallback(draft, "tools" in macros.get("used", []))
+        return _tools_fallback(draft, "tools" in draft.macros_used)
 
 
 def _anchor(item: InjectionConfig) -> tuple[str, str]:

@@ -17,7 +17,7 @@ import logging
 from dataclasses import dataclass
 from typing import Literal
 
-from pallas.core.clock import local_day
+from pallas.core.clock import DAY_S, local_day
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.state import StateStore, claim
 from pallas.product.llm.cost.ladder import TodayUsage, Usage
@@ -26,7 +26,7 @@ log = logging.getLogger("pallas.cost")
 
 Kind = Literal["chat", "vision"]
 KINDS: tuple[Kind, ...] = ("chat", "vision")
-DAY_TTL_S = 2 * 86_400.0
+DAY_TTL_S = 2 * DAY_S
 PREFIX = "cost"
 MEMBERS_KEPT = 500
 

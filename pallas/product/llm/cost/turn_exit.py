@@ -12,12 +12,12 @@ import random
 
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
+from pallas.product.llm.chat_turn_contracts import TurnOutcome
 from pallas.product.llm.cost.counters import UsageCounters
 from pallas.product.llm.cost.guard import CostGuard, CostVerdict
 from pallas.product.llm.cost.ladder import Limits
 from pallas.product.llm.delivery.delivery import GroupSender, send_phrase
 from pallas.product.llm.routing.route_pipeline import RouteResult
-from pallas.product.llm.turn_values import TurnOutcome
 from pallas.runtime import PallasRuntime
 
 log = logging.getLogger("pallas.cost")

@@ -28,15 +28,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from pallas.core.text import strip_invisible
 from pallas.product.llm.svars.ops import strip_svar_tags
 
 DEFAULT_SPEAKER_NAMES = ("帕拉斯", "牛牛", "Pallas")
 SENTENCE_END = "。！？!?～~…"
 _CUT_AFTER = SENTENCE_END + "，,；;、 "
 
-_INVISIBLE_RE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f\u200b\u200c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
-)
 _THINK_BLOCK_RE = re.compile(r"<(think|thinking|reasoning)>.*?</\1\s*>", re.I | re.S)
 _THINK_OPEN_RE = re.compile(r"<(think|thinking|reasoning)>", re.I)
 _THINK_CLOSE_RE = re.compile(r"</(think|thinking|reasoning)\s*>", re.I)
@@ -223,7 +221,9 @@ def parse_reply(
 ) -> ParsedReply:
     """Parse one completion. `total_cap` defaults to 3 × max_segments × max_chars (≥ 120)."""
     notes: list[str] = []
-    text = _INVISIBLE_RE.sub("", (raw or "").replace("\r\n", "\n").replace("\r", "\n"))
+    text = strip_invisible(
+        (raw or "").replace("\r\n", "\n").replace("\r", "\n"), keep_emoji_joiner=True
+    )
     had_text = bool(text.strip())
     text = _strip_think(text, notes)
     if (stripped := strip_svar_tags(text)) != text:

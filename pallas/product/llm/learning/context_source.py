@@ -27,7 +27,7 @@ from pallas.core.db.repositories.learning import LearningRepository
 from pallas.core.db.repositories.learning_feedback import FeedbackRepository
 from pallas.product.llm.context import sections as S
 from pallas.product.llm.context.context import GatherRequest, SourceContribution
-from pallas.product.llm.context.turn_context import RetrievedBlock
+from pallas.product.llm.context.processor_inputs import RetrievedBlock
 from pallas.product.llm.routing.ambient_stake import ObservedPhrase, observed_mood
 from pallas.product.llm.routing.text_signals import (
     SocialAction,

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.learning import LearningRepository
 from pallas.core.db.repositories.learning_feedback import FeedbackRepository
 from pallas.core.state import StateStore
@@ -28,7 +29,6 @@ from .text import match_key
 log = logging.getLogger("pallas.learning")
 
 _FEEDBACK_LOOKBACK_DAYS = 365.0
-_SECONDS_PER_DAY = 86_400.0
 
 
 def generation_key(bot_id: int, group_id: int) -> str:
@@ -119,7 +119,7 @@ class GroupLearningCache:
         labels = await self._learning.labels(bot_id, group_id, limit=max(pool_size * 2, 100))
         strategies = await self._learning.strategies(bot_id, group_id)
         stored_profile = await self._learning.profile(bot_id, group_id)
-        since = now - _FEEDBACK_LOOKBACK_DAYS * _SECONDS_PER_DAY
+        since = now - _FEEDBACK_LOOKBACK_DAYS * DAY_S
         feedback = await self._feedback.for_group(bot_id, group_id, since=since)
         return GroupLearningData(
             bot_id=bot_id,

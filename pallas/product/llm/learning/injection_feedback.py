@@ -19,6 +19,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from pallas.core.learning_records import Blame, FeedbackKey, FeedbackOutcome
 from pallas.core.records import StoredMessage
 
 from .text import clean_text, match_key
@@ -40,9 +41,6 @@ DEFAULT_BLAME_WEIGHTS: Mapping[str, float] = {
     SourceKind.BOT_LINE.value: -1.0,
 }
 DEFAULT_NEGATIVE_WORDS: tuple[str, ...] = ("不可以",)
-_SECONDS_PER_DAY = 86_400.0
-
-FeedbackKey = tuple[int, int, int, int]  # bot id, group id, bot message id, admin id
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,51 +128,6 @@ def matched_negative_word(
         if key == word_key or (near_edge and len(key) - len(word_key) <= max_extra_chars):
             return word
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class Blame:
-    kind: str
-    source_id: str
-    weight: float  # negative, from the blame weights
-    phrase: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class FeedbackOutcome:
-    """One stored negative outcome; `key` is its idempotency key."""
-
-    bot_id: int
-    group_id: int
-    bot_message_id: int
-    admin_id: int
-    created_at: float
-    word: str
-    blames: tuple[Blame, ...]
-    bot_text: str = ""
-    ignored_sources: tuple[str, ...] = ()  # snapshot kinds without a blame weight (trace)
-    undone_at: float | None = None
-
-    @property
-    def key(self) -> FeedbackKey:
-        return (self.bot_id, self.group_id, self.bot_message_id, self.admin_id)
-
-    @property
-    def active(self) -> bool:
-        return self.undone_at is None
-
-    def decay(self, now: float, half_life_days: float = 30.0) -> float:
-        if not self.active:
-            return 0.0
-        if half_life_days <= 0:
-            return 1.0
-        age_days = max(0.0, now - self.created_at) / _SECONDS_PER_DAY
-        return 0.5 ** (age_days / half_life_days)
-
-    def penalty(self, now: float, half_life_days: float = 30.0) -> float:
-        """Total decayed penalty (positive magnitude); 0 once undone."""
-        factor = self.decay(now, half_life_days)
-        return sum(abs(blame.weight) for blame in self.blames) * factor
 
 
 def attribute_blame(

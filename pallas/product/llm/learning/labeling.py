@@ -14,6 +14,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pallas.core.learning_records import PairLabel
+
 from .pairs import LearningType, ReplyPair
 from .text import sanitize_inline
 
@@ -44,27 +46,6 @@ LABEL_SYSTEM_PROMPT = "\n".join(
         "interaction_action 描述我那句话是怎么接的，outcome 根据群友的反应判断效果。",
     )
 )
-
-
-@dataclass(frozen=True, slots=True)
-class PairLabel:
-    """The cheap model's reading of one pair; stored next to the pair (bot × group)."""
-
-    trigger_id: int
-    response_id: int
-    learning_type: LearningType
-    situation: str
-    interaction_action: str
-    intensity: int  # 1..3
-    transferable: bool
-    outcome: str = ""
-    time: float = 0.0  # the pair's response time (for recency weighting)
-    bot_id: int = 0
-    group_id: int = 0
-
-    @property
-    def key(self) -> tuple[int, int]:
-        return (self.trigger_id, self.response_id)
 
 
 @dataclass(frozen=True, slots=True)

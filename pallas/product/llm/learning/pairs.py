@@ -19,49 +19,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 
+from pallas.core.learning_records import LearningType, PairKind, ReplyPair
 from pallas.core.records import StoredMessage
 
 from .text import DEFAULT_BLOCKED_WORDS, DEFAULT_COMMAND_PREFIXES, clean_text, noise_reason
-
-
-class PairKind(StrEnum):
-    QUOTE = "quote"
-    ADJACENT = "adjacent"
-
-
-class LearningType(StrEnum):
-    OBSERVED = "observed"  # members answering members → 群表达指导 / 真人接话参考
-    SELF_REFLECTION = "self_reflection"  # members answering the bot → 接话复盘
-
-
-@dataclass(frozen=True, slots=True)
-class ReplyPair:
-    """One trigger → response pair; texts are cleaned (placeholders removed, one line)."""
-
-    trigger_id: int
-    response_id: int
-    trigger_text: str
-    response_text: str
-    kind: PairKind
-    trigger_user: int
-    response_user: int
-    time: float  # when the response was sent
-    learning_type: LearningType
-    bot_id: int = 0
-    group_id: int = 0
-    response_row_id: int = 0  # `message` table row of the response: the resume cursor
-    context_text: str = ""  # self_reflection only: the member line the bot was answering
-
-    @property
-    def key(self) -> tuple[int, int]:
-        return (self.trigger_id, self.response_id)
-
-    @property
-    def source_token(self) -> str:
-        """Provenance token recorded in the injection snapshot when this pair is injected."""
-        return f"pair:{self.bot_id}:{self.group_id}:{self.trigger_id}:{self.response_id}"
 
 
 @dataclass(frozen=True, slots=True)

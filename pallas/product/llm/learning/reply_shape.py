@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from pallas.core.learning_records import GroupReplyProfile
 from pallas.core.records import StoredMessage
 
 from .text import DEFAULT_COMMAND_PREFIXES, clean_text
@@ -23,19 +24,6 @@ class Rhythm(StrEnum):
     SINGLE = "single"  # one bubble per turn dominates
     BURST = "burst"  # several short bubbles per turn dominate
     MIXED = "mixed"
-
-
-@dataclass(frozen=True, slots=True)
-class GroupReplyProfile:
-    bot_id: int
-    group_id: int
-    sample_turns: int
-    sample_bubbles: int
-    bubbles_p50: float
-    bubbles_p90: float
-    chars_p50: float  # chars per bubble
-    chars_p90: float
-    single_bubble_share: float  # share of turns with exactly one bubble, 0..1
 
 
 def percentile(values: Sequence[float], q: float) -> float:

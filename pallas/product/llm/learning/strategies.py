@@ -11,11 +11,13 @@ Self-reflection never feeds 【群表达指导】 (that module only accepts obse
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+
+from pallas.core.clock import DAY_S
+from pallas.core.learning_records import BehaviorStrategy
 
 from .labeling import (
     ACTION_MAX_CHARS,
@@ -36,27 +38,6 @@ REFLECTION_HEADER = "【接话复盘】"
 REFLECTION_GUARD = (
     "- 以下是你之前自己接话的例子，只参考每次接得怎么样，别照搬原话，也别复刻当时用词。"
 )
-_SECONDS_PER_DAY = 86_400.0
-
-
-@dataclass(frozen=True, slots=True)
-class BehaviorStrategy:
-    situation: str
-    action: str
-    outcome: str
-    learning_type: LearningType
-    support_count: int
-    score: float
-    bot_id: int = 0
-    group_id: int = 0
-
-    @property
-    def source_token(self) -> str:
-        """Provenance token for the injection snapshot (source kind `semantic`)."""
-        digest = hashlib.sha1(
-            f"{match_key(self.situation)}|{match_key(self.action)}".encode()
-        ).hexdigest()[:12]
-        return f"strategy:{self.bot_id}:{self.group_id}:{self.learning_type.value}:{digest}"
 
 
 def summarize_strategies(
@@ -104,7 +85,7 @@ def _most_common(values: Iterable[str]) -> str:
 def _decay(time: float, now: float | None, half_life_days: float) -> float:
     if now is None or half_life_days <= 0:
         return 1.0
-    age_days = max(0.0, now - time) / _SECONDS_PER_DAY
+    age_days = max(0.0, now - time) / DAY_S
     return 0.5 ** (age_days / half_life_days)
 
 

@@ -1,4 +1,6 @@
-"""Text helpers shared by the learning modules: noise filtering, matching keys, safe inlining.
+"""Text helpers shared by the learning modules: noise filtering, blocked words, safe inlining.
+
+Cleaning and phrase keys are the shared `pallas.core.text` ones (re-exported here).
 
 Everything here is pure and cheap; nothing imports NoneBot, the database or a model.
 """
@@ -6,10 +8,10 @@ Everything here is pure and cheap; nothing imports NoneBot, the database or a mo
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Collection
 from functools import lru_cache
 
+from pallas.core.text import clean_text, content_chars, match_key
 from pallas.product.llm.persona.prompt_guard import cap_text
 from pallas.product.llm.persona.prompt_guard import sanitize_inline as guard_sanitize_inline
 
@@ -43,37 +45,7 @@ DEFAULT_BLOCKED_WORDS: tuple[str, ...] = (
 
 DEFAULT_COMMAND_PREFIXES: tuple[str, ...] = ("/", "#", "／", "＃")
 
-_ZERO_WIDTH = re.compile("[\u200b-\u200f\u2028-\u202f\u2060-\u206f\ufeff]")
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
-# Placeholders the recorder leaves for non-text segments: [图片] [表情] [语音] [CQ:...]
-_PLACEHOLDER = re.compile(
-    r"\[CQ:[^\]]*\]|\[(?:图片|表情|动画表情|语音|视频|文件|分享|戳一戳)[^\]]{0,8}\]"
-)
-_WHITESPACE = re.compile(r"\s+")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_LINE_BREAKS = re.compile(r"[\r\n\t\x85]")
-
-
-def strip_invisible(text: str) -> str:
-    """Drop zero-width and control characters (line breaks and tabs become spaces)."""
-    return _CONTROL.sub("", _ZERO_WIDTH.sub("", _LINE_BREAKS.sub(" ", text)))
-
-
-def clean_text(text: str) -> str:
-    """Plain text as learning sees it: placeholders removed, whitespace collapsed."""
-    text = _PLACEHOLDER.sub(" ", strip_invisible(text or ""))
-    return _WHITESPACE.sub(" ", text).strip()
-
-
-def content_chars(text: str) -> str:
-    """Letters, digits and CJK only (punctuation, symbols, emoji and spaces removed)."""
-    return "".join(ch for ch in text if unicodedata.category(ch)[0] in ("L", "N"))
-
-
-@lru_cache(maxsize=65_536)
-def match_key(text: str) -> str:
-    """Case-folded content characters: the key used to compare phrases."""
-    return content_chars(clean_text(text)).casefold()
 
 
 def contains_blocked_word(text: str, blocked_words: Collection[str]) -> str | None:

@@ -208,6 +208,8 @@ def parse_extraction(text: str) -> list[RawFact]:
         source = item.get("source", item.get("sources", []))
         if isinstance(source, str):
             source = [source]
+        elif not isinstance(source, list):
+            source = []
         subject = item.get("subject")
         facts.append(
             RawFact(

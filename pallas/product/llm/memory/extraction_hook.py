@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from pallas.core.clock import DAY_S
 from pallas.core.records import StoredMessage
 from pallas.core.state import claim
 from pallas.core.tokens import count_message_tokens
@@ -35,7 +36,7 @@ from pallas.runtime import PallasRuntime
 
 log = logging.getLogger("pallas.memory.extract")
 
-STATE_TTL_S = 7 * 86_400.0
+STATE_TTL_S = 7 * DAY_S
 LOCK_TTL_S = 300.0
 
 

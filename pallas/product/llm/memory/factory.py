@@ -21,21 +21,18 @@ from pallas.product.llm.memory.sources import (
     PersonFactsSource,
     RelationshipSource,
 )
-from pallas.product.llm.memory.worldbook_service import WorldbookLibrary
+from pallas.product.llm.memory.worldbook.service import WorldbookLibrary
 from pallas.product.llm.provider.models import profile_for
 from pallas.runtime import PallasRuntime
 
 
 def build_memory_service(runtime: PallasRuntime) -> MemoryService:
-    defaults = GroupConfig().memory
     service = MemoryService(
         MemoryRepository(runtime.sessions),
         runtime.state,
         runtime.clock,
         llm=runtime.llm,
         embeddings=bool(runtime.settings.pallas_embedding_model),
-        cache_ttl_s=defaults.cache_ttl_seconds,
-        cache_entries=defaults.cache_max_entries,
     )
     service.write_listeners.append(MemoryExpander(runtime).expand)
     return service

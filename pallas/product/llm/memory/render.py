@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pallas.core.db.repositories.memory import MemoryItem
-from pallas.product.llm.context.turn_context import RetrievedBlock
+from pallas.product.llm.context.processor_inputs import RetrievedBlock
 from pallas.product.llm.memory.fact_guard import classify_fact
 from pallas.product.llm.memory.kinds import HEADERS, PERSON_FACTS, RELATIONSHIP
-from pallas.product.llm.memory.worldbook_result import ActivatedEntry
+from pallas.product.llm.memory.worldbook.result import ActivatedEntry
 from pallas.product.llm.persona.prompt_guard import sanitize_inline, sanitize_prompt_block
 
 LINE_MAX_CHARS = 240

@@ -77,8 +77,6 @@ class RetrievalConfig(BaseModel):
     # With embeddings on: rows the vector index adds per block beyond the recent window
     # (nearest to the question over every live row of the readable scopes).
     vector_k: int = Field(default=20, ge=0, le=500)
-    cache_ttl_seconds: float = Field(default=300.0, ge=0)
-    cache_max_entries: int = Field(default=512, ge=0)
     # Named shared pools this group also reads (``pool:<name>`` scopes); empty = own group only.
     shared_pools: tuple[str, ...] = ()
     # Rows loaded per block kind before scoring (most recently used first): bounds the work.
@@ -121,4 +119,5 @@ class RetrievalConfig(BaseModel):
     def block(self, kind: str) -> BlockRetrievalConfig:
         if kind not in BLOCK_DEFAULTS:
             raise KeyError(f"unknown retrieval block kind: {kind!r}")
-        return getattr(self, kind)
+        block: BlockRetrievalConfig = getattr(self, kind)
+        return block

@@ -26,6 +26,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pallas.core.clock import DAY_S
 from pallas.product.llm.memory.concepts import (
     concept_similarity,
     fact_concepts,
@@ -37,8 +38,6 @@ from pallas.product.llm.memory.retrieval_config import (
     RetrievalConfig,
 )
 from pallas.product.llm.memory.text import tokenize
-
-SECONDS_PER_DAY = 86_400.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +62,7 @@ class MemoryCandidate:
 
     def days_since_access(self, now: float) -> float:
         last = self.last_access_at if self.last_access_at is not None else self.created_at
-        return max(0.0, (now - last) / SECONDS_PER_DAY)
+        return max(0.0, (now - last) / DAY_S)
 
 
 # ---------------------------------------------------------------- similarity

@@ -25,8 +25,8 @@ from pallas.core.state import StateStore
 from pallas.core.tokens import count_tokens
 from pallas.product.llm.context import sections as S
 from pallas.product.llm.context.context import GatherRequest, SourceContribution
+from pallas.product.llm.context.processor_inputs import RetrievedBlock
 from pallas.product.llm.context.rule_processors import WORLDBOOK_BLOCK
-from pallas.product.llm.context.turn_context import RetrievedBlock
 from pallas.product.llm.context.turn_rules import ScanCleaner, scan_cleaner
 from pallas.product.llm.memory.isolation import readable_scopes
 from pallas.product.llm.memory.kinds import (
@@ -37,7 +37,7 @@ from pallas.product.llm.memory.kinds import (
 )
 from pallas.product.llm.memory.render import KindBlock, build_block
 from pallas.product.llm.memory.service import BlockResult, MemoryService
-from pallas.product.llm.memory.worldbook_service import (
+from pallas.product.llm.memory.worldbook.service import (
     WorldbookLibrary,
     WorldbookTurn,
     activate_for_turn,

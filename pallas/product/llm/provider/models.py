@@ -1,4 +1,4 @@
-"""Per-model capabilities: context window, reserved output, image input, formatter rules.
+"""Per-model capabilities: context window, reserved output, image input, prices.
 
 Declared in group config (`[models."<model name>"]`), falling back to `[models.default]`.
 Image input is off unless a model declares it: text-only models never receive image blocks.
@@ -18,8 +18,6 @@ class ModelProfile(BaseModel):
     temperature: float = Field(default=0.8, ge=0, le=2)
     supports_images: bool = False
     image_tokens: int = Field(default=765, ge=0, le=20_000)  # budget cost of one attached image
-    supports_system_role: bool = True
-    requires_alternation: bool = False  # some providers want strict user/assistant turns
     # prices per 1,000,000 tokens (any currency; the console's usage page shows cost when set)
     input_price: float | None = Field(default=None, ge=0)
     output_price: float | None = Field(default=None, ge=0)

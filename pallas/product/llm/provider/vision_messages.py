@@ -1,9 +1,9 @@
 """Images of a REPLY turn (spec: 群聊相邻语境, messages 序列), for models that declare images.
 
 - **Text of the turn.** The member's message reaches the model with one `[图片]` per image and
-  market-face stickers as their summary text (`turn_display_text`); the session stores the same
-  turn with `[图片]:url=X` placeholders (`session_user_content`) so a later summary can still
-  describe the pictures. No vision call happens for that.
+  market-face stickers as their summary text; the session stores the same turn with
+  `[图片]:url=X` placeholders so a later summary can still describe the pictures (both in
+  `context/message_text.py`). No vision call happens for that.
 - **Current images** (vision models only, `ModelProfile.supports_images`): the message's own
   images plus the images of the message it quotes — looked up in the message store first, then
   through an injected `QuotedMessageFetcher` (OneBot `get_msg`; negative ids are ordinary) —
@@ -30,21 +30,16 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pallas.core.cq import parse_cq
 from pallas.core.records import StoredMessage
 from pallas.core.turn import TurnInput
-from pallas.product.llm.context.group_timeline import parse_cq_message
+from pallas.product.llm.context.message_text import image_segment_urls
 from pallas.product.llm.context.processors import TIMELINE_IMAGES_CAPTION
 from pallas.product.llm.provider.image_fetch import (
     FetchedImage,
     ImageFetchConfig,
     ImageFetcher,
     to_data_url,
-)
-from pallas.product.llm.provider.vision_content import (
-    mface_text,
-    placeholder_with_image_urls,
-    sanitize_image_url,
-    strip_placeholders,
 )
 
 log = logging.getLogger("pallas.vision")
@@ -68,68 +63,9 @@ class MessageLookup(Protocol):
 # --------------------------------------------------------------------------- the turn's text
 
 
-def _image_segment_urls(segments: Segments) -> list[str]:
-    """One entry per `image` segment: its http(s) URL, or "" when it has none."""
-    urls: list[str] = []
-    for seg in segments:
-        if str(seg.get("type", "")) != "image":
-            continue
-        data = seg.get("data") or {}
-        url = next(
-            (
-                clean
-                for key in ("url", "file")
-                if (clean := sanitize_image_url(str(data.get(key) or ""))) is not None
-            ),
-            "",
-        )
-        urls.append(url)
-    return urls
-
-
 def image_urls_from_segments(segments: Segments) -> list[str]:
     """Distinct usable http(s) image URLs of a message (stickers excluded), in order."""
-    return list(dict.fromkeys(u for u in _image_segment_urls(segments) if u))
-
-
-def _turn_segments(turn: TurnInput) -> list[dict[str, Any]]:
-    return [seg.to_dict() for seg in turn.segments]
-
-
-def turn_session_text(turn: TurnInput) -> str:
-    """The turn as the session stores it: text, sticker summaries, `[图片]:url=X` per image."""
-    segments = _turn_segments(turn)
-    stickers = [
-        mface_text((s.get("data") or {}).get("summary")) for s in segments if s["type"] == "mface"
-    ]
-    base = " ".join(p for p in (turn.text.strip(), *stickers) if p)
-    return placeholder_with_image_urls(base, _image_segment_urls(segments))
-
-
-def turn_display_text(turn: TurnInput) -> str:
-    """The turn as the model reads it: images as `[图片]`, stickers as their summary.
-
-    A message without images or stickers is returned unchanged.
-    """
-    if not any(seg.type in ("image", "mface") for seg in turn.segments):
-        return turn.text
-    return strip_placeholders(turn_session_text(turn))
-
-
-def session_user_content(user_text: str, turn: TurnInput) -> str:
-    """`user_text` (the merged turn as shown to the model) as the session row stores it.
-
-    Placeholders typed by the member collapse to `[图片]` (they can not pose as images); this
-    message's own images become `[图片]:url=X`.
-    """
-    safe = strip_placeholders(user_text)
-    shown = turn_display_text(turn)
-    if shown == turn.text:
-        return safe
-    stored = turn_session_text(turn)
-    if not shown or shown == stored or shown not in safe:
-        return safe
-    return safe.replace(shown, stored, 1)
+    return list(dict.fromkeys(u for u in image_segment_urls(segments) if u))
 
 
 # --------------------------------------------------------------------------- pure rewrites
@@ -265,7 +201,7 @@ async def resolve_quoted_images(
     rows = await store.find_by_message_ids(turn.bot_id, turn.group_id, [turn.reply_to])
     row = rows.get(turn.reply_to)
     if row is not None:
-        segments = row.segments or tuple(parse_cq_message(row.raw_message))
+        segments = row.segments or tuple(parse_cq(row.raw_message or ""))
         return image_urls_from_segments(segments), "store"
     if fetch_quoted is None:
         return [], "unavailable"

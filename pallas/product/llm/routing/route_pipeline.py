@@ -287,7 +287,7 @@ def evaluate_route(
         ambient_times=state.ambient_times,
     )
     gate = evaluate_reply_gate(turn, trig, config.gate, rng=rng)
-    base = {"turn": turn, "now": now, "trigger": trig, "gate": gate}
+    base: dict[str, Any] = {"turn": turn, "now": now, "trigger": trig, "gate": gate}
     if gate.verdict is not GateVerdict.PROCEED:
         outcome = RouteOutcome.DEFER if gate.verdict is GateVerdict.DEFER else RouteOutcome.SKIP
         return RouteResult(outcome=outcome, stage="gate", reason=gate.reason, **base)

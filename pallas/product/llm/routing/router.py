@@ -46,6 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from pallas.core.clock import DAY_S
 from pallas.core.state import StateStore, StateUnavailableError, claim
 from pallas.core.turn import TurnInput
 from pallas.product.llm.routing.config import RoutingConfig
@@ -154,7 +155,7 @@ class RoutingEngine:
         processes deciding on the same snapshot cannot both pass the last slot."""
         if not result.unprompted:
             return result
-        if await self._store.incr(key, ttl=2 * 86_400.0) <= config.social.daily_unprompted_cap:
+        if await self._store.incr(key, ttl=2 * DAY_S) <= config.social.daily_unprompted_cap:
             return result
         await self._store.incr(key, -1)
         return over_daily_cap(result)

@@ -10,10 +10,10 @@ import re
 import unicodedata
 from enum import StrEnum
 
-_ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff\ufe0e\ufe0f"
-_AT_TOKEN_RE = re.compile(r"@[^\s@]+\s*")
-_CQ_RE = re.compile(r"\[CQ:[^\]]*\]")
-_PLACEHOLDER_RE = re.compile(r"\[(?:图片|表情|语音|视频|文件|卡片|聊天记录|戳一戳|动画表情)\]")
+from pallas.core.text import clean_text, is_invisible
+
+__all__ = ["clean_text"]  # the one cleaning function, re-exported for the routing stages
+
 
 _LAUGH_RE = re.compile(
     r"^(?:[哈呵嘿嘻桀]{2,}|h{2,}|w{2,}|2333*|x?swl|lol|lmao|笑死(?:我了)?|草+|蚌+|绷+)$",
@@ -98,15 +98,6 @@ class SocialAction(StrEnum):
     ACK = "ack"
 
 
-def clean_text(text: str, *, strip_mentions: bool = False) -> str:
-    """Drop zero-width chars, CQ codes, media placeholders and (optionally) `@name` tokens."""
-    cleaned = "".join(ch for ch in text if ch not in _ZERO_WIDTH)
-    cleaned = _PLACEHOLDER_RE.sub("", _CQ_RE.sub("", cleaned))
-    if strip_mentions:
-        cleaned = _AT_TOKEN_RE.sub("", cleaned)
-    return " ".join(cleaned.split())
-
-
 def meaningful_length(text: str) -> int:
     """Characters that carry content: letters, digits, CJK (not spaces, punctuation, symbols)."""
     return sum(1 for ch in text if unicodedata.category(ch)[0] in "LN")
@@ -115,7 +106,7 @@ def meaningful_length(text: str) -> int:
 def is_symbol_only(text: str) -> bool:
     """Only punctuation, symbols (emoji are symbols) and spaces."""
     return bool(text) and all(
-        ch.isspace() or ch in _ZERO_WIDTH or unicodedata.category(ch)[0] in "PSZM" for ch in text
+        ch.isspace() or is_invisible(ch) or unicodedata.category(ch)[0] in "PSZM" for ch in text
     )
 
 

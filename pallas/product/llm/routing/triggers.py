@@ -28,6 +28,7 @@ import random
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from pallas.core.turn import TurnInput
 from pallas.product.llm.routing.config import AmbientConfig, TriggerConfig
@@ -215,7 +216,7 @@ def detect_trigger(
     vocative = match is not None and match.vocative
     content = match.content if vocative and match is not None else text
     wide = triggers.timeline_width_addressed
-    alias_fields = {
+    alias_fields: dict[str, Any] = {
         "alias": match.alias if match else None,
         "alias_position": match.position if match else None,
     }
@@ -226,7 +227,9 @@ def detect_trigger(
     # the adapter's to_me without @ or quote is its nickname check: not when talked about
     adapter_to_me = turn.to_me and (match is None or vocative)
     if vocative or adapter_to_me:
-        fields = alias_fields if vocative else {"alias": None, "alias_position": "adapter"}
+        fields: dict[str, Any] = (
+            alias_fields if vocative else {"alias": None, "alias_position": "adapter"}
+        )
         return TriggerResult(TriggerKind.ALIAS, True, wide, content, "alias_vocative", **fields)
     mentioned = match is not None and not vocative
     follow_up = (

@@ -20,6 +20,10 @@ from pallas.core.clock import Clock
 from pallas.core.db.repositories.session_topics import ImageDescriptionRepository
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.records import SessionTurn
+from pallas.product.llm.context.image_placeholders import (
+    clean_description,
+    extract_placeholder_urls,
+)
 from pallas.product.llm.provider.client import LLMClient
 from pallas.product.llm.provider.image_fetch import (
     FetchedImage,
@@ -27,7 +31,6 @@ from pallas.product.llm.provider.image_fetch import (
     ImageFetcher,
     to_data_url,
 )
-from pallas.product.llm.provider.vision_content import clean_description, extract_placeholder_urls
 
 log = logging.getLogger("pallas.session")
 

@@ -16,22 +16,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.session_topics import SessionTopic, SessionTopicRepository
 from pallas.product.llm.context import sections as S
 from pallas.product.llm.context.context import GatherRequest, SourceContribution
-from pallas.product.llm.context.turn_context import RetrievedBlock
+from pallas.product.llm.context.image_placeholders import strip_placeholders
+from pallas.product.llm.context.processor_inputs import RetrievedBlock
 from pallas.product.llm.memory.isolation import own_scope
 from pallas.product.llm.memory.scoring import MemoryCandidate, retrieve
 from pallas.product.llm.persona.prompt_guard import sanitize_inline
-from pallas.product.llm.provider.vision_content import strip_placeholders
 from pallas.product.llm.session.summary_rules import SUMMARY_PREFIX
 from pallas.runtime import PallasRuntime
 
 HEADER_OLD_TOPICS = "相关旧话题"
 KIND = "old_topics"
 TOPIC_LINE_MAX_CHARS = 300
-_DAY = 86_400.0
 
 
 def topic_id(row_id: int) -> str:
@@ -40,7 +40,7 @@ def topic_id(row_id: int) -> str:
 
 def age_label(then: float, now: float) -> str:
     """How long ago a conversation was, in words the model reads naturally."""
-    days = int(max(0.0, now - then) // _DAY)
+    days = int(max(0.0, now - then) // DAY_S)
     if days == 0:
         return "今天早些时候"
     if days == 1:

@@ -32,9 +32,9 @@ from pallas.core.records import SessionTurn
 from pallas.core.state import StateStore, claim
 from pallas.product.config import GroupConfig
 from pallas.product.llm.chat_turn import CompletedTurn
+from pallas.product.llm.context.image_placeholders import has_placeholders
 from pallas.product.llm.memory.isolation import own_scope
 from pallas.product.llm.provider.client import LLMClient
-from pallas.product.llm.provider.vision_content import has_placeholders
 from pallas.product.llm.session.image_descriptions import PlaceholderDescriber
 from pallas.product.llm.session.summary_rules import (
     CompressionSplit,

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pallas.core.records import SessionTurn
-from pallas.product.llm.provider.vision_content import (
+from pallas.product.llm.context.image_placeholders import (
     replace_placeholders_with_descriptions,
     strip_placeholders,
 )

@@ -25,13 +25,13 @@ from pallas.core.db.repositories.stickers import (
     Sticker,
     StickerRepository,
 )
+from pallas.product.llm.context.image_placeholders import clean_description
 from pallas.product.llm.provider.image_fetch import (
     FetchedImage,
     ImageFetchConfig,
     ImageFetcher,
     to_data_url,
 )
-from pallas.product.llm.provider.vision_content import clean_description
 from pallas.runtime import PallasRuntime
 
 log = logging.getLogger("pallas.stickers")

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pallas.core.db.repositories.stickers import Sighting
-from pallas.product.llm.provider.vision_content import clean_description
+from pallas.product.llm.context.image_placeholders import clean_description
 
 STICKER_SUMMARIES = frozenset({"[动画表情]", "[表情]"})
 _MFACE_FIELDS = ("emoji_package_id", "emoji_id", "key", "summary")

@@ -17,6 +17,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.stickers import Sticker, StickerRepository
 from pallas.core.records import StoredMessage
 from pallas.core.turn import TurnInput
@@ -27,7 +28,7 @@ from pallas.runtime import PallasRuntime
 
 log = logging.getLogger("pallas.stickers")
 
-SENT_TTL_S = 3 * 86_400.0
+SENT_TTL_S = 3 * DAY_S
 STICKER_SUMMARY = "[动画表情]"
 
 

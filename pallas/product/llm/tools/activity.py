@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, time
 
-from pallas.core.clock import CHINA, local_day
+from pallas.core.clock import CHINA, DAY_S, local_day
 from pallas.core.records import SpeakerCount
 from pallas.core.turn import anonymous_member_label
 from pallas.product.llm.tools._text import compact_request
@@ -24,7 +24,6 @@ from pallas.product.llm.tools.registry import ToolCall, ToolEnv, ToolOutput, fai
 
 TOP_SPEAKERS = 5
 MAX_NAME_CHARS = 16
-DAY_SECONDS = 86_400
 
 _TODAY = r"(?:今天|今日|本日)"
 _GROUP = r"(?:群里|群内|本群|这个群|这群|咱们群|咱群|我们群|群)"
@@ -83,7 +82,7 @@ class ActivityTool:
             return failure(self, "unavailable", "现在查不到群里的发言记录")
         day = date.fromisoformat(local_day(env.now))
         since = datetime.combine(day, time(), CHINA).timestamp()
-        until = since + DAY_SECONDS
+        until = since + DAY_S
         total = await env.activity.message_count(env.bot_id, env.group_id, since=since, until=until)
         speakers = await env.activity.speaker_counts(
             env.bot_id, env.group_id, since=since, until=until, limit=TOP_SPEAKERS + 1

@@ -151,8 +151,8 @@ class CountdownTool:
 def _until_args(found: re.Match[str]) -> tuple[tuple[str, str], ...]:
     g = found.groupdict()
     if g.get("holiday"):
-        month, day = HOLIDAYS[g["holiday"]]
-        return (("mode", "until"), ("month", str(month)), ("day", str(day)),
+        h_month, h_day = HOLIDAYS[g["holiday"]]
+        return (("mode", "until"), ("month", str(h_month)), ("day", str(h_day)),
                 ("holiday", _HOLIDAY_DISPLAY.get(g["holiday"], g["holiday"])))  # fmt: skip
     year = g.get("year") or g.get("iso_year") or ""
     month = _numeral(g.get("month") or g.get("iso_month") or "")

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pallas.product.llm.memory.text import contains_cjk
-from pallas.product.llm.memory.worldbook_model import (
+from pallas.product.llm.memory.worldbook.model import (
     SelectiveLogic,
     WorldbookConfig,
     WorldbookEntry,
 )
-from pallas.product.llm.memory.worldbook_result import SkippedEntry
+from pallas.product.llm.memory.worldbook.result import SkippedEntry
 
 _REGEX_KEY = re.compile(r"^/([\s\S]+?)/([gimsuy]*)$")
 _UNESCAPED_SLASH = re.compile(r"(^|[^\\])/")
@@ -30,7 +30,7 @@ _FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
 def is_regex_key(key: str) -> bool:
     """True when `key` is written as ``/pattern/flags`` (SillyTavern's rule)."""
     match = _REGEX_KEY.match(key.strip())
-    return bool(match) and not _UNESCAPED_SLASH.search(match.group(1))
+    return match is not None and not _UNESCAPED_SLASH.search(match.group(1))
 
 
 @lru_cache(maxsize=4096)

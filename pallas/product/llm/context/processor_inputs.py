@@ -58,6 +58,10 @@ class ChatTurnContext:
     persona_text: str = ""
     self_identity_text: str = ""
     bot_nickname: str = ""
+    # timeline / ambient labels, from the persona pack (not group config)
+    bot_label: str = "牛牛"
+    other_bot_label: str = "别的牛"
+    assistant_label: str = "帕拉斯"
     turn_policy: TurnPolicy | None = None
     reply_shape: ReplyShapeSpec = field(default_factory=ReplyShapeSpec.casual)
     allow_sticker: bool = False

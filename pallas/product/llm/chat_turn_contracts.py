@@ -1,14 +1,17 @@
-"""Values passed between the chat-turn orchestrator, its hooks and its callers."""
+"""The chat turn's contracts: how a turn ended (`TurnOutcome`, `TurnResult`), the prepared
+reply turn, and the after-turn hook protocol (values passed between the orchestrator, its
+hooks and its callers)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Protocol
 
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
-from pallas.product.llm.context.turn_context import ChatTurnContext
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.provider.models import ModelProfile
 
 
@@ -45,12 +48,44 @@ class PreparedTurn:
     merged_image_urls: tuple[str, ...] = ()  # images of quick follow-ups folded into the turn
 
 
+class TurnResult(StrEnum):
+    """How a turn ended. Routing outcomes keep their `RouteOutcome` values."""
+
+    # routing (RouteOutcome values)
+    REPLY = "reply"
+    QUOTE = "quote"
+    FOLLOW_UP = "follow_up"
+    TOOL = "tool"
+    PASS_PHRASE = "pass_phrase"
+    PASS_SILENT = "pass_silent"
+    SKIP = "skip"
+    ACCUMULATE = "accumulate"
+    DEFER = "defer"
+    MERGE = "merge"
+    # admission, freshness, cost guard
+    REJECTED = "rejected"
+    STALE = "stale"
+    COST_LIMITED = "cost_limited"
+    COST_PHRASE = "cost_phrase"
+    COST_DROP = "cost_drop"
+    COST_DEGRADED = "cost_degraded"
+    # reply stage
+    DELIVERED = "delivered"
+    PARTIAL = "partial"
+    SILENT = "silent"
+    ERROR = "error"
+    DISABLED = "disabled"
+
+
 @dataclass(frozen=True, slots=True)
 class TurnOutcome:
-    outcome: str  # the routing outcome, or reply-stage results (delivered / silent / error:…)
+    outcome: TurnResult  # a plain string of the same value is accepted and converted
     reason: str
     sent_ids: tuple[int, ...] = ()
     turn_id: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "outcome", TurnResult(self.outcome))
 
 
 class PhraseSource(Protocol):

@@ -1,6 +1,6 @@
 """Worldbook activation: which entries a turn injects, with provenance, new state and a trace.
 
-SillyTavern-compatible semantics (see `worldbook_model` for the fields), as pure code: the
+SillyTavern-compatible semantics (see `worldbook.model` for the fields), as pure code: the
 caller passes the recent messages (newest last), the group's `WorldbookState` snapshot, a
 monotonically increasing per-group `turn_index` (sticky / cooldown are counted in it), an rng
 and a token counter, and persists `result.state` afterwards.
@@ -38,14 +38,14 @@ import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from pallas.product.llm.memory.worldbook_match import Candidate, ScanText, match_entry
-from pallas.product.llm.memory.worldbook_model import (
+from pallas.product.llm.memory.worldbook.match import Candidate, ScanText, match_entry
+from pallas.product.llm.memory.worldbook.model import (
     EntryTimer,
     WorldbookConfig,
     WorldbookEntry,
     WorldbookState,
 )
-from pallas.product.llm.memory.worldbook_result import (
+from pallas.product.llm.memory.worldbook.result import (
     SKIP_REASONS,
     ActivatedEntry,
     ActivationResult,

@@ -19,14 +19,14 @@ from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.context.chat_prompt import ReplyShapeSpec, TurnPolicy
 from pallas.product.llm.context.context import ChatContextBundle
-from pallas.product.llm.context.turn_context import ChatTurnContext
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
+from pallas.product.llm.context.recognition_question import is_recognition_question
 from pallas.product.llm.delivery.bot_reply_context import lookup_bot_reply
 from pallas.product.llm.learning.reply_shape import decide_reply_shape
 from pallas.product.llm.persona.pack import PersonaPack
 from pallas.product.llm.provider.models import ModelProfile
 from pallas.product.llm.routing.route_pipeline import RouteResult
 from pallas.product.llm.routing.text_signals import SocialAction
-from pallas.product.llm.tools.select import is_recognition_question
 from pallas.product.llm.tools.service import ToolTurnContext
 
 _POLICY_ACTIONS = {
@@ -147,25 +147,21 @@ def build_chat_turn_context(
         shape = decide_reply_shape(None, casual=False, tool=True)
     else:
         shape = bundle.reply_shape or decide_reply_shape(None, casual=is_casual_turn(route))
-    context_config = config.context.model_copy(
-        update={
-            "bot_label": persona.bot_label,
-            "other_bot_label": persona.other_bot_label,
-            "assistant_label": persona.assistant_label,
-        }
-    )
     return ChatTurnContext(
         bot_id=turn.bot_id,
         group_id=turn.group_id,
         user_id=turn.user_id,
         now=datetime.fromtimestamp(now, UTC),
         current_text=current_text,
-        config=context_config,
+        config=config.context,
         message_id=turn.message_id,
         persona_name=persona.name,
         persona_text=persona.sections.base,
         self_identity_text=persona.sections.self_identity,
         bot_nickname=bot_nickname,
+        bot_label=persona.bot_label,
+        other_bot_label=persona.other_bot_label,
+        assistant_label=persona.assistant_label,
         turn_policy=turn_policy(turn, route),
         reply_shape=ReplyShapeSpec.from_policy(shape),
         allow_sticker=config.chat.allow_sticker,

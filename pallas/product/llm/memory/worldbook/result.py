@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pallas.product.llm.memory.worldbook_model import (
+from pallas.product.llm.memory.worldbook.model import (
     WorldbookEntry,
     WorldbookPosition,
     WorldbookState,

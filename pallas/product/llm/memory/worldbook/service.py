@@ -22,11 +22,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.state import StateStore
-from pallas.product.llm.memory.worldbook import ActivationResult, activate_worldbook
-from pallas.product.llm.memory.worldbook_loader import WorldbookLoadResult, load_worldbook_file
-from pallas.product.llm.memory.worldbook_model import (
+from pallas.product.llm.memory.worldbook.activation import ActivationResult, activate_worldbook
+from pallas.product.llm.memory.worldbook.loader import WorldbookLoadResult, load_worldbook_file
+from pallas.product.llm.memory.worldbook.model import (
     WorldbookConfig,
     WorldbookEntry,
     WorldbookState,
@@ -35,7 +36,7 @@ from pallas.product.llm.memory.worldbook_model import (
 log = logging.getLogger("pallas.worldbook")
 
 MAX_SCAN_MESSAGES = 100
-STATE_TTL_S = 30 * 86_400.0
+STATE_TTL_S = 30 * DAY_S
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,9 +23,11 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from urllib.parse import quote, urlsplit
 
-IMAGE_PLACEHOLDER = "[图片]"
+from pallas.core.cq import SEGMENT_PLACEHOLDERS
+
+IMAGE_PLACEHOLDER = SEGMENT_PLACEHOLDERS["image"]
 URL_MARKER = ":url="
-STICKER_FALLBACK = "[表情]"
+STICKER_FALLBACK = SEGMENT_PLACEHOLDERS["face"]
 MAX_URL_CHARS = 2048
 MAX_DESCRIPTION_CHARS = 80
 MAX_STICKER_CHARS = 16

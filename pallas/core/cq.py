@@ -1,4 +1,4 @@
-"""CQ-code text ⇄ OneBot message segments, tolerant of malformed input.
+"""CQ-code text ⇄ OneBot message segments (the one parser), and segment placeholders.
 
 OneBot v11 peers may send `message` as a segment array or as a CQ-code string; `raw_message` is
 always a CQ string. Parsing never raises: a broken code (`[CQ:image,file=` without `]`) is kept
@@ -11,6 +11,28 @@ import re
 from typing import Any
 
 _CQ_RE = re.compile(r"\[CQ:([A-Za-z0-9_.\-]+)((?:,[^\[\]]*)?)\]")
+
+#: How a non-text segment reads as text (group timeline, stored message text). The one map:
+#: `image` / `mface` / `at` are rendered by their callers (URL, sticker summary, name).
+SEGMENT_PLACEHOLDERS: dict[str, str] = {
+    "image": "[图片]",
+    "face": "[表情]",
+    "record": "[语音]",
+    "video": "[视频]",
+    "file": "[文件]",
+    "json": "[卡片]",
+    "xml": "[卡片]",
+    "forward": "[聊天记录]",
+    "node": "[聊天记录]",
+    "poke": "[戳一戳]",
+    "dice": "[骰子]",
+    "rps": "[猜拳]",
+    "music": "[音乐]",
+    "share": "[链接]",
+    "location": "[位置]",
+    "contact": "[名片]",
+    "markdown": "[消息]",
+}
 
 
 def unescape(text: str, *, in_param: bool = False) -> str:

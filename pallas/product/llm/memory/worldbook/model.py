@@ -1,8 +1,8 @@
 """Worldbook values: normalised entries, per-group timed-effect state, config.
 
 Entries come from SillyTavern world-info JSON or V2 character-card ``character_book`` files
-(see `worldbook_loader`) and are normalised into the frozen `WorldbookEntry`. Activation lives
-in `worldbook`.
+(see `worldbook.loader`) and are normalised into the frozen `WorldbookEntry`. Activation lives
+in `worldbook.activation`.
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pallas.product.llm.memory.worldbook_loader_fields import FieldReader, parse_bool
-from pallas.product.llm.memory.worldbook_match import compile_regex_key
-from pallas.product.llm.memory.worldbook_model import (
+from pallas.product.llm.memory.worldbook.loader_fields import FieldReader, parse_bool
+from pallas.product.llm.memory.worldbook.match import compile_regex_key
+from pallas.product.llm.memory.worldbook.model import (
     DEFAULT_DEPTH,
     DEFAULT_GROUP_WEIGHT,
     DEFAULT_ORDER,
