@@ -26,6 +26,7 @@ from pallas.core.db.repositories.snapshots import InjectionSnapshot
 from pallas.core.records import SessionTurn
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
+from pallas.product.llm.addressing import Addressing
 from pallas.product.llm.admission import GroupAdmission
 from pallas.product.llm.context.analyzer import snapshot_data
 from pallas.product.llm.context.context import (
@@ -53,12 +54,7 @@ from pallas.product.llm.delivery.delivery import (
     send_phrase,
 )
 from pallas.product.llm.delivery.output_guard import guard_parsed_reply
-from pallas.product.llm.freshness import (
-    STALE_REPLY_SHAPE,
-    FreshAction,
-    FreshnessGate,
-    looks_addressed,
-)
+from pallas.product.llm.freshness import STALE_REPLY_SHAPE, FreshAction, FreshnessGate
 from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.persona.pack import PersonaPack
 from pallas.product.llm.provider.client import CompletionResult
@@ -73,12 +69,8 @@ from pallas.product.llm.routing.router import RoutingEngine
 from pallas.product.llm.stickers.service import StickerService
 from pallas.product.llm.svars.ops import split_svar_tags
 from pallas.product.llm.tools.registry import ToolRegistry, default_registry
-from pallas.product.llm.tools.service import (
-    NO_TOOL,
-    ToolPlan,
-    plan_turn_tool,
-    run_planned_tool,
-)
+from pallas.product.llm.tools.service import NO_TOOL, ToolPlan, run_planned_tool
+from pallas.product.llm.turn_route import NextStep, RoutedTurn, TurnRouter
 from pallas.product.llm.turn_values import (
     AfterTurnHook,
     CompletedTurn,
@@ -115,9 +107,11 @@ class ChatTurnService:
     # session variables, kb placeholders, attachments (issue 12); None = those stay inert
     pipeline_state: PipelineState | None = None
     cost: CostGuard | None = None  # per-member rate limit and daily budgets (cost guard)
+    addressing: Addressing = field(default_factory=Addressing)
+    stickers: StickerService | None = None  # None: built over the runtime
     merges: TurnMerges = field(init=False)
     freshness: FreshnessGate = field(init=False)
-    stickers: StickerService = field(init=False)
+    router: TurnRouter = field(init=False)  # the route step (shared with `pallas replay`)
     _background: set[asyncio.Task[None]] = field(default_factory=set)
     _warned_disabled: bool = False
 
@@ -126,7 +120,22 @@ class ChatTurnService:
         self.freshness = FreshnessGate(
             self.runtime.state, self.routing, sleep=lambda s: self.sleep(s)
         )
-        self.stickers = StickerService(self.runtime)
+        if self.stickers is None:
+            self.stickers = StickerService(self.runtime)
+        rt = self.runtime
+        self.router = TurnRouter(
+            clock=rt.clock,
+            routing=self.routing,
+            group_config=rt.group_configs.get,
+            persona=rt.personas.get,
+            addressing=self.addressing,
+            merges=self.merges,
+            freshness=self.freshness,
+            tools=self.tools,
+            rng=self.rng,
+            superusers=rt.superusers,
+            phrases=self.phrases,
+        )
         if self.cost is None:
             self.cost = guard_for(self.runtime, rng=self.rng)
 
@@ -134,44 +143,30 @@ class ChatTurnService:
     async def handle(
         self, turn: TurnInput, sender: GroupSender, *, attempt: int = 0
     ) -> TurnOutcome:
-        rt = self.runtime
-        config = rt.group_configs.get(turn.group_id)
-        persona = rt.personas.get(config.persona)
-        aliases = (*persona.aliases, *rt.nicknames)
-        await self.merges.note_line(turn, rt.clock.now())
-        if attempt == 0:
-            await self.freshness.note(turn, config.freshness)
-        fresh = await self.freshness.admit(turn, config, rt.clock.now(), looks_addressed(turn))
-        if not fresh.answers:  # too old: recorded, not answered
-            return TurnOutcome("stale", fresh.reason)
-        tool = plan_turn_tool(
-            turn, config.tools, self.tools, aliases, admins={*rt.superusers, *config.admins}
-        )
-        route = await self.routing.route(
-            turn,
-            config.effective_routing(),
-            aliases=aliases,
-            now=rt.clock.now(),
-            rng=self.rng,
-            tool_requested=tool.requested,
-            tool_permitted=tool.permitted,
-            group_expressions=await self._group_expressions(turn, config),
-        )
-        if route.outcome is RouteOutcome.PASS_PHRASE and route.phrase:
+        """The route step, then what it asks for (phrase, merge, retry, reply)."""
+        return await self.act(await self.router.route(turn, attempt=attempt), sender)
+
+    async def act(self, routed: RoutedTurn, sender: GroupSender) -> TurnOutcome:
+        rt, turn, config, step = self.runtime, routed.turn, routed.config, routed.step
+        route = routed.route
+        if route is None:  # too old: recorded, not answered
+            return TurnOutcome("stale", routed.fresh.reason)
+        if step is NextStep.PASS_PHRASE and route.phrase:
             sent = await send_phrase(turn.bot_id, turn.group_id, route.phrase, sender, rt.state)
             return TurnOutcome("pass_phrase", route.reason, () if sent is None else (sent,))
-        if route.outcome is RouteOutcome.MERGE:
+        if step is NextStep.MERGE:
             await self.merges.park(turn)
             return TurnOutcome("merge", route.reason)
-        if route.outcome is RouteOutcome.ACCUMULATE and route.trigger.addressed:
-            return await self._retry_later(turn, sender, route, config, attempt)
-        if not route.calls_llm:
+        if step is NextStep.RETRY:
+            return await self._retry_later(routed, sender)
+        if step is not NextStep.REPLY:
             return TurnOutcome(route.outcome.value, route.reason)
         async with self.admission.slot(turn.bot_id, turn.group_id, config.routing.cooldown) as no:
             if no is not None:
                 log.warning("group %s: turn %s dropped (%s)", turn.group_id, turn.message_id, no)
                 await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
                 return TurnOutcome("rejected", no)
+            fresh = routed.fresh
             if fresh.action is FreshAction.ANSWER:  # waited behind the group's queue?
                 now, addressed = rt.clock.now(), route.trigger.addressed
                 fresh = await self.freshness.admit(turn, config, now, addressed, stage="queue")
@@ -189,34 +184,16 @@ class ChatTurnService:
             route, config = verdict.shape(route, config)  # the ladder's shorter context
             short = fresh.action is FreshAction.SHORT
             return await self._reply_safely(
-                turn, route, config, persona, sender, tool, verdict, short=short
+                turn, route, config, routed.persona, sender, routed.tool, verdict, short=short
             )
 
-    async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
-        if self.phrases is None or not config.routing.low_engagement.use_group_expressions:
-            return ()
-        try:
-            return await self.phrases.low_engagement_phrases(
-                turn.bot_id, turn.group_id, now=self.runtime.clock.now(), config=config
-            )
-        except Exception:
-            log.exception("group %s: loading group expressions failed", turn.group_id)
-            return ()
-
-    async def _retry_later(
-        self,
-        turn: TurnInput,
-        sender: GroupSender,
-        route: RouteResult,
-        config: GroupConfig,
-        attempt: int,
-    ) -> TurnOutcome:
+    async def _retry_later(self, routed: RoutedTurn, sender: GroupSender) -> TurnOutcome:
         """An addressed message that hit the group cooldown is answered once it ends."""
-        if attempt >= config.chat.max_accumulate_retries:
+        wait = routed.retry_after_s()
+        if wait is None:
             return TurnOutcome("accumulate", "retries_exhausted")
-        wait = route.cooldown.retry_after_s if route.cooldown else None
-        await self.sleep(max(wait or 1.0, 0.2))
-        return await self.handle(turn, sender, attempt=attempt + 1)
+        await self.sleep(wait)
+        return await self.handle(routed.turn, sender, attempt=routed.attempt + 1)
 
     async def _reply_safely(
         self,
