@@ -27,12 +27,16 @@ from pallas.product.llm.addressing import Addressing
 from pallas.product.llm.chat_turn import ChatTurnService
 from pallas.product.llm.cost.guard import CostGuard
 from pallas.product.llm.cost.turn_exit import guard_for
+from pallas.product.llm.freshness import FreshnessGate
 from pallas.product.llm.learning.context_source import GroupLearningSource
 from pallas.product.llm.memory.factory import build_memory_service
 from pallas.product.llm.memory.service import MemoryService
+from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.pipeline_state import PipelineState, build_pipeline_state
+from pallas.product.llm.routing.router import RoutingEngine
 from pallas.product.llm.stickers.service import StickerService
-from pallas.product.llm.turn_route import TurnRouter
+from pallas.product.llm.tools.registry import default_registry
+from pallas.product.llm.turn_route import GroupConfigFor, PersonaFor, TurnRouter
 from pallas.product.llm.wiring import after_turn_hooks, context_sources
 from pallas.runtime import PallasRuntime
 
@@ -106,6 +110,35 @@ def build_app(runtime: PallasRuntime, *, rng: random.Random | None = None) -> Pa
     )
 
 
+def build_replay_router(
+    clock: Clock,
+    state: StateStore,
+    *,
+    group_config: GroupConfigFor,
+    persona: PersonaFor,
+    rng: random.Random,
+    nicknames: tuple[str, ...] = (),
+) -> TurnRouter:
+    """The live route step over a replay's fake clock and memory store (`pallas replay`):
+    no database, so no group expressions; superusers are unknown to a replay."""
+    routing = RoutingEngine(state)
+
+    async def no_wait(_seconds: float) -> None:  # a replay's clock follows the events
+        return None
+
+    return TurnRouter(
+        clock=clock,
+        routing=routing,
+        group_config=group_config,
+        persona=persona,
+        addressing=Addressing(nicknames=nicknames),
+        merges=TurnMerges(state),
+        freshness=FreshnessGate(state, routing, sleep=no_wait),
+        tools=default_registry(),
+        rng=rng,
+    )
+
+
 async def start_app(
     settings: PallasSettings,
     *,
@@ -128,4 +161,4 @@ async def start_app(
     return build_app(runtime, rng=rng)
 
 
-__all__ = ["PallasApp", "build_app", "start_app"]
+__all__ = ["PallasApp", "build_app", "build_replay_router", "start_app"]
