@@ -60,10 +60,17 @@ class ClockSleep:
 
 
 async def start_chat_app(
-    root: Path, fake: FakeOpenAI, clock: FakeClock, *, group_toml: str = "", api_key: bool = True
+    root: Path,
+    fake: FakeOpenAI,
+    clock: FakeClock,
+    *,
+    group_toml: str = "",
+    api_key: bool = True,
+    no_dice: bool = True,
 ) -> tuple[PallasApp, ClockSleep]:
     shutil.copytree(REPO / "config", root / "config")
-    write_group_defaults(root / "config")
+    if no_dice:
+        write_group_defaults(root / "config")
     if group_toml:
         (root / "config" / "groups" / f"{GROUP}.toml").write_text(group_toml, encoding="utf-8")
     settings = PallasSettings(
