@@ -17,7 +17,6 @@ from pallas.app import PallasApp
 from pallas.core.tokens import get_encoding
 from pallas.onebot.events import turn_from_event
 from pallas.onebot.lifecycle import app_or_none, register_lifecycle
-from pallas.onebot.quoted import fetch_quoted_segments
 from pallas.onebot.sender import OneBotGroupSender
 from pallas.product.llm.chat_turn import ChatTurnService
 from pallas.product.llm.provider.image_fetch import default_ssl_context
@@ -35,11 +34,7 @@ register_lifecycle()
 def chat_service() -> ChatTurnService | None:
     """The app's chat service (None until start-up has run)."""
     app = app_or_none()
-    if app is None:
-        return None
-    if app.chat.fetch_quoted_message is None:
-        app.chat.fetch_quoted_message = fetch_quoted_segments  # quoted images via get_msg
-    return app.chat
+    return app.chat if app is not None else None
 
 
 @get_driver().on_startup
@@ -57,9 +52,9 @@ chat = on_message(priority=10, block=False)
 async def handle_group_message(
     bot: Bot, event: GroupMessageEvent, app: PallasApp | None = Depends(app_or_none)
 ) -> None:
-    service = chat_service() if app is not None else None
-    if service is None:
+    if app is None:
         return
+    service = app.chat
     try:
         turn = turn_from_event(event)
     except ValueError as exc:

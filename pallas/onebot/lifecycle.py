@@ -16,6 +16,7 @@ from nonebot.adapters.onebot.v11.config import Config as OneBotConfig
 
 from pallas.app import PallasApp, start_app
 from pallas.core.settings import PallasSettings
+from pallas.onebot.quoted import fetch_quoted_segments
 from pallas.runtime import PallasRuntime
 
 log = logging.getLogger("pallas")
@@ -84,6 +85,7 @@ def register_lifecycle() -> None:
             nicknames=tuple(sorted(config.nickname)),
             superusers=_as_ids(config.superusers),
         )
+        _app.chat.fetch_quoted_message = fetch_quoted_segments  # quoted images via get_msg
         for hook in _on_runtime_start:
             await hook(_app.runtime, str(config.host), int(config.port))
         token = "set" if get_plugin_config(OneBotConfig).onebot_access_token else "NOT set"

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import random
 
+from pallas.core.db.repositories.session_topics import (
+    ImageDescriptionRepository,
+    SessionTopicRepository,
+)
 from pallas.product.llm.chat_turn import AfterTurnHook, ChatTurnService
 from pallas.product.llm.context.context import ContextSource
 from pallas.product.llm.learning.context_source import GroupLearningSource
@@ -16,8 +20,9 @@ from pallas.product.llm.memory.factory import (
     build_memory_sources,
 )
 from pallas.product.llm.memory.service import MemoryService
-from pallas.product.llm.session.old_topics import build_old_topics_source
-from pallas.product.llm.session.session_summary import build_session_summary_hook
+from pallas.product.llm.session.image_descriptions import PlaceholderDescriber
+from pallas.product.llm.session.old_topics import OldTopicsSource
+from pallas.product.llm.session.session_summary import SessionSummaryHook
 from pallas.runtime import PallasRuntime
 
 
@@ -51,3 +56,29 @@ def build_chat_service(
     from pallas.app import build_app  # the composition root imports this module
 
     return build_app(runtime, rng=rng).chat
+
+
+def build_old_topics_source(runtime: PallasRuntime) -> OldTopicsSource:
+    """The source over the runtime's stores (registered in `context_sources`)."""
+    return OldTopicsSource(
+        topics=SessionTopicRepository(runtime.sessions),
+        chat_sessions=runtime.repos.chat_sessions,
+    )
+
+
+def build_session_summary_hook(runtime: PallasRuntime) -> SessionSummaryHook:
+    """The hook over the runtime's stores (registered in `after_turn_hooks`)."""
+    return SessionSummaryHook(
+        chat_sessions=runtime.repos.chat_sessions,
+        topics=SessionTopicRepository(runtime.sessions),
+        usage=runtime.repos.usage,
+        llm=runtime.llm,
+        state=runtime.state,
+        clock=runtime.clock,
+        describer=PlaceholderDescriber(
+            llm=runtime.llm,
+            cache=ImageDescriptionRepository(runtime.sessions),
+            usage=runtime.repos.usage,
+            clock=runtime.clock,
+        ),
+    )

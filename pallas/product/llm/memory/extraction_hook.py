@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from pallas.core import state_keys
 from pallas.core.records import StoredMessage
 from pallas.core.state import claim
 from pallas.core.tokens import count_message_tokens
@@ -40,7 +41,7 @@ LOCK_TTL_S = 300.0
 
 
 def _key(name: str, bot_id: int, group_id: int) -> str:
-    return f"memory:extract:{name}:{bot_id}:{group_id}"
+    return state_keys.memory_extraction(name, bot_id, group_id)
 
 
 class MemoryExtractionHook:

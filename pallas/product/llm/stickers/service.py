@@ -17,6 +17,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from pallas.core import state_keys
 from pallas.core.db.repositories.stickers import Sticker, StickerRepository
 from pallas.core.records import StoredMessage
 from pallas.core.turn import TurnInput
@@ -39,7 +40,7 @@ class ResolvedSticker:
 
 
 def _sent_key(bot_id: int, group_id: int, message_id: int) -> str:
-    return f"sticker:sent:{bot_id}:{group_id}:{message_id}"
+    return state_keys.sticker_sent(bot_id, group_id, message_id)
 
 
 class StickerService:
