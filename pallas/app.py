@@ -21,6 +21,7 @@ import random
 from pathlib import Path
 
 from pallas.core.clock import Clock
+from pallas.core.db.repositories.stickers import StickerRepository
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.product.llm.addressing import Addressing
@@ -84,7 +85,9 @@ def build_app(runtime: PallasRuntime, *, rng: random.Random | None = None) -> Pa
     memory = build_memory_service(runtime)
     learning = GroupLearningSource(runtime)  # also feeds the PASS phrase pool
     pipeline_state = build_pipeline_state(runtime, memory=memory)
-    stickers = StickerService(runtime)
+    stickers = StickerService(
+        StickerRepository(runtime.sessions), runtime.state, runtime.clock, runtime.group_configs.get
+    )
     cost = guard_for(runtime, rng=rng)
     chat = ChatTurnService(
         runtime=runtime,

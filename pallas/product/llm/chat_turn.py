@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pallas.core.db.repositories.snapshots import InjectionSnapshot
+from pallas.core.db.repositories.stickers import StickerRepository
 from pallas.core.records import SessionTurn
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
@@ -121,7 +122,12 @@ class ChatTurnService:
             self.runtime.state, self.routing, sleep=lambda s: self.sleep(s)
         )
         if self.stickers is None:
-            self.stickers = StickerService(self.runtime)
+            self.stickers = StickerService(
+                StickerRepository(self.runtime.sessions),
+                self.runtime.state,
+                self.runtime.clock,
+                self.runtime.group_configs.get,
+            )
         rt = self.runtime
         self.router = TurnRouter(
             clock=rt.clock,

@@ -6,13 +6,11 @@ The one place that lists the pluggable stages, in the order the spec gives them
 
 from __future__ import annotations
 
-import random
-
 from pallas.core.db.repositories.session_topics import (
     ImageDescriptionRepository,
     SessionTopicRepository,
 )
-from pallas.product.llm.chat_turn import AfterTurnHook, ChatTurnService
+from pallas.product.llm.chat_turn import AfterTurnHook
 from pallas.product.llm.context.context import ContextSource
 from pallas.product.llm.learning.context_source import GroupLearningSource
 from pallas.product.llm.memory.factory import (
@@ -46,16 +44,6 @@ def after_turn_hooks(
         build_session_summary_hook(runtime),  # 长会话压缩
         build_memory_extraction_hook(runtime, memory),  # ADD-only facts, batched, budgeted
     ]
-
-
-def build_chat_service(
-    runtime: PallasRuntime, *, rng: random.Random | None = None
-) -> ChatTurnService:
-    """The chat service alone (tests); the bot builds it in `pallas.app.build_app`, which
-    shares its one memory service with the commands and the console."""
-    from pallas.app import build_app  # the composition root imports this module
-
-    return build_app(runtime, rng=rng).chat
 
 
 def build_old_topics_source(runtime: PallasRuntime) -> OldTopicsSource:
