@@ -44,7 +44,7 @@ from pallas.product.llm.context.turn_inputs import (
     fetch_turn_rows,
 )
 from pallas.product.llm.context.turn_rules import apply_output_rules, rules_for_turn
-from pallas.product.llm.cost.guard import PROCEED, CostGuard, CostVerdict
+from pallas.product.llm.cost.guard import PROCEED, CostGuard
 from pallas.product.llm.cost.turn_exit import guard_for, note_verdict, refuse_turn
 from pallas.product.llm.delivery.bubbles import parse_reply
 from pallas.product.llm.delivery.delivery import (
@@ -70,8 +70,8 @@ from pallas.product.llm.routing.router import RoutingEngine
 from pallas.product.llm.stickers.service import StickerService
 from pallas.product.llm.svars.ops import split_svar_tags
 from pallas.product.llm.tools.registry import ToolRegistry, default_registry
-from pallas.product.llm.tools.service import NO_TOOL, ToolPlan, run_planned_tool
-from pallas.product.llm.turn_route import NextStep, RoutedTurn, TurnRouter
+from pallas.product.llm.tools.service import run_planned_tool
+from pallas.product.llm.turn_route import NextStep, ReplyTurn, RoutedTurn, TurnRouter
 from pallas.product.llm.turn_values import (
     AfterTurnHook,
     CompletedTurn,
@@ -188,10 +188,17 @@ class ChatTurnService:
                 return await refuse_turn(turn, route, config, verdict, sender, rt)
             await note_verdict(rt, route, config, verdict, sender)
             route, config = verdict.shape(route, config)  # the ladder's shorter context
-            short = fresh.action is FreshAction.SHORT
-            return await self._reply_safely(
-                turn, route, config, routed.persona, sender, routed.tool, verdict, short=short
+            reply = ReplyTurn(
+                turn,
+                route,
+                config,
+                routed.persona,
+                sender,
+                routed.tool,
+                verdict,
+                short=fresh.action is FreshAction.SHORT,
             )
+            return await self._reply_safely(reply)
 
     async def _retry_later(self, routed: RoutedTurn, sender: GroupSender) -> TurnOutcome:
         """An addressed message that hit the group cooldown is answered once it ends."""
@@ -201,20 +208,10 @@ class ChatTurnService:
         await self.sleep(wait)
         return await self.handle(routed.turn, sender, attempt=routed.attempt + 1)
 
-    async def _reply_safely(
-        self,
-        turn: TurnInput,
-        route: RouteResult,
-        config: GroupConfig,
-        persona: PersonaPack,
-        sender: GroupSender,
-        tool: ToolPlan = NO_TOOL,
-        cost: CostVerdict = PROCEED,
-        *,
-        short: bool = False,
-    ) -> TurnOutcome:
+    async def _reply_safely(self, reply: ReplyTurn) -> TurnOutcome:
+        turn = reply.turn
         try:
-            return await self._reply(turn, route, config, persona, sender, tool, cost, short=short)
+            return await self._reply(reply)
         except Exception:
             log.exception("group %s: reply to message %s failed", turn.group_id, turn.message_id)
             return TurnOutcome("error", "exception")
@@ -223,48 +220,30 @@ class ChatTurnService:
             await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
 
     # -- the reply path ------------------------------------------------------------------------
-    async def _reply(
-        self,
-        turn: TurnInput,
-        route: RouteResult,
-        config: GroupConfig,
-        persona: PersonaPack,
-        sender: GroupSender,
-        tool: ToolPlan = NO_TOOL,
-        cost: CostVerdict = PROCEED,
-        *,
-        short: bool = False,
-    ) -> TurnOutcome:
+    async def _reply(self, reply: ReplyTurn) -> TurnOutcome:
+        turn = reply.turn
         if not self.runtime.llm.enabled:
             if not self._warned_disabled:
                 self._warned_disabled = True
                 log.warning("reply skipped: no OPENAI_API_KEY configured (logged once)")
             return TurnOutcome("disabled", "no_api_key")
         try:
-            prepared = await self._prepare(turn, route, config, persona, tool, cost, short=short)
+            prepared = await self._prepare(reply)
         except CoreProcessorError as exc:
             log.error(
                 "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
             )
             return TurnOutcome("error", f"core_processor:{exc.processor_id}")
-        result = await self._call_model(turn, config, prepared, cost)
+        result = await self._call_model(reply, prepared)
         if not result.ok:
             await self._save_snapshot(turn, prepared, f"error:{result.error}")
             return TurnOutcome("error", result.error or "llm_error", turn_id=prepared.turn_id)
-        return await self._answer(turn, route, config, persona, sender, prepared, result)
+        return await self._answer(reply, prepared, result)
 
-    async def _prepare(
-        self,
-        turn: TurnInput,
-        route: RouteResult,
-        config: GroupConfig,
-        persona: PersonaPack,
-        tool: ToolPlan = NO_TOOL,
-        cost: CostVerdict = PROCEED,
-        *,
-        short: bool = False,
-    ) -> PreparedTurn:
+    async def _prepare(self, reply: ReplyTurn) -> PreparedTurn:
         """Merge quick follow-ups, fetch rows, retrieve, run the tool, build the request."""
+        turn, route, config, persona = reply.turn, reply.route, reply.config, reply.persona
+        tool, cost, short = reply.tool, reply.cost, reply.short
         rt = self.runtime
         stage_ms: dict[str, float] = {}
         started = time.perf_counter()
@@ -367,14 +346,9 @@ class ChatTurnService:
             state=rt.state,
         )
 
-    async def _call_model(
-        self,
-        turn: TurnInput,
-        config: GroupConfig,
-        prepared: PreparedTurn,
-        cost: CostVerdict = PROCEED,
-    ) -> CompletionResult:
+    async def _call_model(self, reply: ReplyTurn, prepared: PreparedTurn) -> CompletionResult:
         """The one LLM call of the turn (images attached for vision models)."""
+        turn, config, cost = reply.turn, reply.config, reply.cost
         rt = self.runtime
         # Images: a vision model gets this turn's images (and those of merged follow-ups) as
         # data-URL blocks, the snapshot keeps only their hashes; for a text-only model nothing
@@ -413,16 +387,10 @@ class ChatTurnService:
         return result
 
     async def _answer(
-        self,
-        turn: TurnInput,
-        route: RouteResult,
-        config: GroupConfig,
-        persona: PersonaPack,
-        sender: GroupSender,
-        prepared: PreparedTurn,
-        result: CompletionResult,
+        self, reply: ReplyTurn, prepared: PreparedTurn, result: CompletionResult
     ) -> TurnOutcome:
         """Parse the answer into bubbles, deliver, and remember the exchange."""
+        turn, config, persona = reply.turn, reply.config, reply.persona
         shape, data = prepared.ctx.reply_shape, prepared.data
         answer, svar_ops = split_svar_tags(result.text)  # tags never reach the group
         answer, data["output_regex"] = apply_output_rules(answer, prepared.ctx.rules)
@@ -442,7 +410,7 @@ class ChatTurnService:
             log.info("group %s: model chose silence (%s)", turn.group_id, parsed.reason)
             await self._save_snapshot(turn, prepared, "silent")
             return TurnOutcome("silent", parsed.reason, turn_id=prepared.turn_id)
-        outcome = await self._deliver(turn, route, config, parsed, sender)
+        outcome = await self._deliver(reply, parsed)
         data["sent_message_ids"] = list(outcome.sent_ids)
         data["stage_ms"]["total_local"] = round(
             (time.perf_counter() - prepared.started) * 1000 - result.latency_ms, 3
@@ -465,14 +433,8 @@ class ChatTurnService:
             )
         return TurnOutcome(outcome.outcome, outcome.reason, outcome.sent_ids, prepared.turn_id)
 
-    async def _deliver(
-        self,
-        turn: TurnInput,
-        route: RouteResult,
-        config: GroupConfig,
-        parsed: Any,
-        sender: GroupSender,
-    ) -> TurnOutcome:
+    async def _deliver(self, reply: ReplyTurn, parsed: Any) -> TurnOutcome:
+        turn, route, config, sender = reply.turn, reply.route, reply.config, reply.sender
         rt = self.runtime
         quote_id = None
         if route.outcome is RouteOutcome.QUOTE and route.decision is not None:

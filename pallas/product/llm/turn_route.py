@@ -18,6 +18,8 @@ from pallas.core.clock import Clock
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.addressing import Addressing
+from pallas.product.llm.cost.guard import PROCEED, CostVerdict
+from pallas.product.llm.delivery.delivery import GroupSender
 from pallas.product.llm.freshness import FreshnessGate, FreshnessVerdict, looks_addressed
 from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.persona.pack import PersonaPack
@@ -78,6 +80,20 @@ class RoutedTurn:
         return max(wait or 1.0, 0.2)
 
 
+@dataclass(frozen=True, slots=True)
+class ReplyTurn:
+    """The reply step's one argument: what the route step and the cost guard decided."""
+
+    turn: TurnInput
+    route: RouteResult  # shaped by the cost ladder (shorter context) where it applies
+    config: GroupConfig
+    persona: PersonaPack
+    sender: GroupSender
+    tool: ToolPlan = NO_TOOL
+    cost: CostVerdict = PROCEED
+    short: bool = False  # a stale @: one short bubble to the member's latest message
+
+
 @dataclass
 class TurnRouter:
     """Rules only: decides what a group message gets, from the group's config and state."""
@@ -135,4 +151,4 @@ class TurnRouter:
             return ()
 
 
-__all__ = ["NextStep", "RoutedTurn", "TurnRouter"]
+__all__ = ["NextStep", "ReplyTurn", "RoutedTurn", "TurnRouter"]
