@@ -83,7 +83,8 @@ def build_app(runtime: PallasRuntime, *, rng: random.Random | None = None) -> Pa
     rng = rng or random.Random()
     addressing = Addressing(nicknames=runtime.nicknames)
     memory = build_memory_service(runtime)
-    learning = GroupLearningSource(runtime)  # also feeds the PASS phrase pool
+    # the group's learning: context blocks, and the PASS phrase pool
+    learning = GroupLearningSource(runtime.sessions, runtime.state)
     pipeline_state = build_pipeline_state(runtime, memory=memory)
     stickers = StickerService(
         StickerRepository(runtime.sessions), runtime.state, runtime.clock, runtime.group_configs.get

@@ -30,8 +30,10 @@ def context_sources(
     *,
     memory: MemoryService | None = None,
 ) -> list[ContextSource]:
+    # group_expression, behavior_ref, reply_shape
+    learning = learning or GroupLearningSource(runtime.sessions, runtime.state)
     return [
-        learning or GroupLearningSource(runtime),  # group_expression, behavior_ref, reply_shape
+        learning,
         *build_memory_sources(runtime, memory),  # memory → knowledge → relationship → person_facts
         build_old_topics_source(runtime),  # mid_term: 【相关旧话题】
     ]
