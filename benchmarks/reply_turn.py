@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 from benchmarks.stats import describe
+from pallas.app import build_app
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.turn import Segment, Sender, TurnInput
-from pallas.product.llm.wiring import build_chat_service
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 
@@ -94,7 +94,7 @@ async def run(messages: int, turns: int) -> None:
         t = time.perf_counter()
         await _fill(runtime, messages)
         print(f"stored {messages} messages in {time.perf_counter() - t:.1f}s")
-        service = build_chat_service(runtime, rng=random.Random(1))
+        service = build_app(runtime, rng=random.Random(1)).chat
 
         async def no_sleep(_: float) -> None:
             return None

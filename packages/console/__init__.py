@@ -12,7 +12,12 @@ from nonebot.plugin import PluginMetadata
 
 from pallas.core.settings import PallasSettings
 from pallas.onebot.group_names import GroupNames
-from pallas.onebot.lifecycle import on_runtime_start, register_lifecycle, runtime_or_none
+from pallas.onebot.lifecycle import (
+    app_or_none,
+    on_runtime_start,
+    register_lifecycle,
+    runtime_or_none,
+)
 from pallas.runtime import PallasRuntime
 from pallas.web import mount_console, start_console
 
@@ -26,7 +31,12 @@ log = logging.getLogger("pallas.console")
 register_lifecycle()
 
 if nonebot.get_plugin_config(PallasSettings).pallas_console_enabled:
-    _console = mount_console(nonebot.get_app(), runtime_or_none, group_names=GroupNames())
+    _console = mount_console(
+        nonebot.get_app(),
+        runtime_or_none,
+        group_names=GroupNames(),
+        memory=lambda: app.memory if (app := app_or_none()) is not None else None,
+    )
 
     async def _arm(runtime: PallasRuntime, host: str, port: int) -> None:
         try:

@@ -13,19 +13,20 @@ from dataclasses import replace
 from nonebot import on_message
 from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent
 from nonebot.matcher import Matcher
+from nonebot.params import Depends
 from nonebot.plugin import PluginMetadata
 
+from pallas.app import PallasApp
 from pallas.core.records import StoredMessage
 from pallas.onebot.convert import stored_message_from_turn
 from pallas.onebot.events import turn_from_event
-from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
+from pallas.onebot.lifecycle import app_or_none, register_lifecycle
 from pallas.product.llm.learning.feedback_service import (
     admin_ids,
     handle_negative_feedback,
     recall_allowed,
 )
 from pallas.product.llm.learning.injection_feedback import matched_negative_word
-from pallas.product.llm.stickers.service import StickerService
 
 __plugin_meta__ = PluginMetadata(
     name="feedback",
@@ -74,10 +75,15 @@ async def _recall(bot: Bot, group_id: int, quoted: StoredMessage, now: float) ->
 
 
 @feedback.handle()
-async def handle_feedback(bot: Bot, event: GroupMessageEvent, matcher: Matcher) -> None:
-    runtime = runtime_or_none()
-    if runtime is None or not any(seg.type == "reply" for seg in event.original_message):
+async def handle_feedback(
+    bot: Bot,
+    event: GroupMessageEvent,
+    matcher: Matcher,
+    app: PallasApp | None = Depends(app_or_none),
+) -> None:
+    if app is None or not any(seg.type == "reply" for seg in event.original_message):
         return
+    runtime = app.runtime
     try:
         turn = turn_from_event(event)
     except ValueError:
@@ -92,7 +98,7 @@ async def handle_feedback(bot: Bot, event: GroupMessageEvent, matcher: Matcher) 
     quoted = stored.get(turn.reply_to) or _quoted_from_event(event)
     reply = replace(stored_message_from_turn(turn), text=turn.text)
     result = await handle_negative_feedback(runtime, reply, quoted)
-    banned = await StickerService(runtime).ban_on_feedback(
+    banned = await app.stickers.ban_on_feedback(
         reply, quoted, admin_ids=admin_ids(runtime, turn.group_id), is_negative=True
     )  # 不可以 on a sticker (the bot's or a member's) bans it in this group
     if not result.handled and banned is None:

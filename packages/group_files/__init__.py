@@ -10,9 +10,11 @@ import logging
 
 from nonebot import on_notice
 from nonebot.adapters.onebot.v11 import Bot, GroupUploadNoticeEvent
+from nonebot.params import Depends
 from nonebot.plugin import PluginMetadata
 
-from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
+from pallas.app import PallasApp
+from pallas.onebot.lifecycle import app_or_none, register_lifecycle
 from pallas.product.llm.attachments.uploads import remember_upload, upload_info
 
 __plugin_meta__ = PluginMetadata(
@@ -28,9 +30,13 @@ uploads = on_notice(priority=5, block=False)
 
 
 @uploads.handle()
-async def remember(bot: Bot, event: GroupUploadNoticeEvent) -> None:
-    runtime = runtime_or_none()
-    if runtime is None or not runtime.group_configs.get(event.group_id).attachments.read_files:
+async def remember(
+    bot: Bot, event: GroupUploadNoticeEvent, app: PallasApp | None = Depends(app_or_none)
+) -> None:
+    if app is None:
+        return
+    runtime = app.runtime
+    if not runtime.group_configs.get(event.group_id).attachments.read_files:
         return
     file = event.file.model_dump()
     url = str(file.get("url") or "")

@@ -10,16 +10,16 @@ import logging
 
 from nonebot import get_driver, on_message
 from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent
+from nonebot.params import Depends
 from nonebot.plugin import PluginMetadata
 
+from pallas.app import PallasApp
 from pallas.core.tokens import get_encoding
 from pallas.onebot.events import turn_from_event
-from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
-from pallas.onebot.quoted import fetch_quoted_segments
+from pallas.onebot.lifecycle import app_or_none, register_lifecycle
 from pallas.onebot.sender import OneBotGroupSender
 from pallas.product.llm.chat_turn import ChatTurnService
 from pallas.product.llm.provider.image_fetch import default_ssl_context
-from pallas.product.llm.wiring import build_chat_service
 
 __plugin_meta__ = PluginMetadata(
     name="llm_chat",
@@ -30,18 +30,11 @@ __plugin_meta__ = PluginMetadata(
 log = logging.getLogger("pallas.chat")
 register_lifecycle()
 
-_service: ChatTurnService | None = None
-
 
 def chat_service() -> ChatTurnService | None:
-    global _service
-    runtime = runtime_or_none()
-    if runtime is None:
-        return None
-    if _service is None or _service.runtime is not runtime:
-        _service = build_chat_service(runtime)
-        _service.fetch_quoted_message = fetch_quoted_segments  # quoted images via get_msg
-    return _service
+    """The app's chat service (None until start-up has run)."""
+    app = app_or_none()
+    return app.chat if app is not None else None
 
 
 @get_driver().on_startup
@@ -52,20 +45,16 @@ async def _warm_up() -> None:
     await asyncio.to_thread(default_ssl_context)
 
 
-@get_driver().on_shutdown
-async def _drain() -> None:
-    if _service is not None:
-        await _service.drain_background()
-
-
 chat = on_message(priority=10, block=False)
 
 
 @chat.handle()
-async def handle_group_message(bot: Bot, event: GroupMessageEvent) -> None:
-    service = chat_service()
-    if service is None:
+async def handle_group_message(
+    bot: Bot, event: GroupMessageEvent, app: PallasApp | None = Depends(app_or_none)
+) -> None:
+    if app is None:
         return
+    service = app.chat
     try:
         turn = turn_from_event(event)
     except ValueError as exc:

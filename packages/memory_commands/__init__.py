@@ -13,13 +13,13 @@ import logging
 from nonebot import get_driver, on_message
 from nonebot.adapters.onebot.v11 import GroupMessageEvent
 from nonebot.matcher import Matcher
+from nonebot.params import Depends
 from nonebot.plugin import PluginMetadata
 
+from pallas.app import PallasApp
 from pallas.onebot.events import turn_from_event
-from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
-from pallas.product.llm.memory.factory import build_memory_service
+from pallas.onebot.lifecycle import app_or_none, register_lifecycle
 from pallas.product.llm.memory.member_commands import handle_member_message
-from pallas.product.llm.memory.service import MemoryService
 from pallas.product.llm.memory.text import warm_up
 
 __plugin_meta__ = PluginMetadata(
@@ -31,9 +31,6 @@ __plugin_meta__ = PluginMetadata(
 log = logging.getLogger("pallas.memory")
 register_lifecycle()
 
-_service: MemoryService | None = None
-_service_runtime: object | None = None
-
 memory_commands = on_message(priority=8, block=False)
 
 
@@ -44,23 +41,22 @@ async def _warm_up_tokenizer() -> None:
 
 
 @memory_commands.handle()
-async def handle_memory_command(event: GroupMessageEvent, matcher: Matcher) -> None:
-    global _service, _service_runtime
-    runtime = runtime_or_none()
-    if runtime is None or not event.to_me:
+async def handle_memory_command(
+    event: GroupMessageEvent, matcher: Matcher, app: PallasApp | None = Depends(app_or_none)
+) -> None:
+    if app is None or not event.to_me:
         return
-    if not runtime.group_configs.get(event.group_id).enabled:
+    config = app.runtime.group_configs.get(event.group_id)
+    if not config.enabled:
         return
     try:
         turn = turn_from_event(event)
     except ValueError:
         return
-    if _service is None or _service_runtime is not runtime:
-        _service, _service_runtime = build_memory_service(runtime), runtime
-    persona = runtime.personas.get(runtime.group_configs.get(event.group_id).persona)
+    persona = app.runtime.personas.get(config.persona)
     try:
         reply = await handle_member_message(
-            _service, turn, aliases=(*persona.aliases, persona.name, *runtime.nicknames)
+            app.memory, turn, aliases=app.addressing.aliases(persona, config)
         )
     except Exception:
         log.exception(

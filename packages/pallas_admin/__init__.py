@@ -9,10 +9,11 @@ import logging
 
 from nonebot import on_command
 from nonebot.adapters.onebot.v11 import GroupMessageEvent, Message
-from nonebot.params import CommandArg
+from nonebot.params import CommandArg, Depends
 from nonebot.plugin import PluginMetadata
 
-from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
+from pallas.app import PallasApp
+from pallas.onebot.lifecycle import app_or_none, register_lifecycle
 from pallas.onebot.permissions import is_group_admin
 from pallas.product.admin import AdminContext, find_command, help_text
 
@@ -29,10 +30,14 @@ admin = on_command("pallas", priority=5, block=True)
 
 
 @admin.handle()
-async def handle_admin(event: GroupMessageEvent, args: Message = CommandArg()) -> None:
-    runtime = runtime_or_none()
-    if runtime is None:
+async def handle_admin(
+    event: GroupMessageEvent,
+    args: Message = CommandArg(),
+    app: PallasApp | None = Depends(app_or_none),
+) -> None:
+    if app is None:
         return
+    runtime = app.runtime
     if not is_group_admin(runtime, event):
         log.info("refused /pallas from %s in group %s: not an admin", event.user_id, event.group_id)
         await admin.finish("只有群主、管理员或超级用户可以用这个命令哦")
@@ -48,6 +53,7 @@ async def handle_admin(event: GroupMessageEvent, args: Message = CommandArg()) -
         group_id=event.group_id,
         user_id=event.user_id,
         args=tuple(words[1:]),
+        memory=app.memory,
         reply_to=reply_to,
     )
     log.info("admin /pallas %s by %s in group %s", " ".join(words), event.user_id, event.group_id)

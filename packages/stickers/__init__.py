@@ -12,15 +12,20 @@ import logging
 
 from nonebot import get_driver, on_message, require
 from nonebot.adapters.onebot.v11 import GroupMessageEvent
+from nonebot.params import Depends
 from nonebot.plugin import PluginMetadata
 
 require("nonebot_plugin_apscheduler")
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
+from pallas.app import PallasApp  # noqa: E402
 from pallas.onebot.events import turn_from_event  # noqa: E402
-from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none  # noqa: E402
+from pallas.onebot.lifecycle import (  # noqa: E402
+    app_or_none,
+    register_lifecycle,
+    runtime_or_none,
+)
 from pallas.product.llm.stickers.describe import StickerDescriber  # noqa: E402
-from pallas.product.llm.stickers.service import StickerService  # noqa: E402
 
 __plugin_meta__ = PluginMetadata(
     name="stickers",
@@ -37,13 +42,14 @@ collector = on_message(priority=2, block=False)
 
 
 @collector.handle()
-async def collect_stickers(event: GroupMessageEvent) -> None:
-    runtime = runtime_or_none()
-    if runtime is None or not any(s.type in ("image", "mface") for s in event.original_message):
+async def collect_stickers(
+    event: GroupMessageEvent, app: PallasApp | None = Depends(app_or_none)
+) -> None:
+    if app is None or not any(s.type in ("image", "mface") for s in event.original_message):
         return
     try:
         turn = turn_from_event(event)
-        await StickerService(runtime).collect(turn)
+        await app.stickers.collect(turn)
     except Exception:
         log.exception(
             "group %s: collecting stickers of %s failed", event.group_id, event.message_id

@@ -1,4 +1,9 @@
-"""Start / stop the Pallas runtime with the NoneBot driver and hand it to plugins."""
+"""Start / stop the Pallas app with the NoneBot driver and hand it to plugins.
+
+The one `PallasApp` (pallas/app.py, the composition root) lives here; plugins take it (or one
+of its services) through NoneBot's dependency injection: `app: PallasApp | None =
+Depends(app_or_none)` — no plugin keeps a service cache of its own.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,14 @@ import nonebot
 from nonebot import get_driver, get_plugin_config
 from nonebot.adapters.onebot.v11.config import Config as OneBotConfig
 
+from pallas.app import PallasApp, start_app
 from pallas.core.settings import PallasSettings
+from pallas.onebot.quoted import fetch_quoted_segments
 from pallas.runtime import PallasRuntime
 
 log = logging.getLogger("pallas")
 
-_runtime: PallasRuntime | None = None
+_app: PallasApp | None = None
 _registered = False
 # run right after the runtime starts, before the "Pallas is up" line (e.g. the web console)
 _on_runtime_start: list[Callable[[PallasRuntime, str, int], Awaitable[None]]] = []
@@ -26,14 +33,23 @@ def on_runtime_start(hook: Callable[[PallasRuntime, str, int], Awaitable[None]])
         _on_runtime_start.append(hook)
 
 
-def get_runtime() -> PallasRuntime:
-    if _runtime is None:
+def get_app() -> PallasApp:
+    if _app is None:
         raise RuntimeError("Pallas runtime is not started (driver start-up has not run yet)")
-    return _runtime
+    return _app
+
+
+def app_or_none() -> PallasApp | None:
+    """The NoneBot dependency: `Depends(app_or_none)` (None until start-up has run)."""
+    return _app
+
+
+def get_runtime() -> PallasRuntime:
+    return get_app().runtime
 
 
 def runtime_or_none() -> PallasRuntime | None:
-    return _runtime
+    return _app.runtime if _app is not None else None
 
 
 def _as_ids(values: object) -> frozenset[int]:
@@ -61,16 +77,17 @@ def register_lifecycle() -> None:
 
     @driver.on_startup
     async def _start() -> None:
-        global _runtime
+        global _app
         settings = get_plugin_config(PallasSettings)
         config = driver.config
-        _runtime = await PallasRuntime.start(
+        _app = await start_app(
             settings,
             nicknames=tuple(sorted(config.nickname)),
             superusers=_as_ids(config.superusers),
         )
+        _app.chat.fetch_quoted_message = fetch_quoted_segments  # quoted images via get_msg
         for hook in _on_runtime_start:
-            await hook(_runtime, str(config.host), int(config.port))
+            await hook(_app.runtime, str(config.host), int(config.port))
         token = "set" if get_plugin_config(OneBotConfig).onebot_access_token else "NOT set"
         log.info(
             "Pallas is up. Give NapCat (or Lagrange / LLOneBot) this reverse WebSocket URL: "
@@ -81,13 +98,15 @@ def register_lifecycle() -> None:
 
     @driver.on_shutdown
     async def _stop() -> None:
-        global _runtime
-        if _runtime is not None:
-            await _runtime.stop()
-            _runtime = None
+        global _app
+        if _app is not None:
+            app, _app = _app, None
+            await app.stop()
 
 
 __all__ = [
+    "app_or_none",
+    "get_app",
     "get_runtime",
     "nonebot",
     "on_runtime_start",

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from fastapi import APIRouter, FastAPI
 
+from pallas.product.llm.memory.service import MemoryService
 from pallas.runtime import PallasRuntime
 from pallas.web.app import (
     PREFIX,
@@ -56,6 +57,7 @@ def mount_console(
     runtime: Callable[[], PallasRuntime | None],
     *,
     group_names: GroupNamesSource | None = None,
+    memory: Callable[[], MemoryService | None] | None = None,
 ) -> Console:
     """Add the console's routes, static files and login redirect to `app`."""
     cache: dict[int, ConsoleBackend] = {}
@@ -66,7 +68,8 @@ def mount_console(
             return None
         if id(rt) not in cache:
             cache.clear()
-            cache[id(rt)] = ConsoleBackend(rt, group_names=group_names)
+            shared = memory() if memory is not None else None  # the app's one memory service
+            cache[id(rt)] = ConsoleBackend(rt, group_names=group_names, memory=shared)
         return cache[id(rt)]
 
     console = Console(backend)

@@ -21,6 +21,7 @@ from pallas.product.config import GroupConfig
 from pallas.product.llm.context.processors import build_chat_pipeline
 from pallas.product.llm.memory.factory import build_memory_service
 from pallas.product.llm.memory.isolation import readable_scopes
+from pallas.product.llm.memory.service import MemoryService
 from pallas.runtime import PallasRuntime
 from pallas.web import config_edit
 from pallas.web.config_edit import ConfigRejected
@@ -35,8 +36,15 @@ GroupNamesSource = Callable[[], Awaitable[dict[int, str]]]
 class ConsoleBackend:
     """A thin adapter over `PallasRuntime` for the console pages."""
 
-    def __init__(self, runtime: PallasRuntime, *, group_names: GroupNamesSource | None = None):
+    def __init__(
+        self,
+        runtime: PallasRuntime,
+        *,
+        group_names: GroupNamesSource | None = None,
+        memory: MemoryService | None = None,
+    ):
         self._rt = runtime
+        self._memory = memory or build_memory_service(runtime)  # one per backend, not per call
         self._group_names = group_names
         self.queries = ConsoleQueries(runtime.sessions)
 
@@ -126,8 +134,7 @@ class ConsoleBackend:
     ) -> list[MemoryItem]:
         config = self.group_config(group_id)
         scopes = readable_scopes(bot_id, group_id, config.memory.shared_pools)
-        service = build_memory_service(self._rt)
-        return await service.repo.list_items(
+        return await self._memory.repo.list_items(
             scopes=scopes, kind=kind, subject_user_id=user, limit=200
         )
 
@@ -137,7 +144,9 @@ class ConsoleBackend:
         words = " ".join(("memory", *args))
         # the same audit line as the group command (packages/pallas_admin), by "console"
         log.info("admin /pallas %s by console in group %s", words, group_id)
-        ctx = AdminContext(self._rt, bot_id=bot_id, group_id=group_id, user_id=0, args=args)
+        ctx = AdminContext(
+            self._rt, bot_id=bot_id, group_id=group_id, user_id=0, args=args, memory=self._memory
+        )
         result = await memory_command(ctx)
         log.info("console: /pallas %s in group %s → %s", words, group_id, result)
         return result

@@ -82,7 +82,7 @@ def expression(contribution: SourceContribution) -> str:
 
 
 async def test_recall_rhythm_and_shape_come_from_this_group_only(runtime: PallasRuntime) -> None:
-    source = GroupLearningSource(runtime)
+    source = GroupLearningSource(runtime.sessions, runtime.state)
     mine = await gather(runtime, source, GROUP, "快了吗？")
     text = expression(mine)
     assert text.startswith("【群表达指导】")
@@ -105,7 +105,9 @@ async def test_recall_rhythm_and_shape_come_from_this_group_only(runtime: Pallas
 async def test_without_direct_pairs_observed_strategies_are_the_fallback(
     runtime: PallasRuntime,
 ) -> None:
-    contribution = await gather(runtime, GroupLearningSource(runtime), GROUP, "量子力学怎么入门？")
+    contribution = await gather(
+        runtime, GroupLearningSource(runtime.sessions, runtime.state), GROUP, "量子力学怎么入门？"
+    )
     assert "group_expression" not in contribution.blocks
     block = contribution.blocks["behavior_reference"]
     lines = block.text.splitlines()
@@ -143,7 +145,7 @@ def _reply(user_id: int, text: str = "不可以", role: str = "member") -> Store
 async def test_negative_feedback_blames_the_turn_and_changes_the_next_injection(
     runtime: PallasRuntime, clock: FakeClock
 ) -> None:
-    source = GroupLearningSource(runtime)
+    source = GroupLearningSource(runtime.sessions, runtime.state)
     before = await gather(runtime, source, GROUP, "快了吗？")
     blamed = before.blocks["group_expression"].source_tokens
     bot_line = await _bot_turn(runtime, before)
@@ -178,7 +180,7 @@ async def test_negative_feedback_blames_the_turn_and_changes_the_next_injection(
 async def test_feedback_fades_with_a_thirty_day_half_life(
     runtime: PallasRuntime, clock: FakeClock
 ) -> None:
-    source = GroupLearningSource(runtime)
+    source = GroupLearningSource(runtime.sessions, runtime.state)
     before = await gather(runtime, source, GROUP, "快了吗？")
     bot_line = await _bot_turn(runtime, before)
     await handle_negative_feedback(runtime, _reply(0, role="admin"), bot_line)

@@ -22,9 +22,14 @@ How the replay stands in for what happens after routing on a live bot:
   evolve as they would live, and quick messages from the same member meanwhile are merged.
 - **Low-engagement phrases** are recorded by the router itself; a short bot line right after a
   PASS-phrase decision is taken as that phrase (not fed back a second time).
+- **The route step is the live one**: `TurnRouter` (pallas/product/llm/turn_route.py, built by
+  `pallas.app.build_replay_router`) — freshness, tool plan, routing, and the next step — is
+  the same object the live `ChatTurnService` calls; a message too old when (re-)routed is
+  counted `stale` with its freshness reason.
 - **Cooldown.** An addressed message that arrives during the chat cooldown is accumulated and,
-  as the cooldown contract says, routed again when the cooldown ends (at most `max_retries`
-  times); other accumulated messages wait for the next LLM turn, which drains them.
+  as the cooldown contract says, routed again when the cooldown ends (the live retry delay and
+  `[chat] max_accumulate_retries`); other accumulated messages wait for the next LLM turn,
+  which drains them.
 - Tool requests are planned as live (the group's `[tools]` config; superusers are unknown to a
   replay, so only owner/admin roles and configured admins count as admins). Relationships and
   learned expressions do not run: affinity unknown, no group expressions.

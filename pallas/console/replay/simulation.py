@@ -14,6 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
+from pallas.app import build_replay_router
 from pallas.console.replay.events import _Event, _parse, adapter_to_me
 from pallas.console.replay.matching import _BotLineMatcher, _Claim
 from pallas.console.replay.report import DISPLAY_TZ, ReplayReport, ReplayRow, ReplayTotals
@@ -27,9 +28,8 @@ from pallas.product.llm.cost.guard import CostGuard
 from pallas.product.llm.cost.ladder import Limits
 from pallas.product.llm.cost.turn_exit import outcome_name
 from pallas.product.llm.persona.pack import PersonaPack
-from pallas.product.llm.routing import RouteOutcome, RouteResult, RoutingConfig, RoutingEngine
-from pallas.product.llm.tools.registry import default_registry
-from pallas.product.llm.tools.service import plan_turn_tool
+from pallas.product.llm.routing import RouteOutcome, RouteResult, RoutingConfig
+from pallas.product.llm.turn_route import NextStep
 
 log = logging.getLogger("pallas.replay")
 
@@ -57,29 +57,34 @@ class _Replayer(_BotLineMatcher):
         reply_latency_s: float,
         claim_window_s: float,
         bubble_gap_s: float,
-        max_retries: int,
         deployment: Limits | None = None,
     ) -> None:
         self.events = events
         self.bot_id = bot_id
         self.config_store = config_store
         self.personas = personas
-        self.rng = random.Random(seed)
-        self.tools = default_registry()
         self.totals = totals
         start = events[0].time if events else 0.0
         self.clock = FakeClock(start)
         self.store = MemoryStateStore(self.clock)
-        self.engine = RoutingEngine(self.store)
+        # the live route step (freshness, tool plan, routing) over the replay's clock and store
+        self.router = build_replay_router(
+            self.clock,
+            self.store,
+            group_config=config_store.get,
+            persona=personas.get,
+            rng=random.Random(seed),
+        )
+        self.engine = self.router.routing
         # the live cost guard over the replay's store (calls only: a replay has no tokens)
         self.cost = CostGuard(
             UsageCounters(self.store), deployment or Limits(), rng=random.Random(seed)
         )
         self.cost_refused: dict[int, str] = {}  # event index → cost outcome (no LLM call)
+        self.stale: dict[int, str] = {}  # event index → freshness reason (too old to answer)
         self.reply_latency_s = reply_latency_s
         self.claim_window_s = claim_window_s
         self.bubble_gap_s = bubble_gap_s
-        self.max_retries = max_retries
         self.rows: list[ReplayRow] = []
         self.final: dict[int, RouteResult] = {}  # event index → final decision
         self.authors: dict[tuple[int, int], int] = {}  # (group, message id) → user id
@@ -101,7 +106,7 @@ class _Replayer(_BotLineMatcher):
             if not group.enabled and routing.enabled:
                 routing = routing.model_copy(update={"enabled": False})
             persona = self.personas.get(group.persona)
-            aliases = tuple(dict.fromkeys(a for a in (persona.name, *persona.aliases) if a))
+            aliases = self.router.addressing.routing_aliases(persona)  # the adapter's NICKNAME
             cached = (routing, aliases)
             self._configs[group_id] = cached
         return cached
@@ -161,20 +166,19 @@ class _Replayer(_BotLineMatcher):
 
     async def route(self, event: _Event, *, attempt: int) -> None:
         turn = self.turns[event.index]
-        routing, aliases = self.config(turn.group_id)
+        routing, _ = self.config(turn.group_id)
         now = self.clock.now()
         group = self.config_store.get(turn.group_id)
-        # as live, minus superusers, which a replay does not know
-        tool = plan_turn_tool(turn, group.tools, self.tools, aliases, admins=group.admins)
-        result = await self.engine.route(
-            turn,
-            routing,
-            aliases=aliases,
-            now=now,
-            rng=self.rng,
-            tool_requested=tool.requested,
-            tool_permitted=tool.permitted,
-        )
+        # the live route step (superusers are unknown to a replay; no group expressions)
+        routed = await self.router.route(turn, attempt=attempt)
+        result = routed.route
+        if result is None:  # too old when (re-)routed: recorded, not answered
+            self.stale[event.index] = routed.fresh.reason
+            self.final.pop(event.index, None)
+            kind = "retry" if attempt else "message"
+            self.rows.append(self._plain_row(event, kind, "stale", routed.fresh.reason))
+            return
+        self.stale.pop(event.index, None)
         self.final[event.index] = result
         self.rows.append(self._route_row(event, result, "retry" if attempt else "message"))
         if attempt:
@@ -185,14 +189,8 @@ class _Replayer(_BotLineMatcher):
                 await self.answer(event, result, routing)
         elif result.outcome is RouteOutcome.PASS_PHRASE:
             self.claim_phrase(event, routing)
-        elif (
-            result.outcome is RouteOutcome.ACCUMULATE
-            and result.trigger.addressed
-            and result.cooldown is not None
-            and attempt < self.max_retries
-        ):
-            when = now + max(result.cooldown.retry_after_s, 0.0) + 0.01
-            self.schedule(when, "retry", event=event, attempt=attempt + 1)
+        elif routed.step is NextStep.RETRY and (wait := routed.retry_after_s()) is not None:
+            self.schedule(now + wait, "retry", event=event, attempt=attempt + 1)
 
     async def cost_allows(self, event: _Event, result: RouteResult, group: GroupConfig) -> bool:
         """The live cost guard: a refused turn makes no LLM call (and may send its phrase)."""
@@ -331,6 +329,9 @@ class _Replayer(_BotLineMatcher):
         )
 
     def finish_totals(self) -> None:
+        for reason in self.stale.values():  # counted as skipped, as `/pallas why` shows it
+            self.totals.outcomes[RouteOutcome.SKIP.value] += 1
+            self.totals.skip_reasons[f"freshness:{reason}"] += 1
         for index, result in self.final.items():
             if index in self.cost_refused:
                 self.totals.outcomes[self.cost_refused[index]] += 1
@@ -369,7 +370,6 @@ async def replay_events_async(
     reply_latency_s: float = 4.0,
     claim_window_s: float = 12.0,
     bubble_gap_s: float = 4.0,
-    max_retries: int = 5,
     deployment: Limits | None = None,
 ) -> ReplayReport:
     """Replay OneBot v11 event lines through the routing; see the package docstring."""
@@ -389,7 +389,6 @@ async def replay_events_async(
         reply_latency_s=reply_latency_s,
         claim_window_s=claim_window_s,
         bubble_gap_s=bubble_gap_s,
-        max_retries=max_retries,
         deployment=deployment,
     )
     await replayer.run()

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pallas.runtime import PallasRuntime
+
+if TYPE_CHECKING:
+    from pallas.product.llm.memory.service import MemoryService
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +24,7 @@ class AdminContext:
     user_id: int
     args: tuple[str, ...]
     reply_to: int | None = None  # message id the admin quoted, if any
+    memory: MemoryService | None = None  # the app's one memory service (None: CLI / tests)
 
 
 AdminHandler = Callable[[AdminContext], Awaitable[str]]

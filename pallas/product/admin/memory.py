@@ -28,6 +28,7 @@ from pallas.product.llm.memory.kinds import (
     parse_ref,
     resolve_kind,
 )
+from pallas.product.llm.memory.service import MemoryService
 
 ADMIN_WRITABLE = (GROUP_MEMORY, GROUP_EVENTS, IP_KNOWLEDGE, TEACHINGS, KNOWLEDGE)
 LIST_LIMIT = 20
@@ -68,7 +69,7 @@ async def _list(ctx: AdminContext, args: Sequence[str]) -> str:
     kind, user, problem = _parse_list_args(args)
     if problem:
         return problem
-    service = build_memory_service(ctx.runtime)
+    service = _memory(ctx)
     items = await service.repo.list_items(
         scopes=_scopes(ctx), kind=kind, subject_user_id=user, limit=LIST_LIMIT
     )
@@ -97,7 +98,7 @@ async def _add(ctx: AdminContext, args: Sequence[str]) -> str:
     text = " ".join(rest).strip()
     if not text:
         return USAGE
-    service = build_memory_service(ctx.runtime)
+    service = _memory(ctx)
     try:
         outcome = await service.remember(
             bot_id=ctx.bot_id,
@@ -119,7 +120,7 @@ async def _delete(ctx: AdminContext, args: Sequence[str]) -> str:
     ids = [parse_ref(a) for a in args]
     if not ids or any(i is None for i in ids):
         return "用法：/pallas memory del <id>（id 见 /pallas memory list）"
-    service = build_memory_service(ctx.runtime)
+    service = _memory(ctx)
     gone = await service.delete(
         [i for i in ids if i is not None], reason="admin", scopes=_scopes(ctx)
     )
@@ -133,7 +134,7 @@ async def _forget(ctx: AdminContext, args: Sequence[str]) -> str:
     if match is None:
         return "用法：/pallas memory forget <QQ号>"
     user = int(match.group(1))
-    service = build_memory_service(ctx.runtime)
+    service = _memory(ctx)
     gone = await service.forget_user(user, [group_scope(ctx.bot_id, ctx.group_id)])
     return f"已忘掉 {user} 的 {len(gone)} 条记忆"
 
@@ -155,3 +156,8 @@ COMMANDS = [
         memory,
     )
 ]
+
+
+def _memory(ctx: AdminContext) -> MemoryService:
+    """The app's one memory service; a fresh one only where no app runs (CLI, tests)."""
+    return ctx.memory if ctx.memory is not None else build_memory_service(ctx.runtime)

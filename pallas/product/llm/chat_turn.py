@@ -23,9 +23,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pallas.core.db.repositories.snapshots import InjectionSnapshot
+from pallas.core.db.repositories.stickers import StickerRepository
 from pallas.core.records import SessionTurn
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
+from pallas.product.llm.addressing import Addressing
 from pallas.product.llm.admission import GroupAdmission
 from pallas.product.llm.chat_turn_contracts import (
     AfterTurnHook,
@@ -45,7 +47,7 @@ from pallas.product.llm.context.pipeline import CoreProcessorError
 from pallas.product.llm.context.processors import build_chat_pipeline
 from pallas.product.llm.context.request import assemble_chat_request
 from pallas.product.llm.context.turn_rules import apply_output_rules, rules_for_turn
-from pallas.product.llm.cost.guard import PROCEED, CostGuard, CostVerdict
+from pallas.product.llm.cost.guard import PROCEED, CostGuard
 from pallas.product.llm.cost.turn_exit import guard_for, note_verdict, refuse_turn
 from pallas.product.llm.delivery.bubbles import parse_reply
 from pallas.product.llm.delivery.delivery import (
@@ -56,12 +58,7 @@ from pallas.product.llm.delivery.delivery import (
     send_phrase,
 )
 from pallas.product.llm.delivery.output_guard import guard_parsed_reply
-from pallas.product.llm.freshness import (
-    STALE_REPLY_SHAPE,
-    FreshAction,
-    FreshnessGate,
-    looks_addressed,
-)
+from pallas.product.llm.freshness import STALE_REPLY_SHAPE, FreshAction, FreshnessGate
 from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.persona.pack import PersonaPack
 from pallas.product.llm.provider.client import CompletionResult
@@ -80,12 +77,10 @@ from pallas.product.llm.routing.router import RoutingEngine
 from pallas.product.llm.stickers.service import StickerService
 from pallas.product.llm.svars.ops import split_svar_tags
 from pallas.product.llm.tools.registry import ToolRegistry, default_registry
-from pallas.product.llm.tools.service import (
-    NO_TOOL,
-    ToolPlan,
-    plan_turn_tool,
-    run_planned_tool,
-)
+from pallas.product.llm.tools.service import run_planned_tool
+from pallas.product.llm.turn_route import NextStep, ReplyTurn, RoutedTurn, TurnRouter
+
+# ()
 from pallas.runtime import PallasRuntime
 
 if TYPE_CHECKING:  # pipeline_state → memory.factory → extraction_hook → chat_turn
@@ -115,9 +110,11 @@ class ChatTurnService:
     # session variables, kb placeholders, attachments (issue 12); None = those stay inert
     pipeline_state: PipelineState | None = None
     cost: CostGuard | None = None  # per-member rate limit and daily budgets (cost guard)
+    addressing: Addressing = field(default_factory=Addressing)
+    stickers: StickerService | None = None  # None: built over the runtime
     merges: TurnMerges = field(init=False)
     freshness: FreshnessGate = field(init=False)
-    stickers: StickerService = field(init=False)
+    router: TurnRouter = field(init=False)  # the route step (shared with `pallas replay`)
     _background: set[asyncio.Task[None]] = field(default_factory=set)
     _warned_disabled: bool = False
 
@@ -126,7 +123,27 @@ class ChatTurnService:
         self.freshness = FreshnessGate(
             self.runtime.state, self.routing, sleep=lambda s: self.sleep(s)
         )
-        self.stickers = StickerService(self.runtime)
+        if self.stickers is None:
+            self.stickers = StickerService(
+                StickerRepository(self.runtime.sessions),
+                self.runtime.state,
+                self.runtime.clock,
+                self.runtime.group_configs.get,
+            )
+        rt = self.runtime
+        self.router = TurnRouter(
+            clock=rt.clock,
+            routing=self.routing,
+            group_config=rt.group_configs.get,
+            persona=rt.personas.get,
+            addressing=self.addressing,
+            merges=self.merges,
+            freshness=self.freshness,
+            tools=self.tools,
+            rng=self.rng,
+            superusers=rt.superusers,
+            phrases=self.phrases,
+        )
         if self.cost is None:
             self.cost = guard_for(self.runtime, rng=self.rng)
 
@@ -134,44 +151,30 @@ class ChatTurnService:
     async def handle(
         self, turn: TurnInput, sender: GroupSender, *, attempt: int = 0
     ) -> TurnOutcome:
-        rt = self.runtime
-        config = rt.group_configs.get(turn.group_id)
-        persona = rt.personas.get(config.persona)
-        aliases = (*persona.aliases, *rt.nicknames)
-        await self.merges.note_line(turn, rt.clock.now())
-        if attempt == 0:
-            await self.freshness.note(turn, config.freshness)
-        fresh = await self.freshness.admit(turn, config, rt.clock.now(), looks_addressed(turn))
-        if not fresh.answers:  # too old: recorded, not answered
-            return TurnOutcome("stale", fresh.reason)
-        tool = plan_turn_tool(
-            turn, config.tools, self.tools, aliases, admins={*rt.superusers, *config.admins}
-        )
-        route = await self.routing.route(
-            turn,
-            config.effective_routing(),
-            aliases=aliases,
-            now=rt.clock.now(),
-            rng=self.rng,
-            tool_requested=tool.requested,
-            tool_permitted=tool.permitted,
-            group_expressions=await self._group_expressions(turn, config),
-        )
-        if route.outcome is RouteOutcome.PASS_PHRASE and route.phrase:
+        """The route step, then what it asks for (phrase, merge, retry, reply)."""
+        return await self.act(await self.router.route(turn, attempt=attempt), sender)
+
+    async def act(self, routed: RoutedTurn, sender: GroupSender) -> TurnOutcome:
+        rt, turn, config, step = self.runtime, routed.turn, routed.config, routed.step
+        route = routed.route
+        if route is None:  # too old: recorded, not answered
+            return TurnOutcome("stale", routed.fresh.reason)
+        if step is NextStep.PASS_PHRASE and route.phrase:
             sent = await send_phrase(turn.bot_id, turn.group_id, route.phrase, sender, rt.state)
             return TurnOutcome("pass_phrase", route.reason, () if sent is None else (sent,))
-        if route.outcome is RouteOutcome.MERGE:
+        if step is NextStep.MERGE:
             await self.merges.park(turn)
             return TurnOutcome("merge", route.reason)
-        if route.outcome is RouteOutcome.ACCUMULATE and route.trigger.addressed:
-            return await self._retry_later(turn, sender, route, config, attempt)
-        if not route.calls_llm:
+        if step is NextStep.RETRY:
+            return await self._retry_later(routed, sender)
+        if step is not NextStep.REPLY:
             return TurnOutcome(route.outcome.value, route.reason)
         async with self.admission.slot(turn.bot_id, turn.group_id, config.routing.cooldown) as no:
             if no is not None:
                 log.warning("group %s: turn %s dropped (%s)", turn.group_id, turn.message_id, no)
                 await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
                 return TurnOutcome("rejected", no)
+            fresh = routed.fresh
             if fresh.action is FreshAction.ANSWER:  # waited behind the group's queue?
                 now, addressed = rt.clock.now(), route.trigger.addressed
                 fresh = await self.freshness.admit(turn, config, now, addressed, stage="queue")
@@ -187,51 +190,30 @@ class ChatTurnService:
                 return await refuse_turn(turn, route, config, verdict, sender, rt)
             await note_verdict(rt, route, config, verdict, sender)
             route, config = verdict.shape(route, config)  # the ladder's shorter context
-            short = fresh.action is FreshAction.SHORT
-            return await self._reply_safely(
-                turn, route, config, persona, sender, tool, verdict, short=short
+            reply = ReplyTurn(
+                turn,
+                route,
+                config,
+                routed.persona,
+                sender,
+                routed.tool,
+                verdict,
+                short=fresh.action is FreshAction.SHORT,
             )
+            return await self._reply_safely(reply)
 
-    async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
-        if self.phrases is None or not config.routing.low_engagement.use_group_expressions:
-            return ()
-        try:
-            return await self.phrases.low_engagement_phrases(
-                turn.bot_id, turn.group_id, now=self.runtime.clock.now(), config=config
-            )
-        except Exception:
-            log.exception("group %s: loading group expressions failed", turn.group_id)
-            return ()
-
-    async def _retry_later(
-        self,
-        turn: TurnInput,
-        sender: GroupSender,
-        route: RouteResult,
-        config: GroupConfig,
-        attempt: int,
-    ) -> TurnOutcome:
+    async def _retry_later(self, routed: RoutedTurn, sender: GroupSender) -> TurnOutcome:
         """An addressed message that hit the group cooldown is answered once it ends."""
-        if attempt >= config.chat.max_accumulate_retries:
+        wait = routed.retry_after_s()
+        if wait is None:
             return TurnOutcome("accumulate", "retries_exhausted")
-        wait = route.cooldown.retry_after_s if route.cooldown else None
-        await self.sleep(max(wait or 1.0, 0.2))
-        return await self.handle(turn, sender, attempt=attempt + 1)
+        await self.sleep(wait)
+        return await self.handle(routed.turn, sender, attempt=routed.attempt + 1)
 
-    async def _reply_safely(
-        self,
-        turn: TurnInput,
-        route: RouteResult,
-        config: GroupConfig,
-        persona: PersonaPack,
-        sender: GroupSender,
-        tool: ToolPlan = NO_TOOL,
-        cost: CostVerdict = PROCEED,
-        *,
-        short: bool = False,
-    ) -> TurnOutcome:
+    async def _reply_safely(self, reply: ReplyTurn) -> TurnOutcome:
+        turn = reply.turn
         try:
-            return await self._reply(turn, route, config, persona, sender, tool, cost, short=short)
+            return await self._reply(reply)
         except Exception:
             log.exception("group %s: reply to message %s failed", turn.group_id, turn.message_id)
             return TurnOutcome("error", "exception")
@@ -240,48 +222,30 @@ class ChatTurnService:
             await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
 
     # -- the reply path ------------------------------------------------------------------------
-    async def _reply(
-        self,
-        turn: TurnInput,
-        route: RouteResult,
-        config: GroupConfig,
-        persona: PersonaPack,
-        sender: GroupSender,
-        tool: ToolPlan = NO_TOOL,
-        cost: CostVerdict = PROCEED,
-        *,
-        short: bool = False,
-    ) -> TurnOutcome:
+    async def _reply(self, reply: ReplyTurn) -> TurnOutcome:
+        turn = reply.turn
         if not self.runtime.llm.enabled:
             if not self._warned_disabled:
                 self._warned_disabled = True
                 log.warning("reply skipped: no OPENAI_API_KEY configured (logged once)")
             return TurnOutcome("disabled", "no_api_key")
         try:
-            prepared = await self._prepare(turn, route, config, persona, tool, cost, short=short)
+            prepared = await self._prepare(reply)
         except CoreProcessorError as exc:
             log.error(
                 "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
             )
             return TurnOutcome("error", f"core_processor:{exc.processor_id}")
-        result = await self._call_model(turn, config, prepared, cost)
+        result = await self._call_model(reply, prepared)
         if not result.ok:
             await self._save_snapshot(turn, prepared, f"error:{result.error}")
             return TurnOutcome("error", result.error or "llm_error", turn_id=prepared.turn_id)
-        return await self._answer(turn, route, config, persona, sender, prepared, result)
+        return await self._answer(reply, prepared, result)
 
-    async def _prepare(
-        self,
-        turn: TurnInput,
-        route: RouteResult,
-        config: GroupConfig,
-        persona: PersonaPack,
-        tool: ToolPlan = NO_TOOL,
-        cost: CostVerdict = PROCEED,
-        *,
-        short: bool = False,
-    ) -> PreparedTurn:
+    async def _prepare(self, reply: ReplyTurn) -> PreparedTurn:
         """Merge quick follow-ups, fetch rows, retrieve, run the tool, build the request."""
+        turn, route, config, persona = reply.turn, reply.route, reply.config, reply.persona
+        tool, cost, short = reply.tool, reply.cost, reply.short
         rt = self.runtime
         stage_ms: dict[str, float] = {}
         started = time.perf_counter()
@@ -384,14 +348,9 @@ class ChatTurnService:
             state=rt.state,
         )
 
-    async def _call_model(
-        self,
-        turn: TurnInput,
-        config: GroupConfig,
-        prepared: PreparedTurn,
-        cost: CostVerdict = PROCEED,
-    ) -> CompletionResult:
+    async def _call_model(self, reply: ReplyTurn, prepared: PreparedTurn) -> CompletionResult:
         """The one LLM call of the turn (images attached for vision models)."""
+        turn, config, cost = reply.turn, reply.config, reply.cost
         rt = self.runtime
         # Images: a vision model gets this turn's images (and those of merged follow-ups) as
         # data-URL blocks, the snapshot keeps only their hashes; for a text-only model nothing
@@ -430,16 +389,10 @@ class ChatTurnService:
         return result
 
     async def _answer(
-        self,
-        turn: TurnInput,
-        route: RouteResult,
-        config: GroupConfig,
-        persona: PersonaPack,
-        sender: GroupSender,
-        prepared: PreparedTurn,
-        result: CompletionResult,
+        self, reply: ReplyTurn, prepared: PreparedTurn, result: CompletionResult
     ) -> TurnOutcome:
         """Parse the answer into bubbles, deliver, and remember the exchange."""
+        turn, config, persona = reply.turn, reply.config, reply.persona
         shape, data = prepared.ctx.reply_shape, prepared.data
         answer, svar_ops = split_svar_tags(result.text)  # tags never reach the group
         answer, data["output_regex"] = apply_output_rules(answer, prepared.ctx.rules)
@@ -459,7 +412,7 @@ class ChatTurnService:
             log.info("group %s: model chose silence (%s)", turn.group_id, parsed.reason)
             await self._save_snapshot(turn, prepared, "silent")
             return TurnOutcome("silent", parsed.reason, turn_id=prepared.turn_id)
-        outcome = await self._deliver(turn, route, config, parsed, sender)
+        outcome = await self._deliver(reply, parsed)
         data["sent_message_ids"] = list(outcome.sent_ids)
         data["stage_ms"]["total_local"] = round(
             (time.perf_counter() - prepared.started) * 1000 - result.latency_ms, 3
@@ -482,14 +435,8 @@ class ChatTurnService:
             )
         return TurnOutcome(outcome.outcome, outcome.reason, outcome.sent_ids, prepared.turn_id)
 
-    async def _deliver(
-        self,
-        turn: TurnInput,
-        route: RouteResult,
-        config: GroupConfig,
-        parsed: Any,
-        sender: GroupSender,
-    ) -> TurnOutcome:
+    async def _deliver(self, reply: ReplyTurn, parsed: Any) -> TurnOutcome:
+        turn, route, config, sender = reply.turn, reply.route, reply.config, reply.sender
         rt = self.runtime
         quote_id = None
         if route.outcome is RouteOutcome.QUOTE and route.decision is not None:

@@ -24,6 +24,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pallas.core import state_keys
 from pallas.core.state import StateStore, claim
 from pallas.core.turn import TurnInput
 from pallas.product.llm.context.chat_prompt import ReplyShapeSpec
@@ -152,7 +153,7 @@ class FreshnessGate:
 
     @staticmethod
     def _key(turn: TurnInput, name: str) -> str:
-        return f"fresh:{name}:{turn.bot_id}:{turn.group_id}:{turn.user_id}"
+        return state_keys.freshness(name, turn.bot_id, turn.group_id, turn.user_id)
 
     async def note(self, turn: TurnInput, config: FreshnessConfig) -> None:
         """Remember the member's latest @ (arrival order: the last one to arrive wins)."""

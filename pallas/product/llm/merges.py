@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pallas.core import state_keys
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.product.llm.context.message_text import turn_display_text
@@ -46,11 +47,11 @@ class TurnMerges:
 
     @staticmethod
     def key(turn: TurnInput) -> str:
-        return f"merge:{turn.bot_id}:{turn.group_id}:{turn.user_id}"
+        return state_keys.merge_parked(turn.bot_id, turn.group_id, turn.user_id)
 
     @staticmethod
     def lines_key(turn: TurnInput) -> str:
-        return f"lines:{turn.bot_id}:{turn.group_id}:{turn.user_id}"
+        return state_keys.merge_lines(turn.bot_id, turn.group_id, turn.user_id)
 
     async def note_line(self, turn: TurnInput, now: float) -> None:
         """Remember when this member's line arrived (the burst rule of the merge wait)."""

@@ -221,11 +221,13 @@ class PipelineState:
         return result_trace(result)
 
 
-def build_pipeline_state(runtime: PallasRuntime) -> PipelineState:
+def build_pipeline_state(
+    runtime: PallasRuntime, *, memory: MemoryService | None = None
+) -> PipelineState:
     return PipelineState(
         runtime=runtime,
         svars=SvarService(SessionVariableRepository(runtime.sessions), runtime.clock),
-        memory=build_memory_service(runtime),
+        memory=memory or build_memory_service(runtime),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pallas.core import state_keys
 from pallas.core.state import StateStore
 from pallas.product.llm.attachments.files import FileRef
 
@@ -17,7 +18,7 @@ UPLOAD_TTL_S = 600.0
 
 
 def upload_key(bot_id: int, group_id: int, user_id: int) -> str:
-    return f"upload:{bot_id}:{group_id}:{user_id}"
+    return state_keys.upload(bot_id, group_id, user_id)
 
 
 def upload_info(file: Mapping[str, Any], url: str = "") -> dict[str, Any] | None:

@@ -7,6 +7,7 @@ per bot are kept (the StateStore holds them, so several processes can share them
 
 from __future__ import annotations
 
+from pallas.core import state_keys
 from pallas.core.state import StateStore
 
 TTL_SECONDS = 600.0
@@ -14,11 +15,11 @@ MAX_ENTRIES = 512
 
 
 def _key(bot_id: int, group_id: int, message_id: int) -> str:
-    return f"botreply:{bot_id}:{group_id}:{message_id}"
+    return state_keys.bot_reply(bot_id, group_id, message_id)
 
 
 def _index_key(bot_id: int) -> str:
-    return f"botreply-index:{bot_id}"
+    return state_keys.bot_reply_index(bot_id)
 
 
 async def remember_bot_reply(

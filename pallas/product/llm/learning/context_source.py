@@ -23,8 +23,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from pallas.core.db.repositories.learning import LearningRepository
 from pallas.core.db.repositories.learning_feedback import FeedbackRepository
+from pallas.core.state import StateStore
 from pallas.product.llm.context import sections as S
 from pallas.product.llm.context.context import GatherRequest, SourceContribution
 from pallas.product.llm.context.processor_inputs import RetrievedBlock
@@ -36,7 +39,6 @@ from pallas.product.llm.routing.text_signals import (
     is_request,
     meaningful_length,
 )
-from pallas.runtime import PallasRuntime
 
 from .config import LearningConfig
 from .expression_pool import ExpressionPool
@@ -160,11 +162,9 @@ class GroupLearningSource:
 
     name = "group_learning"
 
-    def __init__(self, runtime: PallasRuntime) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], state: StateStore) -> None:
         self._cache = GroupLearningCache(
-            LearningRepository(runtime.sessions),
-            FeedbackRepository(runtime.sessions),
-            runtime.state,
+            LearningRepository(sessions), FeedbackRepository(sessions), state
         )
         # one filtered pool per group, rebuilt when its data or its feedback blocks change
         self._pools: dict[tuple[int, int], tuple[object, ExpressionPool]] = {}

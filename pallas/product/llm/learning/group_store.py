@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from pallas.core import state_keys
 from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.learning import LearningRepository
 from pallas.core.db.repositories.learning_feedback import FeedbackRepository
@@ -32,7 +33,7 @@ _FEEDBACK_LOOKBACK_DAYS = 365.0
 
 
 def generation_key(bot_id: int, group_id: int) -> str:
-    return f"learning:gen:{bot_id}:{group_id}"
+    return state_keys.learning_generation(bot_id, group_id)
 
 
 async def bump_generation(state: StateStore, bot_id: int, group_id: int) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from pallas.core import state_keys
 from pallas.core.clock import DAY_S
 from pallas.core.records import StoredMessage
 from pallas.core.state import claim
@@ -41,7 +42,7 @@ LOCK_TTL_S = 300.0
 
 
 def _key(name: str, bot_id: int, group_id: int) -> str:
-    return f"memory:extract:{name}:{bot_id}:{group_id}"
+    return state_keys.memory_extraction(name, bot_id, group_id)
 
 
 class MemoryExtractionHook:

@@ -27,7 +27,6 @@ from pallas.product.llm.memory.isolation import own_scope
 from pallas.product.llm.memory.scoring import MemoryCandidate, retrieve
 from pallas.product.llm.persona.prompt_guard import sanitize_inline
 from pallas.product.llm.session.summary_rules import SUMMARY_PREFIX
-from pallas.runtime import PallasRuntime
 
 HEADER_OLD_TOPICS = "相关旧话题"
 KIND = "old_topics"
@@ -136,11 +135,3 @@ class OldTopicsSource:
             headers=(HEADER_OLD_TOPICS,),
         )
         return SourceContribution(blocks={S.MID_TERM: block}, trace=trace)
-
-
-def build_old_topics_source(runtime: PallasRuntime) -> OldTopicsSource:
-    """The source over the runtime's stores (registered in `wiring.context_sources`)."""
-    return OldTopicsSource(
-        topics=SessionTopicRepository(runtime.sessions),
-        chat_sessions=runtime.repos.chat_sessions,
-    )

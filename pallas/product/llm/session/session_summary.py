@@ -20,10 +20,10 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
+from pallas.core import state_keys
 from pallas.core.clock import CHINA, Clock
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.session_topics import (
-    ImageDescriptionRepository,
     SessionTopic,
     SessionTopicRepository,
 )
@@ -46,7 +46,6 @@ from pallas.product.llm.session.summary_rules import (
     split_for_compression,
     summary_created_at,
 )
-from pallas.runtime import PallasRuntime
 
 log = logging.getLogger("pallas.session")
 
@@ -78,7 +77,7 @@ class _SessionKey:
     user_id: int
 
     def state(self, suffix: str) -> str:
-        return f"session_summary:{suffix}:{self.bot_id}:{self.group_id}:{self.user_id}"
+        return state_keys.session_summary(suffix, self.bot_id, self.group_id, self.user_id)
 
 
 @dataclass
@@ -267,21 +266,3 @@ class SessionSummaryHook:
             await self.topics.add(topic)
         except Exception:
             log.exception("group %s: archiving the session summary as a topic failed", key.group_id)
-
-
-def build_session_summary_hook(runtime: PallasRuntime) -> SessionSummaryHook:
-    """The hook over the runtime's stores (registered in `wiring.after_turn_hooks`)."""
-    return SessionSummaryHook(
-        chat_sessions=runtime.repos.chat_sessions,
-        topics=SessionTopicRepository(runtime.sessions),
-        usage=runtime.repos.usage,
-        llm=runtime.llm,
-        state=runtime.state,
-        clock=runtime.clock,
-        describer=PlaceholderDescriber(
-            llm=runtime.llm,
-            cache=ImageDescriptionRepository(runtime.sessions),
-            usage=runtime.repos.usage,
-            clock=runtime.clock,
-        ),
-    )

@@ -13,18 +13,22 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pallas.core.clock import DAY_S
+from pallas.core import state_keys
+from pallas.core.clock import DAY_S, Clock
 from pallas.core.db.repositories.stickers import Sticker, StickerRepository
 from pallas.core.records import StoredMessage
+from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.product.llm.stickers.config import StickerConfig
 from pallas.product.llm.stickers.matching import StickerMatch, best_sticker, prompt_names
 from pallas.product.llm.stickers.segments import sticker_sightings
-from pallas.runtime import PallasRuntime
+
+if TYPE_CHECKING:  # pallas.product.config imports the stickers config
+    from pallas.product.config import GroupConfig
 
 log = logging.getLogger("pallas.stickers")
 
@@ -40,25 +44,33 @@ class ResolvedSticker:
 
 
 def _sent_key(bot_id: int, group_id: int, message_id: int) -> str:
-    return f"sticker:sent:{bot_id}:{group_id}:{message_id}"
+    return state_keys.sticker_sent(bot_id, group_id, message_id)
 
 
 class StickerService:
-    def __init__(self, runtime: PallasRuntime) -> None:
-        self.runtime = runtime
-        self.repo = StickerRepository(runtime.sessions)
+    def __init__(
+        self,
+        repo: StickerRepository,
+        state: StateStore,
+        clock: Clock,
+        group_config: Callable[[int], GroupConfig],
+    ) -> None:
+        self.repo = repo
+        self.state = state
+        self.clock = clock
+        self.group_config = group_config
 
     async def collect(self, turn: TurnInput) -> int:
         """Count the stickers of a member's message into the group's pool; how many."""
         if turn.is_private or turn.user_id == turn.bot_id:
             return 0
-        config = self.runtime.group_configs.get(turn.group_id)
+        config = self.group_config(turn.group_id)
         if not config.stickers.collect or not config.record:
             return 0
         sightings = sticker_sightings(s.to_dict() for s in turn.segments)
         for sighting in sightings:
             await self.repo.record_sighting(
-                turn.bot_id, turn.group_id, sighting, now=self.runtime.clock.now()
+                turn.bot_id, turn.group_id, sighting, now=self.clock.now()
             )
         return len(sightings)
 
@@ -114,16 +126,12 @@ class StickerService:
 
     async def remember_sent(self, resolved: ResolvedSticker, message_id: int) -> None:
         s = resolved.sticker
-        await self.repo.note_sent(s.id, now=self.runtime.clock.now())
-        await self.runtime.state.set(
-            _sent_key(s.bot_id, s.group_id, message_id), s.id, ttl=SENT_TTL_S
-        )
+        await self.repo.note_sent(s.id, now=self.clock.now())
+        await self.state.set(_sent_key(s.bot_id, s.group_id, message_id), s.id, ttl=SENT_TTL_S)
 
     async def quoted_sticker(self, quoted: StoredMessage) -> Sticker | None:
         """The sticker a quoted message shows: one the bot sent, or one a member sent."""
-        sent = await self.runtime.state.get(
-            _sent_key(quoted.bot_id, quoted.group_id, quoted.message_id)
-        )
+        sent = await self.state.get(_sent_key(quoted.bot_id, quoted.group_id, quoted.message_id))
         if sent is not None:
             return await self.repo.get(quoted.bot_id, quoted.group_id, int(sent))
         for sighting in sticker_sightings(quoted.segments):

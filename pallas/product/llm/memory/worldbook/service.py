@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pallas.core import state_keys
 from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.state import StateStore
@@ -111,11 +112,11 @@ class WorldbookTurn:
 
 
 def _state_key(bot_id: int, group_id: int) -> str:
-    return f"worldbook:state:{bot_id}:{group_id}"
+    return state_keys.worldbook_state(bot_id, group_id)
 
 
 def _turn_key(bot_id: int, group_id: int) -> str:
-    return f"worldbook:turn:{bot_id}:{group_id}"
+    return state_keys.worldbook_turn(bot_id, group_id)
 
 
 def scan_depth_needed(entries: Sequence[WorldbookEntry], config: WorldbookConfig) -> int:

@@ -1,0 +1,194 @@
+"""ChatTurnService in-process: built by the composition root over fakes, one test per branch.
+
+The fake clock, the memory StateStore and the fake OpenAI server stand in for time, Redis and
+the model; the sender records what the group would see. No test waits on the real clock except
+the merge test, which waits for the in-flight turn's LLM request to arrive (a condition).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from pallas.app import PallasApp
+from pallas.core.clock import FakeClock
+from tests.harness.fake_openai import FakeOpenAI, Scripted
+from tests.integration.chat_app import (
+    BOB,
+    BOT,
+    GROUP,
+    T0,
+    ClockSleep,
+    RecordingSender,
+    group_turn,
+    start_chat_app,
+)
+
+ALWAYS_PHRASE = """
+[routing.low_engagement]
+probability_steps = [[0, 1.0]]
+use_group_expressions = false
+"""
+
+ONE_TURN_PER_MEMBER = """
+[cost.member]
+enabled = true
+burst = 1
+turns = 1
+window_s = 3600
+"""
+
+
+@pytest.fixture
+async def fake_llm() -> AsyncIterator[FakeOpenAI]:
+    server = FakeOpenAI(default_reply="好哦")
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(T0)
+
+
+class Bot:
+    def __init__(self, app: PallasApp, sleep: ClockSleep, clock: FakeClock) -> None:
+        self.app, self.sleep, self.clock = app, sleep, clock
+        self.sender = RecordingSender()
+
+
+@pytest.fixture
+async def make_bot(tmp_path: Path, fake_llm: FakeOpenAI, clock: FakeClock) -> AsyncIterator[object]:
+    apps: list[PallasApp] = []
+
+    async def make(group_toml: str = "", *, api_key: bool = True) -> Bot:
+        app, sleep = await start_chat_app(
+            tmp_path, fake_llm, clock, group_toml=group_toml, api_key=api_key
+        )
+        apps.append(app)
+        return Bot(app, sleep, clock)
+
+    yield make
+    for app in apps:
+        await app.stop()
+
+
+async def test_an_addressed_question_gets_one_llm_reply_delivered_and_remembered(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    bot = await make_bot()
+    outcome = await bot.app.chat.handle(
+        group_turn("明天几点开会？", clock, at_bot=True), bot.sender
+    )
+    assert outcome.outcome == "delivered"
+    assert bot.sender.texts() == ["好哦"]
+    assert len(fake_llm.chat_requests()) == 1
+    assert outcome.turn_id is not None
+    snapshot = await bot.app.runtime.repos.snapshots.by_turn(outcome.turn_id)
+    assert snapshot is not None and snapshot.outcome == "delivered"
+    await bot.app.chat.drain_background()
+
+
+async def test_a_failed_llm_call_sends_nothing_and_keeps_the_error_snapshot(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    bot = await make_bot()
+    fake_llm.enqueue(Scripted(status=500))
+    outcome = await bot.app.chat.handle(group_turn("在吗？", clock, at_bot=True), bot.sender)
+    assert outcome.outcome == "error"
+    assert bot.sender.sent == []
+    assert outcome.turn_id is not None
+    snapshot = await bot.app.runtime.repos.snapshots.by_turn(outcome.turn_id)
+    assert snapshot is not None and snapshot.outcome.startswith("error:")
+
+
+async def test_without_an_api_key_routing_runs_but_no_reply_is_made(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    bot = await make_bot(api_key=False)
+    outcome = await bot.app.chat.handle(group_turn("在吗？", clock, at_bot=True), bot.sender)
+    assert (outcome.outcome, outcome.reason) == ("disabled", "no_api_key")
+    assert bot.sender.sent == [] and fake_llm.chat_requests() == []
+
+
+async def test_a_low_value_mention_gets_a_local_pass_phrase_without_the_llm(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    bot = await make_bot(ALWAYS_PHRASE)
+    outcome = await bot.app.chat.handle(group_turn("今天牛牛好可爱", clock), bot.sender)
+    assert outcome.outcome == "pass_phrase"
+    assert len(bot.sender.sent) == 1 and 0 < len(bot.sender.texts()[0]) <= 12
+    assert fake_llm.chat_requests() == []
+
+
+async def test_an_old_unaddressed_message_is_stale_and_not_routed(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    bot = await make_bot()
+    outcome = await bot.app.chat.handle(group_turn("大家晚上吃什么", clock, age_s=600), bot.sender)
+    assert (outcome.outcome, outcome.reason) == ("stale", "stale_message")
+    assert bot.sender.sent == [] and fake_llm.chat_requests() == []
+
+
+async def test_a_quick_follow_up_while_the_turn_is_in_flight_is_merged(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    bot = await make_bot()
+    fake_llm.enqueue(Scripted(text="好哦", delay=0.5))  # holds the first turn in flight
+    first = asyncio.create_task(
+        bot.app.chat.handle(group_turn("明天几点开会？", clock, at_bot=True), bot.sender)
+    )
+    await fake_llm.wait_for_requests(1)
+    second = await bot.app.chat.handle(group_turn("还有地点在哪", clock), bot.sender)
+    assert second.outcome == "merge"
+    assert (await first).outcome == "delivered"
+    assert len(fake_llm.chat_requests()) == 1
+
+
+async def test_an_address_in_the_cooldown_is_retried_when_it_ends(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    bot = await make_bot()
+    first = await bot.app.chat.handle(group_turn("明天几点开会？", clock, at_bot=True), bot.sender)
+    assert first.outcome == "delivered"
+    paused = len(bot.sleep.pauses)
+    bob = group_turn("那地点呢？", clock, user=BOB, at_bot=True)
+    second = await bot.app.chat.handle(bob, bot.sender)
+    assert second.outcome == "delivered"
+    assert len(fake_llm.chat_requests()) == 2
+    # routed again after waiting out the cooldown (a retry, not a second message)
+    assert any(p >= 0.2 for p in bot.sleep.pauses[paused:])
+    decisions = await bot.app.runtime.routing.recent_decisions(BOT, GROUP)
+    assert [d["outcome"] for d in decisions if d.get("message_id") == bob.message_id] in (
+        ["accumulate", "reply"],
+        ["reply", "accumulate"],
+    )
+
+
+async def test_the_cost_guard_refuses_a_members_turn_over_the_rate_limit(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    bot = await make_bot(ONE_TURN_PER_MEMBER)
+    first = await bot.app.chat.handle(group_turn("明天几点开会？", clock, at_bot=True), bot.sender)
+    assert first.outcome == "delivered"
+    clock.advance(90)  # past the cooldown, inside the member's window
+    second = await bot.app.chat.handle(group_turn("那地点呢？", clock, at_bot=True), bot.sender)
+    assert second.outcome == "cost_limited"
+    assert len(fake_llm.chat_requests()) == 1
+
+
+async def test_the_app_builds_one_memory_service_for_chat_commands_and_console(
+    make_bot,
+) -> None:
+    bot = await make_bot()
+    app = bot.app
+    memory_users = [app.pipeline_state, *app.chat.hooks, *app.chat.sources]
+    services = {id(user.service) for user in memory_users if hasattr(user, "service")}
+    services.add(id(app.pipeline_state.memory))
+    assert len([u for u in memory_users if hasattr(u, "service")]) >= 4  # sources + hook
+    assert services == {id(app.memory)}
+    assert app.chat.stickers is app.stickers and app.chat.cost is app.cost
