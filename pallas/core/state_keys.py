@@ -52,7 +52,8 @@ def merge_lines(bot_id: int, group_id: int, user_id: int) -> str:
 
 
 def freshness(name: str, bot_id: int, group_id: int, user_id: int) -> str:
-    """`name`: `latest` (the member's latest @) or `answered` (their one short reply)."""
+    """`name`: `addressed` (the member's recent @s with their event times) or `answered`
+    (their one short reply)."""
     return f"fresh:{name}:{member(bot_id, group_id, user_id)}"
 
 

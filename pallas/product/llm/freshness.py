@@ -156,10 +156,24 @@ class FreshnessGate:
         return state_keys.freshness(name, turn.bot_id, turn.group_id, turn.user_id)
 
     async def note(self, turn: TurnInput, config: FreshnessConfig) -> None:
-        """Remember the member's latest @ (arrival order: the last one to arrive wins)."""
+        """Remember the member's @s with their event time. A backlog is handled concurrently,
+        so arrival order is not message order: `check` picks the latest by event time."""
         if looks_addressed(turn) and config.max_age_s > 0:
             ttl = max(config.max_age_s * 2, 60.0)
-            await self._state.set(self._key(turn, "latest"), turn.message_id, ttl=ttl)
+            entry = [turn.time, turn.message_id]
+            await self._state.push(self._key(turn, "addressed"), entry, maxlen=32, ttl=ttl)
+
+    async def _latest_address(self, turn: TurnInput) -> int | None:
+        """The message id of the member's latest @ by event time (ties: the later noted)."""
+        latest: tuple[float, int, int] | None = None
+        for order, entry in enumerate(await self._state.items(self._key(turn, "addressed"))):
+            try:
+                event_time, message_id = float(entry[0]), int(entry[1])  # type: ignore[index]
+            except (TypeError, ValueError, IndexError, KeyError):
+                continue
+            if latest is None or (event_time, order) >= (latest[0], latest[1]):
+                latest = (event_time, order, message_id)
+        return None if latest is None else latest[2]
 
     async def check(
         self,
@@ -177,8 +191,8 @@ class FreshnessGate:
             )
         if settle and config.settle_s:
             await self._sleep(config.settle_s)
-        latest = await self._state.get(self._key(turn, "latest"))
-        is_latest = latest is None or int(latest) == turn.message_id
+        latest = await self._latest_address(turn)
+        is_latest = latest is None or latest == turn.message_id
         taken = False
         if is_latest:
             taken = not await self._claim_short_reply(turn, config)

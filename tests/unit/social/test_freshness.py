@@ -91,9 +91,9 @@ async def test_one_short_reply_per_member_and_fresh_messages_untouched() -> None
         await gate.note(turn, config)
     assert (await gate.check(alice, config, now=NOW, addressed=True)).action is FreshAction.SHORT
     assert (await gate.check(bob, config, now=NOW, addressed=True)).action is FreshAction.SHORT
-    # a later stale @ of alice (not noted as latest, e.g. routed twice) finds her reply taken
-    await store.set("fresh:latest:1:2:7", 23)
+    # a later stale @ of alice finds her one reply for this backlog already taken
     late = _turn(23, 250, user=7)
+    await gate.note(late, config)
     assert (await gate.check(late, config, now=NOW, addressed=True)).reason == (
         "stale_already_answered"
     )
@@ -122,3 +122,15 @@ async def test_skips_are_recorded_for_why() -> None:
     ]
     assert (await gate.admit(_turn(34, 2), group, NOW, True)).answers  # fresh: nothing recorded
     assert len(await routing.recent_decisions(1, 2)) == 2
+
+
+async def test_latest_at_is_chosen_by_event_time_not_arrival_order() -> None:
+    """A backlog is handled concurrently: the newer @ may be noted before the older one."""
+    store = MemoryStateStore(FakeClock(NOW))
+    gate = FreshnessGate(store, RoutingEngine(store), sleep=_no_sleep)
+    config = FreshnessConfig()
+    older, newer = _turn(41, 500, user=7), _turn(42, 400, user=7)
+    for turn in (newer, older):  # arrival order reversed
+        await gate.note(turn, config)
+    assert (await gate.check(older, config, now=NOW, addressed=True)).reason == "stale_superseded"
+    assert (await gate.check(newer, config, now=NOW, addressed=True)).action is FreshAction.SHORT
