@@ -167,7 +167,7 @@ async def pallas_round(workdir: Path, messages: int, groups: int) -> dict[str, f
         await fake.stop()
 
 
-async def main(messages: int, groups: int, rounds: int) -> None:
+async def run(messages: int, groups: int, rounds: int) -> None:
     bare: list[float] = []
     pallas: list[dict[str, float]] = []
     for n in range(rounds):  # interleaved, so both see the same machine load
@@ -194,10 +194,14 @@ async def main(messages: int, groups: int, rounds: int) -> None:
     print(f"  stored (of {messages + 1} member messages): {[int(p['stored']) for p in pallas]}")
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--messages", type=int, default=3000)
     parser.add_argument("--groups", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
-    asyncio.run(main(args.messages, args.groups, args.rounds))
+    args = parser.parse_args(argv or [])
+    asyncio.run(run(args.messages, args.groups, args.rounds))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
