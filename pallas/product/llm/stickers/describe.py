@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pallas.core.clock import Clock
 from pallas.core.db.repositories.stickers import (
     DESCRIBED,
     FAILED,
@@ -25,14 +26,16 @@ from pallas.core.db.repositories.stickers import (
     Sticker,
     StickerRepository,
 )
+from pallas.core.db.repositories.usage import UsageRepository
+from pallas.product.config import GroupConfig
 from pallas.product.llm.context.image_placeholders import clean_description
+from pallas.product.llm.provider.client import LLMClient
 from pallas.product.llm.provider.image_fetch import (
     FetchedImage,
     ImageFetchConfig,
     ImageFetcher,
     to_data_url,
 )
-from pallas.runtime import PallasRuntime
 
 log = logging.getLogger("pallas.stickers")
 
@@ -99,15 +102,15 @@ def name_messages(data_url: str) -> list[dict]:
 
 @dataclass
 class StickerDescriber:
-    runtime: PallasRuntime
+    repo: StickerRepository
+    usage: UsageRepository  # today's vision calls of the group (the budget)
+    clock: Clock
+    llm: LLMClient
+    group_config: Callable[[int], GroupConfig]
     fetcher_factory: FetcherFactory = ImageFetcher
 
-    @property
-    def repo(self) -> StickerRepository:
-        return StickerRepository(self.runtime.sessions)
-
     async def run(self, *, limit: int | None = None) -> StickerJobReport:
-        defaults = self.runtime.group_configs.get(0).stickers
+        defaults = self.group_config(0).stickers
         report = StickerJobReport()
         for sticker in await self.repo.pending(
             limit if limit is not None else defaults.describe_per_run
@@ -134,7 +137,7 @@ class StickerDescriber:
                 await self.repo.mark(sticker.id, status=FAILED)
                 report.failed += 1
             return
-        config = self.runtime.group_configs.get(sticker.group_id)
+        config = self.group_config(sticker.group_id)
         limits = config.images.model_copy(
             update={"max_bytes": min(config.images.max_bytes, config.stickers.max_bytes)}
         )
@@ -163,8 +166,8 @@ class StickerDescriber:
         await self._describe(sticker, fetched, report)
 
     async def _within_budget(self, sticker: Sticker, daily_calls: int) -> bool:
-        used = await self.runtime.repos.usage.totals(
-            now=self.runtime.clock.now(),
+        used = await self.usage.totals(
+            now=self.clock.now(),
             bot_id=sticker.bot_id,
             group_id=sticker.group_id,
             task="vision",
@@ -174,7 +177,7 @@ class StickerDescriber:
     async def _describe(
         self, sticker: Sticker, image: FetchedImage, report: StickerJobReport
     ) -> None:
-        llm = self.runtime.llm
+        llm = self.llm
         if not llm.enabled:
             report.over_budget += 1
             return
@@ -195,7 +198,7 @@ class StickerDescriber:
         report.described += 1
 
     async def _retry_or_fail(self, sticker: Sticker, report: StickerJobReport) -> None:
-        limit = self.runtime.group_configs.get(sticker.group_id).stickers.max_attempts
+        limit = self.group_config(sticker.group_id).stickers.max_attempts
         if sticker.attempts + 1 >= limit:
             await self.repo.mark(sticker.id, status=FAILED)
             report.failed += 1
