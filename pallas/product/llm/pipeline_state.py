@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pallas.core import state_keys
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.state import StateStore
@@ -121,7 +122,7 @@ class PipelineState:
         )
         if turn.group_id == 0 or not PLACEHOLDER_RE.search(admin_text):
             return None
-        turn_index = await self.state.incr(f"kb:turn:{turn.bot_id}:{turn.group_id}")
+        turn_index = await self.state.incr(state_keys.kb_turn(turn.bot_id, turn.group_id))
         return KnowledgeLookup(
             service=self.memory,
             config=config.kb,

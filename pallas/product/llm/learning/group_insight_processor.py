@@ -27,6 +27,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
+from pallas.core import state_keys
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.learning import CursorState, LearningRepository
 from pallas.core.db.repositories.messages import MessageRepository
@@ -44,7 +45,7 @@ from .strategies import summarize_strategies
 
 log = logging.getLogger("pallas.learning")
 
-LOCK_KEY = "learning:sweep_lock"
+LOCK_KEY = state_keys.LEARNING_SWEEP_LOCK
 LOCK_TTL_SECONDS = 1800.0
 MAX_STORED_STRATEGIES = 200
 LABEL_MAX_TOKENS = 4000
