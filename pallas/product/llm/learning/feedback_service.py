@@ -20,6 +20,7 @@ from pallas.core.clock import Clock
 from pallas.core.db.repositories.learning import LearningRepository
 from pallas.core.db.repositories.learning_feedback import FeedbackRepository, StoredFeedback
 from pallas.core.db.repositories.snapshots import SnapshotRepository
+from pallas.core.learning_records import FeedbackOutcome
 from pallas.core.records import StoredMessage
 from pallas.core.state import StateStore
 from pallas.product.config import GroupConfig
@@ -28,7 +29,6 @@ from pallas.product.llm.context import sections as S
 from .config import LearningConfig
 from .group_store import bump_generation
 from .injection_feedback import (
-    FeedbackOutcome,
     InjectedSource,
     SourceKind,
     detect_negative_feedback,

@@ -31,14 +31,15 @@ from pallas.core import state_keys
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.learning import CursorState, LearningRepository
 from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.learning_records import PairLabel, ReplyPair
 from pallas.core.state import StateStore, claim
 from pallas.product.config import GroupConfig
 from pallas.product.llm.provider.client import LLMClient
 
 from .config import LearningConfig
 from .group_store import bump_generation
-from .labeling import PairLabel, build_label_prompt, parse_label_response
-from .pairs import PairOptions, ReplyPair, build_reply_pairs
+from .labeling import build_label_prompt, parse_label_response
+from .pairs import PairOptions, build_reply_pairs
 from .reply_shape import build_reply_profile
 from .scheduler import GroupKey, GroupWork, LabelJob, budget_day, plan_sweep, take_batch
 from .strategies import summarize_strategies
@@ -158,9 +159,9 @@ class GroupInsightProcessor:
             )
             await self._refresh(bot_id, group_id, now, strategies=labelled)
         await self.repo.save_sweep_position(plan.next_position, now=now)
-        report = SweepReport(tuple(reports), plan.skipped, touched, plan.reason)
-        log.info("group insight sweep: %s", report.summary())
-        return report
+        sweep = SweepReport(tuple(reports), plan.skipped, touched, plan.reason)
+        log.info("group insight sweep: %s", sweep.summary())
+        return sweep
 
     async def _group_work(self, now: float, base: LearningConfig) -> list[GroupWork]:
         """One `GroupWork` per bot × group; budgets are the group's own (see `_normalised`)."""
