@@ -77,10 +77,14 @@ class DbView:
         the session append, the last step of a delivered reply)."""
 
         async def enough() -> bool:
-            turns = await self.chat_sessions.recent_for_user(bot_id, group_id, user_id, limit=200)
-            return sum(1 for t in turns if t.role == "assistant") >= count
+            return await self.reply_count(group_id, user_id, bot_id=bot_id) >= count
 
         await self.wait_for(enough, what=f"{count} replies to {user_id} in the session")
+
+    async def reply_count(self, group_id: int, user_id: int, *, bot_id: int = BOT_ID) -> int:
+        """Bot replies in the member's session (its newest 200 turns)."""
+        turns = await self.chat_sessions.recent_for_user(bot_id, group_id, user_id, limit=200)
+        return sum(1 for t in turns if t.role == "assistant")
 
     async def wait_for_count(self, count: int, *, group_id: int | None = None) -> None:
         async def enough() -> bool:
