@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.memory import MemoryRepository
@@ -37,7 +37,7 @@ GroupConfigFor = Callable[[int], GroupConfig]
 
 
 def build_memory_service(
-    sessions: async_sessionmaker,  # type: ignore[type-arg]
+    sessions: async_sessionmaker[AsyncSession],
     state: StateStore,
     clock: Clock,
     *,
