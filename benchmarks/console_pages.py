@@ -25,6 +25,7 @@ import httpx
 from fastapi import FastAPI
 
 from benchmarks.stats import describe, percentile
+from pallas.app import build_app
 from pallas.core.clock import FakeClock, local_day
 from pallas.core.db import migrate
 from pallas.core.settings import PallasSettings
@@ -131,8 +132,9 @@ async def measure(db: Path, workdir: Path, rounds: int) -> dict[str, list[float]
         state=MemoryStateStore(clock),
     )
     app = FastAPI()
-    console = mount_console(app, lambda: runtime)
-    start_console(console, runtime, "127.0.0.1", 8080)
+    pallas = build_app(runtime)
+    console = mount_console(app, pallas.console_backend)
+    start_console(console, runtime.settings, runtime.state, runtime.clock, "127.0.0.1", 8080)
     pages = {
         "groups (aggregate)": "/console/",
         "usage 30d (aggregate)": "/console/usage",

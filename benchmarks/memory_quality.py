@@ -46,6 +46,7 @@ from benchmarks._memory_quality_data import (
     planted_facts,
 )
 from benchmarks.stats import describe
+from pallas.app import memory_service_for, memory_sources_for
 from pallas.core.clock import FakeClock
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
@@ -56,7 +57,6 @@ from pallas.product.llm.context.context import GatherRequest, assemble_direct_ch
 from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.context.processors import DEFAULT_PERSONA_BASE
 from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.memory.factory import build_memory_service, build_memory_sources
 from pallas.product.llm.memory.isolation import group_scope
 from pallas.product.llm.memory.member_commands import handle_member_message
 from pallas.product.llm.memory.service import MemoryService
@@ -311,10 +311,10 @@ async def run(args: argparse.Namespace) -> tuple[list[ProbeResult], list[StoredM
     clock = FakeClock(END)
     rt = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
     try:
-        service = build_memory_service(rt)
+        service = memory_service_for(rt)
         history, refs = await build_history(rt, service, args)
         await service.drain()  # background expansions (--expansion)
-        sources = build_memory_sources(rt)
+        sources = memory_sources_for(rt)
         warm_up()  # jieba's dictionary, loaded at bot start-up in production
         subjects = await subjects_of(service)
         results = [

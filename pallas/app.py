@@ -10,9 +10,14 @@ NoneBot's dependency injection; tests and the CLI call `start_app` / `build_app`
     runtime ──► addressing (persona aliases + NICKNAME + extra_aliases)
             ├─► memory (one MemoryService) ─► memory sources, extraction hook, pipeline state,
             │                                 member commands, admin commands, web console
-            ├─► learning (context source + PASS phrase pool)
-            ├─► stickers, cost guard
+            ├─► learning (context source + PASS phrase pool), feedback, group insight sweep
+            ├─► stickers (+ the describe job), cost guard
+            ├─► admin (AdminServices: `/pallas …`, the CLI, the web console's backend)
             └─► chat (ChatTurnService) ─► router (TurnRouter: the route step, as in replay)
+
+Product code never imports `pallas.runtime`: each service takes only the stores it uses through
+its constructor; the `*_for(runtime)` helpers below are the one place that picks them out
+(`python -m pallas.console deps --check` enforces it).
 """
 
 from __future__ import annotations
@@ -21,25 +26,48 @@ import random
 from pathlib import Path
 
 from pallas.core.clock import Clock
+from pallas.core.db.repositories.learning import LearningRepository
+from pallas.core.db.repositories.learning_feedback import FeedbackRepository
+from pallas.core.db.repositories.session_topics import (
+    ImageDescriptionRepository,
+    SessionTopicRepository,
+)
+from pallas.core.db.repositories.session_variables import SessionVariableRepository
 from pallas.core.db.repositories.stickers import StickerRepository
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
+from pallas.product.admin.base import AdminServices
 from pallas.product.llm.addressing import Addressing
 from pallas.product.llm.chat_turn import ChatTurnService
+from pallas.product.llm.context.context import ContextSource
 from pallas.product.llm.cost.guard import CostGuard
 from pallas.product.llm.cost.turn_exit import guard_for
 from pallas.product.llm.freshness import FreshnessGate
 from pallas.product.llm.learning.context_source import GroupLearningSource
-from pallas.product.llm.memory.factory import build_memory_service
+from pallas.product.llm.learning.feedback_service import FeedbackStores
+from pallas.product.llm.learning.group_insight_processor import GroupInsightProcessor
+from pallas.product.llm.memory.extraction_hook import MemoryExtractionHook
+from pallas.product.llm.memory.factory import (
+    build_memory_extraction_hook,
+    build_memory_service,
+    build_memory_sources,
+)
 from pallas.product.llm.memory.service import MemoryService
 from pallas.product.llm.merges import TurnMerges
-from pallas.product.llm.pipeline_state import PipelineState, build_pipeline_state
+from pallas.product.llm.pipeline_state import PipelineState
 from pallas.product.llm.routing.router import RoutingEngine
+from pallas.product.llm.session.image_descriptions import PlaceholderDescriber
+from pallas.product.llm.session.old_topics import OldTopicsSource
+from pallas.product.llm.session.session_summary import SessionSummaryHook
+from pallas.product.llm.stickers.describe import StickerDescriber
 from pallas.product.llm.stickers.service import StickerService
+from pallas.product.llm.svars.service import SvarService
 from pallas.product.llm.tools.registry import default_registry
 from pallas.product.llm.turn_route import GroupConfigFor, PersonaFor, TurnRouter
 from pallas.product.llm.wiring import after_turn_hooks, context_sources
 from pallas.runtime import PallasRuntime
+from pallas.web.backend import ConsoleBackend, GroupNamesSource
+from pallas.web.queries import ConsoleQueries
 
 
 class PallasApp:
@@ -58,6 +86,10 @@ class PallasApp:
         stickers: StickerService,
         cost: CostGuard,
         chat: ChatTurnService,
+        feedback: FeedbackStores,
+        insight: GroupInsightProcessor,
+        describer: StickerDescriber,
+        admin: AdminServices,
     ) -> None:
         self.runtime = runtime
         self.addressing = addressing
@@ -67,6 +99,19 @@ class PallasApp:
         self.stickers = stickers
         self.cost = cost
         self.chat = chat
+        self.feedback = feedback  # negative feedback (packages/feedback, /pallas feedback)
+        self.insight = insight  # the group-insight sweep (packages/group_insight, /pallas learn)
+        self.describer = describer  # the sticker describe job (packages/stickers)
+        self.admin = admin  # `/pallas …` commands, the CLI, the web console
+        self._console: ConsoleBackend | None = None
+
+    def console_backend(self, group_names: GroupNamesSource | None = None) -> ConsoleBackend:
+        """The web console's adapter over this app (built once, on first use)."""
+        if self._console is None:
+            self._console = ConsoleBackend(
+                self.admin, ConsoleQueries(self.runtime.sessions), group_names=group_names
+            )
+        return self._console
 
     @property
     def router(self) -> TurnRouter:
@@ -78,29 +123,195 @@ class PallasApp:
         await self.runtime.stop()
 
 
+def memory_service_for(runtime: PallasRuntime) -> MemoryService:
+    """A memory service over the runtime's stores (`build_app` makes the app's one)."""
+    return build_memory_service(
+        runtime.sessions,
+        runtime.state,
+        runtime.clock,
+        llm=runtime.llm,
+        usage=runtime.repos.usage,
+        group_config=runtime.group_configs.get,
+        embeddings=bool(runtime.settings.pallas_embedding_model),
+    )
+
+
+def memory_sources_for(
+    runtime: PallasRuntime, service: MemoryService | None = None
+) -> list[ContextSource]:
+    """memory → knowledge → relationship → person facts over the runtime's stores."""
+    settings = runtime.settings
+    return build_memory_sources(
+        service or memory_service_for(runtime),
+        worldbooks_dir=settings.worldbooks_dir,
+        regex_dir=settings.pallas_config_dir / "regex",
+        messages=runtime.repos.messages,
+        state=runtime.state,
+        llm=runtime.llm,
+        personas=runtime.personas,
+    )
+
+
+def extraction_hook_for(
+    runtime: PallasRuntime, service: MemoryService | None = None
+) -> MemoryExtractionHook:
+    return build_memory_extraction_hook(
+        service or memory_service_for(runtime),
+        state=runtime.state,
+        clock=runtime.clock,
+        messages=runtime.repos.messages,
+        usage=runtime.repos.usage,
+        llm=runtime.llm,
+        flush=runtime.writer.flush,
+        group_config=runtime.group_configs.get,
+        persona=runtime.personas.get,
+    )
+
+
+def session_summary_hook_for(runtime: PallasRuntime) -> SessionSummaryHook:
+    return SessionSummaryHook(
+        chat_sessions=runtime.repos.chat_sessions,
+        topics=SessionTopicRepository(runtime.sessions),
+        usage=runtime.repos.usage,
+        llm=runtime.llm,
+        state=runtime.state,
+        clock=runtime.clock,
+        describer=PlaceholderDescriber(
+            llm=runtime.llm,
+            cache=ImageDescriptionRepository(runtime.sessions),
+            usage=runtime.repos.usage,
+            clock=runtime.clock,
+        ),
+    )
+
+
+def pipeline_state_for(runtime: PallasRuntime, memory: MemoryService) -> PipelineState:
+    return PipelineState(
+        messages=runtime.repos.messages,
+        state=runtime.state,
+        clock=runtime.clock,
+        llm=runtime.llm,
+        svars=svars_for(runtime),
+        memory=memory,
+        transcribe=bool(runtime.settings.pallas_transcribe_model),
+    )
+
+
+def svars_for(runtime: PallasRuntime) -> SvarService:
+    return SvarService(SessionVariableRepository(runtime.sessions), runtime.clock)
+
+
+def feedback_for(runtime: PallasRuntime) -> FeedbackStores:
+    return FeedbackStores(
+        learning=LearningRepository(runtime.sessions),
+        feedback=FeedbackRepository(runtime.sessions),
+        snapshots=runtime.repos.snapshots,
+        state=runtime.state,
+        clock=runtime.clock,
+        group_config=runtime.group_configs.get,
+        superusers=runtime.superusers,
+    )
+
+
+def insight_for(runtime: PallasRuntime) -> GroupInsightProcessor:
+    return GroupInsightProcessor(
+        LearningRepository(runtime.sessions),
+        messages=runtime.repos.messages,
+        state=runtime.state,
+        clock=runtime.clock,
+        llm=runtime.llm,
+        flush=runtime.writer.flush,
+        group_config=runtime.group_configs.get,
+    )
+
+
+def describer_for(runtime: PallasRuntime) -> StickerDescriber:
+    return StickerDescriber(
+        StickerRepository(runtime.sessions),
+        runtime.repos.usage,
+        runtime.clock,
+        runtime.llm,
+        runtime.group_configs.get,
+    )
+
+
+def cost_guard_for(runtime: PallasRuntime, rng: random.Random | None = None) -> CostGuard:
+    return guard_for(
+        runtime.settings,
+        runtime.llm,
+        runtime.state,
+        runtime.repos.usage,
+        runtime.superusers,
+        rng=rng,
+    )
+
+
+def admin_services_for(
+    runtime: PallasRuntime,
+    *,
+    memory: MemoryService | None = None,
+    feedback: FeedbackStores | None = None,
+    insight: GroupInsightProcessor | None = None,
+    describer: StickerDescriber | None = None,
+) -> AdminServices:
+    """The admin commands' services (`build_app` passes the app's own; the CLI and tests
+    build them over a runtime)."""
+    return AdminServices(
+        settings=runtime.settings,
+        clock=runtime.clock,
+        state=runtime.state,
+        configs=runtime.group_configs,
+        writer=runtime.writer,
+        messages=runtime.repos.messages,
+        usage=runtime.repos.usage,
+        snapshots=runtime.repos.snapshots,
+        routing=runtime.routing,
+        memory=memory or memory_service_for(runtime),
+        learning=LearningRepository(runtime.sessions),
+        feedback=feedback or feedback_for(runtime),
+        insight=insight or insight_for(runtime),
+        stickers=StickerRepository(runtime.sessions),
+        describer=describer or describer_for(runtime),
+        svars=svars_for(runtime),
+    )
+
+
 def build_app(runtime: PallasRuntime, *, rng: random.Random | None = None) -> PallasApp:
     """Every product service over `runtime`, once."""
     rng = rng or random.Random()
     addressing = Addressing(nicknames=runtime.nicknames)
-    memory = build_memory_service(runtime)
+    memory = memory_service_for(runtime)
     # the group's learning: context blocks, and the PASS phrase pool
     learning = GroupLearningSource(runtime.sessions, runtime.state)
-    pipeline_state = build_pipeline_state(runtime, memory=memory)
+    pipeline_state = pipeline_state_for(runtime, memory)
     stickers = StickerService(
         StickerRepository(runtime.sessions), runtime.state, runtime.clock, runtime.group_configs.get
     )
-    cost = guard_for(runtime, rng=rng)
+    cost = cost_guard_for(runtime, rng)
+    old_topics = OldTopicsSource(
+        topics=SessionTopicRepository(runtime.sessions), chat_sessions=runtime.repos.chat_sessions
+    )
     chat = ChatTurnService(
         runtime=runtime,
         routing=runtime.routing,
         rng=rng,
-        sources=context_sources(runtime, learning, memory=memory),
-        hooks=after_turn_hooks(runtime, memory=memory),
+        sources=context_sources(learning, memory_sources_for(runtime, memory), old_topics),
+        hooks=after_turn_hooks(
+            session_summary_hook_for(runtime), extraction_hook_for(runtime, memory)
+        ),
         phrases=learning,
         pipeline_state=pipeline_state,  # svars, kb placeholders, attachments
         cost=cost,
         addressing=addressing,
         stickers=stickers,
+    )
+    feedback, insight, describer = (
+        feedback_for(runtime),
+        insight_for(runtime),
+        describer_for(runtime),
+    )
+    admin = admin_services_for(
+        runtime, memory=memory, feedback=feedback, insight=insight, describer=describer
     )
     return PallasApp(
         runtime=runtime,
@@ -111,6 +322,10 @@ def build_app(runtime: PallasRuntime, *, rng: random.Random | None = None) -> Pa
         stickers=stickers,
         cost=cost,
         chat=chat,
+        feedback=feedback,
+        insight=insight,
+        describer=describer,
+        admin=admin,
     )
 
 
@@ -165,4 +380,13 @@ async def start_app(
     return build_app(runtime, rng=rng)
 
 
-__all__ = ["PallasApp", "build_app", "build_replay_router", "start_app"]
+__all__ = [
+    "PallasApp",
+    "admin_services_for",
+    "build_app",
+    "build_replay_router",
+    "extraction_hook_for",
+    "memory_service_for",
+    "memory_sources_for",
+    "start_app",
+]

@@ -16,7 +16,6 @@ from pallas.onebot.lifecycle import (
     app_or_none,
     on_runtime_start,
     register_lifecycle,
-    runtime_or_none,
 )
 from pallas.runtime import PallasRuntime
 from pallas.web import mount_console, start_console
@@ -31,16 +30,15 @@ log = logging.getLogger("pallas.console")
 register_lifecycle()
 
 if nonebot.get_plugin_config(PallasSettings).pallas_console_enabled:
+    _group_names = GroupNames()
     _console = mount_console(
         nonebot.get_app(),
-        runtime_or_none,
-        group_names=GroupNames(),
-        memory=lambda: app.memory if (app := app_or_none()) is not None else None,
+        lambda: app.console_backend(_group_names) if (app := app_or_none()) else None,
     )
 
     async def _arm(runtime: PallasRuntime, host: str, port: int) -> None:
         try:
-            start_console(_console, runtime, host, port)
+            start_console(_console, runtime.settings, runtime.state, runtime.clock, host, port)
         except Exception:  # e.g. data/ not writable: the bot runs on, the console answers 503
             log.exception("web console not started")
 

@@ -97,9 +97,9 @@ async def handle_feedback(
     )
     quoted = stored.get(turn.reply_to) or _quoted_from_event(event)
     reply = replace(stored_message_from_turn(turn), text=turn.text)
-    result = await handle_negative_feedback(runtime, reply, quoted)
+    result = await handle_negative_feedback(app.feedback, reply, quoted)
     banned = await app.stickers.ban_on_feedback(
-        reply, quoted, admin_ids=admin_ids(runtime, turn.group_id), is_negative=True
+        reply, quoted, admin_ids=admin_ids(app.feedback, turn.group_id), is_negative=True
     )  # 不可以 on a sticker (the bot's or a member's) bans it in this group
     if not result.handled and banned is None:
         return

@@ -15,7 +15,7 @@ from nonebot.plugin import PluginMetadata
 require("nonebot_plugin_apscheduler")
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
-from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none  # noqa: E402
+from pallas.onebot.lifecycle import app_or_none, register_lifecycle  # noqa: E402
 from pallas.product.llm.learning.group_insight_processor import (  # noqa: E402
     scheduled_sweep,
     sweep_interval_seconds,
@@ -34,12 +34,12 @@ JOB_ID = "pallas_group_insight"
 
 
 async def _run() -> None:
-    runtime = runtime_or_none()
-    if runtime is None:
+    app = app_or_none()
+    if app is None:
         return
-    await scheduled_sweep(runtime)
+    await scheduled_sweep(app.insight)
     job = scheduler.get_job(JOB_ID)
-    seconds = sweep_interval_seconds(runtime)
+    seconds = sweep_interval_seconds(app.insight)
     interval = getattr(getattr(job, "trigger", None), "interval", None)
     if job is not None and interval is not None and interval.total_seconds() != seconds:
         scheduler.reschedule_job(JOB_ID, trigger="interval", seconds=seconds)
@@ -48,11 +48,11 @@ async def _run() -> None:
 
 @get_driver().on_startup
 async def _schedule() -> None:
-    runtime = runtime_or_none()
-    if runtime is None:
+    app = app_or_none()
+    if app is None:
         log.error("group insight not scheduled: the Pallas runtime did not start")
         return
-    seconds = sweep_interval_seconds(runtime)
+    seconds = sweep_interval_seconds(app.insight)
     scheduler.add_job(
         _run,
         "interval",

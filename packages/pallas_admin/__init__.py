@@ -38,7 +38,7 @@ async def handle_admin(
     if app is None:
         return
     runtime = app.runtime
-    if not is_group_admin(runtime, event):
+    if not is_group_admin(runtime.superusers, runtime.group_configs.get, event):
         log.info("refused /pallas from %s in group %s: not an admin", event.user_id, event.group_id)
         await admin.finish("只有群主、管理员或超级用户可以用这个命令哦")
     words = args.extract_plain_text().split()
@@ -48,12 +48,11 @@ async def handle_admin(
         await admin.finish(f"可用的命令：\n{help_text()}")
     reply_to = event.reply.message_id if event.reply is not None else None
     context = AdminContext(
-        runtime=runtime,
+        services=app.admin,
         bot_id=int(event.self_id),
         group_id=event.group_id,
         user_id=event.user_id,
         args=tuple(words[1:]),
-        memory=app.memory,
         reply_to=reply_to,
     )
     log.info("admin /pallas %s by %s in group %s", " ".join(words), event.user_id, event.group_id)

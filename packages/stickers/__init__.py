@@ -25,7 +25,6 @@ from pallas.onebot.lifecycle import (  # noqa: E402
     register_lifecycle,
     runtime_or_none,
 )
-from pallas.product.llm.stickers.describe import StickerDescriber  # noqa: E402
 
 __plugin_meta__ = PluginMetadata(
     name="stickers",
@@ -57,11 +56,11 @@ async def collect_stickers(
 
 
 async def _run() -> None:
-    runtime = runtime_or_none()
-    if runtime is None:
+    app = app_or_none()
+    if app is None:
         return
     try:
-        await StickerDescriber(runtime).run()
+        await app.describer.run()
     except Exception:
         log.exception("sticker job failed")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 
+from pallas.app import admin_services_for
 from pallas.core.settings import PallasSettings
 from pallas.product.admin.base import AdminContext
 from pallas.product.admin.learning import learn
@@ -19,7 +20,7 @@ from pallas.runtime import PallasRuntime
 async def _learn(args: argparse.Namespace) -> int:
     runtime = await PallasRuntime.start(PallasSettings.from_env())
     try:
-        context = AdminContext(runtime, args.bot, args.group, 0, (args.action,))
+        context = AdminContext(admin_services_for(runtime), args.bot, args.group, 0, (args.action,))
         print(await learn(context))
     finally:
         await runtime.stop()

@@ -5,6 +5,11 @@ over the model's embedded defaults and validates the result. Files are re-checke
 size) at most once per `check_interval` seconds, so an edit takes effect on the next message
 without a restart. A broken file is reported once per change with file and field, and the last
 good version of that file stays in force.
+
+Process-wide keys: a field marked `Field(..., json_schema_extra=DEFAULT_ONLY)` drives a job that
+runs once per process (a sweep interval, a batch size per run), so it is read from the default
+level only (`groups/default.toml` over the model default). A group file that sets one is
+rejected like any invalid file, with a message naming the key and saying where it belongs.
 """
 
 from __future__ import annotations
@@ -15,13 +20,64 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
 log = logging.getLogger("pallas.config")
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+
+# `Field(..., json_schema_extra=DEFAULT_ONLY)`: a process-wide key, read from default.toml only
+DEFAULT_ONLY: dict[str, Any] = {"default_only": True}
+
+
+class DefaultOnlyKeyError(ValueError):
+    """A group file sets a process-wide key (one that only the default level can set)."""
+
+
+def _sub_models(annotation: object) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _sub_models(arg)]
+
+
+def default_only_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Every dotted key of `model` (nested section models included) marked `DEFAULT_ONLY`."""
+    keys: list[str] = []
+    for name, info in model.model_fields.items():
+        extra = info.json_schema_extra
+        if isinstance(extra, dict) and extra.get("default_only"):
+            keys.append(prefix + name)
+        for sub in _sub_models(info.annotation):
+            keys += default_only_keys(sub, f"{prefix}{name}.")
+    return keys
+
+
+def default_only_keys_set(model: type[BaseModel], data: Mapping[str, Any]) -> list[str]:
+    """The process-wide keys that a group file's `data` sets."""
+    found = []
+    for key in default_only_keys(model):
+        node: Any = data
+        for part in key.split("."):
+            node = node.get(part, _MISSING) if isinstance(node, Mapping) else _MISSING
+        if node is not _MISSING:
+            found.append(key)
+    return found
+
+
+def reject_default_only(model: type[BaseModel], path: Path, data: Mapping[str, Any]) -> None:
+    """Raise `DefaultOnlyKeyError` when the group file at `path` sets a process-wide key."""
+    found = default_only_keys_set(model, data)
+    if found:
+        raise DefaultOnlyKeyError(
+            f"{path}: {', '.join(found)}: process-wide setting, read from default.toml only "
+            "(it drives a job that runs once for every group); set it in default.toml and "
+            "remove it from this group file"
+        )
+
+
+_MISSING = object()
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
@@ -100,6 +156,8 @@ class TomlFileCache:
             message = f"{path}: cannot parse: {exc}"
         except ValidationError as exc:
             message = describe_validation_error(path, exc)
+        except DefaultOnlyKeyError as exc:
+            message = str(exc)
         else:
             if old is not None:
                 log.info("config file reloaded: %s", path)
@@ -128,7 +186,10 @@ class GroupConfigStore(Generic[ModelT]):
 
     def _validate_file(self, path: Path, data: dict[str, Any]) -> None:
         # Validate each file merged over the defaults file so an error names *this* file.
-        base = {} if path.name == "default.toml" else self._files.read(self._dir / "default.toml")
+        is_default = path.name == "default.toml"
+        if not is_default:
+            reject_default_only(self._model, path, data)
+        base = {} if is_default else self._files.read(self._dir / "default.toml")
         self._model.model_validate(deep_merge(base, data))
 
     def get(self, group_id: int) -> ModelT:

@@ -7,11 +7,14 @@ an operator can read this file to know what is stored. `NAMESPACES` lists each p
 owner and how long its keys live (the TTL rule, in the owner module's words).
 
 Ids are `bot_id`, `group_id` (0 for private chats), `user_id`, `message_id`, as in TurnInput.
+The TTL constants and the TTL rules that add a margin to a config window live here too.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from pallas.core.clock import DAY_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +25,7 @@ class Namespace:
 
 
 NAMESPACES: tuple[Namespace, ...] = (
-    Namespace("route", "product.llm.routing.router", "per-key, from the routing config windows"),
+    Namespace("route", "product.llm.routing.router", "per-key: config windows, route_*_ttl"),
     Namespace("merge", "product.llm.merges", "PARKED_TTL_S"),
     Namespace("lines", "product.llm.merges", "LINE_TIMES_TTL_S"),
     Namespace("fresh", "product.llm.freshness", "max(max_age_s × 2, 60 s) / max(max_age_s, 60 s)"),
@@ -35,8 +38,152 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("worldbook:state", "product.llm.memory.worldbook.service", "worldbook timed effects"),
     Namespace("worldbook:turn", "product.llm.memory.worldbook.service", "worldbook timed effects"),
     Namespace("session_summary", "product.llm.session.session_summary", "the hook's own TTLs"),
-    Namespace("cost", "product.llm.cost.counters", "until the local day ends (+ margin)"),
+    Namespace("cost", "product.llm.cost.counters", "COST_DAY_TTL_S; member buckets: guard"),
+    Namespace("kb:turn", "product.llm.pipeline_state", "none (a counter)"),
+    Namespace("memory:gen", "product.llm.memory.service", "none (a counter)"),
+    Namespace("learning:sweep_lock", "product.llm.learning.group_insight_processor", "LOCK_TTL"),
+    Namespace("console:login_failures", "web.auth", "LOGIN_WINDOW_S"),
 )
+
+
+# -- routing (product.llm.routing.router) ---------------------------------------------------
+ROUTE_PREFIX = "route"
+ROUTE_KEY_NAMES = (
+    "silenced_until",  # float: end of the silence period after a shut-up request
+    "last_turn_at",  # float: when the bot last started an LLM turn (cooldown anchor)
+    "ambient_times",  # list[float]: ambient engagements within the budget window
+    "last_quote_at",  # float: last native QUOTE decided in the group
+    "candidates",  # list[int]: QUOTE candidates, newest last (maxlen quote.candidates)
+    "bot_messages",  # bounded list[int]: ids of messages the bot sent (reply_to_bot)
+    "bot_replies",  # bounded list[{"t", "user", "kind"}]: kind "reply" | "phrase"
+    "last_phrase",  # str: last low-engagement phrase (never repeated)
+    "pending",  # bounded list[dict]: messages accumulated during cooldown / deferred
+    "decisions",  # bounded list[dict]: the latest decision records (to_log_dict)
+    "recent_lines",  # bounded list[{"t", "user", "text", "reply_to", "to_bot"}] (stake rules)
+)
+ROUTE_UNPROMPTED_TTL_S = 2 * DAY_S  # a per-day counter outlives its day
+ROUTE_TURN_MARGIN_S = 60.0  # `last_turn_at` and its `turn_after` claim outlive the cooldown
+ROUTE_RECENT_LINES_FACTOR = 4  # recent lines live this many thread windows (≥ 60 s each)
+
+
+def route_scope(group_id: int, user_id: int) -> str:
+    """`g{group}` for a group, `p{user}` for a private chat (private chats never share state)."""
+    return f"g{group_id}" if group_id else f"p{user_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class RouteKeys:
+    """The keys of one routing scope: `route:{bot}:{scope}:{name}`."""
+
+    base: str
+
+    @classmethod
+    def of(
+        cls, bot_id: int, group_id: int, user_id: int = 0, *, prefix: str = ROUTE_PREFIX
+    ) -> RouteKeys:
+        return cls(f"{prefix}:{bot_id}:{route_scope(group_id, user_id)}")
+
+    def key(self, name: str) -> str:
+        if name not in ROUTE_KEY_NAMES:
+            raise KeyError(name)
+        return f"{self.base}:{name}"
+
+    def seen(self, message_id: int) -> str:
+        """Claimed once per message id: a re-delivered event is not routed twice."""
+        return f"{self.base}:seen:{message_id}"
+
+    def turn_after(self, last_turn_at: float | None) -> str:
+        """Claimed by the one LLM turn that follows the turn started at `last_turn_at` (the
+        cooldown anchor it read): two turns deciding on the same snapshot cannot both start."""
+        return f"{self.base}:turn_after:" + ("none" if last_turn_at is None else repr(last_turn_at))
+
+    def unprompted(self, day: str) -> str:
+        """Counter of the bot's unprompted utterances (unaddressed REPLY / phrase) on `day`."""
+        return f"{self.base}:unprompted:{day}"
+
+    def in_flight(self, user_id: int | None = None) -> str:
+        """Marker of a member's turn between the decision and the delivery (prefix if None)."""
+        return f"{self.base}:inflight:" + ("" if user_id is None else str(user_id))
+
+
+def route_turn_ttl(chat_cooldown_s: float) -> float:
+    """TTL of `last_turn_at` and of the `turn_after` claim: the cooldown plus a margin."""
+    return max(chat_cooldown_s, 1.0) + ROUTE_TURN_MARGIN_S
+
+
+def route_recent_lines_ttl(thread_window_s: float) -> float:
+    """TTL of `recent_lines`: a few thread windows."""
+    return max(thread_window_s, 60.0) * ROUTE_RECENT_LINES_FACTOR
+
+
+# -- cost guard (product.llm.cost) -----------------------------------------------------------
+COST_PREFIX = "cost"
+COST_DAY_TTL_S = 2 * DAY_S  # per-day counters outlive their local day
+COST_MEMBER_TTL_MARGIN_S = 60.0  # a member's bucket outlives its refill / notice window
+
+
+def cost_scope(bot_id: int, group_id: int) -> str:
+    return f"{bot_id}:{group_id}"
+
+
+def cost_use(day: str, scope: str, kind: str, unit: str) -> str:
+    """Today's `calls` / `tokens` of `kind` (chat, vision) in a scope (`all` or bot:group)."""
+    return f"{COST_PREFIX}:use:{day}:{scope}:{kind}:{unit}"
+
+
+def cost_seeded(day: str, scope: str) -> str:
+    """Claimed once a day per scope: the counters were seeded from the usage ledger."""
+    return f"{COST_PREFIX}:seeded:{day}:{scope}"
+
+
+def cost_limited(day: str, scope: str) -> str:
+    return f"{COST_PREFIX}:limited:{day}:{scope}"
+
+
+def cost_limited_members(day: str, scope: str) -> str:
+    return f"{COST_PREFIX}:limited_members:{day}:{scope}"
+
+
+def cost_once(day: str, what: str) -> str:
+    """Claimed once a day: `what` is `cost_warning(…)` or `cost_trip(…)`."""
+    return f"{COST_PREFIX}:once:{day}:{what}"
+
+
+def cost_warning(scope: str | None, what: str) -> str:
+    """`what` of a day's budget warning; scope None: the deployment-wide budget."""
+    return "warn:deployment" if scope is None else f"warn:{scope}:{what}"
+
+
+def cost_trip(scope: str) -> str:
+    """A budget tripped (`deployment`, or a bot:group scope)."""
+    return f"trip:{scope}"
+
+
+def cost_notices(day: str) -> str:
+    return f"{COST_PREFIX}:notices:{day}"
+
+
+def cost_member(bot_id: int, group_id: int, user_id: int) -> str:
+    """A member's rate-limit bucket."""
+    return f"{COST_PREFIX}:member:{member(bot_id, group_id, user_id)}"
+
+
+def memory_generation(scope: str) -> str:
+    """The cache generation of one memory scope (bumped by every write)."""
+    return f"memory:gen:{scope}"
+
+
+LEARNING_SWEEP_LOCK = "learning:sweep_lock"  # one group-insight sweep at a time
+
+
+def console_login_failures(client: str) -> str:
+    return f"console:login_failures:{client}"
+
+
+# -- pipeline state (product.llm.pipeline_state) ---------------------------------------------
+def kb_turn(bot_id: int, group_id: int) -> str:
+    """The group's turn counter (knowledge placeholders' per-turn activation)."""
+    return f"kb:turn:{bot_id}:{group_id}"
 
 
 def member(bot_id: int, group_id: int, user_id: int) -> str:
@@ -95,15 +242,39 @@ def session_summary(suffix: str, bot_id: int, group_id: int, user_id: int) -> st
 
 
 __all__ = [
+    "COST_DAY_TTL_S",
+    "COST_MEMBER_TTL_MARGIN_S",
+    "COST_PREFIX",
+    "LEARNING_SWEEP_LOCK",
     "NAMESPACES",
+    "ROUTE_KEY_NAMES",
+    "ROUTE_PREFIX",
+    "ROUTE_UNPROMPTED_TTL_S",
     "Namespace",
+    "RouteKeys",
     "bot_reply",
     "bot_reply_index",
+    "console_login_failures",
+    "cost_limited",
+    "cost_limited_members",
+    "cost_member",
+    "cost_notices",
+    "cost_once",
+    "cost_scope",
+    "cost_seeded",
+    "cost_trip",
+    "cost_use",
+    "cost_warning",
     "freshness",
+    "kb_turn",
     "learning_generation",
     "memory_extraction",
+    "memory_generation",
     "merge_lines",
     "merge_parked",
+    "route_recent_lines_ttl",
+    "route_scope",
+    "route_turn_ttl",
     "session_summary",
     "sticker_sent",
     "upload",

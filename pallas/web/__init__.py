@@ -1,7 +1,7 @@
 """The operators' web console, served by the bot under `/console` (see README "Console").
 
 Plain FastAPI + Jinja2 + vendored htmx / SortableJS; the NoneBot plugin `packages/console` only
-mounts it on NoneBot's app and starts it with the runtime.
+mounts it on NoneBot's app and starts it once the app is up.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from collections.abc import Callable
 
 from fastapi import APIRouter, FastAPI
 
-from pallas.product.llm.memory.service import MemoryService
-from pallas.runtime import PallasRuntime
+from pallas.core.clock import Clock
+from pallas.core.settings import PallasSettings
+from pallas.core.state import StateStore
 from pallas.web.app import (
     PREFIX,
     Console,
@@ -21,7 +22,7 @@ from pallas.web.app import (
     static_files,
 )
 from pallas.web.auth import ConsoleAuth, load_or_create_token, startup_lines
-from pallas.web.backend import ConsoleBackend, GroupNamesSource
+from pallas.web.backend import ConsoleBackend
 from pallas.web.editing import (
     config_routes,
     memory_routes,
@@ -52,37 +53,26 @@ def build_router(console: Console) -> APIRouter:
     return router
 
 
-def mount_console(
-    app: FastAPI,
-    runtime: Callable[[], PallasRuntime | None],
-    *,
-    group_names: GroupNamesSource | None = None,
-    memory: Callable[[], MemoryService | None] | None = None,
-) -> Console:
-    """Add the console's routes, static files and login redirect to `app`."""
-    cache: dict[int, ConsoleBackend] = {}
-
-    def backend() -> ConsoleBackend | None:
-        rt = runtime()
-        if rt is None:
-            return None
-        if id(rt) not in cache:
-            cache.clear()
-            shared = memory() if memory is not None else None  # the app's one memory service
-            cache[id(rt)] = ConsoleBackend(rt, group_names=group_names, memory=shared)
-        return cache[id(rt)]
-
+def mount_console(app: FastAPI, backend: Callable[[], ConsoleBackend | None]) -> Console:
+    """Add the console's routes, static files and login redirect to `app`; `backend` gives the
+    running bot's adapter (None until start-up has run: the pages answer 503)."""
     console = Console(backend)
     app.include_router(build_router(console))
     app.mount(f"{PREFIX}/static", static_files(), name="console-static")
     return console
 
 
-def start_console(console: Console, runtime: PallasRuntime, host: str, port: int) -> None:
+def start_console(
+    console: Console,
+    settings: PallasSettings,
+    state: StateStore,
+    clock: Clock,
+    host: str,
+    port: int,
+) -> None:
     """Load (or create) the token, arm the auth, log the URL and any warnings."""
-    settings = runtime.settings
     token = load_or_create_token(settings.pallas_console_token, settings.pallas_data_dir)
-    console.start(ConsoleAuth(token.value, runtime.state, runtime.clock.now))
+    console.start(ConsoleAuth(token.value, state, clock.now))
     for level, line in startup_lines(token, host, console_url(host, port)):
         getattr(log, level)(line)
 

@@ -17,6 +17,7 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from pallas.core import state_keys
 from pallas.core.state import StateStore
 
 TOKEN_FILE = "console_token"
@@ -122,7 +123,7 @@ class ConsoleAuth:
         return bool(candidate) and hmac.compare_digest(candidate or "", self.csrf_token(sid))
 
     def _limit_key(self, client: str) -> str:
-        return f"console:login_failures:{client}"
+        return state_keys.console_login_failures(client)
 
     async def login_blocked(self, client: str) -> bool:
         count = await self._state.get(self._limit_key(client))

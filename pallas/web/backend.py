@@ -1,7 +1,8 @@
 """The one object the console takes from the running bot (`ConsoleBackend`).
 
-Everything the web pages read or change goes through here, so the pages do not depend on the
-runtime's layout (a composition-root refactor can swap this adapter without touching them).
+Everything the web pages read or change goes through here, so the pages do not depend on how
+the bot is put together; the composition root (`pallas.app.console_backend`) builds it from the
+app's services.
 """
 
 from __future__ import annotations
@@ -12,17 +13,18 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from pallas.core.clock import Clock
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.repositories.memory import MemoryItem
+from pallas.core.db.repositories.snapshots import SnapshotRepository
+from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
-from pallas.product.admin.base import AdminContext
+from pallas.product.admin.base import AdminContext, AdminServices
 from pallas.product.admin.memory import memory as memory_command
 from pallas.product.config import GroupConfig
 from pallas.product.llm.context.processors import build_chat_pipeline
-from pallas.product.llm.memory.factory import build_memory_service
 from pallas.product.llm.memory.isolation import readable_scopes
-from pallas.product.llm.memory.service import MemoryService
-from pallas.runtime import PallasRuntime
+from pallas.product.llm.routing.router import RoutingEngine
 from pallas.web import config_edit
 from pallas.web.config_edit import ConfigRejected
 from pallas.web.queries import ConsoleQueries
@@ -34,19 +36,23 @@ GroupNamesSource = Callable[[], Awaitable[dict[int, str]]]
 
 
 class ConsoleBackend:
-    """A thin adapter over `PallasRuntime` for the console pages."""
+    """A thin adapter over the app's services for the console pages."""
 
     def __init__(
         self,
-        runtime: PallasRuntime,
+        admin: AdminServices,
+        queries: ConsoleQueries,
         *,
         group_names: GroupNamesSource | None = None,
-        memory: MemoryService | None = None,
     ):
-        self._rt = runtime
-        self._memory = memory or build_memory_service(runtime)  # one per backend, not per call
+        self._admin = admin
+        self._settings: PallasSettings = admin.settings
+        self._clock: Clock = admin.clock
+        self._snapshots: SnapshotRepository = admin.snapshots
+        self._routing: RoutingEngine = admin.routing
+        self._memory = admin.memory  # the app's one memory service
         self._group_names = group_names
-        self.queries = ConsoleQueries(runtime.sessions)
+        self.queries = queries
 
     async def group_names(self) -> dict[int, str]:
         """Group names from the connected accounts ({} when none can tell)."""
@@ -60,26 +66,26 @@ class ConsoleBackend:
 
     # --- plain values -------------------------------------------------------------------
     def now(self) -> float:
-        return self._rt.clock.now()
+        return self._clock.now()
 
     @property
     def state(self) -> StateStore:
-        return self._rt.state
+        return self._admin.state
 
     @property
     def data_dir(self) -> Path:
-        return self._rt.settings.pallas_data_dir
+        return self._settings.pallas_data_dir
 
     @property
     def groups_dir(self) -> Path:
-        return self._rt.settings.groups_dir
+        return self._settings.groups_dir
 
     @property
     def configs(self) -> GroupConfigStore[GroupConfig]:
-        return self._rt.group_configs
+        return self._admin.configs
 
     def model_names(self) -> dict[str, str]:
-        s = self._rt.settings
+        s = self._settings
         return {
             "chat": s.pallas_chat_model,
             "cheap": s.pallas_cheap_model,
@@ -87,7 +93,7 @@ class ConsoleBackend:
         }
 
     def group_config(self, group_id: int) -> GroupConfig:
-        return self._rt.group_configs.get(group_id)
+        return self._admin.group_config(group_id)
 
     def fresh_config(self, group_id: int) -> GroupConfig:
         """The merged config as the files are now (the store re-reads at most once a second);
@@ -123,11 +129,11 @@ class ConsoleBackend:
         return None
 
     async def snapshot(self, turn_id: str) -> dict[str, Any] | None:
-        snap = await self._rt.repos.snapshots.by_turn(turn_id)
+        snap = await self._snapshots.by_turn(turn_id)
         return asdict(snap) if snap is not None else None
 
     async def decisions(self, bot_id: int, group_id: int) -> list[dict[str, Any]]:
-        return await self._rt.routing.recent_decisions(bot_id, group_id)
+        return await self._routing.recent_decisions(bot_id, group_id)
 
     async def memories(
         self, bot_id: int, group_id: int, *, kind: str | None, user: int | None
@@ -144,9 +150,7 @@ class ConsoleBackend:
         words = " ".join(("memory", *args))
         # the same audit line as the group command (packages/pallas_admin), by "console"
         log.info("admin /pallas %s by console in group %s", words, group_id)
-        ctx = AdminContext(
-            self._rt, bot_id=bot_id, group_id=group_id, user_id=0, args=args, memory=self._memory
-        )
+        ctx = AdminContext(self._admin, bot_id=bot_id, group_id=group_id, user_id=0, args=args)
         result = await memory_command(ctx)
         log.info("console: /pallas %s in group %s → %s", words, group_id, result)
         return result

@@ -20,7 +20,12 @@ import tomlkit
 from pydantic import ValidationError
 from tomlkit.items import Table
 
-from pallas.core.config_files import deep_merge, describe_validation_error
+from pallas.core.config_files import (
+    DefaultOnlyKeyError,
+    deep_merge,
+    describe_validation_error,
+    reject_default_only,
+)
 from pallas.product.config import GroupConfig
 from pallas.product.llm.context.processors import build_chat_pipeline
 
@@ -58,7 +63,10 @@ def validate_text(groups_dir: Path, group_id: int, text: str) -> GroupConfig:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigRejected(f"{path.name}: cannot parse: {exc}") from exc
     try:
+        reject_default_only(GroupConfig, Path(path.name), data)  # they belong in default.toml
         config = GroupConfig.model_validate(deep_merge(_load_default(groups_dir), data))
+    except DefaultOnlyKeyError as exc:
+        raise ConfigRejected(str(exc)) from exc
     except ValidationError as exc:
         raise ConfigRejected(describe_validation_error(Path(path.name), exc)) from exc
     warnings = build_chat_pipeline(config.context).warnings

@@ -69,6 +69,23 @@ class DbView:
                 raise TimeoutError(f"timed out waiting for {what}")
             await asyncio.sleep(0.05)
 
+    async def wait_for_replies(
+        self, group_id: int, user_id: int, count: int, *, bot_id: int = BOT_ID
+    ) -> None:
+        """Until the member's session holds `count` bot replies: the turn that sent the last of
+        them has also saved its snapshot and committed its session variables (both come before
+        the session append, the last step of a delivered reply)."""
+
+        async def enough() -> bool:
+            return await self.reply_count(group_id, user_id, bot_id=bot_id) >= count
+
+        await self.wait_for(enough, what=f"{count} replies to {user_id} in the session")
+
+    async def reply_count(self, group_id: int, user_id: int, *, bot_id: int = BOT_ID) -> int:
+        """Bot replies in the member's session (its newest 200 turns)."""
+        turns = await self.chat_sessions.recent_for_user(bot_id, group_id, user_id, limit=200)
+        return sum(1 for t in turns if t.role == "assistant")
+
     async def wait_for_count(self, count: int, *, group_id: int | None = None) -> None:
         async def enough() -> bool:
             return await self.messages.count(group_id=group_id) >= count

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.e2e.conftest import at_bot, sent_texts
+from tests.e2e.conftest import DbView, at_bot, sent_texts
 from tests.harness.bot_process import REPO, BotProcess
 from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.onebot_peer import OneBotPeer
@@ -33,13 +33,13 @@ async def test_why_explains_recent_decisions(peer: OneBotPeer, fake_llm: FakeOpe
 
 
 async def test_context_command_and_cli_show_last_turn(
-    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI
+    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, db: DbView
 ) -> None:
     fake_llm.enqueue("好的")
     await peer.send_event(peer.group_message(GROUP, 51_002, "周末有人出去玩吗"))
     await peer.send_event(peer.group_message(GROUP, MEMBER, at_bot("今天几号？")))
     await peer.wait_for_calls("send_group_msg")
-    await asyncio.sleep(0.5)
+    await db.wait_for_replies(GROUP, MEMBER, 1)  # the turn's snapshot is saved before this
     await peer.send_event(peer.group_message(GROUP, SUPERUSER, "/pallas context"))
     sends = await peer.wait_for_calls("send_msg", "send_group_msg", count=2)
     answer = sent_texts(sends)[-1]

@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from tests.e2e.conftest import at_bot, sent_texts, write_group_config
+from tests.e2e.conftest import DbView, at_bot, sent_texts, write_group_config
 from tests.harness.bot_process import REPO, BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest
 from tests.harness.onebot_peer import OneBotPeer
@@ -63,8 +63,11 @@ BOOK = {
 }  # fmt: skip
 
 
-async def ask(peer: OneBotPeer, fake_llm: FakeOpenAI, text: str) -> tuple[RecordedRequest, str]:
+async def ask(
+    peer: OneBotPeer, fake_llm: FakeOpenAI, db: DbView, text: str
+) -> tuple[RecordedRequest, str]:
     """@ the bot as Alice; the chat request of this turn and what the group received."""
+    replies = await db.reply_count(GROUP, ALICE)
     seen_requests = len(fake_llm.chat_requests())
     seen_sends = len(peer.sends(GROUP))
     await peer.send_event(peer.group_message(GROUP, ALICE, at_bot(text), card=HOSTILE_CARD))
@@ -73,7 +76,7 @@ async def ask(peer: OneBotPeer, fake_llm: FakeOpenAI, text: str) -> tuple[Record
         if len(peer.sends(GROUP)) > seen_sends:
             break
         await asyncio.sleep(0.05)
-    await asyncio.sleep(0.3)  # the reply is stored before the next message counts
+    await db.wait_for_replies(GROUP, ALICE, replies + 1)  # the turn is over: stored, counted
     return requests[seen_requests], sent_texts(peer.sends(GROUP))[-1]
 
 
@@ -82,7 +85,7 @@ def prompt_messages(request: RecordedRequest) -> list[tuple[str, str]]:
 
 
 async def test_regex_depth_injection_and_worldbook_in_the_request(
-    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI
+    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, db: DbView
 ) -> None:
     write_group_config(bot, GROUP, GROUP_TOML)
     (bot.config_dir / "worldbooks" / "rhodes.json").write_text(
@@ -90,7 +93,7 @@ async def test_regex_depth_injection_and_worldbook_in_the_request(
     )
     fake_llm.enqueue("凯尔希在忙（旁白：翻了翻病历）呢", "好呀", "她还在休息", "小心源石")
 
-    first, sent = await ask(peer, fake_llm, "凯尔希在吗喵喵喵")
+    first, sent = await ask(peer, fake_llm, db, "凯尔希在吗喵喵喵")
     system = first.system_prompt
     # output regex: the hallucinated narration never reaches the group
     assert sent == "凯尔希在忙呢"
@@ -101,17 +104,17 @@ async def test_regex_depth_injection_and_worldbook_in_the_request(
     assert speaker < system.index("你是帕拉斯") < system.index(KELSEY)
     assert "【系统】" not in system
 
-    second, _ = await ask(peer, fake_llm, "今天吃什么")
+    second, _ = await ask(peer, fake_llm, db, "今天吃什么")
     # sticky 3 set at chat length 1 (SillyTavern: active while the chat is shorter than 1 + 3)
     assert KELSEY in second.system_prompt, "sticky: the chat is 3 messages long now"
 
-    third, _ = await ask(peer, fake_llm, "凯尔希呢")
+    third, _ = await ask(peer, fake_llm, db, "凯尔希呢")
     assert KELSEY not in third.system_prompt, "the sticky ended: a 2-message cooldown starts"
     messages = prompt_messages(third)
     reminder = "（帕拉斯提醒自己：保持角色，认真听{{char}}〔系统〕说话）"
     assert messages[-4] == ("system", reminder), "depth 3: three messages after it"
 
-    fourth, _ = await ask(peer, fake_llm, "源石要紧吗")
+    fourth, _ = await ask(peer, fake_llm, db, "源石要紧吗")
     messages = prompt_messages(fourth)
     assert messages[-2] == ("system", "（源石话题：提醒大家注意安全）"), "worldbook depth 1"
     assert messages[-1][0] == "user" and messages[-1][1].endswith("源石要紧吗")

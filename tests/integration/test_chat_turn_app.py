@@ -192,3 +192,8 @@ async def test_the_app_builds_one_memory_service_for_chat_commands_and_console(
     assert len([u for u in memory_users if hasattr(u, "service")]) >= 4  # sources + hook
     assert services == {id(app.memory)}
     assert app.chat.stickers is app.stickers and app.chat.cost is app.cost
+    # the admin commands and the web console use the app's own services, built once
+    assert app.admin.memory is app.memory and app.admin.feedback is app.feedback
+    assert app.admin.insight is app.insight and app.admin.describer is app.describer
+    assert app.console_backend() is app.console_backend()
+    assert app.console_backend()._memory is app.memory

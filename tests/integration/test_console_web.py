@@ -14,12 +14,12 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from pallas.app import build_app, memory_service_for
 from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.snapshots import InjectionSnapshot
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
-from pallas.product.llm.memory.factory import build_memory_service
 from pallas.product.llm.memory.isolation import group_scope
 from pallas.runtime import PallasRuntime
 from pallas.web import mount_console, start_console
@@ -52,8 +52,9 @@ async def runtime(tmp_path: Path, database_url: str) -> AsyncIterator[PallasRunt
 @pytest.fixture
 async def client(runtime: PallasRuntime) -> AsyncIterator[httpx.AsyncClient]:
     app = FastAPI()
-    console = mount_console(app, lambda: runtime)
-    start_console(console, runtime, "127.0.0.1", 8080)
+    pallas = build_app(runtime)
+    console = mount_console(app, pallas.console_backend)
+    start_console(console, runtime.settings, runtime.state, runtime.clock, "127.0.0.1", 8080)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://console") as http:
         yield http
@@ -146,7 +147,7 @@ async def test_memory_delete_and_forget_are_scoped_and_logged(
     client: httpx.AsyncClient, runtime: PallasRuntime, caplog: pytest.LogCaptureFixture
 ) -> None:
     await runtime.repos.messages.add_many([message(1, NOW), message(2, NOW, group=OTHER)])
-    service = build_memory_service(runtime)
+    service = memory_service_for(runtime)
     mine = await service.remember(
         bot_id=BOT, scope=group_scope(BOT, GROUP), kind="group_memory", text="周五开黑",
         origin="admin",

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pallas.app import insight_for
 from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.learning import LearningRepository
 from pallas.core.records import StoredMessage
@@ -64,7 +65,7 @@ async def test_sweep_rebuilds_labels_and_summarises_one_group(
     await runtime.repos.messages.add_many([bot_line, reaction])
     fake.enqueue(label_answer())
 
-    report = await run_sweep(runtime)
+    report = await run_sweep(insight_for(runtime))
 
     repo = LearningRepository(runtime.sessions)
     observed = await repo.pairs(BOT, GROUP)
@@ -94,7 +95,7 @@ async def test_failed_call_keeps_the_cursor_and_the_next_sweep_resumes(
     await feed(runtime, GROUP, 6, clock, first_id=1)
     repo = LearningRepository(runtime.sessions)
     fake.enqueue(Scripted(status=500))
-    first = await run_sweep(runtime)
+    first = await run_sweep(insight_for(runtime))
     assert first.jobs[0].error == "llm:server_error"
     assert (await repo.cursor(BOT, GROUP)).last_row_id == 0
     assert await repo.labels(BOT, GROUP) == []
@@ -102,7 +103,7 @@ async def test_failed_call_keeps_the_cursor_and_the_next_sweep_resumes(
     assert stored_pairs > 0  # the pool keeps up even while labelling fails
 
     fake.enqueue(label_answer())
-    second = await run_sweep(runtime)
+    second = await run_sweep(insight_for(runtime))
     assert second.jobs[0].error == "" and second.jobs[0].labels == stored_pairs
     assert (await repo.cursor(BOT, GROUP)).last_row_id > 0
     assert len(await repo.pairs(BOT, GROUP)) == stored_pairs  # nothing stored twice
@@ -114,10 +115,10 @@ async def test_unparseable_answers_pass_the_batch_over_after_three_attempts(
     await feed(runtime, GROUP, 6, clock, first_id=1)
     repo = LearningRepository(runtime.sessions)
     for attempt in (1, 2):
-        report = await run_sweep(runtime)  # default reply: "not json at all"
+        report = await run_sweep(insight_for(runtime))  # default reply: "not json at all"
         assert report.jobs[0].error == "parse:no_json"
         assert (await repo.cursor(BOT, GROUP)).failures_at_cursor == attempt
-    report = await run_sweep(runtime)
+    report = await run_sweep(insight_for(runtime))
     assert report.jobs[0].error == "" and report.jobs[0].labels == 0
     cursor = await repo.cursor(BOT, GROUP)
     assert cursor.last_row_id > 0 and cursor.failures_at_cursor == 0 and cursor.calls_today == 3
@@ -131,7 +132,7 @@ async def test_daily_call_budget_stops_labelling_but_not_pair_collection(
     try:
         await feed(rt, GROUP, 20, clock, first_id=1)
         fake.enqueue(label_answer(), label_answer())
-        report = await run_sweep(rt)
+        report = await run_sweep(insight_for(rt))
         repo = LearningRepository(rt.sessions)
         assert report.llm_calls == 1 and len(label_requests(fake)) == 1
         assert len(report.jobs) > 1  # the rest ran pairs-only
@@ -139,7 +140,7 @@ async def test_daily_call_budget_stops_labelling_but_not_pair_collection(
         assert len(await repo.pairs(BOT, GROUP)) > 10
         clock.advance(86_400)  # a new budget day
         await feed(rt, GROUP, 5, clock, first_id=10_000)
-        report = await run_sweep(rt)
+        report = await run_sweep(insight_for(rt))
         assert report.llm_calls == 1
     finally:
         await rt.stop()
@@ -154,14 +155,14 @@ async def test_round_robin_serves_every_group_and_survives_a_restart(
         await feed(rt, group, 15, clock, first_id=1 + n * 1000)
     served: list[int] = []
     fake.enqueue(*[label_answer(5)] * 2)
-    report = await run_sweep(rt)
+    report = await run_sweep(insight_for(rt))
     served += [j.group_id for j in report.jobs]
     await rt.stop()
 
     rt = await start_runtime(tmp_path, fake, clock, database_url)  # same database: state kept
     try:
         fake.enqueue(*[label_answer(5)] * 2)
-        report = await run_sweep(rt)
+        report = await run_sweep(insight_for(rt))
         served += [j.group_id for j in report.jobs]
         assert served == [GROUP, GROUP_B, GROUP_C, GROUP]
         repo = LearningRepository(rt.sessions)
@@ -191,7 +192,7 @@ async def test_collect_switch_and_collector_bot(
             )
         )
         fake.enqueue(label_answer())
-        report = await run_sweep(rt)
+        report = await run_sweep(insight_for(rt))
         repo = LearningRepository(rt.sessions)
         assert await repo.pairs(BOT, GROUP) == []
         assert await repo.pairs(BOT, GROUP_B) == []
@@ -206,5 +207,5 @@ async def test_a_second_sweep_while_one_runs_is_refused(
 ) -> None:
     await feed(runtime, GROUP, 3, clock, first_id=1)
     await runtime.state.set("learning:sweep_lock", 1.0, ttl=60)
-    report = await run_sweep(runtime)
+    report = await run_sweep(insight_for(runtime))
     assert report.busy and report.jobs == () and label_requests(fake) == []

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pallas.app import feedback_for, insight_for
 from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.learning_feedback import FeedbackRepository
 from pallas.core.db.repositories.snapshots import InjectionSnapshot
@@ -50,7 +51,7 @@ async def runtime(
         [StoredMessage(BOT, GROUP_B, 1, MEMBERS[0], clock.now() - 60, "大家好")]
     )
     fake.enqueue(*[label_answer()] * 8)
-    await run_sweep(rt)
+    await run_sweep(insight_for(rt))
     yield rt
     await rt.stop()
     await fake.stop()
@@ -150,16 +151,18 @@ async def test_negative_feedback_blames_the_turn_and_changes_the_next_injection(
     blamed = before.blocks["group_expression"].source_tokens
     bot_line = await _bot_turn(runtime, before)
 
-    ignored = await handle_negative_feedback(runtime, _reply(MEMBERS[1]), bot_line)
+    ignored = await handle_negative_feedback(feedback_for(runtime), _reply(MEMBERS[1]), bot_line)
     assert (ignored.handled, ignored.reason) == (False, "not_admin")
-    result = await handle_negative_feedback(runtime, _reply(ADMIN), bot_line)
+    result = await handle_negative_feedback(feedback_for(runtime), _reply(ADMIN), bot_line)
     assert result.handled and result.created and result.turn_id == "turn-1"
     weights = {(b.kind, b.source_id): b.weight for b in result.outcome.blames}
     assert all(weights[("expression", t)] == -3.0 for t in blamed)
     assert weights[("ambient", f"ambient:timeline:{GROUP}:7")] == -1.0
     assert weights[("memory", "memory:m1")] == -1.0
     assert set(result.outcome.ignored_sources) == {"current", "session"}
-    again = await handle_negative_feedback(runtime, _reply(ADMIN, "不可以！"), bot_line)
+    again = await handle_negative_feedback(
+        feedback_for(runtime), _reply(ADMIN, "不可以！"), bot_line
+    )
     assert again.handled and not again.created
     stored_rows = await FeedbackRepository(runtime.sessions).for_group(BOT, GROUP)
     assert len(stored_rows) == 1
@@ -170,7 +173,9 @@ async def test_negative_feedback_blames_the_turn_and_changes_the_next_injection(
     assert "确实可以" not in expression(after)
     assert "确实可以呀" in after.feedback_blocklist  # the rejected line leaves the ambient excerpt
 
-    undo = await undo_negative_feedback(runtime, BOT, GROUP, bot_message_id=BOT_LINE_ID)
+    undo = await undo_negative_feedback(
+        feedback_for(runtime), BOT, GROUP, bot_message_id=BOT_LINE_ID
+    )
     assert undo.reason == "undone"
     restored = await gather(runtime, source, GROUP, "快了吗？")
     assert "- 触发「快了快了」时：确实可以" in expression(restored)
@@ -183,7 +188,7 @@ async def test_feedback_fades_with_a_thirty_day_half_life(
     source = GroupLearningSource(runtime.sessions, runtime.state)
     before = await gather(runtime, source, GROUP, "快了吗？")
     bot_line = await _bot_turn(runtime, before)
-    await handle_negative_feedback(runtime, _reply(0, role="admin"), bot_line)
+    await handle_negative_feedback(feedback_for(runtime), _reply(0, role="admin"), bot_line)
     clock.advance(40 * 86_400)  # expression blame 3 × 0.5^(40/30) ≈ 1.2: still blocked
     assert "确实可以" not in expression(await gather(runtime, source, GROUP, "快了吗？"))
     clock.advance(60 * 86_400)  # 100 days: 3 × 0.5^(100/30) ≈ 0.3 < 0.5

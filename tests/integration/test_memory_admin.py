@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from pallas.app import admin_services_for, memory_service_for, memory_sources_for
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
 from pallas.product.admin import AdminContext, find_command
 from pallas.product.llm.context.context import GatherRequest
-from pallas.product.llm.memory.factory import build_memory_service, build_memory_sources
 from pallas.product.llm.memory.isolation import group_scope
 from pallas.product.llm.memory.member_commands import handle_member_message
 from pallas.runtime import PallasRuntime
@@ -66,7 +66,9 @@ async def runtime(
 async def admin(rt: PallasRuntime, group: int, *args: str) -> str:
     command = find_command("memory")
     assert command is not None
-    return await command.handler(AdminContext(rt, BOT, group, ADMIN, tuple(args)))
+    return await command.handler(
+        AdminContext(admin_services_for(rt), BOT, group, ADMIN, tuple(args))
+    )
 
 
 async def test_admin_add_list_delete_in_own_group_only(runtime: PallasRuntime) -> None:
@@ -92,7 +94,7 @@ async def test_admin_add_list_delete_in_own_group_only(runtime: PallasRuntime) -
 
 
 async def test_admin_forget_and_member_forget(runtime: PallasRuntime) -> None:
-    service = build_memory_service(runtime)
+    service = memory_service_for(runtime)
     taught = TurnInput(BOT, A, ALICE, 5, 1.0, "记住 我喜欢猫", to_me=True)
     assert await handle_member_message(service, taught) == "记住啦～"
     assert await handle_member_message(service, taught) == "这个我早就记着啦"
@@ -111,14 +113,14 @@ async def test_embeddings_are_stored_and_used_when_configured(
 ) -> None:
     rt = await start(tmp_path, fake_llm, database_url, pallas_embedding_model="fake-embed")
     try:
-        service = build_memory_service(rt)
+        service = memory_service_for(rt)
         await service.remember(bot_id=BOT, scope=group_scope(BOT, A), kind="group_memory",
                                text="每周五晚上八点开黑", origin="admin")  # fmt: skip
         await service.drain()
         [item] = await service.repo.list_items(scopes=[group_scope(BOT, A)])
         assert item.embedding is not None and len(item.embedding) == 64
 
-        sources = build_memory_sources(rt)
+        sources = memory_sources_for(rt)
         turn = TurnInput(BOT, A, ALICE, 9, 1.0, "周五晚上开黑吗", to_me=True)
         request = GatherRequest(turn, turn.text, rt.clock.now(), rt.group_configs.get(A),
                                 "帕拉斯", True, False, True)  # fmt: skip
@@ -136,10 +138,10 @@ async def test_embeddings_are_stored_and_used_when_configured(
 async def test_embeddings_off_by_default_means_no_embedding_calls(
     runtime: PallasRuntime, fake_llm: FakeOpenAI
 ) -> None:
-    service = build_memory_service(runtime)
+    service = memory_service_for(runtime)
     await service.remember(bot_id=BOT, scope=group_scope(BOT, A), kind="group_memory",
                            text="每周五晚上八点开黑", origin="admin")  # fmt: skip
-    sources = build_memory_sources(runtime)
+    sources = memory_sources_for(runtime)
     turn = TurnInput(BOT, A, ALICE, 9, 1.0, "周五晚上开黑吗", to_me=True)
     request = GatherRequest(turn, turn.text, runtime.clock.now(), runtime.group_configs.get(A),
                             "帕拉斯", True, False, True)  # fmt: skip

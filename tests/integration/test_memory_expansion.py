@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from pallas.app import memory_service_for
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.product.config import GroupConfig
-from pallas.product.llm.memory.factory import build_memory_service
 from pallas.product.llm.memory.isolation import group_scope
 from pallas.product.llm.memory.service import MemoryService
 from pallas.runtime import PallasRuntime
@@ -85,7 +85,7 @@ async def recalled(service: MemoryService, group: int, question: str) -> list[st
 async def test_the_stored_expansion_makes_a_paraphrase_findable(
     runtime: PallasRuntime, fake_llm: FakeOpenAI
 ) -> None:
-    service = build_memory_service(runtime)
+    service = memory_service_for(runtime)
     assert await recalled(service, A, "我坐车会怎么样？") == []
     fake_llm.enqueue(json.dumps(CAR_SICK, ensure_ascii=False))
     item_id = await store(service, A, "TA晕车")
@@ -99,7 +99,7 @@ async def test_the_stored_expansion_makes_a_paraphrase_findable(
 async def test_expansion_is_off_by_default_and_costs_nothing(
     runtime: PallasRuntime, fake_llm: FakeOpenAI
 ) -> None:
-    service = build_memory_service(runtime)
+    service = memory_service_for(runtime)
     await store(service, OFF, "TA晕车")
     assert fake_llm.chat_requests() == []
 
@@ -112,7 +112,7 @@ async def test_expansion_is_off_by_default_and_costs_nothing(
 async def test_a_failed_expansion_leaves_the_fact_searchable(
     runtime: PallasRuntime, fake_llm: FakeOpenAI, answer: Scripted
 ) -> None:
-    service = build_memory_service(runtime)
+    service = memory_service_for(runtime)
     fake_llm.enqueue(answer, answer, answer)  # the client may retry
     item_id = await store(service, A, "TA晕车")
     stored = await service.repo.get(item_id)
@@ -123,6 +123,6 @@ async def test_a_failed_expansion_leaves_the_fact_searchable(
 async def test_the_daily_budget_skips_the_call(
     runtime: PallasRuntime, fake_llm: FakeOpenAI
 ) -> None:
-    service = build_memory_service(runtime)
+    service = memory_service_for(runtime)
     await store(service, POOR, "TA晕车")
     assert fake_llm.chat_requests() == []

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pallas.app import extraction_hook_for, memory_service_for, memory_sources_for
 from pallas.core.clock import FakeClock
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
@@ -16,12 +17,7 @@ from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Sender, TurnInput
 from pallas.product.llm.chat_turn import CompletedTurn
 from pallas.product.llm.context.context import GatherRequest, assemble_direct_chat_context
-from pallas.product.llm.memory.factory import (
-    build_memory_extraction_hook,
-    build_memory_service,
-    build_memory_sources,
-    context_token_budget,
-)
+from pallas.product.llm.memory.factory import context_token_budget
 from pallas.product.llm.memory.isolation import group_scope, pool_scope
 from pallas.product.llm.memory.service import MemoryService
 from pallas.product.llm.memory.sources import KnowledgeSource
@@ -98,9 +94,9 @@ async def seed(service: MemoryService) -> None:
 
 
 async def test_group_a_sees_its_memory_group_b_sees_nothing(runtime: PallasRuntime) -> None:
-    service = build_memory_service(runtime)
+    service = memory_service_for(runtime)
     await seed(service)
-    sources = build_memory_sources(runtime)
+    sources = memory_sources_for(runtime)
     bundle_a = await assemble_direct_chat_context(
         sources, request(runtime, turn(A, ALICE, "今晚开黑吗？"))
     )
@@ -120,16 +116,16 @@ async def test_group_a_sees_its_memory_group_b_sees_nothing(runtime: PallasRunti
 
 
 async def test_person_rows_follow_the_user_id_not_the_name(runtime: PallasRuntime) -> None:
-    await seed(build_memory_service(runtime))
-    sources = build_memory_sources(runtime)
+    await seed(memory_service_for(runtime))
+    sources = memory_sources_for(runtime)
     impostor = turn(A, BOB, "我喜欢什么动物？", card="爱丽丝")  # same display name, other id
     bundle = await assemble_direct_chat_context(sources, request(runtime, impostor))
     assert "person_facts" not in bundle.blocks and "relationship" not in bundle.blocks
 
 
 async def test_short_social_turn_skips_personal_memory(runtime: PallasRuntime) -> None:
-    await seed(build_memory_service(runtime))
-    sources = build_memory_sources(runtime)
+    await seed(memory_service_for(runtime))
+    sources = memory_sources_for(runtime)
     bundle = await assemble_direct_chat_context(
         sources, request(runtime, turn(A, ALICE, "开黑"), social=True)
     )
@@ -140,9 +136,9 @@ async def test_short_social_turn_skips_personal_memory(runtime: PallasRuntime) -
 
 
 async def test_cache_hit_then_a_write_is_visible_at_once(runtime: PallasRuntime) -> None:
-    service = build_memory_service(runtime)
+    service = memory_service_for(runtime)
     await seed(service)
-    sources = build_memory_sources(runtime)  # its own service instance and caches
+    sources = memory_sources_for(runtime)  # its own service instance and caches
     ask = request(runtime, turn(A, ALICE, "今晚开黑吗？"))
     first = await assemble_direct_chat_context(sources, ask)
     second = await assemble_direct_chat_context(sources, ask)
@@ -156,12 +152,12 @@ async def test_cache_hit_then_a_write_is_visible_at_once(runtime: PallasRuntime)
 
 
 async def test_chosen_rows_get_their_access_counted(runtime: PallasRuntime) -> None:
-    await seed(build_memory_service(runtime))
-    sources = build_memory_sources(runtime)
+    await seed(memory_service_for(runtime))
+    sources = memory_sources_for(runtime)
     bundle = await assemble_direct_chat_context(sources, request(runtime, turn(A, ALICE, "开黑")))
     await sources[0].service.drain()  # type: ignore[attr-defined]
     ref = bundle.traces["memory"]["group_memory"]["chosen"][0]
-    item = await build_memory_service(runtime).repo.get(int(ref.removeprefix("mem:")))
+    item = await memory_service_for(runtime).repo.get(int(ref.removeprefix("mem:")))
     assert item is not None and item.access_count == 1
     assert item.last_access_at == runtime.clock.now()
 
@@ -180,11 +176,11 @@ def entry(uid: int, key: str, content: str, **extra) -> dict:
 
 def knowledge_source(rt: PallasRuntime) -> KnowledgeSource:
     return KnowledgeSource(
-        build_memory_service(rt),
+        memory_service_for(rt),
         WorldbookLibrary(rt.settings.worldbooks_dir, check_interval_s=0),
         messages=rt.repos.messages,
         state=rt.state,
-        context_tokens=context_token_budget(rt),
+        context_tokens=context_token_budget(rt.llm),
         regex_dir=rt.settings.pallas_config_dir / "regex",
         personas=rt.personas,
     )
@@ -287,7 +283,7 @@ async def test_extraction_stores_own_words_and_drops_quoted_bot_lines(
         ]
     }  # fmt: skip
     fake_llm.enqueue(json.dumps(answer, ensure_ascii=False))
-    hook = build_memory_extraction_hook(runtime)
+    hook = extraction_hook_for(runtime)
     await hook.after_turn(completed(runtime, 10))
     assert fake_llm.chat_requests() == [], "batched: nothing after the first delivered turn"
     await hook.after_turn(completed(runtime, 11))
@@ -311,7 +307,7 @@ async def test_extraction_respects_the_daily_budget(
         now=runtime.clock.now(), bot_id=BOT, group_id=A, task="cheap", model="m",
         prompt_tokens=39_900, completion_tokens=0,
     )  # fmt: skip
-    hook = build_memory_extraction_hook(runtime)
+    hook = extraction_hook_for(runtime)
     cfg = runtime.group_configs.get(A).memory.extraction
     report = await hook.run_job(BOT, A, cfg)
     assert report["outcome"] == "budget"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from pallas.app import memory_service_for
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Sender, TurnInput
-from pallas.product.llm.memory.factory import build_memory_service
 from pallas.product.llm.memory.isolation import group_scope
 from pallas.product.llm.memory.member_commands import (
     RECALL_HEADER,
@@ -39,7 +39,7 @@ async def service(tmp_path: Path, database_url: str) -> AsyncIterator[MemoryServ
         clock=clock,
         state=MemoryStateStore(clock),
     )
-    yield build_memory_service(rt)
+    yield memory_service_for(rt)
     await rt.stop()
 
 

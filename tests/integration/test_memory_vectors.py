@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from pallas.app import memory_service_for
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
-from pallas.product.llm.memory.factory import build_memory_service
 from pallas.product.llm.memory.isolation import group_scope
 from pallas.product.llm.memory.retrieval_config import RetrievalConfig
 from pallas.product.llm.memory.service import BlockResult, MemoryService
@@ -51,7 +51,7 @@ async def service(
         clock=clock,
         state=MemoryStateStore(clock),
     )
-    yield build_memory_service(rt), fake
+    yield memory_service_for(rt), fake
     await rt.stop()
     await fake.stop()
 

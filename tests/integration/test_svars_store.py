@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pallas.app import admin_services_for
 from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.session_variables import (
     SessionVariableRepository,
@@ -60,7 +61,9 @@ def service(rt: PallasRuntime) -> SvarService:
 async def admin(rt: PallasRuntime, group: int, *args: str) -> str:
     command = find_command("svar")
     assert command is not None
-    return await command.handler(AdminContext(rt, BOT, group, ADMIN, tuple(args)))
+    return await command.handler(
+        AdminContext(admin_services_for(rt), BOT, group, ADMIN, tuple(args))
+    )
 
 
 async def test_answer_ops_commit_durably_per_group_and_member(runtime: PallasRuntime) -> None:

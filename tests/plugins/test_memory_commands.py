@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nonebug import App
 
-from pallas.product.llm.memory.factory import build_memory_service
+from pallas.app import memory_service_for
 from pallas.product.llm.memory.isolation import own_scope
 from pallas.product.llm.memory.kinds import PERSON_FACTS
 from pallas.product.llm.memory.member_commands import REPLY_FORGOTTEN, REPLY_TAUGHT
@@ -25,7 +25,7 @@ ALICE, BOB = 41_001, 41_002
 
 
 async def _facts(runtime: PallasRuntime, group_id: int, user_id: int) -> list[str]:
-    items = await build_memory_service(runtime).repo.list_items(
+    items = await memory_service_for(runtime).repo.list_items(
         scopes=[own_scope(BOT_ID, group_id)], kind=PERSON_FACTS, subject_user_id=user_id
     )
     return [i.text for i in items]

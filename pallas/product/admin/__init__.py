@@ -7,7 +7,7 @@ from pallas.product.admin import learning as learning_admin
 from pallas.product.admin import memory as memory_admin
 from pallas.product.admin import stickers as sticker_admin
 from pallas.product.admin import svars as svars_admin
-from pallas.product.admin.base import AdminCommand, AdminContext
+from pallas.product.admin.base import AdminCommand, AdminContext, AdminServices
 
 ALL_COMMANDS: list[AdminCommand] = [*inspect.COMMANDS]
 ALL_COMMANDS += learning_admin.COMMANDS  # /pallas learn, /pallas feedback
@@ -24,4 +24,11 @@ def help_text() -> str:
     return "\n".join(f"{c.usage} — {c.summary}" for c in ALL_COMMANDS)
 
 
-__all__ = ["ALL_COMMANDS", "AdminCommand", "AdminContext", "find_command", "help_text"]
+__all__ = [
+    "ALL_COMMANDS",
+    "AdminCommand",
+    "AdminContext",
+    "AdminServices",
+    "find_command",
+    "help_text",
+]

@@ -1,30 +1,68 @@
 """Admin commands as plain functions: `/pallas <name> [args]` in a group, text back.
 
 The NoneBot plugin only checks permission and dispatches; every command is a core function
-over the runtime, so the same logic backs the CLI and tests.
+over the app's services (`AdminServices`, built once by `pallas.app`), so the same logic backs
+the CLI and tests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from pallas.runtime import PallasRuntime
+from pallas.core.clock import Clock
+from pallas.core.config_files import GroupConfigStore
+from pallas.core.db.durable_writer import ThreadedMessageWriter
+from pallas.core.db.repositories.learning import LearningRepository
+from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.db.repositories.snapshots import SnapshotRepository
+from pallas.core.db.repositories.stickers import StickerRepository
+from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.db.writer import MessageWriter
+from pallas.core.settings import PallasSettings
+from pallas.core.state import StateStore
+from pallas.product.config import GroupConfig
+from pallas.product.llm.learning.feedback_service import FeedbackStores
+from pallas.product.llm.learning.group_insight_processor import GroupInsightProcessor
+from pallas.product.llm.memory.service import MemoryService
+from pallas.product.llm.routing.router import RoutingEngine
+from pallas.product.llm.stickers.describe import StickerDescriber
+from pallas.product.llm.svars.service import SvarService
 
-if TYPE_CHECKING:
-    from pallas.product.llm.memory.service import MemoryService
+
+@dataclass(frozen=True, slots=True)
+class AdminServices:
+    """What the admin commands read and change (one per app, built by `pallas.app`)."""
+
+    settings: PallasSettings
+    clock: Clock
+    state: StateStore
+    configs: GroupConfigStore[GroupConfig]
+    writer: MessageWriter | ThreadedMessageWriter  # flushed before counting stored rows
+    messages: MessageRepository
+    usage: UsageRepository
+    snapshots: SnapshotRepository
+    routing: RoutingEngine
+    memory: MemoryService
+    learning: LearningRepository
+    feedback: FeedbackStores
+    insight: GroupInsightProcessor
+    stickers: StickerRepository
+    describer: StickerDescriber
+    svars: SvarService
+
+    def group_config(self, group_id: int) -> GroupConfig:
+        return self.configs.get(group_id)
 
 
 @dataclass(frozen=True, slots=True)
 class AdminContext:
-    runtime: PallasRuntime
+    services: AdminServices
     bot_id: int
     group_id: int
     user_id: int
     args: tuple[str, ...]
     reply_to: int | None = None  # message id the admin quoted, if any
-    memory: MemoryService | None = None  # the app's one memory service (None: CLI / tests)
 
 
 AdminHandler = Callable[[AdminContext], Awaitable[str]]

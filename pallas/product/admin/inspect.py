@@ -36,31 +36,29 @@ _OUTCOME_ZH = {
 
 
 async def status(ctx: AdminContext) -> str:
-    rt = ctx.runtime
-    config = rt.group_configs.get(ctx.group_id)
+    svc = ctx.services
+    config = svc.group_config(ctx.group_id)
     with contextlib.suppress(TimeoutError):  # the database may be down: report, don't hang
-        await asyncio.wait_for(rt.writer.flush(), STATUS_FLUSH_WAIT_S)
-    stored = await rt.repos.messages.count(bot_id=ctx.bot_id, group_id=ctx.group_id)  # on disk
-    usage = await rt.repos.usage.totals(
-        now=rt.clock.now(), bot_id=ctx.bot_id, group_id=ctx.group_id
-    )
-    queued = rt.writer.queued  # all groups: received, not yet committed
+        await asyncio.wait_for(svc.writer.flush(), STATUS_FLUSH_WAIT_S)
+    stored = await svc.messages.count(bot_id=ctx.bot_id, group_id=ctx.group_id)  # on disk
+    usage = await svc.usage.totals(now=svc.clock.now(), bot_id=ctx.bot_id, group_id=ctx.group_id)
+    queued = svc.writer.queued  # all groups: received, not yet committed
     lines = [
         f"本群已记录消息 {stored} 条" + (f"（另有 {queued} 条待写入）" if queued else ""),
         f"发言：{'开启' if config.enabled else '关闭'}；人设：{config.persona}",
-        f"回复模型：{'已配置' if rt.settings.replies_enabled else '未配置 API Key，暂不回复'}",
+        f"回复模型：{'已配置' if svc.settings.replies_enabled else '未配置 API Key，暂不回复'}",
         f"今日模型调用 {usage.calls} 次（失败 {usage.failures}），tokens {usage.tokens}",
         _tools_line(config.tools),
     ]
     lines += await status_lines(
-        UsageCounters(rt.state, rt.repos.usage),
+        UsageCounters(svc.state, svc.usage),
         config.cost,
-        Limits(rt.settings.pallas_daily_call_cap, rt.settings.pallas_daily_token_cap),
-        now=rt.clock.now(),
+        Limits(svc.settings.pallas_daily_call_cap, svc.settings.pallas_daily_token_cap),
+        now=svc.clock.now(),
         bot_id=ctx.bot_id,
         group_id=ctx.group_id,
     )
-    errors = rt.group_configs.errors()
+    errors = svc.configs.errors()
     if errors:
         lines.append("配置文件有问题（仍在使用上一次正确的版本）：")
         lines.extend(f"- {name}" for name in errors)
@@ -91,7 +89,7 @@ def _decision_line(record: dict) -> str:
 async def why(ctx: AdminContext) -> str:
     """The latest routing decisions of this group, newest last."""
     count = int(ctx.args[0]) if ctx.args and ctx.args[0].isdigit() else 5
-    records = await ctx.runtime.routing.recent_decisions(ctx.bot_id, ctx.group_id)
+    records = await ctx.services.routing.recent_decisions(ctx.bot_id, ctx.group_id)
     if not records:
         return "最近没有记录到本群的决策"
     return "\n".join(_decision_line(r) for r in records[-max(1, min(count, 20)) :])
@@ -99,7 +97,7 @@ async def why(ctx: AdminContext) -> str:
 
 async def context(ctx: AdminContext) -> str:
     """The last REPLY turn: sections with sizes, trims, usage (the full request is in the CLI)."""
-    snapshots = await ctx.runtime.repos.snapshots.latest(ctx.group_id, bot_id=ctx.bot_id)
+    snapshots = await ctx.services.snapshots.latest(ctx.group_id, bot_id=ctx.bot_id)
     if not snapshots:
         return "本群还没有回复记录"
     snap = snapshots[0]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from pallas.core.db.repositories.learning import LearningRepository
-from pallas.core.db.repositories.learning_feedback import FeedbackRepository, StoredFeedback
+from pallas.core.db.repositories.learning_feedback import StoredFeedback
 from pallas.product.admin.base import AdminCommand, AdminContext
 from pallas.product.llm.learning.feedback_service import undo_negative_feedback
 from pallas.product.llm.learning.group_insight_processor import run_sweep
@@ -26,18 +25,18 @@ def _on(flag: bool) -> str:
 
 
 async def _learn_status(ctx: AdminContext) -> str:
-    rt = ctx.runtime
-    config = rt.group_configs.get(ctx.group_id).learning
-    repo = LearningRepository(rt.sessions)
-    await rt.writer.flush()
+    svc = ctx.services
+    config = svc.group_config(ctx.group_id).learning
+    repo = svc.learning
+    await svc.writer.flush()
     counts = await repo.counts(ctx.bot_id, ctx.group_id)
     cursor = await repo.cursor(ctx.bot_id, ctx.group_id)
     pending = await repo.count_rows_after(ctx.bot_id, ctx.group_id, cursor.last_row_id)
     stored = await repo.profile(ctx.bot_id, ctx.group_id)
-    now = rt.clock.now()
+    now = svc.clock.now()
     day = budget_day(now, utc_offset_hours=config.budget_utc_offset_hours)
     calls, tokens = cursor.spent_on(day)
-    feedback = await FeedbackRepository(rt.sessions).for_group(ctx.bot_id, ctx.group_id)
+    feedback = await svc.feedback.feedback.for_group(ctx.bot_id, ctx.group_id)
     collector = (
         f"（只由 {config.collector_bot_id} 收集）" if config.collector_bot_id is not None else ""
     )
@@ -69,7 +68,7 @@ async def _learn_status(ctx: AdminContext) -> str:
 
 
 async def _learn_now(ctx: AdminContext) -> str:
-    report = await run_sweep(ctx.runtime)
+    report = await run_sweep(ctx.services.insight)
     if report.busy:
         return "已经有一轮学习在进行，稍后再试"
     mine = [j for j in report.jobs if (j.bot_id, j.group_id) == (ctx.bot_id, ctx.group_id)]
@@ -106,9 +105,7 @@ def _feedback_line(item: StoredFeedback) -> str:
 
 
 async def _feedback_list(ctx: AdminContext) -> str:
-    items = await FeedbackRepository(ctx.runtime.sessions).for_group(
-        ctx.bot_id, ctx.group_id, limit=10
-    )
+    items = await ctx.services.feedback.feedback.for_group(ctx.bot_id, ctx.group_id, limit=10)
     if not items:
         return "本群还没有负反馈记录"
     return "\n".join(_feedback_line(i) for i in items)
@@ -119,7 +116,7 @@ async def _feedback_undo(ctx: AdminContext) -> str:
     if feedback_id is None and ctx.reply_to is None:
         return "用法：回复那条被否定的消息发 /pallas feedback undo，或 /pallas feedback undo <编号>"
     report = await undo_negative_feedback(
-        ctx.runtime,
+        ctx.services.feedback,
         ctx.bot_id,
         ctx.group_id,
         bot_message_id=None if feedback_id is not None else ctx.reply_to,

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 
 from pallas.core.db.repositories.memory import MemoryItem
 from pallas.product.admin.base import AdminCommand, AdminContext
-from pallas.product.llm.memory.factory import build_memory_service
 from pallas.product.llm.memory.isolation import group_scope, pool_scope, readable_scopes
 from pallas.product.llm.memory.kinds import (
     GROUP_EVENTS,
@@ -49,7 +48,7 @@ def format_item(item: MemoryItem) -> str:
 
 
 def _scopes(ctx: AdminContext) -> frozenset[str]:
-    config = ctx.runtime.group_configs.get(ctx.group_id)
+    config = ctx.services.group_config(ctx.group_id)
     return readable_scopes(ctx.bot_id, ctx.group_id, config.memory.shared_pools)
 
 
@@ -91,7 +90,7 @@ async def _add(ctx: AdminContext, args: Sequence[str]) -> str:
     scope = group_scope(ctx.bot_id, ctx.group_id)
     if rest[0].startswith("pool:"):
         name = rest.pop(0).removeprefix("pool:")
-        config = ctx.runtime.group_configs.get(ctx.group_id)
+        config = ctx.services.group_config(ctx.group_id)
         if name not in config.memory.shared_pools:
             return f"本群没有配置共享池 {name}（memory.shared_pools）"
         scope = pool_scope(name)
@@ -159,5 +158,5 @@ COMMANDS = [
 
 
 def _memory(ctx: AdminContext) -> MemoryService:
-    """The app's one memory service; a fresh one only where no app runs (CLI, tests)."""
-    return ctx.memory if ctx.memory is not None else build_memory_service(ctx.runtime)
+    """The app's one memory service."""
+    return ctx.services.memory

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pallas.core.db.repositories.stickers import Sticker, StickerRepository
+from pallas.core.db.repositories.stickers import Sticker
 from pallas.product.admin.base import AdminCommand, AdminContext
-from pallas.product.llm.stickers.describe import StickerDescriber
 
 USAGE = (
     "/pallas sticker list — 本群表情池\n"
@@ -30,11 +29,11 @@ def format_sticker(s: Sticker) -> str:
 
 
 async def _list(ctx: AdminContext) -> str:
-    repo = StickerRepository(ctx.runtime.sessions)
+    repo = ctx.services.stickers
     stickers = await repo.for_group(ctx.bot_id, ctx.group_id, limit=LIST_LIMIT)
     if not stickers:
         return "本群还没有收集到表情"
-    allowed = ctx.runtime.group_configs.get(ctx.group_id).chat.allow_sticker
+    allowed = ctx.services.group_config(ctx.group_id).chat.allow_sticker
     head = f"本群表情池（发送{'开' if allowed else '关'}，[chat] allow_sticker）："
     return "\n".join([head, *(format_sticker(s) for s in stickers)])
 
@@ -50,7 +49,7 @@ async def _set_banned(ctx: AdminContext, args: Sequence[str], banned: bool) -> s
     sticker_id = _parse_id(args)
     if sticker_id is None:
         return USAGE
-    repo = StickerRepository(ctx.runtime.sessions)
+    repo = ctx.services.stickers
     sticker = await repo.get(ctx.bot_id, ctx.group_id, sticker_id)
     if sticker is None:
         return f"本群没有表情 #{sticker_id}"
@@ -62,14 +61,14 @@ async def _delete(ctx: AdminContext, args: Sequence[str]) -> str:
     sticker_id = _parse_id(args)
     if sticker_id is None:
         return USAGE
-    repo = StickerRepository(ctx.runtime.sessions)
+    repo = ctx.services.stickers
     if not await repo.delete(ctx.bot_id, ctx.group_id, sticker_id):
         return f"本群没有表情 #{sticker_id}"
     return f"已删除表情 #{sticker_id}（群友再发时会重新收集，可用 ban 永久禁用）"
 
 
 async def _describe(ctx: AdminContext) -> str:
-    report = await StickerDescriber(ctx.runtime).run()
+    report = await ctx.services.describer.run()
     return f"表情任务：{report.summary_zh()}"
 
 

@@ -15,7 +15,6 @@ import re
 import uuid
 from collections.abc import Sequence
 
-from pallas.core.db.repositories.session_variables import SessionVariableRepository
 from pallas.product.admin.base import AdminCommand, AdminContext
 from pallas.product.llm.svars.config import SvarConfig
 from pallas.product.llm.svars.ops import SvarOp, coerce
@@ -32,11 +31,11 @@ _USER = re.compile(r"^@?(\d{5,12})$")
 
 
 def _service(ctx: AdminContext) -> SvarService:
-    return SvarService(SessionVariableRepository(ctx.runtime.sessions), ctx.runtime.clock)
+    return ctx.services.svars
 
 
 def _config(ctx: AdminContext) -> SvarConfig:
-    return ctx.runtime.group_configs.get(ctx.group_id).svars
+    return ctx.services.group_config(ctx.group_id).svars
 
 
 def _split_user(args: Sequence[str], min_len: int = 0) -> tuple[list[str], int | None]:

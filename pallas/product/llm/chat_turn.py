@@ -145,7 +145,9 @@ class ChatTurnService:
             phrases=self.phrases,
         )
         if self.cost is None:
-            self.cost = guard_for(self.runtime, rng=self.rng)
+            self.cost = guard_for(
+                rt.settings, rt.llm, rt.state, rt.repos.usage, rt.superusers, rng=self.rng
+            )
 
     # -- entry -------------------------------------------------------------------------------
     async def handle(
@@ -187,8 +189,10 @@ class ChatTurnService:
                 PROCEED if self.cost is None else await self.cost.check(turn, route, config, now)
             )
             if not verdict.proceeds:
-                return await refuse_turn(turn, route, config, verdict, sender, rt)
-            await note_verdict(rt, route, config, verdict, sender)
+                return await refuse_turn(
+                    turn, route, config, verdict, sender, rt.routing, rt.state, rt.superusers
+                )
+            await note_verdict(rt.routing, rt.superusers, route, config, verdict, sender)
             route, config = verdict.shape(route, config)  # the ladder's shorter context
             reply = ReplyTurn(
                 turn,

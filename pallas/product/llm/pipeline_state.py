@@ -20,7 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pallas.core.db.repositories.session_variables import SessionVariableRepository
+from pallas.core import state_keys
+from pallas.core.clock import Clock
+from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.attachments.files import (
@@ -36,24 +39,27 @@ from pallas.product.llm.attachments.uploads import take_upload
 from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.kb.lookup import KnowledgeLookup
 from pallas.product.llm.kb.placeholders import PLACEHOLDER_RE
-from pallas.product.llm.memory.factory import build_memory_service
 from pallas.product.llm.memory.isolation import readable_scopes
 from pallas.product.llm.memory.service import MemoryService
+from pallas.product.llm.provider.client import LLMClient
 from pallas.product.llm.provider.image_fetch import FetchError
 from pallas.product.llm.provider.models import ModelProfile
 from pallas.product.llm.svars.ops import SvarOp
 from pallas.product.llm.svars.render import SvarView
 from pallas.product.llm.svars.service import SvarService, result_trace
-from pallas.runtime import PallasRuntime
 
 log = logging.getLogger("pallas.pipeline_state")
 
 
 @dataclass
 class PipelineState:
-    runtime: PallasRuntime
+    messages: MessageRepository
+    state: StateStore
+    clock: Clock
+    llm: LLMClient
     svars: SvarService
     memory: MemoryService
+    transcribe: bool = False  # PALLAS_TRANSCRIBE_MODEL is set: voice messages can be transcribed
 
     async def enrich(
         self,
@@ -96,7 +102,7 @@ class PipelineState:
         cap = config.images.max_images_per_turn
         quoted = 0
         if turn.reply_to is not None and own < cap:
-            rows = await self.runtime.repos.messages.find_by_message_ids(
+            rows = await self.messages.find_by_message_ids(
                 turn.bot_id, turn.group_id, [turn.reply_to]
             )
             row = rows.get(turn.reply_to)
@@ -116,7 +122,7 @@ class PipelineState:
         )
         if turn.group_id == 0 or not PLACEHOLDER_RE.search(admin_text):
             return None
-        turn_index = await self.runtime.state.incr(f"kb:turn:{turn.bot_id}:{turn.group_id}")
+        turn_index = await self.state.incr(state_keys.kb_turn(turn.bot_id, turn.group_id))
         return KnowledgeLookup(
             service=self.memory,
             config=config.kb,
@@ -125,7 +131,7 @@ class PipelineState:
             group_id=turn.group_id,
             default_scopes=readable_scopes(turn.bot_id, turn.group_id, config.memory.shared_pools),
             query=ctx.current_text,
-            now=self.runtime.clock.now(),
+            now=self.clock.now(),
             turn_index=turn_index,
         )
 
@@ -139,15 +145,13 @@ class PipelineState:
         if cfg.read_files and addressed and cfg.max_files:
             refs = file_refs(segments, "message")
             if turn.reply_to is not None:
-                rows = await self.runtime.repos.messages.find_by_message_ids(
+                rows = await self.messages.find_by_message_ids(
                     turn.bot_id, turn.group_id, [turn.reply_to]
                 )
                 if (quoted := rows.get(turn.reply_to)) is not None:
                     refs += file_refs(quoted.segments, "quoted")
             if not refs:  # a file this member uploaded just before (group_upload notice)
-                upload = await take_upload(
-                    self.runtime.state, turn.bot_id, turn.group_id, turn.user_id
-                )
+                upload = await take_upload(self.state, turn.bot_id, turn.group_id, turn.user_id)
                 refs += [upload] if upload is not None else []
             out += await self._files(refs[: cfg.max_files], config)
         out += await self._voices(turn, voice_urls(segments), config)
@@ -176,10 +180,10 @@ class PipelineState:
         self, turn: TurnInput, urls: Sequence[str], config: GroupConfig
     ) -> list[AttachmentText]:
         cfg = config.attachments
-        llm = self.runtime.llm
+        llm = self.llm
         if not urls:
             return []
-        if not (cfg.transcribe_voice and self.runtime.settings.pallas_transcribe_model):
+        if not (cfg.transcribe_voice and self.transcribe):
             return [AttachmentText("voice", "语音", "", "placeholder") for _ in urls]
         out = []
         async with audio_fetcher(config.images, cfg.max_voice_bytes) as fetcher:
@@ -221,14 +225,4 @@ class PipelineState:
         return result_trace(result)
 
 
-def build_pipeline_state(
-    runtime: PallasRuntime, *, memory: MemoryService | None = None
-) -> PipelineState:
-    return PipelineState(
-        runtime=runtime,
-        svars=SvarService(SessionVariableRepository(runtime.sessions), runtime.clock),
-        memory=memory or build_memory_service(runtime),
-    )
-
-
-__all__ = ["PipelineState", "SvarView", "build_pipeline_state"]
+__all__ = ["PipelineState", "SvarView"]

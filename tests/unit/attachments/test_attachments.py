@@ -140,8 +140,6 @@ async def test_an_upload_is_remembered_per_member_and_taken_once() -> None:
 async def test_images_the_turn_will_attach_are_counted_with_the_quoted_ones(
     own: int, quoted: int, cap: int, expected: int
 ) -> None:
-    from types import SimpleNamespace
-
     from pallas.core.records import StoredMessage
     from pallas.core.turn import TurnInput
     from pallas.product.config import GroupConfig
@@ -153,8 +151,7 @@ async def test_images_the_turn_will_attach_are_counted_with_the_quoted_ones(
         async def find_by_message_ids(self, bot_id, group_id, ids):  # type: ignore[no-untyped-def]
             return {77: row}
 
-    runtime = SimpleNamespace(repos=SimpleNamespace(messages=Messages()))
-    state = PipelineState(runtime, None, None)  # type: ignore[arg-type]
+    state = PipelineState(Messages(), None, None, None, None, None)  # type: ignore[arg-type]
     config = GroupConfig.model_validate({"images": {"max_images_per_turn": cap}})
     turn = TurnInput(1, 2, 3, 78, 1.0, "这是谁", reply_to=77)
     assert await state._image_count(turn, config, own) == expected

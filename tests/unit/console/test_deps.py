@@ -1,4 +1,4 @@
-"""`pallas deps`: the import graph from the source, and `--check` on the two layer rules."""
+"""`pallas deps`: the import graph from the source, and `--check` on the three layer rules."""
 
 from __future__ import annotations
 
@@ -23,6 +23,30 @@ def test_the_code_base_has_no_forbidden_edge(capsys):
     out = capsys.readouterr().out
     assert "core -> product back-edges: 0" in out
     assert "NoneBot imports in pallas/ outside pallas/onebot/: 0" in out
+    assert "FORBIDDEN" not in out
+
+
+def test_check_fails_on_product_or_web_importing_the_runtime(tmp_path, capsys):
+    root = _tree(
+        tmp_path,
+        {
+            "pallas/__init__.py": "",
+            "pallas/runtime.py": "",
+            "pallas/app.py": "from pallas.runtime import PallasRuntime\n",
+            "pallas/product/__init__.py": "",
+            "pallas/product/admin.py": "from pallas.runtime import PallasRuntime\n",
+            "pallas/web/__init__.py": "def f():\n    from pallas import runtime\n",
+            "pallas/console/__init__.py": "",
+            "pallas/console/cli.py": "import pallas.runtime\n",
+        },
+    )
+    lines, forbidden = report(build_graph(root))
+    assert forbidden == 2  # the composition root and the CLI may; product and web may not
+    assert "  FORBIDDEN pallas.product.admin" in lines
+    assert "  FORBIDDEN pallas.web" in lines
+    assert main(["deps", "--check", "--quiet", "--root", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert "FORBIDDEN pallas.product.admin" in out and "layer edges" not in out
 
 
 def test_check_fails_on_core_importing_product_and_nonebot_outside_onebot(tmp_path, capsys):

@@ -7,14 +7,13 @@ import socket
 
 import pytest
 
+from pallas.product.llm.provider.address_checks import blocked_reason, parse_ip_literal
 from pallas.product.llm.provider.image_fetch import (
     CheckedTarget,
     FetchError,
     FetchErrorReason,
     ImageFetchConfig,
     ImageFetcher,
-    blocked_reason,
-    parse_ip_literal,
 )
 
 BLOCKED_ADDRESSES = [

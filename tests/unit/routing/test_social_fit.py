@@ -342,7 +342,8 @@ async def test_daily_cap_on_unprompted_utterances() -> None:
 
 async def test_daily_cap_holds_against_a_stale_snapshot() -> None:
     """Another process took the last slot after this one read its snapshot."""
-    from pallas.product.llm.routing.route_state import RouteKeys, RouteState
+    from pallas.core.state_keys import RouteKeys
+    from pallas.product.llm.routing.route_state import RouteState
 
     clock = FakeClock(T0)
     store = MemoryStateStore(clock)

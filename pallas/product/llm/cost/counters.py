@@ -17,7 +17,8 @@ import logging
 from dataclasses import dataclass
 from typing import Literal
 
-from pallas.core.clock import DAY_S, local_day
+from pallas.core import state_keys as keys
+from pallas.core.clock import local_day
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.state import StateStore, claim
 from pallas.product.llm.cost.ladder import TodayUsage, Usage
@@ -26,13 +27,12 @@ log = logging.getLogger("pallas.cost")
 
 Kind = Literal["chat", "vision"]
 KINDS: tuple[Kind, ...] = ("chat", "vision")
-DAY_TTL_S = 2 * DAY_S
-PREFIX = "cost"
+DAY_TTL_S = keys.COST_DAY_TTL_S
 MEMBERS_KEPT = 500
 
 
 def group_scope(bot_id: int, group_id: int) -> str:
-    return f"{bot_id}:{group_id}"
+    return keys.cost_scope(bot_id, group_id)
 
 
 ALL = "all"
@@ -46,14 +46,14 @@ class UsageCounters:
     # -- keys ---------------------------------------------------------------------------------
     @staticmethod
     def key(day: str, scope: str, kind: str, unit: str) -> str:
-        return f"{PREFIX}:use:{day}:{scope}:{kind}:{unit}"
+        return keys.cost_use(day, scope, kind, unit)
 
     # -- seeding ------------------------------------------------------------------------------
     async def ensure_seeded(self, now: float, scope: str) -> None:
         if self.ledger is None:
             return
         day = local_day(now)
-        marker = f"{PREFIX}:seeded:{day}:{scope}"
+        marker = keys.cost_seeded(day, scope)
         if not await claim(self.state, marker, now, ttl=DAY_TTL_S, when_unavailable=False):
             return
         try:
@@ -107,26 +107,26 @@ class UsageCounters:
     # -- member limit hits --------------------------------------------------------------------
     async def note_limited(self, now: float, bot_id: int, group_id: int, user_id: int) -> None:
         day, scope = local_day(now), group_scope(bot_id, group_id)
-        await self.state.incr(f"{PREFIX}:limited:{day}:{scope}", 1, ttl=DAY_TTL_S)
+        await self.state.incr(keys.cost_limited(day, scope), 1, ttl=DAY_TTL_S)
         await self.state.push(
-            f"{PREFIX}:limited_members:{day}:{scope}", user_id, maxlen=MEMBERS_KEPT, ttl=DAY_TTL_S
+            keys.cost_limited_members(day, scope), user_id, maxlen=MEMBERS_KEPT, ttl=DAY_TTL_S
         )
 
     async def limited_today(self, now: float, bot_id: int, group_id: int) -> tuple[int, list[int]]:
         """(refused turns, distinct members) of the member limit today."""
         day, scope = local_day(now), group_scope(bot_id, group_id)
-        count = int(await self.state.get(f"{PREFIX}:limited:{day}:{scope}") or 0)
-        members = await self.state.items(f"{PREFIX}:limited_members:{day}:{scope}")
+        count = int(await self.state.get(keys.cost_limited(day, scope)) or 0)
+        members = await self.state.items(keys.cost_limited_members(day, scope))
         return count, sorted({int(m) for m in members})
 
     async def once_today(self, now: float, what: str) -> bool:
         """True the first time `what` happens today (warnings, the deployment trip)."""
-        marker = f"{PREFIX}:once:{local_day(now)}:{what}"
+        marker = keys.cost_once(local_day(now), what)
         return await claim(self.state, marker, now, ttl=DAY_TTL_S, when_unavailable=False)
 
     async def notices(self, now: float) -> list[str]:
-        return [str(n) for n in await self.state.items(f"{PREFIX}:notices:{local_day(now)}")]
+        return [str(n) for n in await self.state.items(keys.cost_notices(local_day(now)))]
 
     async def add_notice(self, now: float, text: str) -> None:
-        key = f"{PREFIX}:notices:{local_day(now)}"
+        key = keys.cost_notices(local_day(now))
         await self.state.push(key, text, maxlen=20, ttl=DAY_TTL_S)

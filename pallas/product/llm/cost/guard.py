@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pallas.core import state_keys
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
@@ -151,7 +152,7 @@ class CostGuard:
         limits = config.cost.member
         if not config.cost.enabled:
             return decide_member_turn(None, now, limits.model_copy(update={"enabled": False}))
-        key = f"cost:member:{turn.bot_id}:{turn.group_id}:{turn.user_id}"
+        key = state_keys.cost_member(turn.bot_id, turn.group_id, turn.user_id)
         state = BucketState.from_json(await self.state.get(key))
         decision = decide_member_turn(state, now, limits, exempt=self._exempt(turn, config))
         if decision.notify and not route.trigger.addressed:
@@ -172,9 +173,9 @@ class CostGuard:
     async def _announce(self, turn: TurnInput, plan: BudgetPlan, now: float) -> str | None:
         """Warn once a day at `warn_pct`; the deployment cap's trip is an error + notice
         (returned the one time it trips, for the superusers)."""
-        scope, notice = f"{turn.bot_id}:{turn.group_id}", None
+        scope, notice = state_keys.cost_scope(turn.bot_id, turn.group_id), None
         for what in plan.warnings:
-            key = f"warn:{'deployment' if what == 'deployment' else f'{scope}:{what}'}"
+            key = state_keys.cost_warning(None if what == "deployment" else scope, what)
             if await self.counters.once_today(now, key):
                 log.warning(
                     "cost guard: group %s at %.0f %% of %s daily budget",
@@ -183,7 +184,7 @@ class CostGuard:
                     what,
                 )
         if plan.percent.get("deployment", 0.0) >= 100.0 and await self.counters.once_today(
-            now, "trip:deployment"
+            now, state_keys.cost_trip("deployment")
         ):
             text = (
                 f"全部群今日回复总量已达部署上限（{plan.percent['deployment']:.0f}%），"
@@ -198,7 +199,7 @@ class CostGuard:
             await self.counters.add_notice(now, text)
             notice = text
         if plan.percent.get("group:chat", 0.0) >= 100.0 and await self.counters.once_today(
-            now, f"trip:{scope}"
+            now, state_keys.cost_trip(scope)
         ):
             log.warning(
                 "cost guard: group %s reached its daily chat budget: replies degrade (%s)",

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pallas.core.state_keys import COST_MEMBER_TTL_MARGIN_S
 from pallas.product.llm.cost.config import MemberLimitConfig
 
 ALLOWED = "member_ok"
@@ -73,7 +74,7 @@ def refill_rate(limits: MemberLimitConfig) -> float:
 
 def state_ttl(limits: MemberLimitConfig) -> float:
     """How long a stored bucket matters: until it is full again, and the notice window."""
-    return max(limits.burst / refill_rate(limits), limits.window_s) + 60.0
+    return max(limits.burst / refill_rate(limits), limits.window_s) + COST_MEMBER_TTL_MARGIN_S
 
 
 def current_tokens(state: BucketState | None, now: float, limits: MemberLimitConfig) -> float:

@@ -10,6 +10,9 @@ from __future__ import annotations
 import logging
 import random
 
+from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.settings import PallasSettings
+from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.chat_turn_contracts import TurnOutcome
@@ -17,21 +20,29 @@ from pallas.product.llm.cost.counters import UsageCounters
 from pallas.product.llm.cost.guard import CostGuard, CostVerdict
 from pallas.product.llm.cost.ladder import Limits
 from pallas.product.llm.delivery.delivery import GroupSender, send_phrase
+from pallas.product.llm.provider.client import LLMClient
 from pallas.product.llm.routing.route_pipeline import RouteResult
-from pallas.runtime import PallasRuntime
+from pallas.product.llm.routing.router import RoutingEngine
 
 log = logging.getLogger("pallas.cost")
 
 
-def guard_for(runtime: PallasRuntime, *, rng: random.Random | None = None) -> CostGuard:
-    """The deployment's guard: counters in the runtime's StateStore, seeded from the ledger."""
-    s = runtime.settings
-    cheap = runtime.llm.model_for("cheap")
+def guard_for(
+    settings: PallasSettings,
+    llm: LLMClient,
+    state: StateStore,
+    usage: UsageRepository,
+    superusers: frozenset[int],
+    *,
+    rng: random.Random | None = None,
+) -> CostGuard:
+    """The deployment's guard: counters in the StateStore, seeded from the usage ledger."""
+    cheap = llm.model_for("cheap")
     return CostGuard(
-        UsageCounters(runtime.state, runtime.repos.usage),
-        deployment=Limits(s.pallas_daily_call_cap, s.pallas_daily_token_cap),
-        cheap_model=cheap if cheap and cheap != runtime.llm.model_for("chat") else None,
-        superusers=runtime.superusers,
+        UsageCounters(state, usage),
+        deployment=Limits(settings.pallas_daily_call_cap, settings.pallas_daily_token_cap),
+        cheap_model=cheap if cheap and cheap != llm.model_for("chat") else None,
+        superusers=superusers,
         rng=rng or random.Random(),
     )
 
@@ -42,7 +53,9 @@ def outcome_name(verdict: CostVerdict) -> str:
     return {"phrase": "cost_phrase", "drop": "cost_drop"}.get(verdict.action, "cost_degraded")
 
 
-async def notify_superusers(verdict: CostVerdict, sender: object, runtime: PallasRuntime) -> None:
+async def notify_superusers(
+    verdict: CostVerdict, sender: object, superusers: frozenset[int]
+) -> None:
     """The deployment cap tripped on this turn: a private notice to each superuser."""
     if not verdict.notice:
         return
@@ -50,12 +63,13 @@ async def notify_superusers(verdict: CostVerdict, sender: object, runtime: Palla
     if send is None:
         log.warning("cost guard notice not sent (no private sender): %s", verdict.notice)
         return
-    for user_id in sorted(runtime.superusers):
+    for user_id in sorted(superusers):
         await send(user_id, f"【Pallas】{verdict.notice}")
 
 
 async def note_verdict(
-    runtime: PallasRuntime,
+    routing: RoutingEngine,
+    superusers: frozenset[int],
     route: RouteResult,
     config: GroupConfig,
     verdict: CostVerdict,
@@ -63,10 +77,10 @@ async def note_verdict(
 ) -> None:
     """The route-log record of a refusal or a degradation (shown by `/pallas why`), and the
     superusers' notice when the deployment cap tripped on this turn."""
-    await notify_superusers(verdict, sender, runtime)
+    await notify_superusers(verdict, sender, superusers)
     if not verdict.noteworthy:
         return
-    await runtime.routing.note(
+    await routing.note(
         route,
         config.routing,
         outcome=outcome_name(verdict),
@@ -83,13 +97,15 @@ async def refuse_turn(
     config: GroupConfig,
     verdict: CostVerdict,
     sender: GroupSender,
-    runtime: PallasRuntime,
+    routing: RoutingEngine,
+    state: StateStore,
+    superusers: frozenset[int],
 ) -> TurnOutcome:
     """End a turn the guard refused: the phrase (if any), the log line, the route record."""
-    await note_verdict(runtime, route, config, verdict, sender)
+    await note_verdict(routing, superusers, route, config, verdict, sender)
     sent: tuple[int, ...] = ()
     if verdict.phrase:
-        mid = await send_phrase(turn.bot_id, turn.group_id, verdict.phrase, sender, runtime.state)
+        mid = await send_phrase(turn.bot_id, turn.group_id, verdict.phrase, sender, state)
         sent = () if mid is None else (mid,)
     log.info(
         "group %s: %s turn %s of user %s refused by the cost guard (%s)%s",
@@ -100,5 +116,5 @@ async def refuse_turn(
         verdict.reason,
         " with a local phrase" if verdict.phrase else "",
     )
-    await runtime.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
+    await routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
     return TurnOutcome(outcome_name(verdict), verdict.reason, sent)

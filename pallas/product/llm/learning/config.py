@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from pallas.core.config_files import DEFAULT_ONLY
+
 from .injection_feedback import DEFAULT_NEGATIVE_WORDS
 from .pairs import PairOptions
 from .reply_shape import ShapeBounds, ShapeOptions
@@ -89,10 +91,11 @@ class LearningConfig(_Strict):
     inject_enabled: bool = True
     collector_bot_id: int | None = None  # several bots in one group: only this one collects
     other_bot_ids: tuple[int, ...] = ()  # known bots whose lines are never learned
-    # sweep
-    sweep_interval_seconds: int = Field(1200, ge=60)
+    # sweep: one sweep runs for every group, so its interval and job cap are process-wide,
+    # read from default.toml only (a group file setting them is rejected)
+    sweep_interval_seconds: int = Field(1200, ge=60, json_schema_extra=DEFAULT_ONLY)
     label_batch_size: int = Field(40, ge=1, le=40)
-    max_jobs_per_sweep: int = Field(8, ge=1)
+    max_jobs_per_sweep: int = Field(8, ge=1, json_schema_extra=DEFAULT_ONLY)
     max_scan_rows: int = Field(400, ge=10)
     history_rows: int = Field(200, ge=0)  # rows before the cursor read as triggers only
     label_max_attempts: int = Field(3, ge=1)  # unusable answers before a batch is skipped

@@ -14,10 +14,11 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from pallas.core.learning_records import ReplyPair
+from pallas.core.text import match_key
+
 from .group_store import FeedbackBlocks, GroupLearningData
-from .pairs import ReplyPair
 from .semantic_style import eligible_pairs
-from .text import match_key
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,20 +12,23 @@ and stops the event from reaching the chat plugin.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pallas.core.clock import Clock
 from pallas.core.db.repositories.learning import LearningRepository
 from pallas.core.db.repositories.learning_feedback import FeedbackRepository, StoredFeedback
+from pallas.core.db.repositories.snapshots import SnapshotRepository
+from pallas.core.learning_records import FeedbackOutcome
 from pallas.core.records import StoredMessage
+from pallas.core.state import StateStore
+from pallas.product.config import GroupConfig
 from pallas.product.llm.context import sections as S
-from pallas.runtime import PallasRuntime
 
 from .config import LearningConfig
 from .group_store import bump_generation
 from .injection_feedback import (
-    FeedbackOutcome,
     InjectedSource,
     SourceKind,
     detect_negative_feedback,
@@ -92,19 +95,32 @@ class FeedbackHandling:
     recall_message_id: int | None = None  # the rejected line, when recalling is configured
 
 
-def admin_ids(runtime: PallasRuntime, group_id: int) -> frozenset[int]:
-    group = runtime.group_configs.get(group_id)
+@dataclass(frozen=True, slots=True)
+class FeedbackStores:
+    """What negative feedback reads and writes (built once by `pallas.app`)."""
+
+    learning: LearningRepository
+    feedback: FeedbackRepository
+    snapshots: SnapshotRepository
+    state: StateStore
+    clock: Clock
+    group_config: Callable[[int], GroupConfig]
+    superusers: frozenset[int] = frozenset()
+
+
+def admin_ids(stores: FeedbackStores, group_id: int) -> frozenset[int]:
+    group = stores.group_config(group_id)
     learning: LearningConfig = group.learning
-    return frozenset(runtime.superusers) | set(learning.feedback_admin_ids) | set(group.admins)
+    return frozenset(stores.superusers) | set(learning.feedback_admin_ids) | set(group.admins)
 
 
 async def _with_phrases(
-    runtime: PallasRuntime, bot_id: int, group_id: int, sources: Iterable[InjectedSource]
+    stores: FeedbackStores, bot_id: int, group_id: int, sources: Iterable[InjectedSource]
 ) -> list[InjectedSource]:
     """Blamed expression pairs carry their response text, so the phrase itself is blocked."""
     sources = list(sources)
     keys = [k for s in sources if s.kind == "expression" and (k := pair_key_of(s.source_id))]
-    pairs = await LearningRepository(runtime.sessions).pairs_by_keys(bot_id, group_id, keys)
+    pairs = await stores.learning.pairs_by_keys(bot_id, group_id, keys)
     out = []
     for source in sources:
         key = pair_key_of(source.source_id) if source.kind == "expression" else None
@@ -116,27 +132,27 @@ async def _with_phrases(
 
 
 async def handle_negative_feedback(
-    runtime: PallasRuntime, reply: StoredMessage, quoted: StoredMessage | None
+    stores: FeedbackStores, reply: StoredMessage, quoted: StoredMessage | None
 ) -> FeedbackHandling:
-    config = runtime.group_configs.get(reply.group_id).learning
-    # Outcomes decay on the runtime clock (the one every reply turn reads), not the event's.
-    reply = replace(reply, time=runtime.clock.now())
+    config = stores.group_config(reply.group_id).learning
+    # Outcomes decay on the app's clock (the one every reply turn reads), not the event's.
+    reply = replace(reply, time=stores.clock.now())
     detection = detect_negative_feedback(
         reply,
         quoted,
         bot_id=reply.bot_id,
-        admin_ids=admin_ids(runtime, reply.group_id),
+        admin_ids=admin_ids(stores, reply.group_id),
         negative_words=config.feedback_negative_words,
     )
     signal = detection.signal
     if signal is None:
         return FeedbackHandling(False, detection.reason)
-    snapshot = await runtime.repos.snapshots.by_bot_message(
+    snapshot = await stores.snapshots.by_bot_message(
         signal.bot_id, signal.group_id, signal.bot_message_id
     )
     sources = snapshot_sources(snapshot.data) if snapshot is not None else []
-    sources = await _with_phrases(runtime, signal.bot_id, signal.group_id, sources)
-    repo = FeedbackRepository(runtime.sessions)
+    sources = await _with_phrases(stores, signal.bot_id, signal.group_id, sources)
+    repo = stores.feedback
     existing = await repo.by_key(signal.key)
     record = record_feedback(
         signal,
@@ -147,7 +163,7 @@ async def handle_negative_feedback(
     turn_id = snapshot.turn_id if snapshot is not None else ""
     if record.created:
         await repo.save(record.outcome, turn_id=turn_id)
-        await bump_generation(runtime.state, signal.bot_id, signal.group_id)
+        await bump_generation(stores.state, signal.bot_id, signal.group_id)
     log.info(
         "negative feedback %s on bot message %s in group %s by %s: %d blames, turn %s",
         record.reason,
@@ -178,7 +194,7 @@ class UndoReport:
 
 
 async def undo_negative_feedback(
-    runtime: PallasRuntime,
+    stores: FeedbackStores,
     bot_id: int,
     group_id: int,
     *,
@@ -186,7 +202,7 @@ async def undo_negative_feedback(
     feedback_id: int | None = None,
 ) -> UndoReport:
     """Undo every active outcome on one bot line (or one outcome by id) of this group."""
-    repo = FeedbackRepository(runtime.sessions)
+    repo = stores.feedback
     if feedback_id is not None:
         found = await repo.by_id(bot_id, group_id, feedback_id)
         targets = [found] if found is not None else []
@@ -199,9 +215,9 @@ async def undo_negative_feedback(
     active = [t for t in targets if t.outcome.active]
     if not active:
         return UndoReport((), "already_undone")
-    now = runtime.clock.now()
+    now = stores.clock.now()
     for item in active:
         await repo.set_undone(item.id, now)
-    await bump_generation(runtime.state, bot_id, group_id)
+    await bump_generation(stores.state, bot_id, group_id)
     log.info("negative feedback undone in group %s: %s", group_id, [t.id for t in active])
     return UndoReport(tuple(active), "undone")

@@ -11,7 +11,7 @@ One sweep (every `sweep_interval_seconds`, or `/pallas learn now`):
    stale, and the reply-path cache generation bumped.
 
 Budget. Spend is counted per group per budget day in the group's cursor row (calls, prompt +
-completion tokens of the labelling calls). The calls go through `runtime.llm.complete("cheap")`
+completion tokens of the labelling calls). The calls go through `llm.complete("cheap")`
 like every other cheap-model task, so the usage ledger has them under "cheap" too; the learning
 budget reads only its own counters and is not eaten by summaries or extraction.
 
@@ -24,23 +24,29 @@ over (pairs kept, unlabelled) so one poisonous batch cannot block a group foreve
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
+from pallas.core import state_keys
+from pallas.core.clock import Clock
 from pallas.core.db.repositories.learning import CursorState, LearningRepository
-from pallas.core.state import claim
-from pallas.runtime import PallasRuntime
+from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.learning_records import PairLabel, ReplyPair
+from pallas.core.state import StateStore, claim
+from pallas.product.config import GroupConfig
+from pallas.product.llm.provider.client import LLMClient
 
 from .config import LearningConfig
 from .group_store import bump_generation
-from .labeling import PairLabel, build_label_prompt, parse_label_response
-from .pairs import PairOptions, ReplyPair, build_reply_pairs
+from .labeling import build_label_prompt, parse_label_response
+from .pairs import PairOptions, build_reply_pairs
 from .reply_shape import build_reply_profile
 from .scheduler import GroupKey, GroupWork, LabelJob, budget_day, plan_sweep, take_batch
 from .strategies import summarize_strategies
 
 log = logging.getLogger("pallas.learning")
 
-LOCK_KEY = "learning:sweep_lock"
+LOCK_KEY = state_keys.LEARNING_SWEEP_LOCK
 LOCK_TTL_SECONDS = 1800.0
 MAX_STORED_STRATEGIES = 200
 LABEL_MAX_TOKENS = 4000
@@ -84,9 +90,11 @@ class SweepReport:
         )
 
 
-def _pair_options(runtime: PallasRuntime, group_id: int, config: LearningConfig) -> PairOptions:
+def _pair_options(
+    group_config: Callable[[int], GroupConfig], group_id: int, config: LearningConfig
+) -> PairOptions:
     options = config.pair_options()
-    others = set(options.other_bot_ids) | set(runtime.group_configs.get(group_id).other_bot_ids)
+    others = set(options.other_bot_ids) | set(group_config(group_id).other_bot_ids)
     return replace(options, other_bot_ids=frozenset(others))
 
 
@@ -96,17 +104,32 @@ def _give_up(error: str, cursor: CursorState, config: LearningConfig) -> bool:
 
 
 class GroupInsightProcessor:
-    def __init__(self, runtime: PallasRuntime) -> None:
-        self.runtime = runtime
-        self.repo = LearningRepository(runtime.sessions)
+    def __init__(
+        self,
+        repo: LearningRepository,
+        *,
+        messages: MessageRepository,
+        state: StateStore,
+        clock: Clock,
+        llm: LLMClient,
+        flush: Callable[[], Awaitable[None]],  # the message writer's: rows are on disk
+        group_config: Callable[[int], GroupConfig],
+    ) -> None:
+        self.repo = repo
+        self.messages = messages
+        self.state = state
+        self.clock = clock
+        self.llm = llm
+        self.flush = flush
+        self.group_config = group_config
 
     def config(self, group_id: int) -> LearningConfig:
-        return self.runtime.group_configs.get(group_id).learning
+        return self.group_config(group_id).learning
 
     async def sweep(self) -> SweepReport:
         """One sweep; refuses (busy) while another one holds the lock."""
-        state = self.runtime.state
-        now = self.runtime.clock.now()
+        state = self.state
+        now = self.clock.now()
         if not await claim(state, LOCK_KEY, now, ttl=LOCK_TTL_SECONDS, when_unavailable=False):
             return SweepReport(busy=True, reason="locked")
         try:
@@ -115,7 +138,7 @@ class GroupInsightProcessor:
             await state.delete(LOCK_KEY)
 
     async def _sweep(self, now: float) -> SweepReport:
-        await self.runtime.writer.flush()
+        await self.flush()
         base = self.config(0)
         options = base.scheduler_options()
         works = await self._group_work(now, base)
@@ -136,15 +159,15 @@ class GroupInsightProcessor:
             )
             await self._refresh(bot_id, group_id, now, strategies=labelled)
         await self.repo.save_sweep_position(plan.next_position, now=now)
-        report = SweepReport(tuple(reports), plan.skipped, touched, plan.reason)
-        log.info("group insight sweep: %s", report.summary())
-        return report
+        sweep = SweepReport(tuple(reports), plan.skipped, touched, plan.reason)
+        log.info("group insight sweep: %s", sweep.summary())
+        return sweep
 
     async def _group_work(self, now: float, base: LearningConfig) -> list[GroupWork]:
         """One `GroupWork` per bot × group; budgets are the group's own (see `_normalised`)."""
         cursors = await self.repo.cursors()
         works = []
-        for bot_id, group_id in sorted(await self.runtime.repos.messages.groups()):
+        for bot_id, group_id in sorted(await self.messages.groups()):
             config = self.config(group_id)
             cursor = cursors.get((bot_id, group_id)) or CursorState(bot_id, group_id)
             enabled = config.collects_for(bot_id)
@@ -170,11 +193,10 @@ class GroupInsightProcessor:
 
     async def _run_job(self, job: LabelJob, now: float) -> JobReport:
         """One batch of one group; batch size and scan width are the group's own settings."""
-        rt = self.runtime
         config = self.config(job.group_id)
         cursor = await self.repo.cursor(job.bot_id, job.group_id)
         after = cursor.last_row_id
-        fresh = await rt.repos.messages.since_row(
+        fresh = await self.messages.since_row(
             job.bot_id, job.group_id, after, limit=config.max_scan_rows
         )
         if not fresh:
@@ -187,7 +209,7 @@ class GroupInsightProcessor:
             bot_id=job.bot_id,
             group_id=job.group_id,
             after_row_id=after,
-            options=_pair_options(rt, job.group_id, config),
+            options=_pair_options(self.group_config, job.group_id, config),
         )
         batch = take_batch(result, after_row_id=after, batch_size=config.label_batch_size)
         new_pairs = await self.repo.add_pairs(batch.pairs, now=now)
@@ -237,7 +259,7 @@ class GroupInsightProcessor:
 
     def _may_label(self, cursor: CursorState, config: LearningConfig, now: float) -> bool:
         """The exact per-group check right before spending (the plan used estimates)."""
-        if not self.runtime.llm.enabled:
+        if not self.llm.enabled:
             return False
         day = budget_day(now, utc_offset_hours=config.budget_utc_offset_hours)
         calls, tokens = cursor.spent_on(day)
@@ -247,7 +269,7 @@ class GroupInsightProcessor:
         self, pairs: tuple[ReplyPair, ...], cursor: CursorState, config: LearningConfig, now: float
     ) -> tuple[CursorState, list[PairLabel], str]:
         """One cheap-model call: (cursor with spend recorded, labels, error or "")."""
-        result = await self.runtime.llm.complete(
+        result = await self.llm.complete(
             "cheap",
             build_label_prompt(pairs),
             bot_id=cursor.bot_id,
@@ -283,7 +305,7 @@ class GroupInsightProcessor:
                 bot_id, group_id, summary[:MAX_STORED_STRATEGIES], now=now
             )
         await self._refresh_profile(bot_id, group_id, now, config)
-        await bump_generation(self.runtime.state, bot_id, group_id)
+        await bump_generation(self.state, bot_id, group_id)
 
     async def _refresh_profile(
         self, bot_id: int, group_id: int, now: float, config: LearningConfig
@@ -295,8 +317,8 @@ class GroupInsightProcessor:
             and now - stored.updated_at < config.profile_refresh_seconds
         ):
             return
-        rows = await self.runtime.repos.messages.recent(bot_id, group_id, limit=config.profile_rows)
-        others = frozenset(_pair_options(self.runtime, group_id, config).other_bot_ids)
+        rows = await self.messages.recent(bot_id, group_id, limit=config.profile_rows)
+        others = frozenset(_pair_options(self.group_config, group_id, config).other_bot_ids)
         profile = build_reply_profile(
             rows,
             bot_id=bot_id,
@@ -308,20 +330,20 @@ class GroupInsightProcessor:
         await self.repo.save_profile(profile, last_row_id=last_row, now=now)
 
 
-async def run_sweep(runtime: PallasRuntime) -> SweepReport:
+async def run_sweep(processor: GroupInsightProcessor) -> SweepReport:
     """One sweep over every bot × group (the scheduler and `/pallas learn now` call this)."""
-    return await GroupInsightProcessor(runtime).sweep()
+    return await processor.sweep()
 
 
-def sweep_interval_seconds(runtime: PallasRuntime) -> int:
+def sweep_interval_seconds(processor: GroupInsightProcessor) -> int:
     """The deployment's sweep interval (`[learning] sweep_interval_seconds` in default.toml)."""
-    return runtime.group_configs.get(0).learning.sweep_interval_seconds
+    return processor.group_config(0).learning.sweep_interval_seconds
 
 
-async def scheduled_sweep(runtime: PallasRuntime) -> SweepReport | None:
+async def scheduled_sweep(processor: GroupInsightProcessor) -> SweepReport | None:
     """The scheduler's entry: a sweep whose failure is logged, never raised."""
     try:
-        return await run_sweep(runtime)
+        return await run_sweep(processor)
     except Exception:
         log.exception("group insight sweep failed")
         return None

@@ -18,14 +18,18 @@ from pallas.core import state_keys
 from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.learning import LearningRepository
 from pallas.core.db.repositories.learning_feedback import FeedbackRepository
+from pallas.core.learning_records import (
+    BehaviorStrategy,
+    FeedbackOutcome,
+    GroupReplyProfile,
+    LearningType,
+    PairLabel,
+    ReplyPair,
+)
 from pallas.core.state import StateStore
+from pallas.core.text import match_key
 
-from .injection_feedback import FeedbackOutcome, blocked_phrases, blocked_tokens
-from .labeling import PairLabel
-from .pairs import LearningType, ReplyPair
-from .reply_shape import GroupReplyProfile
-from .strategies import BehaviorStrategy
-from .text import match_key
+from .injection_feedback import blocked_phrases, blocked_tokens
 
 log = logging.getLogger("pallas.learning")
 

@@ -21,8 +21,7 @@ from enum import StrEnum
 
 from pallas.core.learning_records import Blame, FeedbackKey, FeedbackOutcome
 from pallas.core.records import StoredMessage
-
-from .text import clean_text, match_key
+from pallas.core.text import clean_text, match_key
 
 
 class SourceKind(StrEnum):

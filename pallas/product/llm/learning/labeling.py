@@ -14,9 +14,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pallas.core.learning_records import PairLabel
+from pallas.core.learning_records import LearningType, PairLabel, ReplyPair
 
-from .pairs import LearningType, ReplyPair
 from .text import sanitize_inline
 
 MAX_PAIRS_PER_JOB = 40

@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 
 from pallas.core.learning_records import LearningType, PairKind, ReplyPair
 from pallas.core.records import StoredMessage
+from pallas.core.text import clean_text
 
-from .text import DEFAULT_BLOCKED_WORDS, DEFAULT_COMMAND_PREFIXES, clean_text, noise_reason
+from .text import DEFAULT_BLOCKED_WORDS, DEFAULT_COMMAND_PREFIXES, noise_reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,9 @@ from enum import StrEnum
 
 from pallas.core.learning_records import GroupReplyProfile
 from pallas.core.records import StoredMessage
+from pallas.core.text import clean_text
 
-from .text import DEFAULT_COMMAND_PREFIXES, clean_text
+from .text import DEFAULT_COMMAND_PREFIXES
 
 
 class Rhythm(StrEnum):
@@ -69,16 +70,16 @@ def build_reply_profile(
             turns.append([chars])
         last_user, last_time = msg.user_id, msg.time
     counts = [float(len(turn)) for turn in turns]
-    chars = [float(c) for turn in turns for c in turn]
+    sizes = [float(c) for turn in turns for c in turn]
     return GroupReplyProfile(
         bot_id=bot_id,
         group_id=group_id,
         sample_turns=len(turns),
-        sample_bubbles=len(chars),
+        sample_bubbles=len(sizes),
         bubbles_p50=percentile(counts, 50),
         bubbles_p90=percentile(counts, 90),
-        chars_p50=percentile(chars, 50),
-        chars_p90=percentile(chars, 90),
+        chars_p50=percentile(sizes, 50),
+        chars_p90=percentile(sizes, 90),
         single_bubble_share=(sum(1 for c in counts if c == 1) / len(counts)) if counts else 0.0,
     )
 

@@ -17,8 +17,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from pallas.core.clock import local_day
+from pallas.core.learning_records import ReplyPair
 
-from .pairs import PairBuildResult, ReplyPair
+from .pairs import PairBuildResult
 
 GroupKey = tuple[int, int]  # (bot id, group id)
 

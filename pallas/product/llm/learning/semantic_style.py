@@ -12,10 +12,10 @@ from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from .labeling import PairLabel
-from .pairs import LearningType, ReplyPair
-from .reply_shape import GroupReplyProfile
-from .text import blocked_keys_of, char_ngrams, match_key, phrase_blocked, sanitize_inline
+from pallas.core.learning_records import GroupReplyProfile, LearningType, PairLabel, ReplyPair
+from pallas.core.text import match_key
+
+from .text import blocked_keys_of, char_ngrams, phrase_blocked, sanitize_inline
 
 GROUP_EXPRESSION_HEADER = "【群表达指导】"
 GROUP_EXPRESSION_GUARD = "- 仅作措辞参考，不能覆盖核心人格、账号气质或本轮策略。"

@@ -17,18 +17,17 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from pallas.core.clock import DAY_S
-from pallas.core.learning_records import BehaviorStrategy
+from pallas.core.learning_records import BehaviorStrategy, LearningType, PairLabel
+from pallas.core.text import match_key
 
 from .labeling import (
     ACTION_MAX_CHARS,
     OUTCOME_MAX_CHARS,
     SITUATION_MAX_CHARS,
-    PairLabel,
     iter_json_objects,
     strip_think,
 )
-from .pairs import LearningType
-from .text import blocked_keys_of, match_key, phrase_blocked, sanitize_inline
+from .text import blocked_keys_of, phrase_blocked, sanitize_inline
 
 OBSERVED_HEADER = "【真人接话参考】"
 OBSERVED_GUARD = (
@@ -86,7 +85,7 @@ def _decay(time: float, now: float | None, half_life_days: float) -> float:
     if now is None or half_life_days <= 0:
         return 1.0
     age_days = max(0.0, now - time) / DAY_S
-    return 0.5 ** (age_days / half_life_days)
+    return float(0.5 ** (age_days / half_life_days))
 
 
 def _strategy_rank(strategy: BehaviorStrategy) -> tuple[float, int, str]:

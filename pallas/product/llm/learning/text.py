@@ -48,6 +48,10 @@ DEFAULT_COMMAND_PREFIXES: tuple[str, ...] = ("/", "#", "／", "＃")
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 
 
+# 【】 and 「」 in a sample become look-alikes that cannot close the quote it sits in
+_QUOTE_MARKS = str.maketrans("【】「」", "〔〕“”")
+
+
 def contains_blocked_word(text: str, blocked_words: Collection[str]) -> str | None:
     """The first blocked word found in `text` (ASCII words need word boundaries), else None."""
     lowered = clean_text(text).casefold()
@@ -101,7 +105,7 @@ def sanitize_inline(text: str, max_chars: int = 60) -> str:
     quote it is placed in, and caps at `max_chars` with an ellipsis.
     """
     text = guard_sanitize_inline(clean_text(text), max_chars=10_000)
-    text = text.translate(str.maketrans({"【": "〔", "】": "〕", "「": "“", "」": "”"}))
+    text = text.translate(_QUOTE_MARKS)
     return cap_text(text, max_chars)
 
 

@@ -11,6 +11,7 @@ leaves the row exactly as it was: searchable by its text.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pallas.core.db.repositories.memory import MemoryItem
@@ -18,8 +19,11 @@ from pallas.core.tokens import count_message_tokens
 from pallas.product.llm.memory.expansion import expansion_messages, parse_expansion
 
 if TYPE_CHECKING:
+    from pallas.core.clock import Clock
+    from pallas.core.db.repositories.usage import UsageRepository
+    from pallas.product.config import GroupConfig
     from pallas.product.llm.memory.service import MemoryService
-    from pallas.runtime import PallasRuntime
+    from pallas.product.llm.provider.client import LLMClient
 
 log = logging.getLogger("pallas.memory.expand")
 
@@ -33,8 +37,18 @@ def _group_of(scope: str) -> int | None:
 
 
 class MemoryExpander:
-    def __init__(self, runtime: PallasRuntime) -> None:
-        self.runtime = runtime
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        usage: UsageRepository,
+        llm: LLMClient,
+        group_config: Callable[[int], GroupConfig],
+    ) -> None:
+        self.clock = clock
+        self.usage = usage
+        self.llm = llm
+        self.group_config = group_config
 
     async def expand(self, service: MemoryService, item: MemoryItem) -> dict[str, Any]:
         """Expand one stored row; returns a small report (also logged at debug level)."""
@@ -43,23 +57,20 @@ class MemoryExpander:
         return report
 
     async def _expand(self, service: MemoryService, item: MemoryItem) -> dict[str, Any]:
-        rt = self.runtime
         group = _group_of(item.scope)
         if group is None:
             return {"outcome": "not_a_group_row"}
-        cfg = rt.group_configs.get(group).memory.expansion
+        cfg = self.group_config(group).memory.expansion
         if not cfg.enabled or item.kind not in cfg.kinds:
             return {"outcome": "off"}
         prompt = expansion_messages(item.text, item.kind)
-        now = rt.clock.now()
-        spent = await rt.repos.usage.totals(
-            now=now, bot_id=item.bot_id, group_id=group, task="cheap"
-        )
+        now = self.clock.now()
+        spent = await self.usage.totals(now=now, bot_id=item.bot_id, group_id=group, task="cheap")
         estimate = count_message_tokens(prompt) + cfg.max_output_tokens
         if spent.tokens + estimate > cfg.daily_token_budget:
             log.info("group %s: memory expansion skipped, daily budget", group)
             return {"outcome": "budget", "spent": spent.tokens, "estimate": estimate}
-        result = await rt.llm.complete(
+        result = await self.llm.complete(
             "cheap", prompt, bot_id=item.bot_id, group_id=group,
             max_tokens=cfg.max_output_tokens, temperature=0.0,
         )  # fmt: skip

@@ -15,13 +15,17 @@ never touches the reply path: the chat service runs hooks as background tasks.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pallas.core import state_keys
-from pallas.core.clock import DAY_S
+from pallas.core.clock import DAY_S, Clock
+from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.records import StoredMessage
-from pallas.core.state import claim
+from pallas.core.state import StateStore, claim
 from pallas.core.tokens import count_message_tokens
+from pallas.product.config import GroupConfig
 from pallas.product.llm.chat_turn import CompletedTurn
 from pallas.product.llm.memory.extraction import (
     ExtractedFact,
@@ -33,7 +37,8 @@ from pallas.product.llm.memory.extraction import (
 from pallas.product.llm.memory.extraction_config import ExtractionConfig
 from pallas.product.llm.memory.isolation import group_scope
 from pallas.product.llm.memory.service import MemoryService
-from pallas.runtime import PallasRuntime
+from pallas.product.llm.persona.pack import PersonaPack
+from pallas.product.llm.provider.client import LLMClient
 
 log = logging.getLogger("pallas.memory.extract")
 
@@ -48,21 +53,40 @@ def _key(name: str, bot_id: int, group_id: int) -> str:
 class MemoryExtractionHook:
     name = "memory_extraction"
 
-    def __init__(self, runtime: PallasRuntime, service: MemoryService) -> None:
-        self.runtime = runtime
+    def __init__(
+        self,
+        service: MemoryService,
+        *,
+        state: StateStore,
+        clock: Clock,
+        messages: MessageRepository,
+        usage: UsageRepository,
+        llm: LLMClient,
+        flush: Callable[[], Awaitable[None]],  # the message writer's: the batch is on disk
+        group_config: Callable[[int], GroupConfig],
+        persona: Callable[[str], PersonaPack],
+    ) -> None:
         self.service = service
+        self.state = state
+        self.clock = clock
+        self.messages = messages
+        self.usage = usage
+        self.llm = llm
+        self.flush = flush
+        self.group_config = group_config
+        self.persona = persona
 
     async def after_turn(self, completed: CompletedTurn) -> None:
         turn = completed.turn
         cfg = completed.config.memory.extraction
         if turn.group_id == 0 or not cfg.enabled:
             return
-        state = self.runtime.state
+        state = self.state
         bot, group = turn.bot_id, turn.group_id
         pending = await state.incr(_key("pending", bot, group), ttl=STATE_TTL_S)
         if pending < cfg.every_n_turns:
             return
-        now = self.runtime.clock.now()
+        now = self.clock.now()
         last = await state.get(_key("last", bot, group))
         if last is not None and now - float(last) < cfg.min_interval_s:
             return
@@ -81,16 +105,15 @@ class MemoryExtractionHook:
     async def _batch_rows(
         self, bot: int, group: int, cfg: ExtractionConfig
     ) -> tuple[list[StoredMessage], dict[int, str]]:
-        rt = self.runtime
-        await rt.writer.flush()
-        cursor = int(await rt.state.get(_key("cursor", bot, group)) or 0)
-        recent = await rt.repos.messages.recent(bot, group, limit=cfg.max_messages)
+        await self.flush()
+        cursor = int(await self.state.get(_key("cursor", bot, group)) or 0)
+        recent = await self.messages.recent(bot, group, limit=cfg.max_messages)
         rows = [m for m in recent if m.row_id > cursor]
         known = {m.message_id for m in rows}
         wanted = [m.reply_to for m in rows if m.reply_to is not None and m.reply_to not in known]
         quoted: dict[int, str] = {m.message_id: m.text for m in rows if m.is_bot}
         if wanted:
-            found = await rt.repos.messages.find_by_message_ids(bot, group, wanted)
+            found = await self.messages.find_by_message_ids(bot, group, wanted)
             quoted.update({mid: m.text for mid, m in found.items() if m.is_bot})
         return rows, quoted
 
@@ -98,17 +121,16 @@ class MemoryExtractionHook:
         self, bot: int, group: int, cfg: ExtractionConfig, turn_id: str = ""
     ) -> dict[str, Any]:
         """One extraction job for a group; returns a small report (also logged)."""
-        rt = self.runtime
         rows, quoted = await self._batch_rows(bot, group, cfg)
         if not any(not m.is_bot and m.user_id != bot for m in rows):
             return {"outcome": "nothing_new"}
         batch = build_batch(
             rows, bot_id=bot, quoted_bot_texts=quoted, max_chars=cfg.message_max_chars
         )
-        persona = rt.personas.get(rt.group_configs.get(group).persona)
+        persona = self.persona(self.group_config(group).persona)
         prompt = extraction_messages(batch, bot_name=persona.name)
-        now = rt.clock.now()
-        spent = await rt.repos.usage.totals(now=now, bot_id=bot, group_id=group, task="cheap")
+        now = self.clock.now()
+        spent = await self.usage.totals(now=now, bot_id=bot, group_id=group, task="cheap")
         estimate = count_message_tokens(prompt) + cfg.max_output_tokens
         if spent.tokens + estimate > cfg.daily_token_budget:
             log.info(
@@ -119,7 +141,7 @@ class MemoryExtractionHook:
                 cfg.daily_token_budget,
             )
             return {"outcome": "budget", "spent": spent.tokens, "estimate": estimate}
-        result = await rt.llm.complete(
+        result = await self.llm.complete(
             "cheap", prompt, bot_id=bot, group_id=group, max_tokens=cfg.max_output_tokens,
             temperature=0.0,
         )  # fmt: skip
@@ -133,7 +155,7 @@ class MemoryExtractionHook:
             bot_names=(persona.name, *persona.aliases),
         )
         stored = [await self._store(bot, group, fact, turn_id, result.model) for fact in accepted]
-        await rt.state.set(_key("cursor", bot, group), max(m.row_id for m in rows), ttl=None)
+        await self.state.set(_key("cursor", bot, group), max(m.row_id for m in rows), ttl=None)
         report = {
             "outcome": "ok",
             "messages": len(rows),

@@ -1,15 +1,22 @@
-"""Build the memory pieces over a runtime: service, context sources, extraction hook.
+"""Build the memory pieces from the stores they use: service, context sources, extraction hook.
 
-Several instances may exist in one process (the chat service, the member-command plugin, admin
-commands): they share the database and the StateStore, and writes bump per-scope generations
-there, so every instance's cache sees every write.
+`pallas.app` calls these once per process (one `MemoryService`: its vector index is per
+instance); tests call them directly. Every write bumps per-scope generations in the StateStore,
+so any other instance's cache (a CLI, a test) still sees every write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from pathlib import Path
 
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from pallas.core.clock import Clock
 from pallas.core.db.repositories.memory import MemoryRepository
+from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.state import StateStore
 from pallas.product.config import GroupConfig
 from pallas.product.llm.context.context import ContextSource
 from pallas.product.llm.memory.expansion_job import MemoryExpander
@@ -22,47 +29,62 @@ from pallas.product.llm.memory.sources import (
     RelationshipSource,
 )
 from pallas.product.llm.memory.worldbook.service import WorldbookLibrary
+from pallas.product.llm.persona.pack import PersonaPack, PersonaStore
+from pallas.product.llm.provider.client import LLMClient
 from pallas.product.llm.provider.models import profile_for
-from pallas.runtime import PallasRuntime
+
+GroupConfigFor = Callable[[int], GroupConfig]
 
 
-def build_memory_service(runtime: PallasRuntime) -> MemoryService:
+def build_memory_service(
+    sessions: async_sessionmaker[AsyncSession],
+    state: StateStore,
+    clock: Clock,
+    *,
+    llm: LLMClient,
+    usage: UsageRepository,
+    group_config: GroupConfigFor,
+    embeddings: bool,
+) -> MemoryService:
     service = MemoryService(
-        MemoryRepository(runtime.sessions),
-        runtime.state,
-        runtime.clock,
-        llm=runtime.llm,
-        embeddings=bool(runtime.settings.pallas_embedding_model),
+        MemoryRepository(sessions), state, clock, llm=llm, embeddings=embeddings
     )
-    service.write_listeners.append(MemoryExpander(runtime).expand)
+    expander = MemoryExpander(clock=clock, usage=usage, llm=llm, group_config=group_config)
+    service.write_listeners.append(expander.expand)
     return service
 
 
-def context_token_budget(runtime: PallasRuntime) -> Callable[[GroupConfig], int]:
+def context_token_budget(llm: LLMClient) -> Callable[[GroupConfig], int]:
     """The prompt token budget of a group (worldbook budget share is taken of it)."""
 
     def budget(config: GroupConfig) -> int:
         if config.context.token_budget:
             return config.context.token_budget
-        profile = profile_for(config.models, runtime.llm.model_for("chat"))
+        profile = profile_for(config.models, llm.model_for("chat"))
         return max(profile.context_window - profile.reserved_output, 256)
 
     return budget
 
 
 def build_memory_sources(
-    runtime: PallasRuntime, service: MemoryService | None = None
+    service: MemoryService,
+    *,
+    worldbooks_dir: Path,
+    regex_dir: Path,
+    messages: MessageRepository,
+    state: StateStore,
+    llm: LLMClient,
+    personas: PersonaStore,
 ) -> list[ContextSource]:
     """memory → knowledge → relationship → person facts (the spec's order)."""
-    service = service or build_memory_service(runtime)
     knowledge = KnowledgeSource(
         service,
-        WorldbookLibrary(runtime.settings.worldbooks_dir),
-        messages=runtime.repos.messages,
-        state=runtime.state,
-        context_tokens=context_token_budget(runtime),
-        regex_dir=runtime.settings.pallas_config_dir / "regex",
-        personas=runtime.personas,
+        WorldbookLibrary(worldbooks_dir),
+        messages=messages,
+        state=state,
+        context_tokens=context_token_budget(llm),
+        regex_dir=regex_dir,
+        personas=personas,
     )
     return [
         MemorySource(service),
@@ -73,6 +95,25 @@ def build_memory_sources(
 
 
 def build_memory_extraction_hook(
-    runtime: PallasRuntime, service: MemoryService | None = None
+    service: MemoryService,
+    *,
+    state: StateStore,
+    clock: Clock,
+    messages: MessageRepository,
+    usage: UsageRepository,
+    llm: LLMClient,
+    flush: Callable[[], Awaitable[None]],
+    group_config: GroupConfigFor,
+    persona: Callable[[str], PersonaPack],
 ) -> MemoryExtractionHook:
-    return MemoryExtractionHook(runtime, service or build_memory_service(runtime))
+    return MemoryExtractionHook(
+        service,
+        state=state,
+        clock=clock,
+        messages=messages,
+        usage=usage,
+        llm=llm,
+        flush=flush,
+        group_config=group_config,
+        persona=persona,
+    )

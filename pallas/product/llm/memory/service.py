@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pallas.core import state_keys
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.memory import (
     MemoryItem,
@@ -157,7 +158,7 @@ class MemoryService:
     # ------------------------------------------------------------------ reads
 
     async def _generation(self, scopes: Collection[str]) -> str:
-        gens = [await self._state.get(f"memory:gen:{s}") or 0 for s in sorted(scopes)]
+        gens = [await self._state.get(state_keys.memory_generation(s)) or 0 for s in sorted(scopes)]
         return ".".join(str(g) for g in gens)
 
     async def _load(
@@ -261,7 +262,7 @@ class MemoryService:
         query_vector = await self._query_vector(query, bot_id, group_id)
         if query_vector is None:
             return _Semantic()
-        gens = {s: str(await self._state.get(f"memory:gen:{s}") or 0) for s in scopes}
+        gens = {s: str(await self._state.get(state_keys.memory_generation(s)) or 0) for s in scopes}
         hits, _ = await self._vector_index.nearest(
             query_vector, scopes, kind, gens, k=config.vector_k, subject=subject
         )
@@ -393,7 +394,7 @@ class MemoryService:
 
     async def invalidate(self, scopes: Collection[str]) -> None:
         for scope in scopes:
-            await self._state.incr(f"memory:gen:{scope}")
+            await self._state.incr(state_keys.memory_generation(scope))
             self._results.invalidate_scope(scope)
             self._candidates.invalidate_scope(scope)
 

@@ -1,7 +1,8 @@
 """The routing state of one group (or private chat), as a frozen snapshot, and its store keys.
 
 Keys are namespaced by bot and scope: `route:{bot}:{scope}:{name}` where scope is `g{group}`
-for a group and `p{user}` for a private chat (so private chats never share a cooldown).
+for a group and `p{user}` for a private chat (so private chats never share a cooldown); they
+are built by `RouteKeys` in the key registry (`pallas.core.state_keys`).
 """
 
 from __future__ import annotations
@@ -11,57 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas.product.llm.routing.ambient_stake import RecentLine
-
-KEY_NAMES = (
-    "silenced_until",  # float: end of the silence period after a shut-up request
-    "last_turn_at",  # float: when the bot last started an LLM turn (cooldown anchor)
-    "ambient_times",  # list[float]: ambient engagements within the budget window
-    "last_quote_at",  # float: last native QUOTE decided in the group
-    "candidates",  # list[int]: QUOTE candidates, newest last (maxlen quote.candidates)
-    "bot_messages",  # bounded list[int]: ids of messages the bot sent (reply_to_bot)
-    "bot_replies",  # bounded list[{"t", "user", "kind"}]: kind "reply" | "phrase"
-    "last_phrase",  # str: last low-engagement phrase (never repeated)
-    "pending",  # bounded list[dict]: messages accumulated during cooldown / deferred
-    "decisions",  # bounded list[dict]: the latest decision records (to_log_dict)
-    "recent_lines",  # bounded list[{"t", "user", "text", "reply_to", "to_bot"}] (stake rules)
-)
-
-
-def scope_of(group_id: int, user_id: int) -> str:
-    return f"g{group_id}" if group_id else f"p{user_id}"
-
-
-@dataclass(frozen=True, slots=True)
-class RouteKeys:
-    base: str
-
-    @classmethod
-    def of(
-        cls, bot_id: int, group_id: int, user_id: int = 0, *, prefix: str = "route"
-    ) -> RouteKeys:
-        return cls(f"{prefix}:{bot_id}:{scope_of(group_id, user_id)}")
-
-    def key(self, name: str) -> str:
-        if name not in KEY_NAMES:
-            raise KeyError(name)
-        return f"{self.base}:{name}"
-
-    def seen(self, message_id: int) -> str:
-        """Claimed once per message id: a re-delivered event is not routed twice."""
-        return f"{self.base}:seen:{message_id}"
-
-    def turn_after(self, last_turn_at: float | None) -> str:
-        """Claimed by the one LLM turn that follows the turn started at `last_turn_at` (the
-        cooldown anchor it read): two turns deciding on the same snapshot cannot both start."""
-        return f"{self.base}:turn_after:" + ("none" if last_turn_at is None else repr(last_turn_at))
-
-    def unprompted(self, day: str) -> str:
-        """Counter of the bot's unprompted utterances (unaddressed REPLY / phrase) on `day`."""
-        return f"{self.base}:unprompted:{day}"
-
-    def in_flight(self, user_id: int | None = None) -> str:
-        """Marker of a member's turn between the decision and the delivery (prefix if None)."""
-        return f"{self.base}:inflight:" + ("" if user_id is None else str(user_id))
 
 
 @dataclass(frozen=True, slots=True)

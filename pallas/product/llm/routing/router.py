@@ -46,8 +46,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from pallas.core.clock import DAY_S
 from pallas.core.state import StateStore, StateUnavailableError, claim
+from pallas.core.state_keys import (
+    ROUTE_PREFIX,
+    ROUTE_UNPROMPTED_TTL_S,
+    RouteKeys,
+    route_recent_lines_ttl,
+    route_turn_ttl,
+)
 from pallas.core.turn import TurnInput
 from pallas.product.llm.routing.config import RoutingConfig
 from pallas.product.llm.routing.cooldown import CooldownResult, CooldownVerdict
@@ -63,7 +69,6 @@ from pallas.product.llm.routing.route_pipeline import (
 )
 from pallas.product.llm.routing.route_state import (
     BotReply,
-    RouteKeys,
     RouteState,
     recent_line_json,
     state_from_raw,
@@ -77,7 +82,7 @@ STATE_RETRY_S = 3.0  # an addressed message seen while the state store is unreac
 
 
 class RoutingEngine:
-    def __init__(self, store: StateStore, *, prefix: str = "route") -> None:
+    def __init__(self, store: StateStore, *, prefix: str = ROUTE_PREFIX) -> None:
         self._store = store
         self._prefix = prefix
 
@@ -155,7 +160,8 @@ class RoutingEngine:
         processes deciding on the same snapshot cannot both pass the last slot."""
         if not result.unprompted:
             return result
-        if await self._store.incr(key, ttl=2 * DAY_S) <= config.social.daily_unprompted_cap:
+        taken = await self._store.incr(key, ttl=ROUTE_UNPROMPTED_TTL_S)
+        if taken <= config.social.daily_unprompted_cap:
             return result
         await self._store.incr(key, -1)
         return over_daily_cap(result)
@@ -165,7 +171,7 @@ class RoutingEngine:
         quoted = turn.reply_to_user_id if turn.reply_to_user_id != turn.bot_id else None
         others = [uid for uid in turn.mentions if uid != turn.bot_id]
         target = quoted if quoted is not None else (others[0] if others else None)
-        ttl = max(config.social.thread_window_s, 60.0) * 4
+        ttl = route_recent_lines_ttl(config.social.thread_window_s)
         await self._store.push(
             keys.key("recent_lines"),
             recent_line_json(now, turn.user_id, turn.text, target, result.trigger.addressed),
@@ -294,7 +300,7 @@ class RoutingEngine:
             await self._store.set(in_flight, marker, ttl=cfg.turn_timeout_s)
         if cfg.chat_cooldown_s > 0:
             slot = keys.turn_after(state.last_turn_at)
-            ttl = max(cfg.chat_cooldown_s, 1.0) + 60.0  # as long as `last_turn_at` lives
+            ttl = route_turn_ttl(cfg.chat_cooldown_s)  # as long as `last_turn_at` lives
             if not await claim(self._store, slot, now, ttl=ttl, when_unavailable=True):
                 await self._store.delete(in_flight)
                 cooldown = CooldownResult(
@@ -314,7 +320,7 @@ class RoutingEngine:
     ) -> None:
         """Effects of an LLM turn whose claims (`_claim_llm_turn`) are already held."""
         now = result.now
-        ttl = max(config.cooldown.chat_cooldown_s, 1.0) + 60.0
+        ttl = route_turn_ttl(config.cooldown.chat_cooldown_s)
         await self._store.set(keys.key("last_turn_at"), now, ttl=ttl)
         candidates = add_candidate(
             state.candidates, result.turn.message_id, maxlen=config.quote.candidates

@@ -11,8 +11,7 @@ plain `[图片]`; the summary goes on without it.
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,16 +24,15 @@ from pallas.product.llm.context.image_placeholders import (
     extract_placeholder_urls,
 )
 from pallas.product.llm.provider.client import LLMClient
-from pallas.product.llm.provider.image_fetch import (
-    FetchedImage,
-    ImageFetchConfig,
-    ImageFetcher,
-    to_data_url,
+from pallas.product.llm.provider.image_describe import (
+    FetcherFactory,
+    ask_about_image,
+    image_question,
+    vision_calls_left,
 )
+from pallas.product.llm.provider.image_fetch import FetchedImage, ImageFetchConfig, ImageFetcher
 
 log = logging.getLogger("pallas.session")
-
-FetcherFactory = Callable[[ImageFetchConfig], ImageFetcher]
 
 DESCRIBE_PROMPT = (
     "用一句不超过40字的中文客观描述这张图片：画面里有什么人物、物体、文字或场景。"
@@ -42,7 +40,6 @@ DESCRIBE_PROMPT = (
 )
 DESCRIPTION_MAX_CHARS = 60
 DESCRIBE_MAX_TOKENS = 120
-_THINK_RE = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|$)", re.IGNORECASE | re.DOTALL)
 
 
 def summary_image_urls(turns: Sequence[SessionTurn], limit: int) -> list[str]:
@@ -60,15 +57,7 @@ def summary_image_urls(turns: Sequence[SessionTurn], limit: int) -> list[str]:
 
 def describe_messages(data_url: str) -> list[dict[str, Any]]:
     """The vision request for one image: instruction + one image_url block."""
-    return [
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": DESCRIBE_PROMPT},
-                {"type": "image_url", "image_url": {"url": data_url}},
-            ],
-        }
-    ]
+    return image_question(DESCRIBE_PROMPT, data_url)
 
 
 @dataclass
@@ -116,10 +105,9 @@ class PlaceholderDescriber:
         group_id: int,
         daily_vision_calls: int,
     ) -> dict[str, str]:
-        used = await self.usage.totals(
-            now=self.clock.now(), bot_id=bot_id, group_id=group_id, task="vision"
+        allowance = await vision_calls_left(
+            self.usage, self.clock, bot_id=bot_id, group_id=group_id, daily_calls=daily_vision_calls
         )
-        allowance = max(0, daily_vision_calls - used.calls)
         if allowance < len(images):
             log.info(
                 "group %s: vision budget allows %d of %d image descriptions today",
@@ -129,15 +117,14 @@ class PlaceholderDescriber:
             )
         described: dict[str, str] = {}
         for sha, image in list(images.items())[:allowance]:
-            result = await self.llm.complete(
-                "vision",
-                describe_messages(to_data_url(image)),
+            answer, _error = await ask_about_image(
+                self.llm,
+                DESCRIBE_PROMPT,
+                image,
                 bot_id=bot_id,
                 group_id=group_id,
                 max_tokens=DESCRIBE_MAX_TOKENS,
-                temperature=0.2,
             )
-            answer = _THINK_RE.sub("", result.text) if result.ok else ""
             text = clean_description(answer, DESCRIPTION_MAX_CHARS)
             if text:
                 described[sha] = text

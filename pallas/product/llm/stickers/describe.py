@@ -17,7 +17,9 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from pallas.core.clock import Clock
 from pallas.core.db.repositories.stickers import (
     DESCRIBED,
     FAILED,
@@ -25,18 +27,20 @@ from pallas.core.db.repositories.stickers import (
     Sticker,
     StickerRepository,
 )
+from pallas.core.db.repositories.usage import UsageRepository
+from pallas.product.config import GroupConfig
 from pallas.product.llm.context.image_placeholders import clean_description
-from pallas.product.llm.provider.image_fetch import (
-    FetchedImage,
-    ImageFetchConfig,
-    ImageFetcher,
-    to_data_url,
+from pallas.product.llm.provider.client import LLMClient
+from pallas.product.llm.provider.image_describe import (
+    FetcherFactory,
+    ask_about_image,
+    image_question,
+    strip_reasoning,
+    vision_calls_left,
 )
-from pallas.runtime import PallasRuntime
+from pallas.product.llm.provider.image_fetch import FetchedImage, ImageFetcher
 
 log = logging.getLogger("pallas.stickers")
-
-FetcherFactory = Callable[[ImageFetchConfig], ImageFetcher]
 
 NAME_PROMPT = (
     "这是群友发的一个表情包。给它起一个2到6个字的中文名字，说出它表达的情绪或用途"
@@ -45,7 +49,6 @@ NAME_PROMPT = (
 )
 NAME_MAX_CHARS = 8
 DESCRIPTION_MAX_CHARS = 40
-_THINK_RE = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|$)", re.IGNORECASE | re.DOTALL)
 _SEPARATOR_RE = re.compile(r"[｜|]")
 
 
@@ -69,7 +72,7 @@ class StickerJobReport:
 
 def parse_name_answer(answer: str) -> tuple[str, str]:
     """`名字｜描述` → (name, description); ("", "") when the answer has no usable name."""
-    text = _THINK_RE.sub("", answer or "").strip()
+    text = strip_reasoning(answer).strip()
     line = next((ln for ln in text.splitlines() if ln.strip()), "")
     parts = _SEPARATOR_RE.split(line, maxsplit=1)
     name = clean_description(parts[0].replace("名字", "").strip(" ：:"), max_chars=64)
@@ -85,29 +88,21 @@ def mface_name(sticker: Sticker) -> str:
     return name if 0 < len(name) <= NAME_MAX_CHARS else ""
 
 
-def name_messages(data_url: str) -> list[dict]:
-    return [
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": NAME_PROMPT},
-                {"type": "image_url", "image_url": {"url": data_url}},
-            ],
-        }
-    ]
+def name_messages(data_url: str) -> list[dict[str, Any]]:
+    return image_question(NAME_PROMPT, data_url)
 
 
 @dataclass
 class StickerDescriber:
-    runtime: PallasRuntime
+    repo: StickerRepository
+    usage: UsageRepository  # today's vision calls of the group (the budget)
+    clock: Clock
+    llm: LLMClient
+    group_config: Callable[[int], GroupConfig]
     fetcher_factory: FetcherFactory = ImageFetcher
 
-    @property
-    def repo(self) -> StickerRepository:
-        return StickerRepository(self.runtime.sessions)
-
     async def run(self, *, limit: int | None = None) -> StickerJobReport:
-        defaults = self.runtime.group_configs.get(0).stickers
+        defaults = self.group_config(0).stickers
         report = StickerJobReport()
         for sticker in await self.repo.pending(
             limit if limit is not None else defaults.describe_per_run
@@ -134,7 +129,7 @@ class StickerDescriber:
                 await self.repo.mark(sticker.id, status=FAILED)
                 report.failed += 1
             return
-        config = self.runtime.group_configs.get(sticker.group_id)
+        config = self.group_config(sticker.group_id)
         limits = config.images.model_copy(
             update={"max_bytes": min(config.images.max_bytes, config.stickers.max_bytes)}
         )
@@ -163,39 +158,35 @@ class StickerDescriber:
         await self._describe(sticker, fetched, report)
 
     async def _within_budget(self, sticker: Sticker, daily_calls: int) -> bool:
-        used = await self.runtime.repos.usage.totals(
-            now=self.runtime.clock.now(),
+        left = await vision_calls_left(
+            self.usage,
+            self.clock,
             bot_id=sticker.bot_id,
             group_id=sticker.group_id,
-            task="vision",
+            daily_calls=daily_calls,
         )
-        return used.calls < daily_calls
+        return left > 0
 
     async def _describe(
         self, sticker: Sticker, image: FetchedImage, report: StickerJobReport
     ) -> None:
-        llm = self.runtime.llm
+        llm = self.llm
         if not llm.enabled:
             report.over_budget += 1
             return
-        result = await llm.complete(
-            "vision",
-            name_messages(to_data_url(image)),
-            bot_id=sticker.bot_id,
-            group_id=sticker.group_id,
-            max_tokens=80,
-            temperature=0.2,
+        answer, error = await ask_about_image(
+            llm, NAME_PROMPT, image, bot_id=sticker.bot_id, group_id=sticker.group_id, max_tokens=80
         )
-        name, description = parse_name_answer(result.text if result.ok else "")
+        name, description = parse_name_answer(answer)
         if not name:
-            log.info("sticker %s: no usable name (%s)", sticker.id, result.error or "unparsable")
+            log.info("sticker %s: no usable name (%s)", sticker.id, error or "unparsable")
             await self._retry_or_fail(sticker, report)
             return
         await self.repo.mark(sticker.id, status=DESCRIBED, name=name, description=description)
         report.described += 1
 
     async def _retry_or_fail(self, sticker: Sticker, report: StickerJobReport) -> None:
-        limit = self.runtime.group_configs.get(sticker.group_id).stickers.max_attempts
+        limit = self.group_config(sticker.group_id).stickers.max_attempts
         if sticker.attempts + 1 >= limit:
             await self.repo.mark(sticker.id, status=FAILED)
             report.failed += 1
