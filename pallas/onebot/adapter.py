@@ -18,6 +18,9 @@ Events are admitted to NoneBot's handlers at most `ADMISSION_SLOTS` at a time (a
 until the handling finishes or for `ADMISSION_HOLD_S`, whichever comes first): under a burst the
 event loop then runs a bounded set of handler steps per iteration instead of thousands, so the
 receive loop keeps reading frames (and recording them, below) while handling catches up.
+Messages addressed to the bot (`GuardedAdapter.lane_of`, set by `pallas.onebot.inbound` to
+`pallas.onebot.lanes.EdgeLanes`) take the priority lane: their own `PRIORITY_SLOTS`, so an @
+is handled at once instead of waiting behind the burst. Nothing is dropped in either lane.
 
 `received_hooks` run synchronously for every event the moment its frame is parsed, before
 NoneBot dispatches it to a task: the recorder hands group messages to the (threaded) writer
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -43,7 +47,9 @@ log = logging.getLogger("pallas.onebot")
 
 MAX_ECHO_DIGITS = 20
 ADMISSION_SLOTS = 32
+PRIORITY_SLOTS = 8
 ADMISSION_HOLD_S = 0.2
+RECEIVE_SLICE_S = 0.005
 
 
 class _GuardedSocket:
@@ -52,6 +58,7 @@ class _GuardedSocket:
     def __init__(self, websocket: WebSocket) -> None:
         self._websocket = websocket
         self.refused = 0
+        self._yielded_at = time.perf_counter()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._websocket, name)
@@ -59,6 +66,11 @@ class _GuardedSocket:
     async def receive(self) -> str | bytes:
         while True:
             data = await self._websocket.receive()
+            # A buffered burst is received without the loop ever switching task: give the
+            # handlers (an @'s among them) a turn every RECEIVE_SLICE_S of receiving.
+            if time.perf_counter() - self._yielded_at > RECEIVE_SLICE_S:
+                await asyncio.sleep(0)
+                self._yielded_at = time.perf_counter()
             verdict = check_frame(data)
             if verdict.ok:
                 return data
@@ -86,20 +98,49 @@ def deliver_result(store: Any, result: dict[str, Any]) -> bool:
     return True
 
 
+class Lanes:
+    """The two admission lanes and their depths (for the periodic counter line)."""
+
+    def __init__(self, normal: int = ADMISSION_SLOTS, priority: int = PRIORITY_SLOTS) -> None:
+        self.normal = asyncio.Semaphore(normal)
+        self.priority = asyncio.Semaphore(priority)
+        self.waiting = {"normal": 0, "priority": 0}
+        self.admitted = {"normal": 0, "priority": 0}
+
+
+def _never_priority(event: Event) -> Any:
+    return None
+
+
 def admitted(
-    handle: Callable[[Event], Any], slots: asyncio.Semaphore, hold: float = ADMISSION_HOLD_S
+    handle: Callable[[Event], Any],
+    lanes: Lanes,
+    lane_of: Callable[[Event], Any] = _never_priority,
+    hold: float = ADMISSION_HOLD_S,
 ) -> Callable[[Event], Any]:
-    """`handle` started only with a free slot; the slot is given back when it finishes or after
-    `hold` seconds (a reply waiting for the model does not keep others out)."""
+    """`handle` started only with a free slot of its lane (`lane_of(event).priority`); the slot
+    is given back when it finishes or after `hold` seconds (a reply waiting for the model does
+    not keep others out)."""
 
     async def run(event: Event) -> None:
-        async with slots:
+        verdict = lane_of(event)
+        lane = "priority" if getattr(verdict, "priority", False) else "normal"
+        slots = lanes.priority if lane == "priority" else lanes.normal
+        lanes.waiting[lane] += 1
+        try:
+            await slots.acquire()
+        finally:
+            lanes.waiting[lane] -= 1
+        lanes.admitted[lane] += 1
+        try:
             task = asyncio.ensure_future(handle(event))
             try:
                 await asyncio.wait({task}, timeout=hold)
             except asyncio.CancelledError:
                 task.cancel()
                 raise
+        finally:
+            slots.release()
         await task
 
     return run
@@ -107,13 +148,16 @@ def admitted(
 
 class GuardedAdapter(Adapter):
     received_hooks: ClassVar[list[Callable[[Event], None]]] = []
-    _slots: asyncio.Semaphore | None = None
+    lane_of: ClassVar[Callable[[Event], Any]] = staticmethod(_never_priority)
+    lanes: ClassVar[Lanes | None] = None
 
     @override
     def bot_connect(self, bot: BaseBot) -> None:
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(ADMISSION_SLOTS)
-        bot.handle_event = admitted(bot.handle_event, self._slots)  # type: ignore[method-assign]
+        if GuardedAdapter.lanes is None:
+            GuardedAdapter.lanes = Lanes()
+        bot.handle_event = admitted(  # type: ignore[method-assign]
+            bot.handle_event, GuardedAdapter.lanes, lambda event: GuardedAdapter.lane_of(event)
+        )
         super().bot_connect(bot)
 
     @override
