@@ -50,6 +50,8 @@ ADMISSION_SLOTS = 32
 PRIORITY_SLOTS = 8
 ADMISSION_HOLD_S = 0.2
 RECEIVE_SLICE_S = 0.005
+PRIORITY_QUIET_S = 1.0
+QUIET_TRICKLE_SLOTS = 2
 
 
 class _GuardedSocket:
@@ -99,13 +101,57 @@ def deliver_result(store: Any, result: dict[str, Any]) -> bool:
 
 
 class Lanes:
-    """The two admission lanes and their depths (for the periodic counter line)."""
+    """The two admission lanes and their depths (for the periodic counter line).
 
-    def __init__(self, normal: int = ADMISSION_SLOTS, priority: int = PRIORITY_SLOTS) -> None:
+    For `quiet_s` after an addressed event is admitted, new unaddressed handlers start at most
+    `trickle` at a time (they queue, never drop): the event loop then has short iterations
+    while the @'s turn does its local work, instead of sharing each one with 32 others."""
+
+    def __init__(
+        self,
+        normal: int = ADMISSION_SLOTS,
+        priority: int = PRIORITY_SLOTS,
+        *,
+        trickle: int = QUIET_TRICKLE_SLOTS,
+        quiet_s: float = PRIORITY_QUIET_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.normal = asyncio.Semaphore(normal)
         self.priority = asyncio.Semaphore(priority)
+        self.trickle = asyncio.Semaphore(trickle)
         self.waiting = {"normal": 0, "priority": 0}
         self.admitted = {"normal": 0, "priority": 0}
+        self._quiet_s = quiet_s
+        self._quiet_until = 0.0
+        self._clock = clock
+
+    def note_priority(self) -> None:
+        self._quiet_until = self._clock() + self._quiet_s
+
+    def quiet(self) -> bool:
+        return self._clock() < self._quiet_until
+
+    async def acquire(self, lane: str) -> list[asyncio.Semaphore]:
+        """The semaphores taken for one event of `lane` (release them in any order)."""
+        slots = self.priority if lane == "priority" else self.normal
+        taken: list[asyncio.Semaphore] = []
+        self.waiting[lane] += 1
+        try:
+            await slots.acquire()
+            taken.append(slots)
+            if lane == "normal" and self.quiet():
+                await self.trickle.acquire()
+                taken.append(self.trickle)
+        except BaseException:
+            for held in taken:
+                held.release()
+            raise
+        finally:
+            self.waiting[lane] -= 1
+        self.admitted[lane] += 1
+        if lane == "priority":
+            self.note_priority()
+        return taken
 
 
 def _never_priority(event: Event) -> Any:
@@ -124,14 +170,7 @@ def admitted(
 
     async def run(event: Event) -> None:
         verdict = lane_of(event)
-        lane = "priority" if getattr(verdict, "priority", False) else "normal"
-        slots = lanes.priority if lane == "priority" else lanes.normal
-        lanes.waiting[lane] += 1
-        try:
-            await slots.acquire()
-        finally:
-            lanes.waiting[lane] -= 1
-        lanes.admitted[lane] += 1
+        taken = await lanes.acquire("priority" if getattr(verdict, "priority", False) else "normal")
         try:
             task = asyncio.ensure_future(handle(event))
             try:
@@ -140,7 +179,8 @@ def admitted(
                 task.cancel()
                 raise
         finally:
-            slots.release()
+            for held in taken:
+                held.release()
         await task
 
     return run

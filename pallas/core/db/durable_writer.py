@@ -101,15 +101,16 @@ class ThreadedMessageWriter:
         while self._inbox:
             self._writer.submit(self._inbox.popleft())
 
-    async def flush(self) -> None:
-        """Wait until everything submitted so far is stored (or the writer stopped)."""
+    async def flush(self, group_id: int | None = None) -> None:
+        """Wait until everything submitted so far is stored (or the writer stopped); with
+        `group_id`, only that group's messages, written ahead of other groups' backlog."""
         if self._writer is not None:
-            await self._on_writer_loop(self._flush())
+            await self._on_writer_loop(self._flush(group_id))
 
-    async def _flush(self) -> None:
+    async def _flush(self, group_id: int | None) -> None:
         self._drain_inbox()
         assert self._writer is not None
-        await self._writer.flush()
+        await self._writer.flush(group_id)
 
     async def close(self) -> None:
         thread, loop = self._thread, self._loop
