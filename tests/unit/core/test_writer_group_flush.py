@@ -48,6 +48,7 @@ async def test_a_group_flush_writes_that_group_next_and_skips_the_backlog() -> N
     writer.submit(_msg(2, 100))  # … and the @ in group 2, last in line
     await _turns()  # the first batch of group 1 is in flight
     flushed = asyncio.ensure_future(writer.flush(2))
+    await _turns()
     writer.submit(_msg(2, 101))  # submitted after the flush: not waited for
     repo.let_through(2)  # the batch in flight and one more; the rest of the burst stays queued
     await asyncio.wait_for(flushed, 5)
