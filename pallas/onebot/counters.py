@@ -57,8 +57,8 @@ class InboundCounters:
             f"last quiet turn at {self.last_quiet_at:.3f} (monotonic)"
         )
 
-    def snapshot(self) -> tuple[int, int, int]:
-        return self.messages, self.routed, self.replies
+    def snapshot(self) -> tuple[int, int, int, int]:
+        return self.messages, self.routed, self.replies, sum(self.stopped.values())
 
 
 COUNTERS = InboundCounters()
@@ -68,7 +68,7 @@ async def log_counters_every(
     interval: float, lanes: object, writer_queued: object, counters: InboundCounters = COUNTERS
 ) -> None:
     """Forever: one INFO line per `interval` seconds when a counter moved."""
-    last: tuple[int, int, int] | None = None
+    last: tuple[int, ...] | None = None
     previous_messages = counters.messages
     while True:
         await asyncio.sleep(interval)
