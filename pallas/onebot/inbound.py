@@ -88,7 +88,7 @@ class InboundHandler:
 _handlers: dict[str, InboundHandler] = {}
 _entry: Any = None
 _counter_task = CounterTask()
-# group id → (its config object, the app, its aliases): the config object changes on reload
+# group id → (its config, its persona, its aliases): both objects change when their file does
 _alias_cache: dict[int, tuple[object, object, tuple[str, ...]]] = {}
 _ALIAS_CACHE_GROUPS = 4096
 
@@ -142,13 +142,14 @@ def _aliases_source() -> Callable[[int], tuple[str, ...]] | None:
 
     def aliases(group_id: int) -> tuple[str, ...]:
         config = runtime.group_configs.get(group_id)
+        persona = runtime.personas.get(config.persona)
         cached = cache.get(group_id)
-        if cached is not None and cached[0] is config and cached[1] is app:
+        if cached is not None and cached[0] is config and cached[1] is persona:
             return cached[2]
-        names = app.addressing.aliases(runtime.personas.get(config.persona), config)
+        names = app.addressing.aliases(persona, config)
         if len(cache) >= _ALIAS_CACHE_GROUPS:
             cache.clear()
-        cache[group_id] = (config, app, names)
+        cache[group_id] = (config, persona, names)
         return names
 
     return aliases
