@@ -8,7 +8,9 @@ WebSocket as fast as the socket takes them.
   call `send_group_msg`, and the time from the first frame to that call is its handling time.
 - Pallas (`python bot.py`, the e2e harness config: dice off, so no unprompted reply muddies the
   count): `--ats` members @ the bot at points spread evenly through the burst, each in its own
-  group. Handled = routed, read from the bot's periodic `counters:` line
+  group (`sent → LLM` includes the frames queued ahead of it on the one WebSocket; `read →
+  LLM` starts when the bot read it: its log line `addressed message … read at`).
+  Handled = routed, read from the bot's periodic `counters:` line
   (`PALLAS_COUNTERS_INTERVAL_S=0.2`): the time from the first frame until the last turn that
   sent nothing finished routing. For each @, the time from its frame to the fake LLM receiving
   its request is the "@ under burst" latency; every @ must be answered exactly once (sends
@@ -51,6 +53,7 @@ BOT_ID = 2_900_000_001
 LINES = ["今天吃什么", "有人打活动吗", "哈哈哈哈", "新干员好强", "下班了", "周末去哪玩", "好困"]
 SENTINEL = "__burst_done__"
 AT_TEXT = "在吗？问题{n}号"
+READ_AT = re.compile(r"addressed message (-?\d+) \(\w+\): priority lane, read at ([\d.]+)")
 COUNTERS = re.compile(r"counters: in (\d+).*?routed (\d+).*?last quiet turn at ([\d.]+)")
 
 
@@ -174,15 +177,25 @@ def _with_ats(peer: OneBotPeer, burst: list[dict], ats: int, groups: int) -> lis
     return events
 
 
-def _at_latencies(fake: FakeOpenAI, ats: list[dict], sent_at: dict[int, float]) -> list[float]:
-    """Per @: seconds from its frame to the first LLM request that carries its text."""
-    latencies = []
+def _at_latencies(
+    fake: FakeOpenAI, ats: list[dict], sent_at: dict[int, float], read_at: dict[int, float]
+) -> tuple[list[float], list[float]]:
+    """Per @: seconds from its frame being sent (by the peer) / read (by the bot, its log's
+    `addressed message … read at`) to the first LLM request that carries its text."""
+    from_sent, from_read = [], []
     for n, event in enumerate(ats):
         marker = AT_TEXT.format(n=n)
         hits = [r.at for r in fake.chat_requests() if marker in str(r.messages[-1:])]
         if hits:
-            latencies.append(min(hits) - sent_at[id(event)])
-    return latencies
+            from_sent.append(min(hits) - sent_at[id(event)])
+            if event["message_id"] in read_at:
+                from_read.append(min(hits) - read_at[event["message_id"]])
+    return from_sent, from_read
+
+
+def _read_at(log_path: Path) -> dict[int, float]:
+    text = log_path.read_text(errors="replace")
+    return {int(mid): float(at) for mid, at in READ_AT.findall(text)}
 
 
 async def pallas_round(
@@ -226,7 +239,7 @@ async def pallas_round(
             await asyncio.sleep(0.1)
         await asyncio.sleep(6.0)  # late duplicates would show up here; bubbles are paced
         _, routed, quiet_at = _counters(bot.log_path)
-        latencies = _at_latencies(fake, at_events, sent_at)
+        latencies, from_read = _at_latencies(fake, at_events, sent_at, _read_at(bot.log_path))
         answers = [len(peer.sends(e["group_id"])) for e in at_events]
         stored = _stored(bot.db_path)
         await peer.close()
@@ -234,6 +247,8 @@ async def pallas_round(
             "routed_s": quiet_at - started,
             "routed": routed,
             "at_latencies_s": latencies,
+            "at_from_read_s": from_read,
+            "members": messages + ats + warm,
             "answers": answers,
             "stored": stored,
             "startup_s": startup,
@@ -269,14 +284,16 @@ async def run(
     print(f"  Pallas (python bot.py)                  {pallas_rate:8.0f} msg/s routed")
     print(f"  ratio Pallas / bare                     {pallas_rate / bare_rate:8.2f}x")
     latencies = [s * 1000 for p in pallas for s in p["at_latencies_s"]]
-    print(describe("  @ in the burst → its LLM request", latencies))
+    print(describe("  @ in the burst: sent → its LLM request", latencies))
+    read = [s * 1000 for p in pallas for s in p["at_from_read_s"]]
+    print(describe("  @ in the burst: read by the bot → its LLM request", read))
     answers = [a for p in pallas for a in p["answers"]]
     print(
         f"  @s answered exactly once: {answers.count(1)} of {len(answers)} "
         f"(answers per @: {sorted(set(answers))}); LLM requests seen for "
         f"{len(latencies)} of {ats * rounds}"
     )
-    print(f"  stored (of {messages + ats} member messages): {[p['stored'] for p in pallas]}")
+    print(f"  stored (of {pallas[0]['members']} member messages): {[p['stored'] for p in pallas]}")
     print(
         "  start-up to listening: bare "
         + ", ".join(f"{b['startup_s']:.2f}" for b in bare)

@@ -170,7 +170,15 @@ def admitted(
 
     async def run(event: Event) -> None:
         verdict = lane_of(event)
-        taken = await lanes.acquire("priority" if getattr(verdict, "priority", False) else "normal")
+        priority = bool(getattr(verdict, "priority", False))
+        if priority:  # rare next to chatter, and most of them lead to a model call
+            log.info(
+                "addressed message %s (%s): priority lane, read at %.3f (monotonic)",
+                getattr(event, "message_id", "?"),
+                getattr(verdict, "reason", "?"),
+                time.monotonic(),
+            )
+        taken = await lanes.acquire("priority" if priority else "normal")
         try:
             task = asyncio.ensure_future(handle(event))
             try:
