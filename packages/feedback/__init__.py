@@ -1,8 +1,9 @@
 """Injection feedback: an admin answers a bot line with 「不可以」 → blame that turn, recall it.
 
 Thin: convert the event, hand it to `pallas.product.llm.learning.feedback_service`, recall the
-rejected line when QQ allows it, and stop the event so the chat plugin does not answer it.
-Runs after admin commands (priority 5) and before the chat plugin (priority 10).
+rejected line when QQ allows it, and stop the message so the chat plugin does not answer it.
+Runs after admin commands (order 5) and before the chat plugin (order 10) in the one inbound
+entry (`pallas.onebot.inbound`).
 """
 
 from __future__ import annotations
@@ -10,17 +11,14 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from nonebot import on_message
 from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent
-from nonebot.matcher import Matcher
-from nonebot.params import Depends
 from nonebot.plugin import PluginMetadata
 
-from pallas.app import PallasApp
 from pallas.core.records import StoredMessage
+from pallas.onebot import inbound
 from pallas.onebot.convert import stored_message_from_turn
-from pallas.onebot.events import turn_from_event
-from pallas.onebot.lifecycle import app_or_none, register_lifecycle
+from pallas.onebot.inbound import Arrival
+from pallas.onebot.lifecycle import register_lifecycle
 from pallas.product.llm.learning.feedback_service import (
     admin_ids,
     handle_negative_feedback,
@@ -37,7 +35,7 @@ __plugin_meta__ = PluginMetadata(
 log = logging.getLogger("pallas.learning.feedback")
 register_lifecycle()
 
-feedback = on_message(priority=8, block=False)
+ORDER = 8
 
 
 def _quoted_from_event(event: GroupMessageEvent) -> StoredMessage | None:
@@ -74,23 +72,18 @@ async def _recall(bot: Bot, group_id: int, quoted: StoredMessage, now: float) ->
         log.warning("group %s: recalling message %s failed: %r", group_id, quoted.message_id, exc)
 
 
-@feedback.handle()
-async def handle_feedback(
-    bot: Bot,
-    event: GroupMessageEvent,
-    matcher: Matcher,
-    app: PallasApp | None = Depends(app_or_none),
-) -> None:
-    if app is None or not any(seg.type == "reply" for seg in event.original_message):
-        return
+async def handle_feedback(arrival: Arrival) -> bool:
+    bot, event, app = arrival.bot, arrival.event, arrival.app
+    if not any(seg.type == "reply" for seg in event.original_message):
+        return False
     runtime = app.runtime
     try:
-        turn = turn_from_event(event)
+        turn = arrival.turn()
     except ValueError:
-        return
+        return False
     words = runtime.group_configs.get(event.group_id).learning.feedback_negative_words
     if turn.reply_to is None or matched_negative_word(turn.text, words) is None:
-        return
+        return False
     await runtime.writer.flush()
     stored = await runtime.repos.messages.find_by_message_ids(
         turn.bot_id, turn.group_id, [turn.reply_to]
@@ -102,7 +95,13 @@ async def handle_feedback(
         reply, quoted, admin_ids=admin_ids(app.feedback, turn.group_id), is_negative=True
     )  # 不可以 on a sticker (the bot's or a member's) bans it in this group
     if not result.handled and banned is None:
-        return
-    matcher.stop_propagation()
+        return False
     if result.created and result.recall_message_id is not None and quoted is not None:
-        await _recall(bot, event.group_id, quoted, runtime.clock.now())
+        try:
+            await _recall(bot, event.group_id, quoted, runtime.clock.now())
+        except Exception:  # handled all the same: the chat must not answer it
+            log.exception("group %s: recall after feedback failed", event.group_id)
+    return True
+
+
+inbound.register("feedback", ORDER, handle_feedback)

@@ -10,10 +10,8 @@ import logging
 
 from nonebot import on_notice
 from nonebot.adapters.onebot.v11 import Bot, GroupUploadNoticeEvent
-from nonebot.params import Depends
 from nonebot.plugin import PluginMetadata
 
-from pallas.app import PallasApp
 from pallas.onebot.lifecycle import app_or_none, register_lifecycle
 from pallas.product.llm.attachments.uploads import remember_upload, upload_info
 
@@ -30,9 +28,8 @@ uploads = on_notice(priority=5, block=False)
 
 
 @uploads.handle()
-async def remember(
-    bot: Bot, event: GroupUploadNoticeEvent, app: PallasApp | None = Depends(app_or_none)
-) -> None:
+async def remember(bot: Bot, event: GroupUploadNoticeEvent) -> None:
+    app = app_or_none()  # a plain call: a sync `Depends` would run in a worker thread
     if app is None:
         return
     runtime = app.runtime

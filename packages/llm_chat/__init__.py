@@ -1,21 +1,19 @@
 """Group chat: every group message goes through Pallas's routing and, when it earns one, a reply.
 
-Thin on purpose: build the `TurnInput`, hand it to `ChatTurnService` with a OneBot sender.
+Thin on purpose: build the `TurnInput`, hand it to `ChatTurnService` with a OneBot sender. Runs
+last (order 10) in the one inbound entry (`pallas.onebot.inbound`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
-from nonebot import get_driver, on_message
-from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent
-from nonebot.params import Depends
 from nonebot.plugin import PluginMetadata
 
-from pallas.app import PallasApp
 from pallas.core.tokens import get_encoding
-from pallas.onebot.events import turn_from_event
+from pallas.onebot import inbound, warmup
+from pallas.onebot.counters import COUNTERS
+from pallas.onebot.inbound import Arrival
 from pallas.onebot.lifecycle import app_or_none, register_lifecycle
 from pallas.onebot.sender import OneBotGroupSender
 from pallas.product.llm.chat_turn import ChatTurnService
@@ -30,6 +28,8 @@ __plugin_meta__ = PluginMetadata(
 log = logging.getLogger("pallas.chat")
 register_lifecycle()
 
+ORDER = 10
+
 
 def chat_service() -> ChatTurnService | None:
     """The app's chat service (None until start-up has run)."""
@@ -37,29 +37,29 @@ def chat_service() -> ChatTurnService | None:
     return app.chat if app is not None else None
 
 
-@get_driver().on_startup
-async def _warm_up() -> None:
-    # Loading the BPE ranks (~0.25 s) and the CA bundle for image downloads (~45 ms) at
-    # start-up, off the event loop, not on the first reply.
-    await asyncio.to_thread(get_encoding)
-    await asyncio.to_thread(default_ssl_context)
+# The BPE ranks (~0.25 s) and the CA bundle for image downloads (~45 ms), loaded in the
+# background at start-up (not before listening), awaited by the first turn if still loading.
+warmup.add(get_encoding)
+warmup.add(default_ssl_context)
 
 
-chat = on_message(priority=10, block=False)
-
-
-@chat.handle()
-async def handle_group_message(
-    bot: Bot, event: GroupMessageEvent, app: PallasApp | None = Depends(app_or_none)
-) -> None:
-    if app is None:
-        return
-    service = app.chat
+async def handle_group_message(arrival: Arrival) -> bool:
+    event = arrival.event
     try:
-        turn = turn_from_event(event)
+        turn = arrival.turn()
     except ValueError as exc:
         log.warning("cannot route event %s: %s", event.message_id, exc)
-        return
+        return False
     if turn.user_id == turn.bot_id:
-        return  # our own message echoed back by the implementation
-    await service.handle(turn, OneBotGroupSender(bot))
+        return False  # our own message echoed back by the implementation
+    await warmup.ready()
+    replied = False
+    try:
+        outcome = await arrival.app.chat.handle(turn, OneBotGroupSender(arrival.bot))
+        replied = bool(getattr(outcome, "sent_ids", ()))
+    finally:
+        COUNTERS.note_routed(replied)
+    return False
+
+
+inbound.register("llm_chat", ORDER, handle_group_message)

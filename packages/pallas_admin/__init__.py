@@ -1,19 +1,21 @@
 """Admin commands: `/pallas <subcommand>` in a group (owner, admins, superusers).
 
-Permission check and dispatch only; the commands live in `pallas.product.admin`.
+Permission check and dispatch only; the commands live in `pallas.product.admin`. Matched by
+NoneBot's own command rule (`COMMAND_START`, e.g. `/pallas`, also right after an @bot), run at
+order 5 in the one inbound entry (`pallas.onebot.inbound`); a matched command always stops the
+message (the old `on_command(..., block=True)`).
 """
 
 from __future__ import annotations
 
 import logging
 
-from nonebot import on_command
-from nonebot.adapters.onebot.v11 import GroupMessageEvent, Message
-from nonebot.params import CommandArg, Depends
 from nonebot.plugin import PluginMetadata
+from nonebot.rule import command
 
-from pallas.app import PallasApp
-from pallas.onebot.lifecycle import app_or_none, register_lifecycle
+from pallas.onebot import inbound
+from pallas.onebot.inbound import Arrival
+from pallas.onebot.lifecycle import register_lifecycle
 from pallas.onebot.permissions import is_group_admin
 from pallas.product.admin import AdminContext, find_command, help_text
 
@@ -26,26 +28,32 @@ __plugin_meta__ = PluginMetadata(
 log = logging.getLogger("pallas.admin")
 register_lifecycle()
 
-admin = on_command("pallas", priority=5, block=True)
+ORDER = 5
+COMMAND = ("pallas",)
+# Registers "/pallas" (one prefix per COMMAND_START) in NoneBot's command trie: NoneBot then
+# parses the command and its argument for every message, before the matchers run.
+_rule = command(*COMMAND)
 
 
-@admin.handle()
-async def handle_admin(
-    event: GroupMessageEvent,
-    args: Message = CommandArg(),
-    app: PallasApp | None = Depends(app_or_none),
-) -> None:
-    if app is None:
-        return
+async def handle_admin(arrival: Arrival) -> bool:
+    parsed = arrival.command()
+    if parsed is None or parsed[0] != COMMAND:
+        return False
+    bot, event = arrival.bot, arrival.event
+    await bot.send(event, await _answer(arrival, parsed[1].extract_plain_text().split()))
+    return True
+
+
+async def _answer(arrival: Arrival, words: list[str]) -> str:
+    event, app = arrival.event, arrival.app
     runtime = app.runtime
     if not is_group_admin(runtime.superusers, runtime.group_configs.get, event):
         log.info("refused /pallas from %s in group %s: not an admin", event.user_id, event.group_id)
-        await admin.finish("只有群主、管理员或超级用户可以用这个命令哦")
-    words = args.extract_plain_text().split()
+        return "只有群主、管理员或超级用户可以用这个命令哦"
     name = words[0] if words else "status"
-    command = find_command(name)
-    if command is None:
-        await admin.finish(f"可用的命令：\n{help_text()}")
+    command_ = find_command(name)
+    if command_ is None:
+        return f"可用的命令：\n{help_text()}"
     reply_to = event.reply.message_id if event.reply is not None else None
     context = AdminContext(
         services=app.admin,
@@ -57,8 +65,11 @@ async def handle_admin(
     )
     log.info("admin /pallas %s by %s in group %s", " ".join(words), event.user_id, event.group_id)
     try:
-        text = await command.handler(context)
+        text = await command_.handler(context)
     except Exception:
         log.exception("admin command %s failed in group %s", name, event.group_id)
         text = "命令执行出错了，详情见日志"
-    await admin.finish(text or "好了")
+    return text or "好了"
+
+
+inbound.register("pallas_admin", ORDER, handle_admin)

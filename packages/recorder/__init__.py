@@ -1,9 +1,9 @@
 """Record every group message the bot sees, and every message it sends.
 
 Incoming group messages are recorded at the OneBot edge, the moment their frame is parsed
-(`GuardedAdapter.received_hooks`), not when a busy event loop gets round to the matchers; with
-the stock adapter (plugin tests) the priority-1 matcher records them instead. Messages that
-routing later ignores are stored too. Storage is batched on the writer's own thread
+(`GuardedAdapter.received_hooks`), not when a busy event loop gets round to the handlers; with
+the stock adapter (plugin tests) the first handler of the inbound entry records them instead.
+Messages that routing later ignores are stored too. Storage is batched on the writer's own thread
 (`ThreadedMessageWriter`); nothing here waits on the database.
 """
 
@@ -12,14 +12,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from nonebot import on_message
 from nonebot.adapters import Bot as BaseBot
 from nonebot.adapters.onebot.v11 import Bot, Event, GroupMessageEvent, Message
 from nonebot.plugin import PluginMetadata
 
+from pallas.onebot import inbound
 from pallas.onebot.adapter import GuardedAdapter
 from pallas.onebot.convert import as_int, stored_message_from_sent, stored_message_from_turn
 from pallas.onebot.events import turn_from_event
+from pallas.onebot.inbound import Arrival
 from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
 
 __plugin_meta__ = PluginMetadata(
@@ -31,7 +32,7 @@ __plugin_meta__ = PluginMetadata(
 log = logging.getLogger("pallas.recorder")
 register_lifecycle()
 
-recorder = on_message(priority=1, block=False)
+ORDER = 1
 
 
 def record_at_edge(event: Event) -> None:
@@ -43,10 +44,13 @@ if record_at_edge not in GuardedAdapter.received_hooks:
     GuardedAdapter.received_hooks.append(record_at_edge)
 
 
-@recorder.handle()
-async def record_incoming(bot: Bot, event: GroupMessageEvent) -> None:
-    if not isinstance(bot.adapter, GuardedAdapter):  # else recorded at the edge on arrival
-        _record(event)
+async def record_incoming(arrival: Arrival) -> bool:
+    if not isinstance(arrival.bot.adapter, GuardedAdapter):  # else recorded at the edge
+        _record(arrival.event)
+    return False
+
+
+inbound.register("recorder", ORDER, record_incoming)
 
 
 def _record(event: GroupMessageEvent) -> None:

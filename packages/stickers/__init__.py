@@ -1,8 +1,9 @@
 """Stickers: collect the stickers members send, and name them in the background.
 
-Thin: every group message's sticker segments go to `StickerService.collect` (after the recorder,
-never blocking, never on the reply path); `StickerDescriber.run` downloads, dedupes and names
-pending stickers on an apscheduler interval (`[stickers] describe_interval_s` in default.toml).
+Thin: every group message's sticker segments go to `StickerService.collect` (order 2 in the one
+inbound entry `pallas.onebot.inbound`, never stopping the message, never on the reply path);
+`StickerDescriber.run` downloads, dedupes and names pending stickers on an apscheduler interval
+(`[stickers] describe_interval_s` in default.toml).
 `/pallas sticker describe` runs the same job on demand.
 """
 
@@ -10,16 +11,14 @@ from __future__ import annotations
 
 import logging
 
-from nonebot import get_driver, on_message, require
-from nonebot.adapters.onebot.v11 import GroupMessageEvent
-from nonebot.params import Depends
+from nonebot import get_driver, require
 from nonebot.plugin import PluginMetadata
 
 require("nonebot_plugin_apscheduler")
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
-from pallas.app import PallasApp  # noqa: E402
-from pallas.onebot.events import turn_from_event  # noqa: E402
+from pallas.onebot import inbound  # noqa: E402
+from pallas.onebot.inbound import Arrival  # noqa: E402
 from pallas.onebot.lifecycle import (  # noqa: E402
     app_or_none,
     register_lifecycle,
@@ -37,22 +36,23 @@ register_lifecycle()
 
 JOB_ID = "pallas_sticker_describe"
 
-collector = on_message(priority=2, block=False)
+ORDER = 2
 
 
-@collector.handle()
-async def collect_stickers(
-    event: GroupMessageEvent, app: PallasApp | None = Depends(app_or_none)
-) -> None:
-    if app is None or not any(s.type in ("image", "mface") for s in event.original_message):
-        return
+async def collect_stickers(arrival: Arrival) -> bool:
+    event = arrival.event
+    if not any(s.type in ("image", "mface") for s in event.original_message):
+        return False
     try:
-        turn = turn_from_event(event)
-        await app.stickers.collect(turn)
+        await arrival.app.stickers.collect(arrival.turn())
     except Exception:
         log.exception(
             "group %s: collecting stickers of %s failed", event.group_id, event.message_id
         )
+    return False
+
+
+inbound.register("stickers", ORDER, collect_stickers)
 
 
 async def _run() -> None:

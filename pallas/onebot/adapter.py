@@ -18,6 +18,9 @@ Events are admitted to NoneBot's handlers at most `ADMISSION_SLOTS` at a time (a
 until the handling finishes or for `ADMISSION_HOLD_S`, whichever comes first): under a burst the
 event loop then runs a bounded set of handler steps per iteration instead of thousands, so the
 receive loop keeps reading frames (and recording them, below) while handling catches up.
+Messages addressed to the bot (`GuardedAdapter.lane_of`, set by `pallas.onebot.inbound` to
+`pallas.onebot.lanes.EdgeLanes`) take the priority lane: their own `PRIORITY_SLOTS`, so an @
+is handled at once instead of waiting behind the burst. Nothing is dropped in either lane.
 
 `received_hooks` run synchronously for every event the moment its frame is parsed, before
 NoneBot dispatches it to a task: the recorder hands group messages to the (threaded) writer
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -43,7 +47,11 @@ log = logging.getLogger("pallas.onebot")
 
 MAX_ECHO_DIGITS = 20
 ADMISSION_SLOTS = 32
+PRIORITY_SLOTS = 8
 ADMISSION_HOLD_S = 0.2
+RECEIVE_SLICE_S = 0.005
+PRIORITY_QUIET_S = 1.0
+QUIET_TRICKLE_SLOTS = 2
 
 
 class _GuardedSocket:
@@ -52,6 +60,7 @@ class _GuardedSocket:
     def __init__(self, websocket: WebSocket) -> None:
         self._websocket = websocket
         self.refused = 0
+        self._yielded_at = time.perf_counter()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._websocket, name)
@@ -59,6 +68,11 @@ class _GuardedSocket:
     async def receive(self) -> str | bytes:
         while True:
             data = await self._websocket.receive()
+            # A buffered burst is received without the loop ever switching task: give the
+            # handlers (an @'s among them) a turn every RECEIVE_SLICE_S of receiving.
+            if time.perf_counter() - self._yielded_at > RECEIVE_SLICE_S:
+                await asyncio.sleep(0)
+                self._yielded_at = time.perf_counter()
             verdict = check_frame(data)
             if verdict.ok:
                 return data
@@ -86,20 +100,95 @@ def deliver_result(store: Any, result: dict[str, Any]) -> bool:
     return True
 
 
+class Lanes:
+    """The two admission lanes and their depths (for the periodic counter line).
+
+    For `quiet_s` after an addressed event is admitted, new unaddressed handlers start at most
+    `trickle` at a time (they queue, never drop): the event loop then has short iterations
+    while the @'s turn does its local work, instead of sharing each one with 32 others."""
+
+    def __init__(
+        self,
+        normal: int = ADMISSION_SLOTS,
+        priority: int = PRIORITY_SLOTS,
+        *,
+        trickle: int = QUIET_TRICKLE_SLOTS,
+        quiet_s: float = PRIORITY_QUIET_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.normal = asyncio.Semaphore(normal)
+        self.priority = asyncio.Semaphore(priority)
+        self.trickle = asyncio.Semaphore(trickle)
+        self.waiting = {"normal": 0, "priority": 0}
+        self.admitted = {"normal": 0, "priority": 0}
+        self._quiet_s = quiet_s
+        self._quiet_until = 0.0
+        self._clock = clock
+
+    def note_priority(self) -> None:
+        self._quiet_until = self._clock() + self._quiet_s
+
+    def quiet(self) -> bool:
+        return self._clock() < self._quiet_until
+
+    async def acquire(self, lane: str) -> list[asyncio.Semaphore]:
+        """The semaphores taken for one event of `lane` (release them in any order)."""
+        slots = self.priority if lane == "priority" else self.normal
+        taken: list[asyncio.Semaphore] = []
+        self.waiting[lane] += 1
+        try:
+            await slots.acquire()
+            taken.append(slots)
+            if lane == "normal" and self.quiet():
+                await self.trickle.acquire()
+                taken.append(self.trickle)
+        except BaseException:
+            for held in taken:
+                held.release()
+            raise
+        finally:
+            self.waiting[lane] -= 1
+        self.admitted[lane] += 1
+        if lane == "priority":
+            self.note_priority()
+        return taken
+
+
+def _never_priority(event: Event) -> Any:
+    return None
+
+
 def admitted(
-    handle: Callable[[Event], Any], slots: asyncio.Semaphore, hold: float = ADMISSION_HOLD_S
+    handle: Callable[[Event], Any],
+    lanes: Lanes,
+    lane_of: Callable[[Event], Any] = _never_priority,
+    hold: float = ADMISSION_HOLD_S,
 ) -> Callable[[Event], Any]:
-    """`handle` started only with a free slot; the slot is given back when it finishes or after
-    `hold` seconds (a reply waiting for the model does not keep others out)."""
+    """`handle` started only with a free slot of its lane (`lane_of(event).priority`); the slot
+    is given back when it finishes or after `hold` seconds (a reply waiting for the model does
+    not keep others out)."""
 
     async def run(event: Event) -> None:
-        async with slots:
+        verdict = lane_of(event)
+        priority = bool(getattr(verdict, "priority", False))
+        if priority:  # rare next to chatter, and most of them lead to a model call
+            log.info(
+                "addressed message %s (%s): priority lane, read at %.3f (monotonic)",
+                getattr(event, "message_id", "?"),
+                getattr(verdict, "reason", "?"),
+                time.monotonic(),
+            )
+        taken = await lanes.acquire("priority" if priority else "normal")
+        try:
             task = asyncio.ensure_future(handle(event))
             try:
                 await asyncio.wait({task}, timeout=hold)
             except asyncio.CancelledError:
                 task.cancel()
                 raise
+        finally:
+            for held in taken:
+                held.release()
         await task
 
     return run
@@ -107,13 +196,16 @@ def admitted(
 
 class GuardedAdapter(Adapter):
     received_hooks: ClassVar[list[Callable[[Event], None]]] = []
-    _slots: asyncio.Semaphore | None = None
+    lane_of: ClassVar[Callable[[Event], Any]] = staticmethod(_never_priority)
+    lanes: ClassVar[Lanes | None] = None
 
     @override
     def bot_connect(self, bot: BaseBot) -> None:
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(ADMISSION_SLOTS)
-        bot.handle_event = admitted(bot.handle_event, self._slots)  # type: ignore[method-assign]
+        if GuardedAdapter.lanes is None:
+            GuardedAdapter.lanes = Lanes()
+        bot.handle_event = admitted(  # type: ignore[method-assign]
+            bot.handle_event, GuardedAdapter.lanes, lambda event: GuardedAdapter.lane_of(event)
+        )
         super().bot_connect(bot)
 
     @override

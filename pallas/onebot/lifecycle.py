@@ -1,8 +1,9 @@
 """Start / stop the Pallas app with the NoneBot driver and hand it to plugins.
 
 The one `PallasApp` (pallas/app.py, the composition root) lives here; plugins take it (or one
-of its services) through NoneBot's dependency injection: `app: PallasApp | None =
-Depends(app_or_none)` — no plugin keeps a service cache of its own.
+of its services) with a plain `app_or_none()` call — not a NoneBot `Depends`: a sync dependency
+runs in a worker thread per event. Group messages reach the plugins through the one inbound
+entry (`pallas.onebot.inbound`), which hands them the app. No plugin keeps a service cache.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def get_app() -> PallasApp:
 
 
 def app_or_none() -> PallasApp | None:
-    """The NoneBot dependency: `Depends(app_or_none)` (None until start-up has run)."""
+    """The app (None until start-up has run)."""
     return _app
 
 

@@ -15,6 +15,7 @@ PostgreSQL (asyncpg in the writer's own loop) both work by URL.
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import logging
 import threading
@@ -53,6 +54,8 @@ class ThreadedMessageWriter:
         self._ready = threading.Event()
         self._failure: BaseException | None = None
         self.submitted = 0
+        self._inbox: collections.deque[StoredMessage] = collections.deque()
+        self._wake_pending = False
 
     @property
     def written(self) -> int:
@@ -84,23 +87,46 @@ class ThreadedMessageWriter:
             log.error("message %s submitted while the writer is stopped", message.message_id)
             return
         self.submitted += 1
-        loop.call_soon_threadsafe(self._writer.submit, message)
+        # One wake-up of the writer's loop per batch of submits, not one per message (each
+        # wake-up is a write to the loop's self-pipe, on the caller's — the bot's — thread).
+        self._inbox.append(message)
+        if not self._wake_pending:
+            self._wake_pending = True
+            loop.call_soon_threadsafe(self._drain_inbox)
 
-    async def flush(self) -> None:
-        """Wait until everything submitted so far is stored (or the writer stopped)."""
+    def _drain_inbox(self) -> None:
+        """On the writer's loop: hand everything submitted so far to the writer, in order."""
+        self._wake_pending = False
+        assert self._writer is not None
+        while self._inbox:
+            self._writer.submit(self._inbox.popleft())
+
+    async def flush(self, group_id: int | None = None) -> None:
+        """Wait until everything submitted so far is stored (or the writer stopped); with
+        `group_id`, only that group's messages, written ahead of other groups' backlog."""
         if self._writer is not None:
-            await self._on_writer_loop(self._writer.flush())
+            await self._on_writer_loop(self._flush(group_id))
+
+    async def _flush(self, group_id: int | None) -> None:
+        self._drain_inbox()
+        assert self._writer is not None
+        await self._writer.flush(group_id)
 
     async def close(self) -> None:
         thread, loop = self._thread, self._loop
         if thread is None or loop is None or self._writer is None:
             return
         try:
-            await self._on_writer_loop(self._writer.close())
+            await self._on_writer_loop(self._close())
         finally:
             loop.call_soon_threadsafe(loop.stop)
             await asyncio.to_thread(thread.join, 10)
             self._thread = None
+
+    async def _close(self) -> None:
+        self._drain_inbox()
+        assert self._writer is not None
+        await self._writer.close()
 
     async def _on_writer_loop(self, coro: Coroutine[Any, Any, T]) -> T:
         assert self._loop is not None

@@ -3,7 +3,10 @@
 Event handlers hand messages to `MessageWriter.submit` and return at once; a background task
 writes them in batches (one transaction per batch), so a burst of events costs a few commits
 instead of one each. A failing write is logged and retried with backoff — messages are kept in
-memory until they are stored. Readers that need the newest rows call `flush()` first.
+memory until they are stored. Readers that need the newest rows call `flush()` first; a reader
+that needs one group's rows calls `flush(group_id)`: that group's queued rows are written next,
+ahead of a burst in other groups, and the call returns once they are stored (what was submitted
+before the call — later submits never make a flush wait longer).
 
 A batch the database refuses because of the values in it (an id out of the 64-bit range, a NOT
 NULL time that is NaN, … — see `refuses_values`) is stored one message at a time instead, and
@@ -17,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 
 from sqlalchemy import exc as sa_exc
 
@@ -50,7 +54,11 @@ class MessageWriter:
         self._repo = repository
         self._batch_size = batch_size
         self._linger = linger
-        self._pending: list[StoredMessage] = []
+        self._pending: list[tuple[int, StoredMessage]] = []  # (submit sequence, message)
+        self._seq = 0
+        self._inflight = 0  # rows at the front of _pending being stored right now
+        self._forward = 0  # rows behind those that a group flush waits for: the next batch
+        self._waiters: list[tuple[Callable[[], bool], asyncio.Future[None]]] = []
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -69,16 +77,55 @@ class MessageWriter:
             self._task = asyncio.create_task(self._run(), name="pallas-message-writer")
 
     def submit(self, message: StoredMessage) -> None:
-        self._pending.append(message)
+        self._seq += 1
+        self._pending.append((self._seq, message))
         self._idle.clear()
         self._wakeup.set()
 
-    async def flush(self) -> None:
-        """Wait until everything submitted so far is stored (or the writer stopped)."""
+    async def flush(self, group_id: int | None = None) -> None:
+        """Wait until everything submitted so far is stored (or the writer stopped); with
+        `group_id`, only that group's messages, which are written next."""
         if self._task is None or self._task.done():
             await self._write_pending_once()
             return
-        await self._idle.wait()
+        upto = self._seq
+        if group_id is not None:
+            self._bring_forward(group_id)
+        done = self._stored_predicate(upto, group_id)
+        if done():
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((done, future))
+        self._wakeup.set()
+        try:
+            await future
+        finally:
+            self._waiters = [w for w in self._waiters if w[1] is not future]
+
+    def _stored_predicate(self, upto: int, group_id: int | None) -> Callable[[], bool]:
+        if group_id is None:
+            return lambda: all(seq > upto for seq, _ in self._pending)
+        return lambda: (
+            not any(seq <= upto and message.group_id == group_id for seq, message in self._pending)
+        )
+
+    def _bring_forward(self, group_id: int) -> None:
+        """Move the group's queued rows right behind the batch being stored (order kept); the
+        next batch is just the rows brought forward, so the flush waits for two small-to-normal
+        batches at most, not for the backlog."""
+        head, rest = self._pending[: self._inflight], self._pending[self._inflight :]
+        # rows already brought forward by another flush stay first
+        front, rest = rest[: self._forward], rest[self._forward :]
+        mine = [row for row in rest if row[1].group_id == group_id]
+        if mine:
+            others = [row for row in rest if row[1].group_id != group_id]
+            self._pending = head + front + mine + others
+            self._forward += len(mine)
+
+    def _wake_waiters(self, everyone: bool = False) -> None:
+        for done, future in self._waiters:
+            if not future.done() and (everyone or done()):
+                future.set_result(None)
 
     async def close(self) -> None:
         self._closing = True
@@ -87,44 +134,55 @@ class MessageWriter:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         await self._write_pending_once()
+        self._wake_waiters(everyone=True)
 
     async def _run(self) -> None:
         backoff = 0.1
-        while True:
-            await self._wakeup.wait()
-            self._wakeup.clear()
-            if self._linger and not self._closing:
-                await asyncio.sleep(self._linger)  # let a burst accumulate
-            while self._pending:
-                batch = self._pending[: self._batch_size]
-                try:
-                    done = await self._store(batch)
-                except Exception:
-                    log.exception(
-                        "storing %d messages failed; retrying in %.1fs", len(batch), backoff
-                    )
-                    await asyncio.sleep(backoff)
-                    backoff = min(backoff * 2, 5.0)
-                    if self._closing:
-                        return
-                    continue
-                backoff = 0.1
-                del self._pending[:done]
-            self._idle.set()
-            if self._closing:
-                return
+        try:
+            while True:
+                await self._wakeup.wait()
+                self._wakeup.clear()
+                if self._linger and not self._closing and not self._waiters:
+                    await asyncio.sleep(self._linger)  # let a burst accumulate
+                while self._pending:
+                    size = min(self._forward or self._batch_size, self._batch_size)
+                    batch = [message for _, message in self._pending[:size]]
+                    self._forward -= min(self._forward, size)  # now counted in _inflight
+                    self._inflight = len(batch)
+                    try:
+                        done = await self._store(batch)
+                    except Exception:
+                        log.exception(
+                            "storing %d messages failed; retrying in %.1fs", len(batch), backoff
+                        )
+                        await asyncio.sleep(backoff)
+                        backoff = min(backoff * 2, 5.0)
+                        if self._closing:
+                            return
+                        continue
+                    finally:
+                        self._inflight = 0
+                    backoff = 0.1
+                    del self._pending[:done]
+                    self._wake_waiters()
+                self._idle.set()
+                self._wake_waiters()
+                if self._closing:
+                    return
+        finally:
+            self._wake_waiters(everyone=True)
 
     async def _write_pending_once(self) -> None:
         if not self._pending:
             self._idle.set()
             return
-        batch, self._pending = self._pending, []
+        rows, self._pending = self._pending, []
         try:
-            done = await self._store(batch)
+            done = await self._store([message for _, message in rows])
         except Exception:
             done = 0
-            log.exception("final write of %d messages failed", len(batch))
-        self._pending = batch[done:] + self._pending
+            log.exception("final write of %d messages failed", len(rows))
+        self._pending = rows[done:] + self._pending
         self._idle.set()
 
     async def _store(self, batch: list[StoredMessage]) -> int:

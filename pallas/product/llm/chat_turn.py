@@ -342,7 +342,7 @@ class ChatTurnService:
     ) -> TurnRows:
         """Timeline and session rows, after everything recorded so far is stored."""
         rt = self.runtime
-        await rt.writer.flush()
+        await rt.writer.flush(turn.group_id)  # this group first, not behind a burst
         return await fetch_turn_rows(
             turn,
             timeline_width=route.trigger.timeline_width,

@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from pallas.onebot.adapter import admitted, deliver_result
+from pallas.onebot.adapter import Lanes, admitted, deliver_result
 from pallas.onebot.frame_guard import MAX_FRAME_BYTES, check_frame
+from pallas.onebot.lanes import LaneVerdict
 
 EVENT = {
     "post_type": "message",
@@ -63,7 +64,8 @@ async def test_an_api_result_is_delivered_once_and_odd_echoes_are_ignored() -> N
 
 
 async def test_admission_bounds_running_handlers_but_a_slow_one_gives_its_slot_back() -> None:
-    slots = asyncio.Semaphore(2)
+    lanes = Lanes(normal=2)
+    slots = lanes.normal
     running: list[str] = []
     gate = asyncio.Event()
 
@@ -74,7 +76,7 @@ async def test_admission_bounds_running_handlers_but_a_slow_one_gives_its_slot_b
         if event == "boom":
             raise ValueError("handler failed")
 
-    run = admitted(handle, slots, hold=0.3)  # type: ignore[arg-type]
+    run = admitted(handle, lanes, hold=0.3)  # type: ignore[arg-type]
     slow = [asyncio.ensure_future(run(f"slow{i}")) for i in range(3)]
     for _ in range(5):  # loop turns, no time passes
         await asyncio.sleep(0)
@@ -86,3 +88,27 @@ async def test_admission_bounds_running_handlers_but_a_slow_one_gives_its_slot_b
     gate.set()
     await asyncio.gather(*slow)
     assert not slots.locked()
+
+
+async def test_an_addressed_event_skips_the_queue_of_unaddressed_ones() -> None:
+    lanes = Lanes(normal=1, priority=1)
+    running: list[str] = []
+    gate = asyncio.Event()
+
+    async def handle(event: str) -> None:
+        running.append(event)
+        await gate.wait()
+
+    def lane_of(event: str) -> LaneVerdict:
+        return LaneVerdict(event.startswith("@"), "test")
+
+    run = admitted(handle, lanes, lane_of, hold=60.0)  # type: ignore[arg-type]
+    burst = [asyncio.ensure_future(run(f"msg{i}")) for i in range(50)]
+    at = asyncio.ensure_future(run("@bot"))  # type: ignore[arg-type]
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert running == ["msg0", "@bot"], "the @ runs beside the one admitted message"
+    assert lanes.waiting == {"normal": 49, "priority": 0}
+    gate.set()
+    await asyncio.gather(*burst, at)
+    assert len(running) == 51 and lanes.waiting == {"normal": 0, "priority": 0}

@@ -9,6 +9,7 @@ costs one state read and no query.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -94,6 +95,8 @@ class GroupLearningCache:
         self._state = state
         self._max_groups = max_groups
         self._entries: OrderedDict[tuple[int, int], GroupLearningData] = OrderedDict()
+        # one load per group at a time: a burst of messages in a cold group shares it
+        self._loading: dict[tuple[int, int], tuple[int, asyncio.Task[GroupLearningData]]] = {}
 
     async def get(
         self, bot_id: int, group_id: int, *, now: float, pool_size: int, ttl: float
@@ -104,7 +107,21 @@ class GroupLearningCache:
         if cached is not None and cached.generation == generation and now - cached.loaded_at < ttl:
             self._entries.move_to_end(key)
             return cached
-        data = await self._load(bot_id, group_id, now=now, pool_size=pool_size)
+        loading = self._loading.get(key)
+        if loading is None or loading[0] != generation:
+            task = asyncio.ensure_future(self._fill(key, generation, now, pool_size))
+            self._loading[key] = loading = (generation, task)
+            task.add_done_callback(lambda done: self._forget_load(key, done))
+        return await asyncio.shield(loading[1])
+
+    def _forget_load(self, key: tuple[int, int], done: asyncio.Task[GroupLearningData]) -> None:
+        if self._loading.get(key, (0, None))[1] is done:
+            del self._loading[key]
+
+    async def _fill(
+        self, key: tuple[int, int], generation: int, now: float, pool_size: int
+    ) -> GroupLearningData:
+        data = await self._load(key[0], key[1], now=now, pool_size=pool_size)
         data = replace(data, generation=generation, loaded_at=now)
         self._entries[key] = data
         self._entries.move_to_end(key)

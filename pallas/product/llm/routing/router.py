@@ -75,6 +75,14 @@ from pallas.product.llm.routing.route_state import (
 )
 
 log = logging.getLogger("pallas.routing")
+# Route lines at INFO only for decisions that speak or call a model; the rest (most messages
+# under load) at DEBUG — the periodic `counters:` line (pallas.onebot.counters) counts them.
+_QUIET_OUTCOMES = frozenset({"skip", "accumulate", "defer", "merge", "pass_silent"})
+
+
+def _route_log_level(record: Mapping[str, Any]) -> int:
+    return logging.DEBUG if str(record.get("outcome")) in _QUIET_OUTCOMES else logging.INFO
+
 
 _SCALAR_KEYS = ("silenced_until", "last_turn_at", "ambient_times", "last_quote_at")
 _BOT_REPLIES_MAX = 64
@@ -197,7 +205,8 @@ class RoutingEngine:
             maxlen=config.decisions_kept,
             ttl=config.decisions_ttl_s,
         )
-        log.info("route %s", json.dumps(record, ensure_ascii=False))
+        if log.isEnabledFor(level := _route_log_level(record)):
+            log.log(level, "route %s", json.dumps(record, ensure_ascii=False))
         return record
 
     async def record_outside_decision(
@@ -219,7 +228,7 @@ class RoutingEngine:
         await self._store.push(
             keys.key("decisions"), record, maxlen=config.decisions_kept, ttl=config.decisions_ttl_s
         )
-        log.info("route %s", json.dumps(record, ensure_ascii=False))
+        log.debug("route %s", json.dumps(record, ensure_ascii=False))
 
     async def _apply(
         self, result: RouteResult, config: RoutingConfig, state: RouteState

@@ -1,0 +1,69 @@
+"""Start-up warm-ups (jieba's dictionary, the BPE ranks, the CA bundle) off the critical path.
+
+NoneBot awaits every `on_startup` hook before uvicorn accepts a connection, so a warm-up awaited
+there delays "listening" by its length (~1.5 s together). Plugins `add` their loader here; the
+loaders start in one worker thread as a background task when the driver starts, and nothing
+waits for them except a handler that needs them: `await ready()` (a finished warm-up costs one
+check) — so the first reply never loads a dictionary on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+
+from nonebot import get_driver
+
+log = logging.getLogger("pallas.onebot")
+
+_loaders: list[Callable[[], object]] = []
+_task: asyncio.Task[None] | None = None
+_registered = False
+
+
+def add(loader: Callable[[], object]) -> None:
+    """Run `loader` (blocking, thread-safe, idempotent) in the background at start-up."""
+    global _registered
+    if loader not in _loaders:
+        _loaders.append(loader)
+    if not _registered:
+        _registered = True
+        get_driver().on_startup(_start)
+
+
+def _run_all() -> None:
+    begun = time.perf_counter()
+    for loader in list(_loaders):
+        started = time.perf_counter()
+        try:
+            loader()
+        except Exception:  # the real call will raise again where it is needed
+            log.exception("warm-up %s failed", getattr(loader, "__qualname__", loader))
+            continue
+        log.debug("warm-up %s: %.0f ms", loader, (time.perf_counter() - started) * 1000)
+    log.info("warm-ups done in %.2f s (tokenizers, CA bundle)", time.perf_counter() - begun)
+
+
+async def _start() -> None:
+    """The driver's start-up hook: returns at once, the loaders run in a thread."""
+    global _task
+    if _task is None or _task.get_loop().is_closed():
+        _task = asyncio.create_task(asyncio.to_thread(_run_all))
+
+
+async def ready() -> None:
+    """Wait (without blocking the loop) until the warm-ups finished; at once after that."""
+    task = _task
+    if task is None or task.done():
+        return
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        if task.cancelled():
+            return
+        raise
+
+
+__all__ = ["add", "ready"]
