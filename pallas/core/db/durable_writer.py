@@ -53,6 +53,8 @@ class ThreadedMessageWriter:
         self._ready = threading.Event()
         self._failure: BaseException | None = None
         self.submitted = 0
+        # called on the submitting thread with every message (warm caches of recent rows)
+        self.listeners: list[Callable[[StoredMessage], None]] = []
 
     @property
     def written(self) -> int:
@@ -85,6 +87,8 @@ class ThreadedMessageWriter:
             return
         self.submitted += 1
         loop.call_soon_threadsafe(self._writer.submit, message)
+        for listener in self.listeners:
+            listener(message)
 
     async def flush(self) -> None:
         """Wait until everything submitted so far is stored (or the writer stopped)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 
 from sqlalchemy import exc as sa_exc
 
@@ -58,6 +59,7 @@ class MessageWriter:
         self._closing = False
         self.written = 0
         self.dropped = 0  # refused by the database on their own (see the module docstring)
+        self.listeners: list[Callable[[StoredMessage], None]] = []  # told of every submit
 
     @property
     def queued(self) -> int:
@@ -72,6 +74,8 @@ class MessageWriter:
         self._pending.append(message)
         self._idle.clear()
         self._wakeup.set()
+        for listener in self.listeners:
+            listener(message)
 
     async def flush(self) -> None:
         """Wait until everything submitted so far is stored (or the writer stopped)."""
