@@ -69,6 +69,14 @@ class WarmSessions:
         self._epoch = 0  # bumped when `_changes` is reset
         repo.listeners.append(self)
 
+    @classmethod
+    def of(cls, repo: ChatSessionRepository) -> WarmSessions:
+        """The one warm cache of this repository instance (made on first use)."""
+        for listener in repo.listeners:
+            if isinstance(listener, cls):
+                return listener
+        return cls(repo)
+
     # -- listener --------------------------------------------------------------------------
     def appended(self, turns: Sequence[SessionTurn]) -> None:
         for turn in turns:
@@ -94,6 +102,25 @@ class WarmSessions:
             if group_id is None or key[1] == group_id:
                 self._bump(key)
                 del self._groups.entries[key]
+
+    def summarised(self, summary: SessionTurn, deleted_row_ids: Sequence[int]) -> None:
+        """A summary replaced older turns: the windows drop them and the member's gains it.
+
+        A window holds a group's or member's newest rows, so without the deleted ones it still
+        holds the newest rows there are (fewer of them); the summary row is the newest row."""
+        deleted = set(deleted_row_ids)
+        user_key = (summary.bot_id, summary.group_id, summary.user_id)
+        group_key = (summary.bot_id, summary.group_id)
+        for key, lru in ((user_key, self._users), (group_key, self._groups)):
+            self._bump(key)
+            window = lru.entries.get(key)
+            if window is not None:
+                kept = [t for t in window.turns if t.row_id not in deleted]
+                window.turns = deque(kept, maxlen=window.turns.maxlen)
+        window = self._users.entries.get(user_key)
+        if window is not None:
+            _push(window, summary)
+            window.summary = summary
 
     def _bump(self, key: Hashable) -> None:
         self._changes[key] = self._changes.get(key, 0) + 1

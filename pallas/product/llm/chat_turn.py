@@ -154,7 +154,7 @@ class ChatTurnService:
         self.warm_messages = WarmMessages(rt.repos.messages, flush=rt.writer.flush)
         rt.writer.listeners.append(self.warm_messages.note)
         rt.repos.messages.listeners.append(self.warm_messages.note_many)
-        self.warm_sessions = WarmSessions(rt.repos.chat_sessions)
+        self.warm_sessions = WarmSessions.of(rt.repos.chat_sessions)
 
     # -- entry -------------------------------------------------------------------------------
     async def handle(

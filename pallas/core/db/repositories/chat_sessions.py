@@ -35,6 +35,8 @@ class SessionListener(Protocol):
 
     def cleared(self, bot_id: int, group_id: int | None, user_id: int) -> None: ...
 
+    def summarised(self, summary: SessionTurn, deleted_row_ids: Sequence[int]) -> None: ...
+
 
 class ChatSessionRepository:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
@@ -180,25 +182,27 @@ class ChatSessionRepository:
         """Write the summary row and delete the rows it replaces in one transaction."""
         await self.flush()
         async with self._sessions() as session, session.begin():
-            session.add(
-                LlmChatMessageRow(
-                    bot_id=summary.bot_id,
-                    group_id=summary.group_id,
-                    user_id=summary.user_id,
-                    role=summary.role,
-                    content=summary.content,
-                    is_summary=True,
-                    extra=dict(summary.extra),
-                    created_at=summary.created_at,
-                )
+            row = LlmChatMessageRow(
+                bot_id=summary.bot_id,
+                group_id=summary.group_id,
+                user_id=summary.user_id,
+                role=summary.role,
+                content=summary.content,
+                is_summary=True,
+                extra=dict(summary.extra),
+                created_at=summary.created_at,
             )
+            session.add(row)
+            await session.flush()
+            stored = _to_turn(row)
             if superseded_row_ids:
                 await session.execute(
                     delete(LlmChatMessageRow).where(
                         LlmChatMessageRow.id.in_(list(superseded_row_ids))
                     )
                 )
-        self._cleared(summary.bot_id, summary.group_id, summary.user_id)
+        for listener in self.listeners:
+            listener.summarised(stored, superseded_row_ids)
 
     async def delete_for_user(self, bot_id: int, group_id: int | None, user_id: int) -> int:
         stmt = delete(LlmChatMessageRow).where(
