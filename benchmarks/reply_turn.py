@@ -23,6 +23,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from sqlalchemy.ext.asyncio import AsyncEngine
+
 from benchmarks.stats import describe
 from pallas.app import build_app
 from pallas.core.db.models import MessageRow
@@ -99,14 +101,14 @@ def _message(rng: random.Random, group: int, message_id: int, t: float) -> dict:
     )
 
 
-async def _fill_messages(runtime: PallasRuntime, count: int) -> None:
+async def fill_messages(engine: AsyncEngine, count: int, now: float) -> None:
     """Core bulk inserts: the hot group holds a fifth, 999 other groups share the rest."""
     rng = random.Random(7)
     hot = count // 5
-    start = runtime.clock.now() - count * 2
+    start = now - count * 2
     table = MessageRow.__table__
     batch: list[dict] = []
-    async with runtime.engine.begin() as conn:
+    async with engine.begin() as conn:
         for i in range(count):
             group = GROUP if i % 5 == 0 and i // 5 < hot else GROUP + 1 + i % OTHER_GROUPS
             batch.append(_message(rng, group, i + 1, start + i * 2))
@@ -157,7 +159,7 @@ async def _fill_sessions(runtime: PallasRuntime) -> None:
 
 async def _fill(runtime: PallasRuntime, messages: int, memories: int) -> None:
     for name, step in (
-        (f"{messages} messages", _fill_messages(runtime, messages)),
+        (f"{messages} messages", fill_messages(runtime.engine, messages, runtime.clock.now())),
         (f"{memories} memory items", _fill_memories(runtime, memories)),
         ("session history", _fill_sessions(runtime)),
     ):
