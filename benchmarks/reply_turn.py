@@ -247,7 +247,7 @@ async def _turns(
             user_id=user,
             message_id=10_000_000 + i,
             time=runtime.clock.now(),
-            text=f"帕拉斯，{LINES[i % len(LINES)]}？",
+            text=f"帕拉斯，{LINES[i % len(LINES)]}，{THINGS[i // 10 % len(THINGS)]}呢（{i}）？",
             segments=(Segment("at", {"qq": str(BOT)}),),
             sender=Sender(user, card=f"群友{user}"),
             mentions=(BOT,),
