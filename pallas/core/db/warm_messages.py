@@ -146,7 +146,6 @@ class WarmMessages:
         try:
             if self._flush is not None:
                 await self._flush()  # everything noted before is stored
-            self._loading[key] = 0
             rows = await self._repo.recent(bot_id, group_id, limit=self._per_group)
             if self._loading[key]:
                 return None  # a message arrived meanwhile: build the window next time
