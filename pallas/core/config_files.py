@@ -138,7 +138,7 @@ class GroupConfigStore(Generic[ModelT]):
         cached = self._cache.get(group_id)
         if cached is not None and cached[0] == self._files.generation:
             return cached[1]
-        if not specific:  # one frozen instance for every group on the defaults (RSS)
+        if not specific:  # one shared instance for every group on the defaults (RSS)
             shared = self._shared
             if shared is None or shared[0] != self._files.generation:
                 config = self._model.model_validate(default)
