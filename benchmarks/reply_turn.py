@@ -1,28 +1,42 @@
-"""Local time per REPLY turn, everything except the LLM call, with 100k messages stored.
+"""Local time per REPLY turn, everything except the LLM call, over a big database.
 
-Runs the real `ChatTurnService` in-process: SQLite (WAL) with 100,000 group messages, the real
-routing, context pipeline, budget (real BPE), delivery to an in-memory sender, session append
-and snapshot storage; the LLM is the fake OpenAI-compatible server on 127.0.0.1 and its
-latency is subtracted. Prints p50/p90/p99 per stage.
+Runs the real `ChatTurnService` in-process: SQLite (WAL) holding `--messages` group messages
+(a hot group with a fifth of them, the rest spread over 999 other groups), 10,000 memory items
+in the hot group (stored through the memory repository as the product stores them), session
+history for the hot group's members, the real routing, context pipeline, budget (real BPE),
+delivery to an in-memory sender, session append and snapshot storage; the LLM is the fake
+OpenAI-compatible server on 127.0.0.1 and its latency is subtracted. Prints the fill time and
+p50/p90/p99 per stage.
 
-    python -m benchmarks.reply_turn [--messages 100000] [--turns 200]
+    python -m benchmarks.reply_turn [--messages 1000000] [--memories 10000] [--turns 300]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import random
 import shutil
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
+
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from benchmarks.stats import describe
 from pallas.app import build_app
-from pallas.core.records import StoredMessage
+from pallas.core.db.models import MessageRow
+from pallas.core.db.repositories.memory import MemoryRepository, NewMemory
+from pallas.core.db.repositories.messages import _row_values
+from pallas.core.records import SessionTurn, StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.turn import Segment, Sender, TurnInput
+from pallas.onebot.convert import stored_message_from_sent, stored_message_from_turn
+from pallas.product.llm.chat_turn import ChatTurnService
+from pallas.product.llm.memory.isolation import group_scope
+from pallas.product.llm.memory.service import fingerprint
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 
@@ -42,106 +56,234 @@ LINES = [
 ]
 
 
-class NullSender:
-    def __init__(self) -> None:
+class RecordingSender:
+    """Delivery to memory; each sent line is recorded as the OneBot edge records it."""
+
+    def __init__(self, runtime: PallasRuntime) -> None:
+        self.runtime = runtime
         self.next_id = -5_000_000_000
 
     async def send_group(self, group_id: int, segments: list[dict]) -> int | None:
         self.next_id -= 1
+        self.runtime.writer.submit(
+            stored_message_from_sent(
+                bot_id=BOT,
+                group_id=group_id,
+                message_id=self.next_id,
+                segments=segments,
+                time=self.runtime.clock.now(),
+                nickname="帕拉斯",
+            )
+        )
         return self.next_id
 
 
-async def _fill(runtime: PallasRuntime, count: int) -> None:
+OTHER_GROUPS = 999
+MEMBERS = 40  # speakers of the hot group
+FACTS = ["喜欢", "讨厌", "在玩", "养了", "住在", "最近在学", "周末常去", "想买"]
+THINGS = ["猫", "明日方舟", "火锅", "吉他", "上海", "日语", "爬山", "机械键盘", "咖啡", "原神"]
+
+
+def _message(rng: random.Random, group: int, message_id: int, t: float) -> dict:
+    user = 10_000 + rng.randrange(40)
+    return _row_values(
+        StoredMessage(
+            bot_id=BOT,
+            group_id=group,
+            message_id=message_id,
+            user_id=user,
+            time=t,
+            text=rng.choice(LINES),
+            card=f"群友{user % 100}",
+            raw_message="",
+            segments=({"type": "text", "data": {"text": rng.choice(LINES)}},),
+        )
+    )
+
+
+async def fill_messages(engine: AsyncEngine, count: int, now: float) -> None:
+    """Core bulk inserts: the hot group holds a fifth, 999 other groups share the rest."""
     rng = random.Random(7)
-    start = runtime.clock.now() - count * 20
-    batch = []
+    hot = count // 5
+    start = now - count * 2
+    table = MessageRow.__table__
+    batch: list[dict] = []
+    async with engine.begin() as conn:
+        for i in range(count):
+            group = GROUP if i % 5 == 0 and i // 5 < hot else GROUP + 1 + i % OTHER_GROUPS
+            batch.append(_message(rng, group, i + 1, start + i * 2))
+            if len(batch) == 20_000:
+                await conn.execute(table.insert(), batch)
+                batch = []
+        if batch:
+            await conn.execute(table.insert(), batch)
+
+
+async def _fill_memories(runtime: PallasRuntime, count: int) -> None:
+    """Realistic rows through the memory repository (dedup / key rules included)."""
+    rng = random.Random(11)
+    scope = group_scope(BOT, GROUP)
+    repo = MemoryRepository(runtime.sessions)
+    now = runtime.clock.now()
     for i in range(count):
-        user = 10_000 + rng.randrange(40)
-        batch.append(
-            StoredMessage(
+        user = 10_000 + i % 40
+        text = f"群友{user % 100}{rng.choice(FACTS)}{rng.choice(THINGS)}（记录{i}）"
+        kind = "person_facts" if i % 2 else "knowledge"
+        await repo.upsert(
+            NewMemory(
                 bot_id=BOT,
-                group_id=GROUP,
-                message_id=i + 1,
-                user_id=user,
-                time=start + i * 20,
-                text=rng.choice(LINES),
-                card=f"群友{user % 100}",
-                raw_message="",
+                scope=scope,
+                kind=kind,
+                key=f"k{i}",
+                fingerprint=fingerprint(text),
+                text=text,
+                origin="extracted",
+                now=now - (count - i),
+                subject_user_id=user if kind == "person_facts" else None,
+                subject_name=f"群友{user % 100}" if kind == "person_facts" else "",
             )
         )
-        if len(batch) == 2000:
-            await runtime.repos.messages.add_many(batch)
-            batch = []
-    await runtime.repos.messages.add_many(batch)
 
 
-async def run(messages: int, turns: int) -> None:
+async def _fill_sessions(runtime: PallasRuntime) -> None:
+    """Twenty exchanges of history per member of the hot group."""
+    now = runtime.clock.now() - 3600
+    turns = []
+    for user in range(10_000, 10_000 + MEMBERS):
+        for k in range(20):
+            base = {"bot_id": BOT, "group_id": GROUP, "user_id": user, "created_at": now + k}
+            turns.append(SessionTurn(**base, role="user", content=LINES[k % len(LINES)]))
+            turns.append(SessionTurn(**base, role="assistant", content="好呀\n我也这么想"))
+    await runtime.repos.chat_sessions.append(turns)
+
+
+async def _fill(runtime: PallasRuntime, messages: int, memories: int) -> None:
+    for name, step in (
+        (f"{messages} messages", fill_messages(runtime.engine, messages, runtime.clock.now())),
+        (f"{memories} memory items", _fill_memories(runtime, memories)),
+        ("session history", _fill_sessions(runtime)),
+    ):
+        t = time.perf_counter()
+        await step
+        print(f"stored {name} in {time.perf_counter() - t:.1f}s", flush=True)
+
+
+def _workdir(args: argparse.Namespace) -> tuple[Path, bool]:
+    """A temp dir with the config and (when `--db` is filled) a pristine copy of the DB."""
     workdir = Path(tempfile.mkdtemp(prefix="pallas-bench-"))
+    fill = not (args.db and Path(args.db).exists())
+    if not fill:  # a pristine copy: runs do not see each other's sessions or usage
+        shutil.copyfile(args.db, workdir / "bench.db")
     shutil.copytree(REPO / "config", workdir / "config")
     (workdir / "config/groups/default.toml").write_text(
-        "[chat]\nmerge_window_s = 0\n[routing.cooldown]\nchat_cooldown_s = 0\n", encoding="utf-8"
+        "[chat]\nmerge_window_s = 0\n[routing.cooldown]\nchat_cooldown_s = 0\n"
+        "[cost.member]\nburst = 1000\n",
+        encoding="utf-8",
     )
+    return workdir, fill
+
+
+async def run(args: argparse.Namespace, workdir: Path, fill: bool) -> None:
+    db = workdir / "bench.db"
     llm = FakeOpenAI(default_reply="好呀\n我也这么想")
     await llm.start()
     settings = PallasSettings(
-        database_url=f"sqlite+aiosqlite:///{workdir / 'bench.db'}",
+        database_url=f"sqlite+aiosqlite:///{db}",
         pallas_config_dir=workdir / "config",
         openai_base_url=llm.base_url,
         openai_api_key="sk-bench",
     )
     runtime = await PallasRuntime.start(settings, nicknames=("帕拉斯",))
     try:
-        t = time.perf_counter()
-        await _fill(runtime, messages)
-        print(f"stored {messages} messages in {time.perf_counter() - t:.1f}s")
+        if fill:
+            await _fill(runtime, args.messages, args.memories)
+            if args.db:
+                await runtime.stop()
+                shutil.copyfile(db, args.db)
+                runtime = await PallasRuntime.start(settings, nicknames=("帕拉斯",))
+        else:
+            print(f"copied {args.db} ({await runtime.repos.messages.count()} messages)")
         service = build_app(runtime, rng=random.Random(1)).chat
 
         async def no_sleep(_: float) -> None:
             return None
 
         service.sleep = no_sleep
-        sender = NullSender()
-        local_ms: list[float] = []
-        stages: dict[str, list[float]] = {}
-        for i in range(turns):
-            user = 10_000 + i % 40
-            turn = TurnInput(
-                bot_id=BOT,
-                group_id=GROUP,
-                user_id=user,
-                message_id=10_000_000 + i,
-                time=runtime.clock.now(),
-                text=f"帕拉斯，{LINES[i % len(LINES)]}？",
-                segments=(Segment("at", {"qq": str(BOT)}),),
-                sender=Sender(user, card=f"群友{user}"),
-                mentions=(BOT,),
-                to_me=True,
-            )
-            started = time.perf_counter()
-            outcome = await service.handle(turn, sender)
-            elapsed = (time.perf_counter() - started) * 1000
-            snap = (await runtime.repos.snapshots.latest(GROUP, bot_id=BOT))[0]
-            latency = float(snap.data.get("usage", {}).get("latency_ms", 0))
-            if outcome.outcome == "delivered":
-                local_ms.append(elapsed - latency)
-                for name, ms in snap.data.get("stage_ms", {}).items():
-                    stages.setdefault(name, []).append(float(ms))
+        profiler = cProfile.Profile() if args.profile else None
+        cold, _, _ = await _turns(runtime, service, range(MEMBERS), None, args.gap)
+        print(describe("first turn of each member", cold))
+        steady = range(MEMBERS, MEMBERS + args.turns)
+        local_ms, stages, outcomes = await _turns(runtime, service, steady, profiler, args.gap)
+        await service.drain_background()
         print(describe("local per REPLY turn", local_ms))
         for name, values in stages.items():
             print(describe(f"  stage {name}", values))
-        print(f"delivered turns: {len(local_ms)}/{turns}")
+        print(f"outcomes: {dict(outcomes)}")
+        if profiler is not None:
+            profiler.dump_stats(args.profile)
+            print(f"profile of the turns written to {args.profile} (python -m pstats)")
     finally:
         await runtime.stop()
         await llm.stop()
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+async def _turns(
+    runtime: PallasRuntime,
+    service: ChatTurnService,
+    turns: range,
+    profiler: cProfile.Profile | None,
+    gap: float,
+) -> tuple[list[float], dict[str, list[float]], Counter[str]]:
+    sender = RecordingSender(runtime)
+    local_ms: list[float] = []
+    stages: dict[str, list[float]] = {}
+    outcomes: Counter[str] = Counter()
+    for i in turns:
+        user = 10_000 + i % MEMBERS
+        turn = TurnInput(
+            bot_id=BOT,
+            group_id=GROUP,
+            user_id=user,
+            message_id=10_000_000 + i,
+            time=runtime.clock.now(),
+            text=f"帕拉斯，{LINES[i % len(LINES)]}，{THINGS[i // 10 % len(THINGS)]}呢（{i}）？",
+            segments=(Segment("at", {"qq": str(BOT)}),),
+            sender=Sender(user, card=f"群友{user}"),
+            mentions=(BOT,),
+            to_me=True,
+        )
+        runtime.writer.submit(stored_message_from_turn(turn))  # recorded at the edge
+        if profiler is not None:
+            profiler.enable()
+        started = time.perf_counter()
+        outcome = await service.handle(turn, sender)
+        elapsed = (time.perf_counter() - started) * 1000
+        if profiler is not None:
+            profiler.disable()
+        outcomes[f"{outcome.outcome.value}:{outcome.reason}"] += 1
+        if outcome.outcome != "delivered" or outcome.turn_id is None:
+            continue
+        snap = await runtime.repos.snapshots.by_turn(outcome.turn_id)
+        assert snap is not None
+        latency = float(snap.data.get("usage", {}).get("latency_ms", 0))
+        local_ms.append(elapsed - latency)
+        for name, ms in snap.data.get("stage_ms", {}).items():
+            stages.setdefault(name, []).append(float(ms))
+        await asyncio.sleep(gap)  # a real LLM call takes longer: background work of the turn
+    return local_ms, stages, outcomes
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--messages", type=int, default=100_000)
-    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--gap", type=float, default=0.1, help="seconds between turns")
+    parser.add_argument("--db", default="", help="fill this SQLite file once, later runs copy it")
+    parser.add_argument("--profile", default="", help="write a cProfile of the turns here")
     args = parser.parse_args(argv or [])
-    asyncio.run(run(args.messages, args.turns))
+    asyncio.run(run(args, *_workdir(args)))
 
 
 if __name__ == "__main__":

@@ -49,6 +49,11 @@ class Repositories:
             snapshots=SnapshotRepository(sessions),
         )
 
+    async def flush(self) -> None:
+        """Store the write-behind rows (snapshots, session turns, usage) queued so far."""
+        for repo in (self.snapshots, self.chat_sessions, self.usage):
+            await repo.flush()
+
 
 @dataclass
 class PallasRuntime:
@@ -127,6 +132,7 @@ class PallasRuntime:
     async def stop(self) -> None:
         await self.llm.close()
         await self.writer.close()
+        await self.repos.flush()
         await self.engine.dispose()
         if self.owns_state:
             await _close_state(self.state)

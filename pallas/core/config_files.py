@@ -183,6 +183,7 @@ class GroupConfigStore(Generic[ModelT]):
         self._dir = groups_dir
         self._files = TomlFileCache(check_interval=check_interval, validate=self._validate_file)
         self._cache: dict[int, tuple[int, ModelT]] = {}
+        self._shared: tuple[int, ModelT] | None = None  # groups without a file of their own
 
     def _validate_file(self, path: Path, data: dict[str, Any]) -> None:
         # Validate each file merged over the defaults file so an error names *this* file.
@@ -198,6 +199,13 @@ class GroupConfigStore(Generic[ModelT]):
         cached = self._cache.get(group_id)
         if cached is not None and cached[0] == self._files.generation:
             return cached[1]
+        if not specific:  # one shared instance for every group on the defaults (RSS)
+            shared = self._shared
+            if shared is None or shared[0] != self._files.generation:
+                config = self._model.model_validate(default)
+                shared = self._shared = (self._files.generation, config)
+            self._cache.pop(group_id, None)
+            return shared[1]
         try:
             config = self._model.model_validate(deep_merge(default, specific))
         except ValidationError as exc:

@@ -56,6 +56,8 @@ class ThreadedMessageWriter:
         self.submitted = 0
         self._inbox: collections.deque[StoredMessage] = collections.deque()
         self._wake_pending = False
+        # called on the submitting thread with every message (warm caches of recent rows)
+        self.listeners: list[Callable[[StoredMessage], None]] = []
 
     @property
     def written(self) -> int:
@@ -93,6 +95,8 @@ class ThreadedMessageWriter:
         if not self._wake_pending:
             self._wake_pending = True
             loop.call_soon_threadsafe(self._drain_inbox)
+        for listener in self.listeners:
+            listener(message)
 
     def _drain_inbox(self) -> None:
         """On the writer's loop: hand everything submitted so far to the writer, in order."""

@@ -66,6 +66,7 @@ class MessageWriter:
         self._closing = False
         self.written = 0
         self.dropped = 0  # refused by the database on their own (see the module docstring)
+        self.listeners: list[Callable[[StoredMessage], None]] = []  # told of every submit
 
     @property
     def queued(self) -> int:
@@ -81,6 +82,8 @@ class MessageWriter:
         self._pending.append((self._seq, message))
         self._idle.clear()
         self._wakeup.set()
+        for listener in self.listeners:
+            listener(message)
 
     async def flush(self, group_id: int | None = None) -> None:
         """Wait until everything submitted so far is stored (or the writer stopped); with

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from pallas.core.db.repositories.snapshots import InjectionSnapshot
 from pallas.core.db.repositories.stickers import StickerRepository
+from pallas.core.db.warm_messages import WarmMessages
+from pallas.core.db.warm_sessions import WarmSessions
 from pallas.core.records import SessionTurn
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
@@ -115,6 +117,9 @@ class ChatTurnService:
     merges: TurnMerges = field(init=False)
     freshness: FreshnessGate = field(init=False)
     router: TurnRouter = field(init=False)  # the route step (shared with `pallas replay`)
+    # the newest group lines and session windows, kept warm at ingest (no DB on the reply path)
+    warm_messages: WarmMessages = field(init=False)
+    warm_sessions: WarmSessions = field(init=False)
     _background: set[asyncio.Task[None]] = field(default_factory=set)
     _warned_disabled: bool = False
 
@@ -148,6 +153,10 @@ class ChatTurnService:
             self.cost = guard_for(
                 rt.settings, rt.llm, rt.state, rt.repos.usage, rt.superusers, rng=self.rng
             )
+        self.warm_messages = WarmMessages(rt.repos.messages, flush=rt.writer.flush)
+        rt.writer.listeners.append(self.warm_messages.note)
+        rt.repos.messages.listeners.append(self.warm_messages.note_many)
+        self.warm_sessions = WarmSessions.of(rt.repos.chat_sessions)
 
     # -- entry -------------------------------------------------------------------------------
     async def handle(
@@ -340,15 +349,16 @@ class ChatTurnService:
     async def _fetch_rows(
         self, turn: TurnInput, route: RouteResult, config: GroupConfig
     ) -> TurnRows:
-        """Timeline and session rows, after everything recorded so far is stored."""
+        """Timeline and session rows from the warm caches (no DB on a warm group)."""
         rt = self.runtime
-        await rt.writer.flush(turn.group_id)  # this group first, not behind a burst
+        if route.outcome is RouteOutcome.TOOL:  # tools count stored rows (activity ranking)
+            await rt.writer.flush(turn.group_id)
         return await fetch_turn_rows(
             turn,
             timeline_width=route.trigger.timeline_width,
             config=config,
-            messages=rt.repos.messages,
-            sessions=rt.repos.chat_sessions,
+            messages=self.warm_messages,
+            sessions=self.warm_sessions,
             state=rt.state,
         )
 
@@ -479,7 +489,7 @@ class ChatTurnService:
     async def _append_session(self, turn: TurnInput, user_text: str, reply_text: str) -> None:
         now = self.runtime.clock.now()
         base = {"bot_id": turn.bot_id, "group_id": turn.group_id, "user_id": turn.user_id}
-        await self.runtime.repos.chat_sessions.append(
+        self.runtime.repos.chat_sessions.append_later(  # write-behind, batched
             [
                 SessionTurn(
                     **base,
@@ -504,10 +514,7 @@ class ChatTurnService:
             outcome=outcome,
             data=prepared.data,
         )
-        try:
-            await self.runtime.repos.snapshots.save(snapshot)
-        except Exception:
-            log.exception("saving injection snapshot %s failed", prepared.turn_id)
+        self.runtime.repos.snapshots.save_later(snapshot)  # write-behind; readers flush first
 
     def _after_turn(self, completed: CompletedTurn) -> None:
         for hook in self.hooks:

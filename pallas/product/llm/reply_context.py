@@ -1,18 +1,19 @@
 """Fetch the rows a REPLY turn needs and freeze them into a `ChatTurnContext`.
 
-All database reads of the reply path happen here (timeline rows, the user's session, the
-group's recent session turns, the quoted bot line); the processors stay pure.
+All row reads of the reply path happen here (timeline rows, the user's session, the group's
+recent session turns, the quoted bot line) — served by the warm caches kept at ingest
+(`pallas.core.db.warm_messages`, `warm_sessions`), the DB only on a cold group or a quote
+outside the window; the processors stay pure.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
-from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
-from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.records import SessionTurn, StoredMessage
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
@@ -39,6 +40,32 @@ _POLICY_ACTIONS = {
 _SERIOUS_TERMS = ("question", "request")
 
 
+class RecentMessages(Protocol):
+    """`MessageRepository` or its warm cache (`pallas.core.db.warm_messages`)."""
+
+    async def recent(self, bot_id: int, group_id: int, *, limit: int) -> list[StoredMessage]: ...
+
+    async def find_by_message_ids(
+        self, bot_id: int, group_id: int, message_ids: Sequence[int]
+    ) -> dict[int, StoredMessage]: ...
+
+
+class SessionWindows(Protocol):
+    """`ChatSessionRepository` or its warm cache (`pallas.core.db.warm_sessions`)."""
+
+    async def recent_for_user(
+        self, bot_id: int, group_id: int, user_id: int, *, limit: int
+    ) -> list[SessionTurn]: ...
+
+    async def latest_summary(
+        self, bot_id: int, group_id: int, user_id: int
+    ) -> SessionTurn | None: ...
+
+    async def recent_for_group(
+        self, bot_id: int, group_id: int, *, limit: int, exclude_user_id: int | None = None
+    ) -> list[SessionTurn]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class TurnRows:
     timeline: tuple[StoredMessage, ...]
@@ -52,8 +79,8 @@ async def fetch_turn_rows(
     *,
     timeline_width: int,
     config: GroupConfig,
-    messages: MessageRepository,
-    sessions: ChatSessionRepository,
+    messages: RecentMessages,
+    sessions: SessionWindows,
     state: StateStore,
 ) -> TurnRows:
     # Independent reads: run them concurrently (SQLite WAL serves readers in parallel).
@@ -89,7 +116,7 @@ async def _nothing() -> list[StoredMessage]:
 
 
 async def _quoted_bot_text(
-    turn: TurnInput, messages: MessageRepository, state: StateStore
+    turn: TurnInput, messages: RecentMessages, state: StateStore
 ) -> str | None:
     """The bot line a member quotes: the in-memory reply context first, then the store."""
     if turn.reply_to is None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.db.engine import rowcount
 from pallas.core.db.models import LlmChatMessageRow
+from pallas.core.db.write_behind import WriteBehind
 from pallas.core.records import SessionTurn
 
 
@@ -26,11 +28,50 @@ def _to_turn(row: LlmChatMessageRow) -> SessionTurn:
     )
 
 
+class SessionListener(Protocol):
+    """Told about every change made through this repository (warm caches follow it)."""
+
+    def appended(self, turns: Sequence[SessionTurn]) -> None: ...
+
+    def cleared(self, bot_id: int, group_id: int | None, user_id: int) -> None: ...
+
+    def summarised(self, summary: SessionTurn, deleted_row_ids: Sequence[int]) -> None: ...
+
+
 class ChatSessionRepository:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
+        self._behind: WriteBehind[SessionTurn] = WriteBehind(self._store, name="sessions")
+        self.listeners: list[SessionListener] = []
 
     async def append(self, turns: Iterable[SessionTurn]) -> None:
+        turns = list(turns)
+        await self.flush()
+        await self._store(turns)
+
+    def append_later(self, turns: Sequence[SessionTurn]) -> None:
+        """Queue the turns (one batched transaction shortly after; every read here flushes
+        first, so readers of this repository never miss them)."""
+        for turn in turns:
+            self._behind.add(turn)
+
+    def has_pending(self, bot_id: int, group_id: int) -> bool:
+        """Whether turns of this group are queued and not yet stored."""
+        return any(t.bot_id == bot_id and t.group_id == group_id for t in self._behind.pending)
+
+    async def flush(self) -> None:
+        await self._behind.flush()
+
+    def _appended(self, turns: Sequence[SessionTurn]) -> None:
+        if turns:
+            for listener in self.listeners:
+                listener.appended(turns)
+
+    def _cleared(self, bot_id: int, group_id: int | None, user_id: int) -> None:
+        for listener in self.listeners:
+            listener.cleared(bot_id, group_id, user_id)
+
+    async def _store(self, turns: Sequence[SessionTurn]) -> None:
         rows = [
             LlmChatMessageRow(
                 bot_id=t.bot_id,
@@ -48,7 +89,10 @@ class ChatSessionRepository:
             return
         async with self._sessions() as session:
             session.add_all(rows)
+            await session.flush()
+            stored = [_to_turn(row) for row in rows]  # with their row ids
             await session.commit()
+        self._appended(stored)
 
     async def recent_for_user(
         self, bot_id: int, group_id: int, user_id: int, *, limit: int
@@ -64,6 +108,7 @@ class ChatSessionRepository:
             .order_by(LlmChatMessageRow.id.desc())
             .limit(limit)
         )
+        await self.flush()
         async with self._sessions() as session:
             rows = (await session.scalars(stmt)).all()
         return [_to_turn(r) for r in reversed(rows)]
@@ -80,6 +125,7 @@ class ChatSessionRepository:
             .order_by(LlmChatMessageRow.id.desc())
             .limit(1)
         )
+        await self.flush()
         async with self._sessions() as session:
             row = (await session.scalars(stmt)).first()
         return _to_turn(row) if row else None
@@ -96,6 +142,7 @@ class ChatSessionRepository:
         if exclude_user_id is not None:
             stmt = stmt.where(LlmChatMessageRow.user_id != exclude_user_id)
         stmt = stmt.order_by(LlmChatMessageRow.id.desc()).limit(limit)
+        await self.flush()
         async with self._sessions() as session:
             rows = (await session.scalars(stmt)).all()
         return [_to_turn(r) for r in reversed(rows)]
@@ -110,6 +157,7 @@ class ChatSessionRepository:
                 LlmChatMessageRow.user_id == user_id,
             )
         )
+        await self.flush()
         async with self._sessions() as session:
             return int((await session.execute(stmt)).scalar_one())
 
@@ -123,6 +171,7 @@ class ChatSessionRepository:
             )
             .order_by(LlmChatMessageRow.id)
         )
+        await self.flush()
         async with self._sessions() as session:
             rows = (await session.scalars(stmt)).all()
         return [_to_turn(r) for r in rows]
@@ -131,25 +180,29 @@ class ChatSessionRepository:
         self, summary: SessionTurn, superseded_row_ids: Sequence[int]
     ) -> None:
         """Write the summary row and delete the rows it replaces in one transaction."""
+        await self.flush()
         async with self._sessions() as session, session.begin():
-            session.add(
-                LlmChatMessageRow(
-                    bot_id=summary.bot_id,
-                    group_id=summary.group_id,
-                    user_id=summary.user_id,
-                    role=summary.role,
-                    content=summary.content,
-                    is_summary=True,
-                    extra=dict(summary.extra),
-                    created_at=summary.created_at,
-                )
+            row = LlmChatMessageRow(
+                bot_id=summary.bot_id,
+                group_id=summary.group_id,
+                user_id=summary.user_id,
+                role=summary.role,
+                content=summary.content,
+                is_summary=True,
+                extra=dict(summary.extra),
+                created_at=summary.created_at,
             )
+            session.add(row)
+            await session.flush()
+            stored = _to_turn(row)
             if superseded_row_ids:
                 await session.execute(
                     delete(LlmChatMessageRow).where(
                         LlmChatMessageRow.id.in_(list(superseded_row_ids))
                     )
                 )
+        for listener in self.listeners:
+            listener.summarised(stored, superseded_row_ids)
 
     async def delete_for_user(self, bot_id: int, group_id: int | None, user_id: int) -> int:
         stmt = delete(LlmChatMessageRow).where(
@@ -157,7 +210,9 @@ class ChatSessionRepository:
         )
         if group_id is not None:
             stmt = stmt.where(LlmChatMessageRow.group_id == group_id)
+        await self.flush()
         async with self._sessions() as session:
             result = await session.execute(stmt)
             await session.commit()
-            return max(rowcount(result), 0)
+        self._cleared(bot_id, group_id, user_id)
+        return max(rowcount(result), 0)

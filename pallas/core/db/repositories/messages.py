@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import case, func, select
@@ -73,9 +73,12 @@ def _members_in_window(bot_id: int, group_id: int, since: float, until: float) -
 class MessageRepository:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
+        # told of every batch stored through this instance (warm caches of recent rows)
+        self.listeners: list[Callable[[Sequence[StoredMessage]], None]] = []
 
     async def add_many(self, messages: Iterable[StoredMessage]) -> int:
         """Insert, ignoring duplicates of (bot, group, message_id). Returns rows inserted."""
+        messages = list(messages)
         values = [_row_values(m) for m in messages]
         if not values:
             return 0
@@ -93,6 +96,8 @@ class MessageRepository:
                 result = await session.execute(stmt)
                 inserted += max(rowcount(result), 0)
             await session.commit()
+        for listener in self.listeners:
+            listener(messages)
         return inserted
 
     async def add(self, message: StoredMessage) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -11,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from pallas.core.clock import CHINA, local_day
 from pallas.core.db.engine import dialect_name
 from pallas.core.db.models import UsageLedgerRow
+from pallas.core.db.write_behind import WriteBehind
 
 __all__ = ["CHINA", "DailyUsage", "UsageRepository", "UsageTotals", "ledger_day", "usage_by_day"]
 
@@ -35,6 +37,7 @@ class UsageTotals:
 class UsageRepository:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
+        self._behind: WriteBehind[dict[str, Any]] = WriteBehind(self._record_many, name="usage")
 
     async def record(
         self,
@@ -48,31 +51,50 @@ class UsageRepository:
         completion_tokens: int,
         failed: bool = False,
     ) -> None:
-        values = {
-            "day": ledger_day(now),
-            "bot_id": bot_id,
-            "group_id": group_id,
-            "task": task,
-            "model": model[:128],
-            "calls": 1,
-            "failures": int(failed),
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-        }
+        await self.flush()
+        await self._record_many(
+            [_values(now, bot_id, group_id, task, model, prompt_tokens, completion_tokens, failed)]
+        )
+
+    def record_later(
+        self,
+        *,
+        now: float,
+        bot_id: int,
+        group_id: int,
+        task: str,
+        model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        failed: bool = False,
+    ) -> None:
+        """Queue one call for the ledger (stored in a batch shortly after; `totals` flushes)."""
+        self._behind.add(
+            _values(now, bot_id, group_id, task, model, prompt_tokens, completion_tokens, failed)
+        )
+
+    async def flush(self) -> None:
+        await self._behind.flush()
+
+    async def _record_many(self, calls: list[dict[str, Any]]) -> None:
+        merged: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for values in calls:  # one upsert per ledger row, however many calls it sums
+            key = tuple(values[k] for k in _LEDGER_KEY)
+            if key in merged:
+                for column in _COUNTERS:
+                    merged[key][column] += values[column]
+            else:
+                merged[key] = dict(values)
         async with self._sessions() as session:
             insert = postgresql.insert if dialect_name(session) == "postgresql" else sqlite.insert
-            stmt = insert(UsageLedgerRow).values(values)
             table = UsageLedgerRow.__table__.c
-            stmt = stmt.on_conflict_do_update(
-                index_elements=["day", "bot_id", "group_id", "task", "model"],
-                set_={
-                    "calls": table.calls + 1,
-                    "failures": table.failures + int(failed),
-                    "prompt_tokens": table.prompt_tokens + prompt_tokens,
-                    "completion_tokens": table.completion_tokens + completion_tokens,
-                },
-            )
-            await session.execute(stmt)
+            for values in merged.values():
+                stmt = insert(UsageLedgerRow).values(values)
+                stmt = stmt.on_conflict_do_update(
+                    index_elements=list(_LEDGER_KEY),
+                    set_={column: table[column] + values[column] for column in _COUNTERS},
+                )
+                await session.execute(stmt)
             await session.commit()
 
     async def totals(
@@ -96,9 +118,37 @@ class UsageRepository:
             stmt = stmt.where(UsageLedgerRow.group_id == group_id)
         if task is not None:
             stmt = stmt.where(UsageLedgerRow.task == task)
+        await self.flush()
         async with self._sessions() as session:
             row = (await session.execute(stmt)).one()
         return UsageTotals(*(int(v) for v in row))
+
+
+_LEDGER_KEY = ("day", "bot_id", "group_id", "task", "model")
+_COUNTERS = ("calls", "failures", "prompt_tokens", "completion_tokens")
+
+
+def _values(
+    now: float,
+    bot_id: int,
+    group_id: int,
+    task: str,
+    model: str,
+    prompt_tokens: int,
+    completion_tokens: int,
+    failed: bool,
+) -> dict[str, Any]:
+    return {
+        "day": ledger_day(now),
+        "bot_id": bot_id,
+        "group_id": group_id,
+        "task": task,
+        "model": model[:128],
+        "calls": 1,
+        "failures": int(failed),
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+    }
 
 
 @dataclass(frozen=True, slots=True)

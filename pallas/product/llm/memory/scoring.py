@@ -21,7 +21,7 @@ tiny corpus does not turn a one-word overlap into a perfect match.
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -280,6 +280,25 @@ def _score_one(
     )
 
 
+_INDEXES: OrderedDict[tuple[Any, ...], Bm25Index] = OrderedDict()
+_INDEX_CACHE_SIZE = 32
+
+
+def _index_for(candidates: Sequence[MemoryCandidate], k1: float, b: float) -> Bm25Index:
+    """The BM25 index of these exact candidates, reused while the same set is retrieved from
+    (a group's loaded candidates stay the same between memory writes). Bounded LRU."""
+    key = (k1, b, tuple((c.id, c.index_text) for c in candidates))
+    index = _INDEXES.get(key)
+    if index is None:
+        index = Bm25Index({c.id: tokenize(c.index_text) for c in candidates}, k1=k1, b=b)
+        _INDEXES[key] = index
+        if len(_INDEXES) > _INDEX_CACHE_SIZE:
+            _INDEXES.popitem(last=False)
+    else:
+        _INDEXES.move_to_end(key)
+    return index
+
+
 def score_candidates(
     query: str,
     candidates: Sequence[MemoryCandidate],
@@ -297,9 +316,7 @@ def score_candidates(
     `concept_weight` × the concept similarity when that is larger (see `concepts`).
     """
     query_tokens = tokenize(query)
-    index = Bm25Index(
-        {c.id: tokenize(c.index_text) for c in candidates}, k1=config.bm25_k1, b=config.bm25_b
-    )
+    index = _index_for(candidates, config.bm25_k1, config.bm25_b)
     lexical = index.normalised_scores(query_tokens)
     asked = query_concepts(query) if config.concept_weight > 0 else frozenset()
     scored = []

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import re
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -148,6 +149,8 @@ class MemoryService:
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
         self._vector_index = MemoryVectors(repo)
+        self._converted: OrderedDict[int, tuple[tuple[MemoryItem, ...], list[MemoryCandidate]]]
+        self._converted = OrderedDict()
         self._pending_touch: set[int] = set()
         self._touch_task: asyncio.Task[None] | None = None
         self._backfilled: set[int] = set()
@@ -198,11 +201,12 @@ class MemoryService:
         semantic = await self._semantic(
             query, items, scopes, kind, subject_user_id, config, bot_id, group_id
         )
-        items = (*items, *semantic.extra)
+        if semantic.extra:
+            items = (*items, *semantic.extra)
         by_ref = {i.ref: i for i in items}
         result = retrieve(
             query,
-            [to_candidate(i) for i in items],
+            self._as_candidates(items),
             kind=kind,
             now=now,
             allowed_scopes=scopes,
@@ -223,6 +227,18 @@ class MemoryService:
         out = BlockResult(kind, chosen, trace)
         self._results.put(key, out)
         return out
+
+    def _as_candidates(self, items: tuple[MemoryItem, ...]) -> list[MemoryCandidate]:
+        """`to_candidate` of each item, reused while the same loaded tuple is retrieved from."""
+        cached = self._converted.get(id(items))
+        if cached is not None and cached[0] is items:
+            self._converted.move_to_end(id(items))
+            return cached[1]
+        candidates = [to_candidate(i) for i in items]
+        self._converted[id(items)] = (items, candidates)  # holds `items`: the id stays unique
+        if len(self._converted) > 64:
+            self._converted.popitem(last=False)
+        return candidates
 
     async def _query_vector(
         self, query: str, bot_id: int, group_id: int

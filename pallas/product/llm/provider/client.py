@@ -142,8 +142,8 @@ class LLMClient:
     async def _record(self, task: str, result: CompletionResult, bot_id: int, group_id: int):
         if self._usage is None:
             return
-        try:
-            await self._usage.record(
+        try:  # write-behind: the ledger row is batched off the caller's path
+            self._usage.record_later(
                 now=self._clock.now(),
                 bot_id=bot_id,
                 group_id=group_id,

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.session_topics import SessionTopic, SessionTopicRepository
+from pallas.core.db.warm_sessions import WarmSessions
 from pallas.product.llm.context import sections as S
 from pallas.product.llm.context.context import GatherRequest, SourceContribution
 from pallas.product.llm.context.image_placeholders import strip_placeholders
@@ -110,7 +111,8 @@ class OldTopicsSource:
         )
         if not rows:
             return _skipped("no_topics")
-        live = await self.chat_sessions.latest_summary(turn.bot_id, turn.group_id, turn.user_id)
+        warm = WarmSessions.of(self.chat_sessions)  # the reply path's warm session windows
+        live = await warm.latest_summary(turn.bot_id, turn.group_id, turn.user_id)
         live_text = live.content.removeprefix(SUMMARY_PREFIX).strip() if live else ""
         result = retrieve(
             query,

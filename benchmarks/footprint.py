@@ -1,0 +1,110 @@
+"""The bot's memory footprint with 1,000 active groups over a 1,000,000-message database.
+
+Fills a SQLite database with `--messages` group messages (the reply benchmark's shape: a hot
+group with a fifth of them, 999 other groups share the rest), starts the real bot process
+(`python bot.py`, the e2e harness config) on it, and drives it through the real OneBot v11 peer
+over the WebSocket: `--per-group` lines in each of the 1,000 groups, then an @ in every 20th
+group (a full reply turn: warm timeline and session windows, context, the fake LLM, delivery).
+Prints the process's RSS (VmRSS) and peak (VmHWM) from /proc after start-up and after the
+traffic; the issue's target is < 300 MB.
+
+    python -m benchmarks.footprint [--messages 1000000] [--per-group 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.reply_turn import BOT, GROUP, OTHER_GROUPS, fill_messages
+from pallas.core.db import migrate
+from pallas.core.db.engine import create_engine
+from tests.harness.bot_process import BotProcess
+from tests.harness.fake_openai import FakeOpenAI
+from tests.harness.onebot_peer import OneBotPeer
+
+LINES = ["今天吃什么", "有人打活动吗", "哈哈哈哈", "新干员好强", "下班了", "周末去哪玩", "好困"]
+
+
+def memory_of(pid: int) -> dict[str, float]:
+    """VmRSS / VmHWM of a process, in MB."""
+    out: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = int(value.split()[0]) / 1024
+    return out
+
+
+def _print(label: str, pid: int) -> None:
+    mem = memory_of(pid)
+    print(f"{label:<40} RSS {mem['VmRSS']:7.1f} MB   peak {mem['VmHWM']:7.1f} MB", flush=True)
+
+
+async def _fill(bot: BotProcess, messages: int) -> None:
+    bot.prepare()
+    await migrate.upgrade(bot.database_url)
+    engine = create_engine(bot.database_url)
+    try:
+        started = time.perf_counter()
+        await fill_messages(engine, messages, time.time())
+        print(f"stored {messages} messages in {time.perf_counter() - started:.1f}s", flush=True)
+    finally:
+        await engine.dispose()
+
+
+async def _traffic(peer: OneBotPeer, fake: FakeOpenAI, per_group: int) -> None:
+    groups = [GROUP + i for i in range(OTHER_GROUPS + 1)]
+    sent = 0
+    for round_ in range(per_group):
+        for n, group in enumerate(groups):
+            text = f"{LINES[(n + round_) % len(LINES)]}{n}"
+            await peer.send_event(peer.group_message(group, 600_000 + n % 50, text))
+            sent += 1
+    addressed = groups[::20]
+    for n, group in enumerate(addressed):
+        at = [{"type": "at", "data": {"qq": str(BOT)}}, {"type": "text", "data": {"text": " 在吗"}}]
+        await peer.send_event(peer.group_message(group, 610_000 + n, at))
+    await fake.wait_for_requests(len(addressed), timeout=300)
+    print(f"sent {sent} lines over {len(groups)} groups and {len(addressed)} @s", flush=True)
+
+
+async def run(messages: int, per_group: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="pallas-footprint-") as tmp:
+        fake = FakeOpenAI(default_reply="在的")
+        await fake.start()
+        bot = BotProcess(Path(tmp), env_overrides={"OPENAI_BASE_URL": fake.base_url})
+        await _fill(bot, messages)
+        started = time.monotonic()
+        await bot.start(timeout=120)
+        print(f"bot listening after {time.monotonic() - started:.1f}s", flush=True)
+        try:
+            assert bot.proc is not None
+            pid = bot.proc.pid
+            _print("after start-up", pid)
+            peer = OneBotPeer(bot.ws_url, self_id=BOT, access_token=bot.access_token)
+            await peer.connect()
+            await asyncio.sleep(0.5)
+            await _traffic(peer, fake, per_group)
+            await asyncio.sleep(2.0)  # background work of the turns
+            _print("after 1,000 active groups", pid)
+            await peer.close()
+        finally:
+            await bot.stop()
+            await fake.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--messages", type=int, default=1_000_000)
+    parser.add_argument("--per-group", type=int, default=3)
+    args = parser.parse_args(argv or [])
+    asyncio.run(run(args.messages, args.per_group))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,271 @@
+"""The reply path's warm caches answer exactly as the repositories do (each backend).
+
+`WarmMessages` (the newest lines of each group, fed where messages are recorded) against
+`MessageRepository.recent`, and `WarmSessions` (session windows fed by the session repository)
+against `ChatSessionRepository`, over the same histories: message ids out of order, equal
+times, the bot's own lines, duplicates, late backlog lines, many groups, LRU eviction, summary
+rewrites and `/forget`. Row ids of warm timeline rows are None (not used on the reply path).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, replace
+
+import pytest
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from pallas.core.db import migrate
+from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
+from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.db.repositories.snapshots import InjectionSnapshot, SnapshotRepository
+from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.db.warm_messages import WarmMessages, stored_form
+from pallas.core.db.warm_sessions import WarmSessions
+from pallas.core.records import SessionTurn, StoredMessage
+
+BOT, BOT2 = 9_000, 9_001
+GROUPS = (501, 502, 503)
+NOW = 1_790_000_000.0
+
+
+@dataclass
+class Env:
+    sessions: async_sessionmaker
+    messages: MessageRepository
+    chat: ChatSessionRepository
+
+
+@pytest.fixture
+async def env(database_url: str) -> AsyncIterator[Env]:
+    await migrate.upgrade(database_url)
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    yield Env(sessions, MessageRepository(sessions), ChatSessionRepository(sessions))
+    await engine.dispose()
+
+
+def _message(rng: random.Random, group: int, message_id: int, t: float, **kw) -> StoredMessage:
+    user = kw.pop("user_id", 100 + rng.randrange(5))
+    return StoredMessage(
+        bot_id=kw.pop("bot_id", BOT),
+        group_id=group,
+        message_id=message_id,
+        user_id=user,
+        time=t,
+        text=kw.pop("text", f"第{message_id}条"),
+        raw_message="",
+        segments=({"type": "text", "data": {"text": f"第{message_id}条"}},),
+        card=f"群友{user}",
+        **kw,
+    )
+
+
+def _history(seed: int, n: int) -> list[StoredMessage]:
+    """Arrival order; ids not monotonic, times sometimes equal, some bot lines, duplicates."""
+    rng = random.Random(seed)
+    out: list[StoredMessage] = []
+    for i in range(n):
+        group = rng.choice(GROUPS)
+        t = NOW + i // 3  # three lines share each second
+        message_id = rng.randrange(-(2**40), 2**40)  # opaque, signed, out of order
+        if rng.random() < 0.15:
+            out.append(_message(rng, group, message_id, t, user_id=BOT, is_bot=True))
+        else:
+            out.append(_message(rng, group, message_id, t))
+        if rng.random() < 0.05 and out:
+            out.append(rng.choice(out))  # a duplicate delivery
+    return out
+
+
+def _plain(rows: list[StoredMessage]) -> list[StoredMessage]:
+    return [replace(m, row_id=0) for m in rows]
+
+
+async def _same_timelines(env: Env, warm: WarmMessages, bot_id: int = BOT) -> None:
+    for group in GROUPS:
+        for limit in (1, 2, 5, 9, 16, 24, 40):
+            got = await warm.recent(bot_id, group, limit=limit)
+            want = await env.messages.recent(bot_id, group, limit=limit)
+            assert _plain(got) == _plain(want), (group, limit)
+            assert all(m.group_id == group and m.bot_id == bot_id for m in got)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_warm_timeline_equals_the_repository(env: Env, seed: int) -> None:
+    history = _history(seed, 240)
+    await env.messages.add_many(history[:120])  # before the bot started
+    warm = WarmMessages(env.messages, per_group=24)
+    await _same_timelines(env, warm)  # first touch: one DB read per group
+    for message in history[120:]:  # recorded while the bot runs: noted at submit, then stored
+        warm.note(message)
+        await env.messages.add_many([message])
+    await _same_timelines(env, warm)
+
+
+async def test_noted_lines_are_seen_before_they_are_stored(env: Env) -> None:
+    rng = random.Random(5)
+    await env.messages.add_many([_message(rng, 501, i, NOW + i) for i in range(30)])
+    warm = WarmMessages(env.messages, per_group=24)
+    await warm.recent(BOT, 501, limit=8)
+    pending = [_message(rng, 501, 1000 + i, NOW + 100 + i) for i in range(3)]
+    for message in pending:
+        warm.note(message)  # the writer has not committed them yet
+    got = await warm.recent(BOT, 501, limit=4)
+    assert [m.message_id for m in got] == [29, 1000, 1001, 1002]
+    assert got[-1] == stored_form(pending[-1])
+
+
+async def test_a_late_backlog_line_lands_by_time_or_not_at_all(env: Env) -> None:
+    rng = random.Random(6)
+    await env.messages.add_many([_message(rng, 501, i, NOW + i) for i in range(40)])
+    warm = WarmMessages(env.messages, per_group=8)
+    await warm.recent(BOT, 501, limit=8)
+    late_inside = _message(rng, 501, 500, NOW + 35.5)  # older than the newest, in the window
+    late_outside = _message(rng, 501, 501, NOW + 1.5)  # older than the window
+    for message in (late_inside, late_outside):
+        warm.note(message)
+        await env.messages.add_many([message])
+    for limit in (3, 6, 8):
+        got = await warm.recent(BOT, 501, limit=limit)
+        assert got == _plain(await env.messages.recent(BOT, 501, limit=limit))
+    # wider than the window: the DB answers
+    assert await warm.recent(BOT, 501, limit=20) == await env.messages.recent(BOT, 501, limit=20)
+
+
+async def test_groups_and_bots_never_mix_and_eviction_rebuilds(env: Env) -> None:
+    rng = random.Random(7)
+    rows = [
+        _message(rng, g, i, NOW + i, bot_id=b)
+        for i in range(60)
+        for g in GROUPS
+        for b in (BOT, BOT2)
+    ]
+    await env.messages.add_many(rows)
+    warm = WarmMessages(env.messages, per_group=10, max_groups=2)  # evicts constantly
+    for _ in range(2):
+        await _same_timelines(env, warm, BOT)
+        await _same_timelines(env, warm, BOT2)
+        new = [
+            _message(rng, g, 10_000 + rng.randrange(10**6), NOW + 100, bot_id=BOT) for g in GROUPS
+        ]
+        for message in new:
+            warm.note(message)
+            await env.messages.add_many([message])
+
+
+async def test_a_line_arriving_during_the_first_read_is_not_lost(env: Env) -> None:
+    rng = random.Random(8)
+    await env.messages.add_many([_message(rng, 501, i, NOW + i) for i in range(10)])
+    late = _message(rng, 501, 99, NOW + 50)
+
+    arriving = [late]
+
+    async def flush(_group_id: int) -> None:  # the writer stores a line arriving during the load
+        while arriving:
+            message = arriving.pop()
+            warm.note(message)
+            await env.messages.add_many([message])
+
+    warm = WarmMessages(env.messages, flush=flush, per_group=24)
+    first = await warm.recent(BOT, 501, limit=3)  # raced by the late line: from the DB
+    assert [m.message_id for m in first] == [8, 9, 99]
+    assert await warm.recent(BOT, 501, limit=3) == _plain(first)  # now warm
+
+
+async def test_quoted_lines_come_from_the_window_or_the_db(env: Env) -> None:
+    rng = random.Random(9)
+    rows = [_message(rng, 501, i, NOW + i) for i in range(40)]
+    await env.messages.add_many(rows)
+    warm = WarmMessages(env.messages, per_group=8)
+    await warm.recent(BOT, 501, limit=4)
+    found = await warm.find_by_message_ids(BOT, 501, [39, 2, 12345])
+    want = await env.messages.find_by_message_ids(BOT, 501, [39, 2, 12345])
+    assert {k: replace(v, row_id=0) for k, v in found.items()} == _plain_map(want)
+    assert await warm.find_by_message_ids(BOT, 502, [39]) == {}  # another group: nothing
+
+
+def _plain_map(rows: dict[int, StoredMessage]) -> dict[int, StoredMessage]:
+    return {k: replace(v, row_id=0) for k, v in rows.items()}
+
+
+# -- session windows --------------------------------------------------------------------------
+
+
+def _turns(rng: random.Random, n: int, group: int = 501) -> list[SessionTurn]:
+    out = []
+    for i in range(n):
+        user = 100 + rng.randrange(4)
+        base = {"bot_id": BOT, "group_id": group, "user_id": user, "created_at": NOW + i // 2}
+        out.append(SessionTurn(**base, role="user", content=f"问{i}"))
+        out.append(SessionTurn(**base, role="assistant", content=f"答{i}"))
+    return out
+
+
+async def _same_sessions(env: Env, warm: WarmSessions, group: int = 501) -> None:
+    for user in range(100, 104):
+        for limit in (1, 4, 18, 30):
+            got = await warm.recent_for_user(BOT, group, user, limit=limit)
+            assert got == await env.chat.recent_for_user(BOT, group, user, limit=limit)
+        summary = await warm.latest_summary(BOT, group, user)
+        assert summary == await env.chat.latest_summary(BOT, group, user)
+        for limit in (0, 3, 8, 20):
+            for exclude in (None, user):
+                got = await warm.recent_for_group(BOT, group, limit=limit, exclude_user_id=exclude)
+                want = await env.chat.recent_for_group(
+                    BOT, group, limit=limit, exclude_user_id=exclude
+                )
+                assert got == want, (user, limit, exclude)
+
+
+async def test_warm_sessions_equal_the_repository_through_changes(env: Env) -> None:
+    rng = random.Random(11)
+    await env.chat.append(_turns(rng, 30))
+    await env.chat.append(_turns(rng, 5, group=502))  # never leaks into 501
+    warm = WarmSessions(env.chat, user_window=12, group_window=10)
+    await _same_sessions(env, warm)
+    for pair in range(6):  # reply turns append write-behind
+        env.chat.append_later(_turns(rng, 1)[0:2])
+        if pair % 2:
+            await asyncio.sleep(0.08)  # stored by the background task
+        await _same_sessions(env, warm)
+    # a summary replaces a member's oldest turns
+    rows = await env.chat.all_for_user(BOT, 501, 101)
+    summary = SessionTurn(BOT, 501, 101, "user", "摘要", NOW + 500, is_summary=True)
+    await env.chat.replace_with_summary(summary, [r.row_id for r in rows[:-4]])
+    await _same_sessions(env, warm)
+    await env.chat.delete_for_user(BOT, 501, 102)  # /forget
+    await _same_sessions(env, warm)
+    await _same_sessions(env, warm, group=502)
+
+
+# -- write-behind -------------------------------------------------------------------------------
+
+
+async def test_snapshots_and_usage_written_behind_are_read_and_survive_a_flush(env: Env) -> None:
+    snapshots = SnapshotRepository(env.sessions, keep_per_group=3)
+    for i in range(5):
+        snapshots.save_later(
+            InjectionSnapshot(f"t{i}", BOT, 501, 100, i, NOW + i, "m", "delivered", {"i": i})
+        )
+    assert [s.turn_id for s in await snapshots.latest(501, bot_id=BOT, limit=5)] == [
+        "t4",
+        "t3",
+        "t2",
+    ]
+    usage = UsageRepository(env.sessions)
+    for _ in range(3):
+        usage.record_later(
+            now=NOW, bot_id=BOT, group_id=501, task="chat", model="m", prompt_tokens=10,
+            completion_tokens=2,
+        )  # fmt: skip
+    snapshots.save_later(InjectionSnapshot("t9", BOT, 501, 100, 9, NOW, "m", "silent", {}))
+    await snapshots.flush()
+    await usage.flush()
+    other = SnapshotRepository(env.sessions)  # another reader (the console process)
+    assert (await other.by_turn("t9")) is not None
+    totals = await UsageRepository(env.sessions).totals(now=NOW, bot_id=BOT)
+    assert (totals.calls, totals.prompt_tokens, totals.completion_tokens) == (3, 30, 6)
