@@ -19,6 +19,7 @@ from tests.harness.fake_openai import free_port
 from tests.harness.group_defaults import write_group_defaults
 
 REPO = Path(__file__).resolve().parents[2]
+WARM_LINE = "warm-ups done in"  # pallas/onebot/warmup.py, once per start
 
 
 @dataclass
@@ -79,8 +80,11 @@ class BotProcess:
         env.update(self.env_overrides)
         return env
 
-    async def start(self, timeout: float = 30.0) -> None:
+    async def start(self, timeout: float = 30.0, *, warm: bool = True) -> None:
+        """Spawn the bot and wait until it listens; with `warm`, also until its background
+        warm-ups (jieba, BPE) finished, so a test's first turn does not time the loading."""
         self.prepare()
+        warm_lines = self._count(WARM_LINE)
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(  # noqa: ASYNC220 - spawning returns at once
             [sys.executable, str(REPO / "bot.py")],
@@ -96,7 +100,8 @@ class BotProcess:
                     raise RuntimeError(f"bot exited early:\n{self.tail_log()}")
                 try:
                     await client.get(f"http://127.0.0.1:{self.port}/docs", timeout=0.5)
-                    if "Pallas is up" in self.log_path.read_text(errors="replace"):
+                    text = self.log_path.read_text(errors="replace")
+                    if "Pallas is up" in text and (not warm or text.count(WARM_LINE) > warm_lines):
                         return
                 except httpx.HTTPError:
                     pass
@@ -112,6 +117,12 @@ class BotProcess:
                 return
             await asyncio.sleep(0.1)
         self.proc.kill()
+
+    def _count(self, line: str) -> int:
+        try:
+            return self.log_path.read_text(errors="replace").count(line)
+        except FileNotFoundError:
+            return 0
 
     def tail_log(self, lines: int = 60) -> str:
         try:
