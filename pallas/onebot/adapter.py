@@ -20,7 +20,9 @@ event loop then runs a bounded set of handler steps per iteration instead of tho
 receive loop keeps reading frames (and recording them, below) while handling catches up.
 Messages addressed to the bot (`GuardedAdapter.lane_of`, set by `pallas.onebot.inbound` to
 `pallas.onebot.lanes.EdgeLanes`) take the priority lane: their own `PRIORITY_SLOTS`, so an @
-is handled at once instead of waiting behind the burst. Nothing is dropped in either lane.
+is handled at once instead of waiting behind the burst; from the reading of its frame until its
+model request goes out it holds the loop (`Lanes.hold`): no unaddressed handler starts and the
+receive loop paces itself. Nothing is dropped in either lane.
 
 `received_hooks` run synchronously for every event the moment its frame is parsed, before
 NoneBot dispatches it to a task: the recorder hands group messages to the (threaded) writer
@@ -50,10 +52,11 @@ MAX_ECHO_DIGITS = 20
 ADMISSION_SLOTS = 32
 PRIORITY_SLOTS = 8
 ADMISSION_HOLD_S = 0.2
-RECEIVE_SLICE_S = 0.005
+RECEIVE_SLICE_S = 0.03
 PRIORITY_QUIET_S = 1.0
 QUIET_TRICKLE_SLOTS = 2
 PRIORITY_HOLD_MAX_S = 1.5
+HOLD_RECEIVE_PAUSE_S = 0.001
 _READ_VERDICTS_MAX = 100_000
 
 
@@ -75,8 +78,11 @@ class _GuardedSocket:
             # handlers (an @'s among them) a turn every RECEIVE_SLICE_S of receiving — after
             # every frame while an addressed turn prepares its model request.
             lanes = GuardedAdapter.lanes
-            slice_s = 0.0 if lanes is not None and lanes.holding else RECEIVE_SLICE_S
-            if time.perf_counter() - self._yielded_at >= slice_s:
+            if lanes is not None and lanes.holding:
+                # the @'s database round trips finish on other threads: let them have the GIL
+                await asyncio.sleep(HOLD_RECEIVE_PAUSE_S)
+                self._yielded_at = time.perf_counter()
+            elif time.perf_counter() - self._yielded_at >= RECEIVE_SLICE_S:
                 await asyncio.sleep(0)
                 self._yielded_at = time.perf_counter()
             verdict = check_frame(data)
@@ -152,9 +158,10 @@ def releasing_hold(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitab
 class Lanes:
     """The two admission lanes and their depths (for the periodic counter line).
 
-    While an addressed turn holds the loop (`hold`: from its admission until its model request
-    is out, at most `hold_max_s`), no new unaddressed handler starts and the receive loop
-    yields after every frame: the @'s local work gets nearly every loop iteration. For
+    While an addressed turn holds the loop (`hold`: from the reading of its frame until its
+    model request is out, at most `hold_max_s`), no new unaddressed handler starts and the
+    receive loop pauses `HOLD_RECEIVE_PAUSE_S` after every frame: the @'s local work gets the
+    loop, and its database round trips (other threads) get the GIL. For
     `quiet_s` after an addressed event is admitted, new unaddressed handlers start at most
     `trickle` at a time (they queue, never drop): the event loop then has short iterations
     while the @'s reply is delivered, instead of sharing each one with 32 others."""
