@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
@@ -56,7 +57,10 @@ RECEIVE_SLICE_S = 0.03
 PRIORITY_QUIET_S = 1.0
 QUIET_TRICKLE_SLOTS = 2
 PRIORITY_HOLD_MAX_S = 1.5
-HOLD_RECEIVE_PAUSE_S = 0.001
+# How soon a thread waiting for the GIL gets it from a busy one (Python's default: 5 ms). The
+# database round trips of an @'s turn finish on driver threads (aiosqlite) while the event loop
+# thread keeps reading frames: each would wait the full interval for the GIL.
+GIL_SWITCH_INTERVAL_S = 0.001
 _READ_VERDICTS_MAX = 100_000
 
 
@@ -79,8 +83,7 @@ class _GuardedSocket:
             # every frame while an addressed turn prepares its model request.
             lanes = GuardedAdapter.lanes
             if lanes is not None and lanes.holding:
-                # the @'s database round trips finish on other threads: let them have the GIL
-                await asyncio.sleep(HOLD_RECEIVE_PAUSE_S)
+                await asyncio.sleep(0)  # the @'s next step after every frame
                 self._yielded_at = time.perf_counter()
             elif time.perf_counter() - self._yielded_at >= RECEIVE_SLICE_S:
                 await asyncio.sleep(0)
@@ -160,8 +163,7 @@ class Lanes:
 
     While an addressed turn holds the loop (`hold`: from the reading of its frame until its
     model request is out, at most `hold_max_s`), no new unaddressed handler starts and the
-    receive loop pauses `HOLD_RECEIVE_PAUSE_S` after every frame: the @'s local work gets the
-    loop, and its database round trips (other threads) get the GIL. For
+    receive loop yields after every frame: the @'s local work gets nearly every iteration. For
     `quiet_s` after an addressed event is admitted, new unaddressed handlers start at most
     `trickle` at a time (they queue, never drop): the event loop then has short iterations
     while the @'s reply is delivered, instead of sharing each one with 32 others."""
@@ -328,6 +330,7 @@ class GuardedAdapter(Adapter):
     def bot_connect(self, bot: BaseBot) -> None:
         if GuardedAdapter.lanes is None:
             GuardedAdapter.lanes = Lanes()
+            sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL_S))
         bot.handle_event = admitted(  # type: ignore[method-assign]
             bot.handle_event, GuardedAdapter.lanes, lambda event: GuardedAdapter.lane_of(event)
         )
