@@ -166,6 +166,22 @@ def _stored(db_path: Path) -> int:
         return db.execute("SELECT count(*) FROM message WHERE is_bot = 0").fetchone()[0]
 
 
+def _at_snapshots(db_path: Path) -> list[dict[str, Any]]:
+    """The @s' injection snapshots: each one's `stage_ms` and `merge_wait` (what the reply
+    step's local work cost and whether the merge window was waited)."""
+    import json
+
+    with sqlite3.connect(db_path) as db:
+        rows = db.execute("SELECT data FROM injection_snapshot WHERE user_id >= 600001").fetchall()
+    out = []
+    for (data,) in rows:
+        parsed = json.loads(data) if isinstance(data, str) else data
+        out.append(
+            {"stage_ms": parsed.get("stage_ms") or {}, "merge_wait": parsed.get("merge_wait")}
+        )
+    return out
+
+
 def _with_ats(peer: OneBotPeer, burst: list[dict], ats: int, groups: int) -> list[dict]:
     """`ats` @s spread evenly through the burst, each from its own member in its own group."""
     events = list(burst)
@@ -243,6 +259,8 @@ async def pallas_round(
         answers = [len(peer.sends(e["group_id"])) for e in at_events]
         stored = _stored(bot.db_path)
         await peer.close()
+        await bot.stop()  # write-behind snapshots are flushed at shutdown
+        snapshots = _at_snapshots(bot.db_path)
         return {
             "routed_s": quiet_at - started,
             "routed": routed,
@@ -252,6 +270,7 @@ async def pallas_round(
             "answers": answers,
             "stored": stored,
             "startup_s": startup,
+            "snapshots": snapshots,
         }
     finally:
         await bot.stop()
@@ -287,6 +306,13 @@ async def run(
     print(describe("  @ in the burst: sent → its LLM request", latencies))
     read = [s * 1000 for p in pallas for s in p["at_from_read_s"]]
     print(describe("  @ in the burst: read by the bot → its LLM request", read))
+    snapshots = [s for p in pallas for s in p["snapshots"]]
+    stages = sorted({k for s in snapshots for k in s["stage_ms"]})
+    for stage in stages:
+        values = [float(s["stage_ms"][stage]) for s in snapshots if stage in s["stage_ms"]]
+        print(describe(f"  @ snapshot stage {stage}", values))
+    waits = [str((s["merge_wait"] or {}).get("reason")) for s in snapshots]
+    print(f"  @ merge-wait decisions: { {r: waits.count(r) for r in sorted(set(waits))} }")
     answers = [a for p in pallas for a in p["answers"]]
     print(
         f"  @s answered exactly once: {answers.count(1)} of {len(answers)} "

@@ -20,7 +20,9 @@ event loop then runs a bounded set of handler steps per iteration instead of tho
 receive loop keeps reading frames (and recording them, below) while handling catches up.
 Messages addressed to the bot (`GuardedAdapter.lane_of`, set by `pallas.onebot.inbound` to
 `pallas.onebot.lanes.EdgeLanes`) take the priority lane: their own `PRIORITY_SLOTS`, so an @
-is handled at once instead of waiting behind the burst. Nothing is dropped in either lane.
+is handled at once instead of waiting behind the burst; from the reading of its frame until its
+model request goes out it holds the loop (`Lanes.hold`): no unaddressed handler starts and the
+receive loop paces itself. Nothing is dropped in either lane.
 
 `received_hooks` run synchronously for every event the moment its frame is parsed, before
 NoneBot dispatches it to a task: the recorder hands group messages to the (threaded) writer
@@ -30,9 +32,11 @@ there, so what the bot received is stored however far behind the busy event loop
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
 from nonebot.adapters import Bot as BaseBot
@@ -49,9 +53,15 @@ MAX_ECHO_DIGITS = 20
 ADMISSION_SLOTS = 32
 PRIORITY_SLOTS = 8
 ADMISSION_HOLD_S = 0.2
-RECEIVE_SLICE_S = 0.005
+RECEIVE_SLICE_S = 0.03
 PRIORITY_QUIET_S = 1.0
 QUIET_TRICKLE_SLOTS = 2
+PRIORITY_HOLD_MAX_S = 1.5
+# How soon a thread waiting for the GIL gets it from a busy one (Python's default: 5 ms). The
+# database round trips of an @'s turn finish on driver threads (aiosqlite) while the event loop
+# thread keeps reading frames: each would wait the full interval for the GIL.
+GIL_SWITCH_INTERVAL_S = 0.001
+_READ_VERDICTS_MAX = 100_000
 
 
 class _GuardedSocket:
@@ -69,8 +79,13 @@ class _GuardedSocket:
         while True:
             data = await self._websocket.receive()
             # A buffered burst is received without the loop ever switching task: give the
-            # handlers (an @'s among them) a turn every RECEIVE_SLICE_S of receiving.
-            if time.perf_counter() - self._yielded_at > RECEIVE_SLICE_S:
+            # handlers (an @'s among them) a turn every RECEIVE_SLICE_S of receiving — after
+            # every frame while an addressed turn prepares its model request.
+            lanes = GuardedAdapter.lanes
+            if lanes is not None and lanes.holding:
+                await asyncio.sleep(0)  # the @'s next step after every frame
+                self._yielded_at = time.perf_counter()
+            elif time.perf_counter() - self._yielded_at >= RECEIVE_SLICE_S:
                 await asyncio.sleep(0)
                 self._yielded_at = time.perf_counter()
             verdict = check_frame(data)
@@ -100,12 +115,58 @@ def deliver_result(store: Any, result: dict[str, Any]) -> bool:
     return True
 
 
+class PriorityHold:
+    """An addressed turn's claim on the event loop, from its admission until its model request
+    is out (`release`, idempotent) — or `max_s`, whichever comes first."""
+
+    __slots__ = ("_lanes", "_timer", "released")
+
+    def __init__(self, lanes: Lanes, max_s: float) -> None:
+        self._lanes = lanes
+        self.released = False
+        self._timer = asyncio.get_running_loop().call_later(max_s, self.release)
+
+    def release(self) -> None:
+        if self.released:
+            return
+        self.released = True
+        self._timer.cancel()
+        self._lanes.drop_hold()
+
+
+# The hold of the addressed turn running in this task (handler tasks inherit it).
+PRIORITY_HOLD: contextvars.ContextVar[PriorityHold | None] = contextvars.ContextVar(
+    "pallas_priority_hold", default=None
+)
+
+
+def release_priority_hold() -> None:
+    """Called when a turn's model request goes out: unaddressed work may start again."""
+    hold = PRIORITY_HOLD.get()
+    if hold is not None:
+        hold.release()
+
+
+def releasing_hold(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    """`call` (the LLM client's `complete`) releasing the calling turn's hold first."""
+
+    async def wrapped(*args: Any, **kwargs: Any) -> Any:
+        release_priority_hold()
+        return await call(*args, **kwargs)
+
+    wrapped.__wrapped__ = call  # type: ignore[attr-defined]
+    return wrapped
+
+
 class Lanes:
     """The two admission lanes and their depths (for the periodic counter line).
 
-    For `quiet_s` after an addressed event is admitted, new unaddressed handlers start at most
+    While an addressed turn holds the loop (`hold`: from the reading of its frame until its
+    model request is out, at most `hold_max_s`), no new unaddressed handler starts and the
+    receive loop yields after every frame: the @'s local work gets nearly every iteration. For
+    `quiet_s` after an addressed event is admitted, new unaddressed handlers start at most
     `trickle` at a time (they queue, never drop): the event loop then has short iterations
-    while the @'s turn does its local work, instead of sharing each one with 32 others."""
+    while the @'s reply is delivered, instead of sharing each one with 32 others."""
 
     def __init__(
         self,
@@ -114,6 +175,7 @@ class Lanes:
         *,
         trickle: int = QUIET_TRICKLE_SLOTS,
         quiet_s: float = PRIORITY_QUIET_S,
+        hold_max_s: float = PRIORITY_HOLD_MAX_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.normal = asyncio.Semaphore(normal)
@@ -124,6 +186,48 @@ class Lanes:
         self._quiet_s = quiet_s
         self._quiet_until = 0.0
         self._clock = clock
+        self._hold_max_s = hold_max_s
+        self._holds = 0
+        self._clear = asyncio.Event()
+        self._clear.set()
+        # id(event) → (lane verdict, hold) from the frame's reading until its handler starts
+        self._read: dict[int, tuple[Any, PriorityHold | None]] = {}
+
+    @property
+    def holding(self) -> bool:
+        """Whether an addressed turn is preparing its model request right now."""
+        return self._holds > 0
+
+    def hold(self) -> PriorityHold:
+        self._holds += 1
+        self._clear.clear()
+        return PriorityHold(self, self._hold_max_s)
+
+    def drop_hold(self) -> None:
+        self._holds = max(self._holds - 1, 0)
+        if not self._holds:
+            self._clear.set()
+
+    def classify_at_read(self, event: Event, lane_of: Callable[[Event], Any]) -> None:
+        """The event's lane, decided when its frame is read: an addressed one holds the loop
+        from that moment (the receive loop starts yielding after every frame at once)."""
+        verdict = lane_of(event)
+        if len(self._read) >= _READ_VERDICTS_MAX:  # events that never reached a handler
+            self._read.clear()
+        claim = None
+        if getattr(verdict, "priority", False):
+            _log_priority(event, verdict)
+            claim = self.hold()
+        self._read[id(event)] = (verdict, claim)
+
+    def take_read(self, event: Event) -> tuple[Any, PriorityHold | None] | None:
+        """What `classify_at_read` decided for `event` (once), or None."""
+        return self._read.pop(id(event), None)
+
+    async def wait_clear(self) -> None:
+        """Return once no addressed turn holds the loop (at once when none does)."""
+        while self._holds:
+            await self._clear.wait()
 
     def note_priority(self) -> None:
         self._quiet_until = self._clock() + self._quiet_s
@@ -139,6 +243,8 @@ class Lanes:
         try:
             await slots.acquire()
             taken.append(slots)
+            if lane == "normal":
+                await self.wait_clear()
             if lane == "normal" and self.quiet():
                 await self.trickle.acquire()
                 taken.append(self.trickle)
@@ -154,6 +260,16 @@ class Lanes:
         return taken
 
 
+def _log_priority(event: Event, verdict: Any) -> None:
+    """Rare next to chatter, and most of them lead to a model call: INFO."""
+    log.info(
+        "addressed message %s (%s): priority lane, read at %.3f (monotonic)",
+        getattr(event, "message_id", "?"),
+        getattr(verdict, "reason", "?"),
+        time.monotonic(),
+    )
+
+
 def _never_priority(event: Event) -> Any:
     return None
 
@@ -166,30 +282,41 @@ def admitted(
 ) -> Callable[[Event], Any]:
     """`handle` started only with a free slot of its lane (`lane_of(event).priority`); the slot
     is given back when it finishes or after `hold` seconds (a reply waiting for the model does
-    not keep others out)."""
+    not keep others out). An addressed event holds the loop (`Lanes.hold`) until its model
+    request is out (`releasing_hold` around the LLM client) or its handling ends."""
 
     async def run(event: Event) -> None:
-        verdict = lane_of(event)
+        read = lanes.take_read(event)
+        verdict, claim = read if read is not None else (lane_of(event), None)
         priority = bool(getattr(verdict, "priority", False))
-        if priority:  # rare next to chatter, and most of them lead to a model call
-            log.info(
-                "addressed message %s (%s): priority lane, read at %.3f (monotonic)",
-                getattr(event, "message_id", "?"),
-                getattr(verdict, "reason", "?"),
-                time.monotonic(),
-            )
-        taken = await lanes.acquire("priority" if priority else "normal")
+        if priority and read is None:
+            _log_priority(event, verdict)
+        if priority and claim is None:
+            claim = lanes.hold()
         try:
-            task = asyncio.ensure_future(handle(event))
+            taken = await lanes.acquire("priority" if priority else "normal")
+        except BaseException:
+            if claim is not None:
+                claim.release()
+            raise
+        try:
+            token = PRIORITY_HOLD.set(claim)  # the handler's task inherits it (copied context)
+            try:
+                task = asyncio.ensure_future(handle(event))
+            finally:
+                PRIORITY_HOLD.reset(token)
             try:
                 await asyncio.wait({task}, timeout=hold)
             except asyncio.CancelledError:
                 task.cancel()
                 raise
+            finally:
+                for held in taken:
+                    held.release()
+            await task
         finally:
-            for held in taken:
-                held.release()
-        await task
+            if claim is not None:
+                claim.release()
 
     return run
 
@@ -203,6 +330,7 @@ class GuardedAdapter(Adapter):
     def bot_connect(self, bot: BaseBot) -> None:
         if GuardedAdapter.lanes is None:
             GuardedAdapter.lanes = Lanes()
+            sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_INTERVAL_S))
         bot.handle_event = admitted(  # type: ignore[method-assign]
             bot.handle_event, GuardedAdapter.lanes, lambda event: GuardedAdapter.lane_of(event)
         )
@@ -228,4 +356,9 @@ class GuardedAdapter(Adapter):
                 hook(event)
             except Exception:
                 log.exception("a received-event hook failed")
+        if event is not None and cls.lanes is not None:
+            try:
+                cls.lanes.classify_at_read(event, cls.lane_of)
+            except Exception:
+                log.exception("lane classification at read failed")
         return event

@@ -36,7 +36,7 @@ from nonebot.typing import T_State
 from pallas.app import PallasApp
 from pallas.core.turn import TurnInput
 from pallas.onebot import lifecycle
-from pallas.onebot.adapter import GuardedAdapter
+from pallas.onebot.adapter import PRIORITY_HOLD, GuardedAdapter, releasing_hold
 from pallas.onebot.counters import COUNTERS, CounterSettings, CounterTask
 from pallas.onebot.events import turn_from_event
 from pallas.onebot.lanes import EdgeLanes
@@ -130,6 +130,9 @@ async def pallas_inbound(bot: Bot, event: GroupMessageEvent, state: T_State) -> 
     app = lifecycle.app_or_none()
     if app is None:
         return
+    lanes = GuardedAdapter.lanes
+    if lanes is not None and lanes.holding and PRIORITY_HOLD.get() is None:
+        await lanes.wait_clear()  # an @ is preparing its model request: it goes first
     await dispatch(Arrival(bot, event, app, state))
 
 
@@ -163,7 +166,18 @@ def _ensure_entry() -> None:
     _entry.append_handler(pallas_inbound)
     GuardedAdapter.lane_of = staticmethod(EdgeLanes(_aliases_source))  # type: ignore[assignment]
     lifecycle.on_runtime_start(_start_counters)
+    lifecycle.on_runtime_start(_signal_model_requests)
     get_driver().on_shutdown(_counter_task.stop)
+
+
+async def _signal_model_requests(runtime: PallasRuntime, host: str, port: int) -> None:
+    """An addressed turn's hold on the loop ends when its model request goes out — or when
+    it sleeps first (a merge wait, a retry after the cooldown): a sleeping turn needs no loop."""
+    if not hasattr(runtime.llm.complete, "__wrapped__"):
+        runtime.llm.complete = releasing_hold(runtime.llm.complete)  # type: ignore[method-assign]
+    app = lifecycle.app_or_none()
+    if app is not None and not hasattr(app.chat.sleep, "__wrapped__"):
+        app.chat.sleep = releasing_hold(app.chat.sleep)
 
 
 async def _start_counters(runtime: PallasRuntime, host: str, port: int) -> None:

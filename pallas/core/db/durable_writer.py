@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.message_inserts import BatchInsertMessageRepository
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.writer import MessageWriter
 from pallas.core.records import StoredMessage
@@ -42,7 +43,7 @@ class ThreadedMessageWriter:
         *,
         batch_size: int = 500,
         linger: float = 0.02,
-        repository: RepositoryFactory = MessageRepository,
+        repository: RepositoryFactory = BatchInsertMessageRepository,
     ) -> None:
         self._url = url
         self._batch_size = batch_size

@@ -24,6 +24,7 @@ from pallas.product.llm.delivery.delivery import GroupSender
 from pallas.product.llm.freshness import FreshnessGate, FreshnessVerdict, looks_addressed
 from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.persona.pack import PersonaPack
+from pallas.product.llm.routing.config import LowEngagementConfig
 from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
 from pallas.product.llm.routing.router import RoutingEngine
 from pallas.product.llm.tools.registry import ToolRegistry
@@ -140,7 +141,10 @@ class TurnRouter:
         return RoutedTurn(turn, config, persona, fresh, tool, route, attempt)
 
     async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
-        if self.phrases is None or not config.routing.low_engagement.use_group_expressions:
+        """The group's own expressions for the PASS phrase pools; not loaded when no phrase can
+        be picked (phrases off, or every probability step 0: the pools are never built)."""
+        low = config.routing.low_engagement
+        if self.phrases is None or not low.use_group_expressions or not phrases_possible(low):
             return ()
         try:
             return await self.phrases.low_engagement_phrases(
@@ -149,6 +153,11 @@ class TurnRouter:
         except Exception:
             log.exception("group %s: loading group expressions failed", turn.group_id)
             return ()
+
+
+def phrases_possible(low: LowEngagementConfig) -> bool:
+    """Whether the PASS exit can ever emit a phrase under `low` (its dice can hit)."""
+    return low.enabled and any(probability > 0 for _, probability in low.probability_steps)
 
 
 __all__ = ["NextStep", "ReplyTurn", "RoutedTurn", "TurnRouter"]
