@@ -12,7 +12,9 @@ duplicate handling, same transaction per batch.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
+from sqlalchemy import Table
 from sqlalchemy.dialects import postgresql, sqlite
 
 from pallas.core.db.engine import dialect_name, rowcount
@@ -20,7 +22,7 @@ from pallas.core.db.models import MessageRow
 from pallas.core.db.repositories.messages import MessageRepository, _row_values
 from pallas.core.records import StoredMessage
 
-_TABLE = MessageRow.__table__
+_TABLE = cast(Table, MessageRow.__table__)
 _CONFLICT = ["self_id", "group_id", "message_id"]
 _STATEMENTS = {
     "postgresql": postgresql.insert(_TABLE).on_conflict_do_nothing(index_elements=_CONFLICT),
