@@ -63,7 +63,8 @@ from pallas.product.llm.memory.factory import (
 from pallas.product.llm.memory.service import MemoryService
 from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.pipeline_state import PipelineState
-from pallas.product.llm.reply_step import ReplyStep, TurnRecorder
+from pallas.product.llm.reply_record import TurnRecorder
+from pallas.product.llm.reply_step import ReplyStep
 from pallas.product.llm.routing.router import RoutingEngine
 from pallas.product.llm.session.image_descriptions import PlaceholderDescriber
 from pallas.product.llm.session.old_topics import OldTopicsSource

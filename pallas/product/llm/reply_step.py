@@ -6,7 +6,8 @@ remember.
     call       one LLM call (images attached for vision models), counted by the cost guard
     answer     session-variable tags out, output rules, parse bubbles, output guard
     deliver    quote target, sticker, paced bubbles, routing's record of the bot reply
-    remember   snapshot (every ending), session turns and after-turn hooks (delivered only)
+    remember   `TurnRecorder` (reply_record.py): snapshot (every ending), session turns and
+               after-turn hooks (delivered only)
 
 `ChatTurnService` (chat_turn.py) runs it after admission, freshness and the cost guard let the
 turn through; every part it uses is handed in by the composition root (`pallas.app`).
@@ -20,22 +21,18 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pallas.core.clock import Clock
-from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
-from pallas.core.db.repositories.snapshots import InjectionSnapshot, SnapshotRepository
 from pallas.core.db.warm_messages import WarmMessages
 from pallas.core.db.warm_sessions import WarmSessions
-from pallas.core.records import SessionTurn
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.chat_turn_contracts import (
-    AfterTurnHook,
     AnswerRecord,
     CompletedTurn,
     ModelCall,
@@ -43,16 +40,16 @@ from pallas.product.llm.chat_turn_contracts import (
     PreparedTurn,
     TurnOutcome,
     TurnResult,
-    snapshot_json,
 )
 from pallas.product.llm.context.analyzer import build_snapshot
 from pallas.product.llm.context.context import (
+    ChatContextBundle,
     ContextSource,
     GatherRequest,
     assemble_direct_chat_context,
 )
-from pallas.product.llm.context.message_text import session_user_content
 from pallas.product.llm.context.pipeline import CoreProcessorError
+from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.context.processors import build_chat_pipeline
 from pallas.product.llm.context.request import assemble_chat_request
 from pallas.product.llm.context.turn_rules import apply_output_rules, rules_for_turn
@@ -61,20 +58,22 @@ from pallas.product.llm.delivery.bubbles import ParsedReply, parse_reply
 from pallas.product.llm.delivery.delivery import DeliveryPlan, deliver, joined_reply
 from pallas.product.llm.delivery.output_guard import guard_parsed_reply
 from pallas.product.llm.freshness import STALE_REPLY_SHAPE
+from pallas.product.llm.merge_wait import MergeWaitDecision
 from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.provider.client import LLMClient
-from pallas.product.llm.provider.models import profile_for
+from pallas.product.llm.provider.models import ModelProfile, profile_for
 from pallas.product.llm.provider.vision_messages import (
     QuotedMessageFetcher,
     prepare_vision_request,
 )
 from pallas.product.llm.reply_context import TurnRows, build_chat_turn_context, fetch_turn_rows
+from pallas.product.llm.reply_record import TurnRecorder
 from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
 from pallas.product.llm.routing.router import RoutingEngine
 from pallas.product.llm.stickers.service import StickerService
 from pallas.product.llm.svars.ops import split_svar_tags
 from pallas.product.llm.tools.registry import ToolRegistry
-from pallas.product.llm.tools.service import run_planned_tool
+from pallas.product.llm.tools.service import ToolTurnContext, run_planned_tool
 from pallas.product.llm.turn_route import ReplyTurn
 
 if TYPE_CHECKING:  # pipeline_state → memory.factory → extraction_hook → chat_turn
@@ -85,68 +84,16 @@ log = logging.getLogger("pallas.chat")
 Flush = Callable[[int], Awaitable[None]]
 
 
-@dataclass
-class TurnRecorder:
-    """Remember a turn: its snapshot (every ending), the session exchange and the after-turn
-    hooks (a delivered answer only). Writes are write-behind; hooks run in the background."""
+@dataclass(frozen=True, slots=True)
+class GatheredTurn:
+    """What the prepare step gathered before it builds the context."""
 
-    clock: Clock
-    snapshots: SnapshotRepository
-    chat_sessions: ChatSessionRepository
-    hooks: Sequence[AfterTurnHook] = ()
-    _background: set[asyncio.Task[None]] = field(default_factory=set)
-
-    def save_snapshot(
-        self,
-        turn: TurnInput,
-        prepared: PreparedTurn,
-        outcome: str,
-        call: ModelCall | None = None,
-        answer: AnswerRecord | None = None,
-    ) -> None:
-        snapshot = InjectionSnapshot(
-            turn_id=prepared.turn_id,
-            bot_id=turn.bot_id,
-            group_id=turn.group_id,
-            user_id=turn.user_id,
-            message_id=turn.message_id,
-            created_at=self.clock.now(),
-            model=prepared.model,
-            outcome=outcome,
-            data=snapshot_json(prepared.snapshot, call, answer),
-        )
-        self.snapshots.save_later(snapshot)  # write-behind; readers flush first
-
-    def append_session(self, turn: TurnInput, user_text: str, reply_text: str) -> None:
-        now = self.clock.now()
-        bot_id, group_id, user_id = turn.bot_id, turn.group_id, turn.user_id
-        self.chat_sessions.append_later(  # write-behind, batched
-            [
-                SessionTurn(
-                    bot_id,
-                    group_id,
-                    user_id,
-                    role="user",
-                    content=session_user_content(user_text, turn),  # images: [图片]:url=X
-                    created_at=now,
-                    extra={"message_id": turn.message_id},
-                ),
-                SessionTurn(
-                    bot_id, group_id, user_id, role="assistant", content=reply_text, created_at=now
-                ),
-            ]
-        )
-
-    def after_turn(self, completed: CompletedTurn) -> None:
-        for hook in self.hooks:
-            task = asyncio.create_task(_run_hook(hook, completed), name=f"after-turn:{hook.name}")
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-
-    async def drain(self) -> None:
-        """Wait for after-turn work (tests, shutdown)."""
-        while self._background:
-            await asyncio.gather(*list(self._background), return_exceptions=True)
+    wait: MergeWaitDecision
+    current_text: str  # this message plus the member's merged follow-ups
+    merged_images: tuple[str, ...]  # image urls of the merged follow-ups
+    rows: TurnRows
+    bundle: ChatContextBundle  # retrieval: memory, learning, old topics …
+    tool: ToolTurnContext  # the planned tool's result (empty when no tool ran)
 
 
 @dataclass
@@ -201,9 +148,39 @@ class ReplyStep:
     # -- prepare -------------------------------------------------------------------------------
     async def prepare(self, reply: ReplyTurn) -> PreparedTurn:
         """Merge quick follow-ups, fetch rows, retrieve, run the tool, build the request."""
-        turn, route, config, persona = reply.turn, reply.route, reply.config, reply.persona
         stage_ms: dict[str, float] = {}
         started = time.perf_counter()
+        got = await self._gather(reply, stage_ms, started)
+        mark = time.perf_counter()
+        model = reply.cost.model or self.llm.model_for("chat")
+        profile = profile_for(reply.config.models, model)
+        ctx = await self._turn_context(reply, got, profile)
+        request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
+        _stopwatch(stage_ms, "assemble", mark)
+        decision = reply.route.to_log_dict()
+        snapshot = replace(
+            build_snapshot(request, got.bundle, decision=decision, stage_ms=stage_ms),
+            tool=got.tool.trace,
+            merge_wait=got.wait.to_log_dict(),
+            cost=reply.cost.to_log_dict() if reply.cost.noteworthy else None,
+        )
+        return PreparedTurn(
+            turn_id=uuid.uuid4().hex,
+            current_text=got.current_text,
+            ctx=ctx,
+            messages=request.messages,
+            model=model,
+            profile=profile,
+            snapshot=snapshot,
+            started=started,
+            merged_image_urls=got.merged_images,
+        )
+
+    async def _gather(
+        self, reply: ReplyTurn, stage_ms: dict[str, float], started: float
+    ) -> GatheredTurn:
+        """The merge wait, the turn's rows, then retrieval and the planned tool side by side."""
+        turn, route, config = reply.turn, reply.route, reply.config
         wait = await self.merges.wait_decision(
             turn, route.trigger.content_text, config.chat, self.clock.now()
         )
@@ -213,15 +190,14 @@ class ReplyStep:
         mark = _stopwatch(stage_ms, "merge_wait", started)
         rows = await self._fetch_rows(turn, route, config)
         mark = _stopwatch(stage_ms, "fetch_rows", mark)
-        tool_turn = route.outcome is RouteOutcome.TOOL
-        bundle, tool_ctx = await asyncio.gather(
+        bundle, tool = await asyncio.gather(
             assemble_direct_chat_context(
                 self.sources, _gather_request(reply, current_text, self.clock.now())
             ),
             run_planned_tool(
                 reply.tool,
                 self.tools,
-                tool_turn=tool_turn,
+                tool_turn=route.outcome is RouteOutcome.TOOL,
                 turn=turn,
                 now=self.clock.now(),
                 rng=self.rng,
@@ -229,29 +205,35 @@ class ReplyStep:
                 timeout_s=config.tools.timeout_s,
             ),
         )
-        mark = _stopwatch(stage_ms, "retrieval", mark)
-        model = reply.cost.model or self.llm.model_for("chat")
-        profile = profile_for(config.models, model)
+        _stopwatch(stage_ms, "retrieval", mark)
+        return GatheredTurn(wait, current_text, merged_images, rows, bundle, tool)
+
+    async def _turn_context(
+        self, reply: ReplyTurn, got: GatheredTurn, profile: ModelProfile
+    ) -> ChatTurnContext:
+        """Freeze what was gathered into the processors' input (rules, pipeline state, the
+        stale reply shape, the group's sticker names)."""
+        turn, route, config, persona = reply.turn, reply.route, reply.config, reply.persona
         ctx = build_chat_turn_context(
             turn,
             route,
-            current_text=current_text,
-            rows=rows,
-            bundle=bundle,
+            current_text=got.current_text,
+            rows=got.rows,
+            bundle=got.bundle,
             config=config,
             persona=persona,
             profile=profile,
             bot_nickname=next(iter(self.nicknames), persona.name),
             now=self.clock.now(),
-            tool=tool_ctx,
-            tool_turn=tool_turn,
+            tool=got.tool,
+            tool_turn=route.outcome is RouteOutcome.TOOL,
             rules=rules_for_turn(
                 turn,
                 config=config,
                 persona=persona,
-                timeline=rows.timeline,
-                tool_results=tool_ctx.results,
-                tool_rules=tool_ctx.rules,
+                timeline=got.rows.timeline,
+                tool_results=got.tool.results,
+                tool_rules=got.tool.rules,
                 now=self.clock.now(),
                 config_dir=self.config_dir,
             ),
@@ -262,32 +244,14 @@ class ReplyStep:
             config,
             profile,
             addressed=route.trigger.addressed,
-            image_count=len(turn.image_urls) + len(merged_images),
+            image_count=len(turn.image_urls) + len(got.merged_images),
         )
         if reply.short:  # a stale @: one short bubble to the member's latest message
             ctx = replace(ctx, reply_shape=STALE_REPLY_SHAPE)
         if config.chat.allow_sticker:  # the contract lists the group's own sticker names
             names = await self.stickers.prompt_names(turn.bot_id, turn.group_id, config.stickers)
             ctx = replace(ctx, sticker_names=names)
-        request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
-        _stopwatch(stage_ms, "assemble", mark)
-        snapshot = replace(
-            build_snapshot(request, bundle, decision=route.to_log_dict(), stage_ms=stage_ms),
-            tool=tool_ctx.trace,
-            merge_wait=wait.to_log_dict(),
-            cost=reply.cost.to_log_dict() if reply.cost.noteworthy else None,
-        )
-        return PreparedTurn(
-            turn_id=uuid.uuid4().hex,
-            current_text=current_text,
-            ctx=ctx,
-            messages=request.messages,
-            model=model,
-            profile=profile,
-            snapshot=snapshot,
-            started=started,
-            merged_image_urls=merged_images,
-        )
+        return ctx
 
     async def _fetch_rows(
         self, turn: TurnInput, route: RouteResult, config: GroupConfig
@@ -425,18 +389,6 @@ class ReplyStep:
             )
         outcome = TurnResult.DELIVERED if delivery.complete else TurnResult.PARTIAL
         return TurnOutcome(outcome, delivery.reason, delivery.sent_ids)
-
-
-async def _run_hook(hook: AfterTurnHook, completed: CompletedTurn) -> None:
-    try:
-        await hook.after_turn(completed)
-    except Exception:
-        log.exception(
-            "after-turn hook %s failed (group %s, turn %s)",
-            hook.name,
-            completed.turn.group_id,
-            completed.turn_id,
-        )
 
 
 def _gather_request(reply: ReplyTurn, current_text: str, now: float) -> GatherRequest:
