@@ -203,12 +203,11 @@ async def run(args: argparse.Namespace, workdir: Path, fill: bool) -> None:
                 runtime = await PallasRuntime.start(settings, nicknames=("帕拉斯",))
         else:
             print(f"copied {args.db} ({await runtime.repos.messages.count()} messages)")
-        service = build_app(runtime, rng=random.Random(1)).chat
 
         async def no_sleep(_: float) -> None:
             return None
 
-        service.sleep = no_sleep
+        service = build_app(runtime, rng=random.Random(1), sleep=no_sleep).chat
         profiler = cProfile.Profile() if args.profile else None
         cold, _, _ = await _turns(runtime, service, range(MEMBERS), None, args.gap)
         print(describe("first turn of each member", cold))

@@ -14,6 +14,9 @@ NoneBot's dependency injection; tests and the CLI call `start_app` / `build_app`
             ├─► stickers (+ the describe job), cost guard
             ├─► admin (AdminServices: `/pallas …`, the CLI, the web console's backend)
             └─► chat (ChatTurnService) ─► router (TurnRouter: the route step, as in replay)
+                                          └► reply (ReplyStep) ─► recorder (snapshots, session,
+                                             after-turn hooks); merges, freshness, warm caches
+                                             and one Pause shared by the steps
 
 Product code never imports `pallas.runtime`: each service takes only the stores it uses through
 its constructor; the `*_for(runtime)` helpers below are the one place that picks them out
@@ -22,7 +25,9 @@ its constructor; the `*_for(runtime)` helpers below are the one place that picks
 
 from __future__ import annotations
 
+import asyncio
 import random
+from collections.abc import Sequence
 from pathlib import Path
 
 from pallas.core.clock import Clock
@@ -34,11 +39,14 @@ from pallas.core.db.repositories.session_topics import (
 )
 from pallas.core.db.repositories.session_variables import SessionVariableRepository
 from pallas.core.db.repositories.stickers import StickerRepository
+from pallas.core.db.warm_messages import WarmMessages
+from pallas.core.db.warm_sessions import WarmSessions
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.product.admin.base import AdminServices
 from pallas.product.llm.addressing import Addressing
 from pallas.product.llm.chat_turn import ChatTurnService
+from pallas.product.llm.chat_turn_contracts import AfterTurnHook, Pause, PhraseSource, Sleep
 from pallas.product.llm.context.context import ContextSource
 from pallas.product.llm.cost.guard import CostGuard
 from pallas.product.llm.cost.turn_exit import guard_for
@@ -55,6 +63,8 @@ from pallas.product.llm.memory.factory import (
 from pallas.product.llm.memory.service import MemoryService
 from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.pipeline_state import PipelineState
+from pallas.product.llm.reply_record import TurnRecorder
+from pallas.product.llm.reply_step import ReplyStep
 from pallas.product.llm.routing.router import RoutingEngine
 from pallas.product.llm.session.image_descriptions import PlaceholderDescriber
 from pallas.product.llm.session.old_topics import OldTopicsSource
@@ -276,8 +286,83 @@ def admin_services_for(
     )
 
 
-def build_app(runtime: PallasRuntime, *, rng: random.Random | None = None) -> PallasApp:
-    """Every product service over `runtime`, once."""
+def chat_service_for(
+    runtime: PallasRuntime,
+    *,
+    rng: random.Random,
+    pause: Pause,
+    addressing: Addressing,
+    sources: Sequence[ContextSource],
+    hooks: Sequence[AfterTurnHook],
+    phrases: PhraseSource,
+    pipeline_state: PipelineState,
+    cost: CostGuard,
+    stickers: StickerService,
+) -> ChatTurnService:
+    """The chat turn over its parts, one of each: merges, the freshness gate, the route step,
+    the warm caches fed at ingest (writer and repository listeners), the reply step."""
+    state, clock, routing = runtime.state, runtime.clock, runtime.routing
+    merges = TurnMerges(state)
+    freshness = FreshnessGate(state, routing, sleep=pause)
+    tools = default_registry()
+    router = TurnRouter(
+        clock=clock,
+        routing=routing,
+        group_config=runtime.group_configs.get,
+        persona=runtime.personas.get,
+        addressing=addressing,
+        merges=merges,
+        freshness=freshness,
+        tools=tools,
+        rng=rng,
+        superusers=runtime.superusers,
+        phrases=phrases,
+    )
+    warm_messages = WarmMessages(runtime.repos.messages, flush=runtime.writer.flush)
+    runtime.writer.listeners.append(warm_messages.note)
+    runtime.repos.messages.listeners.append(warm_messages.note_many)
+    reply = ReplyStep(
+        llm=runtime.llm,
+        clock=clock,
+        state=state,
+        routing=routing,
+        merges=merges,
+        cost=cost,
+        stickers=stickers,
+        pipeline_state=pipeline_state,
+        recorder=TurnRecorder(
+            clock, runtime.repos.snapshots, runtime.repos.chat_sessions, hooks=hooks
+        ),
+        warm_messages=warm_messages,
+        warm_sessions=WarmSessions.of(runtime.repos.chat_sessions),
+        flush=runtime.writer.flush,
+        messages=runtime.repos.messages,
+        config_dir=runtime.settings.pallas_config_dir,
+        pause=pause,
+        rng=rng,
+        tools=tools,
+        sources=sources,
+        nicknames=runtime.nicknames,
+    )
+    return ChatTurnService(
+        router=router,
+        reply=reply,
+        routing=routing,
+        merges=merges,
+        freshness=freshness,
+        cost=cost,
+        state=state,
+        clock=clock,
+        pause=pause,
+        superusers=runtime.superusers,
+    )
+
+
+def build_app(
+    runtime: PallasRuntime, *, rng: random.Random | None = None, sleep: Sleep = asyncio.sleep
+) -> PallasApp:
+    """Every product service over `runtime`, once (`sleep`: how the chat turn waits — tests
+    pass one that advances a fake clock)."""
     rng = rng or random.Random()
     addressing = Addressing(nicknames=runtime.nicknames)
     memory = memory_service_for(runtime)
@@ -291,10 +376,11 @@ def build_app(runtime: PallasRuntime, *, rng: random.Random | None = None) -> Pa
     old_topics = OldTopicsSource(
         topics=SessionTopicRepository(runtime.sessions), chat_sessions=runtime.repos.chat_sessions
     )
-    chat = ChatTurnService(
-        runtime=runtime,
-        routing=runtime.routing,
+    chat = chat_service_for(
+        runtime,
         rng=rng,
+        pause=Pause(sleep),
+        addressing=addressing,
         sources=context_sources(learning, memory_sources_for(runtime, memory), old_topics),
         hooks=after_turn_hooks(
             session_summary_hook_for(runtime), extraction_hook_for(runtime, memory)
@@ -302,7 +388,6 @@ def build_app(runtime: PallasRuntime, *, rng: random.Random | None = None) -> Pa
         phrases=learning,
         pipeline_state=pipeline_state,  # svars, kb placeholders, attachments
         cost=cost,
-        addressing=addressing,
         stickers=stickers,
     )
     feedback, insight, describer = (
@@ -367,6 +452,7 @@ async def start_app(
     superusers: frozenset[int] = frozenset(),
     base_dir: Path | None = None,
     rng: random.Random | None = None,
+    sleep: Sleep = asyncio.sleep,
 ) -> PallasApp:
     """Start the runtime (migrations, database, state) and build the app over it."""
     runtime = await PallasRuntime.start(
@@ -377,7 +463,7 @@ async def start_app(
         superusers=superusers,
         base_dir=base_dir,
     )
-    return build_app(runtime, rng=rng)
+    return build_app(runtime, rng=rng, sleep=sleep)
 
 
 __all__ = [
@@ -385,6 +471,7 @@ __all__ = [
     "admin_services_for",
     "build_app",
     "build_replay_router",
+    "chat_service_for",
     "extraction_hook_for",
     "memory_service_for",
     "memory_sources_for",

@@ -2,7 +2,7 @@
 
 `start_chat_app` copies the repo's config (dice and the member rate limit off, as the e2e
 harness does), starts `pallas.app.start_app` on a SQLite file with a `FakeClock`, the memory
-StateStore and the fake OpenAI server, and swaps the service's `sleep` for one that advances
+StateStore and the fake OpenAI server, with a `sleep` (handed to `start_app`) that advances
 the fake clock (bubble pacing, retries, merge waits never wait on the real clock).
 """
 
@@ -82,15 +82,15 @@ async def start_chat_app(
         pallas_llm_timeout_seconds=3.0,
         pallas_llm_max_retries=0,
     )
+    sleep = ClockSleep(clock)
     app = await start_app(
         settings,
         clock=clock,
         state=MemoryStateStore(clock),
         superusers=frozenset({ADMIN}),
         rng=random.Random(7),
+        sleep=sleep,
     )
-    sleep = ClockSleep(clock)
-    app.chat.sleep = sleep
     return app, sleep
 
 

@@ -207,7 +207,7 @@ class Pallas:
         async def no_pause(seconds: float) -> None:
             self.pauses.append(seconds)
 
-        service.sleep = no_pause
+        service.pause.sleep = no_pause
         return lifecycle.get_runtime()
 
     async def stop(self) -> None:

@@ -50,4 +50,4 @@ async def test_one_memory_service_serves_chat_member_and_admin_commands(
     shared = lifecycle.get_app()
     assert built == [shared.memory]
     assert shared.pipeline_state.memory is shared.memory
-    assert shared.chat.stickers is shared.stickers
+    assert shared.chat.reply.stickers is shared.stickers

@@ -1,18 +1,24 @@
-"""The chat turn's contracts: how a turn ended (`TurnOutcome`, `TurnResult`), the prepared
-reply turn, and the after-turn hook protocol (values passed between the orchestrator, its
-hooks and its callers)."""
+"""The chat turn's contracts: how a turn ended (`TurnOutcome`, `TurnResult`), the reply
+step's typed records (`PreparedTurn`, `ModelCall`, `AnswerRecord` → the snapshot JSON), the
+turn's one way to wait (`Pause`) and the after-turn hook protocol (values passed between the
+orchestrator, the reply step, their hooks and their callers)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.context.processor_inputs import ChatTurnContext
+from pallas.product.llm.context.snapshot import JsonDict, TurnSnapshot
+from pallas.product.llm.provider.client import CompletionResult
 from pallas.product.llm.provider.models import ModelProfile
+
+Sleep = Callable[[float], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,9 +39,22 @@ class AfterTurnHook(Protocol):
     async def after_turn(self, completed: CompletedTurn) -> None: ...
 
 
+@dataclass(slots=True)
+class Pause:
+    """The turn's one way to wait (merge waits, the freshness settle, bubble pacing, cooldown
+    retries), shared by the parts `build_app` builds; tests and benchmarks swap `sleep` for one
+    that advances a fake clock or returns at once."""
+
+    sleep: Sleep = asyncio.sleep
+
+    async def __call__(self, seconds: float) -> None:
+        await self.sleep(seconds)
+
+
 @dataclass(frozen=True, slots=True)
 class PreparedTurn:
-    """A reply turn built up to the LLM call: its context, the request and the snapshot data."""
+    """A reply turn built up to the LLM call: its context, the request and the snapshot so far
+    (the routing decision, sections, budget, retrieval, tool, merge wait, cost ladder)."""
 
     turn_id: str
     current_text: str
@@ -43,9 +62,69 @@ class PreparedTurn:
     messages: Sequence[Mapping[str, Any]]
     model: str
     profile: ModelProfile
-    data: dict[str, Any]  # the injection snapshot, completed as the turn goes on
+    snapshot: TurnSnapshot
     started: float
     merged_image_urls: tuple[str, ...] = ()  # images of quick follow-ups folded into the turn
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """The turn's one LLM call: what was sent (image-safe copy), the images, what came back."""
+
+    result: CompletionResult
+    request: list[JsonDict]  # the request as stored: image blocks replaced by their hashes
+    vision: JsonDict
+
+    @property
+    def usage(self) -> JsonDict:
+        return {
+            "prompt_tokens": self.result.prompt_tokens,
+            "completion_tokens": self.result.completion_tokens,
+            "latency_ms": round(self.result.latency_ms, 1),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRecord:
+    """What became of the model's answer: output rules, bubbles, and (once delivery ran) the
+    sent ids, the local time of the turn and the session-variable commit."""
+
+    output_regex: list[dict[str, Any]]
+    bubbles: list[str]
+    parse: JsonDict
+    sent_message_ids: list[int] | None = None
+    total_local_ms: float | None = None
+    svars: JsonDict | None = None
+
+
+def snapshot_json(
+    snap: TurnSnapshot, call: ModelCall | None = None, answer: AnswerRecord | None = None
+) -> JsonDict:
+    """The stored snapshot JSON: the prepared part (`PreparedTurn.snapshot`), then what the
+    call and the answer added (keys in the order `TurnSnapshot` lists them, as the stored JSON
+    always had)."""
+    if call is not None:
+        snap = replace(
+            snap,
+            request=call.request,
+            vision=call.vision,
+            usage=call.usage,
+            response=call.result.text,
+        )
+    if answer is not None:
+        stage_ms = dict(snap.stage_ms)
+        if answer.total_local_ms is not None:
+            stage_ms["total_local"] = answer.total_local_ms
+        snap = replace(
+            snap,
+            stage_ms=stage_ms,
+            output_regex=answer.output_regex,
+            bubbles=answer.bubbles,
+            parse=answer.parse,
+            sent_message_ids=answer.sent_message_ids,
+            svars=answer.svars,
+        )
+    return snap.to_dict()
 
 
 class TurnResult(StrEnum):

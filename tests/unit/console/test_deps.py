@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pallas.console.deps import build_graph, cycles, report
+from pallas.console.deps import RUNTIME_PENDING, build_graph, cycles, report, runtime_in_product
 from pallas.console.main import main
 
 
@@ -24,6 +24,9 @@ def test_the_code_base_has_no_forbidden_edge(capsys):
     assert "core -> product back-edges: 0" in out
     assert "NoneBot imports in pallas/ outside pallas/onebot/: 0" in out
     assert "FORBIDDEN" not in out
+    # no product or web module imports the runtime, and none is excused as pending
+    assert not RUNTIME_PENDING and runtime_in_product(build_graph()) == []
+    assert "pending" not in out
 
 
 def test_check_fails_on_product_or_web_importing_the_runtime(tmp_path, capsys):

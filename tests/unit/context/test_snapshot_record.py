@@ -4,8 +4,11 @@ path used to grow by hand, so `pallas context --json` and the console read it un
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
+from pallas.product.llm.chat_turn_contracts import AnswerRecord, ModelCall, snapshot_json
 from pallas.product.llm.context.snapshot import TurnSnapshot
+from pallas.product.llm.provider.client import CompletionResult
 
 BASE = {
     "decision": {"outcome": "reply", "reason": "rule_reply"},
@@ -40,15 +43,12 @@ def _by_hand() -> dict:
 def test_typed_snapshot_writes_the_same_json_in_the_same_order():
     snap = TurnSnapshot(**json.loads(json.dumps(BASE)))
     assert json.dumps(snap.to_dict(), ensure_ascii=False) == json.dumps(BASE, ensure_ascii=False)
-    snap.merge_wait = {"waited": False}
-    snap.request, snap.vision = [{"role": "user", "content": "hi!"}], {"attached": 0}
-    snap.usage = {"prompt_tokens": 3, "completion_tokens": 2, "latency_ms": 5.0}
-    snap.response = "你好"
-    snap.output_regex = []
-    snap.bubbles = ["你好"]
-    snap.parse = {"reason": "ok", "notes": []}
-    snap.sent_message_ids = [42]
-    snap.stage_ms["total_local"] = 2.0
+    snap = replace(snap, merge_wait={"waited": False})
+    snap = replace(snap, request=[{"role": "user", "content": "hi!"}], vision={"attached": 0})
+    snap = replace(snap, usage={"prompt_tokens": 3, "completion_tokens": 2, "latency_ms": 5.0})
+    snap = replace(snap, response="你好", output_regex=[], bubbles=["你好"])
+    snap = replace(snap, parse={"reason": "ok", "notes": []}, sent_message_ids=[42])
+    snap = replace(snap, stage_ms={**snap.stage_ms, "total_local": 2.0})
     assert json.dumps(snap.to_dict(), ensure_ascii=False) == json.dumps(
         _by_hand(), ensure_ascii=False
     )
@@ -60,3 +60,39 @@ def test_unset_later_fields_are_left_out_and_extra_keys_come_last():
     data = snap.to_dict()
     assert "tool" not in data and "svars" not in data and "response" not in data
     assert list(data)[-1] == "experiment"
+
+
+def test_the_reply_steps_records_complete_the_snapshot_in_the_stored_order():
+    """`PreparedTurn.snapshot` + `ModelCall` + `AnswerRecord` → the same JSON, byte for byte."""
+    prepared = replace(TurnSnapshot(**json.loads(json.dumps(BASE))), merge_wait={"waited": False})
+    call = ModelCall(
+        CompletionResult(
+            ok=True, text="你好", prompt_tokens=3, completion_tokens=2, latency_ms=5.0
+        ),
+        request=[{"role": "user", "content": "hi!"}],
+        vision={"attached": 0},
+    )
+    answer = AnswerRecord(
+        output_regex=[],
+        bubbles=["你好"],
+        parse={"reason": "ok", "notes": []},
+        sent_message_ids=[42],
+        total_local_ms=2.0,
+    )
+    assert json.dumps(snapshot_json(prepared, call, answer), ensure_ascii=False) == json.dumps(
+        _by_hand(), ensure_ascii=False
+    )
+    assert prepared.stage_ms == BASE["stage_ms"]  # the prepared record is left as it was
+
+
+def test_an_error_or_silent_turn_stores_only_what_it_reached():
+    prepared = TurnSnapshot(**json.loads(json.dumps(BASE)))
+    failed = CompletionResult(ok=False, error="timeout", latency_ms=3000.04)
+    call = ModelCall(failed, request=[{"role": "user", "content": "hi"}], vision={})
+    data = snapshot_json(prepared, call)
+    assert list(data)[-3:] == ["vision", "usage", "response"]
+    assert data["usage"] == {"prompt_tokens": 0, "completion_tokens": 0, "latency_ms": 3000.0}
+    silent = AnswerRecord(output_regex=[], bubbles=[], parse={"reason": "empty", "notes": []})
+    data = snapshot_json(prepared, replace(call, result=CompletionResult(ok=True)), silent)
+    assert "sent_message_ids" not in data and "total_local" not in data["stage_ms"]
+    assert list(data)[-3:] == ["output_regex", "bubbles", "parse"]

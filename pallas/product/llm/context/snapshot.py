@@ -1,9 +1,10 @@
 """`TurnSnapshot`: the injection snapshot of one REPLY turn as a typed record.
 
 Built before the LLM call from the assembled request (`analyzer.build_snapshot`); the reply
-step fills the later fields as the turn goes on. `to_dict()` is the JSON that is stored and that
-`pallas context --json`, `/pallas context` and the web console read: the always-present keys
-first, then each later key once it is set, in the order the turn sets them.
+step adds the later fields (`dataclasses.replace`, from its typed records) as the turn goes
+on. `to_dict()` is the JSON that is stored and that `pallas context --json`, `/pallas context`
+and the web console read: the always-present keys first, then each later key once it is set,
+in the order the turn sets them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Final
 JsonDict = dict[str, Any]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class TurnSnapshot:
     # known before the LLM call
     decision: JsonDict
