@@ -176,8 +176,9 @@ async def _signal_model_requests(runtime: PallasRuntime, host: str, port: int) -
     if not hasattr(runtime.llm.complete, "__wrapped__"):
         runtime.llm.complete = releasing_hold(runtime.llm.complete)  # type: ignore[method-assign]
     app = lifecycle.app_or_none()
-    if app is not None and not hasattr(app.chat.sleep, "__wrapped__"):
-        app.chat.sleep = releasing_hold(app.chat.sleep)
+    pause = app.chat.pause if app is not None else None
+    if pause is not None and not hasattr(pause.sleep, "__wrapped__"):
+        pause.sleep = releasing_hold(pause.sleep)  # the turn's one wait (merge, retry, pacing)
 
 
 async def _start_counters(runtime: PallasRuntime, host: str, port: int) -> None:
