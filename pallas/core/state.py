@@ -96,6 +96,20 @@ class _Entry:
 _EVICT_TO = 0.9  # share of max_keys left after a sweep
 
 
+def _copy(value: Any) -> Any:
+    """A private copy of a stored JSON value (as Redis would hand back), without deepcopy's
+    memo bookkeeping: routing reads and writes state on every message."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if isinstance(value, list):
+        return [_copy(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _copy(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_copy(item) for item in value)
+    return copy.deepcopy(value)
+
+
 class MemoryStateStore:
     """Single-process store with TTLs measured on the injected clock.
 
@@ -145,16 +159,16 @@ class MemoryStateStore:
         if entry is None:
             return None
         value = entry.value
-        return list(value) if isinstance(value, deque) else copy.deepcopy(value)
+        return list(value) if isinstance(value, deque) else _copy(value)
 
     async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
         self._data.pop(key, None)
-        self._store(key, copy.deepcopy(value), ttl)
+        self._store(key, _copy(value), ttl)
 
     async def set_if_absent(self, key: str, value: Any, *, ttl: float | None = None) -> bool:
         if self._live(key) is not None:
             return False
-        self._store(key, copy.deepcopy(value), ttl)
+        self._store(key, _copy(value), ttl)
         return True
 
     async def delete(self, key: str) -> None:
@@ -177,13 +191,13 @@ class MemoryStateStore:
             self._data[key] = entry
         elif ttl is not None:
             entry.expires_at = self._expiry(ttl)
-        entry.value.append(copy.deepcopy(value))
+        entry.value.append(_copy(value))
 
     async def items(self, key: str) -> list[Any]:
         entry = self._live(key)
         if entry is None or not isinstance(entry.value, deque):
             return []
-        return copy.deepcopy(list(entry.value))
+        return [_copy(item) for item in entry.value]
 
     async def take(self, key: str) -> list[Any]:
         values = await self.items(key)

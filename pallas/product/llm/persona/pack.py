@@ -22,7 +22,7 @@ class PersonaSections(BaseModel):
 
 
 class PersonaPack(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)  # one instance is shared per file
 
     name: str = "帕拉斯"
     aliases: list[str] = Field(default_factory=lambda: ["帕拉斯", "牛牛"])
@@ -43,6 +43,9 @@ class PersonaStore:
         self._dir = personas_dir
         self._files = TomlFileCache(check_interval=check_interval, validate=_validate)
         self._warned: set[str] = set()
+        # validated once per loaded file content: routing asks for the persona on every message
+        self._packs: dict[Path, tuple[dict[str, Any], PersonaPack]] = {}
+        self._default = PersonaPack()
 
     def get(self, name: str) -> PersonaPack:
         safe = Path(name).name  # a group config can't point outside the personas folder
@@ -52,8 +55,13 @@ class PersonaStore:
             if not path.exists() and safe not in self._warned:
                 self._warned.add(safe)
                 log.warning("persona %r not found in %s; using built-in defaults", name, self._dir)
-            return PersonaPack()
+            return self._default
+        cached = self._packs.get(path)
+        if cached is not None and cached[0] is data:
+            return cached[1]
         try:
-            return PersonaPack.model_validate(data)
+            pack = PersonaPack.model_validate(data)
         except ValidationError:  # pragma: no cover - rejected earlier by _validate
-            return PersonaPack()
+            return self._default
+        self._packs[path] = (data, pack)
+        return pack
