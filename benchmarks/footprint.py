@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -35,14 +38,27 @@ def memory_of(pid: int) -> dict[str, float]:
     out: dict[str, float] = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
+        if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
             out[key] = int(value.split()[0]) / 1024
     return out
 
 
 def _print(label: str, pid: int) -> None:
     mem = memory_of(pid)
-    print(f"{label:<40} RSS {mem['VmRSS']:7.1f} MB   peak {mem['VmHWM']:7.1f} MB", flush=True)
+    print(
+        f"{label:<28} RSS {mem['VmRSS']:6.1f} MB (anon {mem['RssAnon']:6.1f}, "
+        f"files {mem['RssFile']:5.1f})   peak {mem['VmHWM']:6.1f} MB",
+        flush=True,
+    )
+
+
+async def _await_warmups(bot: BotProcess, timeout: float = 60.0) -> float:
+    started = time.monotonic()
+    while "warm-ups done" not in bot.log_text():
+        if time.monotonic() - started > timeout:
+            raise TimeoutError("warm-ups did not finish")
+        await asyncio.sleep(0.1)
+    return time.monotonic() - started
 
 
 async def _fill(bot: BotProcess, messages: int) -> None:
@@ -73,12 +89,31 @@ async def _traffic(peer: OneBotPeer, fake: FakeOpenAI, per_group: int) -> None:
     print(f"sent {sent} lines over {len(groups)} groups and {len(addressed)} @s", flush=True)
 
 
-async def run(messages: int, per_group: int) -> None:
+def _snapshot(pid: int) -> None:
+    """With PALLAS_TRACEMALLOC set: the first call starts tracing in the bot, later ones dump."""
+    if os.environ.get("PALLAS_TRACEMALLOC"):
+        os.kill(pid, signal.SIGUSR2)
+
+
+async def _fill_or_reuse(bot: BotProcess, messages: int, reuse: Path | None, exists: bool) -> None:
+    if reuse is not None and exists:
+        bot.prepare()
+        shutil.copyfile(reuse, bot.db_path)
+        print(f"reused {reuse}", flush=True)
+        return
+    await _fill(bot, messages)
+    if reuse is not None:
+        shutil.copyfile(bot.db_path, reuse)
+
+
+async def run(messages: int, per_group: int, reuse: Path | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="pallas-footprint-") as tmp:
         fake = FakeOpenAI(default_reply="在的")
         await fake.start()
-        bot = BotProcess(Path(tmp), env_overrides={"OPENAI_BASE_URL": fake.base_url})
-        await _fill(bot, messages)
+        env = {"OPENAI_BASE_URL": fake.base_url}
+        env.update({k: v for k, v in os.environ.items() if k.startswith("PALLAS_TRACEMALLOC")})
+        bot = BotProcess(Path(tmp), env_overrides=env)
+        await _fill_or_reuse(bot, messages, reuse, reuse is not None and reuse.exists())  # noqa: ASYNC240
         started = time.monotonic()
         await bot.start(timeout=120)
         print(f"bot listening after {time.monotonic() - started:.1f}s", flush=True)
@@ -86,12 +121,21 @@ async def run(messages: int, per_group: int) -> None:
             assert bot.proc is not None
             pid = bot.proc.pid
             _print("after start-up", pid)
+            waited = await _await_warmups(bot)
+            _print(f"after warm-ups (+{waited:.1f}s)", pid)
+            _snapshot(pid)
             peer = OneBotPeer(bot.ws_url, self_id=BOT, access_token=bot.access_token)
             await peer.connect()
             await asyncio.sleep(0.5)
-            await _traffic(peer, fake, per_group)
+            try:
+                await _traffic(peer, fake, per_group)
+            except TimeoutError:
+                print(bot.tail_log(20), flush=True)
+                raise
             await asyncio.sleep(2.0)  # background work of the turns
             _print("after 1,000 active groups", pid)
+            _snapshot(pid)
+            await asyncio.sleep(1.0)
             await peer.close()
         finally:
             await bot.stop()
@@ -102,8 +146,13 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--per-group", type=int, default=3)
+    parser.add_argument(
+        "--reuse-db",
+        type=Path,
+        help="copy the filled database from this file if it exists, else save it there",
+    )
     args = parser.parse_args(argv or [])
-    asyncio.run(run(args.messages, args.per_group))
+    asyncio.run(run(args.messages, args.per_group, args.reuse_db))
 
 
 if __name__ == "__main__":
