@@ -40,6 +40,34 @@ def memory_of(pid: int) -> dict[str, float]:
         key, _, value = line.partition(":")
         if key in ("VmRSS", "VmHWM", "RssAnon", "RssFile"):
             out[key] = int(value.split()[0]) / 1024
+        elif key == "Threads":
+            out[key] = int(value)
+    return out
+
+
+def anon_regions(pid: int) -> dict[str, float]:
+    """Anonymous RSS by kind of mapping, in MB: the main malloc heap, Python's object arenas
+    (1 MiB / 256 KiB mmaps), other threads' malloc arenas (64 MiB reservations), the rest."""
+    out = {"heap": 0.0, "pyarenas": 0.0, "thread arenas": 0.0, "other anon": 0.0}
+    kind = None
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split()
+        if "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+            start, end = (int(x, 16) for x in head[0].split("-"))
+            size = end - start
+            name = head[5] if len(head) > 5 else ""
+            if name == "[heap]":
+                kind = "heap"
+            elif name:
+                kind = None
+            elif size in (1 << 20, 1 << 18):
+                kind = "pyarenas"
+            elif size >= 1 << 20 and size % (1 << 20) == 0 and size <= 64 << 20:
+                kind = "thread arenas"
+            else:
+                kind = "other anon"
+        elif kind and head[0] == "Rss:":
+            out[kind] += int(head[1]) / 1024
     return out
 
 
@@ -47,9 +75,12 @@ def _print(label: str, pid: int) -> None:
     mem = memory_of(pid)
     print(
         f"{label:<28} RSS {mem['VmRSS']:6.1f} MB (anon {mem['RssAnon']:6.1f}, "
-        f"files {mem['RssFile']:5.1f})   peak {mem['VmHWM']:6.1f} MB",
+        f"files {mem['RssFile']:5.1f})   peak {mem['VmHWM']:6.1f} MB   "
+        f"threads {mem['Threads']:.0f}",
         flush=True,
     )
+    regions = anon_regions(pid)
+    print("    anon: " + ", ".join(f"{k} {v:.1f}" for k, v in regions.items()), flush=True)
 
 
 async def _await_warmups(bot: BotProcess, timeout: float = 60.0) -> float:
@@ -73,7 +104,7 @@ async def _fill(bot: BotProcess, messages: int) -> None:
         await engine.dispose()
 
 
-async def _traffic(peer: OneBotPeer, fake: FakeOpenAI, per_group: int) -> None:
+async def _traffic(peer: OneBotPeer, fake: FakeOpenAI, per_group: int, pid: int) -> None:
     groups = [GROUP + i for i in range(OTHER_GROUPS + 1)]
     sent = 0
     for round_ in range(per_group):
@@ -81,6 +112,8 @@ async def _traffic(peer: OneBotPeer, fake: FakeOpenAI, per_group: int) -> None:
             text = f"{LINES[(n + round_) % len(LINES)]}{n}"
             await peer.send_event(peer.group_message(group, 600_000 + n % 50, text))
             sent += 1
+    await asyncio.sleep(3.0)  # the lines' ingest (recording, warm windows) settles
+    _print(f"after {sent:,} lines", pid)
     addressed = groups[::20]
     for n, group in enumerate(addressed):
         at = [{"type": "at", "data": {"qq": str(BOT)}}, {"type": "text", "data": {"text": " 在吗"}}]
@@ -128,12 +161,12 @@ async def run(messages: int, per_group: int, reuse: Path | None = None) -> None:
             await peer.connect()
             await asyncio.sleep(0.5)
             try:
-                await _traffic(peer, fake, per_group)
+                await _traffic(peer, fake, per_group, pid)
             except TimeoutError:
                 print(bot.tail_log(20), flush=True)
                 raise
             await asyncio.sleep(2.0)  # background work of the turns
-            _print("after 1,000 active groups", pid)
+            _print("after 50 @ turns", pid)
             _snapshot(pid)
             await asyncio.sleep(1.0)
             await peer.close()

@@ -1,10 +1,11 @@
 """Start-up warm-ups (jieba's dictionary, the BPE ranks, the CA bundle) off the critical path.
 
 NoneBot awaits every `on_startup` hook before uvicorn accepts a connection, so a warm-up awaited
-there delays "listening" by its length (~1.5 s together). Plugins `add` their loader here; the
-loaders start in one worker thread as a background task when the driver starts, and nothing
-waits for them except a handler that needs them: `await ready()` (a finished warm-up costs one
-check) — so the first reply never loads a dictionary on the event loop.
+there delays "listening" by its length (~2 s together, the `openai` SDK import included).
+Plugins `add` their loader here; the loaders start in one worker thread as a background task
+when the driver starts, and nothing waits for them except a handler that needs them:
+`await ready()` (a finished warm-up costs one check) — so the first reply never loads a
+dictionary on the event loop.
 
 After the warm-ups, and then every `TRIM_INTERVAL` seconds, free heap pages go back to the
 kernel (`malloc_trim`, glibc only; see pallas/core/malloc_tuning.py).
@@ -20,10 +21,12 @@ from collections.abc import Callable
 from nonebot import get_driver
 
 from pallas.core import malloc_tuning
+from pallas.product.llm.provider.client import load_sdk
 
 log = logging.getLogger("pallas.onebot")
 
-_loaders: list[Callable[[], object]] = []
+# The `openai` SDK import (~0.6-1 s) is the first loader: the LLM client imports it lazily.
+_loaders: list[Callable[[], object]] = [load_sdk]
 _task: asyncio.Task[None] | None = None
 _trimmer: asyncio.Task[None] | None = None
 _registered = False
@@ -52,7 +55,9 @@ def _run_all() -> None:
             continue
         log.debug("warm-up %s: %.0f ms", loader, (time.perf_counter() - started) * 1000)
     malloc_tuning.trim()  # the loads' temporary buffers (file text, dict builds)
-    log.info("warm-ups done in %.2f s (tokenizers, CA bundle)", time.perf_counter() - begun)
+    log.info(
+        "warm-ups done in %.2f s (openai SDK, tokenizers, CA bundle)", time.perf_counter() - begun
+    )
 
 
 async def _trim_periodically() -> None:
