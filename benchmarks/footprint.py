@@ -18,6 +18,8 @@ import asyncio
 import os
 import shutil
 import signal
+import socket
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,7 +28,7 @@ from pathlib import Path
 from benchmarks.reply_turn import BOT, GROUP, OTHER_GROUPS, fill_messages
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine
-from tests.harness.bot_process import BotProcess
+from tests.harness.bot_process import REPO, BotProcess
 from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.onebot_peer import OneBotPeer
 
@@ -175,6 +177,63 @@ async def run(messages: int, per_group: int, reuse: Path | None = None) -> None:
             await fake.stop()
 
 
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.05):
+            return True
+    except OSError:
+        return False
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (steadier than wall time on a busy machine)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def startup_seconds(workdir: Path, repo: Path) -> tuple[float, float]:
+    """Spawn `python bot.py` (the e2e config, an empty migrated database) and time it until its
+    port accepts a connection: (wall seconds, CPU seconds); the bot is stopped afterwards."""
+    bot = BotProcess(workdir)
+    bot.prepare()
+    asyncio.run(migrate.upgrade(bot.database_url))
+    with bot.log_path.open("ab") as log:
+        started = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, str(repo / "bot.py")],
+            cwd=repo,
+            env=bot.environment(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            while not _port_open(bot.port):
+                if proc.poll() is not None or time.monotonic() - started > 60:
+                    raise RuntimeError(f"bot did not start:\n{bot.tail_log()}")
+                time.sleep(0.01)
+            return time.monotonic() - started, cpu_seconds(proc.pid)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def startup(runs: int, repo: Path) -> None:
+    times = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(prefix="pallas-startup-") as tmp:
+            times.append(startup_seconds(Path(tmp), repo))
+    load = os.getloadavg()
+    print(
+        f"start-up to listening ({repo.name}): "
+        + ", ".join(f"{wall:.2f}s (cpu {cpu:.2f}s)" for wall, cpu in times)
+        + f"   load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}",
+        flush=True,
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--messages", type=int, default=1_000_000)
@@ -184,8 +243,18 @@ def main(argv: list[str] | None = None) -> None:
         type=Path,
         help="copy the filled database from this file if it exists, else save it there",
     )
+    parser.add_argument(
+        "--startup-runs", type=int, default=2, help="time start-up to listening this often"
+    )
+    parser.add_argument(
+        "--repo", type=Path, default=REPO, help="checkout whose bot.py the start-up timing runs"
+    )
+    parser.add_argument("--startup-only", action="store_true")
     args = parser.parse_args(argv or [])
-    asyncio.run(run(args.messages, args.per_group, args.reuse_db))
+    if args.startup_runs:
+        startup(args.startup_runs, args.repo)
+    if not args.startup_only:
+        asyncio.run(run(args.messages, args.per_group, args.reuse_db))
 
 
 if __name__ == "__main__":
