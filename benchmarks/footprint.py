@@ -169,6 +169,8 @@ async def run(messages: int, per_group: int, reuse: Path | None = None) -> None:
                 raise
             await asyncio.sleep(2.0)  # background work of the turns
             _print("after 50 @ turns", pid)
+            await asyncio.sleep(12.0)  # idle: background turn work done, a periodic trim ran
+            _print("idle 12 s later", pid)
             _snapshot(pid)
             await asyncio.sleep(1.0)
             await peer.close()
