@@ -28,6 +28,7 @@ from pathlib import Path
 from benchmarks.reply_turn import BOT, GROUP, OTHER_GROUPS, fill_messages
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine
+from tests.harness import bot_process
 from tests.harness.bot_process import REPO, BotProcess
 from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.onebot_peer import OneBotPeer
@@ -249,10 +250,11 @@ def main(argv: list[str] | None = None) -> None:
         "--startup-runs", type=int, default=2, help="time start-up to listening this often"
     )
     parser.add_argument(
-        "--repo", type=Path, default=REPO, help="checkout whose bot.py the start-up timing runs"
+        "--repo", type=Path, default=REPO, help="checkout whose bot.py and config/ are measured"
     )
     parser.add_argument("--startup-only", action="store_true")
     args = parser.parse_args(argv or [])
+    bot_process.REPO = args.repo  # the bot (bot.py, config/) of the checkout under test
     if args.startup_runs:
         startup(args.startup_runs, args.repo)
     if not args.startup_only:
