@@ -9,6 +9,29 @@ import atexit
 import cProfile
 import os
 
+from pallas.core import malloc_tuning
+
+# Before the threads and the big loads (see pallas/core/malloc_tuning.py); PALLAS_MALLOC_DEFAULTS=1
+# keeps glibc's defaults, e.g. to compare footprints.
+if not os.environ.get("PALLAS_MALLOC_DEFAULTS"):
+    malloc_tuning.tune()
+
+if _trace_path := os.environ.get("PALLAS_TRACEMALLOC"):
+    # Memory diagnostics: the first SIGUSR2 starts tracemalloc, each later one dumps a
+    # snapshot to PATH.1, PATH.2, ... (compare them with tracemalloc.Snapshot.load).
+    import signal
+    import tracemalloc
+
+    _dumps = iter(range(1, 1000))
+
+    def _on_sigusr2(*_: object) -> None:
+        if not tracemalloc.is_tracing():
+            tracemalloc.start(int(os.environ.get("PALLAS_TRACEMALLOC_FRAMES", "1")))
+        else:
+            tracemalloc.take_snapshot().dump(f"{_trace_path}.{next(_dumps)}")
+
+    signal.signal(signal.SIGUSR2, _on_sigusr2)
+
 if _profile_path := os.environ.get("PALLAS_PROFILE"):
     _profiler = cProfile.Profile()
     _profiler.enable()

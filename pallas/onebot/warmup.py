@@ -1,10 +1,14 @@
 """Start-up warm-ups (jieba's dictionary, the BPE ranks, the CA bundle) off the critical path.
 
 NoneBot awaits every `on_startup` hook before uvicorn accepts a connection, so a warm-up awaited
-there delays "listening" by its length (~1.5 s together). Plugins `add` their loader here; the
-loaders start in one worker thread as a background task when the driver starts, and nothing
-waits for them except a handler that needs them: `await ready()` (a finished warm-up costs one
-check) — so the first reply never loads a dictionary on the event loop.
+there delays "listening" by its length (~2 s together, the `openai` SDK import included).
+Plugins `add` their loader here; the loaders start in one worker thread as a background task
+when the driver starts, and nothing waits for them except a handler that needs them:
+`await ready()` (a finished warm-up costs one check) — so the first reply never loads a
+dictionary on the event loop.
+
+After the warm-ups, and then every `TRIM_INTERVAL` seconds, free heap pages go back to the
+kernel (`malloc_trim`, glibc only; see pallas/core/malloc_tuning.py).
 """
 
 from __future__ import annotations
@@ -16,11 +20,17 @@ from collections.abc import Callable
 
 from nonebot import get_driver
 
+from pallas.core import malloc_tuning
+from pallas.product.llm.provider.client import load_sdk
+
 log = logging.getLogger("pallas.onebot")
 
-_loaders: list[Callable[[], object]] = []
+# The `openai` SDK import (~0.6-1 s) is the first loader: the LLM client imports it lazily.
+_loaders: list[Callable[[], object]] = [load_sdk]
 _task: asyncio.Task[None] | None = None
+_trimmer: asyncio.Task[None] | None = None
 _registered = False
+TRIM_INTERVAL = 60.0
 
 
 def add(loader: Callable[[], object]) -> None:
@@ -31,6 +41,7 @@ def add(loader: Callable[[], object]) -> None:
     if not _registered:
         _registered = True
         get_driver().on_startup(_start)
+        get_driver().on_shutdown(_stop)
 
 
 def _run_all() -> None:
@@ -43,14 +54,30 @@ def _run_all() -> None:
             log.exception("warm-up %s failed", getattr(loader, "__qualname__", loader))
             continue
         log.debug("warm-up %s: %.0f ms", loader, (time.perf_counter() - started) * 1000)
-    log.info("warm-ups done in %.2f s (tokenizers, CA bundle)", time.perf_counter() - begun)
+    malloc_tuning.trim()  # the loads' temporary buffers (file text, dict builds)
+    log.info(
+        "warm-ups done in %.2f s (openai SDK, tokenizers, CA bundle)", time.perf_counter() - begun
+    )
+
+
+async def _trim_periodically() -> None:
+    while True:
+        await asyncio.sleep(TRIM_INTERVAL)
+        await asyncio.to_thread(malloc_tuning.trim)
 
 
 async def _start() -> None:
     """The driver's start-up hook: returns at once, the loaders run in a thread."""
-    global _task
+    global _task, _trimmer
     if _task is None or _task.get_loop().is_closed():
         _task = asyncio.create_task(asyncio.to_thread(_run_all))
+    if _trimmer is None or _trimmer.get_loop().is_closed():
+        _trimmer = asyncio.create_task(_trim_periodically())
+
+
+async def _stop() -> None:
+    if _trimmer is not None and not _trimmer.done():
+        _trimmer.cancel()
 
 
 async def ready() -> None:

@@ -34,12 +34,19 @@ def normalise_database_url(url: str, *, base_dir: Path | None = None) -> str:
     return parsed.set(database=str(path)).render_as_string(hide_password=False)
 
 
+# Page cache per SQLite connection, in KiB (SQLite's default is 2,000). The pool opens up to 15
+# connections in a burst and each fills its cache (~31 MB measured on a 1M-message database);
+# the OS page cache still holds the file, so a smaller cache costs little.
+SQLITE_CACHE_KIB = 1024
+
+
 def _enable_sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA busy_timeout=5000")
     cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
     cursor.close()
 
 

@@ -13,11 +13,32 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 import unicodedata
 from functools import lru_cache
+from types import ModuleType
 
-import jieba
+
+def _import_jieba() -> ModuleType:
+    """Import jieba without `pkg_resources` (~4.6 MB RSS, ~0.15 s to import).
+
+    jieba only uses it to open its bundled dict.txt; when the import fails it opens the same
+    file by path. `pkg_resources` is hidden for this one import and restored afterwards.
+    """
+    if "jieba" in sys.modules or "pkg_resources" in sys.modules:
+        import jieba
+
+        return jieba
+    sys.modules["pkg_resources"] = None  # type: ignore[assignment]
+    try:
+        import jieba
+    finally:
+        del sys.modules["pkg_resources"]
+    return jieba
+
+
+jieba = _import_jieba()
 
 # Function words that carry no retrieval signal. Kept short on purpose: negations such as 不/没
 # and content-bearing single characters stay in.

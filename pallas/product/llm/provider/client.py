@@ -4,6 +4,10 @@ Every call names its task (chat / cheap / vision / embedding) so the model, the 
 and per-group daily budgets line up. Errors never escape as exceptions or as text for the
 group: a `CompletionResult` says what happened (`ok`, `error`), and the caller stays quiet.
 Retries with backoff on 429 / 5xx / timeouts are the `openai` client's own (`max_retries`).
+
+The `openai` package (~0.6-1 s and ~14 MB to import) is imported when the client is first
+needed, not with this module: start-up reaches "listening" without it, and the start-up
+warm-up thread (`pallas.onebot.warmup`) imports it right after via `load_sdk()`.
 """
 
 from __future__ import annotations
@@ -12,14 +16,14 @@ import logging
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import openai
-from openai import AsyncOpenAI
+from typing import TYPE_CHECKING, Any, Literal
 
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.settings import PallasSettings
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 log = logging.getLogger("pallas.llm")
 
@@ -45,18 +49,27 @@ class LLMClient:
         self._settings = settings
         self._usage = usage
         self._clock = clock
-        self._client: AsyncOpenAI | None = None
-        if settings.replies_enabled:
-            self._client = AsyncOpenAI(
-                api_key=settings.openai_api_key,
-                base_url=settings.openai_base_url,
-                timeout=settings.pallas_llm_timeout_seconds,
-                max_retries=settings.pallas_llm_max_retries,
-            )
+        self._enabled = settings.replies_enabled
+        self._sdk_client: AsyncOpenAI | None = None
 
     @property
     def enabled(self) -> bool:
-        return self._client is not None
+        return self._enabled
+
+    @property
+    def _client(self) -> AsyncOpenAI | None:
+        """The SDK client, built on first use (None when replies are disabled)."""
+        if self._sdk_client is None and self._enabled:
+            from openai import AsyncOpenAI
+
+            s = self._settings
+            self._sdk_client = AsyncOpenAI(
+                api_key=s.openai_api_key,
+                base_url=s.openai_base_url,
+                timeout=s.pallas_llm_timeout_seconds,
+                max_retries=s.pallas_llm_max_retries,
+            )
+        return self._sdk_client
 
     def model_for(self, task: Task) -> str:
         s = self._settings
@@ -157,11 +170,18 @@ class LLMClient:
             log.exception("recording llm usage failed (group %s, task %s)", group_id, task)
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.close()
+        if self._sdk_client is not None:
+            await self._sdk_client.close()
+
+
+def load_sdk() -> None:
+    """Import the `openai` package now (a start-up warm-up; idempotent, thread-safe)."""
+    import openai  # noqa: F401
 
 
 def _classify(exc: Exception) -> str:
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return "timeout"
     if isinstance(exc, openai.RateLimitError):
