@@ -165,3 +165,19 @@ def test_stored_trace_is_bounded_and_keeps_full_counts() -> None:
     assert stored["dropped"]["similarity"] == len(result.trace.dropped_by_similarity)
     assert stored["dropped"]["scope"] == 600 // 23 + 1
     assert all(len(stored[f"dropped_by_{k}"]) <= TRACE_IDS for k in stored["dropped"])
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_one_candidate_tuple_reused_across_queries_and_scopes(config: str) -> None:
+    """The memory service passes the same loaded tuple to every retrieval of a turn and of
+    later turns: the remembered scope filter and index give the same results every time."""
+    rows = tuple(corpus(500, 5))
+    for scopes in ({SCOPE}, {SCOPE, OTHER}, {OTHER}, {SCOPE}):
+        for query in QUERIES:
+            kwargs = {
+                "kind": "person_facts",
+                "now": NOW,
+                "allowed_scopes": scopes,
+                "config": CONFIGS[config],
+            }
+            _same(retrieve(query, rows, **kwargs), reference_retrieve(query, list(rows), **kwargs))

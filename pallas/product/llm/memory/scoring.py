@@ -21,13 +21,14 @@ tiny corpus does not turn a one-word overlap into a perfect match.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pallas.core.clock import DAY_S
 from pallas.product.llm.memory.candidate_index import Bm25Index as Bm25Index
-from pallas.product.llm.memory.candidate_index import candidate_index
+from pallas.product.llm.memory.candidate_index import CandidateIndex, candidate_index
 from pallas.product.llm.memory.concepts import concept_similarity, query_concepts
 from pallas.product.llm.memory.retrieval_config import (
     BlockRetrievalConfig,
@@ -249,6 +250,7 @@ def score_candidates(
     query_embedding: Sequence[float] | None = None,
     embeddings: Mapping[str, Sequence[float]] | None = None,
     semantic_scores: Mapping[str, float] | None = None,
+    index: CandidateIndex | None = None,
 ) -> tuple[list[CandidateScore], list[str]]:
     """(scores of the candidates that can pass the gate, ids of the others by id).
 
@@ -258,7 +260,9 @@ def score_candidates(
     vector score with the query are scored (`candidate_index`); the others have similarity 0.
     """
     ids = [c.id for c in candidates]
-    index = candidate_index(ids, [c.index_text for c in candidates], config.bm25_k1, config.bm25_b)
+    if index is None:
+        texts = [c.index_text for c in candidates]
+        index = candidate_index(ids, texts, config.bm25_k1, config.bm25_b)
     query_tokens = tokenize(query)
     terms = index.bm25.query_terms(query_tokens)
     ideal = index.bm25.ideal_score(query_tokens)
@@ -334,22 +338,21 @@ def retrieve(
     """
     cfg = config or RetrievalConfig()
     block = cfg.block(kind)
-    by_id: dict[str, MemoryCandidate] = {}
-    out_of_scope: list[str] = []
-    for cand in candidates:
-        if cand.scope not in allowed_scopes:
-            out_of_scope.append(cand.id)
-        elif cand.id not in by_id:
-            by_id[cand.id] = cand
+    scoped = _scoped(candidates, allowed_scopes)
+    index_key = (cfg.bm25_k1, cfg.bm25_b)
+    if index_key not in scoped.indexes:
+        ids, texts = [c.id for c in scoped.kept], [c.index_text for c in scoped.kept]
+        scoped.indexes[index_key] = candidate_index(ids, texts, *index_key)
     scored, unmatched = score_candidates(
         query,
-        list(by_id.values()),
+        scoped.kept,
         now=now,
         config=cfg,
         block=block,
         query_embedding=query_embedding,
         embeddings=embeddings,
         semantic_scores=semantic_scores,
+        index=scoped.indexes[index_key],
     )
     gated = sorted((s for s in scored if s.gated), key=lambda s: (-s.similarity, s.id))
     passed = sorted((s for s in scored if not s.gated), key=_rank_key)
@@ -363,15 +366,55 @@ def retrieve(
         query_tokens=tokenize(query),
         candidates=tuple(passed + gated),
         chosen_ids=tuple(chosen),
-        dropped_by_scope=tuple(out_of_scope),
+        dropped_by_scope=scoped.out_of_scope,
         dropped_by_similarity=_gated_ids(gated, unmatched),
         dropped_by_threshold=tuple(below),
         dropped_by_top_k=tuple(over_k),
         dropped_by_cap=tuple(over_cap),
         chars=chars,
-        considered=len(by_id),
+        considered=len(scoped.kept),
     )
+    by_id = scoped.by_id
     return RetrievalResult(chosen=tuple(by_id[i] for i in chosen), trace=trace)
+
+
+@dataclass(slots=True)
+class _Scoped:
+    """The in-scope, de-duplicated candidates of one candidate tuple (and their indexes)."""
+
+    source: tuple[MemoryCandidate, ...] | None  # kept so its id() stays unique while cached
+    kept: list[MemoryCandidate]
+    by_id: dict[str, MemoryCandidate]
+    out_of_scope: tuple[str, ...]
+    indexes: dict[tuple[float, float], CandidateIndex]
+
+
+_SCOPED: OrderedDict[tuple[int, frozenset[str]], _Scoped] = OrderedDict()
+_SCOPED_SIZE = 64
+
+
+def _scoped(candidates: Iterable[MemoryCandidate], allowed: Collection[str]) -> _Scoped:
+    """Scope filter + de-duplication, remembered per candidate *tuple* (immutable, like the
+    memory service's loaded rows): the 7 retrievals of a turn and the next turns reuse it."""
+    key = (id(candidates), frozenset(allowed)) if isinstance(candidates, tuple) else None
+    cached = _SCOPED.get(key) if key is not None else None
+    if cached is not None and cached.source is candidates:
+        _SCOPED.move_to_end(key)
+        return cached
+    by_id: dict[str, MemoryCandidate] = {}
+    out_of_scope: list[str] = []
+    for cand in candidates:
+        if cand.scope not in allowed:
+            out_of_scope.append(cand.id)
+        elif cand.id not in by_id:
+            by_id[cand.id] = cand
+    source = candidates if isinstance(candidates, tuple) else None
+    scoped = _Scoped(source, list(by_id.values()), by_id, tuple(out_of_scope), {})
+    if key is not None:
+        _SCOPED[key] = scoped
+        if len(_SCOPED) > _SCOPED_SIZE:
+            _SCOPED.popitem(last=False)
+    return scoped
 
 
 def _gated_ids(gated: Sequence[CandidateScore], unmatched: Sequence[str]) -> tuple[str, ...]:
