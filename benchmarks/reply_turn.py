@@ -225,7 +225,8 @@ async def run(args: argparse.Namespace, workdir: Path, fill: bool) -> None:
         print(LOCAL_NOTE)
         print(describe("local per REPLY turn", local_ms))
         for name, values in stages.items():
-            print(describe(f"  {name}", values))
+            if "processor" not in name or sorted(values)[len(values) // 2] >= 0.05:
+                print(describe(f"  {name}", values))  # processors: those with p50 >= 0.05 ms
         print(describe("openai client request building", await _client_build_ms(requests)))
         print(f"outcomes: {dict(outcomes)}")
         if profiler is not None:
@@ -283,6 +284,8 @@ async def _turns(
             stages.setdefault(f"stage {name}", []).append(float(ms))
         for name, ms in (snap.data.get("retrieval") or {}).get("stage_ms", {}).items():
             stages.setdefault(f"  source {name}", []).append(float(ms))
+        for step in snap.data.get("pipeline") or []:
+            stages.setdefault(f"  processor {step.get('id')}", []).append(float(step["ms"]))
         await asyncio.sleep(gap)  # a real LLM call takes longer: background work of the turn
     return local_ms, stages, outcomes, requests
 
