@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from pallas.product.llm.memory.concepts import fact_concepts
 from pallas.product.llm.memory.text import tokenize
@@ -107,25 +107,44 @@ class Bm25Index:
 class CandidateIndex:
     """BM25 + posting lists of one candidate list (positions refer to that list)."""
 
-    __slots__ = ("_concept_postings", "_postings", "bm25", "by_id", "concepts", "id_order", "ids")
+    __slots__ = (
+        "_concept_postings",
+        "_concepts",
+        "_postings",
+        "_texts",
+        "bm25",
+        "by_id",
+        "id_order",
+        "ids",
+    )
 
     def __init__(self, ids: Sequence[str], index_texts: Sequence[str], k1: float, b: float) -> None:
         self.ids = tuple(ids)
+        self._texts = tuple(index_texts)
         tokens = [tokenize(t) for t in index_texts]
         self.bm25 = Bm25Index(dict(zip(self.ids, tokens, strict=True)), k1=k1, b=b)
         self.by_id = {doc_id: pos for pos, doc_id in enumerate(self.ids)}
         self.id_order = tuple(sorted(range(len(self.ids)), key=self.ids.__getitem__))
-        self.concepts = tuple(fact_concepts(t) for t in index_texts)
         self._postings = _postings((set(t), pos) for pos, t in enumerate(tokens))
-        self._concept_postings = _postings((c, pos) for pos, c in enumerate(self.concepts))
+        self._concepts: tuple[frozenset[str], ...] | None = None  # on the first concept query
+        self._concept_postings: dict[str, list[int]] = {}
 
-    def matching(self, terms: Iterable[str], classes: Iterable[str]) -> set[int]:
+    @property
+    def concepts(self) -> tuple[frozenset[str], ...]:
+        """Each candidate's concept classes (computed when a question first names a class)."""
+        if self._concepts is None:
+            self._concepts = tuple(fact_concepts(t) for t in self._texts)
+            self._concept_postings = _postings((c, pos) for pos, c in enumerate(self._concepts))
+        return self._concepts
+
+    def matching(self, terms: Iterable[str], classes: Collection[str]) -> set[int]:
         """Positions of the candidates holding one of `terms` or about one of `classes`."""
         found: set[int] = set()
         for term in terms:
             found.update(self._postings.get(term, ()))
-        for cls in classes:
-            found.update(self._concept_postings.get(cls, ()))
+        if classes and self.concepts:
+            for cls in classes:
+                found.update(self._concept_postings.get(cls, ()))
         return found
 
 
