@@ -390,7 +390,7 @@ class _Scoped:
 
 
 _SCOPED: OrderedDict[tuple[int, frozenset[str]], _Scoped] = OrderedDict()
-_SCOPED_SIZE = 64
+_SCOPED_SIZE = 16  # a turn reads 7 kinds; kept small: every entry holds an index (GC work)
 
 
 def _scoped(candidates: Iterable[MemoryCandidate], allowed: Collection[str]) -> _Scoped:
