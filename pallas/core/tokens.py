@@ -9,8 +9,11 @@ group member) is counted as ordinary text instead of raising.
 
 Short strings are memoised in an LRU cache: the same persona, guard, reply-shape contract and
 session rows are counted on every reply of a group. Measured on this code: encoding a
-420-char Chinese block takes ~65 µs, a cache hit ~0.6 µs (hashing included). Long strings
-bypass the cache so it cannot pin megabytes of text.
+420-char Chinese block takes ~65 µs, a cache hit ~0.6 µs (hashing included). Longer strings
+(a whole system prompt: the budget counts it before and after trimming, usually unchanged)
+go to a second, small LRU of `LONG_CACHE_SIZE` entries up to `LONG_CACHE_MAX_CHARS` each, so
+it pins at most a few MB; anything longer is always encoded. Counts are a pure function of the
+text, so a cached count is the count.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ IMAGE_BLOCK_TOKENS = 765
 
 CACHE_MAX_CHARS = 4096
 CACHE_SIZE = 8192
+LONG_CACHE_MAX_CHARS = 65_536
+LONG_CACHE_SIZE = 32
 
 _lock = threading.Lock()
 _encoding: tiktoken.Encoding | None = None
@@ -74,12 +79,19 @@ def _count_cached(text: str) -> int:
     return len(get_encoding().encode_ordinary(text))
 
 
+@lru_cache(maxsize=LONG_CACHE_SIZE)
+def _count_long_cached(text: str) -> int:
+    return len(get_encoding().encode_ordinary(text))
+
+
 def count_tokens(text: str) -> int:
     """Number of cl100k_base tokens in `text` (0 for empty)."""
     if not text:
         return 0
     if len(text) <= CACHE_MAX_CHARS:
         return _count_cached(text)
+    if len(text) <= LONG_CACHE_MAX_CHARS:
+        return _count_long_cached(text)
     return len(get_encoding().encode_ordinary(text))
 
 
@@ -123,3 +135,4 @@ def cache_info() -> Any:
 
 def clear_cache() -> None:
     _count_cached.cache_clear()
+    _count_long_cached.cache_clear()

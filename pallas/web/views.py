@@ -61,11 +61,11 @@ def _chosen(trace: Mapping[str, Any]) -> str:
     chosen = ", ".join(map(str, trace.get("chosen") or [])) or "-"
     fallback = ", ".join(map(str, trace.get("fallback") or []))
     dropped = sum(len(v or []) for k, v in trace.items() if str(k).startswith("dropped_by_"))
+    if isinstance(trace.get("dropped"), Mapping):  # bounded trace: lists cut, counts complete
+        dropped = sum(int(n) for n in trace["dropped"].values())
+    scored = trace.get("scored", len(trace.get("candidates") or []))
     extra = f" + fallback {fallback}" if fallback else ""
-    return (
-        f"chosen {chosen}{extra} (of {len(trace.get('candidates') or [])} scored, "
-        f"{dropped} dropped)"
-    )
+    return f"chosen {chosen}{extra} (of {scored} scored, {dropped} dropped)"
 
 
 def retrieval_rows(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:

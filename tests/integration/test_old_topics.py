@@ -15,6 +15,7 @@ from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.context import sections as S
 from pallas.product.llm.context.context import GatherRequest
+from pallas.product.llm.memory.scoring import frequency_term, recency_term
 from pallas.product.llm.session.old_topics import OldTopicsSource
 from pallas.product.llm.session.summary_rules import format_summary_row
 
@@ -112,3 +113,34 @@ async def test_the_live_session_summary_is_not_recalled_twice(stores) -> None:
     )
     contribution = await OldTopicsSource(topics, sessions).gather(request("F和弦怎么按"))
     assert contribution.blocks == {}
+
+
+def _summary(text: str, at: float) -> SessionTurn:
+    return SessionTurn(BOT, GROUP, ALICE, "user", format_summary_row(text), at, is_summary=True)
+
+
+async def test_kept_topics_follow_recalls_and_new_summaries(stores) -> None:
+    """One source across turns (rows kept warm) scores what the database holds: its own
+    recalls are applied to the kept rows, a topic archived with a new summary is seen."""
+    topics, sessions = stores
+    await archive(topics, GUITAR, group=GROUP, user=ALICE)
+    await sessions.append([_summary("用户最近在减肥，晚饭只吃沙拉", NOW - 300)])
+    warm = OldTopicsSource(topics, sessions)
+    query = request("F和弦还是按不响怎么办")
+
+    for turn in range(3):  # each turn recalls and bumps the access count, kept rows too
+        before = await topics.for_subject(BOT, GROUP, ALICE, limit=9)
+        kept = await warm.gather(query)
+        [scored] = kept.trace["candidates"]
+        assert scored["freq"] == round(frequency_term(before[0].access_count), 4)
+        assert scored["recency"] == (1.0 if turn else round(recency_term(4.0), 4))
+        assert before[0].access_count == turn
+    [row] = await topics.for_subject(BOT, GROUP, ALICE, limit=9)
+    assert row.access_count == 3 and row.last_access_at == NOW
+
+    # The live summary is archived as a topic, then a newer summary replaces it in the session.
+    salad = await archive(topics, "用户最近在减肥，晚饭只吃沙拉", group=GROUP, user=ALICE)
+    assert (await warm.gather(request("减肥晚饭吃沙拉"))).blocks == {}  # still the live one
+    await sessions.append([_summary("用户在准备考研，每天早起背单词", NOW - 200)])
+    recalled = await warm.gather(request("减肥晚饭吃沙拉"))
+    assert recalled.blocks[S.MID_TERM].memory_ids == (f"topic:{salad}",)

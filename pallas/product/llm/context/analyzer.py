@@ -132,11 +132,12 @@ def _chosen_line(label: str, trace: Mapping[str, Any]) -> str:
     chosen = list(trace.get("chosen") or [])
     fallback = list(trace.get("fallback") or [])
     dropped = sum(len(v or []) for k, v in trace.items() if k.startswith("dropped_by_"))
+    if isinstance(trace.get("dropped"), Mapping):  # bounded trace: lists cut, counts complete
+        dropped = sum(int(n) for n in trace["dropped"].values())
+    scored = trace.get("scored", len(trace.get("candidates") or []))
     extra = f" + fallback {', '.join(fallback)}" if fallback else ""
-    return (
-        f"  {label}: chosen {', '.join(chosen) or '-'}{extra} "
-        f"(of {len(trace.get('candidates') or [])} scored, {dropped} dropped)"
-    )
+    counts = f"(of {scored} scored, {dropped} dropped)"
+    return f"  {label}: chosen {', '.join(chosen) or '-'}{extra} {counts}"
 
 
 def _trace_lines(name: str, trace: Any) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from pallas.core.clock import CHINA
@@ -47,6 +47,16 @@ class SkippedSection:
     reason: str  # "empty" | "duplicate_text" | "duplicate_id"
 
 
+CLEAN_CACHE_MAX_CHARS = 8192  # longer section texts are sanitised every time
+
+
+@lru_cache(maxsize=1024)
+def _clean_cached(text: str, cap: int, allowed_headers: tuple[str, ...]) -> str:
+    """`sanitize_prompt_block` is pure: the persona, guard and contract sections (the same on
+    every turn of a group) and a member's unchanged blocks are sanitised once."""
+    return sanitize_prompt_block(text, cap, allowed_headers=allowed_headers)
+
+
 class ChatPromptAssembler:
     """Builds the system prompt from sections; results are computed once and cached."""
 
@@ -73,7 +83,9 @@ class ChatPromptAssembler:
             return section.text.strip()
         own = section.headers or tuple(h for h in (leading_header(section.text),) if h)
         cap = self._caps.get(section.section_id, self._block_max_chars)
-        return sanitize_prompt_block(section.text, cap, allowed_headers=own)
+        if len(section.text) > CLEAN_CACHE_MAX_CHARS:
+            return sanitize_prompt_block(section.text, cap, allowed_headers=own)
+        return _clean_cached(section.text, cap, tuple(own))
 
     @cached_property
     def _result(self) -> tuple[tuple[PromptSection, ...], tuple[SkippedSection, ...]]:

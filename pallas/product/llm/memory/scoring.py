@@ -21,17 +21,15 @@ tiny corpus does not turn a one-word overlap into a perfect match.
 from __future__ import annotations
 
 import math
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pallas.core.clock import DAY_S
-from pallas.product.llm.memory.concepts import (
-    concept_similarity,
-    fact_concepts,
-    query_concepts,
-)
+from pallas.product.llm.memory.candidate_index import Bm25Index as Bm25Index
+from pallas.product.llm.memory.candidate_index import CandidateIndex, candidate_index
+from pallas.product.llm.memory.concepts import concept_similarity, query_concepts
 from pallas.product.llm.memory.retrieval_config import (
     BlockRetrievalConfig,
     RelevanceWeights,
@@ -66,73 +64,6 @@ class MemoryCandidate:
 
 
 # ---------------------------------------------------------------- similarity
-
-
-class Bm25Index:
-    """Okapi BM25 over pre-tokenised documents. Immutable after construction."""
-
-    __slots__ = ("_avgdl", "_b", "_df", "_docs", "_k1", "_n")
-
-    def __init__(
-        self, docs: Mapping[str, Sequence[str]], *, k1: float = 1.5, b: float = 0.75
-    ) -> None:
-        self._k1 = k1
-        self._b = b
-        self._docs: dict[str, tuple[Counter[str], int]] = {
-            doc_id: (Counter(tokens), len(tokens)) for doc_id, tokens in docs.items()
-        }
-        self._n = len(self._docs)
-        total = sum(length for _, length in self._docs.values())
-        self._avgdl = total / self._n if self._n else 0.0
-        df: Counter[str] = Counter()
-        for counts, _ in self._docs.values():
-            df.update(counts.keys())
-        self._df = df
-
-    @classmethod
-    def from_texts(
-        cls, items: Iterable[tuple[str, str]], *, k1: float = 1.5, b: float = 0.75
-    ) -> Bm25Index:
-        return cls({doc_id: tokenize(text) for doc_id, text in items}, k1=k1, b=b)
-
-    def idf(self, term: str) -> float:
-        df = self._df.get(term, 0)
-        return math.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
-
-    def _term_score(self, term: str, counts: Counter[str], length: int) -> float:
-        tf = counts.get(term, 0)
-        if tf == 0:
-            return 0.0
-        norm = 1.0 - self._b + self._b * (length / self._avgdl if self._avgdl else 1.0)
-        return self.idf(term) * tf * (self._k1 + 1.0) / (tf + self._k1 * norm)
-
-    def scores(self, query_tokens: Sequence[str]) -> dict[str, float]:
-        """Raw BM25 score of every document (distinct query terms)."""
-        terms = [t for t in dict.fromkeys(query_tokens) if t in self._df]
-        return {
-            doc_id: sum(self._term_score(t, counts, length) for t in terms)
-            for doc_id, (counts, length) in self._docs.items()
-        }
-
-    def ideal_score(self, query_tokens: Sequence[str]) -> float:
-        """Score of an average-length document holding each query term once (= Σ idf).
-
-        A term the corpus lacks has no idf of its own; it is weighted like the query's most
-        informative known term, so it still counts as "not covered" without dominating.
-        """
-        terms = list(dict.fromkeys(query_tokens))
-        known = [self.idf(t) for t in terms if t in self._df]
-        if not known:
-            return 0.0
-        return sum(known) + (len(terms) - len(known)) * max(known)
-
-    def normalised_scores(self, query_tokens: Sequence[str]) -> dict[str, float]:
-        """Scores in 0..1: raw / ideal_score(query), clamped (see module docstring)."""
-        ideal = self.ideal_score(query_tokens)
-        raw = self.scores(query_tokens)
-        if ideal <= 0:
-            return dict.fromkeys(raw, 0.0)
-        return {doc_id: min(1.0, score / ideal) for doc_id, score in raw.items()}
 
 
 def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
@@ -203,6 +134,14 @@ class CandidateScore:
 
 @dataclass(frozen=True, slots=True)
 class RetrievalTrace:
+    """Why each candidate was or was not chosen.
+
+    `candidates` holds every candidate that was scored (sharing a term, a concept class or a
+    vector score with the query), best first; in-scope candidates sharing nothing had
+    similarity 0 and appear only in `dropped_by_similarity`. `considered` counts every
+    in-scope candidate. The stored form (`to_dict`) is bounded: see `TRACE_CANDIDATES`.
+    """
+
     kind: str
     query: str
     query_tokens: tuple[str, ...]
@@ -214,33 +153,54 @@ class RetrievalTrace:
     dropped_by_top_k: tuple[str, ...] = ()
     dropped_by_cap: tuple[str, ...] = ()
     chars: int = 0
+    considered: int = 0  # in-scope candidates ranked (scored or similarity 0)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The trace stored with the turn's snapshot (shown by the console's analyzer).
+
+        Bounded so a block over thousands of rows stays small: the best `TRACE_CANDIDATES`
+        scored candidates (and every chosen one) with their scores, each dropped-by list cut
+        to its first `TRACE_IDS` ids; `scored`, `matched` and `dropped` give the full counts.
+        """
+        chosen = set(self.chosen_ids)
+        shown = [c for i, c in enumerate(self.candidates) if i < TRACE_CANDIDATES or c.id in chosen]
+        dropped = {
+            "scope": self.dropped_by_scope,
+            "similarity": self.dropped_by_similarity,
+            "threshold": self.dropped_by_threshold,
+            "top_k": self.dropped_by_top_k,
+            "cap": self.dropped_by_cap,
+        }
+        out: dict[str, Any] = {
             "kind": self.kind,
             "query": self.query,
-            "candidates": [
-                {
-                    "id": c.id,
-                    "bm25": _r(c.bm25),
-                    "embedding": _r(c.embedding),
-                    "concept": _r(c.concept),
-                    "sim": _r(c.similarity),
-                    "recency": _r(c.recency),
-                    "freq": _r(c.frequency),
-                    "score": _r(c.score),
-                    "gated": c.gated,
-                }
-                for c in self.candidates
-            ],
+            "candidates": [_candidate_dict(c) for c in shown],
+            "scored": max(self.considered, len(self.candidates)),
+            "matched": len(self.candidates),
             "chosen": list(self.chosen_ids),
-            "dropped_by_scope": list(self.dropped_by_scope),
-            "dropped_by_similarity": list(self.dropped_by_similarity),
-            "dropped_by_threshold": list(self.dropped_by_threshold),
-            "dropped_by_top_k": list(self.dropped_by_top_k),
-            "dropped_by_cap": list(self.dropped_by_cap),
-            "chars": self.chars,
+            "dropped": {name: len(ids) for name, ids in dropped.items()},
         }
+        out.update({f"dropped_by_{name}": list(ids[:TRACE_IDS]) for name, ids in dropped.items()})
+        out["chars"] = self.chars
+        return out
+
+
+TRACE_CANDIDATES = 10  # scored candidates kept in a stored trace (plus every chosen one)
+TRACE_IDS = 20  # ids kept per dropped-by list in a stored trace (the counts are complete)
+
+
+def _candidate_dict(c: CandidateScore) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "bm25": _r(c.bm25),
+        "embedding": _r(c.embedding),
+        "concept": _r(c.concept),
+        "sim": _r(c.similarity),
+        "recency": _r(c.recency),
+        "freq": _r(c.frequency),
+        "score": _r(c.score),
+        "gated": c.gated,
+    }
 
 
 def _r(value: float | None) -> float | None:
@@ -280,25 +240,6 @@ def _score_one(
     )
 
 
-_INDEXES: OrderedDict[tuple[Any, ...], Bm25Index] = OrderedDict()
-_INDEX_CACHE_SIZE = 32
-
-
-def _index_for(candidates: Sequence[MemoryCandidate], k1: float, b: float) -> Bm25Index:
-    """The BM25 index of these exact candidates, reused while the same set is retrieved from
-    (a group's loaded candidates stay the same between memory writes). Bounded LRU."""
-    key = (k1, b, tuple((c.id, c.index_text) for c in candidates))
-    index = _INDEXES.get(key)
-    if index is None:
-        index = Bm25Index({c.id: tokenize(c.index_text) for c in candidates}, k1=k1, b=b)
-        _INDEXES[key] = index
-        if len(_INDEXES) > _INDEX_CACHE_SIZE:
-            _INDEXES.popitem(last=False)
-    else:
-        _INDEXES.move_to_end(key)
-    return index
-
-
 def score_candidates(
     query: str,
     candidates: Sequence[MemoryCandidate],
@@ -309,38 +250,50 @@ def score_candidates(
     query_embedding: Sequence[float] | None = None,
     embeddings: Mapping[str, Sequence[float]] | None = None,
     semantic_scores: Mapping[str, float] | None = None,
-) -> list[CandidateScore]:
-    """Score every candidate (BM25 statistics come from these candidates only).
+    index: CandidateIndex | None = None,
+) -> tuple[list[CandidateScore], list[str]]:
+    """(scores of the candidates that can pass the gate, ids of the others by id).
 
-    Similarity per candidate: BM25 (mixed with cosine when vectors exist), raised to
-    `concept_weight` × the concept similarity when that is larger (see `concepts`).
+    BM25 statistics come from these candidates only. Similarity per candidate: BM25 (mixed
+    with cosine when vectors exist), raised to `concept_weight` × the concept similarity when
+    that is larger (see `concepts`). Only candidates sharing a term, a concept class or a
+    vector score with the query are scored (`candidate_index`); the others have similarity 0.
     """
+    ids = [c.id for c in candidates]
+    if index is None:
+        texts = [c.index_text for c in candidates]
+        index = candidate_index(ids, texts, config.bm25_k1, config.bm25_b)
     query_tokens = tokenize(query)
-    index = _index_for(candidates, config.bm25_k1, config.bm25_b)
-    lexical = index.normalised_scores(query_tokens)
+    terms = index.bm25.query_terms(query_tokens)
+    ideal = index.bm25.ideal_score(query_tokens)
     asked = query_concepts(query) if config.concept_weight > 0 else frozenset()
+    positions = index.matching(terms, asked)
+    vectors: Collection[str] = ()
+    if semantic_scores is not None:  # precomputed by the vector index
+        vectors = semantic_scores
+    elif query_embedding is not None and embeddings:
+        vectors = embeddings
+    positions.update(index.by_id[i] for i in vectors if i in index.by_id)
     scored = []
-    for cand in candidates:
-        concept = concept_similarity(asked, fact_concepts(cand.index_text)) if asked else None
-        vector = embeddings.get(cand.id) if embeddings else None
-        if semantic_scores is not None:  # precomputed by the vector index
+    for pos in sorted(positions):
+        cand = candidates[pos]
+        lexical = min(1.0, index.bm25.doc_score(cand.id, terms) / ideal) if ideal > 0 else 0.0
+        concept = concept_similarity(asked, index.concepts[pos]) if asked else None
+        if semantic_scores is not None:
             semantic = semantic_scores.get(cand.id)
-        elif query_embedding is not None and vector is not None:
+        elif (
+            query_embedding is not None and (vector := (embeddings or {}).get(cand.id)) is not None
+        ):
             semantic = cosine_similarity(query_embedding, vector)
         else:
             semantic = None
         scored.append(
             _score_one(
-                cand,
-                lexical.get(cand.id),
-                semantic,
-                now=now,
-                config=config,
-                block=block,
-                concept=concept,
+                cand, lexical, semantic, now=now, config=config, block=block, concept=concept
             )
         )
-    return scored
+    unmatched = [ids[p] for p in index.id_order if p not in positions]
+    return scored, unmatched
 
 
 def _rank_key(item: CandidateScore) -> tuple[float, float, float, str]:
@@ -385,41 +338,90 @@ def retrieve(
     """
     cfg = config or RetrievalConfig()
     block = cfg.block(kind)
-    by_id: dict[str, MemoryCandidate] = {}
-    out_of_scope: list[str] = []
-    for cand in candidates:
-        if cand.scope not in allowed_scopes:
-            out_of_scope.append(cand.id)
-        elif cand.id not in by_id:
-            by_id[cand.id] = cand
-    scored = score_candidates(
+    scoped = _scoped(candidates, allowed_scopes)
+    index_key = (cfg.bm25_k1, cfg.bm25_b)
+    if index_key not in scoped.indexes:
+        ids, texts = [c.id for c in scoped.kept], [c.index_text for c in scoped.kept]
+        scoped.indexes[index_key] = candidate_index(ids, texts, *index_key)
+    scored, unmatched = score_candidates(
         query,
-        list(by_id.values()),
+        scoped.kept,
         now=now,
         config=cfg,
         block=block,
         query_embedding=query_embedding,
         embeddings=embeddings,
         semantic_scores=semantic_scores,
+        index=scoped.indexes[index_key],
     )
-    gated = [s for s in scored if s.gated]
+    gated = sorted((s for s in scored if s.gated), key=lambda s: (-s.similarity, s.id))
     passed = sorted((s for s in scored if not s.gated), key=_rank_key)
     below = [s.id for s in passed if s.score < block.threshold]
     chosen, over_k, over_cap, chars = _select(
         [s for s in passed if s.score >= block.threshold], block
     )
-    gated.sort(key=lambda s: (-s.similarity, s.id))
     trace = RetrievalTrace(
         kind=kind,
         query=query,
         query_tokens=tokenize(query),
         candidates=tuple(passed + gated),
         chosen_ids=tuple(chosen),
-        dropped_by_scope=tuple(out_of_scope),
-        dropped_by_similarity=tuple(s.id for s in gated),
+        dropped_by_scope=scoped.out_of_scope,
+        dropped_by_similarity=_gated_ids(gated, unmatched),
         dropped_by_threshold=tuple(below),
         dropped_by_top_k=tuple(over_k),
         dropped_by_cap=tuple(over_cap),
         chars=chars,
+        considered=len(scoped.kept),
     )
+    by_id = scoped.by_id
     return RetrievalResult(chosen=tuple(by_id[i] for i in chosen), trace=trace)
+
+
+@dataclass(slots=True)
+class _Scoped:
+    """The in-scope, de-duplicated candidates of one candidate tuple (and their indexes)."""
+
+    source: tuple[MemoryCandidate, ...] | None  # kept so its id() stays unique while cached
+    kept: list[MemoryCandidate]
+    by_id: dict[str, MemoryCandidate]
+    out_of_scope: tuple[str, ...]
+    indexes: dict[tuple[float, float], CandidateIndex]
+
+
+_SCOPED: OrderedDict[tuple[int, frozenset[str]], _Scoped] = OrderedDict()
+_SCOPED_SIZE = 16  # a turn reads 7 kinds; kept small: every entry holds an index (GC work)
+
+
+def _scoped(candidates: Iterable[MemoryCandidate], allowed: Collection[str]) -> _Scoped:
+    """Scope filter + de-duplication, remembered per candidate *tuple* (immutable, like the
+    memory service's loaded rows): the 7 retrievals of a turn and the next turns reuse it."""
+    key = (id(candidates), frozenset(allowed)) if isinstance(candidates, tuple) else None
+    cached = _SCOPED.get(key) if key is not None else None
+    if cached is not None and cached.source is candidates:
+        _SCOPED.move_to_end(key)
+        return cached
+    by_id: dict[str, MemoryCandidate] = {}
+    out_of_scope: list[str] = []
+    for cand in candidates:
+        if cand.scope not in allowed:
+            out_of_scope.append(cand.id)
+        elif cand.id not in by_id:
+            by_id[cand.id] = cand
+    source = candidates if isinstance(candidates, tuple) else None
+    scoped = _Scoped(source, list(by_id.values()), by_id, tuple(out_of_scope), {})
+    if key is not None:
+        _SCOPED[key] = scoped
+        if len(_SCOPED) > _SCOPED_SIZE:
+            _SCOPED.popitem(last=False)
+    return scoped
+
+
+def _gated_ids(gated: Sequence[CandidateScore], unmatched: Sequence[str]) -> tuple[str, ...]:
+    """Gated ids by (−similarity, id); the unscored ones (already by id) had similarity 0."""
+    if not unmatched:
+        return tuple(s.id for s in gated)
+    above = [s.id for s in gated if s.similarity > 0]
+    zero = sorted([*(s.id for s in gated if s.similarity == 0), *unmatched])
+    below = [s.id for s in gated if s.similarity < 0]
+    return (*above, *zero, *below)

@@ -105,6 +105,9 @@ def with_fallback(
     return extra
 
 
+_Converted = tuple[tuple[MemoryItem, ...], tuple[MemoryCandidate, ...], dict[str, MemoryItem]]
+
+
 @dataclass(frozen=True, slots=True)
 class _Semantic:
     scores: dict[str, float] | None = None  # ref → cosine, None = no embeddings this turn
@@ -149,8 +152,7 @@ class MemoryService:
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
         self._vector_index = MemoryVectors(repo)
-        self._converted: OrderedDict[int, tuple[tuple[MemoryItem, ...], list[MemoryCandidate]]]
-        self._converted = OrderedDict()
+        self._converted: OrderedDict[int, _Converted] = OrderedDict()
         self._pending_touch: set[int] = set()
         self._touch_task: asyncio.Task[None] | None = None
         self._backfilled: set[int] = set()
@@ -203,10 +205,10 @@ class MemoryService:
         )
         if semantic.extra:
             items = (*items, *semantic.extra)
-        by_ref = {i.ref: i for i in items}
+        candidates, by_ref = self._as_candidates(items)
         result = retrieve(
             query,
-            self._as_candidates(items),
+            candidates,
             kind=kind,
             now=now,
             allowed_scopes=scopes,
@@ -228,17 +230,21 @@ class MemoryService:
         self._results.put(key, out)
         return out
 
-    def _as_candidates(self, items: tuple[MemoryItem, ...]) -> list[MemoryCandidate]:
-        """`to_candidate` of each item, reused while the same loaded tuple is retrieved from."""
+    def _as_candidates(
+        self, items: tuple[MemoryItem, ...]
+    ) -> tuple[tuple[MemoryCandidate, ...], dict[str, MemoryItem]]:
+        """`to_candidate` of each item (a tuple: `scoring` reuses its scope filter and index)
+        and the items by ref, reused while the same loaded tuple is retrieved from."""
         cached = self._converted.get(id(items))
         if cached is not None and cached[0] is items:
             self._converted.move_to_end(id(items))
-            return cached[1]
-        candidates = [to_candidate(i) for i in items]
-        self._converted[id(items)] = (items, candidates)  # holds `items`: the id stays unique
+            return cached[1], cached[2]
+        candidates = tuple(to_candidate(i) for i in items)
+        by_ref = {i.ref: i for i in items}
+        self._converted[id(items)] = (items, candidates, by_ref)  # holds `items`: id stays unique
         if len(self._converted) > 64:
             self._converted.popitem(last=False)
-        return candidates
+        return candidates, by_ref
 
     async def _query_vector(
         self, query: str, bot_id: int, group_id: int

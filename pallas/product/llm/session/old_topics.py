@@ -14,7 +14,7 @@ another group or another member can never appear.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
@@ -28,6 +28,7 @@ from pallas.product.llm.memory.isolation import own_scope
 from pallas.product.llm.memory.scoring import MemoryCandidate, retrieve
 from pallas.product.llm.persona.prompt_guard import sanitize_inline
 from pallas.product.llm.session.summary_rules import SUMMARY_PREFIX
+from pallas.product.llm.session.warm_topics import WarmTopics
 
 HEADER_OLD_TOPICS = "相关旧话题"
 KIND = "old_topics"
@@ -97,6 +98,7 @@ class OldTopicsSource:
     topics: SessionTopicRepository
     chat_sessions: ChatSessionRepository
     name: str = "old_topics"
+    warm: WarmTopics = field(default_factory=WarmTopics)  # rows per member between turns
 
     async def gather(self, request: GatherRequest) -> SourceContribution:
         if not request.allow_persistent_memory:
@@ -106,14 +108,14 @@ class OldTopicsSource:
             return _skipped("empty_query")
         turn = request.turn
         config = request.config
-        rows = await self.topics.for_subject(
-            turn.bot_id, turn.group_id, turn.user_id, limit=config.session.topic_candidates
-        )
-        if not rows:
-            return _skipped("no_topics")
         warm = WarmSessions.of(self.chat_sessions)  # the reply path's warm session windows
         live = await warm.latest_summary(turn.bot_id, turn.group_id, turn.user_id)
         live_text = live.content.removeprefix(SUMMARY_PREFIX).strip() if live else ""
+        key = (turn.bot_id, turn.group_id, turn.user_id, config.session.topic_candidates)
+        marker = (live.row_id, live.created_at, live.content) if live else None
+        rows = await self.warm.for_subject(self.topics, key, marker=marker, now=request.now)
+        if not rows:
+            return _skipped("no_topics")
         result = retrieve(
             query,
             topic_candidates(rows, exclude_text=live_text),
@@ -129,6 +131,7 @@ class OldTopicsSource:
         if not text:
             return SourceContribution(trace=trace)
         await self.topics.touch((t.row_id for t in chosen), request.now)
+        self.warm.touched(key, {t.row_id for t in chosen}, request.now)
         block = RetrievedBlock(
             text=text,
             source="session_topic",

@@ -1,0 +1,75 @@
+"""A member's archived topics for the old-topics source, kept in process between turns.
+
+`session_topic` rows of a member change in two ways only:
+
+- a session summary archives a new topic, right after the member's session gets its new
+  summary row (`session_summary`); so a cached entry remembers which summary row was the
+  member's latest when it was loaded, and a different latest summary means "reload". (In the
+  moment between the two writes the new topic's text *is* the live summary, which the source
+  excludes anyway.)
+- a recall bumps access counts; the source does that itself, and `touched` applies the same
+  change to the cached rows.
+
+Entries expire after `ttl_s` of the turn clock (recalls made by another process sharing the
+database are seen within that time) and the cache holds at most `max_members` members.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+
+from pallas.core.db.repositories.session_topics import SessionTopic, SessionTopicRepository
+
+_Key = tuple[int, int, int, int]  # bot, group, user, limit
+
+
+@dataclass(slots=True)
+class _Entry:
+    marker: tuple[int, float, str] | None  # the member's latest summary row when loaded
+    loaded_at: float
+    rows: list[SessionTopic]
+
+
+class WarmTopics:
+    def __init__(self, *, ttl_s: float = 120.0, max_members: int = 4096) -> None:
+        self.ttl_s = ttl_s
+        self.max_members = max_members
+        self._entries: OrderedDict[_Key, _Entry] = OrderedDict()
+
+    async def for_subject(
+        self,
+        repo: SessionTopicRepository,
+        key: _Key,
+        *,
+        marker: tuple[int, float, str] | None,
+        now: float,
+    ) -> list[SessionTopic]:
+        """The member's newest `limit` topics, newest first (what `repo.for_subject` returns)."""
+        entry = self._entries.get(key)
+        if entry is not None and entry.marker == marker and 0 <= now - entry.loaded_at < self.ttl_s:
+            self._entries.move_to_end(key)
+            return entry.rows
+        bot_id, group_id, user_id, limit = key
+        rows = await repo.for_subject(bot_id, group_id, user_id, limit=limit)
+        self._entries[key] = _Entry(marker, now, rows)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_members:
+            self._entries.popitem(last=False)
+        return rows
+
+    def touched(self, key: _Key, row_ids: Collection[int], now: float) -> None:
+        """Apply a recall (access count + 1, last access = now) to the cached rows."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return
+        entry.rows = [
+            replace(t, access_count=t.access_count + 1, last_access_at=now)
+            if t.row_id in row_ids
+            else t
+            for t in entry.rows
+        ]
+
+    def clear(self) -> None:
+        self._entries.clear()

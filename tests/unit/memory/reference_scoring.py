@@ -1,0 +1,134 @@
+"""The retrieval scoring as it was before the inverted index (kept as the reference).
+
+`reference_retrieve` scores every candidate and returns the full trace; the equality tests
+compare `scoring.retrieve` against it. Copied verbatim from `scoring.py` at the commit that
+introduced `CandidateIndex`; only names were made local.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+from pallas.product.llm.memory.concepts import (
+    concept_similarity,
+    fact_concepts,
+    query_concepts,
+)
+from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
+from pallas.product.llm.memory.scoring import (
+    Bm25Index,
+    CandidateScore,
+    MemoryCandidate,
+    RetrievalResult,
+    RetrievalTrace,
+    _rank_key,
+    _score_one,
+    _select,
+    cosine_similarity,
+)
+from pallas.product.llm.memory.text import tokenize
+
+
+def reference_scores(
+    query: str,
+    candidates: Sequence[MemoryCandidate],
+    *,
+    now: float,
+    config: RetrievalConfig,
+    block: BlockRetrievalConfig,
+    query_embedding: Sequence[float] | None = None,
+    embeddings: Mapping[str, Sequence[float]] | None = None,
+    semantic_scores: Mapping[str, float] | None = None,
+) -> list[CandidateScore]:
+    """Score every candidate (BM25 statistics come from these candidates only).
+
+    Similarity per candidate: BM25 (mixed with cosine when vectors exist), raised to
+    `concept_weight` × the concept similarity when that is larger (see `concepts`).
+    """
+    query_tokens = tokenize(query)
+    index = Bm25Index(
+        {c.id: tokenize(c.index_text) for c in candidates}, k1=config.bm25_k1, b=config.bm25_b
+    )
+    lexical = index.normalised_scores(query_tokens)
+    asked = query_concepts(query) if config.concept_weight > 0 else frozenset()
+    scored = []
+    for cand in candidates:
+        concept = concept_similarity(asked, fact_concepts(cand.index_text)) if asked else None
+        vector = embeddings.get(cand.id) if embeddings else None
+        if semantic_scores is not None:  # precomputed by the vector index
+            semantic = semantic_scores.get(cand.id)
+        elif query_embedding is not None and vector is not None:
+            semantic = cosine_similarity(query_embedding, vector)
+        else:
+            semantic = None
+        scored.append(
+            _score_one(
+                cand,
+                lexical.get(cand.id),
+                semantic,
+                now=now,
+                config=config,
+                block=block,
+                concept=concept,
+            )
+        )
+    return scored
+
+
+def reference_retrieve(
+    query: str,
+    candidates: Iterable[MemoryCandidate],
+    *,
+    kind: str,
+    now: float,
+    allowed_scopes: Collection[str],
+    config: RetrievalConfig | None = None,
+    query_embedding: Sequence[float] | None = None,
+    embeddings: Mapping[str, Sequence[float]] | None = None,
+    semantic_scores: Mapping[str, float] | None = None,
+) -> RetrievalResult:
+    """Rank `candidates` for `query` and pick the block's items, with a full trace.
+
+    Order of filters: scope (defence in depth; see `isolation`) → similarity gate → relevance
+    threshold → top-k → char cap (an item that does not fit is skipped; smaller ones may follow).
+    """
+    cfg = config or RetrievalConfig()
+    block = cfg.block(kind)
+    by_id: dict[str, MemoryCandidate] = {}
+    out_of_scope: list[str] = []
+    for cand in candidates:
+        if cand.scope not in allowed_scopes:
+            out_of_scope.append(cand.id)
+        elif cand.id not in by_id:
+            by_id[cand.id] = cand
+    scored = reference_scores(
+        query,
+        list(by_id.values()),
+        now=now,
+        config=cfg,
+        block=block,
+        query_embedding=query_embedding,
+        embeddings=embeddings,
+        semantic_scores=semantic_scores,
+    )
+    gated = [s for s in scored if s.gated]
+    passed = sorted((s for s in scored if not s.gated), key=_rank_key)
+    below = [s.id for s in passed if s.score < block.threshold]
+    chosen, over_k, over_cap, chars = _select(
+        [s for s in passed if s.score >= block.threshold], block
+    )
+    gated.sort(key=lambda s: (-s.similarity, s.id))
+    trace = RetrievalTrace(
+        kind=kind,
+        query=query,
+        query_tokens=tokenize(query),
+        candidates=tuple(passed + gated),
+        chosen_ids=tuple(chosen),
+        dropped_by_scope=tuple(out_of_scope),
+        dropped_by_similarity=tuple(s.id for s in gated),
+        dropped_by_threshold=tuple(below),
+        dropped_by_top_k=tuple(over_k),
+        dropped_by_cap=tuple(over_cap),
+        chars=chars,
+    )
+    return RetrievalResult(chosen=tuple(by_id[i] for i in chosen), trace=trace)
