@@ -398,7 +398,7 @@ def _scoped(candidates: Iterable[MemoryCandidate], allowed: Collection[str]) -> 
     memory service's loaded rows): the 7 retrievals of a turn and the next turns reuse it."""
     key = (id(candidates), frozenset(allowed)) if isinstance(candidates, tuple) else None
     cached = _SCOPED.get(key) if key is not None else None
-    if cached is not None and cached.source is candidates:
+    if key is not None and cached is not None and cached.source is candidates:
         _SCOPED.move_to_end(key)
         return cached
     by_id: dict[str, MemoryCandidate] = {}

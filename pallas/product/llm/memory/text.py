@@ -18,6 +18,7 @@ import threading
 import unicodedata
 from functools import lru_cache
 from types import ModuleType
+from typing import cast
 
 
 def _import_jieba() -> ModuleType:
@@ -29,13 +30,13 @@ def _import_jieba() -> ModuleType:
     if "jieba" in sys.modules or "pkg_resources" in sys.modules:
         import jieba
 
-        return jieba
+        return cast(ModuleType, jieba)
     sys.modules["pkg_resources"] = None  # type: ignore[assignment]
     try:
         import jieba
     finally:
         del sys.modules["pkg_resources"]
-    return jieba
+    return cast(ModuleType, jieba)
 
 
 jieba = _import_jieba()
