@@ -21,9 +21,8 @@ receive loop keeps reading frames (and recording them, below) while handling cat
 Messages addressed to the bot (`GuardedAdapter.lane_of`, set by `pallas.onebot.inbound` to
 `pallas.onebot.lanes.EdgeLanes`) take the priority lane: their own `PRIORITY_SLOTS`, so an @
 is handled at once instead of waiting behind the burst; from the reading of its frame until its
-model request goes out it holds the loop (`Lanes.hold`): no unaddressed handler starts, and an
-event frame read meanwhile waits (at most `READ_PAUSE_MAX_S`) before it is parsed, while API
-responses pass at once. Nothing is dropped in either lane.
+model request goes out it holds the loop (`Lanes.hold`): no unaddressed handler starts and the
+receive loop paces itself. Nothing is dropped in either lane.
 
 `received_hooks` run synchronously for every event the moment its frame is parsed, before
 NoneBot dispatches it to a task: the recorder hands group messages to the (threaded) writer
@@ -33,7 +32,6 @@ there, so what the bot received is stored however far behind the busy event loop
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import logging
 import sys
@@ -56,7 +54,6 @@ ADMISSION_SLOTS = 32
 PRIORITY_SLOTS = 8
 ADMISSION_HOLD_S = 0.2
 RECEIVE_SLICE_S = 0.03
-READ_PAUSE_MAX_S = 0.25
 PRIORITY_QUIET_S = 1.0
 QUIET_TRICKLE_SLOTS = 2
 PRIORITY_HOLD_MAX_S = 1.5
@@ -65,12 +62,6 @@ PRIORITY_HOLD_MAX_S = 1.5
 # thread keeps reading frames: each would wait the full interval for the GIL.
 GIL_SWITCH_INTERVAL_S = 0.001
 _READ_VERDICTS_MAX = 100_000
-
-
-def _is_event_frame(data: str | bytes) -> bool:
-    """An event, not the response to an API call (those carry the call's "echo" key; in a
-    message's text the quotes would be escaped): a cheap look, no parsing."""
-    return ('"echo"' not in data) if isinstance(data, str) else (b'"echo"' not in data)
 
 
 class _GuardedSocket:
@@ -91,12 +82,8 @@ class _GuardedSocket:
             # handlers (an @'s among them) a turn every RECEIVE_SLICE_S of receiving — after
             # every frame while an addressed turn prepares its model request.
             lanes = GuardedAdapter.lanes
-            if lanes is not None and lanes.holding and _is_event_frame(data):
-                # An event read while an @ prepares its model request waits (at most
-                # READ_PAUSE_MAX_S) so the @'s steps get the loop; API responses (the @'s
-                # own get_msg among them) pass at once.
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(lanes.wait_clear(), READ_PAUSE_MAX_S)
+            if lanes is not None and lanes.holding:
+                await asyncio.sleep(0)  # the @'s next step after every frame
                 self._yielded_at = time.perf_counter()
             elif time.perf_counter() - self._yielded_at >= RECEIVE_SLICE_S:
                 await asyncio.sleep(0)
