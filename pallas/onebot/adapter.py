@@ -32,11 +32,12 @@ there, so what the bot received is stored however far behind the busy event loop
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, ClassVar
 
 from nonebot.adapters import Bot as BaseBot
@@ -46,6 +47,7 @@ from nonebot.drivers import WebSocket
 from typing_extensions import override
 
 from pallas.onebot.frame_guard import check_frame
+from pallas.onebot.read_pause import PauseBudget
 
 log = logging.getLogger("pallas.onebot")
 
@@ -62,6 +64,12 @@ PRIORITY_HOLD_MAX_S = 1.5
 # thread keeps reading frames: each would wait the full interval for the GIL.
 GIL_SWITCH_INTERVAL_S = 0.001
 _READ_VERDICTS_MAX = 100_000
+
+
+def _is_event_frame(data: str | bytes) -> bool:
+    """An event, not the response to an API call (those carry the call's "echo" key; in a
+    message's text the quotes would be escaped): a cheap look, no parsing."""
+    return ('"echo"' not in data) if isinstance(data, str) else (b'"echo"' not in data)
 
 
 class _GuardedSocket:
@@ -83,7 +91,12 @@ class _GuardedSocket:
             # every frame while an addressed turn prepares its model request.
             lanes = GuardedAdapter.lanes
             if lanes is not None and lanes.holding:
-                await asyncio.sleep(0)  # the @'s next step after every frame
+                if lanes.reading_paused and _is_event_frame(data):
+                    # The @'s local work gets the loop: this event waits (bounded) before it is
+                    # parsed. API responses (what a holder may be waiting for) pass at once.
+                    await lanes.pause_reading()
+                else:
+                    await asyncio.sleep(0)  # the @'s next step after every frame
                 self._yielded_at = time.perf_counter()
             elif time.perf_counter() - self._yielded_at >= RECEIVE_SLICE_S:
                 await asyncio.sleep(0)
@@ -117,21 +130,60 @@ def deliver_result(store: Any, result: dict[str, Any]) -> bool:
 
 class PriorityHold:
     """An addressed turn's claim on the event loop, from its admission until its model request
-    is out (`release`, idempotent) — or `max_s`, whichever comes first."""
+    is out (`release`, idempotent) — or `max_s` after it was engaged, whichever comes first.
 
-    __slots__ = ("_lanes", "_timer", "released")
+    A claim made `engaged=False` (a reply that may quote the bot) holds nothing until `engage`.
+    While the turn waits for an API response (`api_call`), reading is not paused for it: the
+    response comes over the same socket, behind the frames it would keep waiting."""
 
-    def __init__(self, lanes: Lanes, max_s: float) -> None:
+    __slots__ = ("_api_waits", "_lanes", "_max_s", "_timer", "engaged", "released")
+
+    def __init__(self, lanes: Lanes, max_s: float, *, engaged: bool = True) -> None:
         self._lanes = lanes
+        self._max_s = max_s
+        self._timer: asyncio.TimerHandle | None = None
+        self._api_waits = 0
         self.released = False
-        self._timer = asyncio.get_running_loop().call_later(max_s, self.release)
+        self.engaged = False
+        if engaged:
+            self.engage()
+
+    @property
+    def pausing(self) -> bool:
+        """Whether this claim keeps event frames waiting right now."""
+        return self.engaged and not self.released and not self._api_waits
+
+    def engage(self) -> None:
+        """Start holding (once; nothing after `release`)."""
+        if self.engaged or self.released:
+            return
+        self.engaged = True
+        self._timer = asyncio.get_running_loop().call_later(self._max_s, self.release)
+        self._lanes.add_hold(self)
 
     def release(self) -> None:
         if self.released:
             return
+        pausing = self.pausing
         self.released = True
-        self._timer.cancel()
-        self._lanes.drop_hold()
+        if self._timer is not None:
+            self._timer.cancel()
+        if self.engaged:
+            self._lanes.drop_hold(pausing=pausing)
+
+    @contextlib.contextmanager
+    def api_call(self) -> Iterator[None]:
+        """Around an API call of the holding turn: reading goes on until its response."""
+        was = self.pausing
+        self._api_waits += 1
+        if was:
+            self._lanes.pause_changed(-1)
+        try:
+            yield
+        finally:
+            self._api_waits -= 1
+            if self.pausing:
+                self._lanes.pause_changed(+1)
 
 
 # The hold of the addressed turn running in this task (handler tasks inherit it).
@@ -177,6 +229,7 @@ class Lanes:
         quiet_s: float = PRIORITY_QUIET_S,
         hold_max_s: float = PRIORITY_HOLD_MAX_S,
         clock: Callable[[], float] = time.monotonic,
+        pause_budget: PauseBudget | None = None,
     ) -> None:
         self.normal = asyncio.Semaphore(normal)
         self.priority = asyncio.Semaphore(priority)
@@ -190,6 +243,10 @@ class Lanes:
         self._holds = 0
         self._clear = asyncio.Event()
         self._clear.set()
+        self._pausing = 0
+        self._read_ok = asyncio.Event()
+        self._read_ok.set()
+        self._pause_budget = pause_budget if pause_budget is not None else PauseBudget()
         # id(event) → (lane verdict, hold) from the frame's reading until its handler starts
         self._read: dict[int, tuple[Any, PriorityHold | None]] = {}
 
@@ -198,15 +255,44 @@ class Lanes:
         """Whether an addressed turn is preparing its model request right now."""
         return self._holds > 0
 
-    def hold(self) -> PriorityHold:
+    @property
+    def reading_paused(self) -> bool:
+        """Whether event frames wait before parsing: a holder is doing local work (not
+        waiting for an API response)."""
+        return self._pausing > 0
+
+    def hold(self, *, engaged: bool = True) -> PriorityHold:
+        return PriorityHold(self, self._hold_max_s, engaged=engaged)
+
+    def add_hold(self, hold: PriorityHold) -> None:
         self._holds += 1
         self._clear.clear()
-        return PriorityHold(self, self._hold_max_s)
+        self.pause_changed(+1 if hold.pausing else 0)
 
-    def drop_hold(self) -> None:
+    def drop_hold(self, *, pausing: bool = True) -> None:
         self._holds = max(self._holds - 1, 0)
         if not self._holds:
             self._clear.set()
+        self.pause_changed(-1 if pausing else 0)
+
+    def pause_changed(self, delta: int) -> None:
+        self._pausing = max(self._pausing + delta, 0)
+        if self._pausing:
+            self._read_ok.clear()
+        else:
+            self._read_ok.set()
+
+    async def pause_reading(self) -> None:
+        """Let an event frame wait until no holder does local work — at most the budget's
+        allowance (`pallas.onebot.read_pause`)."""
+        limit = self._pause_budget.allowance()
+        if limit <= 0 or not self.reading_paused:
+            await asyncio.sleep(0)
+            return
+        started = time.monotonic()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._read_ok.wait(), limit)
+        self._pause_budget.spend(time.monotonic() - started)
 
     def classify_at_read(self, event: Event, lane_of: Callable[[Event], Any]) -> None:
         """The event's lane, decided when its frame is read: an addressed one holds the loop
@@ -217,7 +303,7 @@ class Lanes:
         claim = None
         if getattr(verdict, "priority", False):
             _log_priority(event, verdict)
-            claim = self.hold()
+            claim = self.hold(engaged=getattr(verdict, "certain", True))
         self._read[id(event)] = (verdict, claim)
 
     def take_read(self, event: Event) -> tuple[Any, PriorityHold | None] | None:
@@ -292,7 +378,7 @@ def admitted(
         if priority and read is None:
             _log_priority(event, verdict)
         if priority and claim is None:
-            claim = lanes.hold()
+            claim = lanes.hold(engaged=getattr(verdict, "certain", True))
         try:
             taken = await lanes.acquire("priority" if priority else "normal")
         except BaseException:
@@ -335,6 +421,14 @@ class GuardedAdapter(Adapter):
             bot.handle_event, GuardedAdapter.lanes, lambda event: GuardedAdapter.lane_of(event)
         )
         super().bot_connect(bot)
+
+    @override
+    async def _call_api(self, bot: BaseBot, api: str, **data: Any) -> Any:
+        hold = PRIORITY_HOLD.get()
+        if hold is None or not hold.pausing:
+            return await super()._call_api(bot, api, **data)  # type: ignore[arg-type]
+        with hold.api_call():  # e.g. NoneBot's get_msg for a reply: its response must be read
+            return await super()._call_api(bot, api, **data)  # type: ignore[arg-type]
 
     @override
     async def _handle_ws(self, websocket: WebSocket) -> None:

@@ -131,7 +131,10 @@ async def pallas_inbound(bot: Bot, event: GroupMessageEvent, state: T_State) -> 
     if app is None:
         return
     lanes = GuardedAdapter.lanes
-    if lanes is not None and lanes.holding and PRIORITY_HOLD.get() is None:
+    hold = PRIORITY_HOLD.get()
+    if hold is not None and event.to_me:
+        hold.engage()  # a reply found (by NoneBot's get_msg) to quote the bot holds from now
+    if lanes is not None and lanes.holding and hold is None:
         await lanes.wait_clear()  # an @ is preparing its model request: it goes first
     await dispatch(Arrival(bot, event, app, state))
 
