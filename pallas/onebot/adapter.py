@@ -34,10 +34,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import json
 import logging
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
 from nonebot.adapters import Bot as BaseBot
@@ -47,6 +48,7 @@ from nonebot.drivers import WebSocket
 from typing_extensions import override
 
 from pallas.onebot.frame_guard import check_frame
+from pallas.onebot.read_ahead import FramePump, FrameScan, Scanned, is_response_frame
 from pallas.onebot.read_pause import PauseBudget
 
 log = logging.getLogger("pallas.onebot")
@@ -56,6 +58,8 @@ ADMISSION_SLOTS = 32
 PRIORITY_SLOTS = 8
 ADMISSION_HOLD_S = 0.2
 RECEIVE_SLICE_S = 0.03
+BACKLOG_MAX = 2048  # parsed events waiting for a normal slot before parsing waits
+BACKLOG_POLL_S = 0.005
 PRIORITY_QUIET_S = 1.0
 QUIET_TRICKLE_SLOTS = 2
 PRIORITY_HOLD_MAX_S = 1.5
@@ -67,25 +71,30 @@ _READ_VERDICTS_MAX = 100_000
 
 
 def _is_event_frame(data: str | bytes) -> bool:
-    """An event, not the response to an API call (those carry the call's "echo" key; in a
-    message's text the quotes would be escaped): a cheap look, no parsing."""
-    return ('"echo"' not in data) if isinstance(data, str) else (b'"echo"' not in data)
+    """An event, not the response to an API call: a cheap look, no parsing."""
+    return not is_response_frame(data)
 
 
 class _GuardedSocket:
-    """A WebSocket whose `receive` skips (and logs) frames the adapter must not parse."""
+    """A WebSocket whose `receive` skips (and logs) frames the adapter must not parse, takes
+    frames from a read-ahead pump (`pallas.onebot.read_ahead`: an @ and its group's frames
+    before it first; API responses never wait), and paces itself for the handlers."""
 
     def __init__(self, websocket: WebSocket) -> None:
         self._websocket = websocket
         self.refused = 0
         self._yielded_at = time.perf_counter()
+        self_id = websocket.request.headers.get("x-self-id") or ""
+        scan = FrameScan(self_id, _group_aliases).scan if self_id else _no_scan
+        self.pump = FramePump(websocket.receive, scan, GuardedAdapter.deliver_response)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._websocket, name)
 
     async def receive(self) -> str | bytes:
         while True:
-            data = await self._websocket.receive()
+            await self._bounded_backlog()
+            data = await self.pump.next()
             # A buffered burst is received without the loop ever switching task: give the
             # handlers (an @'s among them) a turn every RECEIVE_SLICE_S of receiving — after
             # every frame while an addressed turn prepares its model request.
@@ -93,7 +102,8 @@ class _GuardedSocket:
             if lanes is not None and lanes.holding:
                 if lanes.reading_paused and _is_event_frame(data):
                     # The @'s local work gets the loop: this event waits (bounded) before it is
-                    # parsed. API responses (what a holder may be waiting for) pass at once.
+                    # parsed (another @ too: @s sharing the loop all finish late). API responses
+                    # are taken by the pump and never wait.
                     await lanes.pause_reading()
                 else:
                     await asyncio.sleep(0)  # the @'s next step after every frame
@@ -111,6 +121,32 @@ class _GuardedSocket:
                 verdict.size,
                 data[:60],
             )
+
+    async def _bounded_backlog(self) -> None:
+        """Parsed events waiting for a handler slot stay under `BACKLOG_MAX` (then frames wait
+        in the read-ahead, then in the socket) — except a frame that may address the bot."""
+        while self._backlogged():  # noqa: ASYNC110 - two conditions, changed elsewhere
+            await asyncio.sleep(BACKLOG_POLL_S)
+
+    def _backlogged(self) -> bool:
+        lanes = GuardedAdapter.lanes
+        return (
+            lanes is not None
+            and lanes.waiting["normal"] >= BACKLOG_MAX
+            and not self.pump.urgent_waiting()
+        )
+
+    def stop(self) -> None:
+        self.pump.stop()
+
+
+def _no_scan(data: str | bytes) -> Scanned:
+    return Scanned(data, None, False)
+
+
+def _group_aliases(group_id: int) -> Iterable[str]:
+    aliases_for = getattr(GuardedAdapter.lane_of, "aliases_for", None)
+    return aliases_for(group_id) if aliases_for is not None else ()
 
 
 def deliver_result(store: Any, result: dict[str, Any]) -> bool:
@@ -432,7 +468,26 @@ class GuardedAdapter(Adapter):
 
     @override
     async def _handle_ws(self, websocket: WebSocket) -> None:
-        await super()._handle_ws(_GuardedSocket(websocket))  # type: ignore[arg-type]
+        guarded = _GuardedSocket(websocket)
+        try:
+            await super()._handle_ws(guarded)  # type: ignore[arg-type]
+        finally:
+            guarded.stop()
+
+    @classmethod
+    def deliver_response(cls, data: str | bytes) -> bool:
+        """An API response taken off the socket by the read-ahead pump, resolved at once;
+        False (the frame then queues like any other) when it is not one after all."""
+        if not check_frame(data).ok:
+            return False  # the receive loop refuses and logs it
+        try:
+            json_data = json.loads(data)
+        except ValueError:
+            return False
+        if not isinstance(json_data, dict) or "post_type" in json_data:
+            return False
+        deliver_result(cls._result_store, json_data)
+        return True
 
     @classmethod
     @override

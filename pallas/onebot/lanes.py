@@ -79,5 +79,16 @@ class EdgeLanes:
             log.exception("lane classification failed for message %s", event.message_id)
             return NORMAL
 
+    def aliases_for(self, group_id: int) -> Iterable[str]:
+        """The group's aliases (none before start-up, or when its config is broken): the
+        read-ahead's raw look at a frame (`pallas.onebot.read_ahead.FrameScan`) uses them too."""
+        source = self._aliases()
+        if source is None:
+            return ()
+        try:
+            return source(group_id)
+        except Exception:
+            return ()
+
 
 __all__ = ["NORMAL", "EdgeLanes", "LaneVerdict", "lane_for"]
