@@ -94,16 +94,18 @@ class _GuardedSocket:
     async def receive(self) -> str | bytes:
         while True:
             await self._bounded_backlog()
-            data = await self.pump.next()
+            data, lead = await self.pump.next()
             # A buffered burst is received without the loop ever switching task: give the
             # handlers (an @'s among them) a turn every RECEIVE_SLICE_S of receiving — after
             # every frame while an addressed turn prepares its model request.
             lanes = GuardedAdapter.lanes
             if lanes is not None and lanes.holding:
-                if lanes.reading_paused and _is_event_frame(data):
+                if lanes.reading_paused and not lead and _is_event_frame(data):
                     # The @'s local work gets the loop: this event waits (bounded) before it is
                     # parsed (another @ too: @s sharing the loop all finish late). API responses
-                    # are taken by the pump and never wait.
+                    # are taken by the pump and never wait. The frames a waiting @'s group sent
+                    # before it go on, one per loop turn (mostly while this @ waits for the
+                    # database), so that @ is ready to be read when this one is done.
                     await lanes.pause_reading()
                 else:
                     await asyncio.sleep(0)  # the @'s next step after every frame

@@ -95,6 +95,13 @@ class ReadAhead:
     def __len__(self) -> int:
         return len(self._frames) + len(self._express)
 
+    def leading(self) -> bool:
+        """Whether the next `pop` is a frame taken early because an urgent frame of its group
+        follows it (not the urgent frame itself)."""
+        if not self._express and self._urgent:
+            self._expedite()
+        return bool(self._express) and not self._express[0].urgent
+
     def urgent_waiting(self) -> bool:
         """Whether a frame that may address the bot (or its group's frames before it) waits."""
         return bool(self._express) or self._urgent > 0
@@ -152,8 +159,9 @@ class FramePump:
         self._error: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
 
-    async def next(self) -> str | bytes:
-        """The next frame to parse; raises what ended the socket once all before it are taken."""
+    async def next(self) -> tuple[str | bytes, bool]:
+        """The next frame to parse, and whether it *leads* an urgent one (a frame of its group
+        queued before it, taken early); raises what ended the socket once all are taken."""
         if self._task is None:
             self._task = asyncio.create_task(self._run())
         while not self.ahead:
@@ -161,10 +169,11 @@ class FramePump:
                 raise self._error
             self._arrived.clear()
             await self._arrived.wait()
+        lead = self.ahead.leading()
         frame = self.ahead.pop()
         if not self.ahead.full():
             self._space.set()
-        return frame.data
+        return frame.data, lead
 
     def urgent_waiting(self) -> bool:
         return self.ahead.urgent_waiting()

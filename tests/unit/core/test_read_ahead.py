@@ -130,11 +130,11 @@ async def test_the_pump_answers_responses_at_once_and_raises_the_close_after_the
         return True
 
     pump = FramePump(socket.receive, FrameScan(BOT, None).scan, respond)
-    first = await pump.next()
+    first, _ = await pump.next()
     await asyncio.sleep(0)  # the pump takes everything the socket has
     assert responses == [frames[1]], "the response did not wait for the frames before it"
     assert first == frames[0] or first == frames[2]
-    rest = [await pump.next()]
+    rest = [(await pump.next())[0]]
     assert sorted([first, *rest]) == sorted([frames[0], frames[2]])
     with pytest.raises(ConnectionError):
         await pump.next()
@@ -143,13 +143,13 @@ async def test_the_pump_answers_responses_at_once_and_raises_the_close_after_the
 async def test_the_pump_holds_at_most_max_frames() -> None:
     socket = FakeSocket([_msg(1, [_text(str(i))]) for i in range(MAX_FRAMES + 50)])
     pump = FramePump(socket.receive, FrameScan(BOT, None).scan, lambda data: False)
-    first = await pump.next()
+    first, _ = await pump.next()
     for _ in range(5):
         await asyncio.sleep(0)
     assert socket.taken <= MAX_FRAMES + 1, "the rest stays in the socket"
     got = [first]
     for _ in range(MAX_FRAMES + 49):
-        got.append(await pump.next())
+        got.append((await pump.next())[0])
     assert [json.loads(g)["message"][0]["data"]["text"] for g in got] == [
         str(i) for i in range(MAX_FRAMES + 50)
     ]
