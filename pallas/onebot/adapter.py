@@ -20,9 +20,20 @@ event loop then runs a bounded set of handler steps per iteration instead of tho
 receive loop keeps reading frames (and recording them, below) while handling catches up.
 Messages addressed to the bot (`GuardedAdapter.lane_of`, set by `pallas.onebot.inbound` to
 `pallas.onebot.lanes.EdgeLanes`) take the priority lane: their own `PRIORITY_SLOTS`, so an @
-is handled at once instead of waiting behind the burst; from the reading of its frame until its
-model request goes out it holds the loop (`Lanes.hold`): no unaddressed handler starts and the
-receive loop paces itself. Nothing is dropped in either lane.
+is handled at once instead of waiting behind the burst. From the reading of its frame until its
+model request goes out an @ (or an alias address) holds the loop (`Lanes.hold`, at most
+`PRIORITY_HOLD_MAX_S`): no unaddressed handler starts, and an event frame read meanwhile waits
+before it is parsed (`Lanes.pause_reading`: at most 0.25 s per frame and half the time overall,
+`pallas.onebot.read_pause`) — except while the @ waits for an API response, which comes over
+the same socket. A reply to someone takes the priority lane but holds only once NoneBot's
+`get_msg` showed that it quotes the bot (`PriorityHold.engage`, from `pallas.onebot.inbound`):
+a peer that never answers `get_msg` cannot stall reading.
+
+Frames are taken off the socket by a pump task as fast as they come (`pallas.onebot.read_ahead`,
+bounded): API responses are resolved at once, never queued behind events; a frame that may
+address the bot is parsed first, after the frames its own group sent before it, so an @ deep in
+a burst is read (and holds) soon after it was sent. Parsed events waiting for a normal slot stay
+under `BACKLOG_MAX`. Nothing is dropped in either lane.
 
 `received_hooks` run synchronously for every event the moment its frame is parsed, before
 NoneBot dispatches it to a task: the recorder hands group messages to the (threaded) writer
