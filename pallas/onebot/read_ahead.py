@@ -82,61 +82,86 @@ def is_response_frame(data: str | bytes) -> bool:
     return ('"echo"' in data) if isinstance(data, str) else (b'"echo"' in data)
 
 
+class _Entry:
+    __slots__ = ("frame", "taken")
+
+    def __init__(self, frame: Scanned) -> None:
+        self.frame = frame
+        self.taken = False
+
+
 class ReadAhead:
-    """Frames waiting to be parsed, in arrival order — except that the first urgent one is
-    taken first together with the frames of its group ahead of it (in their order)."""
+    """Frames waiting to be parsed, in arrival order — except that while an urgent frame waits,
+    the frames of its group are taken first, up to and including it (in their order).
+
+    Each frame sits in the arrival queue and in its group's queue (urgent ones also in the
+    urgent queue); a frame taken through one is skipped in the others when it reaches their
+    head, so every operation is amortised O(1), however many frames are urgent."""
 
     def __init__(self) -> None:
-        self._frames: deque[Scanned] = deque()
-        self._express: deque[Scanned] = deque()
-        self._urgent = 0  # urgent frames in `_frames`
+        self._order: deque[_Entry] = deque()
+        self._groups: dict[int | None, deque[_Entry]] = {}
+        self._urgent: deque[_Entry] = deque()
+        self._count = 0
         self.chars = 0
 
     def __len__(self) -> int:
-        return len(self._frames) + len(self._express)
+        return self._count
+
+    def full(self) -> bool:
+        return self._count >= MAX_FRAMES or self.chars >= MAX_BYTES
+
+    def push(self, frame: Scanned) -> None:
+        entry = _Entry(frame)
+        self._order.append(entry)
+        self._groups.setdefault(frame.group, deque()).append(entry)
+        if frame.urgent:
+            self._urgent.append(entry)
+        self._count += 1
+        self.chars += len(frame.data)
+
+    def urgent_waiting(self) -> bool:
+        """Whether a frame that may address the bot waits (its group's frames go first)."""
+        return self._next_urgent() is not None
 
     def leading(self) -> bool:
         """Whether the next `pop` is a frame taken early because an urgent frame of its group
         follows it (not the urgent frame itself)."""
-        if not self._express and self._urgent:
-            self._expedite()
-        return bool(self._express) and not self._express[0].urgent
-
-    def urgent_waiting(self) -> bool:
-        """Whether a frame that may address the bot (or its group's frames before it) waits."""
-        return bool(self._express) or self._urgent > 0
-
-    def full(self) -> bool:
-        return len(self) >= MAX_FRAMES or self.chars >= MAX_BYTES
-
-    def push(self, frame: Scanned) -> None:
-        self._frames.append(frame)
-        self.chars += len(frame.data)
-        self._urgent += frame.urgent
+        urgent = self._next_urgent()
+        return urgent is not None and self._head(urgent.frame.group) is not urgent
 
     def pop(self) -> Scanned:
         """The next frame to parse (IndexError when empty)."""
-        if not self._express and self._urgent:
-            self._expedite()
-        frame = self._express.popleft() if self._express else self._frames.popleft()
-        self.chars -= len(frame.data)
-        return frame
+        urgent = self._next_urgent()
+        if urgent is not None:
+            entry = self._head(urgent.frame.group)
+            assert entry is not None  # the urgent entry itself is in its group's queue
+        else:
+            while self._order and self._order[0].taken:
+                self._order.popleft()
+            entry = self._order[0]
+        entry.taken = True
+        self._head(entry.frame.group)  # drops it from its group's queue
+        self._count -= 1
+        self.chars -= len(entry.frame.data)
+        if not self._count:
+            self._order.clear()
+        return entry.frame
 
-    def _expedite(self) -> None:
-        """Move the first urgent frame, and its group's frames ahead of it, to the express
-        queue (one pass; urgent frames are rare next to chatter)."""
-        rest: deque[Scanned] = deque()
-        while self._frames:
-            frame = self._frames.popleft()
-            if frame.urgent:
-                self._urgent -= 1
-                self._express.extend(f for f in rest if f.group == frame.group)
-                rest = deque(f for f in rest if f.group != frame.group)
-                self._express.append(frame)
-                break
-            rest.append(frame)
-        rest.extend(self._frames)
-        self._frames = rest
+    def _next_urgent(self) -> _Entry | None:
+        while self._urgent and self._urgent[0].taken:
+            self._urgent.popleft()
+        return self._urgent[0] if self._urgent else None
+
+    def _head(self, group: int | None) -> _Entry | None:
+        """The group's earliest frame not taken yet (taken ones at the head are dropped)."""
+        queue = self._groups.get(group)
+        while queue and queue[0].taken:
+            queue.popleft()
+        if not queue:
+            self._groups.pop(group, None)
+            return None
+        return queue[0]
 
 
 class FramePump:

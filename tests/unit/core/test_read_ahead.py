@@ -88,6 +88,11 @@ ORDER_CASES = [
         "b@ a1 a@ c1 c2",
     ),
     (
+        "every frame urgent: arrival order",
+        [("a@", 1, True), ("b@", 2, True), ("a@2", 1, True), ("b@2", 2, True)],
+        "a@ b@ a@2 b@2",
+    ),
+    (
         "frames without a group keep their place",
         [("meta", None, False), ("a1", 1, False), ("a@", 1, True), ("b1", 2, False)],
         "a1 a@ meta b1",
