@@ -23,10 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+
+log = logging.getLogger("pallas.onebot")
 
 MAX_FRAMES = 4096
 MAX_BYTES = 8 * 1024 * 1024
@@ -210,15 +213,32 @@ class FramePump:
                     self._space.clear()
                     await self._space.wait()
                 data = await self._receive()
-                if is_response_frame(data) and self._respond(data):
-                    continue
-                self.ahead.push(self._scan(data))
+                if not self._take(data):
+                    self.ahead.push(self._scanned(data))
                 self._arrived.set()
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # the socket closed: `next` raises it once drained
             self._error = exc
             self._arrived.set()
+
+    def _take(self, data: str | bytes) -> bool:
+        """Whether `respond` took the frame (an API response); a failure there never ends
+        the socket: the frame then queues and the receive loop handles it like any other."""
+        if not is_response_frame(data):
+            return False
+        try:
+            return self._respond(data)
+        except Exception:
+            log.exception("resolving an API response off the read-ahead failed")
+            return False
+
+    def _scanned(self, data: str | bytes) -> Scanned:
+        try:
+            return self._scan(data)
+        except Exception:  # a broken alias source must not end the socket
+            log.exception("the raw look at a frame failed; it keeps its place")
+            return Scanned(data, None, False)
 
     def stop(self) -> None:
         if self._task is not None:

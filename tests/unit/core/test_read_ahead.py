@@ -159,3 +159,19 @@ async def test_the_pump_holds_at_most_max_frames() -> None:
         str(i) for i in range(MAX_FRAMES + 50)
     ]
     pump.stop()
+
+
+async def test_a_failing_scan_or_response_hook_never_ends_the_socket() -> None:
+    frames = [_msg(1, [_text("a")]), json.dumps({"status": "ok", "echo": "5"})]
+    socket = FakeSocket(frames)
+
+    def broken_scan(data: str | bytes) -> Scanned:
+        raise RuntimeError("broken alias source")
+
+    def broken_respond(data: str | bytes) -> bool:
+        raise RuntimeError("broken store")
+
+    pump = FramePump(socket.receive, broken_scan, broken_respond)
+    assert [(await pump.next())[0], (await pump.next())[0]] == frames  # both still parsed
+    with pytest.raises(ConnectionError):
+        await pump.next()
