@@ -85,8 +85,8 @@ def register_lifecycle() -> None:
             settings,
             nicknames=tuple(sorted(config.nickname)),
             superusers=_as_ids(config.superusers),
+            fetch_quoted=fetch_quoted_segments,  # quoted images via get_msg
         )
-        _app.chat.fetch_quoted_message = fetch_quoted_segments  # quoted images via get_msg
         for hook in _on_runtime_start:
             await hook(_app.runtime, str(config.host), int(config.port))
         token = "set" if get_plugin_config(OneBotConfig).onebot_access_token else "NOT set"
