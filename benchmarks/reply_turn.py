@@ -42,11 +42,15 @@ from pallas.core.db.repositories.memory import MemoryRepository, NewMemory
 from pallas.core.db.repositories.messages import _row_values
 from pallas.core.records import SessionTurn, StoredMessage
 from pallas.core.settings import PallasSettings
+from pallas.core.tokens import get_encoding
 from pallas.core.turn import Segment, Sender, TurnInput
 from pallas.onebot.convert import stored_message_from_sent, stored_message_from_turn
 from pallas.product.llm.chat_turn import ChatTurnService
 from pallas.product.llm.memory.isolation import group_scope
 from pallas.product.llm.memory.service import fingerprint
+from pallas.product.llm.memory.text import warm_up
+from pallas.product.llm.provider.client import load_sdk
+from pallas.product.llm.provider.image_fetch import default_ssl_context
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 
@@ -218,6 +222,8 @@ async def run(args: argparse.Namespace, workdir: Path, fill: bool) -> None:
             return None
 
         service = build_app(runtime, rng=random.Random(1), sleep=no_sleep).chat
+        for loader in (load_sdk, get_encoding, default_ssl_context, warm_up):  # as bot.py
+            loader()  # the start-up warm-ups (pallas.onebot.warmup), then the heap is settled
         print(f"start-up heap settled (gc_tuning) in {gc_tuning.settle():.0f} ms")
         profiler = cProfile.Profile() if args.profile else None
         cold, _, _, _, _ = await _turns(runtime, service, range(MEMBERS), None, args.gap)
