@@ -204,3 +204,27 @@ def test_scoped_cache_never_serves_another_tuple() -> None:
     assert len(cache) == 2
     retrieve(QUERIES[0], tuple(corpus(50, 7)), **kwargs)
     assert len(cache) == 2
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_per_query_scorers_equal_the_per_document_arithmetic(query: str) -> None:
+    """`doc_scorer` / `concept_scorer` (per-query work done once) give bit-identical values to
+    `doc_score` / `concept_similarity` for every candidate."""
+    from pallas.product.llm.memory.candidate_index import candidate_index
+    from pallas.product.llm.memory.concepts import (
+        concept_scorer,
+        concept_similarity,
+        query_concepts,
+    )
+    from pallas.product.llm.memory.text import tokenize
+
+    rows = corpus(300, 8)
+    index = candidate_index([r.id for r in rows], [r.index_text for r in rows], 1.5, 0.75)
+    terms = index.bm25.query_terms(tokenize(query))
+    scorer = index.bm25.doc_scorer(terms)
+    asked = query_concepts(query)
+    concept = concept_scorer(asked)
+    for pos, row in enumerate(rows):
+        assert scorer(row.id) == index.bm25.doc_score(row.id, terms)
+        assert concept(index.concepts[pos]) == concept_similarity(asked, index.concepts[pos])
+    assert concept_scorer(frozenset())(frozenset({"x"})) is None

@@ -29,7 +29,7 @@ from typing import Any
 from pallas.core.clock import DAY_S
 from pallas.product.llm.memory.candidate_index import Bm25Index as Bm25Index
 from pallas.product.llm.memory.candidate_index import CandidateIndex, candidate_index
-from pallas.product.llm.memory.concepts import concept_similarity, query_concepts
+from pallas.product.llm.memory.concepts import concept_scorer, query_concepts
 from pallas.product.llm.memory.retrieval_config import (
     BlockRetrievalConfig,
     RelevanceWeights,
@@ -275,10 +275,13 @@ def score_candidates(
         vectors = embeddings
     positions.update(index.by_id[i] for i in vectors if i in index.by_id)
     scored = []
+    doc_score = index.bm25.doc_scorer(terms)
+    concepts = index.concepts if asked else ()
+    concept_of = concept_scorer(asked)
     for pos in sorted(positions):
         cand = candidates[pos]
-        lexical = min(1.0, index.bm25.doc_score(cand.id, terms) / ideal) if ideal > 0 else 0.0
-        concept = concept_similarity(asked, index.concepts[pos]) if asked else None
+        lexical = min(1.0, doc_score(cand.id) / ideal) if ideal > 0 else 0.0
+        concept = concept_of(concepts[pos]) if asked else None
         if semantic_scores is not None:
             semantic = semantic_scores.get(cand.id)
         elif (
