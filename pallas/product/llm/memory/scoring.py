@@ -259,10 +259,10 @@ def score_candidates(
     that is larger (see `concepts`). Only candidates sharing a term, a concept class or a
     vector score with the query are scored (`candidate_index`); the others have similarity 0.
     """
-    ids = [c.id for c in candidates]
     if index is None:
         texts = [c.index_text for c in candidates]
-        index = candidate_index(ids, texts, config.bm25_k1, config.bm25_b)
+        index = candidate_index([c.id for c in candidates], texts, config.bm25_k1, config.bm25_b)
+    ids = index.ids  # the candidates' ids, in order (the index was built from them)
     query_tokens = tokenize(query)
     terms = index.bm25.query_terms(query_tokens)
     ideal = index.bm25.ideal_score(query_tokens)
