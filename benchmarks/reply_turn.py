@@ -36,7 +36,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from benchmarks.gc_watch import GcWatch, gc_summary
 from benchmarks.stats import describe, percentile
 from pallas.app import build_app
-from pallas.core import gc_tuning
+from pallas.core import gc_tuning, gil_tuning
 from pallas.core.db.models import MessageRow
 from pallas.core.db.repositories.memory import MemoryRepository, NewMemory
 from pallas.core.db.repositories.messages import _row_values
@@ -399,6 +399,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--slow", action="store_true", help="print the turns above p90")
     args = parser.parse_args(argv or [])
     gc_tuning.tune()  # as bot.py does at import
+    gil_tuning.tune()
     asyncio.run(run(args, *_workdir(args)))
 
 
