@@ -300,7 +300,7 @@ async def _turns(
         local_ms.append(elapsed - latency)
         cpu_ms.append(cpu)
         details.append(
-            TurnDetail(i, elapsed - latency, dict(snap.data.get("stage_ms", {})), pauses)
+            TurnDetail(i, elapsed - latency, cpu, dict(snap.data.get("stage_ms", {})), pauses)
         )
         details[-1].stages.update(
             (f"src:{k}", v)
@@ -345,6 +345,7 @@ def _count_llm_cpu(runtime: PallasRuntime) -> list[float]:
 class TurnDetail:
     index: int
     local_ms: float
+    cpu_ms: float
     stages: dict[str, float]
     gc: list[tuple[int, float]]  # (generation, pause ms) of the collections during the turn
 
@@ -360,7 +361,10 @@ def _print_slow(local_ms: list[float], details: list[TurnDetail], show: bool) ->
         if d.local_ms < p90:
             break
         parts = " ".join(f"{k}={v:.1f}" for k, v in d.stages.items() if v >= 0.5)
-        print(f"  slow turn {d.index}: {d.local_ms:.1f}ms gc[{gc_summary(d.gc)}] {parts}")
+        print(
+            f"  slow turn {d.index}: {d.local_ms:.1f}ms (cpu {d.cpu_ms:.1f}ms) "
+            f"gc[{gc_summary(d.gc)}] {parts}"
+        )
 
 
 LOCAL_NOTE = (
