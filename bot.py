@@ -9,12 +9,18 @@ import atexit
 import cProfile
 import os
 
-from pallas.core import malloc_tuning
+from pallas.core import gc_tuning, gil_tuning, malloc_tuning
 
 # Before the threads and the big loads (see pallas/core/malloc_tuning.py); PALLAS_MALLOC_DEFAULTS=1
 # keeps glibc's defaults, e.g. to compare footprints.
 if not os.environ.get("PALLAS_MALLOC_DEFAULTS"):
     malloc_tuning.tune()
+# The event loop waits at most 1 ms for the GIL held by a worker thread (gil_tuning.py).
+if not os.environ.get("PALLAS_SWITCH_INTERVAL_DEFAULT"):
+    gil_tuning.tune()
+# The start-up heap is frozen once the bot is up (pallas/core/gc_tuning.py, onebot/lifecycle.py).
+if os.environ.get("PALLAS_GC_THRESHOLDS"):
+    gc_tuning.tune()
 
 if _trace_path := os.environ.get("PALLAS_TRACEMALLOC"):
     # Memory diagnostics: the first SIGUSR2 starts tracemalloc, each later one dumps a

@@ -179,10 +179,12 @@ def extraction_hook_for(
     )
 
 
-def session_summary_hook_for(runtime: PallasRuntime) -> SessionSummaryHook:
+def session_summary_hook_for(
+    runtime: PallasRuntime, topics: SessionTopicRepository | None = None
+) -> SessionSummaryHook:
     return SessionSummaryHook(
         chat_sessions=runtime.repos.chat_sessions,
-        topics=SessionTopicRepository(runtime.sessions),
+        topics=topics or SessionTopicRepository(runtime.sessions),
         usage=runtime.repos.usage,
         llm=runtime.llm,
         state=runtime.state,
@@ -391,7 +393,9 @@ def build_app(
         addressing=addressing,
         sources=context_sources(learning, memory_sources_for(runtime, memory), old_topics),
         hooks=after_turn_hooks(
-            session_summary_hook_for(runtime), extraction_hook_for(runtime, memory)
+            # one topics repository: archived topics reach the old-topics source's kept rows
+            session_summary_hook_for(runtime, old_topics.topics),
+            extraction_hook_for(runtime, memory),
         ),
         phrases=learning,
         pipeline_state=pipeline_state,  # svars, kb placeholders, attachments
