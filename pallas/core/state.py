@@ -96,9 +96,24 @@ class _Entry:
 _EVICT_TO = 0.9  # share of max_keys left after a sweep
 
 
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def _copy(value: Any) -> Any:
     """A private copy of a stored JSON value (as Redis would hand back), without deepcopy's
-    memo bookkeeping: routing reads and writes state on every message."""
+    memo bookkeeping: routing reads and writes state on every message. Plain JSON types are
+    matched by exact type first (most values are flat dicts / lists of scalars)."""
+    kind = type(value)
+    if kind in _SCALAR_TYPES:
+        return value
+    if kind is dict:
+        return {k: v if type(v) in _SCALAR_TYPES else _copy(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _SCALAR_TYPES else _copy(v) for v in value]
+    return _copy_any(value)
+
+
+def _copy_any(value: Any) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, list):
