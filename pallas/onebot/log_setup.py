@@ -20,13 +20,16 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from nonebot import log as nonebot_log
+from nonebot import message as nonebot_message
+from nonebot.internal.matcher import matcher as nonebot_matcher
 from nonebot.log import default_filter, default_format, logger
 
 if TYPE_CHECKING:
     from loguru import Record
 
-# NoneBot's per-dispatch modules; their INFO / SUCCESS lines are one per message (or matcher)
-PER_MESSAGE_MODULES = frozenset({"nonebot.message", "nonebot.internal.matcher.matcher"})
+# NoneBot's dispatch modules, by file (NoneBot's log patcher shortens a record's `name` to
+# "nonebot"); their INFO / SUCCESS lines are one per message (or per matcher run)
+PER_MESSAGE_FILES = frozenset({nonebot_message.__file__, nonebot_matcher.__file__})
 _PER_MESSAGE_LEVELS = frozenset({"INFO", "SUCCESS"})
 
 
@@ -44,7 +47,7 @@ def keep_record(record: Record, threshold: int) -> bool:
     """NoneBot's `default_filter`, with its per-message INFO lines moved to DEBUG."""
     if not default_filter(record):
         return False
-    if record["name"] in PER_MESSAGE_MODULES and record["level"].name in _PER_MESSAGE_LEVELS:
+    if record["level"].name in _PER_MESSAGE_LEVELS and record["file"].path in PER_MESSAGE_FILES:
         return threshold <= logger.level("DEBUG").no
     return True
 
@@ -69,4 +72,4 @@ def install(level: int | str, sink: Any = None) -> int:
     return new_id
 
 
-__all__ = ["PER_MESSAGE_MODULES", "install", "keep_record", "level_number"]
+__all__ = ["PER_MESSAGE_FILES", "install", "keep_record", "level_number"]

@@ -6,14 +6,17 @@ import contextlib
 import io
 import sys
 from collections.abc import Iterator
+from types import SimpleNamespace
 
 import pytest
 from nonebot import log as nonebot_log
+from nonebot import message as nonebot_message
+from nonebot.internal.matcher import matcher as nonebot_matcher
 from nonebot.log import default_filter, default_format, logger
 
 from pallas.onebot import log_setup
 
-MESSAGE, MATCHER = "nonebot.message", "nonebot.internal.matcher.matcher"
+MESSAGE, MATCHER = nonebot_message.__file__, nonebot_matcher.__file__
 
 
 @pytest.fixture
@@ -30,12 +33,14 @@ def sink() -> Iterator[io.StringIO]:
     )
 
 
-def emit(name: str, level: str, text: str) -> None:
-    logger.patch(lambda record: record.update(name=name)).log(level, text)
+def emit(path: str, level: str, text: str) -> None:
+    """A line logged from the file at `path` (NoneBot's modules, or others by their name)."""
+    where = SimpleNamespace(name=path.rsplit("/", 1)[-1], path=path)
+    logger.patch(lambda record: record.update(file=where)).log(level, text)
 
 
 @pytest.mark.parametrize(
-    ("configured", "name", "level", "shown"),
+    ("configured", "path", "level", "shown"),
     [
         ("INFO", MESSAGE, "SUCCESS", False),  # "OneBot V11 … [message.group.normal]: …"
         ("INFO", MESSAGE, "INFO", False),  # "Event will be handled by Matcher(…)"
@@ -43,23 +48,23 @@ def emit(name: str, level: str, text: str) -> None:
         ("INFO", MESSAGE, "DEBUG", False),
         ("INFO", MESSAGE, "WARNING", True),  # the dispatch's own problems stay
         ("INFO", MATCHER, "ERROR", True),
-        ("INFO", "nonebot", "SUCCESS", True),  # start-up, plugins, connections
-        ("INFO", "nonebot.adapters.onebot.v11", "INFO", True),
-        ("INFO", "pallas.onebot.counters", "INFO", True),  # Pallas's decisions and counters
-        ("INFO", "pallas.routing", "DEBUG", False),
+        ("INFO", nonebot_log.__file__, "SUCCESS", True),  # start-up, plugins, connections
+        ("INFO", "/x/nonebot/adapters/onebot/v11/adapter.py", "INFO", True),
+        ("INFO", "/x/pallas/onebot/counters.py", "INFO", True),  # Pallas's decisions and counters
+        ("INFO", "/x/pallas/product/llm/routing/router.py", "DEBUG", False),
         ("DEBUG", MESSAGE, "SUCCESS", True),  # LOG_LEVEL=DEBUG shows every message again
         ("DEBUG", MATCHER, "INFO", True),
         ("DEBUG", MESSAGE, "TRACE", False),
-        ("WARNING", "pallas.onebot.counters", "INFO", False),
+        ("WARNING", "/x/pallas/onebot/counters.py", "INFO", False),
         (10, MESSAGE, "INFO", True),
     ],
 )
 def test_which_lines_are_written(
-    sink: io.StringIO, configured: str | int, name: str, level: str, shown: bool
+    sink: io.StringIO, configured: str | int, path: str, level: str, shown: bool
 ) -> None:
     log_setup.install(configured, sink)
     with logger.contextualize(nonebot_log_level=configured):
-        emit(name, level, "the line")
+        emit(path, level, "the line")
     assert ("the line" in sink.getvalue()) is shown
 
 
