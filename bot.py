@@ -53,6 +53,7 @@ import logging
 import nonebot
 from nonebot.log import LoguruHandler
 
+from pallas.onebot import log_setup
 from pallas.onebot.adapter import GuardedAdapter as OneBotV11Adapter
 
 # Route the core's stdlib logging ("pallas.*") through NoneBot's loguru sink: one log, one format.
@@ -62,6 +63,8 @@ _pallas_log.setLevel(logging.INFO)
 _pallas_log.propagate = False
 
 nonebot.init()
+# NoneBot's sink at LOG_LEVEL itself, its per-message lines at DEBUG (pallas/onebot/log_setup.py)
+log_setup.install(nonebot.get_driver().config.log_level)
 nonebot.get_driver().register_adapter(OneBotV11Adapter)
 nonebot.load_from_toml("pyproject.toml")
 
