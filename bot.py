@@ -9,12 +9,18 @@ import atexit
 import cProfile
 import os
 
-from pallas.core import malloc_tuning
+from pallas.core import gc_tuning, gil_tuning, malloc_tuning
 
 # Before the threads and the big loads (see pallas/core/malloc_tuning.py); PALLAS_MALLOC_DEFAULTS=1
 # keeps glibc's defaults, e.g. to compare footprints.
 if not os.environ.get("PALLAS_MALLOC_DEFAULTS"):
     malloc_tuning.tune()
+# The event loop waits at most 1 ms for the GIL held by a worker thread (gil_tuning.py).
+if not os.environ.get("PALLAS_SWITCH_INTERVAL_DEFAULT"):
+    gil_tuning.tune()
+# The start-up heap is frozen once the bot is up (pallas/core/gc_tuning.py, onebot/lifecycle.py).
+if os.environ.get("PALLAS_GC_THRESHOLDS"):
+    gc_tuning.tune()
 
 if _trace_path := os.environ.get("PALLAS_TRACEMALLOC"):
     # Memory diagnostics: the first SIGUSR2 starts tracemalloc, each later one dumps a
@@ -47,6 +53,7 @@ import logging
 import nonebot
 from nonebot.log import LoguruHandler
 
+from pallas.onebot import log_setup
 from pallas.onebot.adapter import GuardedAdapter as OneBotV11Adapter
 
 # Route the core's stdlib logging ("pallas.*") through NoneBot's loguru sink: one log, one format.
@@ -56,6 +63,8 @@ _pallas_log.setLevel(logging.INFO)
 _pallas_log.propagate = False
 
 nonebot.init()
+# NoneBot's sink at LOG_LEVEL itself, its per-message lines at DEBUG (pallas/onebot/log_setup.py)
+log_setup.install(nonebot.get_driver().config.log_level)
 nonebot.get_driver().register_adapter(OneBotV11Adapter)
 nonebot.load_from_toml("pyproject.toml")
 

@@ -27,22 +27,30 @@ import shutil
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from benchmarks.stats import describe
+from benchmarks.gc_watch import GcWatch, gc_summary
+from benchmarks.stats import describe, percentile
 from pallas.app import build_app
+from pallas.core import gc_tuning, gil_tuning
 from pallas.core.db.models import MessageRow
 from pallas.core.db.repositories.memory import MemoryRepository, NewMemory
 from pallas.core.db.repositories.messages import _row_values
 from pallas.core.records import SessionTurn, StoredMessage
 from pallas.core.settings import PallasSettings
+from pallas.core.tokens import get_encoding
 from pallas.core.turn import Segment, Sender, TurnInput
 from pallas.onebot.convert import stored_message_from_sent, stored_message_from_turn
 from pallas.product.llm.chat_turn import ChatTurnService
 from pallas.product.llm.memory.isolation import group_scope
 from pallas.product.llm.memory.service import fingerprint
+from pallas.product.llm.memory.text import warm_up
+from pallas.product.llm.provider.client import load_sdk
+from pallas.product.llm.provider.image_fetch import default_ssl_context
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 
@@ -214,12 +222,15 @@ async def run(args: argparse.Namespace, workdir: Path, fill: bool) -> None:
             return None
 
         service = build_app(runtime, rng=random.Random(1), sleep=no_sleep).chat
+        for loader in (load_sdk, get_encoding, default_ssl_context, warm_up):  # as bot.py
+            loader()  # the start-up warm-ups (pallas.onebot.warmup), then the heap is settled
+        print(f"start-up heap settled (gc_tuning) in {gc_tuning.settle():.0f} ms")
         profiler = cProfile.Profile() if args.profile else None
-        cold, _, _, _ = await _turns(runtime, service, range(MEMBERS), None, args.gap)
+        cold, _, _, _, _ = await _turns(runtime, service, range(MEMBERS), None, args.gap)
         print(describe("first turn of each member", cold))
         steady = range(MEMBERS, MEMBERS + args.turns)
         turns = await _turns(runtime, service, steady, profiler, args.gap)
-        local_ms, stages, outcomes, requests = turns
+        local_ms, stages, outcomes, requests, slow = turns
         await service.drain_background()
         print(LOCAL_NOTE)
         print(describe("local per REPLY turn", local_ms))
@@ -228,6 +239,7 @@ async def run(args: argparse.Namespace, workdir: Path, fill: bool) -> None:
                 print(describe(f"  {name}", values))  # processors: those with p50 >= 0.05 ms
         print(describe("openai client request building", await _client_build_ms(requests)))
         print(f"outcomes: {dict(outcomes)}")
+        _print_slow(local_ms, slow, args.slow)
         if profiler is not None:
             profiler.dump_stats(args.profile)
             print(f"profile of the turns written to {args.profile} (python -m pstats)")
@@ -243,8 +255,13 @@ async def _turns(
     turns: range,
     profiler: cProfile.Profile | None,
     gap: float,
-) -> tuple[list[float], dict[str, list[float]], Counter[str], list[list[dict]]]:
+) -> tuple[list[float], dict[str, list[float]], Counter[str], list[list[dict]], list[TurnDetail]]:
     sender = RecordingSender(runtime)
+    details: list[TurnDetail] = []
+    watch = GcWatch().__enter__()  # every collection of the run: in a turn or between
+    llm_cpu = _count_llm_cpu(runtime)
+    cpu_ms: list[float] = []
+    between: list[tuple[int, float]] = []
     requests: list[list[dict]] = []  # the last turns' request messages
     local_ms: list[float] = []
     stages: dict[str, list[float]] = {}
@@ -266,9 +283,12 @@ async def _turns(
         runtime.writer.submit(stored_message_from_turn(turn))  # recorded at the edge
         if profiler is not None:
             profiler.enable()
-        started = time.perf_counter()
+        between += watch.take()
+        started, cpu_started, llm_cpu[0] = time.perf_counter(), time.thread_time(), 0.0
         outcome = await service.handle(turn, sender)
         elapsed = (time.perf_counter() - started) * 1000
+        cpu = (time.thread_time() - cpu_started - llm_cpu[0]) * 1000
+        pauses = watch.take()
         if profiler is not None:
             profiler.disable()
         outcomes[f"{outcome.outcome.value}:{outcome.reason}"] += 1
@@ -278,6 +298,17 @@ async def _turns(
         assert snap is not None
         latency = float(snap.data.get("usage", {}).get("latency_ms", 0))
         local_ms.append(elapsed - latency)
+        cpu_ms.append(cpu)
+        details.append(
+            TurnDetail(i, elapsed - latency, cpu, dict(snap.data.get("stage_ms", {})), pauses)
+        )
+        details[-1].stages.update(
+            (f"src:{k}", v)
+            for k, v in (snap.data.get("retrieval") or {}).get("stage_ms", {}).items()
+        )
+        details[-1].stages.update(
+            (f"proc:{s['id']}", s["ms"]) for s in snap.data.get("pipeline") or [] if s["ms"] >= 0.5
+        )
         requests = [*requests[-49:], list(snap.data.get("request") or [])]
         for name, ms in snap.data.get("stage_ms", {}).items():
             stages.setdefault(f"stage {name}", []).append(float(ms))
@@ -286,11 +317,60 @@ async def _turns(
         for step in snap.data.get("pipeline") or []:
             stages.setdefault(f"  processor {step.get('id')}", []).append(float(step["ms"]))
         await asyncio.sleep(gap)  # a real LLM call takes longer: background work of the turn
-    return local_ms, stages, outcomes, requests
+    watch.__exit__()
+    stages = {"cpu of it (loop thread)": cpu_ms, **stages}
+    if turns:
+        print(f"gc between the turns (LLM call, background work): {gc_summary(between)}")
+    return local_ms, stages, outcomes, requests, details
+
+
+def _count_llm_cpu(runtime: PallasRuntime) -> list[float]:
+    """Wrap the LLM call so the event-loop thread's CPU time inside it (the openai client,
+    the in-process fake server) can be left out of a turn's local CPU time."""
+    spent = [0.0]
+    complete = runtime.llm.complete
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        started = time.thread_time()
+        try:
+            return await complete(*args, **kwargs)
+        finally:
+            spent[0] += time.thread_time() - started
+
+    runtime.llm.complete = counted  # type: ignore[method-assign]
+    return spent
+
+
+@dataclass
+class TurnDetail:
+    index: int
+    local_ms: float
+    cpu_ms: float
+    stages: dict[str, float]
+    gc: list[tuple[int, float]]  # (generation, pause ms) of the collections during the turn
+
+
+def _print_slow(local_ms: list[float], details: list[TurnDetail], show: bool) -> None:
+    """GC pauses inside the turns; with `--slow`, each turn above p90 with its stages."""
+    pauses = [p for d in details for p in d.gc]
+    print(f"gc during the turns: {gc_summary(pauses)}")
+    if not show:
+        return
+    p90 = percentile(local_ms, 90)
+    for d in sorted(details, key=lambda d: -d.local_ms):
+        if d.local_ms < p90:
+            break
+        parts = " ".join(f"{k}={v:.1f}" for k, v in d.stages.items() if v >= 0.5)
+        print(
+            f"  slow turn {d.index}: {d.local_ms:.1f}ms (cpu {d.cpu_ms:.1f}ms) "
+            f"gc[{gc_summary(d.gc)}] {parts}"
+        )
 
 
 LOCAL_NOTE = (
     "local = the turn's wall time minus the LLM call (measured around chat.completions.create);"
+    "\n  cpu = the event-loop thread's CPU time in the same span (wall minus cpu: waiting for"
+    "\n  the GIL, the disk or a CPU shared with other processes)"
     "\n  the openai client's request building inside that call is printed on its own line below"
 )
 
@@ -320,7 +400,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--gap", type=float, default=0.1, help="seconds between turns")
     parser.add_argument("--db", default="", help="fill this SQLite file once, later runs copy it")
     parser.add_argument("--profile", default="", help="write a cProfile of the turns here")
+    parser.add_argument("--slow", action="store_true", help="print the turns above p90")
     args = parser.parse_args(argv or [])
+    gc_tuning.tune()  # as bot.py does at import
+    gil_tuning.tune()
     asyncio.run(run(args, *_workdir(args)))
 
 

@@ -63,6 +63,7 @@ from pallas.product.llm.memory.factory import (
 from pallas.product.llm.memory.service import MemoryService
 from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.pipeline_state import PipelineState
+from pallas.product.llm.provider.vision_messages import QuotedMessageFetcher
 from pallas.product.llm.reply_record import TurnRecorder
 from pallas.product.llm.reply_step import ReplyStep
 from pallas.product.llm.routing.router import RoutingEngine
@@ -178,10 +179,12 @@ def extraction_hook_for(
     )
 
 
-def session_summary_hook_for(runtime: PallasRuntime) -> SessionSummaryHook:
+def session_summary_hook_for(
+    runtime: PallasRuntime, topics: SessionTopicRepository | None = None
+) -> SessionSummaryHook:
     return SessionSummaryHook(
         chat_sessions=runtime.repos.chat_sessions,
-        topics=SessionTopicRepository(runtime.sessions),
+        topics=topics or SessionTopicRepository(runtime.sessions),
         usage=runtime.repos.usage,
         llm=runtime.llm,
         state=runtime.state,
@@ -298,9 +301,11 @@ def chat_service_for(
     pipeline_state: PipelineState,
     cost: CostGuard,
     stickers: StickerService,
+    fetch_quoted: QuotedMessageFetcher | None = None,
 ) -> ChatTurnService:
     """The chat turn over its parts, one of each: merges, the freshness gate, the route step,
-    the warm caches fed at ingest (writer and repository listeners), the reply step."""
+    the warm caches fed at ingest (writer and repository listeners), the reply step
+    (`fetch_quoted`: the OneBot get_msg for quoted images the message store lacks)."""
     state, clock, routing = runtime.state, runtime.clock, runtime.routing
     merges = TurnMerges(state)
     freshness = FreshnessGate(state, routing, sleep=pause)
@@ -343,6 +348,7 @@ def chat_service_for(
         tools=tools,
         sources=sources,
         nicknames=runtime.nicknames,
+        fetch_quoted_message=fetch_quoted,
     )
     return ChatTurnService(
         router=router,
@@ -359,10 +365,14 @@ def chat_service_for(
 
 
 def build_app(
-    runtime: PallasRuntime, *, rng: random.Random | None = None, sleep: Sleep = asyncio.sleep
+    runtime: PallasRuntime,
+    *,
+    rng: random.Random | None = None,
+    sleep: Sleep = asyncio.sleep,
+    fetch_quoted: QuotedMessageFetcher | None = None,
 ) -> PallasApp:
     """Every product service over `runtime`, once (`sleep`: how the chat turn waits — tests
-    pass one that advances a fake clock)."""
+    pass one that advances a fake clock; `fetch_quoted`: the NoneBot edge's get_msg)."""
     rng = rng or random.Random()
     addressing = Addressing(nicknames=runtime.nicknames)
     memory = memory_service_for(runtime)
@@ -383,12 +393,15 @@ def build_app(
         addressing=addressing,
         sources=context_sources(learning, memory_sources_for(runtime, memory), old_topics),
         hooks=after_turn_hooks(
-            session_summary_hook_for(runtime), extraction_hook_for(runtime, memory)
+            # one topics repository: archived topics reach the old-topics source's kept rows
+            session_summary_hook_for(runtime, old_topics.topics),
+            extraction_hook_for(runtime, memory),
         ),
         phrases=learning,
         pipeline_state=pipeline_state,  # svars, kb placeholders, attachments
         cost=cost,
         stickers=stickers,
+        fetch_quoted=fetch_quoted,
     )
     feedback, insight, describer = (
         feedback_for(runtime),
@@ -453,6 +466,7 @@ async def start_app(
     base_dir: Path | None = None,
     rng: random.Random | None = None,
     sleep: Sleep = asyncio.sleep,
+    fetch_quoted: QuotedMessageFetcher | None = None,
 ) -> PallasApp:
     """Start the runtime (migrations, database, state) and build the app over it."""
     runtime = await PallasRuntime.start(
@@ -463,7 +477,7 @@ async def start_app(
         superusers=superusers,
         base_dir=base_dir,
     )
-    return build_app(runtime, rng=rng, sleep=sleep)
+    return build_app(runtime, rng=rng, sleep=sleep, fetch_quoted=fetch_quoted)
 
 
 __all__ = [

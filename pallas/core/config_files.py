@@ -175,6 +175,9 @@ def _signature(path: Path) -> tuple[float, int] | None:
     return (stat.st_mtime, stat.st_size)
 
 
+_PATHS_KEPT = 65_536
+
+
 class GroupConfigStore(Generic[ModelT]):
     """Per-group config: model defaults ← groups/default.toml ← groups/<group_id>.toml."""
 
@@ -184,6 +187,9 @@ class GroupConfigStore(Generic[ModelT]):
         self._files = TomlFileCache(check_interval=check_interval, validate=self._validate_file)
         self._cache: dict[int, tuple[int, ModelT]] = {}
         self._shared: tuple[int, ModelT] | None = None  # groups without a file of their own
+        # group id → the path of its file: asked on every message, a new Path costs ~5 µs
+        self._paths: dict[int, Path] = {}
+        self._default_path = groups_dir / "default.toml"
 
     def _validate_file(self, path: Path, data: dict[str, Any]) -> None:
         # Validate each file merged over the defaults file so an error names *this* file.
@@ -194,8 +200,8 @@ class GroupConfigStore(Generic[ModelT]):
         self._model.model_validate(deep_merge(base, data))
 
     def get(self, group_id: int) -> ModelT:
-        default = self._files.read(self._dir / "default.toml")
-        specific = self._files.read(self._dir / f"{group_id}.toml") if group_id else {}
+        default = self._files.read(self._default_path)
+        specific = self._files.read(self._path(group_id)) if group_id else {}
         cached = self._cache.get(group_id)
         if cached is not None and cached[0] == self._files.generation:
             return cached[1]
@@ -216,6 +222,14 @@ class GroupConfigStore(Generic[ModelT]):
             config = self._model.model_validate(default)
         self._cache[group_id] = (self._files.generation, config)
         return config
+
+    def _path(self, group_id: int) -> Path:
+        path = self._paths.get(group_id)
+        if path is None:
+            if len(self._paths) >= _PATHS_KEPT:
+                self._paths.clear()
+            path = self._paths[group_id] = self._dir / f"{group_id}.toml"
+        return path
 
     def errors(self) -> dict[str, str]:
         """Current problems per file, for admin commands."""

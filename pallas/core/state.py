@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import logging
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -61,6 +62,13 @@ class StateStore(Protocol):
         """Atomically read and delete the bounded list at `key` (drain; empty when missing)."""
         ...
 
+    async def read(
+        self, values: Sequence[str], lists: Sequence[str] = ()
+    ) -> tuple[list[JSONValue | None], list[list[JSONValue]]]:
+        """`get` of each key in `values` and `items` of each key in `lists`, in that order, in
+        one round trip (routing reads a group's whole state on every message)."""
+        ...
+
     async def keys(self, prefix: str) -> list[str]:
         """Live keys starting with `prefix`, sorted."""
         ...
@@ -96,9 +104,24 @@ class _Entry:
 _EVICT_TO = 0.9  # share of max_keys left after a sweep
 
 
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def _copy(value: Any) -> Any:
     """A private copy of a stored JSON value (as Redis would hand back), without deepcopy's
-    memo bookkeeping: routing reads and writes state on every message."""
+    memo bookkeeping: routing reads and writes state on every message. Plain JSON types are
+    matched by exact type first (most values are flat dicts / lists of scalars)."""
+    kind = type(value)
+    if kind in _SCALAR_TYPES:
+        return value
+    if kind is dict:
+        return {k: v if type(v) in _SCALAR_TYPES else _copy(v) for k, v in value.items()}
+    if kind is list:
+        return [v if type(v) in _SCALAR_TYPES else _copy(v) for v in value]
+    return _copy_any(value)
+
+
+def _copy_any(value: Any) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     if isinstance(value, list):
@@ -154,12 +177,21 @@ class MemoryStateStore:
             for key in list(self._data)[:overflow]:
                 del self._data[key]
 
-    async def get(self, key: str) -> Any | None:
+    def _get_now(self, key: str) -> Any | None:
         entry = self._live(key)
         if entry is None:
             return None
         value = entry.value
         return list(value) if isinstance(value, deque) else _copy(value)
+
+    def _items_now(self, key: str) -> list[Any]:
+        entry = self._live(key)
+        if entry is None or not isinstance(entry.value, deque):
+            return []
+        return [_copy(item) for item in entry.value]
+
+    async def get(self, key: str) -> Any | None:
+        return self._get_now(key)
 
     async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
         self._data.pop(key, None)
@@ -194,10 +226,12 @@ class MemoryStateStore:
         entry.value.append(_copy(value))
 
     async def items(self, key: str) -> list[Any]:
-        entry = self._live(key)
-        if entry is None or not isinstance(entry.value, deque):
-            return []
-        return [_copy(item) for item in entry.value]
+        return self._items_now(key)
+
+    async def read(
+        self, values: Sequence[str], lists: Sequence[str] = ()
+    ) -> tuple[list[Any | None], list[list[Any]]]:
+        return [self._get_now(key) for key in values], [self._items_now(key) for key in lists]
 
     async def take(self, key: str) -> list[Any]:
         values = await self.items(key)

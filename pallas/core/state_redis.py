@@ -48,7 +48,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
@@ -350,6 +350,44 @@ class RedisStateStore:
         except StateUnavailableError:
             return []
         return [_decode(item, key) for item in raw]
+
+    async def read(
+        self, values: Sequence[str], lists: Sequence[str] = ()
+    ) -> tuple[list[Any | None], list[list[Any]]]:
+        """One pipelined round trip (not a transaction, like separate reads); a key of the
+        other kind answers as `get` / `items` do (a list read as a value: its items)."""
+
+        async def run() -> list[Any]:
+            pipe = self._client.pipeline(transaction=False)
+            for key in values:
+                pipe.get(self._k(key))
+            for key in lists:
+                pipe.lrange(self._k(key), 0, -1)
+            answers: list[Any] = await pipe.execute(raise_on_error=False)
+            return answers
+
+        try:
+            raw = await self._call("read", ",".join([*values, *lists])[:200], run)
+        except StateUnavailableError:
+            return [None] * len(values), [[] for _ in lists]
+        got: list[Any | None] = []
+        for key, answer in zip(values, raw[: len(values)], strict=True):
+            if self._wrong_type(answer):
+                got.append(await self.get(key))  # a list: `get` returns its items
+            else:
+                got.append(None if answer is None else _decode(answer, key))
+        listed: list[list[Any]] = []
+        for key, answer in zip(lists, raw[len(values) :], strict=True):
+            listed.append([] if self._wrong_type(answer) else [_decode(v, key) for v in answer])
+        return got, listed
+
+    def _wrong_type(self, answer: Any) -> bool:
+        """A pipelined answer that is Redis's WRONGTYPE error; any other error is raised."""
+        if not isinstance(answer, BaseException):
+            return False
+        if isinstance(answer, self._response_error) and str(answer).startswith("WRONGTYPE"):
+            return True
+        raise answer
 
     async def take(self, key: str) -> list[Any]:
         try:

@@ -58,6 +58,7 @@ from nonebot.adapters.onebot.v11.event import Event
 from nonebot.drivers import WebSocket
 from typing_extensions import override
 
+from pallas.onebot.event_parse import parse_event
 from pallas.onebot.frame_guard import check_frame
 from pallas.onebot.read_ahead import FramePump, FrameScan, Scanned, is_response_frame
 from pallas.onebot.read_pause import PauseBudget
@@ -508,8 +509,12 @@ class GuardedAdapter(Adapter):
         if isinstance(json_data, dict) and "post_type" not in json_data:
             deliver_result(cls._result_store, json_data)
             return None
-        try:
-            event = super().json_to_event(json_data)
+        try:  # the stock parse's events, without a pydantic TypeAdapter per segment
+            event = (
+                parse_event(cls, json_data, super().json_to_event)
+                if isinstance(json_data, dict)
+                else None
+            )
         except Exception:
             log.exception("skipped a OneBot frame the adapter could not turn into an event")
             return None

@@ -26,10 +26,42 @@ def event_payload(event: MessageEvent) -> dict[str, Any]:
     }
 
 
-def turn_from_event(event: MessageEvent) -> TurnInput:
-    reply_user = None
+# id(event) → (event, its to_me, its quoted sender, the turn); see `turn_from_event`
+_converted: dict[int, tuple[MessageEvent, bool, int | None, TurnInput]] = {}
+_CONVERTED_MAX = 8192  # events between their frame's reading and the end of their handling
+
+
+def _reply_user(event: MessageEvent) -> int | None:
     if event.reply is not None and event.reply.sender is not None:
-        reply_user = as_int(event.reply.sender.user_id)
-    return turn_input_from_event(
+        return as_int(event.reply.sender.user_id)
+    return None
+
+
+def turn_from_event(event: MessageEvent) -> TurnInput:
+    """The event's `TurnInput`, converted once per event: the edge (recorder, lane verdict)
+    and the handlers share it. It is converted again only when NoneBot's own checks changed
+    what it depends on since (`to_me` after an @bot or a leading nickname, the quoted message's
+    sender after `get_msg`); `forget_turn` drops it when the handling ends."""
+    reply_user = _reply_user(event)
+    cached = _converted.get(id(event))
+    if (
+        cached is not None
+        and cached[0] is event
+        and cached[1] == event.to_me
+        and cached[2] == reply_user
+    ):
+        return cached[3]
+    turn = turn_input_from_event(
         event_payload(event), to_me=event.to_me, reply_to_user_id=reply_user
     )
+    if len(_converted) >= _CONVERTED_MAX:  # events that never reached a handler: oldest first
+        del _converted[next(iter(_converted))]
+    _converted[id(event)] = (event, event.to_me, reply_user, turn)
+    return turn
+
+
+def forget_turn(event: MessageEvent) -> None:
+    """The event's handling ended: its kept conversion goes."""
+    cached = _converted.get(id(event))
+    if cached is not None and cached[0] is event:
+        del _converted[id(event)]

@@ -38,7 +38,7 @@ from pallas.core.turn import TurnInput
 from pallas.onebot import lifecycle, warmup
 from pallas.onebot.adapter import PRIORITY_HOLD, GuardedAdapter, releasing_hold
 from pallas.onebot.counters import COUNTERS, CounterSettings, CounterTask
-from pallas.onebot.events import turn_from_event
+from pallas.onebot.events import forget_turn, turn_from_event
 from pallas.onebot.lanes import EdgeLanes
 from pallas.product.llm.provider.warm import warm_request_path
 from pallas.runtime import PallasRuntime
@@ -128,16 +128,19 @@ async def dispatch(arrival: Arrival, chain: list[InboundHandler] | None = None) 
 async def pallas_inbound(bot: Bot, event: GroupMessageEvent, state: T_State) -> None:
     """The one matcher's handler (no `Depends`: nothing here runs in a worker thread)."""
     COUNTERS.messages += 1
-    app = lifecycle.app_or_none()
-    if app is None:
-        return
-    lanes = GuardedAdapter.lanes
-    hold = PRIORITY_HOLD.get()
-    if hold is not None and event.to_me:
-        hold.engage()  # a reply found (by NoneBot's get_msg) to quote the bot holds from now
-    if lanes is not None and lanes.holding and hold is None:
-        await lanes.wait_clear()  # an @ is preparing its model request: it goes first
-    await dispatch(Arrival(bot, event, app, state))
+    try:
+        app = lifecycle.app_or_none()
+        if app is None:
+            return
+        lanes = GuardedAdapter.lanes
+        hold = PRIORITY_HOLD.get()
+        if hold is not None and event.to_me:
+            hold.engage()  # a reply found (by NoneBot's get_msg) to quote the bot holds from now
+        if lanes is not None and lanes.holding and hold is None:
+            await lanes.wait_clear()  # an @ is preparing its model request: it goes first
+        await dispatch(Arrival(bot, event, app, state))
+    finally:
+        forget_turn(event)  # converted at the edge (recorder, lane) and shared until here
 
 
 def _aliases_source() -> Callable[[int], tuple[str, ...]] | None:

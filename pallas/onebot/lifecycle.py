@@ -8,6 +8,7 @@ entry (`pallas.onebot.inbound`), which hands them the app. No plugin keeps a ser
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -16,7 +17,9 @@ from nonebot import get_driver, get_plugin_config
 from nonebot.adapters.onebot.v11.config import Config as OneBotConfig
 
 from pallas.app import PallasApp, start_app
+from pallas.core import gc_tuning
 from pallas.core.settings import PallasSettings
+from pallas.onebot import warmup
 from pallas.onebot.quoted import fetch_quoted_segments
 from pallas.runtime import PallasRuntime
 
@@ -68,6 +71,19 @@ def reverse_ws_url(host: str, port: int) -> str:
     return f"ws://{shown}:{port}/onebot/v11/ws"
 
 
+_settling: set[asyncio.Task[None]] = set()
+
+
+async def _settle_heap() -> None:
+    """Once the app is up and the warm-ups loaded: freeze the start-up heap (gc_tuning)."""
+    for _ in range(50):  # the warm-ups start in a later start-up hook (if a plugin has one)
+        if warmup.started():
+            break
+        await asyncio.sleep(0.1)
+    await warmup.ready()
+    gc_tuning.settle()
+
+
 def register_lifecycle() -> None:
     """Idempotent: every Pallas plugin calls this at import time."""
     global _registered
@@ -85,8 +101,8 @@ def register_lifecycle() -> None:
             settings,
             nicknames=tuple(sorted(config.nickname)),
             superusers=_as_ids(config.superusers),
+            fetch_quoted=fetch_quoted_segments,  # quoted images via get_msg
         )
-        _app.chat.fetch_quoted_message = fetch_quoted_segments  # quoted images via get_msg
         for hook in _on_runtime_start:
             await hook(_app.runtime, str(config.host), int(config.port))
         token = "set" if get_plugin_config(OneBotConfig).onebot_access_token else "NOT set"
@@ -96,6 +112,9 @@ def register_lifecycle() -> None:
             reverse_ws_url(str(config.host), int(config.port)),
             token,
         )
+        task = asyncio.create_task(_settle_heap())
+        _settling.add(task)
+        task.add_done_callback(_settling.discard)
 
     @driver.on_shutdown
     async def _stop() -> None:

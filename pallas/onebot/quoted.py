@@ -1,7 +1,7 @@
 """OneBot `get_msg` for the core: the segments of a quoted message the store does not have.
 
-The core never imports NoneBot; `ChatTurnService.fetch_quoted_message` is set to
-`fetch_quoted_segments` by the `llm_chat` plugin. Only used for vision-capable chat models,
+The core never imports NoneBot; the lifecycle hands `fetch_quoted_segments` to `start_app`,
+which gives it to the reply step. Only used for vision-capable chat models,
 only when the quoted message is not in the message store. Negative / > 2**31 ids are passed
 through unchanged (new QQ ids are opaque signed integers).
 """

@@ -80,6 +80,11 @@ async def _stop() -> None:
         _trimmer.cancel()
 
 
+def started() -> bool:
+    """Whether the warm-ups were started (by the driver's start-up hook)."""
+    return _task is not None and not _task.get_loop().is_closed()
+
+
 async def ready() -> None:
     """Wait (without blocking the loop) until the warm-ups finished; at once after that."""
     task = _task
@@ -93,4 +98,4 @@ async def ready() -> None:
         raise
 
 
-__all__ = ["add", "ready"]
+__all__ = ["add", "ready", "started"]

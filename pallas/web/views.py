@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pallas.product.llm.context.analyzer import chosen_summary
 from pallas.product.llm.provider.models import ModelProfile, profile_for
 from pallas.web.queries import UsageRow
 
@@ -57,17 +58,6 @@ def token_bar(data: Mapping[str, Any]) -> list[BarPart]:
     ]
 
 
-def _chosen(trace: Mapping[str, Any]) -> str:
-    chosen = ", ".join(map(str, trace.get("chosen") or [])) or "-"
-    fallback = ", ".join(map(str, trace.get("fallback") or []))
-    dropped = sum(len(v or []) for k, v in trace.items() if str(k).startswith("dropped_by_"))
-    if isinstance(trace.get("dropped"), Mapping):  # bounded trace: lists cut, counts complete
-        dropped = sum(int(n) for n in trace["dropped"].values())
-    scored = trace.get("scored", len(trace.get("candidates") or []))
-    extra = f" + fallback {fallback}" if fallback else ""
-    return f"chosen {chosen}{extra} (of {scored} scored, {dropped} dropped)"
-
-
 def retrieval_rows(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     """(source, one-line summary, full trace JSON) per retrieval source of a turn: which memory
     ids, worldbook entries or learned pairs were chosen, or why the source was skipped."""
@@ -81,10 +71,10 @@ def retrieval_rows(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         if "skipped" in trace:
             parts.append(f"skipped ({trace['skipped']})")
         if "chosen" in trace:
-            parts.append(_chosen(trace))
+            parts.append(chosen_summary(trace))
         for key, sub in trace.items():
             if isinstance(sub, Mapping) and "chosen" in sub:
-                parts.append(f"{key}: {_chosen(sub)}")
+                parts.append(f"{key}: {chosen_summary(sub)}")
             elif isinstance(sub, Mapping) and "activated" in sub:
                 ids = ", ".join(str(a.get("id")) for a in sub.get("activated") or []) or "-"
                 parts.append(f"{key}: activated {ids}")

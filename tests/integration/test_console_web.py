@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from pallas.app import build_app, memory_service_for
 from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.snapshots import InjectionSnapshot
+from pallas.core.db.repositories.usage import UsageEntry
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
@@ -130,9 +131,16 @@ async def test_groups_page_counts_today_only(
     )
     for task, tokens in (("chat", 300), ("cheap", 50), ("chat", 100)):
         await runtime.repos.usage.record(
-            now=NOW, bot_id=BOT, group_id=GROUP, task=task, model="m",
-            prompt_tokens=tokens, completion_tokens=0,
-        )  # fmt: skip
+            UsageEntry(
+                now=NOW,
+                bot_id=BOT,
+                group_id=GROUP,
+                task=task,
+                model="m",
+                prompt_tokens=tokens,
+                completion_tokens=0,
+            )
+        )
     await login(client)
     page = (await client.get("/console/")).text
     row = page.split(f'data-group="{GROUP}"')[1].split("</tr>")[0]
@@ -211,13 +219,27 @@ async def test_usage_shows_cost_when_prices_are_configured(
         '[models."gpt-4o-mini"]\ninput_price = 1.0\noutput_price = 4.0\n', encoding="utf-8"
     )
     await runtime.repos.usage.record(
-        now=NOW, bot_id=BOT, group_id=GROUP, task="chat", model="gpt-4o-mini",
-        prompt_tokens=500_000, completion_tokens=250_000,
-    )  # fmt: skip
+        UsageEntry(
+            now=NOW,
+            bot_id=BOT,
+            group_id=GROUP,
+            task="chat",
+            model="gpt-4o-mini",
+            prompt_tokens=500_000,
+            completion_tokens=250_000,
+        )
+    )
     await runtime.repos.usage.record(
-        now=NOW - 3 * 86_400, bot_id=BOT, group_id=GROUP, task="cheap", model="gpt-4o-mini",
-        prompt_tokens=1_000_000, completion_tokens=0,
-    )  # fmt: skip
+        UsageEntry(
+            now=NOW - 3 * 86_400,
+            bot_id=BOT,
+            group_id=GROUP,
+            task="cheap",
+            model="gpt-4o-mini",
+            prompt_tokens=1_000_000,
+            completion_tokens=0,
+        )
+    )
     await login(client)
     page = (await client.get("/console/usage")).text
     assert '<b id="total-cost">2.5</b>' in page  # 0.5 + 1.0 today, 1.0 three days ago

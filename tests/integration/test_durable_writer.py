@@ -10,7 +10,11 @@ import time
 from collections.abc import Iterable
 
 from pallas.core.db import migrate
-from pallas.core.db.durable_writer import ThreadedMessageWriter, build_message_writer
+from pallas.core.db.durable_writer import (
+    INBOX_INTERVAL_S,
+    ThreadedMessageWriter,
+    build_message_writer,
+)
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.writer import MessageWriter
@@ -93,3 +97,23 @@ def test_an_in_memory_database_keeps_the_writer_on_the_loop() -> None:
     assert isinstance(
         build_message_writer("sqlite+aiosqlite:////tmp/x.db", repo), ThreadedMessageWriter
     )
+
+
+async def test_trickled_submits_are_all_committed_without_a_flush(database_url: str) -> None:
+    """A burst wakes the writer once per `INBOX_INTERVAL_S`; a message submitted just after an
+    interval ended — or long after — is still committed without anyone flushing."""
+    await migrate.upgrade(database_url)
+    writer = ThreadedMessageWriter(database_url)
+    writer.start()
+    try:
+        gaps = [0.0, 0.001, INBOX_INTERVAL_S, INBOX_INTERVAL_S * 1.5, 0.0, 0.05, 0.0]
+        for i, gap in enumerate(gaps * 20):
+            writer.submit(message(10_000 + i))
+            time.sleep(gap)  # noqa: ASYNC251 - the bot's thread busy between submits
+        stored, deadline = 0, time.monotonic() + 20
+        while stored < len(gaps) * 20 and time.monotonic() < deadline:
+            time.sleep(0.02)  # noqa: ASYNC251 - no flush, no await: the writer alone
+            stored = count_from_another_thread(database_url)
+        assert stored == len(gaps) * 20
+    finally:
+        await writer.close()

@@ -11,6 +11,7 @@ import pytest
 
 from pallas.app import extraction_hook_for, memory_service_for, memory_sources_for
 from pallas.core.clock import FakeClock
+from pallas.core.db.repositories.usage import UsageEntry
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
@@ -304,9 +305,16 @@ async def test_extraction_respects_the_daily_budget(
 ) -> None:
     await runtime.repos.messages.add_many([stored(1, ALICE, "我最近在学吉他")])
     await runtime.repos.usage.record(
-        now=runtime.clock.now(), bot_id=BOT, group_id=A, task="cheap", model="m",
-        prompt_tokens=39_900, completion_tokens=0,
-    )  # fmt: skip
+        UsageEntry(
+            now=runtime.clock.now(),
+            bot_id=BOT,
+            group_id=A,
+            task="cheap",
+            model="m",
+            prompt_tokens=39_900,
+            completion_tokens=0,
+        )
+    )
     hook = extraction_hook_for(runtime)
     cfg = runtime.group_configs.get(A).memory.extraction
     report = await hook.run_job(BOT, A, cfg)

@@ -144,3 +144,37 @@ async def test_kept_topics_follow_recalls_and_new_summaries(stores) -> None:
     await sessions.append([_summary("用户在准备考研，每天早起背单词", NOW - 200)])
     recalled = await warm.gather(request("减肥晚饭吃沙拉"))
     assert recalled.blocks[S.MID_TERM].memory_ids == (f"topic:{salad}",)
+
+
+async def test_a_topic_archived_by_a_summary_is_kept_without_reading_back(stores) -> None:
+    """The summary hook writes the member's new summary, then archives the old one as a topic
+    through the same repository: the kept rows take the new topic in place (no read on the
+    member's next turn) and recall exactly what a fresh source reading the database does."""
+    topics, sessions = stores
+    reads: list[int] = []
+    for_subject = topics.for_subject
+
+    async def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        reads.append(1)
+        return await for_subject(*args, **kwargs)
+
+    topics.for_subject = counted  # type: ignore[method-assign]
+    await archive(topics, GUITAR, group=GROUP, user=ALICE)
+    await sessions.append([_summary("用户最近在减肥，晚饭只吃沙拉", NOW - 300)])
+    warm = OldTopicsSource(topics, sessions)
+    await warm.gather(request("F和弦还是按不响怎么办"))
+    assert len(reads) == 1
+
+    await sessions.append([_summary("用户在准备考研，每天早起背单词", NOW - 200)])  # new summary
+    salad = await archive(topics, "用户最近在减肥，晚饭只吃沙拉", group=GROUP, user=ALICE)
+    live = await sessions.latest_summary(BOT, GROUP, ALICE)
+    assert live is not None
+    marker = (live.row_id, live.created_at, live.content)
+    key = (BOT, GROUP, ALICE, GroupConfig().session.topic_candidates)
+    kept = await warm.warm.for_subject(topics, key, marker=marker, now=NOW)
+    assert len(reads) == 1  # the archived topic came from the summary hook, not a read
+    assert kept == await for_subject(BOT, GROUP, ALICE, limit=key[3])  # what the DB holds
+    assert kept[0].row_id == salad
+    recalled = await warm.gather(request("减肥晚饭吃沙拉"))  # the summary before is live no more
+    assert recalled.blocks[S.MID_TERM].memory_ids == (f"topic:{salad}",)
+    assert len(reads) == 1

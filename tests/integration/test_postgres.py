@@ -40,7 +40,7 @@ from pallas.core.db.repositories.session_topics import (
     SessionTopicRepository,
 )
 from pallas.core.db.repositories.snapshots import InjectionSnapshot, SnapshotRepository
-from pallas.core.db.repositories.usage import UsageRepository, UsageTotals
+from pallas.core.db.repositories.usage import UsageEntry, UsageRepository, UsageTotals
 from pallas.core.db.writer import MessageWriter
 from pallas.core.records import SessionTurn, SpeakerCount, StoredMessage
 from pallas.product.llm.learning.injection_feedback import Blame, FeedbackOutcome
@@ -349,7 +349,7 @@ async def test_usage_ledger_upserts_per_day_and_key(sessions) -> None:
     async def record(**kw: object) -> None:
         values: dict = {"now": T0, "bot_id": BOT, "group_id": GROUP, "task": "chat"}
         values |= {"model": "gpt-x", "prompt_tokens": 100, "completion_tokens": 20, **kw}
-        await repo.record(**values)
+        await repo.record(UsageEntry(**values))
 
     await asyncio.gather(*(record() for _ in range(10)))  # concurrent upserts of one key
     await record(failed=True, prompt_tokens=3_000_000_000, completion_tokens=0)  # BIGINT sums

@@ -18,7 +18,7 @@ from pallas.core.db.repositories.session_topics import (
     ImageDescriptionRepository,
     SessionTopicRepository,
 )
-from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
 from pallas.core.records import SessionTurn
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
@@ -229,13 +229,15 @@ async def test_daily_budgets_per_group(env: Env) -> None:
 async def test_cheap_token_budget_from_the_usage_ledger(env: Env) -> None:
     await env.seed(24)
     await env.usage.record(
-        now=env.clock.now(),
-        bot_id=BOT,
-        group_id=GROUP,
-        task="cheap",
-        model="m",
-        prompt_tokens=900,
-        completion_tokens=100,
+        UsageEntry(
+            now=env.clock.now(),
+            bot_id=BOT,
+            group_id=GROUP,
+            task="cheap",
+            model="m",
+            prompt_tokens=900,
+            completion_tokens=100,
+        )
     )
     outcome = await env.run(config(daily_cheap_token_budget=1000))
     assert outcome.reason == "budget_cheap_tokens" and env.llm.chat_requests() == []

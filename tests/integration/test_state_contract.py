@@ -142,6 +142,26 @@ async def test_returned_values_are_copies(backend: Backend) -> None:
 # -- TTLs -------------------------------------------------------------------------------------
 
 
+async def test_read_answers_as_get_and_items_do(backend: Backend) -> None:
+    store = backend.store
+    await store.set("v", {"a": [1]})
+    await store.set("n", 3)
+    await store.push("l", 1, maxlen=3)
+    await store.push("l", {"b": 2}, maxlen=3)
+    await store.set("gone", 1, ttl=TTL)
+    await backend.elapse(TTL * 1.5)
+    names, lists = ["v", "missing", "l", "n", "gone"], ["l", "missing", "v"]
+    values, listed = await other_process(backend).read(names, lists)
+    assert values == [{"a": [1]}, None, [1, {"b": 2}], 3, None]
+    assert values == [await store.get(k) for k in names]
+    assert listed == [[1, {"b": 2}], [], []]
+    assert listed == [await store.items(k) for k in lists]
+    assert await store.read([], []) == ([], [])
+    values[0]["a"].append(2)  # copies, like get / items
+    listed[0][1]["b"] = 3
+    assert await store.read(["v"], ["l"]) == ([{"a": [1]}], [[1, {"b": 2}]])
+
+
 async def test_ttl_expiry(backend: Backend) -> None:
     store = backend.store
     await store.set("short", "v", ttl=TTL)

@@ -22,7 +22,7 @@ from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.repositories.snapshots import InjectionSnapshot, SnapshotRepository
-from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
 from pallas.core.db.warm_messages import WarmMessages, stored_form
 from pallas.core.db.warm_sessions import WarmSessions
 from pallas.core.records import SessionTurn, StoredMessage
@@ -259,9 +259,16 @@ async def test_snapshots_and_usage_written_behind_are_read_and_survive_a_flush(e
     usage = UsageRepository(env.sessions)
     for _ in range(3):
         usage.record_later(
-            now=NOW, bot_id=BOT, group_id=501, task="chat", model="m", prompt_tokens=10,
-            completion_tokens=2,
-        )  # fmt: skip
+            UsageEntry(
+                now=NOW,
+                bot_id=BOT,
+                group_id=501,
+                task="chat",
+                model="m",
+                prompt_tokens=10,
+                completion_tokens=2,
+            )
+        )
     snapshots.save_later(InjectionSnapshot("t9", BOT, 501, 100, 9, NOW, "m", "silent", {}))
     await snapshots.flush()
     await usage.flush()

@@ -5,9 +5,10 @@ routing and replies, the writer task gets no turn, and a crash loses everything 
 (seconds of messages). `ThreadedMessageWriter` runs the same `MessageWriter` — same batching,
 same retry with backoff while the database is down, same "drop only a refused row" — on a
 dedicated thread with its own event loop and its own engine built from the database URL, so a
-submitted message is committed within the writer's linger (20 ms) plus one commit, whatever
-the bot's loop is doing. SQLite (WAL, synchronous=NORMAL: a commit survives kill -9) and
-PostgreSQL (asyncpg in the writer's own loop) both work by URL.
+submitted message is committed within the writer's linger (20 ms, plus at most
+`INBOX_INTERVAL_S` in its inbox) and one commit, whatever the bot's loop is doing. SQLite
+(WAL, synchronous=NORMAL: a commit survives kill -9) and PostgreSQL (asyncpg in the writer's
+own loop) both work by URL.
 
 `submit` is thread-safe and never blocks; `flush` / `close` are awaited from the bot's loop.
 """
@@ -33,6 +34,8 @@ from pallas.core.records import StoredMessage
 log = logging.getLogger("pallas.recorder")
 
 T = TypeVar("T")
+# how often, at most, a burst of submits wakes the writer's loop (its linger is 20 ms anyway)
+INBOX_INTERVAL_S = 0.005
 RepositoryFactory = Callable[[async_sessionmaker[AsyncSession]], MessageRepository]
 
 
@@ -91,7 +94,9 @@ class ThreadedMessageWriter:
             return
         self.submitted += 1
         # One wake-up of the writer's loop per batch of submits, not one per message (each
-        # wake-up is a write to the loop's self-pipe, on the caller's — the bot's — thread).
+        # wake-up is a write to the loop's self-pipe, on the caller's — the bot's — thread):
+        # after a wake-up the writer collects the inbox again `INBOX_INTERVAL_S` later itself,
+        # and only then asks for the next one. Append first, read the flag second (`_rearm`).
         self._inbox.append(message)
         if not self._wake_pending:
             self._wake_pending = True
@@ -100,8 +105,19 @@ class ThreadedMessageWriter:
             listener(message)
 
     def _drain_inbox(self) -> None:
-        """On the writer's loop: hand everything submitted so far to the writer, in order."""
+        """On the writer's loop, woken by `submit`: hand the inbox to the writer; submits
+        within the next `INBOX_INTERVAL_S` wake nobody (`_rearm` collects them)."""
+        self._move_inbox()
+        assert self._loop is not None
+        self._loop.call_later(INBOX_INTERVAL_S, self._rearm)
+
+    def _rearm(self) -> None:
+        # A submit that saw the flag still set had appended before this reset: moved below.
         self._wake_pending = False
+        self._move_inbox()
+
+    def _move_inbox(self) -> None:
+        """Everything submitted so far to the writer, in order."""
         assert self._writer is not None
         while self._inbox:
             self._writer.submit(self._inbox.popleft())
@@ -113,7 +129,7 @@ class ThreadedMessageWriter:
             await self._on_writer_loop(self._flush(group_id))
 
     async def _flush(self, group_id: int | None) -> None:
-        self._drain_inbox()
+        self._move_inbox()
         assert self._writer is not None
         await self._writer.flush(group_id)
 
@@ -129,7 +145,7 @@ class ThreadedMessageWriter:
             self._thread = None
 
     async def _close(self) -> None:
-        self._drain_inbox()
+        self._move_inbox()
         assert self._writer is not None
         await self._writer.close()
 

@@ -32,7 +32,6 @@ from pallas.product.llm.cost.turn_exit import note_verdict, refuse_turn
 from pallas.product.llm.delivery.delivery import GroupSender, send_phrase
 from pallas.product.llm.freshness import FreshAction, FreshnessGate
 from pallas.product.llm.merges import TurnMerges
-from pallas.product.llm.provider.vision_messages import QuotedMessageFetcher
 from pallas.product.llm.reply_step import ReplyStep
 from pallas.product.llm.routing.route_pipeline import RouteResult
 from pallas.product.llm.routing.router import RoutingEngine
@@ -58,15 +57,6 @@ class ChatTurnService:
     pause: Pause  # cooldown retries (the same pause the parts wait with)
     superusers: frozenset[int] = frozenset()
     admission: GroupAdmission = field(default_factory=GroupAdmission)
-
-    @property
-    def fetch_quoted_message(self) -> QuotedMessageFetcher | None:
-        """OneBot get_msg for quoted images the message store lacks (set by the NoneBot edge)."""
-        return self.reply.fetch_quoted_message
-
-    @fetch_quoted_message.setter
-    def fetch_quoted_message(self, fetch: QuotedMessageFetcher | None) -> None:
-        self.reply.fetch_quoted_message = fetch
 
     # -- entry -------------------------------------------------------------------------------
     async def handle(

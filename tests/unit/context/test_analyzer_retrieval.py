@@ -62,7 +62,7 @@ def test_retrieval_section_lists_chosen_ids_skips_and_failures() -> None:
     lines = text.split("retrieval:\n", 1)[1].splitlines()
     assert "  memory: skipped (skipped_short_social_turn)" in lines
     assert "  person_facts: chosen mem:3 + fallback mem:9 (of 3 scored, 1 dropped)" in lines
-    assert "  knowledge.knowledge: chosen - (of 0 scored, 0 dropped)" in lines
+    assert "  knowledge.knowledge: nothing chosen (of 0 scored, 0 dropped)" in lines
     assert "  knowledge.worldbook: activated rhodes.1 (tokens [40, 1000])" in lines
     assert "  knowledge.worldbook: not injected rhodes.2 (budget), rhodes.4 (cooldown)" in lines
     assert "  group_learning: examples" in lines

@@ -184,6 +184,23 @@ def test_global_files_bad_file_keeps_last_good(tmp_path: Path, caplog) -> None:
     assert "10-clean.toml" in error and "rule 'broken'" in error
 
 
+def test_global_files_are_looked_at_once_per_check_interval(tmp_path: Path, monkeypatch) -> None:
+    """The folder is not listed on every turn: a new file counts from the next check."""
+    from pallas.product.llm.context import rules_config
+
+    clock = [100.0]
+    monkeypatch.setattr(rules_config.time, "monotonic", lambda: clock[0])
+    rule = '[[regex]]\nname = "{}"\npattern = "x"\nreplacement = "y"\n'
+    (tmp_path / "10-a.toml").write_text(rule.format("a"), encoding="utf-8")
+    library = RegexLibrary(tmp_path, check_interval=1.0)
+    assert [o for o, _ in library.levels()] == ["global:10-a.toml"]
+    (tmp_path / "20-b.toml").write_text(rule.format("b"), encoding="utf-8")
+    clock[0] += 0.5
+    assert [o for o, _ in library.levels()] == ["global:10-a.toml"]  # within the interval
+    clock[0] += 0.6
+    assert [o for o, _ in library.levels()] == ["global:10-a.toml", "global:20-b.toml"]
+
+
 # ---------------------------------------------------------------- macros
 
 

@@ -19,6 +19,7 @@ from pallas.product.llm.memory.scoring import (
     TRACE_IDS,
     MemoryCandidate,
     RetrievalResult,
+    ScopedCache,
     retrieve,
 )
 from tests.unit.memory.reference_scoring import reference_retrieve
@@ -172,6 +173,7 @@ def test_one_candidate_tuple_reused_across_queries_and_scopes(config: str) -> No
     """The memory service passes the same loaded tuple to every retrieval of a turn and of
     later turns: the remembered scope filter and index give the same results every time."""
     rows = tuple(corpus(500, 5))
+    cache = ScopedCache(max_entries=2)
     for scopes in ({SCOPE}, {SCOPE, OTHER}, {OTHER}, {SCOPE}):
         for query in QUERIES:
             kwargs = {
@@ -180,4 +182,49 @@ def test_one_candidate_tuple_reused_across_queries_and_scopes(config: str) -> No
                 "allowed_scopes": scopes,
                 "config": CONFIGS[config],
             }
-            _same(retrieve(query, rows, **kwargs), reference_retrieve(query, list(rows), **kwargs))
+            cached = retrieve(query, rows, scoped_cache=cache, **kwargs)
+            _same(cached, reference_retrieve(query, list(rows), **kwargs))
+            assert cached == retrieve(query, rows, **kwargs)  # uncached: the same, trace too
+    assert len(cache) == 2  # bounded: the two latest (tuple, scopes) pairs
+
+
+def test_scoped_cache_never_serves_another_tuple() -> None:
+    """A new tuple with equal rows (a reload after a write) is filtered afresh, and the cache
+    belongs to its owner: retrieval without one keeps nothing."""
+    cache = ScopedCache(max_entries=4)
+    first = tuple(corpus(50, 6))
+    kwargs = {"kind": "person_facts", "now": NOW, "allowed_scopes": {SCOPE}}
+    retrieve(QUERIES[0], first, scoped_cache=cache, **kwargs)
+    changed = tuple(r for r in first if r.id != "mem:3")
+    result = retrieve(QUERIES[0], changed, scoped_cache=cache, **kwargs)
+    assert "mem:3" not in {c.id for c in result.trace.candidates} | set(
+        result.trace.dropped_by_similarity
+    )
+    _same(result, reference_retrieve(QUERIES[0], list(changed), **kwargs))
+    assert len(cache) == 2
+    retrieve(QUERIES[0], tuple(corpus(50, 7)), **kwargs)
+    assert len(cache) == 2
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_per_query_scorers_equal_the_per_document_arithmetic(query: str) -> None:
+    """`doc_scorer` / `concept_scorer` (per-query work done once) give bit-identical values to
+    `doc_score` / `concept_similarity` for every candidate."""
+    from pallas.product.llm.memory.candidate_index import candidate_index
+    from pallas.product.llm.memory.concepts import (
+        concept_scorer,
+        concept_similarity,
+        query_concepts,
+    )
+    from pallas.product.llm.memory.text import tokenize
+
+    rows = corpus(300, 8)
+    index = candidate_index([r.id for r in rows], [r.index_text for r in rows], 1.5, 0.75)
+    terms = index.bm25.query_terms(tokenize(query))
+    scorer = index.bm25.doc_scorer(terms)
+    asked = query_concepts(query)
+    concept = concept_scorer(asked)
+    for pos, row in enumerate(rows):
+        assert scorer(row.id) == index.bm25.doc_score(row.id, terms)
+        assert concept(index.concepts[pos]) == concept_similarity(asked, index.concepts[pos])
+    assert concept_scorer(frozenset())(frozenset({"x"})) is None

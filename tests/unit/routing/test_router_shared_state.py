@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -55,6 +56,12 @@ class YieldingStore(MemoryStateStore):
     async def take(self, key: str) -> list[Any]:
         await self._yield()
         return await super().take(key)
+
+    async def read(
+        self, values: Sequence[str], lists: Sequence[str] = ()
+    ) -> tuple[list[Any], list[list[Any]]]:
+        await self._yield()
+        return await super().read(values, lists)
 
 
 class UnreachableClaims(MemoryStateStore):

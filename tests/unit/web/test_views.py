@@ -112,7 +112,8 @@ def test_retrieval_rows_say_what_was_chosen_or_why_skipped() -> None:
                         "chosen": ["mem:3", "mem:9"],
                         "candidates": [1, 2, 3],
                         "dropped_by_threshold": ["mem:1"],
-                    }
+                    },
+                    "person_facts": {"chosen": [], "scored": 1, "dropped": {"score": 1}},
                 },
                 "knowledge": {"skipped": "no_query"},
                 "worldbook": {"entries": {"activated": [{"id": "wb:arknights:3"}]}},
@@ -120,7 +121,10 @@ def test_retrieval_rows_say_what_was_chosen_or_why_skipped() -> None:
         }
     }
     rows = {name: summary for name, summary, _ in retrieval_rows(data)}
-    assert rows["memory"] == "group_memory: chosen mem:3, mem:9 (of 3 scored, 1 dropped)"
+    assert rows["memory"] == (
+        "group_memory: chosen mem:3, mem:9 (of 3 scored, 1 dropped); "
+        "person_facts: nothing chosen (of 1 scored, 1 dropped)"
+    )
     assert rows["knowledge"] == "skipped (no_query)"
     assert rows["worldbook"] == "entries: activated wb:arknights:3"
     assert retrieval_rows({}) == []

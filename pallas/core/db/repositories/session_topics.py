@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -11,6 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.db.engine import dialect_name
 from pallas.core.db.models_session import ImageDescriptionRow, SessionTopicRow
+
+log = logging.getLogger("pallas.session")
 
 MAX_TOPIC_CHARS = 2_000
 
@@ -51,8 +54,21 @@ def _to_topic(row: SessionTopicRow) -> SessionTopic:
 class SessionTopicRepository:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
+        # Called with each stored topic as `for_subject` would return it (the warm topics of
+        # the old-topics source follow new topics without reading them back).
+        self.added: list[Callable[[SessionTopic], Awaitable[None]]] = []
 
     async def add(self, topic: SessionTopic) -> int:
+        row_id = await self._insert(topic)
+        stored = replace(topic, text=topic.text[:MAX_TOPIC_CHARS], row_id=row_id)
+        for listener in self.added:
+            try:
+                await listener(stored)
+            except Exception:
+                log.exception("session topic %s: a listener failed", row_id)
+        return row_id
+
+    async def _insert(self, topic: SessionTopic) -> int:
         row = SessionTopicRow(
             bot_id=topic.bot_id,
             group_id=topic.group_id,

@@ -14,7 +14,15 @@ from pallas.core.db.engine import dialect_name
 from pallas.core.db.models import UsageLedgerRow
 from pallas.core.db.write_behind import WriteBehind
 
-__all__ = ["CHINA", "DailyUsage", "UsageRepository", "UsageTotals", "ledger_day", "usage_by_day"]
+__all__ = [
+    "CHINA",
+    "DailyUsage",
+    "UsageEntry",
+    "UsageRepository",
+    "UsageTotals",
+    "ledger_day",
+    "usage_by_day",
+]
 
 
 def ledger_day(now: float) -> str:
@@ -34,44 +42,46 @@ class UsageTotals:
         return self.prompt_tokens + self.completion_tokens
 
 
+@dataclass(frozen=True, slots=True)
+class UsageEntry:
+    """One LLM call for the ledger (summed per day × bot × group × task × model)."""
+
+    now: float
+    bot_id: int
+    group_id: int
+    task: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    failed: bool = False
+
+    def values(self) -> dict[str, Any]:
+        return {
+            "day": ledger_day(self.now),
+            "bot_id": self.bot_id,
+            "group_id": self.group_id,
+            "task": self.task,
+            "model": self.model[:128],
+            "calls": 1,
+            "failures": int(self.failed),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+
+
 class UsageRepository:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
         self._behind: WriteBehind[dict[str, Any]] = WriteBehind(self._record_many, name="usage")
 
-    async def record(
-        self,
-        *,
-        now: float,
-        bot_id: int,
-        group_id: int,
-        task: str,
-        model: str,
-        prompt_tokens: int,
-        completion_tokens: int,
-        failed: bool = False,
-    ) -> None:
+    async def record(self, entry: UsageEntry) -> None:
+        """Store one call now (flushing the queued ones first, so totals stay in order)."""
         await self.flush()
-        await self._record_many(
-            [_values(now, bot_id, group_id, task, model, prompt_tokens, completion_tokens, failed)]
-        )
+        await self._record_many([entry.values()])
 
-    def record_later(
-        self,
-        *,
-        now: float,
-        bot_id: int,
-        group_id: int,
-        task: str,
-        model: str,
-        prompt_tokens: int,
-        completion_tokens: int,
-        failed: bool = False,
-    ) -> None:
+    def record_later(self, entry: UsageEntry) -> None:
         """Queue one call for the ledger (stored in a batch shortly after; `totals` flushes)."""
-        self._behind.add(
-            _values(now, bot_id, group_id, task, model, prompt_tokens, completion_tokens, failed)
-        )
+        self._behind.add(entry.values())
 
     async def flush(self) -> None:
         await self._behind.flush()
@@ -126,29 +136,6 @@ class UsageRepository:
 
 _LEDGER_KEY = ("day", "bot_id", "group_id", "task", "model")
 _COUNTERS = ("calls", "failures", "prompt_tokens", "completion_tokens")
-
-
-def _values(
-    now: float,
-    bot_id: int,
-    group_id: int,
-    task: str,
-    model: str,
-    prompt_tokens: int,
-    completion_tokens: int,
-    failed: bool,
-) -> dict[str, Any]:
-    return {
-        "day": ledger_day(now),
-        "bot_id": bot_id,
-        "group_id": group_id,
-        "task": task,
-        "model": model[:128],
-        "calls": 1,
-        "failures": int(failed),
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -128,16 +128,22 @@ def _table(rows: Sequence[Mapping[str, Any]], columns: Sequence[str]) -> list[st
     return lines
 
 
-def _chosen_line(label: str, trace: Mapping[str, Any]) -> str:
-    chosen = list(trace.get("chosen") or [])
-    fallback = list(trace.get("fallback") or [])
-    dropped = sum(len(v or []) for k, v in trace.items() if k.startswith("dropped_by_"))
+def chosen_summary(trace: Mapping[str, Any]) -> str:
+    """What a retrieval block chose, e.g. "chosen m3, m7 (of 12 scored, 2 dropped)"; the web
+    console shows the same line."""
+    chosen = ", ".join(map(str, trace.get("chosen") or []))
+    fallback = ", ".join(map(str, trace.get("fallback") or []))
+    dropped = sum(len(v or []) for k, v in trace.items() if str(k).startswith("dropped_by_"))
     if isinstance(trace.get("dropped"), Mapping):  # bounded trace: lists cut, counts complete
         dropped = sum(int(n) for n in trace["dropped"].values())
     scored = trace.get("scored", len(trace.get("candidates") or []))
-    extra = f" + fallback {', '.join(fallback)}" if fallback else ""
-    counts = f"(of {scored} scored, {dropped} dropped)"
-    return f"  {label}: chosen {', '.join(chosen) or '-'}{extra} {counts}"
+    head = f"chosen {chosen}" if chosen else "nothing chosen"
+    extra = f" + fallback {fallback}" if fallback else ""
+    return f"{head}{extra} (of {scored} scored, {dropped} dropped)"
+
+
+def _chosen_line(label: str, trace: Mapping[str, Any]) -> str:
+    return f"  {label}: {chosen_summary(trace)}"
 
 
 def _trace_lines(name: str, trace: Any) -> list[str]:

@@ -25,6 +25,7 @@ persona pack's as `[[regex]]` in the pack.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -109,9 +110,21 @@ class RegexLibrary:
 
     def __init__(self, directory: Path, *, check_interval: float = 1.0) -> None:
         self.directory = directory
+        self.check_interval = check_interval
         self._files = TomlFileCache(check_interval=check_interval, validate=_validate)
+        self._levels: tuple[float, list[tuple[str, Sequence[RegexRuleConfig]]]] | None = None
 
     def levels(self) -> list[tuple[str, Sequence[RegexRuleConfig]]]:
+        """Each file's rules, by file name. The folder is looked at (and the files checked)
+        at most once per `check_interval`, not on every turn."""
+        now = time.monotonic()
+        if self._levels is not None and 0 <= now - self._levels[0] < self.check_interval:
+            return list(self._levels[1])
+        levels = self._read_levels()
+        self._levels = (now, levels)
+        return list(levels)
+
+    def _read_levels(self) -> list[tuple[str, Sequence[RegexRuleConfig]]]:
         if not self.directory.is_dir():
             return []
         out: list[tuple[str, Sequence[RegexRuleConfig]]] = []
@@ -140,10 +153,12 @@ _libraries: dict[Path, RegexLibrary] = {}
 
 def regex_library(directory: Path) -> RegexLibrary:
     """One shared library per folder (the file cache lives as long as the process)."""
-    key = directory.resolve()
-    if key not in _libraries:
-        _libraries[key] = RegexLibrary(key)
-    return _libraries[key]
+    library = _libraries.get(directory)  # as given: no path resolution on every turn
+    if library is None:
+        key = directory.resolve()
+        library = _libraries.get(key) or RegexLibrary(key)
+        _libraries[key] = _libraries[directory] = library
+    return library
 
 
 @dataclass(frozen=True, slots=True)

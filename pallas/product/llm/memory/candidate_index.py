@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, OrderedDict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 
 from pallas.product.llm.memory.concepts import fact_concepts
 from pallas.product.llm.memory.text import tokenize
@@ -82,6 +82,24 @@ class Bm25Index:
         """Raw BM25 of one document for `query_terms(...)`: the same sum `scores` computes."""
         counts, length = self._docs[doc_id]
         return sum(self._term_score(t, counts, length) for t in terms)
+
+    def doc_scorer(self, terms: Sequence[str]) -> Callable[[str], float]:
+        """`doc_score(doc_id, terms)` for many documents: each term's idf computed once, the
+        same arithmetic in the same order (terms with tf 0 add 0.0, as in `doc_score`)."""
+        k1, b, avgdl, docs = self._k1, self._b, self._avgdl, self._docs
+        weights = [(t, self.idf(t)) for t in terms]
+        k1_plus = k1 + 1.0
+
+        def score(doc_id: str) -> float:
+            counts, length = docs[doc_id]
+            norm = 1.0 - b + b * (length / avgdl if avgdl else 1.0)
+            total: float = 0
+            for term, idf in weights:
+                tf = counts.get(term, 0)
+                total += idf * tf * k1_plus / (tf + k1 * norm) if tf else 0.0
+            return total
+
+        return score
 
     def ideal_score(self, query_tokens: Sequence[str]) -> float:
         """Score of an average-length document holding each query term once (= Σ idf).

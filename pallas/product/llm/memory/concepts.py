@@ -23,7 +23,7 @@ candidate index is built, so rows stored before this table existed benefit too.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -124,6 +124,23 @@ def concept_similarity(query: frozenset[str], fact: frozenset[str]) -> float | N
     total = sum(_WEIGHTS.get(c, 1.0) for c in query)
     covered = sum(_WEIGHTS.get(c, 1.0) for c in query & fact)
     return covered / total if total else None
+
+
+def concept_scorer(query: frozenset[str]) -> Callable[[frozenset[str]], float | None]:
+    """`concept_similarity(query, fact)` for many facts: the query's total weight summed once
+    (the same arithmetic, so the same values)."""
+    if not query:
+        return lambda _fact: None
+    total = sum(_WEIGHTS.get(c, 1.0) for c in query)
+    if not total:
+        return lambda _fact: None
+
+    def similarity(fact: frozenset[str]) -> float | None:
+        if query.isdisjoint(fact):
+            return 0 / total
+        return sum(_WEIGHTS.get(c, 1.0) for c in query & fact) / total
+
+    return similarity
 
 
 def class_names() -> tuple[str, ...]:

@@ -29,7 +29,7 @@ from typing import Any
 from pallas.core.clock import DAY_S
 from pallas.product.llm.memory.candidate_index import Bm25Index as Bm25Index
 from pallas.product.llm.memory.candidate_index import CandidateIndex, candidate_index
-from pallas.product.llm.memory.concepts import concept_similarity, query_concepts
+from pallas.product.llm.memory.concepts import concept_scorer, query_concepts
 from pallas.product.llm.memory.retrieval_config import (
     BlockRetrievalConfig,
     RelevanceWeights,
@@ -259,10 +259,10 @@ def score_candidates(
     that is larger (see `concepts`). Only candidates sharing a term, a concept class or a
     vector score with the query are scored (`candidate_index`); the others have similarity 0.
     """
-    ids = [c.id for c in candidates]
     if index is None:
         texts = [c.index_text for c in candidates]
-        index = candidate_index(ids, texts, config.bm25_k1, config.bm25_b)
+        index = candidate_index([c.id for c in candidates], texts, config.bm25_k1, config.bm25_b)
+    ids = index.ids  # the candidates' ids, in order (the index was built from them)
     query_tokens = tokenize(query)
     terms = index.bm25.query_terms(query_tokens)
     ideal = index.bm25.ideal_score(query_tokens)
@@ -275,10 +275,13 @@ def score_candidates(
         vectors = embeddings
     positions.update(index.by_id[i] for i in vectors if i in index.by_id)
     scored = []
+    doc_score = index.bm25.doc_scorer(terms)
+    concepts = index.concepts if asked else ()
+    concept_of = concept_scorer(asked)
     for pos in sorted(positions):
         cand = candidates[pos]
-        lexical = min(1.0, index.bm25.doc_score(cand.id, terms) / ideal) if ideal > 0 else 0.0
-        concept = concept_similarity(asked, index.concepts[pos]) if asked else None
+        lexical = min(1.0, doc_score(cand.id) / ideal) if ideal > 0 else 0.0
+        concept = concept_of(concepts[pos]) if asked else None
         if semantic_scores is not None:
             semantic = semantic_scores.get(cand.id)
         elif (
@@ -330,15 +333,18 @@ def retrieve(
     query_embedding: Sequence[float] | None = None,
     embeddings: Mapping[str, Sequence[float]] | None = None,
     semantic_scores: Mapping[str, float] | None = None,
+    scoped_cache: ScopedCache | None = None,
 ) -> RetrievalResult:
     """Rank `candidates` for `query` and pick the block's items, with a full trace.
 
     Order of filters: scope (defence in depth; see `isolation`) → similarity gate → relevance
     threshold → top-k → char cap (an item that does not fit is skipped; smaller ones may follow).
+    With `scoped_cache`, a candidate tuple's scope filter and index are reused across calls
+    (the same results; see `ScopedCache`).
     """
     cfg = config or RetrievalConfig()
     block = cfg.block(kind)
-    scoped = _scoped(candidates, allowed_scopes)
+    scoped = _scoped(candidates, allowed_scopes, scoped_cache)
     index_key = (cfg.bm25_k1, cfg.bm25_b)
     if index_key not in scoped.indexes:
         ids, texts = [c.id for c in scoped.kept], [c.index_text for c in scoped.kept]
@@ -389,18 +395,48 @@ class _Scoped:
     indexes: dict[tuple[float, float], CandidateIndex]
 
 
-_SCOPED: OrderedDict[tuple[int, frozenset[str]], _Scoped] = OrderedDict()
-_SCOPED_SIZE = 16  # a turn reads 7 kinds; kept small: every entry holds an index (GC work)
+class ScopedCache:
+    """The scope filter and indexes of recently retrieved candidate *tuples* (bounded LRU).
+
+    Owned by the memory service (one per app): its loaded rows are immutable tuples, so the
+    retrievals of a turn (7 kinds) and of the next turns over the same tuple reuse the
+    filtered list and the BM25 / posting index. Kept small: every entry holds an index.
+    """
+
+    def __init__(self, max_entries: int = 16) -> None:
+        self.max_entries = max_entries
+        self._entries: OrderedDict[tuple[int, frozenset[str]], _Scoped] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, candidates: tuple[MemoryCandidate, ...], allowed: Collection[str]) -> _Scoped:
+        key = (id(candidates), frozenset(allowed))
+        cached = self._entries.get(key)
+        if cached is not None and cached.source is candidates:
+            self._entries.move_to_end(key)
+            return cached
+        scoped = _filter_scope(candidates, allowed)
+        self._entries[key] = scoped  # holds the tuple: its id() stays unique while cached
+        self._entries.move_to_end(key)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)
+        return scoped
+
+    def clear(self) -> None:
+        self._entries.clear()
 
 
-def _scoped(candidates: Iterable[MemoryCandidate], allowed: Collection[str]) -> _Scoped:
-    """Scope filter + de-duplication, remembered per candidate *tuple* (immutable, like the
-    memory service's loaded rows): the 7 retrievals of a turn and the next turns reuse it."""
-    key = (id(candidates), frozenset(allowed)) if isinstance(candidates, tuple) else None
-    cached = _SCOPED.get(key) if key is not None else None
-    if key is not None and cached is not None and cached.source is candidates:
-        _SCOPED.move_to_end(key)
-        return cached
+def _scoped(
+    candidates: Iterable[MemoryCandidate], allowed: Collection[str], cache: ScopedCache | None
+) -> _Scoped:
+    """Scope filter + de-duplication; remembered in `cache` for a candidate tuple."""
+    if cache is not None and isinstance(candidates, tuple):
+        return cache.get(candidates, allowed)
+    return _filter_scope(candidates, allowed)
+
+
+def _filter_scope(candidates: Iterable[MemoryCandidate], allowed: Collection[str]) -> _Scoped:
     by_id: dict[str, MemoryCandidate] = {}
     out_of_scope: list[str] = []
     for cand in candidates:
@@ -409,12 +445,7 @@ def _scoped(candidates: Iterable[MemoryCandidate], allowed: Collection[str]) -> 
         elif cand.id not in by_id:
             by_id[cand.id] = cand
     source = candidates if isinstance(candidates, tuple) else None
-    scoped = _Scoped(source, list(by_id.values()), by_id, tuple(out_of_scope), {})
-    if key is not None:
-        _SCOPED[key] = scoped
-        if len(_SCOPED) > _SCOPED_SIZE:
-            _SCOPED.popitem(last=False)
-    return scoped
+    return _Scoped(source, list(by_id.values()), by_id, tuple(out_of_scope), {})
 
 
 def _gated_ids(gated: Sequence[CandidateScore], unmatched: Sequence[str]) -> tuple[str, ...]:

@@ -37,7 +37,12 @@ from pallas.product.llm.memory.cache import TtlLruCache, query_cache_key
 from pallas.product.llm.memory.expansion import expansion_text
 from pallas.product.llm.memory.kinds import PERSON_FACTS, PERSONAL_KINDS
 from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
-from pallas.product.llm.memory.scoring import MemoryCandidate, RetrievalResult, retrieve
+from pallas.product.llm.memory.scoring import (
+    MemoryCandidate,
+    RetrievalResult,
+    ScopedCache,
+    retrieve,
+)
 from pallas.product.llm.memory.slots import decide_update, parse_slot
 from pallas.product.llm.memory.text import normalize_query
 from pallas.product.llm.memory.vector_store import MemoryVectors
@@ -153,6 +158,8 @@ class MemoryService:
         )
         self._vector_index = MemoryVectors(repo)
         self._converted: OrderedDict[int, _Converted] = OrderedDict()
+        # scope filter + index per loaded candidate tuple (the 7 retrievals of a turn share it)
+        self._scoped = ScopedCache(max_entries=16)
         self._pending_touch: set[int] = set()
         self._touch_task: asyncio.Task[None] | None = None
         self._backfilled: set[int] = set()
@@ -214,6 +221,7 @@ class MemoryService:
             allowed_scopes=scopes,
             config=config,
             semantic_scores=semantic.scores,
+            scoped_cache=self._scoped,
         )
         extra = with_fallback(result, items, block, fallback_k) if fallback_k else []
         chosen = tuple(by_ref[c.id] for c in result.chosen) + tuple(extra)

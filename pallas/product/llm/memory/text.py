@@ -95,8 +95,11 @@ def normalize_text(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
+@lru_cache(maxsize=1024)
 def normalize_query(text: str) -> str:
-    """Cache-key form of a query: normalised text with punctuation and symbols dropped."""
+    """Cache-key form of a query: normalised text with punctuation and symbols dropped.
+
+    Remembered (a pure function): a turn's query is keyed once per retrieved block kind."""
     kept = "".join(ch if _is_word_char(ch) else " " for ch in normalize_text(text))
     return _WHITESPACE.sub(" ", kept).strip()
 

@@ -46,10 +46,19 @@ class PersonaStore:
         # validated once per loaded file content: routing asks for the persona on every message
         self._packs: dict[Path, tuple[dict[str, Any], PersonaPack]] = {}
         self._default = PersonaPack()
+        self._paths: dict[str, tuple[Path, str]] = {}
+
+    def _path(self, name: str) -> tuple[Path, str]:
+        safe = Path(name).name  # a group config can't point outside the personas folder
+        return self._dir / f"{safe}.toml", safe
 
     def get(self, name: str) -> PersonaPack:
-        safe = Path(name).name  # a group config can't point outside the personas folder
-        path = self._dir / f"{safe}.toml"
+        known = self._paths.get(name)  # asked on every message: one Path per name
+        if known is None:
+            if len(self._paths) >= 1024:
+                self._paths.clear()
+            known = self._paths[name] = self._path(name)
+        path, safe = known
         data = self._files.read(path)
         if not data:
             if not path.exists() and safe not in self._warned:

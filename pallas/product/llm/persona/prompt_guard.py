@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 from pallas.core.text import strip_invisible
 
@@ -269,8 +270,19 @@ def wrap_user_message(
     *,
     max_chars: int = DEFAULT_USER_MAX_CHARS,
 ) -> str:
-    """User text as the model sees it: prefix line, sanitised body, warning if injection-like."""
-    raw = unwrap_user_message(text or "")
+    """User text as the model sees it: prefix line, sanitised body, warning if injection-like.
+
+    A pure function of its arguments, remembered for the last `WRAP_CACHE_SIZE` distinct ones:
+    every turn re-wraps the member's whole session window (the same stored lines)."""
+    return _wrap_user_message(text or "", persona_name, max_chars)
+
+
+WRAP_CACHE_SIZE = 2048
+
+
+@lru_cache(maxsize=WRAP_CACHE_SIZE)
+def _wrap_user_message(text: str, persona_name: str, max_chars: int) -> str:
+    raw = unwrap_user_message(text)
     body = sanitize_prompt_block(raw, max_chars)
     parts = [user_message_prefix(persona_name)]
     if body:

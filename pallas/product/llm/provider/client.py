@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from pallas.core.clock import Clock
-from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
 from pallas.core.settings import PallasSettings
 
 if TYPE_CHECKING:
@@ -157,14 +157,16 @@ class LLMClient:
             return
         try:  # write-behind: the ledger row is batched off the caller's path
             self._usage.record_later(
-                now=self._clock.now(),
-                bot_id=bot_id,
-                group_id=group_id,
-                task=task,
-                model=result.model,
-                prompt_tokens=result.prompt_tokens,
-                completion_tokens=result.completion_tokens,
-                failed=not result.ok,
+                UsageEntry(
+                    now=self._clock.now(),
+                    bot_id=bot_id,
+                    group_id=group_id,
+                    task=task,
+                    model=result.model,
+                    prompt_tokens=result.prompt_tokens,
+                    completion_tokens=result.completion_tokens,
+                    failed=not result.ok,
+                )
             )
         except Exception:
             log.exception("recording llm usage failed (group %s, task %s)", group_id, task)

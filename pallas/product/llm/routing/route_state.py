@@ -67,11 +67,14 @@ def recent_line_json(
 
 
 def _recent_line(raw: Any) -> RecentLine | None:
-    if not isinstance(raw, Mapping) or _float(raw.get("t")) is None:
+    if not isinstance(raw, Mapping):
+        return None
+    t = raw.get("t")
+    if not isinstance(t, int | float):
         return None
     reply_to = raw.get("reply_to")
     return RecentLine(
-        float(raw["t"]),
+        float(t),
         int(raw.get("user", 0)),
         str(raw.get("text", "")),
         int(reply_to) if isinstance(reply_to, int) else None,

@@ -85,6 +85,9 @@ def _route_log_level(record: Mapping[str, Any]) -> int:
 
 
 _SCALAR_KEYS = ("silenced_until", "last_turn_at", "ambient_times", "last_quote_at")
+# what `load_state` reads in one round trip (`StateStore.read`)
+_VALUE_NAMES = (*_SCALAR_KEYS, "candidates", "last_phrase")
+_LIST_NAMES = ("bot_replies", "bot_messages", "recent_lines")
 _BOT_REPLIES_MAX = 64
 STATE_RETRY_S = 3.0  # an addressed message seen while the state store is unreachable
 
@@ -101,16 +104,19 @@ class RoutingEngine:
         self, bot_id: int, group_id: int, user_id: int = 0, *, day: str | None = None
     ) -> RouteState:
         keys = self._keys(bot_id, group_id, user_id)
-        raw: dict[str, Any] = {}
-        for name in (*_SCALAR_KEYS, "candidates", "last_phrase"):
-            raw[name] = await self._store.get(keys.key(name))
-        raw["bot_replies"] = await self._store.items(keys.key("bot_replies"))
-        raw["bot_messages"] = await self._store.items(keys.key("bot_messages"))
-        raw["recent_lines"] = await self._store.items(keys.key("recent_lines"))
+        values = [keys.key(name) for name in _VALUE_NAMES]
         if day is not None:
-            raw["unprompted_today"] = await self._store.get(keys.unprompted(day))
+            values.append(keys.unprompted(day))
         if user_id:
-            raw["user_in_flight"] = await self._store.get(keys.in_flight(user_id)) is not None
+            values.append(keys.in_flight(user_id))
+        got, listed = await self._store.read(values, [keys.key(n) for n in _LIST_NAMES])
+        raw: dict[str, Any] = dict(zip(_VALUE_NAMES, got, strict=False))
+        raw.update(zip(_LIST_NAMES, listed, strict=True))
+        extra = got[len(_VALUE_NAMES) :]
+        if day is not None:
+            raw["unprompted_today"] = extra.pop(0)
+        if user_id:
+            raw["user_in_flight"] = extra.pop(0) is not None
         return state_from_raw(raw)
 
     async def route(

@@ -20,6 +20,7 @@ from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.session_topics import SessionTopic, SessionTopicRepository
 from pallas.core.db.warm_sessions import WarmSessions
+from pallas.core.records import SessionTurn
 from pallas.product.llm.context import sections as S
 from pallas.product.llm.context.context import GatherRequest, SourceContribution
 from pallas.product.llm.context.image_placeholders import strip_placeholders
@@ -87,6 +88,11 @@ def render_old_topics(topics: Sequence[SessionTopic], now: float) -> str:
     return "\n".join(lines) if len(lines) > 2 else ""
 
 
+def _marker(live: SessionTurn | None) -> tuple[int, float, str] | None:
+    """Which summary row is the member's latest (the kept topics' validity)."""
+    return (live.row_id, live.created_at, live.content) if live else None
+
+
 def _skipped(reason: str) -> SourceContribution:
     return SourceContribution(trace={"kind": KIND, "skipped": reason})
 
@@ -100,6 +106,15 @@ class OldTopicsSource:
     name: str = "old_topics"
     warm: WarmTopics = field(default_factory=WarmTopics)  # rows per member between turns
 
+    def __post_init__(self) -> None:
+        self.topics.added.append(self._archived)  # new topics update the kept rows in place
+
+    async def _archived(self, topic: SessionTopic) -> None:
+        """A summary archived `topic` (right after writing the member's new summary row)."""
+        warm = WarmSessions.of(self.chat_sessions)
+        live = await warm.latest_summary(topic.bot_id, topic.group_id, topic.user_id)
+        self.warm.added(topic, _marker(live))
+
     async def gather(self, request: GatherRequest) -> SourceContribution:
         if not request.allow_persistent_memory:
             return _skipped("skipped_short_social_turn")
@@ -112,7 +127,7 @@ class OldTopicsSource:
         live = await warm.latest_summary(turn.bot_id, turn.group_id, turn.user_id)
         live_text = live.content.removeprefix(SUMMARY_PREFIX).strip() if live else ""
         key = (turn.bot_id, turn.group_id, turn.user_id, config.session.topic_candidates)
-        marker = (live.row_id, live.created_at, live.content) if live else None
+        marker = _marker(live)
         rows = await self.warm.for_subject(self.topics, key, marker=marker, now=request.now)
         if not rows:
             return _skipped("no_topics")

@@ -6,7 +6,9 @@
   summary row (`session_summary`); so a cached entry remembers which summary row was the
   member's latest when it was loaded, and a different latest summary means "reload". (In the
   moment between the two writes the new topic's text *is* the live summary, which the source
-  excludes anyway.)
+  excludes anyway.) A topic archived through the source's own repository is applied in place
+  (`added`: the new row first, with the new summary as the marker), so the member's next turn
+  does not read the topics back from the database.
 - a recall bumps access counts; the source does that itself, and `touched` applies the same
   change to the cached rows.
 
@@ -70,6 +72,15 @@ class WarmTopics:
             else t
             for t in entry.rows
         ]
+
+    def added(self, topic: SessionTopic, marker: tuple[int, float, str] | None) -> None:
+        """A topic was stored (the newest row of its member): put it first in the member's
+        kept rows, as `repo.for_subject` would now return them, and remember `marker`."""
+        member = (topic.bot_id, topic.group_id, topic.user_id)
+        for key, entry in self._entries.items():
+            if key[:3] == member:
+                entry.rows = [topic, *entry.rows][: key[3]]
+                entry.marker = marker
 
     def clear(self) -> None:
         self._entries.clear()

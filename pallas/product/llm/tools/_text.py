@@ -7,6 +7,7 @@ modal particles (吧 / 呀 / 啊 …) dropped, so that "帮我掷个骰子吧！
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -32,6 +33,7 @@ def normalize(text: str, *, lower: bool = True) -> str:
     return _WHITESPACE_RE.sub(" ", text).strip(_EDGE_PUNCT)
 
 
+@functools.lru_cache(maxsize=64)  # every tool's matcher asks it for the same message in turn
 def compact_request(text: str, *, lower: bool = True) -> str:
     """`normalize` plus trailing modal particles dropped (吧 / 呀 / 啊 / ? …)."""
     text = normalize(text, lower=lower)

@@ -1,0 +1,188 @@
+"""Per-message cost of an unaddressed group message's Pallas path, step by step, in-process.
+
+`benchmarks.ingest` measures the whole bot against a bare NoneBot bot, but on a shared machine
+its rates swing with the load. This times the steps Pallas adds to each unaddressed message,
+one after the other on the same frames (real runtime over SQLite, the e2e harness config: dice
+off), as microseconds per message (best of `--repeat` passes, the steadiest figure on a busy
+machine):
+
+    parse      the OneBot frame → NoneBot `GroupMessageEvent` (`GuardedAdapter.json_to_event`
+               without its hooks) next to the stock adapter's parse (what a bare bot pays)
+    convert    the event → `TurnInput` (once per event: the steps below share it)
+    record     the recorder's edge hook (config, the conversion, `writer.submit`)
+    lane       the edge's lane verdict (`EdgeLanes`)
+    route      `TurnRouter.route` (freshness, tool plan, routing with its state)
+
+    python -m benchmarks.ingest_path [--messages 3000] [--groups 50] [--repeat 3]
+                                     [--profile /tmp/route.pstats]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from nonebot.adapters.onebot.v11 import Adapter, GroupMessageEvent
+
+from pallas.app import build_app
+from pallas.core.settings import PallasSettings
+from pallas.core.turn import TurnInput
+from pallas.onebot.adapter import GuardedAdapter
+from pallas.onebot.convert import as_int, stored_message_from_turn, turn_input_from_event
+from pallas.onebot.events import event_payload, turn_from_event
+from pallas.onebot.lanes import EdgeLanes
+from pallas.runtime import PallasRuntime
+from tests.harness.group_defaults import write_group_defaults
+
+BOT_ID = 2_900_000_001
+REPO = Path(__file__).resolve().parents[1]
+LINES = ["今天吃什么", "有人打活动吗", "哈哈哈哈", "新干员好强", "下班了", "周末去哪玩", "好困"]
+
+
+def frames(messages: int, groups: int, first_id: int) -> list[dict[str, Any]]:
+    """Unaddressed group messages as the OneBot peer of the e2e harness sends them."""
+    now = int(time.time())
+    out = []
+    for i in range(messages):
+        text = f"{LINES[i % len(LINES)]}{i}"
+        out.append(
+            {
+                "time": now,
+                "self_id": BOT_ID,
+                "post_type": "message",
+                "message_type": "group",
+                "sub_type": "normal",
+                "message_id": first_id + i,
+                "group_id": 70_000_001 + i % groups,
+                "user_id": 500_000 + i % 97,
+                "anonymous": None,
+                "message": [{"type": "text", "data": {"text": text}}],
+                "raw_message": text,
+                "font": 0,
+                "sender": {"user_id": 500_000 + i % 97, "nickname": "member", "card": ""},
+            }
+        )
+    return out
+
+
+def convert(event: GroupMessageEvent) -> TurnInput:
+    """`turn_from_event` without its per-event cache (what one conversion costs)."""
+    reply_user = event.reply.sender.user_id if event.reply is not None else None
+    return turn_input_from_event(
+        event_payload(event), to_me=event.to_me, reply_to_user_id=as_int(reply_user)
+    )
+
+
+def per_message_us(run: Callable[[], None], count: int, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - started)
+    return best / count * 1e6
+
+
+async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, float]:
+    shutil.copytree(REPO / "config", workdir / "config")
+    write_group_defaults(workdir / "config")
+    settings = PallasSettings(
+        database_url=f"sqlite+aiosqlite:///{workdir / 'bench.db'}",
+        pallas_config_dir=workdir / "config",
+        openai_base_url="http://127.0.0.1:9/v1",
+        openai_api_key="sk-bench",
+    )
+    runtime = await PallasRuntime.start(settings, nicknames=("帕拉斯", "牛牛"))
+    try:
+        app = build_app(runtime, rng=random.Random(1))
+        n, results = args.messages, {}
+        raw = frames(n, args.groups, 1_000_000)
+        results["parse (stock adapter)"] = per_message_us(
+            lambda: [Adapter.json_to_event(f) for f in raw], n, args.repeat
+        )
+        hooks, lanes = GuardedAdapter.received_hooks, GuardedAdapter.lanes
+        GuardedAdapter.received_hooks, GuardedAdapter.lanes = [], None
+        try:
+            results["parse (GuardedAdapter)"] = per_message_us(
+                lambda: [GuardedAdapter.json_to_event(f) for f in raw], n, args.repeat
+            )
+        finally:
+            GuardedAdapter.received_hooks, GuardedAdapter.lanes = hooks, lanes
+        events = [Adapter.json_to_event(f) for f in raw]
+        results["convert (uncached)"] = per_message_us(
+            lambda: [convert(e) for e in events],
+            n,
+            args.repeat,  # type: ignore[arg-type]
+        )
+        record_s = float("inf")
+        for _ in range(args.repeat):  # new event objects: the recorder converts them first
+            fresh = [Adapter.json_to_event(f) for f in raw]
+            started = time.perf_counter()
+            for event in fresh:
+                if runtime.group_configs.get(event.group_id).record:  # type: ignore[union-attr]
+                    runtime.writer.submit(stored_message_from_turn(turn_from_event(event)))  # type: ignore[arg-type]
+            record_s = min(record_s, time.perf_counter() - started)
+        results["record"] = record_s / n * 1e6
+        events = fresh
+        lane = EdgeLanes(
+            lambda: (
+                lambda gid: app.addressing.aliases(
+                    runtime.personas.get(runtime.group_configs.get(gid).persona),
+                    runtime.group_configs.get(gid),
+                )
+            )
+        )
+        results["lane"] = per_message_us(lambda: [lane(e) for e in events], n, args.repeat)  # type: ignore[arg-type]
+        router = app.chat.router
+        route_s = float("inf")
+        for rep in range(args.repeat):  # fresh message ids: each pass routes new messages
+            turns = [
+                turn_from_event(e)
+                for e in (
+                    Adapter.json_to_event(f) for f in frames(n, args.groups, 2_000_000 + rep * n)
+                )
+            ]
+            profiler = cProfile.Profile() if args.profile and rep == 0 else None
+            started = time.perf_counter()
+            if profiler is not None:
+                profiler.enable()
+            for turn in turns:
+                await router.route(turn)
+            if profiler is not None:
+                profiler.disable()
+                profiler.dump_stats(args.profile)
+                continue
+            route_s = min(route_s, time.perf_counter() - started)
+        results["route"] = route_s / n * 1e6
+        await runtime.writer.flush()
+        return results
+    finally:
+        await runtime.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--messages", type=int, default=3000)
+    parser.add_argument("--groups", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--profile", default="", help="cProfile the first route pass to this file")
+    args = parser.parse_args(argv or [])
+    with tempfile.TemporaryDirectory() as tmp:
+        results = asyncio.run(measure(args, Path(tmp)))
+    print(f"{args.messages} unaddressed messages over {args.groups} groups, best of {args.repeat}")
+    for name, us in results.items():
+        print(f"  {name:<24} {us:8.1f} µs/message")
+    steps = ("parse (GuardedAdapter)", "record", "lane", "route")
+    print(f"  {'Pallas steps, total':<24} {sum(results[s] for s in steps):8.1f} µs/message")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

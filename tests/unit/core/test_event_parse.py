@@ -1,0 +1,144 @@
+"""Pallas's OneBot parse gives exactly the stock adapter's events (or the same refusal)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from nonebot.adapters.onebot.v11 import Adapter, MessageEvent
+
+from pallas.onebot.adapter import GuardedAdapter
+from pallas.onebot.event_parse import built_message, parse_event
+
+BOT = 2_900_000_001
+
+
+def group(message: Any, **extra: Any) -> dict[str, Any]:
+    frame = {
+        "time": 1_700_000_000,
+        "self_id": BOT,
+        "post_type": "message",
+        "message_type": "group",
+        "sub_type": "normal",
+        "message_id": 7,
+        "group_id": 123,
+        "user_id": 456,
+        "anonymous": None,
+        "message": message,
+        "raw_message": "raw",
+        "font": 0,
+        "sender": {"user_id": 456, "nickname": "阿米娅", "card": "", "role": "member"},
+    }
+    frame.update(extra)
+    return frame
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "data": {"text": value}}
+
+
+FRAMES: list[tuple[str, dict[str, Any]]] = [
+    ("text", group([text("今天吃什么")])),
+    ("at bot + text", group([{"type": "at", "data": {"qq": str(BOT)}}, text(" 在吗")])),
+    ("at all", group([{"type": "at", "data": {"qq": "all"}}, text("开会")])),
+    ("reply", group([{"type": "reply", "data": {"id": "99"}}, text("不可以")])),
+    (
+        "image",
+        group([{"type": "image", "data": {"file": "a.jpg", "url": "https://x/a.jpg", "sub": 1}}]),
+    ),
+    ("face", group([{"type": "face", "data": {"id": "178"}}, text("哈")])),
+    ("forward", group([{"type": "forward", "data": {"id": "fw1"}}])),
+    ("mface", group([{"type": "mface", "data": {"summary": "[开心]", "emoji_id": "1"}}])),
+    ("odd unicode", group([text("\u202e\u0000👨‍👩‍👧 \ud7ff 零宽\u200b")])),
+    ("empty message", group([])),
+    ("nested data", group([{"type": "json", "data": {"data": {"a": [1, {"b": None}]}}}])),
+    ("extra segment keys", group([{"type": "text", "data": {"text": "x"}, "extra": 1}])),
+    ("numeric data values", group([{"type": "at", "data": {"qq": BOT, "name": 3}}])),
+    ("CQ string message", group("[CQ:at,qq=2900000001] 你好&#91;")),
+    ("private", {**group([text("私聊")]), "message_type": "private", "sub_type": "friend"}),
+    ("anonymous group", group([text("匿名")], anonymous={"id": 1, "name": "匿", "flag": "f"})),
+    # malformed segments: the stock validation decides (a refusal or its own coercion)
+    ("segment without data", group([{"type": "text"}])),
+    ("segment data null", group([{"type": "text", "data": None}])),
+    ("segment type int", group([{"type": 5, "data": {}}])),
+    ("segment not a dict", group(["hello"])),
+    ("segment data a list", group([{"type": "text", "data": ["x"]}])),
+    ("message a number", group(5)),
+    ("message missing", {k: v for k, v in group([]).items() if k != "message"}),
+    ("group id missing", {k: v for k, v in group([text("x")]).items() if k != "group_id"}),
+    ("user id a word", group([text("x")], user_id="abc")),
+    ("unknown post type", {"post_type": "nonsense", "time": 1, "self_id": BOT}),
+    (
+        "notice",
+        {
+            "time": 1,
+            "self_id": BOT,
+            "post_type": "notice",
+            "notice_type": "group_increase",
+            "sub_type": "approve",
+            "group_id": 1,
+            "operator_id": 2,
+            "user_id": 3,
+        },
+    ),
+    (
+        "meta heartbeat",
+        {
+            "time": 1,
+            "self_id": BOT,
+            "post_type": "meta_event",
+            "meta_event_type": "heartbeat",
+            "status": {"online": True, "good": True},
+            "interval": 5000,
+        },
+    ),
+]
+
+
+def segments(message: Any) -> list[tuple[str, dict[str, Any]]]:
+    return [(seg.type, seg.data) for seg in message]
+
+
+@pytest.mark.parametrize(("name", "frame"), FRAMES, ids=[n for n, _ in FRAMES])
+def test_same_event_as_the_stock_adapter(name: str, frame: dict[str, Any]) -> None:
+    stock = Adapter.json_to_event(copy.deepcopy(frame))
+    ours = parse_event(GuardedAdapter, copy.deepcopy(frame), Adapter.json_to_event)
+    if stock is None:
+        assert ours is None
+        return
+    assert type(ours) is type(stock)
+    assert ours.model_dump() == stock.model_dump()
+    assert repr(ours) == repr(stock)
+    if isinstance(stock, MessageEvent):
+        assert isinstance(ours, MessageEvent)
+        assert type(ours.message) is type(stock.message)
+        assert segments(ours.message) == segments(stock.message)
+        assert segments(ours.original_message) == segments(stock.original_message)
+        assert ours.message is not ours.original_message
+        assert ours.message[0] is not ours.original_message[0] if len(ours.message) else True
+
+
+def test_the_callers_frame_is_left_as_it_was() -> None:
+    frame = group([text("x")])
+    before = copy.deepcopy(frame)
+    event = parse_event(GuardedAdapter, frame, Adapter.json_to_event)
+    assert frame == before
+    assert isinstance(event, MessageEvent)
+    event.message[0].data["text"] = "changed"  # the event's data is its own
+    assert frame["message"][0]["data"]["text"] == "x"
+
+
+@pytest.mark.parametrize(
+    "segments_in",
+    [[{"type": "text"}], [{"type": 1, "data": {}}], ["x"], "[CQ:face,id=1]", None],
+)
+def test_unusual_segments_are_left_to_the_stock_validation(segments_in: Any) -> None:
+    assert built_message(segments_in) is None
+
+
+def test_the_guarded_adapter_parses_with_it() -> None:
+    frame = group([{"type": "at", "data": {"qq": str(BOT)}}, text(" 在吗")])
+    event = GuardedAdapter.json_to_event(copy.deepcopy(frame))
+    assert event is not None
+    assert event.model_dump() == Adapter.json_to_event(copy.deepcopy(frame)).model_dump()  # type: ignore[union-attr]

@@ -1,0 +1,89 @@
+"""The bot's log sink: NoneBot's per-message lines only at DEBUG, everything else as before."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+from collections.abc import Iterator
+from types import SimpleNamespace
+
+import pytest
+from nonebot import log as nonebot_log
+from nonebot import message as nonebot_message
+from nonebot.internal.matcher import matcher as nonebot_matcher
+from nonebot.log import default_filter, default_format, logger
+
+from pallas.onebot import log_setup
+
+MESSAGE, MATCHER = nonebot_message.__file__, nonebot_matcher.__file__
+
+
+@pytest.fixture
+def sink() -> Iterator[io.StringIO]:
+    out = io.StringIO()
+    with contextlib.suppress(ValueError):  # NoneBot's default handler (nonebug's session)
+        logger.remove(nonebot_log.logger_id)
+    nonebot_log.logger_id = logger.add(io.StringIO(), level=0)  # stands for it
+    yield out
+    with contextlib.suppress(ValueError):
+        logger.remove(nonebot_log.logger_id)
+    nonebot_log.logger_id = logger.add(  # NoneBot's default handler, as nonebot.log adds it
+        sys.stdout, level=0, diagnose=False, filter=default_filter, format=default_format
+    )
+
+
+def emit(path: str, level: str, text: str) -> None:
+    """A line logged from the file at `path` (NoneBot's modules, or others by their name)."""
+    where = SimpleNamespace(name=path.rsplit("/", 1)[-1], path=path)
+    logger.patch(lambda record: record.update(file=where)).log(level, text)
+
+
+@pytest.mark.parametrize(
+    ("configured", "path", "level", "shown"),
+    [
+        ("INFO", MESSAGE, "SUCCESS", False),  # "OneBot V11 … [message.group.normal]: …"
+        ("INFO", MESSAGE, "INFO", False),  # "Event will be handled by Matcher(…)"
+        ("INFO", MATCHER, "INFO", False),  # "Matcher(…) running complete"
+        ("INFO", MESSAGE, "DEBUG", False),
+        ("INFO", MESSAGE, "WARNING", True),  # the dispatch's own problems stay
+        ("INFO", MATCHER, "ERROR", True),
+        ("INFO", nonebot_log.__file__, "SUCCESS", True),  # start-up, plugins, connections
+        ("INFO", "/x/nonebot/adapters/onebot/v11/adapter.py", "INFO", True),
+        ("INFO", "/x/pallas/onebot/counters.py", "INFO", True),  # Pallas's decisions and counters
+        ("INFO", "/x/pallas/product/llm/routing/router.py", "DEBUG", False),
+        ("DEBUG", MESSAGE, "SUCCESS", True),  # LOG_LEVEL=DEBUG shows every message again
+        ("DEBUG", MATCHER, "INFO", True),
+        ("DEBUG", MESSAGE, "TRACE", False),
+        ("WARNING", "/x/pallas/onebot/counters.py", "INFO", False),
+        (10, MESSAGE, "INFO", True),
+    ],
+)
+def test_which_lines_are_written(
+    sink: io.StringIO, configured: str | int, path: str, level: str, shown: bool
+) -> None:
+    log_setup.install(configured, sink)
+    with logger.contextualize(nonebot_log_level=configured):
+        emit(path, level, "the line")
+    assert ("the line" in sink.getvalue()) is shown
+
+
+def test_below_the_level_nothing_is_built(sink: io.StringIO) -> None:
+    log_setup.install("INFO", sink)
+    built = []
+    with logger.contextualize(nonebot_log_level="INFO"):
+        logger.patch(lambda record: built.append(record)).debug("x")
+    assert built == []  # dropped at loguru's level check, before any record exists
+
+
+def test_a_removed_default_handler_stays_removed(sink: io.StringIO) -> None:
+    logger.remove(nonebot_log.logger_id)  # an operator's own logging setup
+    assert log_setup.install("INFO", sink) == nonebot_log.logger_id
+    logger.info("x")
+    assert sink.getvalue() == ""
+
+
+def test_level_names() -> None:
+    assert log_setup.level_number("debug") == 10
+    assert log_setup.level_number(25) == 25
+    assert log_setup.level_number("nonsense") == 20
