@@ -20,9 +20,20 @@ event loop then runs a bounded set of handler steps per iteration instead of tho
 receive loop keeps reading frames (and recording them, below) while handling catches up.
 Messages addressed to the bot (`GuardedAdapter.lane_of`, set by `pallas.onebot.inbound` to
 `pallas.onebot.lanes.EdgeLanes`) take the priority lane: their own `PRIORITY_SLOTS`, so an @
-is handled at once instead of waiting behind the burst; from the reading of its frame until its
-model request goes out it holds the loop (`Lanes.hold`): no unaddressed handler starts and the
-receive loop paces itself. Nothing is dropped in either lane.
+is handled at once instead of waiting behind the burst. From the reading of its frame until its
+model request goes out an @ (or an alias address) holds the loop (`Lanes.hold`, at most
+`PRIORITY_HOLD_MAX_S`): no unaddressed handler starts, and an event frame read meanwhile waits
+before it is parsed (`Lanes.pause_reading`: at most 0.25 s per frame and half the time overall,
+`pallas.onebot.read_pause`) — except while the @ waits for an API response, which comes over
+the same socket. A reply to someone takes the priority lane but holds only once NoneBot's
+`get_msg` showed that it quotes the bot (`PriorityHold.engage`, from `pallas.onebot.inbound`):
+a peer that never answers `get_msg` cannot stall reading.
+
+Frames are taken off the socket by a pump task as fast as they come (`pallas.onebot.read_ahead`,
+bounded): API responses are resolved at once, never queued behind events; a frame that may
+address the bot is parsed first, after the frames its own group sent before it, so an @ deep in
+a burst is read (and holds) soon after it was sent. Parsed events waiting for a normal slot stay
+under `BACKLOG_MAX`. Nothing is dropped in either lane.
 
 `received_hooks` run synchronously for every event the moment its frame is parsed, before
 NoneBot dispatches it to a task: the recorder hands group messages to the (threaded) writer
@@ -32,11 +43,13 @@ there, so what the bot received is stored however far behind the busy event loop
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import json
 import logging
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
 from nonebot.adapters import Bot as BaseBot
@@ -47,6 +60,8 @@ from typing_extensions import override
 
 from pallas.onebot.event_parse import parse_event
 from pallas.onebot.frame_guard import check_frame
+from pallas.onebot.read_ahead import FramePump, FrameScan, Scanned, is_response_frame
+from pallas.onebot.read_pause import PauseBudget
 
 log = logging.getLogger("pallas.onebot")
 
@@ -55,6 +70,8 @@ ADMISSION_SLOTS = 32
 PRIORITY_SLOTS = 8
 ADMISSION_HOLD_S = 0.2
 RECEIVE_SLICE_S = 0.03
+BACKLOG_MAX = 2048  # parsed events waiting for a normal slot before parsing waits
+BACKLOG_POLL_S = 0.005
 PRIORITY_QUIET_S = 1.0
 QUIET_TRICKLE_SLOTS = 2
 PRIORITY_HOLD_MAX_S = 1.5
@@ -65,26 +82,45 @@ GIL_SWITCH_INTERVAL_S = 0.001
 _READ_VERDICTS_MAX = 100_000
 
 
+def _is_event_frame(data: str | bytes) -> bool:
+    """An event, not the response to an API call: a cheap look, no parsing."""
+    return not is_response_frame(data)
+
+
 class _GuardedSocket:
-    """A WebSocket whose `receive` skips (and logs) frames the adapter must not parse."""
+    """A WebSocket whose `receive` skips (and logs) frames the adapter must not parse, takes
+    frames from a read-ahead pump (`pallas.onebot.read_ahead`: an @ and its group's frames
+    before it first; API responses never wait), and paces itself for the handlers."""
 
     def __init__(self, websocket: WebSocket) -> None:
         self._websocket = websocket
         self.refused = 0
         self._yielded_at = time.perf_counter()
+        self_id = websocket.request.headers.get("x-self-id") or ""
+        scan = FrameScan(self_id, _group_aliases).scan if self_id else _no_scan
+        self.pump = FramePump(websocket.receive, scan, GuardedAdapter.deliver_response)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._websocket, name)
 
     async def receive(self) -> str | bytes:
         while True:
-            data = await self._websocket.receive()
+            await self._bounded_backlog()
+            data, lead = await self.pump.next()
             # A buffered burst is received without the loop ever switching task: give the
             # handlers (an @'s among them) a turn every RECEIVE_SLICE_S of receiving — after
             # every frame while an addressed turn prepares its model request.
             lanes = GuardedAdapter.lanes
             if lanes is not None and lanes.holding:
-                await asyncio.sleep(0)  # the @'s next step after every frame
+                if lanes.reading_paused and not lead and _is_event_frame(data):
+                    # The @'s local work gets the loop: this event waits (bounded) before it is
+                    # parsed (another @ too: @s sharing the loop all finish late). API responses
+                    # are taken by the pump and never wait. The frames a waiting @'s group sent
+                    # before it go on, one per loop turn (mostly while this @ waits for the
+                    # database), so that @ is ready to be read when this one is done.
+                    await lanes.pause_reading()
+                else:
+                    await asyncio.sleep(0)  # the @'s next step after every frame
                 self._yielded_at = time.perf_counter()
             elif time.perf_counter() - self._yielded_at >= RECEIVE_SLICE_S:
                 await asyncio.sleep(0)
@@ -99,6 +135,32 @@ class _GuardedSocket:
                 verdict.size,
                 data[:60],
             )
+
+    async def _bounded_backlog(self) -> None:
+        """Parsed events waiting for a handler slot stay under `BACKLOG_MAX` (then frames wait
+        in the read-ahead, then in the socket) — except a frame that may address the bot."""
+        while self._backlogged():  # noqa: ASYNC110 - two conditions, changed elsewhere
+            await asyncio.sleep(BACKLOG_POLL_S)
+
+    def _backlogged(self) -> bool:
+        lanes = GuardedAdapter.lanes
+        return (
+            lanes is not None
+            and lanes.waiting["normal"] >= BACKLOG_MAX
+            and not self.pump.urgent_waiting()
+        )
+
+    def stop(self) -> None:
+        self.pump.stop()
+
+
+def _no_scan(data: str | bytes) -> Scanned:
+    return Scanned(data, None, False)
+
+
+def _group_aliases(group_id: int) -> Iterable[str]:
+    aliases_for = getattr(GuardedAdapter.lane_of, "aliases_for", None)
+    return aliases_for(group_id) if aliases_for is not None else ()
 
 
 def deliver_result(store: Any, result: dict[str, Any]) -> bool:
@@ -118,21 +180,60 @@ def deliver_result(store: Any, result: dict[str, Any]) -> bool:
 
 class PriorityHold:
     """An addressed turn's claim on the event loop, from its admission until its model request
-    is out (`release`, idempotent) — or `max_s`, whichever comes first."""
+    is out (`release`, idempotent) — or `max_s` after it was engaged, whichever comes first.
 
-    __slots__ = ("_lanes", "_timer", "released")
+    A claim made `engaged=False` (a reply that may quote the bot) holds nothing until `engage`.
+    While the turn waits for an API response (`api_call`), reading is not paused for it: the
+    response comes over the same socket, behind the frames it would keep waiting."""
 
-    def __init__(self, lanes: Lanes, max_s: float) -> None:
+    __slots__ = ("_api_waits", "_lanes", "_max_s", "_timer", "engaged", "released")
+
+    def __init__(self, lanes: Lanes, max_s: float, *, engaged: bool = True) -> None:
         self._lanes = lanes
+        self._max_s = max_s
+        self._timer: asyncio.TimerHandle | None = None
+        self._api_waits = 0
         self.released = False
-        self._timer = asyncio.get_running_loop().call_later(max_s, self.release)
+        self.engaged = False
+        if engaged:
+            self.engage()
+
+    @property
+    def pausing(self) -> bool:
+        """Whether this claim keeps event frames waiting right now."""
+        return self.engaged and not self.released and not self._api_waits
+
+    def engage(self) -> None:
+        """Start holding (once; nothing after `release`)."""
+        if self.engaged or self.released:
+            return
+        self.engaged = True
+        self._timer = asyncio.get_running_loop().call_later(self._max_s, self.release)
+        self._lanes.add_hold(self)
 
     def release(self) -> None:
         if self.released:
             return
+        pausing = self.pausing
         self.released = True
-        self._timer.cancel()
-        self._lanes.drop_hold()
+        if self._timer is not None:
+            self._timer.cancel()
+        if self.engaged:
+            self._lanes.drop_hold(pausing=pausing)
+
+    @contextlib.contextmanager
+    def api_call(self) -> Iterator[None]:
+        """Around an API call of the holding turn: reading goes on until its response."""
+        was = self.pausing
+        self._api_waits += 1
+        if was:
+            self._lanes.pause_changed(-1)
+        try:
+            yield
+        finally:
+            self._api_waits -= 1
+            if self.pausing:
+                self._lanes.pause_changed(+1)
 
 
 # The hold of the addressed turn running in this task (handler tasks inherit it).
@@ -178,6 +279,7 @@ class Lanes:
         quiet_s: float = PRIORITY_QUIET_S,
         hold_max_s: float = PRIORITY_HOLD_MAX_S,
         clock: Callable[[], float] = time.monotonic,
+        pause_budget: PauseBudget | None = None,
     ) -> None:
         self.normal = asyncio.Semaphore(normal)
         self.priority = asyncio.Semaphore(priority)
@@ -191,6 +293,10 @@ class Lanes:
         self._holds = 0
         self._clear = asyncio.Event()
         self._clear.set()
+        self._pausing = 0
+        self._read_ok = asyncio.Event()
+        self._read_ok.set()
+        self._pause_budget = pause_budget if pause_budget is not None else PauseBudget()
         # id(event) → (lane verdict, hold) from the frame's reading until its handler starts
         self._read: dict[int, tuple[Any, PriorityHold | None]] = {}
 
@@ -199,15 +305,44 @@ class Lanes:
         """Whether an addressed turn is preparing its model request right now."""
         return self._holds > 0
 
-    def hold(self) -> PriorityHold:
+    @property
+    def reading_paused(self) -> bool:
+        """Whether event frames wait before parsing: a holder is doing local work (not
+        waiting for an API response)."""
+        return self._pausing > 0
+
+    def hold(self, *, engaged: bool = True) -> PriorityHold:
+        return PriorityHold(self, self._hold_max_s, engaged=engaged)
+
+    def add_hold(self, hold: PriorityHold) -> None:
         self._holds += 1
         self._clear.clear()
-        return PriorityHold(self, self._hold_max_s)
+        self.pause_changed(+1 if hold.pausing else 0)
 
-    def drop_hold(self) -> None:
+    def drop_hold(self, *, pausing: bool = True) -> None:
         self._holds = max(self._holds - 1, 0)
         if not self._holds:
             self._clear.set()
+        self.pause_changed(-1 if pausing else 0)
+
+    def pause_changed(self, delta: int) -> None:
+        self._pausing = max(self._pausing + delta, 0)
+        if self._pausing:
+            self._read_ok.clear()
+        else:
+            self._read_ok.set()
+
+    async def pause_reading(self) -> None:
+        """Let an event frame wait until no holder does local work — at most the budget's
+        allowance (`pallas.onebot.read_pause`)."""
+        limit = self._pause_budget.allowance()
+        if limit <= 0 or not self.reading_paused:
+            await asyncio.sleep(0)
+            return
+        started = time.monotonic()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._read_ok.wait(), limit)
+        self._pause_budget.spend(time.monotonic() - started)
 
     def classify_at_read(self, event: Event, lane_of: Callable[[Event], Any]) -> None:
         """The event's lane, decided when its frame is read: an addressed one holds the loop
@@ -218,7 +353,7 @@ class Lanes:
         claim = None
         if getattr(verdict, "priority", False):
             _log_priority(event, verdict)
-            claim = self.hold()
+            claim = self.hold(engaged=getattr(verdict, "certain", True))
         self._read[id(event)] = (verdict, claim)
 
     def take_read(self, event: Event) -> tuple[Any, PriorityHold | None] | None:
@@ -293,7 +428,7 @@ def admitted(
         if priority and read is None:
             _log_priority(event, verdict)
         if priority and claim is None:
-            claim = lanes.hold()
+            claim = lanes.hold(engaged=getattr(verdict, "certain", True))
         try:
             taken = await lanes.acquire("priority" if priority else "normal")
         except BaseException:
@@ -338,8 +473,35 @@ class GuardedAdapter(Adapter):
         super().bot_connect(bot)
 
     @override
+    async def _call_api(self, bot: BaseBot, api: str, **data: Any) -> Any:
+        hold = PRIORITY_HOLD.get()
+        if hold is None or not hold.pausing:
+            return await super()._call_api(bot, api, **data)  # type: ignore[arg-type]
+        with hold.api_call():  # e.g. NoneBot's get_msg for a reply: its response must be read
+            return await super()._call_api(bot, api, **data)  # type: ignore[arg-type]
+
+    @override
     async def _handle_ws(self, websocket: WebSocket) -> None:
-        await super()._handle_ws(_GuardedSocket(websocket))  # type: ignore[arg-type]
+        guarded = _GuardedSocket(websocket)
+        try:
+            await super()._handle_ws(guarded)  # type: ignore[arg-type]
+        finally:
+            guarded.stop()
+
+    @classmethod
+    def deliver_response(cls, data: str | bytes) -> bool:
+        """An API response taken off the socket by the read-ahead pump, resolved at once;
+        False (the frame then queues like any other) when it is not one after all."""
+        if not check_frame(data).ok:
+            return False  # the receive loop refuses and logs it
+        try:
+            json_data = json.loads(data)
+        except ValueError:
+            return False
+        if not isinstance(json_data, dict) or "post_type" in json_data:
+            return False
+        deliver_result(cls._result_store, json_data)
+        return True
 
     @classmethod
     @override

@@ -28,8 +28,14 @@ log = logging.getLogger("pallas.onebot")
 
 @dataclass(frozen=True, slots=True)
 class LaneVerdict:
+    """`priority`: the event skips the queue of unaddressed traffic. `certain`: it is addressed
+    for sure when its frame is read (an @bot, an alias, a to-me verdict) and holds the loop from
+    then; a reply to someone is only a candidate — whether it quotes the bot is known after
+    NoneBot's `get_msg` — so it holds the loop only once that is known (`PriorityHold.engage`)."""
+
     priority: bool
     reason: str
+    certain: bool = True
 
 
 NORMAL = LaneVerdict(False, "unaddressed")
@@ -42,7 +48,7 @@ def lane_for(turn: TurnInput, aliases: Iterable[str]) -> LaneVerdict:
             return LaneVerdict(True, "at")
         return LaneVerdict(True, "quotes_bot" if turn.quotes_bot else "to_me")
     if turn.reply_to is not None:
-        return LaneVerdict(True, "reply")
+        return LaneVerdict(True, "reply", certain=False)
     text = turn.text
     if any(alias and alias in text for alias in aliases):
         return LaneVerdict(True, "alias")
@@ -72,6 +78,17 @@ class EdgeLanes:
         except Exception:  # a broken group config must not stop the event
             log.exception("lane classification failed for message %s", event.message_id)
             return NORMAL
+
+    def aliases_for(self, group_id: int) -> Iterable[str]:
+        """The group's aliases (none before start-up, or when its config is broken): the
+        read-ahead's raw look at a frame (`pallas.onebot.read_ahead.FrameScan`) uses them too."""
+        source = self._aliases()
+        if source is None:
+            return ()
+        try:
+            return source(group_id)
+        except Exception:
+            return ()
 
 
 __all__ = ["NORMAL", "EdgeLanes", "LaneVerdict", "lane_for"]

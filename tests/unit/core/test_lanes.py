@@ -55,7 +55,9 @@ CASES = [
     ("@ the bot at the end", [_text("问一下 "), _at(BOT)], LaneVerdict(True, "at")),
     ("@ someone else", [_at(12_345), _text(" 在吗")], LaneVerdict(False, "unaddressed")),
     ("@ everyone", [_at("all"), _text(" 开会")], LaneVerdict(False, "unaddressed")),
-    ("a reply to anyone", [_reply(6_001), _text("真的吗")], LaneVerdict(True, "reply")),
+    # a reply to anyone skips the queue but holds the loop only once it is known to quote the bot
+    ("a reply to anyone", [_reply(6_001), _text("真的吗")], LaneVerdict(True, "reply", False)),
+    ("a reply that @s the bot", [_reply(6_001), _at(BOT), _text(" 嗯")], LaneVerdict(True, "at")),
     ("an alias first", [_text("帕拉斯 你好")], LaneVerdict(True, "alias")),
     ("an alias inside", [_text("我觉得牛牛说得对")], LaneVerdict(True, "alias")),
     ("a picture only", [{"type": "image", "data": {"file": "a.png"}}], NORMAL),
