@@ -36,7 +36,8 @@ from nonebot.typing import T_State
 from pallas.app import PallasApp
 from pallas.core.turn import TurnInput
 from pallas.onebot import lifecycle, warmup
-from pallas.onebot.adapter import PRIORITY_HOLD, GuardedAdapter, releasing_hold
+from pallas.onebot.adapter import GuardedAdapter
+from pallas.onebot.admission import PRIORITY_HOLD, releasing_hold
 from pallas.onebot.counters import COUNTERS, CounterSettings, CounterTask
 from pallas.onebot.events import forget_turn, turn_from_event
 from pallas.onebot.lanes import EdgeLanes

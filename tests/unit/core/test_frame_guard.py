@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from pallas.onebot.adapter import Lanes, admitted, deliver_result
+from pallas.onebot.adapter import deliver_result
+from pallas.onebot.admission import Lanes, admitted
 from pallas.onebot.frame_guard import MAX_FRAME_BYTES, check_frame
 from pallas.onebot.lanes import LaneVerdict
 

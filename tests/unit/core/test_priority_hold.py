@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from pallas.onebot.adapter import Lanes, admitted, releasing_hold
+from pallas.onebot.admission import Lanes, admitted, releasing_hold
 from pallas.onebot.lanes import LaneVerdict
 
 
