@@ -14,10 +14,11 @@ WebSocket — how Pallas is deployed — is guarded; the forward-WebSocket clien
 adapter is not. Frames over uvicorn's own `ws_max_size`, 16 MiB, are still closed by uvicorn
 before any of this runs.)
 
-Events are admitted (`pallas.onebot.admission`) to NoneBot's handlers at most `ADMISSION_SLOTS` at a time (a slot is held
-until the handling finishes or for `ADMISSION_HOLD_S`, whichever comes first): under a burst the
-event loop then runs a bounded set of handler steps per iteration instead of thousands, so the
-receive loop keeps reading frames (and recording them, below) while handling catches up.
+Events are admitted (`pallas.onebot.admission`) to NoneBot's handlers at most `ADMISSION_SLOTS`
+at a time (a slot is held until the handling finishes or for `ADMISSION_HOLD_S`, whichever comes
+first): under a burst the event loop then runs a bounded set of handler steps per iteration
+instead of thousands, so the receive loop keeps reading frames (and recording them, below) while
+handling catches up.
 Messages addressed to the bot (`GuardedAdapter.lane_of`, set by `pallas.onebot.inbound` to
 `pallas.onebot.lanes.EdgeLanes`) take the priority lane: their own `PRIORITY_SLOTS`, so an @
 is handled at once instead of waiting behind the burst. From the reading of its frame until its
