@@ -152,9 +152,7 @@ async def test_a_cold_turn_reads_the_same_rows_with_fewer_queries(repo: MemoryRe
     fast, plain = _service(fast_repo), _service(_PerKindRepo(repo, per_kind_only=True))
     for group, scopes in ((A, SCOPES_A), (B, SCOPES_B)):
         for user in (1, 2, 99, 98):  # 98, 99: members nothing is stored about
-            assert await _turn(fast, group, scopes, user) == await _turn(
-                plain, group, scopes, user
-            )
+            assert await _turn(fast, group, scopes, user) == await _turn(plain, group, scopes, user)
     fast_repo.reads.clear()
     await _turn(fast, A, SCOPES_A, 97)  # a new member in a warm group: no query at all
     assert fast_repo.reads == []
