@@ -169,3 +169,13 @@ async def test_a_cold_turn_reads_the_same_rows_with_fewer_queries(repo: MemoryRe
     assert [i.text for i in rows[PERSON_FACTS]] == ["喜欢猫"]
     rows_b = dict(await _turn(fast, B, SCOPES_B, 97))  # another group never sees it
     assert rows_b[PERSON_FACTS] == ()
+
+
+async def test_the_sources_of_one_cold_turn_share_one_shared_kinds_read(
+    repo: MemoryRepository,
+) -> None:
+    await _fill(repo, 5, 60)
+    counting = _PerKindRepo(repo, per_kind_only=False)
+    await _turn(_service(counting), A, SCOPES_A, 1)
+    assert counting.reads.count("candidates_by_kind") == 1
+    assert counting.reads.count("subjects") == 1

@@ -194,7 +194,8 @@ class MemoryService:
         if cached is not None:
             return cached
         if subject is None and kind in SHARED_KINDS:  # the group's kinds: one statement
-            await _single(self._loading, key, lambda: self._load_shared(scopes, cap, gen))
+            shared = query_cache_key(scopes, f"shared:{cap}:{gen}", "")
+            await _single(self._loading, shared, lambda: self._load_shared(scopes, cap, gen))
             cached = self._candidates.get(key)
             if cached is not None:
                 return cached
