@@ -203,6 +203,11 @@ class WarmSessions:
             bot_id, group_id, limit=limit, exclude_user_id=exclude_user_id
         )
 
+    async def prewarm(self, bot_id: int, group_id: int) -> None:
+        """Load the group's speakers and newest turns (its first @ then reads no row)."""
+        await self._group_speakers(bot_id, group_id)
+        await self.recent_for_group(bot_id, group_id, limit=0)
+
     async def _settled(self, bot_id: int, group_id: int) -> None:
         if self._repo.has_pending(bot_id, group_id):
             await self._repo.flush()

@@ -226,6 +226,13 @@ class MemoryService:
         self._subject_sets.put(key, subjects)
         return subjects
 
+    async def prewarm(self, scopes: Collection[str], config: RetrievalConfig) -> None:
+        """The shared kinds' candidates and the personal rows' subjects of `scopes`, as the
+        next turn loads them (`GroupWarmup`)."""
+        gen = await self._generation(scopes)
+        await self._load(scopes, SHARED_KINDS[0], None, config.candidate_cap, gen)
+        await self._subjects(scopes, gen)
+
     async def retrieve(
         self,
         kind: str,

@@ -80,6 +80,12 @@ class WarmTopics:
             self._entries.popitem(last=False)
         return rows
 
+    async def prewarm(
+        self, repo: SessionTopicRepository, bot_id: int, group_id: int, now: float
+    ) -> None:
+        """Load the group's topic holders (a member without topics then costs no query)."""
+        await self._group_holders(repo, bot_id, group_id, now)
+
     async def _group_holders(
         self, repo: SessionTopicRepository, bot_id: int, group_id: int, now: float
     ) -> set[int] | None:
