@@ -6,9 +6,12 @@ has a session or an archived topic there, its learning data and its shared memor
 per message): the first line of a group since start, or the first one `refresh_s` after the
 group was last warmed, queues the group, and one background task loads its entries through
 the same caches the reply path reads (same keys, same results: a turn after the warm-up reads
-what it would have loaded itself). One group at a time, a yield between loads, at most
-`max_groups` groups kept (LRU; a group pushed out is warmed again when it speaks), and only
-groups whose chat is enabled. A failing load is logged and skipped.
+what it would have loaded itself). One group at a time, a yield between loads, only groups
+whose chat is enabled, and at most `max_per_refresh` warm-ups started per `refresh_s`: the DB
+work stays bounded (~7 reads a group) and the warmed entries fit the caches they fill (memory
+candidates: 512 entries, five a group; learning: 256 groups) instead of pushing out the entries
+of groups the bot talks in. Past that budget a group loads on its own first @, as before. A
+failing load is logged and skipped.
 """
 
 from __future__ import annotations
@@ -36,14 +39,17 @@ class GroupWarmup:
         clock: Clock,
         group_config: Callable[[int], Any],
         refresh_s: float = 240.0,
-        max_groups: int = 256,
+        max_per_refresh: int = 96,
+        max_tracked: int = 4096,
     ) -> None:
         self._loads = tuple(loads)
         self._clock = clock
         self._group_config = group_config
         self.refresh_s = refresh_s
-        self.max_groups = max_groups
+        self.max_per_refresh = max_per_refresh
+        self.max_tracked = max_tracked
         self._warmed: OrderedDict[tuple[int, int], float] = OrderedDict()  # → when queued
+        self._started: deque[float] = deque()  # when the warm-ups of the last refresh_s began
         self._queue: deque[tuple[int, int]] = deque()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -57,9 +63,14 @@ class GroupWarmup:
         last = self._warmed.get(key)
         if last is not None and 0 <= now - last < self.refresh_s:
             return
+        while self._started and not 0 <= now - self._started[0] < self.refresh_s:
+            self._started.popleft()
+        if len(self._started) >= self.max_per_refresh:
+            return  # budget spent: this group loads on its own first @
+        self._started.append(now)
         self._warmed[key] = now
         self._warmed.move_to_end(key)
-        while len(self._warmed) > self.max_groups:
+        while len(self._warmed) > self.max_tracked:
             self._warmed.popitem(last=False)
         self._queue.append(key)
         if self._task is None or self._task.done():

@@ -81,10 +81,15 @@ async def test_private_chats_silent_groups_and_a_closed_warmup_load_nothing() ->
     assert loads.calls == []
 
 
-async def test_groups_kept_are_bounded_and_a_pushed_out_group_is_warmed_again() -> None:
+async def test_warm_ups_per_refresh_are_bounded_and_a_skipped_group_is_warmed_later() -> None:
     clock, loads = FakeClock(), Loads()
-    w = warmup(loads, clock, max_groups=2)
-    for group in (1, 2, 3, 1):
+    w = warmup(loads, clock, refresh_s=100, max_per_refresh=2)
+    for group in (1, 2, 3, 3, 1):  # 3: over the budget (it loads on its own first @)
+        w.seen(line(group))
+        await w.drain()
+    assert [g for name, _, g in loads.calls if name == "a"] == [1, 2]
+    clock.advance(100)
+    for group in (3, 1, 2):
         w.seen(line(group))
         await w.drain()
     assert [g for name, _, g in loads.calls if name == "a"] == [1, 2, 3, 1]
