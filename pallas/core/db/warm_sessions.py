@@ -272,7 +272,7 @@ async def _shared(
     """Concurrent reads of one cold entry (a member's turns and summary) share one load."""
     pending = loads.get(key)
     if pending is not None:
-        return await asyncio.shield(pending)  # type: ignore[no-any-return]
+        return await asyncio.shield(pending)
     future = asyncio.ensure_future(load())
     loads[key] = future
     try:

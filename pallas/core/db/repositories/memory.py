@@ -379,7 +379,8 @@ class MemoryRepository:
             .distinct()
         )
         async with self._sessions() as session:
-            return frozenset(int(u) for u in (await session.scalars(stmt)).all())
+            rows = (await session.scalars(stmt)).all()
+        return frozenset(int(u) for u in rows if u is not None)
 
     async def live_ids(self, scope: str, kind: str) -> list[int]:
         """Ids of the live rows of one scope × kind (the vector index keeps only these)."""

@@ -508,7 +508,7 @@ async def _single(
         pending = asyncio.ensure_future(load())
         loading[key] = pending
         pending.add_done_callback(lambda done: _forget(loading, key, done))
-    return await asyncio.shield(pending)  # type: ignore[no-any-return]
+    return await asyncio.shield(pending)
 
 
 def _forget(
