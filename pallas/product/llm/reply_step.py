@@ -29,6 +29,7 @@ from pallas.core.clock import Clock
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.warm_messages import WarmMessages
 from pallas.core.db.warm_sessions import WarmSessions
+from pallas.core.eager import eager_gather
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
@@ -193,7 +194,10 @@ class ReplyStep:
             await self.flush(turn.group_id)
         # The rows, retrieval and the planned tool are independent: one round of waits, not
         # three ("fetch_rows" is its own time, "retrieval" the time until all three are done).
-        rows, bundle, tool = await asyncio.gather(
+        # Without a tool they are stepped eagerly: warm reads finish without a loop round (a
+        # tool runs under `asyncio.timeout`, which needs a task of its own).
+        together = eager_gather if reply.tool.call is None else asyncio.gather
+        rows, bundle, tool = await together(
             _timed(self._fetch_rows(turn, route, config), stage_ms, "fetch_rows"),
             assemble_direct_chat_context(
                 self.sources, _gather_request(reply, current_text, self.clock.now())

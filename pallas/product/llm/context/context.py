@@ -9,13 +9,13 @@ A failing source is logged and skipped: a reply without memory beats no reply.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pallas.core.eager import eager_gather
 from pallas.core.turn import TurnInput
 from pallas.product.llm.context.processor_inputs import RetrievedBlock
 
@@ -63,10 +63,11 @@ class ChatContextBundle:
 async def assemble_direct_chat_context(
     sources: Sequence[ContextSource], request: GatherRequest
 ) -> ChatContextBundle:
-    # The sources run side by side (their DB reads overlap); the results merge in source
-    # order, so the bundle is the same as running them one after another.
+    # The sources run side by side (their DB reads overlap; a source served from memory costs
+    # no loop round, see `eager_gather`); the results merge in source order, so the bundle is
+    # the same as running them one after another.
     durations: dict[str, float] = {}
-    results = await asyncio.gather(*(_run(source, request, durations) for source in sources))
+    results = await eager_gather(*(_run(source, request, durations) for source in sources))
     blocks: dict[str, RetrievedBlock] = {}
     traces: dict[str, Any] = {}
     failed: list[str] = []
