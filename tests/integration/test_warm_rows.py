@@ -176,6 +176,35 @@ async def test_a_line_arriving_during_the_first_read_is_not_lost(env: Env) -> No
     assert await warm.recent(BOT, 501, limit=3) == _plain(first)  # now warm
 
 
+async def test_lines_arriving_during_the_first_read_join_the_new_window(env: Env) -> None:
+    rng = random.Random(18)
+    await env.messages.add_many([_message(rng, 501, i, NOW + i // 2) for i in range(30)])
+    stored_first = [_message(rng, 501, 100 + i, NOW + 20) for i in range(2)]  # before the read
+    stored_after = [_message(rng, 501, 200 + i, NOW + 20) for i in range(3)]  # after it
+    calls = 0
+    plain_recent = env.messages.recent
+
+    async def flush(_group_id: int) -> None:  # the writer: these lines arrive during the read
+        for message in (*stored_first, *stored_after):
+            warm.note(message)
+        await env.messages.add_many(stored_first)
+
+    async def recent(*args, **kwargs):
+        nonlocal calls
+        calls += 1
+        return await plain_recent(*args, **kwargs)
+
+    env.messages.recent = recent  # type: ignore[method-assign]
+    warm = WarmMessages(env.messages, flush=flush, per_group=24)
+    await warm.recent(BOT, 501, limit=3)
+    await env.messages.add_many(stored_after)  # the writer catches up
+    assert calls == 1  # the window was built by that read: no second query
+    for limit in (1, 5, 24):
+        assert await warm.recent(BOT, 501, limit=limit) == _plain(
+            await plain_recent(BOT, 501, limit=limit)
+        )
+
+
 async def test_quoted_lines_come_from_the_window_or_the_db(env: Env) -> None:
     rng = random.Random(9)
     rows = [_message(rng, 501, i, NOW + i) for i in range(40)]
