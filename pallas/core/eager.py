@@ -10,6 +10,9 @@ by side, as `gather` would run them (Python 3.12's eager task factory, for one c
 
 Semantics as `asyncio.gather(*coros)` without `return_exceptions`: results in argument
 order; the first exception is raised (coroutines already running as tasks keep running).
+One difference: until its first suspension a coroutine runs in the caller's task
+(`asyncio.current_task()`), so code entering `asyncio.timeout` (bound to the current task)
+must not be stepped eagerly — the reply step gives a planned tool a task of its own.
 """
 
 from __future__ import annotations
