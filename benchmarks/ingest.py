@@ -15,8 +15,9 @@ WebSocket as fast as the socket takes them.
   sent nothing finished routing. For each @, the time from its frame to the fake LLM receiving
   its request is the "@ under burst" latency; every @ must be answered exactly once (sends
   counted per group) and every member message stored.
-- warm by default: before the burst every group gets one line, routed before the burst starts
-  (a running bot has seen its groups; per-group caches are loaded). `--cold` skips that: the
+- warm by default: before the burst every group gets one line, routed before the burst starts,
+  then 1 s passes (a running bot has seen its groups; per-group caches are loaded, also the
+  ones its background group warm-up loads when a group is seen). `--cold` skips that: the
   burst is then the first traffic of every group after a restart.
 - start-up: process spawn → the port accepts connections (uvicorn serves after NoneBot's
   start-up hooks), for both processes. Pallas's warm-ups (jieba, BPE) finish in the background
@@ -57,6 +58,7 @@ LINES = ["今天吃什么", "有人打活动吗", "哈哈哈哈", "新干员好�
 SENTINEL = "__burst_done__"
 AT_TEXT = "在吗？问题{n}号"
 READ_AT = re.compile(r"addressed message (-?\d+) \(\w+\): priority lane, read at ([\d.]+)")
+WARM_SETTLE_S = 1.0
 COUNTERS = re.compile(r"counters: in (\d+).*?routed (\d+).*?last quiet turn at ([\d.]+)")
 
 
@@ -242,6 +244,7 @@ async def pallas_round(
                 await peer.send_event(peer.group_message(70_000_001 + g, 400_000 + g, "早"))
             while _counters(bot.log_path)[1] < warm:
                 await asyncio.sleep(0.05)
+            await asyncio.sleep(WARM_SETTLE_S)  # its background group warm-ups finish
         burst = _burst(peer, messages, groups)
         events = _with_ats(peer, burst, ats, groups)
         at_events = [e for e in events if e["user_id"] >= 600_001]

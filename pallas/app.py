@@ -44,6 +44,7 @@ from pallas.core.db.warm_sessions import WarmSessions
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.product.admin.base import AdminServices
+from pallas.product.config import GroupConfig
 from pallas.product.llm.addressing import Addressing
 from pallas.product.llm.chat_turn import ChatTurnService
 from pallas.product.llm.chat_turn_contracts import AfterTurnHook, Pause, PhraseSource, Sleep
@@ -51,6 +52,7 @@ from pallas.product.llm.context.context import ContextSource
 from pallas.product.llm.cost.guard import CostGuard
 from pallas.product.llm.cost.turn_exit import guard_for
 from pallas.product.llm.freshness import FreshnessGate
+from pallas.product.llm.group_warmup import GroupWarmup
 from pallas.product.llm.learning.context_source import GroupLearningSource
 from pallas.product.llm.learning.feedback_service import FeedbackStores
 from pallas.product.llm.learning.group_insight_processor import GroupInsightProcessor
@@ -60,6 +62,7 @@ from pallas.product.llm.memory.factory import (
     build_memory_service,
     build_memory_sources,
 )
+from pallas.product.llm.memory.isolation import readable_scopes
 from pallas.product.llm.memory.service import MemoryService
 from pallas.product.llm.merges import TurnMerges
 from pallas.product.llm.pipeline_state import PipelineState
@@ -101,6 +104,7 @@ class PallasApp:
         insight: GroupInsightProcessor,
         describer: StickerDescriber,
         admin: AdminServices,
+        warmup: GroupWarmup | None = None,
     ) -> None:
         self.runtime = runtime
         self.addressing = addressing
@@ -114,6 +118,7 @@ class PallasApp:
         self.insight = insight  # the group-insight sweep (packages/group_insight, /pallas learn)
         self.describer = describer  # the sticker describe job (packages/stickers)
         self.admin = admin  # `/pallas …` commands, the CLI, the web console
+        self.warmup = warmup  # a group's reply-path entries, loaded when the group is seen
         self._console: ConsoleBackend | None = None
 
     def console_backend(self, group_names: GroupNamesSource | None = None) -> ConsoleBackend:
@@ -130,6 +135,8 @@ class PallasApp:
 
     async def stop(self) -> None:
         """Finish after-turn work, then close the runtime (LLM client, writer, database)."""
+        if self.warmup is not None:
+            await self.warmup.close()
         await self.chat.drain_background()
         await self.runtime.stop()
 
@@ -364,6 +371,33 @@ def chat_service_for(
     )
 
 
+def group_warmup_for(
+    runtime: PallasRuntime,
+    chat: ChatTurnService,
+    learning: GroupLearningSource,
+    memory: MemoryService,
+    old_topics: OldTopicsSource,
+) -> GroupWarmup:
+    """The group-level entries of the reply path, loaded when a group is seen (same caches)."""
+    reply = chat.reply
+
+    async def timeline(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
+        await reply.warm_messages.recent(bot_id, group_id, limit=1)
+
+    async def sessions(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
+        await reply.warm_sessions.prewarm(bot_id, group_id)
+
+    async def shared_memory(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
+        scopes = readable_scopes(bot_id, group_id, config.memory.shared_pools)
+        await memory.prewarm(scopes, config.memory)
+
+    return GroupWarmup(
+        (timeline, sessions, learning.prewarm, shared_memory, old_topics.prewarm),
+        clock=runtime.clock,
+        group_config=runtime.group_configs.get,
+    )
+
+
 def build_app(
     runtime: PallasRuntime,
     *,
@@ -403,6 +437,8 @@ def build_app(
         stickers=stickers,
         fetch_quoted=fetch_quoted,
     )
+    warmup = group_warmup_for(runtime, chat, learning, memory, old_topics)
+    runtime.writer.listeners.append(warmup.seen)  # a group's entries load when it is seen
     feedback, insight, describer = (
         feedback_for(runtime),
         insight_for(runtime),
@@ -424,6 +460,7 @@ def build_app(
         insight=insight,
         describer=describer,
         admin=admin,
+        warmup=warmup,
     )
 
 

@@ -178,3 +178,25 @@ async def test_a_topic_archived_by_a_summary_is_kept_without_reading_back(stores
     recalled = await warm.gather(request("减肥晚饭吃沙拉"))  # the summary before is live no more
     assert recalled.blocks[S.MID_TERM].memory_ids == (f"topic:{salad}",)
     assert len(reads) == 1
+
+
+async def test_a_member_without_topics_costs_no_query_and_a_new_topic_is_seen(stores) -> None:
+    topics, sessions = stores
+    await archive(topics, GUITAR, group=GROUP, user=ALICE)
+    await archive(topics, "用户也在学吉他，F和弦按不响", group=OTHER_GROUP, user=BOB)
+    source = OldTopicsSource(topics, sessions)
+    assert S.MID_TERM in (await source.gather(request("F和弦怎么按"))).blocks  # group warm
+    reads: list[int] = []
+    plain_for_subject = topics.for_subject
+
+    async def counted(*args, **kwargs):
+        reads.append(1)
+        return await plain_for_subject(*args, **kwargs)
+
+    topics.for_subject = counted  # type: ignore[method-assign]
+    # Bob has a topic in the other group only: nothing here, and no query to find that out
+    assert (await source.gather(request("F和弦怎么按", user=BOB))).blocks == {}
+    assert reads == []
+    await archive(topics, "用户也在学吉他，F和弦按不响", group=GROUP, user=BOB)
+    block = (await source.gather(request("F和弦怎么按", user=BOB))).blocks[S.MID_TERM]
+    assert "按不响" in block.text and GUITAR not in block.text

@@ -176,6 +176,35 @@ async def test_a_line_arriving_during_the_first_read_is_not_lost(env: Env) -> No
     assert await warm.recent(BOT, 501, limit=3) == _plain(first)  # now warm
 
 
+async def test_lines_arriving_during_the_first_read_join_the_new_window(env: Env) -> None:
+    rng = random.Random(18)
+    await env.messages.add_many([_message(rng, 501, i, NOW + i // 2) for i in range(30)])
+    stored_first = [_message(rng, 501, 100 + i, NOW + 20) for i in range(2)]  # before the read
+    stored_after = [_message(rng, 501, 200 + i, NOW + 20) for i in range(3)]  # after it
+    calls = 0
+    plain_recent = env.messages.recent
+
+    async def flush(_group_id: int) -> None:  # the writer: these lines arrive during the read
+        for message in (*stored_first, *stored_after):
+            warm.note(message)
+        await env.messages.add_many(stored_first)
+
+    async def recent(*args, **kwargs):
+        nonlocal calls
+        calls += 1
+        return await plain_recent(*args, **kwargs)
+
+    env.messages.recent = recent  # type: ignore[method-assign]
+    warm = WarmMessages(env.messages, flush=flush, per_group=24)
+    await warm.recent(BOT, 501, limit=3)
+    await env.messages.add_many(stored_after)  # the writer catches up
+    assert calls == 1  # the window was built by that read: no second query
+    for limit in (1, 5, 24):
+        assert await warm.recent(BOT, 501, limit=limit) == _plain(
+            await plain_recent(BOT, 501, limit=limit)
+        )
+
+
 async def test_quoted_lines_come_from_the_window_or_the_db(env: Env) -> None:
     rng = random.Random(9)
     rows = [_message(rng, 501, i, NOW + i) for i in range(40)]
@@ -240,6 +269,66 @@ async def test_warm_sessions_equal_the_repository_through_changes(env: Env) -> N
     await env.chat.delete_for_user(BOT, 501, 102)  # /forget
     await _same_sessions(env, warm)
     await _same_sessions(env, warm, group=502)
+
+
+class _CountingRepo:
+    """Counts the DB reads `WarmSessions` makes through the real repository."""
+
+    def __init__(self, repo: ChatSessionRepository) -> None:
+        self.reads: list[str] = []
+        for name in ("recent_for_user", "latest_summary", "recent_for_group", "user_ids"):
+            setattr(repo, name, self._counted(name, getattr(repo, name)))
+
+    def _counted(self, name, method):
+        async def counted(*args, **kwargs):
+            self.reads.append(name)
+            return await method(*args, **kwargs)
+
+        return counted
+
+
+async def test_a_member_new_to_a_known_group_costs_no_query(env: Env) -> None:
+    rng = random.Random(5)
+    await env.chat.append(_turns(rng, 10))  # members 100-103 of group 501
+    await env.chat.append([SessionTurn(BOT, 502, 300, "user", "别的群", NOW)])
+    warm = WarmSessions(env.chat, user_window=12, group_window=10)
+    counting = _CountingRepo(env.chat)
+    assert await warm.recent_for_user(BOT, 501, 100, limit=4)  # a known member: loaded
+    counting.reads.clear()
+    for user in (300, 400, 401):  # 300 speaks in group 502 only: new here all the same
+        turns, summary = await asyncio.gather(
+            warm.recent_for_user(BOT, 501, user, limit=12), warm.latest_summary(BOT, 501, user)
+        )
+        assert (turns, summary) == ([], None)
+    assert counting.reads == []
+    # the new member's first turns join the window; the group's other windows stay right
+    env.chat.append_later([SessionTurn(BOT, 501, 400, "user", "第一次", NOW + 50)])
+    await _same_sessions(env, warm)
+    assert [t.content for t in await warm.recent_for_user(BOT, 501, 400, limit=4)] == ["第一次"]
+    assert await warm.recent_for_user(BOT, 502, 400, limit=4) == []
+    # /forget everywhere: the member is new again, and still reads as the DB does
+    await env.chat.delete_for_user(BOT, None, 400)
+    assert await warm.recent_for_user(BOT, 501, 400, limit=4) == []
+    await env.chat.append([SessionTurn(BOT, 501, 400, "user", "又来了", NOW + 60)])
+    got = await warm.recent_for_user(BOT, 501, 400, limit=4)
+    assert got == await env.chat.recent_for_user(BOT, 501, 400, limit=4)
+
+
+async def test_concurrent_reads_of_a_cold_member_share_one_load(env: Env) -> None:
+    rng = random.Random(6)
+    await env.chat.append(_turns(rng, 10))
+    summary = SessionTurn(BOT, 501, 101, "user", "摘要", NOW + 500, is_summary=True)
+    await env.chat.replace_with_summary(summary, [])
+    warm = WarmSessions(env.chat, user_window=48, group_window=10)
+    counting = _CountingRepo(env.chat)
+    turns, latest, again = await asyncio.gather(
+        warm.recent_for_user(BOT, 501, 101, limit=48),
+        warm.latest_summary(BOT, 501, 101),
+        warm.latest_summary(BOT, 501, 101),
+    )
+    assert turns == await env.chat.recent_for_user(BOT, 501, 101, limit=48)
+    assert latest == again == await env.chat.latest_summary(BOT, 501, 101)
+    assert sorted(counting.reads[:3]) == ["latest_summary", "recent_for_user", "user_ids"]
 
 
 # -- write-behind -------------------------------------------------------------------------------

@@ -8,8 +8,11 @@ as `MessageRepository.recent` does (newest `limit`, oldest first, ordered by tim
 arrival) without a query and without waiting for the writer.
 
 A group's window is built by its first read (after a restart or an LRU eviction): the writer
-is flushed and the newest `per_group` rows are read once; if a message of that group arrives
-meanwhile, the read is answered from the DB and the window is built by a later read.
+is flushed and the newest `per_group` rows are read once; messages of that group noted
+meanwhile (a busy group keeps talking) are kept aside and placed into the new window as if it
+had existed when they arrived (a duplicate of a loaded row is ignored). Only when more than
+`per_group` of them arrive during one read is the read answered from the DB and the window
+built by a later read.
 
 Stored form: a noted message is normalised as the database returns it (the same truncation and
 defaults; `row_id` stays 0, "not known"). Duplicates of a (bot, group, message_id) already held are
@@ -81,14 +84,19 @@ class WarmMessages:
         self._per_group = per_group
         self._max_groups = max_groups
         self._groups: OrderedDict[tuple[int, int], _Window] = OrderedDict()
-        self._loading: dict[tuple[int, int], int] = {}  # group → notes seen while loading
+        # group → messages noted while its window loads (None: too many, give up this load)
+        self._loading: dict[tuple[int, int], list[StoredMessage] | None] = {}
         self._seq = count(1)
 
     def note(self, message: StoredMessage) -> None:
         """A message handed to the writer (or stored through the repository)."""
         key = (message.bot_id, message.group_id)
         if key in self._loading:
-            self._loading[key] += 1
+            arrived = self._loading[key]
+            if arrived is not None and len(arrived) < self._per_group:
+                arrived.append(message)
+            else:
+                self._loading[key] = None
         window = self._groups.get(key)
         if window is None or message.message_id in window.ids:
             return
@@ -142,15 +150,15 @@ class WarmMessages:
             return window
         if key in self._loading:
             return None
-        self._loading[key] = 0
+        self._loading[key] = []
         try:
             if self._flush is not None:
                 await self._flush(group_id)  # this group's rows noted before are stored
             rows = await self._repo.recent(bot_id, group_id, limit=self._per_group)
-            if self._loading[key]:
-                return None  # a message arrived meanwhile: build the window next time
         finally:
-            self._loading.pop(key, None)
+            arrived = self._loading.pop(key, None)
+        if arrived is None:
+            return None  # a flood arrived meanwhile: build the window next time
         window = _Window(
             keys=[(m.time, 0, m.row_id or 0) for m in rows],
             rows=[replace(m, row_id=0) for m in rows],
@@ -160,4 +168,5 @@ class WarmMessages:
         self._groups[key] = window
         while len(self._groups) > self._max_groups:
             self._groups.popitem(last=False)
+        self.note_many(arrived)  # as if the window had been there when they arrived
         return window

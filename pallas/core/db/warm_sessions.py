@@ -8,16 +8,24 @@ one commit, only when the group speaks again within the linger); a summary rewri
 `/forget` drops the member's and the group's windows, which the next read rebuilds from the DB
 (one query, after a restart too).
 
+A member the bot never talked to in a group costs no query: the group's *speakers* (the user
+ids with any session row there, one DISTINCT read per group, kept up to date by the same
+listener) prove the member's window empty and summary-less. Concurrent reads of one cold window
+share one load.
+
 Bounded: `user_window` turns per member, `group_window` turns per group, LRU over
-`max_users` members and `max_groups` groups. A read wider than a window that does not hold the
-whole history goes to the DB, as do reads racing a change of the same window.
+`max_users` members and `max_groups` groups (window and speaker sets). A read wider than a
+window that does not hold the whole history goes to the DB, as do reads racing a change of the
+same window.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.records import SessionTurn
@@ -25,6 +33,7 @@ from pallas.core.records import SessionTurn
 _Key = tuple[int, ...]  # (bot, group, user) for a member window, (bot, group) for a group
 
 _UNSET = object()
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -67,6 +76,12 @@ class WarmSessions:
         self._group_window = group_window
         self._users = _Lru(max_users)
         self._groups = _Lru(max_groups)
+        # (bot, group) → the user ids with any session row there
+        self._speakers: OrderedDict[_Key, set[int]] = OrderedDict()
+        self._max_speaker_groups = max_groups
+        self._loads: dict[_Key, asyncio.Future[Any]] = {}  # one load per window
+        self._speaker_loads: dict[_Key, asyncio.Future[Any]] = {}  # one read per group
+        self._summary_loads: dict[_Key, asyncio.Future[Any]] = {}  # one read per member
         self._changes: dict[_Key, int] = {}  # bumped by every change of a window
         self._epoch = 0  # bumped when `_changes` is reset
         repo.listeners.append(self)
@@ -86,6 +101,9 @@ class WarmSessions:
             group_key = (turn.bot_id, turn.group_id)
             self._bump(user_key)
             self._bump(group_key)
+            speakers = self._speakers.get(group_key)
+            if speakers is not None:
+                speakers.add(turn.user_id)
             window = self._users.entries.get(user_key)
             if window is not None:
                 _push(window, turn)
@@ -104,6 +122,10 @@ class WarmSessions:
             if group_id is None or key[1] == group_id:
                 self._bump(key)
                 del self._groups.entries[key]
+        for key in [k for k in self._speakers if k[0] == bot_id]:
+            if group_id is None or key[1] == group_id:
+                self._bump(key)
+                self._speakers[key].discard(user_id)
 
     def summarised(self, summary: SessionTurn, deleted_row_ids: Sequence[int]) -> None:
         """A summary replaced older turns: the windows drop them and the member's gains it.
@@ -151,7 +173,11 @@ class WarmSessions:
         if window.summary is _UNSET:
             key = (bot_id, group_id, user_id)
             seen = self._version(key)
-            summary = await self._repo.latest_summary(bot_id, group_id, user_id)
+            summary = await _shared(
+                self._summary_loads,
+                key,
+                lambda: self._repo.latest_summary(bot_id, group_id, user_id),
+            )
             if self._version(key) != seen:
                 return summary
             window.summary = summary
@@ -177,6 +203,11 @@ class WarmSessions:
             bot_id, group_id, limit=limit, exclude_user_id=exclude_user_id
         )
 
+    async def prewarm(self, bot_id: int, group_id: int) -> None:
+        """Load the group's speakers and newest turns (its first @ then reads no row)."""
+        await self._group_speakers(bot_id, group_id)
+        await self.recent_for_group(bot_id, group_id, limit=0)
+
     async def _settled(self, bot_id: int, group_id: int) -> None:
         if self._repo.has_pending(bot_id, group_id):
             await self._repo.flush()
@@ -186,8 +217,41 @@ class WarmSessions:
         window = self._users.get(key)
         if window is not None:
             return window
-        rows = self._repo.recent_for_user(bot_id, group_id, user_id, limit=self._user_window)
-        return await self._load(key, self._users, self._user_window, rows)
+        speakers = await self._group_speakers(bot_id, group_id)
+        if speakers is not None and user_id not in speakers and key not in self._loads:
+            window = _Window(deque(maxlen=self._user_window), complete=True, summary=None)
+            self._users.put(key, window)  # never talked to the bot here: nothing to read
+            return window
+        return await _shared(
+            self._loads,
+            key,
+            lambda: self._load(
+                key,
+                self._users,
+                self._user_window,
+                self._repo.recent_for_user(bot_id, group_id, user_id, limit=self._user_window),
+            ),
+        )
+
+    async def _group_speakers(self, bot_id: int, group_id: int) -> set[int] | None:
+        """The group's speakers (one DB read per group, then kept by the listener); None
+        when a change raced the read."""
+        key = (bot_id, group_id)
+        speakers = self._speakers.get(key)
+        if speakers is not None:
+            self._speakers.move_to_end(key)
+            return speakers
+        return await _shared(self._speaker_loads, key, lambda: self._load_speakers(key))
+
+    async def _load_speakers(self, key: _Key) -> set[int] | None:
+        seen = self._version(key)
+        loaded = await self._repo.user_ids(key[0], key[1])
+        if self._version(key) != seen:
+            return None
+        speakers = self._speakers.setdefault(key, loaded)
+        while len(self._speakers) > self._max_speaker_groups:
+            self._speakers.popitem(last=False)
+        return speakers
 
     async def _load(
         self, key: _Key, lru: _Lru, width: int, rows_coro: Awaitable[list[SessionTurn]]
@@ -200,6 +264,22 @@ class WarmSessions:
         window = _Window(deque(rows, maxlen=width), complete=len(rows) < width)
         lru.put(key, window)
         return window
+
+
+async def _shared(
+    loads: dict[_Key, asyncio.Future[Any]], key: _Key, load: Callable[[], Awaitable[_T]]
+) -> _T:
+    """Concurrent reads of one cold entry (a member's turns and summary) share one load."""
+    pending = loads.get(key)
+    if pending is not None:
+        return await asyncio.shield(pending)
+    future = asyncio.ensure_future(load())
+    loads[key] = future
+    try:
+        return await asyncio.shield(future)
+    finally:
+        if loads.get(key) is future:
+            del loads[key]
 
 
 def _push(window: _Window, turn: SessionTurn) -> None:

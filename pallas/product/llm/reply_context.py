@@ -8,12 +8,12 @@ outside the window; the processors stay pure.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from pallas.core.eager import eager_gather
 from pallas.core.records import SessionTurn, StoredMessage
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
@@ -84,7 +84,7 @@ async def fetch_turn_rows(
     state: StateStore,
 ) -> TurnRows:
     # Independent reads: run them concurrently (SQLite WAL serves readers in parallel).
-    recent, user_turns, summary, group_turns, quoted = await asyncio.gather(
+    recent, user_turns, summary, group_turns, quoted = await eager_gather(
         messages.recent(turn.bot_id, turn.group_id, limit=timeline_width + 1)
         if timeline_width > 0
         else _nothing(),

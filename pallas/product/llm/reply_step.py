@@ -1,7 +1,7 @@
 """The reply step of a REPLY turn (`ReplyStep`): prepare → call the model → answer → deliver →
 remember.
 
-    prepare    merge quick follow-ups → fetch rows (warm caches) → retrieval ‖ the planned tool
+    prepare    merge quick follow-ups → fetch rows (warm caches) ‖ retrieval ‖ the planned tool
                → rules → build the request (pipeline, budget, formatter)
     call       one LLM call (images attached for vision models), counted by the cost guard
     answer     session-variable tags out, output rules, parse bubbles, output guard
@@ -23,12 +23,13 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.warm_messages import WarmMessages
 from pallas.core.db.warm_sessions import WarmSessions
+from pallas.core.eager import eager_gather
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
@@ -82,6 +83,7 @@ if TYPE_CHECKING:  # pipeline_state → memory.factory → extraction_hook → c
 log = logging.getLogger("pallas.chat")
 
 Flush = Callable[[int], Awaitable[None]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +181,7 @@ class ReplyStep:
     async def _gather(
         self, reply: ReplyTurn, stage_ms: dict[str, float], started: float
     ) -> GatheredTurn:
-        """The merge wait, the turn's rows, then retrieval and the planned tool side by side."""
+        """The merge wait, then the turn's rows, retrieval and the planned tool side by side."""
         turn, route, config = reply.turn, reply.route, reply.config
         wait = await self.merges.wait_decision(
             turn, route.trigger.content_text, config.chat, self.clock.now()
@@ -188,9 +190,15 @@ class ReplyStep:
             await self.pause(wait.wait_s)
         current_text, merged_images = await self.merges.current_text(turn, route.accumulated)
         mark = _stopwatch(stage_ms, "merge_wait", started)
-        rows = await self._fetch_rows(turn, route, config)
-        mark = _stopwatch(stage_ms, "fetch_rows", mark)
-        bundle, tool = await asyncio.gather(
+        if route.outcome is RouteOutcome.TOOL:  # tools count stored rows (activity ranking)
+            await self.flush(turn.group_id)
+        # The rows, retrieval and the planned tool are independent: one round of waits, not
+        # three ("fetch_rows" is its own time, "retrieval" the time until all three are done).
+        # Without a tool they are stepped eagerly: warm reads finish without a loop round (a
+        # tool runs under `asyncio.timeout`, which needs a task of its own).
+        together = eager_gather if reply.tool.call is None else asyncio.gather
+        rows, bundle, tool = await together(
+            _timed(self._fetch_rows(turn, route, config), stage_ms, "fetch_rows"),
             assemble_direct_chat_context(
                 self.sources, _gather_request(reply, current_text, self.clock.now())
             ),
@@ -257,8 +265,6 @@ class ReplyStep:
         self, turn: TurnInput, route: RouteResult, config: GroupConfig
     ) -> TurnRows:
         """Timeline and session rows from the warm caches (no DB on a warm group)."""
-        if route.outcome is RouteOutcome.TOOL:  # tools count stored rows (activity ranking)
-            await self.flush(turn.group_id)
         return await fetch_turn_rows(
             turn,
             timeline_width=route.trigger.timeline_width,
@@ -403,6 +409,13 @@ def _gather_request(reply: ReplyTurn, current_text: str, now: float) -> GatherRe
         short_social=bool(decision and not decision.allow_persistent_memory),
         addressed=route.trigger.addressed,
     )
+
+
+async def _timed(work: Awaitable[T], stages: dict[str, float], name: str) -> T:
+    started = time.perf_counter()
+    result = await work
+    _stopwatch(stages, name, started)
+    return result
 
 
 def _stopwatch(stages: dict[str, float], name: str, since: float) -> float:

@@ -147,6 +147,17 @@ class ChatSessionRepository:
             rows = (await session.scalars(stmt)).all()
         return [_to_turn(r) for r in reversed(rows)]
 
+    async def user_ids(self, bot_id: int, group_id: int) -> set[int]:
+        """The members with any session row in this group (summaries included)."""
+        stmt = (
+            select(LlmChatMessageRow.user_id)
+            .where(LlmChatMessageRow.bot_id == bot_id, LlmChatMessageRow.group_id == group_id)
+            .distinct()
+        )
+        await self.flush()
+        async with self._sessions() as session:
+            return {int(u) for u in (await session.scalars(stmt)).all()}
+
     async def count_for_user(self, bot_id: int, group_id: int, user_id: int) -> int:
         stmt = (
             select(func.count())

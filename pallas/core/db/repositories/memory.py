@@ -12,8 +12,9 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from sqlalchemy import Select, func, or_, select, update
+from sqlalchemy import Select, func, or_, select, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import aliased
 
 import pallas.core.db.models_memory  # noqa: F401  (registers memory_item on Base)
 from pallas.core.db.engine import rowcount
@@ -100,6 +101,11 @@ def _to_item(row: MemoryItemRow) -> MemoryItem:
         delete_reason=row.delete_reason,
         replaced_by=row.replaced_by,
     )
+
+
+def _recency(item: MemoryItem) -> float:
+    """`coalesce(last_access_at, updated_at)`, the candidates' newest-use-first order."""
+    return item.last_access_at if item.last_access_at is not None else item.updated_at
 
 
 def _as_stored(new: NewMemory) -> NewMemory:
@@ -325,6 +331,56 @@ class MemoryRepository:
         stmt = stmt.order_by(recency.desc(), MemoryItemRow.id.desc()).limit(limit)
         async with self._sessions() as session:
             return [_to_item(r) for r in (await session.scalars(stmt)).all()]
+
+    async def candidates_by_kind(
+        self, scopes: Collection[str], kinds: Sequence[str], *, limit: int = 500
+    ) -> dict[str, list[MemoryItem]]:
+        """`candidates(scopes, kind, limit=limit)` of several kinds (no subject filter) in one
+        statement: a UNION ALL of the per-kind capped reads, each kind in the same order."""
+        out: dict[str, list[MemoryItem]] = {kind: [] for kind in kinds}
+        if not scopes or limit <= 0 or not kinds:
+            return out
+        recency = func.coalesce(MemoryItemRow.last_access_at, MemoryItemRow.updated_at)
+        parts = [
+            select(
+                select(MemoryItemRow)
+                .where(
+                    MemoryItemRow.scope.in_(sorted(scopes)),
+                    MemoryItemRow.kind == kind,
+                    MemoryItemRow.deleted_at.is_(None),
+                )
+                .order_by(recency.desc(), MemoryItemRow.id.desc())
+                .limit(limit)
+                .subquery()
+            )
+            for kind in dict.fromkeys(kinds)
+        ]
+        row = aliased(MemoryItemRow, union_all(*parts).subquery())
+        async with self._sessions() as session:
+            items = [_to_item(r) for r in (await session.scalars(select(row))).all()]
+        # the union's row order is not guaranteed: the per-kind order again, in Python
+        items.sort(key=lambda i: (-_recency(i), -i.id))
+        for item in items:
+            out[item.kind].append(item)
+        return out
+
+    async def subjects(self, scopes: Collection[str], kinds: Collection[str]) -> frozenset[int]:
+        """The subject user ids of the live rows of `kinds` in `scopes`."""
+        if not scopes or not kinds:
+            return frozenset()
+        stmt = (
+            select(MemoryItemRow.subject_user_id)
+            .where(
+                MemoryItemRow.scope.in_(sorted(scopes)),
+                MemoryItemRow.kind.in_(sorted(kinds)),
+                MemoryItemRow.subject_user_id.is_not(None),
+                MemoryItemRow.deleted_at.is_(None),
+            )
+            .distinct()
+        )
+        async with self._sessions() as session:
+            rows = (await session.scalars(stmt)).all()
+        return frozenset(int(u) for u in rows if u is not None)
 
     async def live_ids(self, scope: str, kind: str) -> list[int]:
         """Ids of the live rows of one scope × kind (the vector index keeps only these)."""

@@ -105,6 +105,16 @@ class SessionTopicRepository:
             rows = (await session.scalars(stmt)).all()
         return [_to_topic(r) for r in rows]
 
+    async def user_ids(self, bot_id: int, group_id: int) -> set[int]:
+        """The members with any topic in this group (or private chat)."""
+        stmt = (
+            select(SessionTopicRow.user_id)
+            .where(SessionTopicRow.bot_id == bot_id, SessionTopicRow.group_id == group_id)
+            .distinct()
+        )
+        async with self._sessions() as session:
+            return {int(u) for u in (await session.scalars(stmt)).all()}
+
     async def count_since(self, bot_id: int, group_id: int, since: float) -> int:
         """Topics (= summaries written) in this group since `since` (for the daily budget)."""
         stmt = (

@@ -2,8 +2,8 @@
 
 Each `ContextSource` (memory, knowledge, relationships, person facts, old topics, group style,
 …) looks at the turn and contributes pre-rendered blocks by section id plus a trace. This
-function only runs them in order, times each stage and collects the results into a
-`ChatContextBundle`; it does not decide where blocks go in the prompt (the pipeline does).
+function runs them side by side, times each one and merges their results in source order into
+a `ChatContextBundle`; it does not decide where blocks go in the prompt (the pipeline does).
 A failing source is logged and skipped: a reply without memory beats no reply.
 """
 
@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pallas.core.eager import eager_gather
 from pallas.core.turn import TurnInput
 from pallas.product.llm.context.processor_inputs import RetrievedBlock
 
@@ -62,27 +63,20 @@ class ChatContextBundle:
 async def assemble_direct_chat_context(
     sources: Sequence[ContextSource], request: GatherRequest
 ) -> ChatContextBundle:
+    # The sources run side by side (their DB reads overlap; a source served from memory costs
+    # no loop round, see `eager_gather`); the results merge in source order, so the bundle is
+    # the same as running them one after another.
+    durations: dict[str, float] = {}
+    results = await eager_gather(*(_run(source, request, durations) for source in sources))
     blocks: dict[str, RetrievedBlock] = {}
     traces: dict[str, Any] = {}
-    durations: dict[str, float] = {}
     failed: list[str] = []
     reply_shape = None
     blocklist: list[str] = []
-    for source in sources:
-        started = time.perf_counter()
-        try:
-            contribution = await source.gather(request)
-        except Exception:
-            log.exception(
-                "context source %s failed (group %s, message %s); continuing without it",
-                source.name,
-                request.turn.group_id,
-                request.turn.message_id,
-            )
+    for source, contribution in zip(sources, results, strict=True):
+        if contribution is None:
             failed.append(source.name)
             continue
-        finally:
-            durations[source.name] = round((time.perf_counter() - started) * 1000, 3)
         for section_id, block in contribution.blocks.items():
             if block.text.strip() and section_id not in blocks:
                 blocks[section_id] = block
@@ -93,8 +87,27 @@ async def assemble_direct_chat_context(
     return ChatContextBundle(
         blocks=blocks,
         traces=traces,
-        stage_durations_ms=durations,
+        stage_durations_ms={s.name: durations[s.name] for s in sources if s.name in durations},
         reply_shape=reply_shape,
         feedback_blocklist=tuple(dict.fromkeys(blocklist)),
         failed_sources=tuple(failed),
     )
+
+
+async def _run(
+    source: ContextSource, request: GatherRequest, durations: dict[str, float]
+) -> SourceContribution | None:
+    """One source's contribution, None when it failed (logged)."""
+    started = time.perf_counter()
+    try:
+        return await source.gather(request)
+    except Exception:
+        log.exception(
+            "context source %s failed (group %s, message %s); continuing without it",
+            source.name,
+            request.turn.group_id,
+            request.turn.message_id,
+        )
+        return None
+    finally:
+        durations[source.name] = round((time.perf_counter() - started) * 1000, 3)

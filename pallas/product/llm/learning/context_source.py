@@ -218,6 +218,17 @@ class GroupLearningSource:
             self._phrases.pop(next(iter(self._phrases)))
         return phrases
 
+    async def prewarm(self, bot_id: int, group_id: int, config: Any, now: float) -> None:
+        """The group's learning data, as the next turn reads it (`GroupWarmup`)."""
+        learning = _learning_config(config)
+        await self._cache.get(
+            bot_id,
+            group_id,
+            now=now,
+            pool_size=learning.expression_pool_size,
+            ttl=learning.cache_ttl_seconds,
+        )
+
     async def gather(self, request: GatherRequest) -> SourceContribution:
         turn = request.turn
         if turn.group_id == 0:

@@ -135,14 +135,17 @@ class GroupLearningCache:
     async def _load(
         self, bot_id: int, group_id: int, *, now: float, pool_size: int
     ) -> GroupLearningData:
-        pairs = await self._learning.pairs(
-            bot_id, group_id, learning_type=LearningType.OBSERVED, limit=pool_size
-        )
-        labels = await self._learning.labels(bot_id, group_id, limit=max(pool_size * 2, 100))
-        strategies = await self._learning.strategies(bot_id, group_id)
-        stored_profile = await self._learning.profile(bot_id, group_id)
         since = now - _FEEDBACK_LOOKBACK_DAYS * DAY_S
-        feedback = await self._feedback.for_group(bot_id, group_id, since=since)
+        # five independent reads: side by side (their waits overlap on a cold first turn)
+        pairs, labels, strategies, stored_profile, feedback = await asyncio.gather(
+            self._learning.pairs(
+                bot_id, group_id, learning_type=LearningType.OBSERVED, limit=pool_size
+            ),
+            self._learning.labels(bot_id, group_id, limit=max(pool_size * 2, 100)),
+            self._learning.strategies(bot_id, group_id),
+            self._learning.profile(bot_id, group_id),
+            self._feedback.for_group(bot_id, group_id, since=since),
+        )
         return GroupLearningData(
             bot_id=bot_id,
             group_id=group_id,

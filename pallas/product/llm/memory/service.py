@@ -19,9 +19,9 @@ import logging
 import re
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pallas.core import state_keys
 from pallas.core.clock import Clock
@@ -33,9 +33,14 @@ from pallas.core.db.repositories.memory import (
     WriteOutcome,
 )
 from pallas.core.state import StateStore
-from pallas.product.llm.memory.cache import TtlLruCache, query_cache_key
+from pallas.product.llm.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
 from pallas.product.llm.memory.expansion import expansion_text
-from pallas.product.llm.memory.kinds import PERSON_FACTS, PERSONAL_KINDS
+from pallas.product.llm.memory.kinds import (
+    KNOWLEDGE,
+    MEMORY_SECTION_KINDS,
+    PERSON_FACTS,
+    PERSONAL_KINDS,
+)
 from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
 from pallas.product.llm.memory.scoring import (
     MemoryCandidate,
@@ -55,6 +60,9 @@ TEXT_MAX_CHARS = 300
 TOUCH_DELAY_S = 0.5
 BACKFILL_BATCH = 32
 _KEY_JUNK = re.compile(r"[^0-9a-z\u3400-\u9fff]+")
+# read for the whole group on every turn (no subject): loaded together, one statement
+SHARED_KINDS = (*MEMORY_SECTION_KINDS, KNOWLEDGE)
+T = TypeVar("T")
 
 
 def normalise_key(key: str) -> str:
@@ -153,6 +161,11 @@ class MemoryService:
         self._candidates: TtlLruCache[tuple[MemoryItem, ...]] = TtlLruCache(
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
+        # who the personal rows of a scope set are about: a new member's rows need no query
+        self._subject_sets: TtlLruCache[frozenset[int]] = TtlLruCache(
+            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
+        )
+        self._loading: dict[Hashable, asyncio.Future[Any]] = {}  # concurrent misses share
         self._vectors: TtlLruCache[tuple[float, ...]] = TtlLruCache(
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
@@ -176,13 +189,49 @@ class MemoryService:
     async def _load(
         self, scopes: Collection[str], kind: str, subject: int | None, cap: int, gen: str
     ) -> tuple[MemoryItem, ...]:
-        key = query_cache_key(scopes, f"{kind}:{subject}:{cap}:{gen}", "")
+        key = _candidates_key(scopes, kind, subject, cap, gen)
         cached = self._candidates.get(key)
         if cached is not None:
             return cached
+        if subject is None and kind in SHARED_KINDS:  # the group's kinds: one statement
+            shared = query_cache_key(scopes, f"shared:{cap}:{gen}", "")
+            await _single(self._loading, shared, lambda: self._load_shared(scopes, cap, gen))
+            cached = self._candidates.get(key)
+            if cached is not None:
+                return cached
+        if subject is not None and kind in PERSONAL_KINDS:
+            subjects = await self._subjects(scopes, gen)
+            if subject not in subjects:  # nothing stored about this member: no query
+                self._candidates.put(key, ())
+                return ()
         items = tuple(await self.repo.candidates(scopes, kind, subject_user_id=subject, limit=cap))
         self._candidates.put(key, items)
         return items
+
+    async def _load_shared(self, scopes: Collection[str], cap: int, gen: str) -> None:
+        """The candidates of every shared kind (memory sections + knowledge), one read."""
+        loaded = await self.repo.candidates_by_kind(scopes, SHARED_KINDS, limit=cap)
+        for kind, items in loaded.items():
+            self._candidates.put(_candidates_key(scopes, kind, None, cap, gen), tuple(items))
+
+    async def _subjects(self, scopes: Collection[str], gen: str) -> frozenset[int]:
+        """Who the personal rows of `scopes` are about (one read per scope generation)."""
+        key = query_cache_key(scopes, f"subjects:{gen}", "")
+        cached = self._subject_sets.get(key)
+        if cached is not None:
+            return cached
+        subjects = await _single(
+            self._loading, key, lambda: self.repo.subjects(scopes, PERSONAL_KINDS)
+        )
+        self._subject_sets.put(key, subjects)
+        return subjects
+
+    async def prewarm(self, scopes: Collection[str], config: RetrievalConfig) -> None:
+        """The shared kinds' candidates and the personal rows' subjects of `scopes`, as the
+        next turn loads them (`GroupWarmup`)."""
+        gen = await self._generation(scopes)
+        await self._load(scopes, SHARED_KINDS[0], None, config.candidate_cap, gen)
+        await self._subjects(scopes, gen)
 
     async def retrieve(
         self,
@@ -427,6 +476,7 @@ class MemoryService:
             await self._state.incr(state_keys.memory_generation(scope))
             self._results.invalidate_scope(scope)
             self._candidates.invalidate_scope(scope)
+            self._subject_sets.invalidate_scope(scope)
 
     # ------------------------------------------------------------------ background
 
@@ -441,6 +491,31 @@ class MemoryService:
         while self._background:
             await asyncio.gather(*list(self._background), return_exceptions=True)
         await self.flush_touches()
+
+
+def _candidates_key(
+    scopes: Collection[str], kind: str, subject: int | None, cap: int, gen: str
+) -> QueryCacheKey:
+    return query_cache_key(scopes, f"{kind}:{subject}:{cap}:{gen}", "")
+
+
+async def _single(
+    loading: dict[Hashable, asyncio.Future[Any]], key: Hashable, load: Callable[[], Awaitable[T]]
+) -> T:
+    """One load per key at a time: concurrent callers (the turn's sources) share it."""
+    pending = loading.get(key)
+    if pending is None:
+        pending = asyncio.ensure_future(load())
+        loading[key] = pending
+        pending.add_done_callback(lambda done: _forget(loading, key, done))
+    return await asyncio.shield(pending)
+
+
+def _forget(
+    loading: dict[Hashable, asyncio.Future[Any]], key: Hashable, done: asyncio.Future[Any]
+) -> None:
+    if loading.get(key) is done:
+        del loading[key]
 
 
 def _group_of(scope: str) -> int:

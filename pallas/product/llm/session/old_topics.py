@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from pallas.core.clock import DAY_S
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
@@ -114,6 +115,10 @@ class OldTopicsSource:
         warm = WarmSessions.of(self.chat_sessions)
         live = await warm.latest_summary(topic.bot_id, topic.group_id, topic.user_id)
         self.warm.added(topic, _marker(live))
+
+    async def prewarm(self, bot_id: int, group_id: int, config: Any, now: float) -> None:
+        """Who has topics in the group (`GroupWarmup`)."""
+        await self.warm.prewarm(self.topics, bot_id, group_id, now)
 
     async def gather(self, request: GatherRequest) -> SourceContribution:
         if not request.allow_persistent_memory:

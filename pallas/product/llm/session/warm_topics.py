@@ -14,6 +14,10 @@
 
 Entries expire after `ttl_s` of the turn clock (recalls made by another process sharing the
 database are seen within that time) and the cache holds at most `max_members` members.
+
+A member with no topic at all costs no query either: the group's topic holders (one DISTINCT
+read per group, kept for `ttl_s` like the rows, joined by every topic `added` here) prove it;
+a load that raced a new topic is not kept.
 """
 
 from __future__ import annotations
@@ -34,11 +38,23 @@ class _Entry:
     rows: list[SessionTopic]
 
 
+@dataclass(slots=True)
+class _Holders:
+    loaded_at: float
+    users: set[int]
+
+
 class WarmTopics:
-    def __init__(self, *, ttl_s: float = 120.0, max_members: int = 4096) -> None:
+    def __init__(
+        self, *, ttl_s: float = 120.0, max_members: int = 4096, max_groups: int = 2048
+    ) -> None:
         self.ttl_s = ttl_s
         self.max_members = max_members
+        self.max_groups = max_groups
         self._entries: OrderedDict[_Key, _Entry] = OrderedDict()
+        self._holders: OrderedDict[tuple[int, int], _Holders] = OrderedDict()
+        self._added: dict[tuple[int, int], int] = {}  # topics added per group (races a load)
+        self._epoch = 0  # bumped when `_added` is reset
 
     async def for_subject(
         self,
@@ -54,12 +70,40 @@ class WarmTopics:
             self._entries.move_to_end(key)
             return entry.rows
         bot_id, group_id, user_id, limit = key
+        holders = await self._group_holders(repo, bot_id, group_id, now)
+        if holders is not None and user_id not in holders:
+            return []  # no topic archived for this member here
         rows = await repo.for_subject(bot_id, group_id, user_id, limit=limit)
         self._entries[key] = _Entry(marker, now, rows)
         self._entries.move_to_end(key)
         while len(self._entries) > self.max_members:
             self._entries.popitem(last=False)
         return rows
+
+    async def prewarm(
+        self, repo: SessionTopicRepository, bot_id: int, group_id: int, now: float
+    ) -> None:
+        """Load the group's topic holders (a member without topics then costs no query)."""
+        await self._group_holders(repo, bot_id, group_id, now)
+
+    async def _group_holders(
+        self, repo: SessionTopicRepository, bot_id: int, group_id: int, now: float
+    ) -> set[int] | None:
+        """The members with a topic in the group; None when a new topic raced the read."""
+        group = (bot_id, group_id)
+        holders = self._holders.get(group)
+        if holders is not None and 0 <= now - holders.loaded_at < self.ttl_s:
+            self._holders.move_to_end(group)
+            return holders.users
+        seen = (self._epoch, self._added.get(group, 0))
+        users = await repo.user_ids(bot_id, group_id)
+        if (self._epoch, self._added.get(group, 0)) != seen:
+            return None
+        self._holders[group] = _Holders(now, users)
+        self._holders.move_to_end(group)
+        while len(self._holders) > self.max_groups:
+            self._holders.popitem(last=False)
+        return users
 
     def touched(self, key: _Key, row_ids: Collection[int], now: float) -> None:
         """Apply a recall (access count + 1, last access = now) to the cached rows."""
@@ -77,6 +121,14 @@ class WarmTopics:
         """A topic was stored (the newest row of its member): put it first in the member's
         kept rows, as `repo.for_subject` would now return them, and remember `marker`."""
         member = (topic.bot_id, topic.group_id, topic.user_id)
+        group = (topic.bot_id, topic.group_id)
+        if len(self._added) > 4 * self.max_groups:
+            self._added.clear()
+            self._epoch += 1  # loads in flight then do not keep what they read
+        self._added[group] = self._added.get(group, 0) + 1
+        holders = self._holders.get(group)
+        if holders is not None:
+            holders.users.add(topic.user_id)
         for key, entry in self._entries.items():
             if key[:3] == member:
                 entry.rows = [topic, *entry.rows][: key[3]]
@@ -84,3 +136,4 @@ class WarmTopics:
 
     def clear(self) -> None:
         self._entries.clear()
+        self._holders.clear()
