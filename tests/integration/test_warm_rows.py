@@ -205,6 +205,30 @@ async def test_lines_arriving_during_the_first_read_join_the_new_window(env: Env
         )
 
 
+async def test_a_reader_during_another_readers_load_sees_the_uncommitted_line(env: Env) -> None:
+    """The group's background warm-up is loading the window when the @ reads it: the @ waits
+    for that load (flushed first) instead of asking the DB, which lacks the queued line."""
+    rng = random.Random(28)
+    await env.messages.add_many([_message(rng, 501, i, NOW + i) for i in range(5)])
+    queued = _message(rng, 501, 77, NOW + 30)  # handed to the writer, not committed yet
+    release = asyncio.Event()
+
+    async def flush(_group_id: int) -> None:  # the writer stores the queued line, slowly
+        await release.wait()
+        await env.messages.add_many([queued])
+
+    warm = WarmMessages(env.messages, flush=flush, per_group=24)
+    warm.note(queued)  # no window yet: ignored, as at a group's first line
+    warming = asyncio.ensure_future(warm.recent(BOT, 501, limit=1))  # the group's warm-up
+    await asyncio.sleep(0)
+    reading = asyncio.ensure_future(warm.recent(BOT, 501, limit=3))  # the @'s timeline
+    await asyncio.sleep(0.01)
+    assert not reading.done()  # it waits for the load instead of reading the DB
+    release.set()
+    assert [m.message_id for m in await reading] == [3, 4, 77]
+    assert [m.message_id for m in await warming] == [77]
+
+
 async def test_quoted_lines_come_from_the_window_or_the_db(env: Env) -> None:
     rng = random.Random(9)
     rows = [_message(rng, 501, i, NOW + i) for i in range(40)]

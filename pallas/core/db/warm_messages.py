@@ -25,6 +25,7 @@ Bounded: `per_group` messages per group, LRU over `max_groups` groups.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import json
 import math
@@ -86,6 +87,9 @@ class WarmMessages:
         self._groups: OrderedDict[tuple[int, int], _Window] = OrderedDict()
         # group → messages noted while its window loads (None: too many, give up this load)
         self._loading: dict[tuple[int, int], list[StoredMessage] | None] = {}
+        # group → its window's load in flight: a second reader waits for it (a reader that
+        # went to the DB instead could miss rows the writer has not committed yet)
+        self._inflight: dict[tuple[int, int], asyncio.Future[_Window | None]] = {}
         self._seq = count(1)
 
     def note(self, message: StoredMessage) -> None:
@@ -125,6 +129,8 @@ class WarmMessages:
             return []
         window = await self._window(bot_id, group_id)
         if window is None or (limit > len(window.rows) and not window.complete):
+            if self._flush is not None:
+                await self._flush(group_id)  # the rows noted before this read are stored
             return await self._repo.recent(bot_id, group_id, limit=limit)
         return window.rows[-limit:]
 
@@ -148,8 +154,25 @@ class WarmMessages:
         if window is not None:
             self._groups.move_to_end(key)
             return window
-        if key in self._loading:
-            return None
+        inflight = self._inflight.get(key)
+        if inflight is not None:  # another reader (e.g. the group's warm-up) is loading it
+            return await asyncio.shield(inflight)
+        future: asyncio.Future[_Window | None] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            window = await self._load(key)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: a reader that gave up must not log it again
+            raise
+        else:
+            future.set_result(window)
+        finally:
+            del self._inflight[key]
+        return window
+
+    async def _load(self, key: tuple[int, int]) -> _Window | None:
+        bot_id, group_id = key
         self._loading[key] = []
         try:
             if self._flush is not None:
