@@ -105,6 +105,7 @@ class PallasApp:
         describer: StickerDescriber,
         admin: AdminServices,
         warmup: GroupWarmup | None = None,
+        topics: SessionTopicRepository | None = None,
     ) -> None:
         self.runtime = runtime
         self.addressing = addressing
@@ -119,6 +120,7 @@ class PallasApp:
         self.describer = describer  # the sticker describe job (packages/stickers)
         self.admin = admin  # `/pallas …` commands, the CLI, the web console
         self.warmup = warmup  # a group's reply-path entries, loaded when the group is seen
+        self.topics = topics  # session topics: recalls are written behind, flushed at stop
         self._console: ConsoleBackend | None = None
 
     def console_backend(self, group_names: GroupNamesSource | None = None) -> ConsoleBackend:
@@ -138,6 +140,8 @@ class PallasApp:
         if self.warmup is not None:
             await self.warmup.close()
         await self.chat.drain_background()
+        if self.topics is not None:
+            await self.topics.flush()
         await self.runtime.stop()
 
 
@@ -461,6 +465,7 @@ def build_app(
         describer=describer,
         admin=admin,
         warmup=warmup,
+        topics=old_topics.topics,
     )
 
 

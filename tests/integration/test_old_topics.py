@@ -84,6 +84,21 @@ async def test_recalls_the_members_own_topic_in_this_group_only(stores) -> None:
     assert recalled.access_count == 1 and recalled.last_access_at == NOW
 
 
+async def test_a_recall_is_written_behind_the_reply_and_flushed(stores) -> None:
+    topics, sessions = stores
+    own = await archive(topics, GUITAR, group=GROUP, user=ALICE)
+    other_reader = SessionTopicRepository(topics._sessions)  # e.g. the console's process
+    await OldTopicsSource(topics, sessions).gather(request("F和弦还是按不响怎么办"))
+
+    async def stored_count() -> int:
+        rows = await other_reader.for_subject(BOT, GROUP, ALICE, limit=9)
+        return next(t.access_count for t in rows if t.row_id == own)
+
+    assert await stored_count() == 0  # queued: the turn did not wait for the UPDATE
+    await topics.flush()  # (PallasApp.stop flushes too)
+    assert await stored_count() == 1
+
+
 async def test_unrelated_message_recalls_nothing(stores) -> None:
     topics, sessions = stores
     await archive(topics, GUITAR, group=GROUP, user=ALICE)

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.db.engine import dialect_name
 from pallas.core.db.models_session import ImageDescriptionRow, SessionTopicRow
+from pallas.core.db.write_behind import WriteBehind
 
 log = logging.getLogger("pallas.session")
 
@@ -57,6 +58,10 @@ class SessionTopicRepository:
         # Called with each stored topic as `for_subject` would return it (the warm topics of
         # the old-topics source follow new topics without reading them back).
         self.added: list[Callable[[SessionTopic], Awaitable[None]]] = []
+        # recalls (access count + 1) are stored in batches off the reply path; reads flush
+        self._touches: WriteBehind[tuple[tuple[int, ...], float]] = WriteBehind(
+            self._touch_many, name="topic recalls"
+        )
 
     async def add(self, topic: SessionTopic) -> int:
         row_id = await self._insert(topic)
@@ -91,6 +96,7 @@ class SessionTopicRepository:
         self, bot_id: int, group_id: int, user_id: int, *, limit: int
     ) -> list[SessionTopic]:
         """The user's newest `limit` topics in this group (or private chat), newest first."""
+        await self.flush()  # their access counts include the queued recalls
         stmt = (
             select(SessionTopicRow)
             .where(
@@ -130,17 +136,30 @@ class SessionTopicRepository:
             return int((await session.execute(stmt)).scalar_one())
 
     async def touch(self, row_ids: Iterable[int], now: float) -> None:
-        """Record a recall: bump the access count and the last-access time."""
-        ids = [int(i) for i in row_ids]
-        if not ids:
-            return
-        stmt = (
-            update(SessionTopicRow)
-            .where(SessionTopicRow.id.in_(ids))
-            .values(access_count=SessionTopicRow.access_count + 1, last_access_at=now)
-        )
+        """Record a recall now: bump the access count and the last-access time."""
+        ids = tuple(int(i) for i in row_ids)
+        if ids:
+            await self.flush()
+            await self._touch_many([(ids, now)])
+
+    def touch_later(self, row_ids: Iterable[int], now: float) -> None:
+        """Queue a recall (stored in a batch shortly after; `for_subject` and `flush` wait)."""
+        ids = tuple(int(i) for i in row_ids)
+        if ids:
+            self._touches.add((ids, now))
+
+    async def flush(self) -> None:
+        await self._touches.flush()
+
+    async def _touch_many(self, recalls: list[tuple[tuple[int, ...], float]]) -> None:
         async with self._sessions() as session:
-            await session.execute(stmt)
+            for ids, now in recalls:  # in order: the last recall's time wins
+                stmt = (
+                    update(SessionTopicRow)
+                    .where(SessionTopicRow.id.in_(ids))
+                    .values(access_count=SessionTopicRow.access_count + 1, last_access_at=now)
+                )
+                await session.execute(stmt)
             await session.commit()
 
 

@@ -150,7 +150,7 @@ class OldTopicsSource:
         text = render_old_topics(chosen, request.now)
         if not text:
             return SourceContribution(trace=trace)
-        await self.topics.touch((t.row_id for t in chosen), request.now)
+        self.topics.touch_later((t.row_id for t in chosen), request.now)  # off the reply path
         self.warm.touched(key, {t.row_id for t in chosen}, request.now)
         block = RetrievedBlock(
             text=text,
