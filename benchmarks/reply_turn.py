@@ -47,7 +47,7 @@ from pallas.core.turn import Segment, Sender, TurnInput
 from pallas.onebot.convert import stored_message_from_sent, stored_message_from_turn
 from pallas.product.llm.chat_turn import ChatTurnService
 from pallas.product.llm.memory.isolation import group_scope
-from pallas.product.llm.memory.service import fingerprint
+from pallas.product.llm.memory.items import fingerprint
 from pallas.product.llm.memory.text import warm_up
 from pallas.product.llm.provider.client import load_sdk
 from pallas.product.llm.provider.image_fetch import default_ssl_context

@@ -30,6 +30,7 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
+from pallas.app_model import PallasApp
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.learning import LearningRepository
 from pallas.core.db.repositories.learning_feedback import FeedbackRepository
@@ -80,69 +81,6 @@ from pallas.product.llm.tools.registry import default_registry
 from pallas.product.llm.turn_route import GroupConfigFor, PersonaFor, TurnRouter
 from pallas.product.llm.wiring import after_turn_hooks, context_sources
 from pallas.runtime import PallasRuntime
-from pallas.web.backend import ConsoleBackend, GroupNamesSource
-from pallas.web.queries import ConsoleQueries
-
-
-class PallasApp:
-    """The bot's services, one of each (a plain class, not a dataclass: NoneBot's dependency
-    injection type-checks a parameter with pydantic, which would try to model a dataclass's
-    fields; a plain class is checked with isinstance)."""
-
-    def __init__(
-        self,
-        *,
-        runtime: PallasRuntime,
-        addressing: Addressing,
-        memory: MemoryService,
-        learning: GroupLearningSource,
-        pipeline_state: PipelineState,
-        stickers: StickerService,
-        cost: CostGuard,
-        chat: ChatTurnService,
-        feedback: FeedbackStores,
-        insight: GroupInsightProcessor,
-        describer: StickerDescriber,
-        admin: AdminServices,
-        warmup: GroupWarmup | None = None,
-        topics: SessionTopicRepository | None = None,
-    ) -> None:
-        self.runtime = runtime
-        self.addressing = addressing
-        self.memory = memory
-        self.learning = learning
-        self.pipeline_state = pipeline_state
-        self.stickers = stickers
-        self.cost = cost
-        self.chat = chat
-        self.feedback = feedback  # negative feedback (packages/feedback, /pallas feedback)
-        self.insight = insight  # the group-insight sweep (packages/group_insight, /pallas learn)
-        self.describer = describer  # the sticker describe job (packages/stickers)
-        self.admin = admin  # `/pallas …` commands, the CLI, the web console
-        self.warmup = warmup  # a group's reply-path entries, loaded when the group is seen
-        self.topics = topics  # session topics: recalls are written behind, flushed at stop
-        self._console: ConsoleBackend | None = None
-
-    def console_backend(self, group_names: GroupNamesSource | None = None) -> ConsoleBackend:
-        """The web console's adapter over this app (built once, on first use)."""
-        if self._console is None:
-            self._console = ConsoleBackend(
-                self.admin, ConsoleQueries(self.runtime.sessions), group_names=group_names
-            )
-        return self._console
-
-    @property
-    def router(self) -> TurnRouter:
-        return self.chat.router
-
-    async def stop(self) -> None:
-        """Finish after-turn work, then close the runtime (LLM client, writer, database)."""
-        if self.warmup is not None:
-            await self.warmup.close()
-        await self.chat.drain_background()
-        if self.topics is not None:
-            await self.topics.flush()
-        await self.runtime.stop()
 
 
 def memory_service_for(runtime: PallasRuntime) -> MemoryService:

@@ -7,6 +7,7 @@ import pytest
 from pallas.core.db.repositories.memory import MemoryItem
 from pallas.product.llm.context.chat_prompt import ChatPromptAssembler
 from pallas.product.llm.context.pipeline import PromptSection
+from pallas.product.llm.memory.items import normalise_key, to_candidate, with_fallback
 from pallas.product.llm.memory.kinds import (
     GROUP_EVENTS,
     GROUP_MEMORY,
@@ -17,7 +18,6 @@ from pallas.product.llm.memory.kinds import (
 from pallas.product.llm.memory.render import KindBlock, build_block
 from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
 from pallas.product.llm.memory.scoring import retrieve
-from pallas.product.llm.memory.service import normalise_key, to_candidate, with_fallback
 
 NOW = 1_760_000_000.0
 

@@ -18,9 +18,10 @@ from pallas.core.db.repositories.memory import MemoryItem
 from pallas.product.llm.kb.config import KnowledgePlaceholderConfig
 from pallas.product.llm.kb.placeholders import KbPlaceholder, decide_activation, parse_placeholder
 from pallas.product.llm.memory.isolation import InvalidPoolName, pool_scope
+from pallas.product.llm.memory.items import normalise_key
 from pallas.product.llm.memory.kinds import KNOWLEDGE
 from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
-from pallas.product.llm.memory.service import MemoryService, normalise_key
+from pallas.product.llm.memory.service import MemoryService
 from pallas.product.llm.persona.prompt_guard import cap_text, sanitize_inline
 from pallas.product.llm.svars.ops import neutralise_member_tags
 

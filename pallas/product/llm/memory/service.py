@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
@@ -34,17 +32,16 @@ from pallas.core.db.repositories.memory import (
 )
 from pallas.core.state import StateStore
 from pallas.product.llm.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
-from pallas.product.llm.memory.expansion import expansion_text
+from pallas.product.llm.memory.items import fingerprint, normalise_key, to_candidate, with_fallback
 from pallas.product.llm.memory.kinds import (
     KNOWLEDGE,
     MEMORY_SECTION_KINDS,
     PERSON_FACTS,
     PERSONAL_KINDS,
 )
-from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
+from pallas.product.llm.memory.retrieval_config import RetrievalConfig
 from pallas.product.llm.memory.scoring import (
     MemoryCandidate,
-    RetrievalResult,
     ScopedCache,
     retrieve,
 )
@@ -59,63 +56,9 @@ log = logging.getLogger("pallas.memory")
 TEXT_MAX_CHARS = 300
 TOUCH_DELAY_S = 0.5
 BACKFILL_BATCH = 32
-_KEY_JUNK = re.compile(r"[^0-9a-z\u3400-\u9fff]+")
 # read for the whole group on every turn (no subject): loaded together, one statement
 SHARED_KINDS = (*MEMORY_SECTION_KINDS, KNOWLEDGE)
 T = TypeVar("T")
-
-
-def normalise_key(key: str) -> str:
-    """Attribute key as stored: NFKC, lower-case, runs of other characters → ``_``."""
-    norm = unicodedata.normalize("NFKC", key).lower()
-    return _KEY_JUNK.sub("_", norm).strip("_")[:64]
-
-
-def fingerprint(text: str) -> str:
-    return normalize_query(text)[:255]
-
-
-def to_candidate(item: MemoryItem) -> MemoryCandidate:
-    return MemoryCandidate(
-        id=item.ref,
-        text=item.text,
-        scope=item.scope,
-        kind=item.kind,
-        created_at=item.created_at,
-        last_access_at=item.last_access_at,
-        access_count=item.access_count,
-        subject_user_id=item.subject_user_id,
-        source=item.origin,
-        expansion=expansion_text(item.source),
-    )
-
-
-def with_fallback(
-    result: RetrievalResult,
-    items: Sequence[MemoryItem],
-    block: BlockRetrievalConfig,
-    fallback_k: int,
-) -> list[MemoryItem]:
-    """Items to add after relevance: most recently used first, until `fallback_k` are chosen.
-
-    Used for rows about the current speaker (relationship notes, person facts), where a
-    stable preference is worth showing even when this message does not mention it. Never
-    exceeds the block's top-k or char cap.
-    """
-    want = min(fallback_k, block.top_k) - len(result.chosen)
-    if want <= 0:
-        return []
-    chosen = set(result.ids)
-    chars = sum(len(c.text) for c in result.chosen)
-    extra: list[MemoryItem] = []
-    for item in items:  # repository order: most recently used / written first
-        if len(extra) >= want:
-            break
-        if item.ref in chosen or chars + len(item.text) > block.max_chars:
-            continue
-        extra.append(item)
-        chars += len(item.text)
-    return extra
 
 
 _Converted = tuple[tuple[MemoryItem, ...], tuple[MemoryCandidate, ...], dict[str, MemoryItem]]
