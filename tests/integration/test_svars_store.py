@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.product.admin import AdminContext, find_command
 from pallas.product.llm.svars.ops import split_svar_tags
+from pallas.product.llm.svars.pending import PendingCommits
 from pallas.product.llm.svars.service import SvarService
 from pallas.runtime import PallasRuntime
 
@@ -114,3 +116,36 @@ async def test_admin_list_set_reset(runtime: PallasRuntime) -> None:
     assert "（1 个存储值回到默认）" in await admin(runtime, A, "reset", "hp")
     assert "生命值（hp）= 100" in await admin(runtime, A, "list")
     assert "（1 个存储值回到默认）" in await admin(runtime, A, "reset")
+
+
+async def test_a_turn_read_during_a_commit_in_flight_sees_the_committed_values(
+    runtime: PallasRuntime,
+) -> None:
+    """The reply's final bubble is out and its commit pending: the next @'s view waits for it."""
+    svars = service(runtime)
+    config = runtime.group_configs.get(A).svars
+    _, ops = split_svar_tags('<svar name="hp" op="-" value="30"/>')
+    hold = svars.pending.hold(BOT, A)
+    hold.engage()  # delivery is about to send the final bubble
+    reader = asyncio.create_task(svars.view(BOT, A, BOB, config))
+    other_group = await svars.view(BOT, B, BOB, config)  # another group never waits
+    assert other_group is not None and other_group.values == {}
+    await asyncio.sleep(0.05)
+    assert not reader.done()
+    await svars.apply(BOT, A, ALICE, config, ops, turn_id="t1", actor="model")
+    hold.release()
+    view = await asyncio.wait_for(reader, 1)
+    assert view is not None and view.values == {(0, "hp"): 70}
+    assert svars.pending.pending(BOT, A) == 0
+
+
+async def test_a_commit_that_never_comes_delays_a_turn_only_boundedly(
+    runtime: PallasRuntime,
+) -> None:
+    svars = SvarService(
+        SessionVariableRepository(runtime.sessions), runtime.clock, PendingCommits(0.05)
+    )
+    config = runtime.group_configs.get(A).svars
+    svars.pending.hold(BOT, A).engage()  # e.g. a send that hangs
+    view = await asyncio.wait_for(svars.view(BOT, A, BOB, config), 1)
+    assert view is not None and view.values == {}  # read as is, after the timeout

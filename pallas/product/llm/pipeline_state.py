@@ -45,6 +45,7 @@ from pallas.product.llm.provider.client import LLMClient
 from pallas.product.llm.provider.image_fetch import FetchError
 from pallas.product.llm.provider.models import ModelProfile
 from pallas.product.llm.svars.ops import SvarOp
+from pallas.product.llm.svars.pending import CommitHold, NoHold
 from pallas.product.llm.svars.render import SvarView
 from pallas.product.llm.svars.service import SvarService, result_trace
 
@@ -203,6 +204,16 @@ class PipelineState:
         return out
 
     # -- session variables ---------------------------------------------------------------------
+    def svar_hold(
+        self, turn: TurnInput, config: GroupConfig, ops: Sequence[SvarOp]
+    ) -> CommitHold | NoHold:
+        """Engaged before the final bubble so the group's next turn waits for `commit_svars`."""
+        if not ops or not config.svars.apply_from_answer:
+            return NoHold()
+        if "svars" in config.context.disabled_processors:
+            return NoHold()
+        return self.svars.pending.hold(turn.bot_id, turn.group_id)
+
     async def commit_svars(
         self, turn: TurnInput, config: GroupConfig, ops: Sequence[SvarOp], turn_id: str
     ) -> dict[str, Any]:

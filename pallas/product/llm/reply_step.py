@@ -334,15 +334,19 @@ class ReplyStep:
             log.info("group %s: model chose silence (%s)", turn.group_id, parsed.reason)
             self.recorder.save_snapshot(turn, prepared, "silent", call, record)
             return TurnOutcome(TurnResult.SILENT, parsed.reason, turn_id=prepared.turn_id)
-        outcome = await self._deliver(reply, parsed)
-        total_local = (time.perf_counter() - prepared.started) * 1000 - call.result.latency_ms
-        svars = None
-        if svar_ops:  # only a completely delivered answer changes session variables
-            svars = (
-                await self.pipeline_state.commit_svars(turn, config, svar_ops, prepared.turn_id)
-                if outcome.outcome == "delivered"
-                else {"reason": f"not_applied:{outcome.outcome}", "tags": len(svar_ops)}
-            )
+        hold = self.pipeline_state.svar_hold(turn, config, svar_ops)
+        try:
+            outcome = await self._deliver(reply, parsed, before_final=hold.engage)
+            total_local = (time.perf_counter() - prepared.started) * 1000 - call.result.latency_ms
+            svars = None
+            if svar_ops:  # only a completely delivered answer changes session variables
+                svars = (
+                    await self.pipeline_state.commit_svars(turn, config, svar_ops, prepared.turn_id)
+                    if outcome.outcome == "delivered"
+                    else {"reason": f"not_applied:{outcome.outcome}", "tags": len(svar_ops)}
+                )
+        finally:
+            hold.release()
         record = replace(
             record,
             sent_message_ids=list(outcome.sent_ids),
@@ -361,7 +365,9 @@ class ReplyStep:
             )
         return TurnOutcome(outcome.outcome, outcome.reason, outcome.sent_ids, prepared.turn_id)
 
-    async def _deliver(self, reply: ReplyTurn, parsed: ParsedReply) -> TurnOutcome:
+    async def _deliver(
+        self, reply: ReplyTurn, parsed: ParsedReply, *, before_final: Callable[[], None]
+    ) -> TurnOutcome:
         turn, route, config, sender = reply.turn, reply.route, reply.config, reply.sender
         quote_id = None
         if route.outcome is RouteOutcome.QUOTE and route.decision is not None:
@@ -381,7 +387,9 @@ class ReplyStep:
             at_user_id=turn.user_id if config.chat.at_sender_on_first_bubble else None,
             sticker=sticker.segment if sticker is not None else None,
         )
-        delivery = await deliver(plan, sender, self.state, rng=self.rng, sleep=self.pause)
+        delivery = await deliver(
+            plan, sender, self.state, rng=self.rng, sleep=self.pause, before_final=before_final
+        )
         if sticker is not None and delivery.complete and delivery.sent_ids:
             await self.stickers.remember_sent(sticker, delivery.sent_ids[-1])
         if delivery.sent_ids:

@@ -69,7 +69,9 @@ async def deliver(
     *,
     rng: random.Random,
     sleep: Sleep = asyncio.sleep,
+    before_final: Callable[[], None] | None = None,
 ) -> DeliveryResult:
+    """`before_final` runs right before the last message is sent (the svar commit hold)."""
     texts: list[str] = list(plan.bubbles)
     if plan.sticker:
         texts.append(STICKER_TEXT)
@@ -84,6 +86,8 @@ async def deliver(
             segments = first_bubble_segments(plan, text)
         else:
             segments = [{"type": "text", "data": {"text": text}}]
+        if before_final is not None and index == len(texts) - 1:
+            before_final()
         message_id = await sender.send_group(plan.group_id, segments)
         if message_id is None:
             log.warning(

@@ -26,6 +26,7 @@ from pallas.product.llm.svars.ops import (
     apply_ops,
     coerce,
 )
+from pallas.product.llm.svars.pending import PendingCommits
 from pallas.product.llm.svars.render import SvarView
 
 log = logging.getLogger("pallas.svars")
@@ -64,9 +65,15 @@ def _writes(result: ApplyResult, stored: dict[VarKey, StoredVariable]) -> list[V
 
 
 class SvarService:
-    def __init__(self, repo: SessionVariableRepository, clock: Clock) -> None:
+    def __init__(
+        self,
+        repo: SessionVariableRepository,
+        clock: Clock,
+        pending: PendingCommits | None = None,
+    ) -> None:
         self.repo = repo
         self._clock = clock
+        self.pending = pending if pending is not None else PendingCommits()
 
     async def view(
         self, bot_id: int, group_id: int, speaker_id: int, config: SvarConfig
@@ -74,6 +81,7 @@ class SvarService:
         """The variables this turn sees; None when the group declares none."""
         if not config.variables or group_id == 0:
             return None
+        await self.pending.settled(bot_id, group_id)  # a reply's commit right after its send
         stored = await self.repo.load(bot_id, group_id, [speaker_id])
         versions = {k: s.version for k, s in stored.items()}
         return SvarView(config, _values(config, stored), speaker_id, versions)
