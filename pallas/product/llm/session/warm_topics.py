@@ -17,7 +17,9 @@ database are seen within that time) and the cache holds at most `max_members` me
 
 A member with no topic at all costs no query either: the group's topic holders (one DISTINCT
 read per group, kept for `ttl_s` like the rows, joined by every topic `added` here) prove it;
-a load that raced a new topic is not kept.
+a load that raced a new topic is not kept. Such a member gets an empty entry, so the first
+topic a summary archives for them is applied in place like any other (no read on their next
+turn).
 """
 
 from __future__ import annotations
@@ -72,8 +74,10 @@ class WarmTopics:
         bot_id, group_id, user_id, limit = key
         holders = await self._group_holders(repo, bot_id, group_id, now)
         if holders is not None and user_id not in holders:
-            return []  # no topic archived for this member here
-        rows = await repo.for_subject(bot_id, group_id, user_id, limit=limit)
+            rows: list[SessionTopic] = []  # no topic for this member here: kept too, so the
+            # first topic archived for them (`added`) is seen next turn without a read
+        else:
+            rows = await repo.for_subject(bot_id, group_id, user_id, limit=limit)
         self._entries[key] = _Entry(marker, now, rows)
         self._entries.move_to_end(key)
         while len(self._entries) > self.max_members:
