@@ -148,6 +148,11 @@ class CandidateIndex:
         self._concept_postings: dict[str, list[int]] = {}
 
     @property
+    def texts(self) -> tuple[str, ...]:
+        """The candidates' index texts, in order (what the index was built from)."""
+        return self._texts
+
+    @property
     def concepts(self) -> tuple[frozenset[str], ...]:
         """Each candidate's concept classes (computed when a question first names a class)."""
         if self._concepts is None:

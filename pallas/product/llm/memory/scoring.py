@@ -21,7 +21,6 @@ tiny corpus does not turn a one-word overlap into a perfect match.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +29,9 @@ from pallas.core.clock import DAY_S
 from pallas.product.llm.memory.candidate_index import Bm25Index as Bm25Index
 from pallas.product.llm.memory.candidate_index import CandidateIndex, candidate_index
 from pallas.product.llm.memory.concepts import concept_scorer, query_concepts
+from pallas.product.llm.memory.prepared import PreparedCandidates, scoped_candidates
+from pallas.product.llm.memory.prepared import ScopedCache as ScopedCache
+from pallas.product.llm.memory.prepared import prepare_candidates as prepare_candidates
 from pallas.product.llm.memory.retrieval_config import (
     BlockRetrievalConfig,
     RelevanceWeights,
@@ -342,9 +344,33 @@ def retrieve(
     With `scoped_cache`, a candidate tuple's scope filter and index are reused across calls
     (the same results; see `ScopedCache`).
     """
+    return retrieve_prepared(
+        query,
+        scoped_candidates(candidates, allowed_scopes, scoped_cache),
+        kind=kind,
+        now=now,
+        config=config,
+        query_embedding=query_embedding,
+        embeddings=embeddings,
+        semantic_scores=semantic_scores,
+    )
+
+
+def retrieve_prepared(
+    query: str,
+    scoped: PreparedCandidates,
+    *,
+    kind: str,
+    now: float,
+    config: RetrievalConfig | None = None,
+    query_embedding: Sequence[float] | None = None,
+    embeddings: Mapping[str, Sequence[float]] | None = None,
+    semantic_scores: Mapping[str, float] | None = None,
+) -> RetrievalResult:
+    """`retrieve` over candidates already scope-filtered by `prepare_candidates` (their
+    indexes kept in `scoped.indexes`, built here when missing): the same result."""
     cfg = config or RetrievalConfig()
     block = cfg.block(kind)
-    scoped = _scoped(candidates, allowed_scopes, scoped_cache)
     index_key = (cfg.bm25_k1, cfg.bm25_b)
     if index_key not in scoped.indexes:
         ids, texts = [c.id for c in scoped.kept], [c.index_text for c in scoped.kept]
@@ -382,70 +408,6 @@ def retrieve(
     )
     by_id = scoped.by_id
     return RetrievalResult(chosen=tuple(by_id[i] for i in chosen), trace=trace)
-
-
-@dataclass(slots=True)
-class _Scoped:
-    """The in-scope, de-duplicated candidates of one candidate tuple (and their indexes)."""
-
-    source: tuple[MemoryCandidate, ...] | None  # kept so its id() stays unique while cached
-    kept: list[MemoryCandidate]
-    by_id: dict[str, MemoryCandidate]
-    out_of_scope: tuple[str, ...]
-    indexes: dict[tuple[float, float], CandidateIndex]
-
-
-class ScopedCache:
-    """The scope filter and indexes of recently retrieved candidate *tuples* (bounded LRU).
-
-    Owned by the memory service (one per app): its loaded rows are immutable tuples, so the
-    retrievals of a turn (7 kinds) and of the next turns over the same tuple reuse the
-    filtered list and the BM25 / posting index. Kept small: every entry holds an index.
-    """
-
-    def __init__(self, max_entries: int = 16) -> None:
-        self.max_entries = max_entries
-        self._entries: OrderedDict[tuple[int, frozenset[str]], _Scoped] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def get(self, candidates: tuple[MemoryCandidate, ...], allowed: Collection[str]) -> _Scoped:
-        key = (id(candidates), frozenset(allowed))
-        cached = self._entries.get(key)
-        if cached is not None and cached.source is candidates:
-            self._entries.move_to_end(key)
-            return cached
-        scoped = _filter_scope(candidates, allowed)
-        self._entries[key] = scoped  # holds the tuple: its id() stays unique while cached
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
-        return scoped
-
-    def clear(self) -> None:
-        self._entries.clear()
-
-
-def _scoped(
-    candidates: Iterable[MemoryCandidate], allowed: Collection[str], cache: ScopedCache | None
-) -> _Scoped:
-    """Scope filter + de-duplication; remembered in `cache` for a candidate tuple."""
-    if cache is not None and isinstance(candidates, tuple):
-        return cache.get(candidates, allowed)
-    return _filter_scope(candidates, allowed)
-
-
-def _filter_scope(candidates: Iterable[MemoryCandidate], allowed: Collection[str]) -> _Scoped:
-    by_id: dict[str, MemoryCandidate] = {}
-    out_of_scope: list[str] = []
-    for cand in candidates:
-        if cand.scope not in allowed:
-            out_of_scope.append(cand.id)
-        elif cand.id not in by_id:
-            by_id[cand.id] = cand
-    source = candidates if isinstance(candidates, tuple) else None
-    return _Scoped(source, list(by_id.values()), by_id, tuple(out_of_scope), {})
 
 
 def _gated_ids(gated: Sequence[CandidateScore], unmatched: Sequence[str]) -> tuple[str, ...]:
