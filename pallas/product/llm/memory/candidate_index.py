@@ -14,8 +14,8 @@ order and their scores are the same. The others are reported as dropped by simil
 Indexes are cached by the candidates' (id, index text) sequence, so a group's loaded rows are
 indexed once per memory write, not once per turn; recency and use counts are never cached
 (they are read from the candidates of each call). Each query term's BM25 share per document
-is computed the first time a query uses the term and kept with the index (at most one float
-per posting), so a turn only sums the shares of its terms.
+is computed the first time a query uses the term and kept with the index (one float per
+posting, for at most `MAX_KEPT_TERMS` terms), so a turn only sums the shares of its terms.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pallas.product.llm.memory.concepts import fact_concepts
 from pallas.product.llm.memory.text import tokenize
 
 INDEX_CACHE_SIZE = 32
+MAX_KEPT_TERMS = 1024  # query terms whose BM25 shares an index keeps
 
 
 class Bm25Index:
@@ -164,6 +165,8 @@ class CandidateIndex:
         for term in terms:
             shares = self._contributions.get(term)
             if shares is None:
+                if len(self._contributions) >= MAX_KEPT_TERMS:
+                    self._contributions.clear()  # bounded: recomputed when asked again
                 shares = self._contributions[term] = self._term_shares(term)
             for pos, share in shares.items():
                 raw[pos] = raw.get(pos, 0) + share
