@@ -231,3 +231,11 @@ def test_per_query_scorers_equal_the_per_document_arithmetic(query: str) -> None
             assert concept(index.concepts[pos]) == concept_similarity(asked, index.concepts[pos])
         assert set(raw) == index.matching(terms, ())
     assert concept_scorer(frozenset())(frozenset({"x"})) is None
+
+
+@pytest.mark.parametrize("rows", [[], [r for r in corpus(60, 4) if r.scope == OTHER]])
+def test_nothing_in_scope_scores_nothing_as_before(rows: list[MemoryCandidate]) -> None:
+    kwargs = {"kind": "person_facts", "now": NOW, "allowed_scopes": {SCOPE}}
+    new, old = retrieve(QUERIES[0], rows, **kwargs), reference_retrieve(QUERIES[0], rows, **kwargs)
+    _same(new, old)
+    assert new.trace == old.trace and new.trace.to_dict() == old.trace.to_dict()

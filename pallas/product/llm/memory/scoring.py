@@ -289,6 +289,8 @@ def score_candidates(
     that is larger (see `concepts`). Only candidates sharing a term, a concept class or a
     vector score with the query are scored (`candidate_index`); the others have similarity 0.
     """
+    if not candidates:  # nothing to score (an empty kind): what the steps below give
+        return [], []
     if index is None:
         texts = [c.index_text for c in candidates]
         index = candidate_index([c.id for c in candidates], texts, config.bm25_k1, config.bm25_b)
