@@ -215,3 +215,4 @@ async def test_a_member_without_topics_costs_no_query_and_a_new_topic_is_seen(st
     await archive(topics, "用户也在学吉他，F和弦按不响", group=GROUP, user=BOB)
     block = (await source.gather(request("F和弦怎么按", user=BOB))).blocks[S.MID_TERM]
     assert "按不响" in block.text and GUITAR not in block.text
+    assert reads == []  # Bob's first topic came from the summary hook, not a read back

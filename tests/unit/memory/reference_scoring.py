@@ -22,11 +22,37 @@ from pallas.product.llm.memory.scoring import (
     RetrievalResult,
     RetrievalTrace,
     _rank_key,
-    _score_one,
     _select,
     cosine_similarity,
+    frequency_term,
+    hybrid_similarity,
+    recency_term,
 )
 from pallas.product.llm.memory.text import tokenize
+
+
+def _score_one(
+    cand: MemoryCandidate,
+    bm25: float | None,
+    embedding: float | None,
+    *,
+    now: float,
+    config: RetrievalConfig,
+    block: BlockRetrievalConfig,
+    concept: float | None = None,
+) -> CandidateScore:
+    """One candidate's score as `scoring` computed it before `candidate_scorer`."""
+    w = config.weights
+    sim = hybrid_similarity(bm25, embedding, config.embedding_weight)
+    if concept is not None:
+        sim = max(sim, config.concept_weight * concept)
+    recency = recency_term(cand.days_since_access(now), w.recency_days)
+    freq = frequency_term(cand.access_count, w.frequency_divisor)
+    gated = sim <= 0.0 or sim < block.min_similarity
+    score = 0.0 if gated else w.similarity * sim + w.recency * recency + w.frequency * freq
+    return CandidateScore(
+        cand.id, bm25, embedding, sim, recency, freq, score, len(cand.text), gated, concept
+    )
 
 
 def reference_scores(

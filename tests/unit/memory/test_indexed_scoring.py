@@ -47,7 +47,7 @@ def corpus(n: int, seed: int) -> list[MemoryCandidate]:
                 scope=OTHER if i % 23 == 0 else SCOPE,
                 kind="person_facts",
                 created_at=NOW - rng.uniform(0, 90) * DAY,
-                last_access_at=None if i % 3 else NOW - rng.uniform(0, 30) * DAY,
+                last_access_at=None if i % 3 else NOW - rng.uniform(-1, 30) * DAY,  # skew
                 access_count=rng.randrange(0, 40),
                 subject_user_id=user,
                 expansion=rng.choice(EXPANSIONS),
@@ -208,8 +208,9 @@ def test_scoped_cache_never_serves_another_tuple() -> None:
 
 @pytest.mark.parametrize("query", QUERIES)
 def test_per_query_scorers_equal_the_per_document_arithmetic(query: str) -> None:
-    """`doc_scorer` / `concept_scorer` (per-query work done once) give bit-identical values to
-    `doc_score` / `concept_similarity` for every candidate."""
+    """`raw_scores` (each term's share per document computed once per index) and
+    `concept_scorer` (per-query work done once) give bit-identical values to `doc_score` /
+    `concept_similarity` for every candidate, on the first query and on the next."""
     from pallas.product.llm.memory.candidate_index import candidate_index
     from pallas.product.llm.memory.concepts import (
         concept_scorer,
@@ -221,10 +222,20 @@ def test_per_query_scorers_equal_the_per_document_arithmetic(query: str) -> None
     rows = corpus(300, 8)
     index = candidate_index([r.id for r in rows], [r.index_text for r in rows], 1.5, 0.75)
     terms = index.bm25.query_terms(tokenize(query))
-    scorer = index.bm25.doc_scorer(terms)
     asked = query_concepts(query)
     concept = concept_scorer(asked)
-    for pos, row in enumerate(rows):
-        assert scorer(row.id) == index.bm25.doc_score(row.id, terms)
-        assert concept(index.concepts[pos]) == concept_similarity(asked, index.concepts[pos])
+    for _ in range(2):
+        raw = index.raw_scores(terms)
+        for pos, row in enumerate(rows):
+            assert raw.get(pos, 0.0) == index.bm25.doc_score(row.id, terms)
+            assert concept(index.concepts[pos]) == concept_similarity(asked, index.concepts[pos])
+        assert set(raw) == index.matching(terms, ())
     assert concept_scorer(frozenset())(frozenset({"x"})) is None
+
+
+@pytest.mark.parametrize("rows", [[], [r for r in corpus(60, 4) if r.scope == OTHER]])
+def test_nothing_in_scope_scores_nothing_as_before(rows: list[MemoryCandidate]) -> None:
+    kwargs = {"kind": "person_facts", "now": NOW, "allowed_scopes": {SCOPE}}
+    new, old = retrieve(QUERIES[0], rows, **kwargs), reference_retrieve(QUERIES[0], rows, **kwargs)
+    _same(new, old)
+    assert new.trace == old.trace and new.trace.to_dict() == old.trace.to_dict()

@@ -13,19 +13,22 @@ order and their scores are the same. The others are reported as dropped by simil
 
 Indexes are cached by the candidates' (id, index text) sequence, so a group's loaded rows are
 indexed once per memory write, not once per turn; recency and use counts are never cached
-(they are read from the candidates of each call).
+(they are read from the candidates of each call). Each query term's BM25 share per document
+is computed the first time a query uses the term and kept with the index (one float per
+posting, for at most `MAX_KEPT_TERMS` terms), so a turn only sums the shares of its terms.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from pallas.product.llm.memory.concepts import fact_concepts
 from pallas.product.llm.memory.text import tokenize
 
 INDEX_CACHE_SIZE = 32
+MAX_KEPT_TERMS = 1024  # query terms whose BM25 shares an index keeps
 
 
 class Bm25Index:
@@ -83,23 +86,14 @@ class Bm25Index:
         counts, length = self._docs[doc_id]
         return sum(self._term_score(t, counts, length) for t in terms)
 
-    def doc_scorer(self, terms: Sequence[str]) -> Callable[[str], float]:
-        """`doc_score(doc_id, terms)` for many documents: each term's idf computed once, the
-        same arithmetic in the same order (terms with tf 0 add 0.0, as in `doc_score`)."""
-        k1, b, avgdl, docs = self._k1, self._b, self._avgdl, self._docs
-        weights = [(t, self.idf(t)) for t in terms]
-        k1_plus = k1 + 1.0
-
-        def score(doc_id: str) -> float:
-            counts, length = docs[doc_id]
-            norm = 1.0 - b + b * (length / avgdl if avgdl else 1.0)
-            total: float = 0
-            for term, idf in weights:
-                tf = counts.get(term, 0)
-                total += idf * tf * k1_plus / (tf + k1 * norm) if tf else 0.0
-            return total
-
-        return score
+    def term_share(self, term: str, doc_id: str) -> float:
+        """What `doc_score` adds for `term` to `doc_id`'s score (the same expression)."""
+        counts, length = self._docs[doc_id]
+        tf = counts.get(term, 0)
+        if not tf:
+            return 0.0
+        norm = 1.0 - self._b + self._b * (length / self._avgdl if self._avgdl else 1.0)
+        return self.idf(term) * tf * (self._k1 + 1.0) / (tf + self._k1 * norm)
 
     def ideal_score(self, query_tokens: Sequence[str]) -> float:
         """Score of an average-length document holding each query term once (= Σ idf).
@@ -128,6 +122,7 @@ class CandidateIndex:
     __slots__ = (
         "_concept_postings",
         "_concepts",
+        "_contributions",
         "_postings",
         "_texts",
         "bm25",
@@ -146,6 +141,12 @@ class CandidateIndex:
         self._postings = _postings((set(t), pos) for pos, t in enumerate(tokens))
         self._concepts: tuple[frozenset[str], ...] | None = None  # on the first concept query
         self._concept_postings: dict[str, list[int]] = {}
+        self._contributions: dict[str, dict[int, float]] = {}  # per term, on first query
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """The candidates' index texts, in order (what the index was built from)."""
+        return self._texts
 
     @property
     def concepts(self) -> tuple[frozenset[str], ...]:
@@ -154,6 +155,27 @@ class CandidateIndex:
             self._concepts = tuple(fact_concepts(t) for t in self._texts)
             self._concept_postings = _postings((c, pos) for pos, c in enumerate(self._concepts))
         return self._concepts
+
+    def raw_scores(self, terms: Sequence[str]) -> dict[int, float]:
+        """Raw BM25 of the candidates holding one of `terms` (`query_terms`), by position:
+        each term's share of each of its documents is computed once per index and summed in
+        query order; a term a document lacks adds exactly 0.0 in `doc_score`, so the sums
+        are the same."""
+        raw: dict[int, float] = {}
+        for term in terms:
+            shares = self._contributions.get(term)
+            if shares is None:
+                if len(self._contributions) >= MAX_KEPT_TERMS:
+                    self._contributions.clear()  # bounded: recomputed when asked again
+                shares = self._contributions[term] = self._term_shares(term)
+            for pos, share in shares.items():
+                raw[pos] = raw.get(pos, 0) + share
+        return raw
+
+    def _term_shares(self, term: str) -> dict[int, float]:
+        """`doc_score`'s addend for `term` in each document holding it, by position."""
+        bm25, ids = self.bm25, self.ids
+        return {pos: bm25.term_share(term, ids[pos]) for pos in self._postings.get(term, ())}
 
     def matching(self, terms: Iterable[str], classes: Collection[str]) -> set[int]:
         """Positions of the candidates holding one of `terms` or about one of `classes`."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pallas.core.db.repositories.memory import MemoryItem
 from pallas.product.llm.context.processor_inputs import RetrievedBlock
@@ -34,17 +35,23 @@ def item_line(item: MemoryItem) -> str:
 
     Facts and relationship notes about a member are quoted data (`- 「TA喜欢猫」`): a row that
     reads as a rule for the bot (stored before `fact_guard` existed, or slipped past it) is left
-    out rather than shown; admin rows are trusted.
+    out rather than shown; admin rows are trusted. A pure function of the row's text, kind and
+    origin, remembered (bounded): the rows chosen turn after turn are rendered once.
     """
-    text = sanitize_inline(item.text, LINE_MAX_CHARS)
+    return _line(item.text, item.kind, item.origin)
+
+
+@lru_cache(maxsize=4096)
+def _line(raw: str, kind: str, origin: str) -> str:
+    text = sanitize_inline(raw, LINE_MAX_CHARS)
     if not text:
         return ""
-    if item.kind not in (PERSON_FACTS, RELATIONSHIP):
+    if kind not in (PERSON_FACTS, RELATIONSHIP):
         return f"- {text}"
-    if item.origin != "admin" and not classify_fact(text).allowed:
+    if origin != "admin" and not classify_fact(text).allowed:
         return ""
     quoted = "「" + text.replace("「", "『").replace("」", "』") + "」"
-    if item.origin == "teach":
+    if origin == "teach":
         quoted += "（本人亲口说的）"
     return f"- {quoted}"
 

@@ -21,8 +21,7 @@ tiny corpus does not turn a one-word overlap into a perfect match.
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +29,9 @@ from pallas.core.clock import DAY_S
 from pallas.product.llm.memory.candidate_index import Bm25Index as Bm25Index
 from pallas.product.llm.memory.candidate_index import CandidateIndex, candidate_index
 from pallas.product.llm.memory.concepts import concept_scorer, query_concepts
+from pallas.product.llm.memory.prepared import PreparedCandidates, scoped_candidates
+from pallas.product.llm.memory.prepared import ScopedCache as ScopedCache
+from pallas.product.llm.memory.prepared import prepare_candidates as prepare_candidates
 from pallas.product.llm.memory.retrieval_config import (
     BlockRetrievalConfig,
     RelevanceWeights,
@@ -217,27 +219,55 @@ class RetrievalResult:
         return self.trace.chosen_ids
 
 
-def _score_one(
-    cand: MemoryCandidate,
-    bm25: float | None,
-    embedding: float | None,
-    *,
-    now: float,
-    config: RetrievalConfig,
-    block: BlockRetrievalConfig,
-    concept: float | None = None,
-) -> CandidateScore:
+ScoreOne = Callable[
+    [MemoryCandidate, "float | None", "float | None", "float | None"], CandidateScore
+]
+
+
+def candidate_scorer(config: RetrievalConfig, block: BlockRetrievalConfig, now: float) -> ScoreOne:
+    """`score(cand, bm25, embedding, concept)` for the candidates of one retrieval.
+
+    Similarity = hybrid(BM25, cosine) raised to `concept_weight` × concept share; recency and
+    frequency (`recency_term`, `frequency_term`) are added past the similarity gate. The
+    config is read once and each access count's frequency term computed once; the arithmetic
+    is `relevance`'s, term for term and in the same order, so the values are identical.
+    """
     w = config.weights
-    sim = hybrid_similarity(bm25, embedding, config.embedding_weight)
-    if concept is not None:
-        sim = max(sim, config.concept_weight * concept)
-    recency = recency_term(cand.days_since_access(now), w.recency_days)
-    freq = frequency_term(cand.access_count, w.frequency_divisor)
-    gated = sim <= 0.0 or sim < block.min_similarity
-    score = 0.0 if gated else w.similarity * sim + w.recency * recency + w.frequency * freq
-    return CandidateScore(
-        cand.id, bm25, embedding, sim, recency, freq, score, len(cand.text), gated, concept
+    mix, concept_weight = config.embedding_weight, config.concept_weight
+    w_sim, w_recency, w_freq = w.similarity, w.recency, w.frequency
+    recency_days, divisor, min_similarity = (
+        w.recency_days,
+        w.frequency_divisor,
+        block.min_similarity,
     )
+    frequencies: dict[int, float] = {}
+    exp = math.exp
+
+    def score(
+        cand: MemoryCandidate, bm25: float | None, embedding: float | None, concept: float | None
+    ) -> CandidateScore:
+        if bm25 is not None and embedding is not None:  # hybrid_similarity
+            sim = (1.0 - mix) * bm25 + mix * embedding
+        elif embedding is not None:
+            sim = embedding
+        else:
+            sim = bm25 if bm25 is not None else 0.0
+        if concept is not None and (by_class := concept_weight * concept) > sim:
+            sim = by_class  # max(sim, concept_weight * concept)
+        last = cand.last_access_at if cand.last_access_at is not None else cand.created_at
+        days = (now - last) / DAY_S  # days_since_access, clamped at 0 as max(0.0, …) does
+        recency = exp(-(days if days > 0.0 else 0.0) / recency_days)
+        count = cand.access_count
+        freq = frequencies.get(count)
+        if freq is None:
+            freq = frequencies[count] = frequency_term(count, divisor)
+        gated = sim <= 0.0 or sim < min_similarity
+        total = 0.0 if gated else w_sim * sim + w_recency * recency + w_freq * freq
+        return CandidateScore(
+            cand.id, bm25, embedding, sim, recency, freq, total, len(cand.text), gated, concept
+        )
+
+    return score
 
 
 def score_candidates(
@@ -259,6 +289,8 @@ def score_candidates(
     that is larger (see `concepts`). Only candidates sharing a term, a concept class or a
     vector score with the query are scored (`candidate_index`); the others have similarity 0.
     """
+    if not candidates:  # nothing to score (an empty kind): what the steps below give
+        return [], []
     if index is None:
         texts = [c.index_text for c in candidates]
         index = candidate_index([c.id for c in candidates], texts, config.bm25_k1, config.bm25_b)
@@ -275,28 +307,48 @@ def score_candidates(
         vectors = embeddings
     positions.update(index.by_id[i] for i in vectors if i in index.by_id)
     scored = []
-    doc_score = index.bm25.doc_scorer(terms)
+    raw = index.raw_scores(terms)
     concepts = index.concepts if asked else ()
     concept_of = concept_scorer(asked)
+    shares: dict[frozenset[str], float | None] = {}  # concept share per distinct class set
+    score_one = candidate_scorer(config, block, now)
+    semantic_of = _semantic_of(query_embedding, embeddings, semantic_scores)
     for pos in sorted(positions):
         cand = candidates[pos]
-        lexical = min(1.0, doc_score(cand.id) / ideal) if ideal > 0 else 0.0
-        concept = concept_of(concepts[pos]) if asked else None
-        if semantic_scores is not None:
-            semantic = semantic_scores.get(cand.id)
-        elif (
-            query_embedding is not None and (vector := (embeddings or {}).get(cand.id)) is not None
-        ):
-            semantic = cosine_similarity(query_embedding, vector)
-        else:
-            semantic = None
-        scored.append(
-            _score_one(
-                cand, lexical, semantic, now=now, config=config, block=block, concept=concept
-            )
-        )
+        lexical = 0.0
+        if ideal > 0:
+            ratio = raw.get(pos, 0) / ideal
+            lexical = ratio if ratio < 1.0 else 1.0  # min(1.0, ratio)
+        concept = None
+        if asked:
+            classes = concepts[pos]
+            if classes not in shares:
+                shares[classes] = concept_of(classes)
+            concept = shares[classes]
+        semantic = semantic_of(cand.id) if semantic_of is not None else None
+        scored.append(score_one(cand, lexical, semantic, concept))
     unmatched = [ids[p] for p in index.id_order if p not in positions]
     return scored, unmatched
+
+
+def _semantic_of(
+    query_embedding: Sequence[float] | None,
+    embeddings: Mapping[str, Sequence[float]] | None,
+    semantic_scores: Mapping[str, float] | None,
+) -> Callable[[str], float | None] | None:
+    """A candidate's vector similarity by id: the vector index's score when given, else the
+    cosine with the query's embedding when both exist; None = no vectors this retrieval."""
+    if semantic_scores is not None:
+        return semantic_scores.get
+    if query_embedding is None:
+        return None
+    vectors = embeddings or {}
+
+    def cosine(cand_id: str) -> float | None:
+        vector = vectors.get(cand_id)
+        return None if vector is None else cosine_similarity(query_embedding, vector)
+
+    return cosine
 
 
 def _rank_key(item: CandidateScore) -> tuple[float, float, float, str]:
@@ -342,9 +394,33 @@ def retrieve(
     With `scoped_cache`, a candidate tuple's scope filter and index are reused across calls
     (the same results; see `ScopedCache`).
     """
+    return retrieve_prepared(
+        query,
+        scoped_candidates(candidates, allowed_scopes, scoped_cache),
+        kind=kind,
+        now=now,
+        config=config,
+        query_embedding=query_embedding,
+        embeddings=embeddings,
+        semantic_scores=semantic_scores,
+    )
+
+
+def retrieve_prepared(
+    query: str,
+    scoped: PreparedCandidates,
+    *,
+    kind: str,
+    now: float,
+    config: RetrievalConfig | None = None,
+    query_embedding: Sequence[float] | None = None,
+    embeddings: Mapping[str, Sequence[float]] | None = None,
+    semantic_scores: Mapping[str, float] | None = None,
+) -> RetrievalResult:
+    """`retrieve` over candidates already scope-filtered by `prepare_candidates` (their
+    indexes kept in `scoped.indexes`, built here when missing): the same result."""
     cfg = config or RetrievalConfig()
     block = cfg.block(kind)
-    scoped = _scoped(candidates, allowed_scopes, scoped_cache)
     index_key = (cfg.bm25_k1, cfg.bm25_b)
     if index_key not in scoped.indexes:
         ids, texts = [c.id for c in scoped.kept], [c.index_text for c in scoped.kept]
@@ -382,70 +458,6 @@ def retrieve(
     )
     by_id = scoped.by_id
     return RetrievalResult(chosen=tuple(by_id[i] for i in chosen), trace=trace)
-
-
-@dataclass(slots=True)
-class _Scoped:
-    """The in-scope, de-duplicated candidates of one candidate tuple (and their indexes)."""
-
-    source: tuple[MemoryCandidate, ...] | None  # kept so its id() stays unique while cached
-    kept: list[MemoryCandidate]
-    by_id: dict[str, MemoryCandidate]
-    out_of_scope: tuple[str, ...]
-    indexes: dict[tuple[float, float], CandidateIndex]
-
-
-class ScopedCache:
-    """The scope filter and indexes of recently retrieved candidate *tuples* (bounded LRU).
-
-    Owned by the memory service (one per app): its loaded rows are immutable tuples, so the
-    retrievals of a turn (7 kinds) and of the next turns over the same tuple reuse the
-    filtered list and the BM25 / posting index. Kept small: every entry holds an index.
-    """
-
-    def __init__(self, max_entries: int = 16) -> None:
-        self.max_entries = max_entries
-        self._entries: OrderedDict[tuple[int, frozenset[str]], _Scoped] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def get(self, candidates: tuple[MemoryCandidate, ...], allowed: Collection[str]) -> _Scoped:
-        key = (id(candidates), frozenset(allowed))
-        cached = self._entries.get(key)
-        if cached is not None and cached.source is candidates:
-            self._entries.move_to_end(key)
-            return cached
-        scoped = _filter_scope(candidates, allowed)
-        self._entries[key] = scoped  # holds the tuple: its id() stays unique while cached
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
-        return scoped
-
-    def clear(self) -> None:
-        self._entries.clear()
-
-
-def _scoped(
-    candidates: Iterable[MemoryCandidate], allowed: Collection[str], cache: ScopedCache | None
-) -> _Scoped:
-    """Scope filter + de-duplication; remembered in `cache` for a candidate tuple."""
-    if cache is not None and isinstance(candidates, tuple):
-        return cache.get(candidates, allowed)
-    return _filter_scope(candidates, allowed)
-
-
-def _filter_scope(candidates: Iterable[MemoryCandidate], allowed: Collection[str]) -> _Scoped:
-    by_id: dict[str, MemoryCandidate] = {}
-    out_of_scope: list[str] = []
-    for cand in candidates:
-        if cand.scope not in allowed:
-            out_of_scope.append(cand.id)
-        elif cand.id not in by_id:
-            by_id[cand.id] = cand
-    source = candidates if isinstance(candidates, tuple) else None
-    return _Scoped(source, list(by_id.values()), by_id, tuple(out_of_scope), {})
 
 
 def _gated_ids(gated: Sequence[CandidateScore], unmatched: Sequence[str]) -> tuple[str, ...]:

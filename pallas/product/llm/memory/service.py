@@ -115,7 +115,7 @@ class MemoryService:
         self._vector_index = MemoryVectors(repo)
         self._converted: OrderedDict[int, _Converted] = OrderedDict()
         # scope filter + index per loaded candidate tuple (the 7 retrievals of a turn share it)
-        self._scoped = ScopedCache(max_entries=16)
+        self._scoped = ScopedCache(max_entries=32)
         self._pending_touch: set[int] = set()
         self._touch_task: asyncio.Task[None] | None = None
         self._backfilled: set[int] = set()

@@ -5,7 +5,9 @@ REPLY turn that may read persistent memory, the subject's own topics in *this* (
 are scored against the current message with the shared retrieval scoring (BM25 + recency +
 frequency, similarity gate, block kind `old_topics`); the chosen ones are rendered as one
 block and their access counts bumped. The summary that is still live in the session (pinned
-as 【此前对话摘要】 in the messages) is not recalled a second time.
+as 【此前对话摘要】 in the messages) is not recalled a second time. The member's rows, their
+candidates and index are kept between turns (`warm_topics`, `topic_index`), so a turn over
+unchanged rows only scores them.
 
 Isolation: rows are read by (bot, group, user) and then filtered again by scope, so a topic of
 another group or another member can never appear.
@@ -27,18 +29,16 @@ from pallas.product.llm.context.context import GatherRequest, SourceContribution
 from pallas.product.llm.context.image_placeholders import strip_placeholders
 from pallas.product.llm.context.processor_inputs import RetrievedBlock
 from pallas.product.llm.memory.isolation import own_scope
-from pallas.product.llm.memory.scoring import MemoryCandidate, retrieve
+from pallas.product.llm.memory.scoring import retrieve_prepared
 from pallas.product.llm.persona.prompt_guard import sanitize_inline
 from pallas.product.llm.session.summary_rules import SUMMARY_PREFIX
+from pallas.product.llm.session.topic_index import KIND as KIND
+from pallas.product.llm.session.topic_index import topic_candidates as topic_candidates
+from pallas.product.llm.session.topic_index import topic_id
 from pallas.product.llm.session.warm_topics import WarmTopics
 
 HEADER_OLD_TOPICS = "相关旧话题"
-KIND = "old_topics"
 TOPIC_LINE_MAX_CHARS = 300
-
-
-def topic_id(row_id: int) -> str:
-    return f"topic:{row_id}"
 
 
 def age_label(then: float, now: float) -> str:
@@ -53,27 +53,6 @@ def age_label(then: float, now: float) -> str:
     if days < 365:
         return f"约{days // 30}个月前"
     return "一年多以前"
-
-
-def topic_candidates(
-    topics: Sequence[SessionTopic], *, exclude_text: str = ""
-) -> list[MemoryCandidate]:
-    """Retrieval candidates for the topics (the live summary's text excluded)."""
-    return [
-        MemoryCandidate(
-            id=topic_id(t.row_id),
-            text=t.text,
-            scope=t.scope,
-            kind=KIND,
-            created_at=t.created_at,
-            last_access_at=t.last_access_at,
-            access_count=t.access_count,
-            subject_user_id=t.user_id,
-            source=f"session_topic:{t.row_id}",
-        )
-        for t in topics
-        if t.text.strip() and t.text.strip() != exclude_text
-    ]
 
 
 def render_old_topics(topics: Sequence[SessionTopic], now: float) -> str:
@@ -136,17 +115,18 @@ class OldTopicsSource:
         rows = await self.warm.for_subject(self.topics, key, marker=marker, now=request.now)
         if not rows:
             return _skipped("no_topics")
-        result = retrieve(
-            query,
-            topic_candidates(rows, exclude_text=live_text),
-            kind=KIND,
-            now=request.now,
-            allowed_scopes={own_scope(turn.bot_id, turn.group_id, turn.user_id)},
-            config=config.memory,
+        prepared = self.warm.prepared(  # candidates + index kept while the rows are unchanged
+            key,
+            rows,
+            exclude_text=live_text,
+            allowed={own_scope(turn.bot_id, turn.group_id, turn.user_id)},
+            bm25=(config.memory.bm25_k1, config.memory.bm25_b),
+        )
+        result = retrieve_prepared(
+            query, prepared.candidates, kind=KIND, now=request.now, config=config.memory
         )
         trace = result.trace.to_dict()
-        by_id = {topic_id(t.row_id): t for t in rows}
-        chosen = [by_id[c.id] for c in result.chosen]
+        chosen = [prepared.by_id[c.id] for c in result.chosen]
         text = render_old_topics(chosen, request.now)
         if not text:
             return SourceContribution(trace=trace)

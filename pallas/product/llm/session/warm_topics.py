@@ -17,16 +17,24 @@ database are seen within that time) and the cache holds at most `max_members` me
 
 A member with no topic at all costs no query either: the group's topic holders (one DISTINCT
 read per group, kept for `ttl_s` like the rows, joined by every topic `added` here) prove it;
-a load that raced a new topic is not kept.
+a load that raced a new topic is not kept. Such a member gets an empty entry, so the first
+topic a summary archives for them is applied in place like any other (no read on their next
+turn).
+
+The scoring form of a member's rows (candidates, scope filter, BM25 / posting index; see
+`topic_index`) is kept too, for the `max_prepared` members recalled last: a turn over unchanged
+rows only scores them. It is rebuilt when the rows list is replaced (a new topic, a recall, a
+reload) or another live summary is excluded.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 from pallas.core.db.repositories.session_topics import SessionTopic, SessionTopicRepository
+from pallas.product.llm.session.topic_index import PreparedTopics, prepare_topics
 
 _Key = tuple[int, int, int, int]  # bot, group, user, limit
 
@@ -46,12 +54,20 @@ class _Holders:
 
 class WarmTopics:
     def __init__(
-        self, *, ttl_s: float = 120.0, max_members: int = 4096, max_groups: int = 2048
+        self,
+        *,
+        ttl_s: float = 120.0,
+        max_members: int = 4096,
+        max_groups: int = 2048,
+        max_prepared: int = 256,
     ) -> None:
         self.ttl_s = ttl_s
         self.max_members = max_members
         self.max_groups = max_groups
+        self.max_prepared = max_prepared
         self._entries: OrderedDict[_Key, _Entry] = OrderedDict()
+        # the scoring form of the members recalled lately (`topic_index`), bounded LRU
+        self._prepared: OrderedDict[_Key, PreparedTopics] = OrderedDict()
         self._holders: OrderedDict[tuple[int, int], _Holders] = OrderedDict()
         self._added: dict[tuple[int, int], int] = {}  # topics added per group (races a load)
         self._epoch = 0  # bumped when `_added` is reset
@@ -72,8 +88,10 @@ class WarmTopics:
         bot_id, group_id, user_id, limit = key
         holders = await self._group_holders(repo, bot_id, group_id, now)
         if holders is not None and user_id not in holders:
-            return []  # no topic archived for this member here
-        rows = await repo.for_subject(bot_id, group_id, user_id, limit=limit)
+            rows: list[SessionTopic] = []  # no topic for this member here: kept too, so the
+            # first topic archived for them (`added`) is seen next turn without a read
+        else:
+            rows = await repo.for_subject(bot_id, group_id, user_id, limit=limit)
         self._entries[key] = _Entry(marker, now, rows)
         self._entries.move_to_end(key)
         while len(self._entries) > self.max_members:
@@ -104,6 +122,33 @@ class WarmTopics:
         while len(self._holders) > self.max_groups:
             self._holders.popitem(last=False)
         return users
+
+    def prepared(
+        self,
+        key: _Key,
+        rows: Sequence[SessionTopic],
+        *,
+        exclude_text: str,
+        allowed: Collection[str],
+        bm25: tuple[float, float],
+    ) -> PreparedTopics:
+        """The scoring form of `rows` (what `for_subject` returned for `key`): kept while
+        the rows are the same list (`added` and `touched` replace it, a reload makes a new
+        one), rebuilt otherwise with the index kept when its ids and texts are unchanged."""
+        allowed_set = frozenset(allowed)
+        kept = self._prepared.get(key)
+        if kept is not None and kept.fits(rows, exclude_text, allowed_set, bm25):
+            self._prepared.move_to_end(key)
+            return kept
+        made = prepare_topics(
+            rows, exclude_text=exclude_text, allowed=allowed_set, k1=bm25[0], b=bm25[1],
+            previous=kept,
+        )  # fmt: skip
+        self._prepared[key] = made
+        self._prepared.move_to_end(key)
+        while len(self._prepared) > self.max_prepared:
+            self._prepared.popitem(last=False)
+        return made
 
     def touched(self, key: _Key, row_ids: Collection[int], now: float) -> None:
         """Apply a recall (access count + 1, last access = now) to the cached rows."""
@@ -137,3 +182,4 @@ class WarmTopics:
     def clear(self) -> None:
         self._entries.clear()
         self._holders.clear()
+        self._prepared.clear()
