@@ -21,7 +21,7 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -31,6 +31,7 @@ from pallas.core.db.warm_messages import WarmMessages
 from pallas.core.db.warm_sessions import WarmSessions
 from pallas.core.eager import eager_gather
 from pallas.core.state import StateStore
+from pallas.core.token_pieces import PieceTokenCounter
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.chat_turn_contracts import (
@@ -124,6 +125,8 @@ class ReplyStep:
     nicknames: tuple[str, ...] = ()  # the bot's first nickname names it in the prompt
     # OneBot get_msg for quoted images the message store lacks (set by the NoneBot edge)
     fetch_quoted_message: QuotedMessageFetcher | None = None
+    # exact token counts of the system prompt from cached line counts (budget, snapshot)
+    prompt_tokens: PieceTokenCounter = field(default_factory=PieceTokenCounter)
     _warned_disabled: bool = False
 
     async def run(self, reply: ReplyTurn) -> TurnOutcome:
@@ -157,11 +160,13 @@ class ReplyStep:
         model = reply.cost.model or self.llm.model_for("chat")
         profile = profile_for(reply.config.models, model)
         ctx = await self._turn_context(reply, got, profile)
-        request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
+        pipeline = build_chat_pipeline(ctx.config, token_counter=self.prompt_tokens)
+        request = await assemble_chat_request(ctx, pipeline)
         _stopwatch(stage_ms, "assemble", mark)
         decision = reply.route.to_log_dict()
+        count = self.prompt_tokens.count
         snapshot = replace(
-            build_snapshot(request, got.bundle, decision=decision, stage_ms=stage_ms),
+            build_snapshot(request, got.bundle, decision=decision, stage_ms=stage_ms, count=count),
             tool=got.tool.trace,
             merge_wait=got.wait.to_log_dict(),
             cost=reply.cost.to_log_dict() if reply.cost.noteworthy else None,
