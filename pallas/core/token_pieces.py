@@ -21,8 +21,9 @@ encoding's pattern is exactly `CL100K_PATTERN`; with any other pattern it counts
 text (still exact, just not cached). `tests/unit/core/test_token_pieces.py` compares it with
 a whole-text encode over real prompts and random text.
 
-The cache is bounded by entries and by the total characters it holds; pieces longer than
-`max_piece_chars` are counted every time (they are rare: one very long line).
+Whole texts up to `max_piece_chars` are remembered too (an unchanged section costs one
+lookup). The cache is bounded by entries and by the total characters it holds; pieces longer
+than `max_piece_chars` are counted every time (they are rare: one very long line).
 """
 
 from __future__ import annotations
@@ -101,9 +102,12 @@ class PieceTokenCounter:
             return 0
         if not self._can_split():
             return self._encode_count(text)
-        if "\n" not in text:
+        if "\n" not in text or text in self._cache:  # an unchanged section: one lookup
             return self._piece(text)
-        return sum(self._piece(piece) for piece in split_pieces(text))
+        tokens = sum(self._piece(piece) for piece in split_pieces(text))
+        if len(text) <= self._max_piece_chars:
+            self._remember(text, tokens)  # exact: the sum of its pieces is its count
+        return tokens
 
     def count_joined(self, texts: Sequence[str], separator: str) -> int:
         """Tokens of `separator.join(texts)`, exactly (the joins are inside the pieces)."""

@@ -5,7 +5,8 @@ system prompts carry the real persona, guard, contract, group timeline and sessi
 Every text the reply step's `PieceTokenCounter` counts (each section, each whole system
 prompt) is checked against `len(encode_ordinary(text))`, and the budget processor runs both
 ways on every turn — with the counter and with the process-wide whole-text count — and must
-decide exactly the same (kept / trimmed items, counts in the report, the prompt). A tight
+decide exactly the same (kept / trimmed items, counts in the report, the prompt). The request
+built with the reply step's cached pipeline equals one built with a fresh pipeline. A tight
 budget in the second case makes it trim.
 """
 
@@ -24,9 +25,13 @@ from pallas.core.token_pieces import PieceTokenCounter
 from pallas.core.tokens import count_message_tokens, get_encoding
 from pallas.core.turn import Segment, Sender, TurnInput
 from pallas.onebot.convert import stored_message_from_turn
+from pallas.product.llm import reply_step
 from pallas.product.llm.context import processors
 from pallas.product.llm.context.budget import BudgetResult
 from pallas.product.llm.context.chat_prompt import SECTION_SEPARATOR
+from pallas.product.llm.context.pipeline_cache import ChatPipelines
+from pallas.product.llm.context.processors import build_chat_pipeline
+from pallas.product.llm.context.request import ChatRequest
 from tests.harness.fake_openai import FakeOpenAI
 from tests.integration.chat_app import BOT, GROUP, REPO, RecordingSender, start_chat_app
 
@@ -113,11 +118,24 @@ async def test_reply_path_counts_equal_whole_text_counts(
         return piecewise
 
     monkeypatch.setattr(processors, "apply_budget", both_ways)
+    requests: list[ChatRequest] = []
+    assemble = reply_step.assemble_chat_request
+
+    async def against_a_fresh_pipeline(ctx: Any, pipeline: Any) -> ChatRequest:
+        request = await assemble(ctx, pipeline)  # the reply step's cached pipeline
+        fresh = await assemble(ctx, build_chat_pipeline(ctx.config))  # built for this turn
+        assert request.messages == fresh.messages
+        assert request.draft.sections == fresh.draft.sections
+        assert request.draft.messages == fresh.draft.messages
+        requests.append(request)
+        return request
+
+    monkeypatch.setattr(reply_step, "assemble_chat_request", against_a_fresh_pipeline)
     rows = _lines(name)
     clock = FakeClock(float(rows[0]["time"]))
     app, _ = await start_chat_app(tmp_path, fake_llm, clock, group_toml=group_toml)
     counter = CheckedCounter()
-    app.chat.reply.prompt_tokens = counter
+    app.chat.reply.pipelines = ChatPipelines(counter)
     sender = RecordingSender()
     try:
         for i, row in enumerate(rows[:160]):
@@ -133,6 +151,8 @@ async def test_reply_path_counts_equal_whole_text_counts(
         await app.stop()
     systems = [r.system_prompt for r in results]
     assert len(results) >= 15 and all(SECTION_SEPARATOR in s for s in systems)
+    assert len(requests) == len(results) // 2  # both ways: the fresh pipeline's budget too
+    assert [r.messages[0]["content"] for r in requests] == [r.system_prompt for r in requests]
     assert set(systems) <= set(counter.checked)  # each whole prompt went through the counter
     for result in results:
         report = result.report

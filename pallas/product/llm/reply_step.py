@@ -31,7 +31,6 @@ from pallas.core.db.warm_messages import WarmMessages
 from pallas.core.db.warm_sessions import WarmSessions
 from pallas.core.eager import eager_gather
 from pallas.core.state import StateStore
-from pallas.core.token_pieces import PieceTokenCounter
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.chat_turn_contracts import (
@@ -51,8 +50,8 @@ from pallas.product.llm.context.context import (
     assemble_direct_chat_context,
 )
 from pallas.product.llm.context.pipeline import CoreProcessorError
+from pallas.product.llm.context.pipeline_cache import ChatPipelines
 from pallas.product.llm.context.processor_inputs import ChatTurnContext
-from pallas.product.llm.context.processors import build_chat_pipeline
 from pallas.product.llm.context.request import assemble_chat_request
 from pallas.product.llm.context.turn_rules import apply_output_rules, rules_for_turn
 from pallas.product.llm.cost.guard import CostGuard
@@ -125,8 +124,9 @@ class ReplyStep:
     nicknames: tuple[str, ...] = ()  # the bot's first nickname names it in the prompt
     # OneBot get_msg for quoted images the message store lacks (set by the NoneBot edge)
     fetch_quoted_message: QuotedMessageFetcher | None = None
-    # exact token counts of the system prompt from cached line counts (budget, snapshot)
-    prompt_tokens: PieceTokenCounter = field(default_factory=PieceTokenCounter)
+    # the chat pipelines (built once per order / disabled setting) and the token counter of
+    # the budget and the snapshot (exact counts from cached line counts)
+    pipelines: ChatPipelines = field(default_factory=ChatPipelines)
     _warned_disabled: bool = False
 
     async def run(self, reply: ReplyTurn) -> TurnOutcome:
@@ -160,11 +160,10 @@ class ReplyStep:
         model = reply.cost.model or self.llm.model_for("chat")
         profile = profile_for(reply.config.models, model)
         ctx = await self._turn_context(reply, got, profile)
-        pipeline = build_chat_pipeline(ctx.config, token_counter=self.prompt_tokens)
-        request = await assemble_chat_request(ctx, pipeline)
+        request = await assemble_chat_request(ctx, self.pipelines.for_config(ctx.config))
         _stopwatch(stage_ms, "assemble", mark)
         decision = reply.route.to_log_dict()
-        count = self.prompt_tokens.count
+        count = self.pipelines.tokens.count
         snapshot = replace(
             build_snapshot(request, got.bundle, decision=decision, stage_ms=stage_ms, count=count),
             tool=got.tool.trace,
