@@ -184,8 +184,8 @@ def neutralise_structure(text: str | None) -> str:
     return text if guarded == normalised else guarded
 
 
-INLINE_CACHE_SIZE = 4096
-INLINE_CACHE_MAX_CHARS = 512  # longer texts are sanitised every time
+INLINE_CACHE_SIZE = 2048
+INLINE_CACHE_MAX_CHARS = 256  # longer texts are sanitised every time (≤ ~5 MB in all)
 
 
 def sanitize_inline(text: str | None, max_chars: int = DEFAULT_BLOCK_MAX_CHARS) -> str:
