@@ -93,7 +93,7 @@ class PieceTokenCounter:
 
     def _can_split(self) -> bool:
         if self._splits is None:
-            self._splits = self._encoding()._pat_str == CL100K_PATTERN
+            self._splits = getattr(self._encoding(), "_pat_str", None) == CL100K_PATTERN
         return self._splits
 
     def count(self, text: str) -> int:

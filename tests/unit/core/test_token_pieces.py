@@ -103,3 +103,13 @@ def test_another_pattern_counts_the_whole_text():
     counter = PieceTokenCounter(encoding=lambda: Other())  # type: ignore[arg-type, return-value]
     assert counter.count("a b\nc d\ne") == 5
     assert len(counter) == 0
+
+
+def test_an_encoding_without_a_visible_pattern_counts_the_whole_text():
+    class Opaque:
+        def encode_ordinary(self, text: str) -> list[int]:
+            return [0] * len(text)
+
+    counter = PieceTokenCounter(encoding=lambda: Opaque())  # type: ignore[arg-type, return-value]
+    assert counter.count("ab\ncd") == 5
+    assert len(counter) == 0
