@@ -44,7 +44,9 @@ class BotReplyMemo:
     def parse(self, key: str, raw: Sequence[Any] | None) -> tuple[BotReply, ...]:
         """`tuple(BotReply.from_json(r) for r in raw if isinstance(r, Mapping))`. A list handed
         in is kept (the store's fresh copy): the caller must not change it afterwards."""
-        items = raw if isinstance(raw, list) else list(raw or ())
+        if not raw:
+            return ()  # nothing to parse; the group's last list stays (any equal entry reuses)
+        items = raw if isinstance(raw, list) else list(raw)
         found = self._from_last(key, items)
         if found is None:
             parsed, reusable = [_parse(r) for r in items], _reusable(items)

@@ -111,7 +111,8 @@ class RoutingEngine:
             values.append(keys.unprompted(day))
         if user_id:
             values.append(keys.in_flight(user_id))
-        got, listed = await self._store.read(values, [keys.key(n) for n in _LIST_NAMES])
+        list_keys = [keys.key(n) for n in _LIST_NAMES]
+        got, listed = await self._store.read(values, list_keys)
         raw: dict[str, Any] = dict(zip(_VALUE_NAMES, got, strict=False))
         raw.update(zip(_LIST_NAMES, listed, strict=True))
         extra = got[len(_VALUE_NAMES) :]
@@ -119,7 +120,7 @@ class RoutingEngine:
             raw["unprompted_today"] = extra.pop(0)
         if user_id:
             raw["user_in_flight"] = extra.pop(0) is not None
-        replies = self._replies.parse(keys.key("bot_replies"), raw.get("bot_replies"))
+        replies = self._replies.parse(list_keys[0], listed[0])  # _LIST_NAMES[0]: bot_replies
         return state_from_raw(raw, replies)
 
     async def route(
