@@ -270,11 +270,28 @@ _INJECTION_PATTERNS = [
 _INJECTION_RE = re.compile("|".join(f"(?:{p})" for p in _INJECTION_PATTERNS), re.I | re.M)
 
 
+INJECTION_CACHE_MAX_CHARS = 512  # longer texts are scanned every time
+
+
 def looks_like_injection(text: str | None) -> bool:
-    """Heuristic: does this user text try to instruct the model rather than chat?"""
+    """Heuristic: does this user text try to instruct the model rather than chat?
+
+    Pure; texts up to `INJECTION_CACHE_MAX_CHARS` are remembered (`INLINE_CACHE_SIZE`): the
+    ambient excerpt's rows are scanned again on every turn."""
     if not text:
         return False
+    if len(text) <= INJECTION_CACHE_MAX_CHARS:
+        return _looks_like_injection_cached(text)
+    return _looks_like_injection(text)
+
+
+def _looks_like_injection(text: str) -> bool:
     return _INJECTION_RE.search(normalize_text(text)) is not None
+
+
+@lru_cache(maxsize=INLINE_CACHE_SIZE)
+def _looks_like_injection_cached(text: str) -> bool:
+    return _looks_like_injection(text)
 
 
 # --- user message wrapping ---------------------------------------------------------------------
