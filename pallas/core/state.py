@@ -188,7 +188,7 @@ class MemoryStateStore:
         entry = self._live(key)
         if entry is None or not isinstance(entry.value, deque):
             return []
-        return [_copy(item) for item in entry.value]
+        return [v if type(v) in _SCALAR_TYPES else _copy(v) for v in entry.value]
 
     async def get(self, key: str) -> Any | None:
         return self._get_now(key)

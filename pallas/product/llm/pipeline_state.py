@@ -23,6 +23,7 @@ from typing import Any
 from pallas.core import state_keys
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.eager import eager_gather
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
@@ -72,7 +73,8 @@ class PipelineState:
         addressed: bool,
         image_count: int = 0,
     ) -> ChatTurnContext:
-        view, lookup, attachments = await asyncio.gather(
+        # stepped eagerly: warm reads finish without a loop round; downloads get a task
+        view, lookup, attachments = await eager_gather(
             self._guard(
                 "svars", self.svars.view(turn.bot_id, turn.group_id, turn.user_id, config.svars)
             ),
@@ -140,9 +142,12 @@ class PipelineState:
     async def _attachments(
         self, turn: TurnInput, config: GroupConfig, addressed: bool
     ) -> list[AttachmentText]:
+        """The turn's files and voices. The look-ups (the quoted row, a pending upload) run in
+        the caller's task (`enrich` steps them eagerly); fetching and transcribing — under
+        `asyncio.timeout`, bound to the current task — run in a task of their own."""
         cfg = config.attachments
         segments = [s.to_dict() for s in turn.segments]
-        out: list[AttachmentText] = []
+        refs: list[Any] | None = None  # None: files are not read for this turn
         if cfg.read_files and addressed and cfg.max_files:
             refs = file_refs(segments, "message")
             if turn.reply_to is not None:
@@ -154,8 +159,19 @@ class PipelineState:
             if not refs:  # a file this member uploaded just before (group_upload notice)
                 upload = await take_upload(self.state, turn.bot_id, turn.group_id, turn.user_id)
                 refs += [upload] if upload is not None else []
-            out += await self._files(refs[: cfg.max_files], config)
-        out += await self._voices(turn, voice_urls(segments), config)
+            refs = refs[: cfg.max_files]
+        voices = voice_urls(segments)
+        if not refs and not voices:
+            return []  # what `_files([])` and `_voices(turn, [])` give, without a task
+        return await asyncio.ensure_future(self._fetch(turn, config, refs, voices))
+
+    async def _fetch(
+        self, turn: TurnInput, config: GroupConfig, refs: list[Any] | None, voices: list[str]
+    ) -> list[AttachmentText]:
+        out: list[AttachmentText] = []
+        if refs is not None:
+            out += await self._files(refs, config)
+        out += await self._voices(turn, voices, config)
         return out
 
     async def _files(self, refs: Sequence[Any], config: GroupConfig) -> list[AttachmentText]:

@@ -21,7 +21,7 @@ import random
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -50,8 +50,8 @@ from pallas.product.llm.context.context import (
     assemble_direct_chat_context,
 )
 from pallas.product.llm.context.pipeline import CoreProcessorError
+from pallas.product.llm.context.pipeline_cache import ChatPipelines
 from pallas.product.llm.context.processor_inputs import ChatTurnContext
-from pallas.product.llm.context.processors import build_chat_pipeline
 from pallas.product.llm.context.request import assemble_chat_request
 from pallas.product.llm.context.turn_rules import apply_output_rules, rules_for_turn
 from pallas.product.llm.cost.guard import CostGuard
@@ -124,6 +124,9 @@ class ReplyStep:
     nicknames: tuple[str, ...] = ()  # the bot's first nickname names it in the prompt
     # OneBot get_msg for quoted images the message store lacks (set by the NoneBot edge)
     fetch_quoted_message: QuotedMessageFetcher | None = None
+    # the chat pipelines (built once per order / disabled setting) and the token counter of
+    # the budget and the snapshot (exact counts from cached line counts)
+    pipelines: ChatPipelines = field(default_factory=ChatPipelines)
     _warned_disabled: bool = False
 
     async def run(self, reply: ReplyTurn) -> TurnOutcome:
@@ -157,11 +160,12 @@ class ReplyStep:
         model = reply.cost.model or self.llm.model_for("chat")
         profile = profile_for(reply.config.models, model)
         ctx = await self._turn_context(reply, got, profile)
-        request = await assemble_chat_request(ctx, build_chat_pipeline(ctx.config))
+        request = await assemble_chat_request(ctx, self.pipelines.for_config(ctx.config))
         _stopwatch(stage_ms, "assemble", mark)
         decision = reply.route.to_log_dict()
+        count = self.pipelines.tokens.count
         snapshot = replace(
-            build_snapshot(request, got.bundle, decision=decision, stage_ms=stage_ms),
+            build_snapshot(request, got.bundle, decision=decision, stage_ms=stage_ms, count=count),
             tool=got.tool.trace,
             merge_wait=got.wait.to_log_dict(),
             cost=reply.cost.to_log_dict() if reply.cost.noteworthy else None,

@@ -155,3 +155,35 @@ async def test_images_the_turn_will_attach_are_counted_with_the_quoted_ones(
     config = GroupConfig.model_validate({"images": {"max_images_per_turn": cap}})
     turn = TurnInput(1, 2, 3, 78, 1.0, "这是谁", reply_to=77)
     assert await state._image_count(turn, config, own) == expected
+
+
+async def test_attachment_fetching_runs_in_its_own_task_and_lookups_need_none() -> None:
+    """`enrich` steps the attachment look-ups in the caller's task; a download (under
+    `asyncio.timeout`, bound to the current task) must run in a task of its own."""
+    import asyncio
+
+    from pallas.core.clock import FakeClock
+    from pallas.core.state import MemoryStateStore
+    from pallas.core.turn import Segment, TurnInput
+    from pallas.product.config import GroupConfig
+    from pallas.product.llm.pipeline_state import PipelineState
+
+    state = PipelineState(None, MemoryStateStore(FakeClock()), None, None, None, None)  # type: ignore[arg-type]
+    config = GroupConfig()
+    caller = asyncio.current_task()
+    fetched_in: list[asyncio.Task | None] = []
+
+    async def fetch(turn, config, refs, voices):  # type: ignore[no-untyped-def]
+        fetched_in.append(asyncio.current_task())
+        return [AttachmentText("voice", "语音", "", "placeholder") for _ in voices]
+
+    state._fetch = fetch  # type: ignore[method-assign]
+    plain = TurnInput(1, 2, 3, 4, 1.0, "你好")
+    assert await state._attachments(plain, config, addressed=True) == []
+    assert fetched_in == []  # nothing to fetch: no task
+    voice = TurnInput(
+        1, 2, 3, 5, 1.0, "[语音]", segments=(Segment("record", {"url": "https://h/v.amr"}),)
+    )
+    got = await state._attachments(voice, config, addressed=True)
+    assert [a.kind for a in got] == ["voice"]
+    assert fetched_in and fetched_in[0] is not caller

@@ -9,7 +9,7 @@ the routing decision, the exact request and what came back. `render_snapshot` pr
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pallas.core.tokens import count_tokens
@@ -18,12 +18,12 @@ from pallas.product.llm.context.request import ChatRequest
 from pallas.product.llm.context.snapshot import TurnSnapshot
 
 
-def _section_rows(request: ChatRequest) -> list[dict[str, Any]]:
+def _section_rows(request: ChatRequest, count: Callable[[str], int]) -> list[dict[str, Any]]:
     return [
         {
             "id": s.section_id,
             "chars": len(s.text),
-            "tokens": count_tokens(s.text),
+            "tokens": count(s.text),
             "source": s.source,
             "source_tokens": list(s.source_tokens),
             "memory_ids": list(s.memory_ids),
@@ -78,11 +78,13 @@ def build_snapshot(
     *,
     decision: Mapping[str, Any],
     stage_ms: Mapping[str, float],
+    count: Callable[[str], int] = count_tokens,
 ) -> TurnSnapshot:
-    """Everything known before the LLM call; the reply step fills the later fields."""
+    """Everything known before the LLM call; the reply step fills the later fields.
+    `count`: exact tokens of a section (the reply path's `PieceTokenCounter.count`)."""
     return TurnSnapshot(
         decision=dict(decision),
-        sections=_section_rows(request),
+        sections=_section_rows(request, count),
         messages=_message_rows(request),
         budget=_budget(request),
         pipeline=[

@@ -23,19 +23,20 @@ kept partially when at least `partial_keep_min_chars` of it fit: its head with `
 Speed: every section/message is measured once (token counts are LRU-cached); removals only
 subtract. One exact count of the final request at the end guards against the small error of
 summing per-part counts; if it is still over, the loop runs again with the exact numbers.
+Sections and the whole system prompt are counted with `count` (the reply path hands in its
+`PieceTokenCounter`: the same exact numbers, from cached counts of the prompt's lines).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from pallas.core.tokens import (
     REPLY_PRIMING_TOKENS,
     TOKENS_PER_MESSAGE,
     content_tokens,
-    count_message_tokens,
     count_tokens,
 )
 from pallas.product.llm.context.chat_prompt import SECTION_SEPARATOR, ChatPromptAssembler
@@ -59,6 +60,7 @@ from pallas.product.llm.persona.prompt_guard import DEFAULT_BLOCK_MAX_CHARS
 TRUNCATION_MARKER = "…(已截断)"
 _SYSTEM_OVERHEAD = TOKENS_PER_MESSAGE + 1  # per-message overhead + the "system" role token
 _SEPARATOR_TOKENS = 1
+Count = Callable[[str], int]  # exact cl100k tokens of a text
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,9 +134,9 @@ class _Totals:
     trims: list[TrimRecord] = field(default_factory=list)
 
 
-def _section_items(sections: Sequence[PromptSection]) -> list[_Item]:
+def _section_items(sections: Sequence[PromptSection], count: Count) -> list[_Item]:
     return [
-        _Item("section", i, s.section_id, s.section_id, s.text, len(s.text), count_tokens(s.text))
+        _Item("section", i, s.section_id, s.section_id, s.text, len(s.text), count(s.text))
         for i, s in enumerate(sections)
     ]
 
@@ -287,12 +289,15 @@ def _rebuild(
     return new_sections, new_messages
 
 
-def _exact(system: str, messages: Sequence[DraftMessage]) -> tuple[int, int]:
-    request = ([{"role": "system", "content": system}] if system else []) + [
-        m.to_openai() for m in messages
-    ]
-    chars = len(system) + sum(len(m.text) for m in messages)
-    return chars, count_message_tokens(request)
+def _exact(system: str, msg_items: Sequence[_Item], count: Count) -> tuple[int, int]:
+    """Chars and `count_message_tokens` of the request: the system message (counted whole,
+    exactly) + the kept messages (each item's tokens are its role, content and wrapper, as
+    `count_message_tokens` counts a `to_openai()` message; a truncated item was re-measured)."""
+    live = [it for it in msg_items if not it.removed]
+    tokens = REPLY_PRIMING_TOKENS + sum(it.tokens for it in live)
+    if system:
+        tokens += TOKENS_PER_MESSAGE + count_tokens("system") + count(system)
+    return len(system) + sum(it.chars for it in live), tokens
 
 
 def apply_budget(
@@ -302,14 +307,19 @@ def apply_budget(
     token_budget: int | None = None,
     partial_keep_min_chars: int = 24,
     block_max_chars: int = DEFAULT_BLOCK_MAX_CHARS,
+    count: Count | None = None,
 ) -> BudgetResult:
-    """Trim `draft` to both budgets; the result's sections are the sanitised, kept ones."""
+    """Trim `draft` to both budgets; the result's sections are the sanitised, kept ones.
+
+    `count` gives a text's exact token count (default: the process-wide LRU of `tokens.py`).
+    """
     started = time.perf_counter()
+    count = count or count_tokens
     assembler = ChatPromptAssembler(draft.sections, block_max_chars=block_max_chars)
     sections = list(assembler.sections)
     messages = list(draft.messages)
-    chars_before, tokens_before = _exact(assembler.build(), messages)
-    sec_items, msg_items = _section_items(sections), _message_items(messages)
+    sec_items, msg_items = _section_items(sections, count), _message_items(messages)
+    chars_before, tokens_before = _exact(assembler.build(), msg_items, count)
     candidates = _candidates(sections, messages, sec_items, msg_items)
     sys_c, sys_t = _system_cost(sec_items)
     msg_c = sum(it.chars for it in msg_items)
@@ -320,7 +330,7 @@ def apply_budget(
         _trim(candidates, totals, sec_items, (char_budget, limit), partial_keep_min_chars)
         new_sections, new_messages = _rebuild(sections, messages, sec_items, msg_items)
         system = SECTION_SEPARATOR.join(s.text for s in new_sections)
-        chars_after, tokens_after = _exact(system, new_messages)
+        chars_after, tokens_after = _exact(system, msg_items, count)
         if token_budget is None or tokens_after <= token_budget:
             break
         # the per-part estimate was optimistic: continue from the exact numbers

@@ -108,7 +108,7 @@ class ChatPromptAssembler:
                 continue
             seen_ids.add(section.section_id)
             seen_texts.add(key)
-            kept.append(replace(section, text=text))
+            kept.append(section if text == section.text else replace(section, text=text))
         return tuple(kept), tuple(skipped)
 
     @property

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from pallas.core.token_pieces import PieceTokenCounter
+from pallas.core.tokens import count_tokens
 from pallas.product.llm.attachments.images import image_budget
 from pallas.product.llm.attachments.processor import AttachmentProcessor
 from pallas.product.llm.context import sections as S
@@ -294,6 +296,10 @@ class PromptOverridesProcessor(BaseProcessor):
 class BudgetProcessor(BaseProcessor):
     id, priority, core, fixed = "budget", 600, True, True
 
+    def __init__(self, token_counter: PieceTokenCounter | None = None) -> None:
+        # the reply path's counter (cached line counts across turns); else the process LRU
+        self._count = count_tokens if token_counter is None else token_counter.count
+
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         cfg = ctx.config
         result = apply_budget(
@@ -302,6 +308,7 @@ class BudgetProcessor(BaseProcessor):
             token_budget=image_budget(draft, ctx, cfg.token_budget or ctx.token_budget),
             partial_keep_min_chars=cfg.partial_keep_min_chars,
             block_max_chars=cfg.block_max_chars,
+            count=self._count,
         )
         return result.draft
 
@@ -317,7 +324,7 @@ class FormatterProcessor(BaseProcessor):
         return draft.with_request(format_messages(raw, cfg.formatter, pinned=pinned))
 
 
-def default_processors() -> list[BaseProcessor]:
+def default_processors(token_counter: PieceTokenCounter | None = None) -> list[BaseProcessor]:
     retrieved = [
         (S.GROUP_EXPRESSION, 130),
         (S.BEHAVIOR_REFERENCE, 140),
@@ -344,18 +351,22 @@ def default_processors() -> list[BaseProcessor]:
         *rule_processors(),  # regex 305 · worldbook 330 · macros 390 · injections 410
         KnowledgePlaceholderProcessor(),  # 450: 【kb::…】 in persona / overrides
         VariableProcessor(),  # 500: <svar> state, $[svars::…]
-        BudgetProcessor(),
+        BudgetProcessor(token_counter),
         FormatterProcessor(),
     ]
 
 
 def build_chat_pipeline(
-    config: ContextConfig | None = None, extra: Sequence[BaseProcessor] = ()
+    config: ContextConfig | None = None,
+    extra: Sequence[BaseProcessor] = (),
+    *,
+    token_counter: PieceTokenCounter | None = None,
 ) -> ContextPipeline:
-    """The default pipeline (plus plugin processors) with the group's order / disabled set."""
+    """The default pipeline (plus plugin processors) with the group's order / disabled set;
+    `token_counter` is the budget's (the reply path keeps one across turns)."""
     cfg = config or ContextConfig()
     return ContextPipeline(
-        [*default_processors(), *extra],
+        [*default_processors(token_counter), *extra],
         order=cfg.processor_order,
         disabled=cfg.disabled_processors,
     )

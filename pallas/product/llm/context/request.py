@@ -25,10 +25,18 @@ class ChatRequest:
     """The outcome of the pipeline for one REPLY turn: what to send and how it was built."""
 
     messages: tuple[Mapping[str, Any], ...]
-    system_prompt: str
     draft: PromptDraft
     steps: tuple[StepTrace, ...]
     warnings: tuple[str, ...] = ()
+    block_max_chars: int = 4000
+
+    @property
+    def system_prompt(self) -> str:
+        """The draft's system prompt, assembled on demand (the turn sends `messages`, where
+        the formatter already put it)."""
+        return ChatPromptAssembler(
+            self.draft.sections, block_max_chars=self.block_max_chars
+        ).build()
 
     @property
     def section_ids(self) -> tuple[str, ...]:
@@ -46,11 +54,10 @@ async def assemble_chat_request(
     pipeline = pipeline or build_chat_pipeline(ctx.config)
     result = await pipeline.run(PromptDraft(), ctx)
     draft = result.draft
-    system = ChatPromptAssembler(draft.sections, block_max_chars=ctx.config.block_max_chars)
     return ChatRequest(
         messages=tuple(request_messages(draft, block_max_chars=ctx.config.block_max_chars)),
-        system_prompt=system.build(),
         draft=draft,
         steps=result.steps,
         warnings=result.warnings,
+        block_max_chars=ctx.config.block_max_chars,
     )

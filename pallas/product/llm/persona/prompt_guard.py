@@ -184,18 +184,48 @@ def neutralise_structure(text: str | None) -> str:
     return text if guarded == normalised else guarded
 
 
+INLINE_CACHE_SIZE = 2048
+INLINE_CACHE_MAX_CHARS = 256  # longer texts are sanitised every time (≤ ~5 MB in all)
+
+
 def sanitize_inline(text: str | None, max_chars: int = DEFAULT_BLOCK_MAX_CHARS) -> str:
-    """Sanitised single-line text (newlines collapse to spaces): timeline lines, names."""
+    """Sanitised single-line text (newlines collapse to spaces): timeline lines, names.
+
+    A pure function of its arguments; texts up to `INLINE_CACHE_MAX_CHARS` are remembered
+    for the last `INLINE_CACHE_SIZE` distinct calls (the timeline's lines and speakers and the
+    memory lines come back turn after turn)."""
     if not text:
         return ""
+    if len(text) <= INLINE_CACHE_MAX_CHARS:
+        return _sanitize_inline_cached(text, max_chars)
+    return _sanitize_inline(text, max_chars)
+
+
+def _sanitize_inline(text: str, max_chars: int) -> str:
     flat = " ".join(normalize_text(text).split())
     return sanitize_prompt_block(flat, max_chars)
 
 
+@lru_cache(maxsize=INLINE_CACHE_SIZE)
+def _sanitize_inline_cached(text: str, max_chars: int) -> str:
+    return _sanitize_inline(text, max_chars)
+
+
 def sanitize_name(name: str | None, max_chars: int = DEFAULT_NAME_MAX_CHARS) -> str:
     """A display name safe to use as a speaker label (no newlines, no colons, capped)."""
+    if name and len(name) <= INLINE_CACHE_MAX_CHARS:
+        return _sanitize_name_cached(name, max_chars)
+    return _sanitize_name(name, max_chars)
+
+
+def _sanitize_name(name: str | None, max_chars: int) -> str:
     flat = sanitize_inline(name, max_chars=10_000).replace(":", " ").replace("：", " ")
     return cap_text(" ".join(flat.split()), max_chars)
+
+
+@lru_cache(maxsize=INLINE_CACHE_SIZE)
+def _sanitize_name_cached(name: str, max_chars: int) -> str:
+    return _sanitize_name(name, max_chars)
 
 
 def leading_header(text: str | None) -> str | None:
@@ -240,11 +270,28 @@ _INJECTION_PATTERNS = [
 _INJECTION_RE = re.compile("|".join(f"(?:{p})" for p in _INJECTION_PATTERNS), re.I | re.M)
 
 
+INJECTION_CACHE_MAX_CHARS = 512  # longer texts are scanned every time
+
+
 def looks_like_injection(text: str | None) -> bool:
-    """Heuristic: does this user text try to instruct the model rather than chat?"""
+    """Heuristic: does this user text try to instruct the model rather than chat?
+
+    Pure; texts up to `INJECTION_CACHE_MAX_CHARS` are remembered (`INLINE_CACHE_SIZE`): the
+    ambient excerpt's rows are scanned again on every turn."""
     if not text:
         return False
+    if len(text) <= INJECTION_CACHE_MAX_CHARS:
+        return _looks_like_injection_cached(text)
+    return _looks_like_injection(text)
+
+
+def _looks_like_injection(text: str) -> bool:
     return _INJECTION_RE.search(normalize_text(text)) is not None
+
+
+@lru_cache(maxsize=INLINE_CACHE_SIZE)
+def _looks_like_injection_cached(text: str) -> bool:
+    return _looks_like_injection(text)
 
 
 # --- user message wrapping ---------------------------------------------------------------------

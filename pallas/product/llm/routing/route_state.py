@@ -86,9 +86,14 @@ def _float(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) else None
 
 
-def state_from_raw(raw: Mapping[str, Any]) -> RouteState:
-    """Build a snapshot from the raw StateStore values (missing / malformed values ignored)."""
+def state_from_raw(
+    raw: Mapping[str, Any], bot_replies: tuple[BotReply, ...] | None = None
+) -> RouteState:
+    """Build a snapshot from the raw StateStore values (missing / malformed values ignored);
+    `bot_replies`: the raw list already parsed (the engine's `BotReplyMemo`)."""
     replies: Sequence[Any] = raw.get("bot_replies") or ()
+    if bot_replies is None:
+        bot_replies = tuple(BotReply.from_json(r) for r in replies if isinstance(r, Mapping))
     last_phrase = raw.get("last_phrase")
     return RouteState(
         silenced_until=_float(raw.get("silenced_until")),
@@ -99,7 +104,7 @@ def state_from_raw(raw: Mapping[str, Any]) -> RouteState:
         last_quote_at=_float(raw.get("last_quote_at")),
         candidates=tuple(int(m) for m in raw.get("candidates") or ()),
         bot_messages=tuple(int(m) for m in raw.get("bot_messages") or ()),
-        bot_replies=tuple(BotReply.from_json(r) for r in replies if isinstance(r, Mapping)),
+        bot_replies=bot_replies,
         last_phrase=last_phrase if isinstance(last_phrase, str) else None,
         user_in_flight=bool(raw.get("user_in_flight")),
         recent_lines=tuple(

@@ -58,6 +58,7 @@ from pallas.core.turn import TurnInput
 from pallas.product.llm.routing.config import RoutingConfig
 from pallas.product.llm.routing.cooldown import CooldownResult, CooldownVerdict
 from pallas.product.llm.routing.reply_gate import GateVerdict
+from pallas.product.llm.routing.reply_memo import BotReplyMemo
 from pallas.product.llm.routing.reply_targets import add_candidate, resolve_quote_reply_target
 from pallas.product.llm.routing.route_pipeline import (
     RouteExtras,
@@ -96,6 +97,7 @@ class RoutingEngine:
     def __init__(self, store: StateStore, *, prefix: str = ROUTE_PREFIX) -> None:
         self._store = store
         self._prefix = prefix
+        self._replies = BotReplyMemo()  # parsed bot_replies of recently routed groups
 
     def _keys(self, bot_id: int, group_id: int, user_id: int = 0) -> RouteKeys:
         return RouteKeys.of(bot_id, group_id, user_id, prefix=self._prefix)
@@ -109,7 +111,8 @@ class RoutingEngine:
             values.append(keys.unprompted(day))
         if user_id:
             values.append(keys.in_flight(user_id))
-        got, listed = await self._store.read(values, [keys.key(n) for n in _LIST_NAMES])
+        list_keys = [keys.key(n) for n in _LIST_NAMES]
+        got, listed = await self._store.read(values, list_keys)
         raw: dict[str, Any] = dict(zip(_VALUE_NAMES, got, strict=False))
         raw.update(zip(_LIST_NAMES, listed, strict=True))
         extra = got[len(_VALUE_NAMES) :]
@@ -117,7 +120,8 @@ class RoutingEngine:
             raw["unprompted_today"] = extra.pop(0)
         if user_id:
             raw["user_in_flight"] = extra.pop(0) is not None
-        return state_from_raw(raw)
+        replies = self._replies.parse(list_keys[0], listed[0])  # _LIST_NAMES[0]: bot_replies
+        return state_from_raw(raw, replies)
 
     async def route(
         self,

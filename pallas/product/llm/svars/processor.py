@@ -64,7 +64,8 @@ class VariableProcessor(BaseProcessor):
                 used += names
                 message = replace(message, content=text)
             elif message.role == "user" and isinstance(message.content, str):
-                message = replace(message, content=neutralise_member_tags(message.content))
+                text = neutralise_member_tags(message.content)
+                message = message if text == message.content else replace(message, content=text)
             messages.append(message)
         out = draft.with_sections(sections).with_messages(messages)
         if view is None:
