@@ -46,9 +46,14 @@ class PendingCommits:
         if holds is None:
             return
         started = time.perf_counter()
+        # asyncio.wait, not wait_for / timeout: those bind to the current task, and the reply
+        # step may step this coroutine eagerly inside its caller's task (core/eager.py)
+        waiter = asyncio.ensure_future(holds.released.wait())
         try:
-            await asyncio.wait_for(holds.released.wait(), self._timeout_s)
-        except TimeoutError:
+            done, _ = await asyncio.wait((waiter,), timeout=self._timeout_s)
+        finally:
+            waiter.cancel()  # no-op once set; a cancelled or timed-out reader leaves no task
+        if not done:
             log.warning(
                 "group %s: a session-variable commit is still in flight after %.1f s; "
                 "this turn reads the values as they are",
