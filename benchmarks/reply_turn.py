@@ -9,10 +9,10 @@ OpenAI-compatible server on 127.0.0.1 and its latency is subtracted. Prints the 
 p50/p90/p99 per stage and per context source.
 
 "Local" is the turn's wall time minus the LLM call's latency as the client measures it around
-`chat.completions.create`. That call also includes the openai client's own request building
-(its typed-dict transform of the messages, before any byte is sent), which is CPU work on the
-bot's event loop too: it is measured separately on the same messages and printed on its own
-line, so it is neither hidden in nor double-counted with "local".
+the chat request (`LLMClient.complete`). The event-loop thread's CPU inside that call (the
+openai client building, sending and parsing, plus the fake server, which runs in the same
+process) is CPU on the bot's loop too: it is printed on its own line, neither hidden in nor
+double-counted with "local".
 
     python -m benchmarks.reply_turn [--messages 1000000] [--memories 10000] [--turns 300]
 """
@@ -230,14 +230,14 @@ async def run(args: argparse.Namespace, workdir: Path, fill: bool) -> None:
         print(describe("first turn of each member", cold))
         steady = range(MEMBERS, MEMBERS + args.turns)
         turns = await _turns(runtime, service, steady, profiler, args.gap)
-        local_ms, stages, outcomes, requests, slow = turns
+        local_ms, stages, outcomes, call_cpu, slow = turns
         await service.drain_background()
         print(LOCAL_NOTE)
         print(describe("local per REPLY turn", local_ms))
         for name, values in stages.items():
             if "processor" not in name or sorted(values)[len(values) // 2] >= 0.05:
                 print(describe(f"  {name}", values))  # processors: those with p50 >= 0.05 ms
-        print(describe("openai client request building", await _client_build_ms(requests)))
+        print(describe("loop cpu inside the LLM call", call_cpu))
         print(f"outcomes: {dict(outcomes)}")
         _print_slow(local_ms, slow, args.slow)
         if profiler is not None:
@@ -255,14 +255,14 @@ async def _turns(
     turns: range,
     profiler: cProfile.Profile | None,
     gap: float,
-) -> tuple[list[float], dict[str, list[float]], Counter[str], list[list[dict]], list[TurnDetail]]:
+) -> tuple[list[float], dict[str, list[float]], Counter[str], list[float], list[TurnDetail]]:
     sender = RecordingSender(runtime)
     details: list[TurnDetail] = []
     watch = GcWatch().__enter__()  # every collection of the run: in a turn or between
     llm_cpu = _count_llm_cpu(runtime)
     cpu_ms: list[float] = []
     between: list[tuple[int, float]] = []
-    requests: list[list[dict]] = []  # the last turns' request messages
+    call_cpu: list[float] = []  # the loop thread's CPU inside each LLM call
     local_ms: list[float] = []
     stages: dict[str, list[float]] = {}
     outcomes: Counter[str] = Counter()
@@ -309,7 +309,7 @@ async def _turns(
         details[-1].stages.update(
             (f"proc:{s['id']}", s["ms"]) for s in snap.data.get("pipeline") or [] if s["ms"] >= 0.5
         )
-        requests = [*requests[-49:], list(snap.data.get("request") or [])]
+        call_cpu.append(llm_cpu[0] * 1000)
         for name, ms in snap.data.get("stage_ms", {}).items():
             stages.setdefault(f"stage {name}", []).append(float(ms))
         for name, ms in (snap.data.get("retrieval") or {}).get("stage_ms", {}).items():
@@ -321,7 +321,7 @@ async def _turns(
     stages = {"cpu of it (loop thread)": cpu_ms, **stages}
     if turns:
         print(f"gc between the turns (LLM call, background work): {gc_summary(between)}")
-    return local_ms, stages, outcomes, requests, details
+    return local_ms, stages, outcomes, call_cpu, details
 
 
 def _count_llm_cpu(runtime: PallasRuntime) -> list[float]:
@@ -368,28 +368,12 @@ def _print_slow(local_ms: list[float], details: list[TurnDetail], show: bool) ->
 
 
 LOCAL_NOTE = (
-    "local = the turn's wall time minus the LLM call (measured around chat.completions.create);"
+    "local = the turn's wall time minus the LLM call (measured around the chat request);"
     "\n  cpu = the event-loop thread's CPU time in the same span (wall minus cpu: waiting for"
     "\n  the GIL, the disk or a CPU shared with other processes)"
-    "\n  the openai client's request building inside that call is printed on its own line below"
+    "\n  the loop thread's CPU inside the LLM call (the openai client sending and parsing, plus"
+    "\n  the in-process fake server) is printed on its own line below"
 )
-
-
-async def _client_build_ms(requests: list[list[dict]]) -> list[float]:
-    """What the openai client spends building one request body (its typed-dict transform),
-    timed on the turns' own messages: counted in the LLM latency, not in "local"."""
-    from openai._utils import async_maybe_transform
-    from openai.types.chat import completion_create_params
-
-    out: list[float] = []
-    for messages in requests:
-        started = time.perf_counter()
-        await async_maybe_transform(
-            {"model": "bench", "messages": messages},
-            completion_create_params.CompletionCreateParamsNonStreaming,
-        )
-        out.append((time.perf_counter() - started) * 1000)
-    return out
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -51,7 +51,36 @@ async def test_success_records_usage(server, usage, clock) -> None:
     assert result.ok and result.text == "在的"
     totals = await usage.totals(now=clock.now(), group_id=7, task="chat")
     assert (totals.calls, totals.prompt_tokens, totals.completion_tokens) == (1, 120, 8)
-    assert server.chat_requests()[0].body["messages"] == MESSAGES
+    request = server.chat_requests()[0]
+    assert request.body == {"model": "gpt-4o-mini", "messages": MESSAGES}  # nothing added
+    assert request.headers["authorization"] == "Bearer sk-test"
+    assert request.headers["content-type"] == "application/json"
+
+
+async def test_a_reply_body_is_sent_as_built(server, usage, clock) -> None:
+    """Image parts, odd unicode and the sampling options reach the server unchanged."""
+    messages = [
+        {"role": "system", "content": "人设\u2028第二行 \U0001f600"},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "看图"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBO"}},
+            ],
+        },
+    ]
+    server.enqueue(Scripted(text="好"))
+    client = _client(server, usage, clock)
+    result = await client.complete(
+        "chat", messages, bot_id=1, group_id=7, max_tokens=50, temperature=0.7, model="m-1"
+    )
+    assert result.ok
+    assert server.chat_requests()[0].body == {
+        "model": "m-1",
+        "messages": messages,
+        "max_tokens": 50,
+        "temperature": 0.7,
+    }
 
 
 @pytest.mark.parametrize(

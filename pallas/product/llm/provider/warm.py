@@ -1,7 +1,7 @@
 """Warm the OpenAI SDK's request path at start-up, offline.
 
-The first `chat.completions.create` of a process costs ~45 ms more than the next ones (the
-SDK's parameter transforms and response models fill their caches on first use): that landed on
+The first chat completion of a process costs ~45 ms more than the next ones (the SDK's
+request building and response models fill their caches on first use): that landed on
 the first @ after a restart, inside its hold on the event loop, and every @ behind it waited
 too. `warm_request_path` runs one chat completion through the SDK against an in-memory httpx
 transport (no network, no API key used, nothing recorded) in the start-up warm-up thread, on
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 from typing import Any
+
+from pallas.product.llm.provider.client import LLMClient
 
 WARM_REPLY: dict[str, Any] = {
     "id": "warm-up",
@@ -38,12 +40,16 @@ async def _one_completion() -> str:
         client = AsyncOpenAI(
             api_key="warm-up", base_url="http://warm-up.invalid/v1", http_client=http, max_retries=0
         )
-        response = await client.chat.completions.create(
-            model="warm-up",
-            messages=[{"role": "system", "content": "warm-up"}, {"role": "user", "content": "hi"}],
-            max_tokens=1,
-            temperature=0.0,
-        )
+        body = {
+            "model": "warm-up",
+            "messages": [
+                {"role": "system", "content": "warm-up"},
+                {"role": "user", "content": "hi"},
+            ],
+            "max_tokens": 1,
+            "temperature": 0.0,
+        }
+        response = await LLMClient._post_chat(client, body)  # the bot's own request path
     return response.choices[0].message.content or ""
 
 
