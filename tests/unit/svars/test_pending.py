@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 
 import pytest
 
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore
-from pallas.product.llm.delivery.delivery import DeliveryPlan, Segment, deliver
+from pallas.product.llm.delivery.delivery import DeliveryPlan, DeliveryResult, Segment, deliver
 from pallas.product.llm.svars.pending import PendingCommits
 
 
@@ -29,6 +30,15 @@ class RecordingSender:
         return None if index == self.fail_at else 100 + index
 
 
+async def deliver_with(
+    plan: DeliveryPlan, sender: RecordingSender, before_final: Callable[[], None]
+) -> DeliveryResult:
+    store = MemoryStateStore(FakeClock())
+    return await deliver(
+        plan, sender, store, rng=random.Random(1), sleep=no_sleep, before_final=before_final
+    )
+
+
 @pytest.mark.parametrize(
     ("bubbles", "sticker", "held"),
     [
@@ -44,14 +54,7 @@ async def test_the_hold_is_engaged_only_for_the_final_message(
     hold = pending.hold(1, 5)
     sender = RecordingSender(pending)
     plan = DeliveryPlan(bot_id=1, group_id=5, bubbles=bubbles, sticker=sticker)
-    result = await deliver(
-        plan,
-        sender,
-        MemoryStateStore(FakeClock()),
-        rng=random.Random(1),
-        sleep=no_sleep,
-        before_final=hold.engage,
-    )
+    result = await deliver_with(plan, sender, hold.engage)
     assert result.complete and sender.held_at_send == held
     hold.release()
     assert pending.pending(1, 5) == 0
@@ -62,14 +65,7 @@ async def test_a_failed_earlier_bubble_never_engages_the_hold() -> None:
     hold = pending.hold(1, 5)
     sender = RecordingSender(pending, fail_at=0)
     plan = DeliveryPlan(bot_id=1, group_id=5, bubbles=("一", "二"))
-    result = await deliver(
-        plan,
-        sender,
-        MemoryStateStore(FakeClock()),
-        rng=random.Random(1),
-        sleep=no_sleep,
-        before_final=hold.engage,
-    )
+    result = await deliver_with(plan, sender, hold.engage)
     assert not result.complete and pending.pending(1, 5) == 0
     await asyncio.wait_for(pending.settled(1, 5), 0.1)  # nothing to wait for
 
