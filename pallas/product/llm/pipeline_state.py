@@ -224,9 +224,7 @@ class PipelineState:
         self, turn: TurnInput, config: GroupConfig, ops: Sequence[SvarOp]
     ) -> CommitHold | NoHold:
         """Engaged before the final bubble so the group's next turn waits for `commit_svars`."""
-        if not ops or not config.svars.apply_from_answer:
-            return NoHold()
-        if "svars" in config.context.disabled_processors:
+        if not ops or not _answer_ops_apply(config):
             return NoHold()
         return self.svars.pending.hold(turn.bot_id, turn.group_id)
 
@@ -234,7 +232,7 @@ class PipelineState:
         self, turn: TurnInput, config: GroupConfig, ops: Sequence[SvarOp], turn_id: str
     ) -> dict[str, Any]:
         """Apply a delivered answer's ops (called only after a complete delivery)."""
-        if not config.svars.apply_from_answer or "svars" in config.context.disabled_processors:
+        if not _answer_ops_apply(config):
             return {"reason": "svars_off", "tags": len(ops)}
         try:
             result = await self.svars.apply(
@@ -250,6 +248,11 @@ class PipelineState:
             log.exception("group %s: committing session variables failed", turn.group_id)
             return {"reason": "commit_failed", "tags": len(ops)}
         return result_trace(result)
+
+
+def _answer_ops_apply(config: GroupConfig) -> bool:
+    """Whether a delivered answer's `<svar>` tags change the group's variables."""
+    return config.svars.apply_from_answer and "svars" not in config.context.disabled_processors
 
 
 __all__ = ["PipelineState", "SvarView"]

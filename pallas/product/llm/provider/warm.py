@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pallas.product.llm.provider.client import LLMClient
+from pallas.product.llm.provider.client import post_chat
 
 WARM_REPLY: dict[str, Any] = {
     "id": "warm-up",
@@ -49,7 +49,7 @@ async def _one_completion() -> str:
             "max_tokens": 1,
             "temperature": 0.0,
         }
-        response = await LLMClient._post_chat(client, body)  # the bot's own request path
+        response = await post_chat(client, body)  # the bot's own request path
     return response.choices[0].message.content or ""
 
 
