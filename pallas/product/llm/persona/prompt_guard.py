@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from typing import Any, TypeVar
 
 from pallas.core.text import strip_invisible
 
@@ -186,6 +187,18 @@ def neutralise_structure(text: str | None) -> str:
 
 INLINE_CACHE_SIZE = 2048
 INLINE_CACHE_MAX_CHARS = 256  # longer texts are sanitised every time (≤ ~5 MB in all)
+_T = TypeVar("_T")
+
+
+def _remember_short(fn: Callable[..., _T], max_chars: int) -> Callable[..., _T]:
+    """`fn(text, *args)`, a pure function, remembered for texts up to `max_chars` (the last
+    `INLINE_CACHE_SIZE` distinct calls); longer texts are computed every time."""
+    remembered = lru_cache(maxsize=INLINE_CACHE_SIZE)(fn)
+
+    def call(text: str, *args: Any) -> _T:
+        return remembered(text, *args) if len(text) <= max_chars else fn(text, *args)
+
+    return call
 
 
 def sanitize_inline(text: str | None, max_chars: int = DEFAULT_BLOCK_MAX_CHARS) -> str:
@@ -196,9 +209,7 @@ def sanitize_inline(text: str | None, max_chars: int = DEFAULT_BLOCK_MAX_CHARS) 
     memory lines come back turn after turn)."""
     if not text:
         return ""
-    if len(text) <= INLINE_CACHE_MAX_CHARS:
-        return _sanitize_inline_cached(text, max_chars)
-    return _sanitize_inline(text, max_chars)
+    return _sanitize_inline_remembered(text, max_chars)
 
 
 def _sanitize_inline(text: str, max_chars: int) -> str:
@@ -206,26 +217,20 @@ def _sanitize_inline(text: str, max_chars: int) -> str:
     return sanitize_prompt_block(flat, max_chars)
 
 
-@lru_cache(maxsize=INLINE_CACHE_SIZE)
-def _sanitize_inline_cached(text: str, max_chars: int) -> str:
-    return _sanitize_inline(text, max_chars)
+_sanitize_inline_remembered = _remember_short(_sanitize_inline, INLINE_CACHE_MAX_CHARS)
 
 
 def sanitize_name(name: str | None, max_chars: int = DEFAULT_NAME_MAX_CHARS) -> str:
     """A display name safe to use as a speaker label (no newlines, no colons, capped)."""
-    if name and len(name) <= INLINE_CACHE_MAX_CHARS:
-        return _sanitize_name_cached(name, max_chars)
-    return _sanitize_name(name, max_chars)
+    return _sanitize_name_remembered(name or "", max_chars)
 
 
-def _sanitize_name(name: str | None, max_chars: int) -> str:
+def _sanitize_name(name: str, max_chars: int) -> str:
     flat = sanitize_inline(name, max_chars=10_000).replace(":", " ").replace("：", " ")
     return cap_text(" ".join(flat.split()), max_chars)
 
 
-@lru_cache(maxsize=INLINE_CACHE_SIZE)
-def _sanitize_name_cached(name: str, max_chars: int) -> str:
-    return _sanitize_name(name, max_chars)
+_sanitize_name_remembered = _remember_short(_sanitize_name, INLINE_CACHE_MAX_CHARS)
 
 
 def leading_header(text: str | None) -> str | None:
@@ -280,18 +285,14 @@ def looks_like_injection(text: str | None) -> bool:
     ambient excerpt's rows are scanned again on every turn."""
     if not text:
         return False
-    if len(text) <= INJECTION_CACHE_MAX_CHARS:
-        return _looks_like_injection_cached(text)
-    return _looks_like_injection(text)
+    return _looks_like_injection_remembered(text)
 
 
 def _looks_like_injection(text: str) -> bool:
     return _INJECTION_RE.search(normalize_text(text)) is not None
 
 
-@lru_cache(maxsize=INLINE_CACHE_SIZE)
-def _looks_like_injection_cached(text: str) -> bool:
-    return _looks_like_injection(text)
+_looks_like_injection_remembered = _remember_short(_looks_like_injection, INJECTION_CACHE_MAX_CHARS)
 
 
 # --- user message wrapping ---------------------------------------------------------------------
