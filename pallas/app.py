@@ -323,6 +323,9 @@ def group_warmup_for(
     """The group-level entries of the reply path, loaded when a group is seen (same caches)."""
     reply = chat.reply
 
+    async def usage_today(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
+        await chat.cost.counters.seed_today(now, bot_id, group_id)
+
     async def timeline(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
         await reply.warm_messages.recent(bot_id, group_id, limit=1)
 
@@ -334,7 +337,7 @@ def group_warmup_for(
         await memory.prewarm(scopes, config.memory)
 
     return GroupWarmup(
-        (timeline, sessions, learning.prewarm, shared_memory, old_topics.prewarm),
+        (timeline, sessions, learning.prewarm, shared_memory, old_topics.prewarm, usage_today),
         clock=runtime.clock,
         group_config=runtime.group_configs.get,
     )

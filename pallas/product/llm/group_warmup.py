@@ -1,8 +1,9 @@
 """Warm a group's reply-path entries in the background when the bot sees the group.
 
 The first @ in a group pays for the group's entries: its newest lines and session turns, who
-has a session or an archived topic there, its learning data and its shared memory kinds —
-~10 reads on the reply's critical path. `GroupWarmup.seen` is a message-writer listener (O(1)
+has a session or an archived topic there, its learning data, its shared memory kinds and
+today's usage counters (seeded from the ledger, cost guard) — ~10 reads on the reply's
+critical path. `GroupWarmup.seen` is a message-writer listener (O(1)
 per message): the first line of a group since start, or the first one `refresh_s` after the
 group was last warmed, queues the group, and one background task loads its entries through
 the same caches the reply path reads (same keys, same results: a turn after the warm-up reads

@@ -6,7 +6,8 @@ tokens, incremented by the chat turn right after its LLM call (`record`). They l
 
 A scope's counters of a day are seeded once from the usage ledger (`ensure_seeded`, first read
 or write of the day by any process; a `set_if_absent` marker makes it once), so a restarted
-bot on the in-memory store keeps counting where the ledger is. The ledger does not tell
+bot on the in-memory store keeps counting where the ledger is. The group warm-up seeds a group
+when the bot sees it (`seed_today`), so that read is rarely on a reply's critical path. The ledger does not tell
 image-carrying replies apart, so seeded calls all count as `chat`. Seeding adds (`incr`) rather
 than overwrites, so a race at the first turn of a day can over-count by a call, never under.
 """
@@ -84,10 +85,16 @@ class UsageCounters:
         tokens = await self.state.get(self.key(day, scope, kind, "tokens"))
         return Usage(int(calls or 0), int(tokens or 0))
 
+    async def seed_today(self, now: float, bot_id: int, group_id: int) -> None:
+        """Seed the group's and the deployment's counters of today if no turn did yet: the
+        group warm-up calls it when a group is seen, so its first @ of the day (each of
+        many at once in a burst) does not wait for a ledger query on its critical path."""
+        await self.ensure_seeded(now, group_scope(bot_id, group_id))
+        await self.ensure_seeded(now, ALL)
+
     async def today(self, now: float, bot_id: int, group_id: int) -> TodayUsage:
         scope = group_scope(bot_id, group_id)
-        await self.ensure_seeded(now, scope)
-        await self.ensure_seeded(now, ALL)
+        await self.seed_today(now, bot_id, group_id)
         chat = await self.usage(now, scope, "chat")
         vision = await self.usage(now, scope, "vision")
         all_chat = await self.usage(now, ALL, "chat")
