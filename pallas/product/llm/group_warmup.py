@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -30,6 +31,7 @@ log = logging.getLogger("pallas.chat")
 
 # (bot_id, group_id, group config, now) → one group-level load
 GroupLoad = Callable[[int, int, Any, float], Awaitable[Any]]
+LOGGED_RUN_GROUPS = 10  # a warm-up run of this many groups or more is logged at INFO
 
 
 class GroupWarmup:
@@ -81,9 +83,19 @@ class GroupWarmup:
                 self._queue.clear()
 
     async def _run(self) -> None:
+        started, warmed = time.perf_counter(), 0
         while self._queue:
             bot_id, group_id = self._queue.popleft()
             await self.warm(bot_id, group_id)
+            warmed += 1
+        # A run of many groups (start-up, a restart into a busy evening) is worth a line: until
+        # it ends, a group's first @ may still load its own entries.
+        log.log(
+            logging.INFO if warmed >= LOGGED_RUN_GROUPS else logging.DEBUG,
+            "group warm-up: %d groups warmed in %.2f s",
+            warmed,
+            time.perf_counter() - started,
+        )
 
     async def warm(self, bot_id: int, group_id: int) -> None:
         """Load one group's entries (one load at a time, yielding between them)."""

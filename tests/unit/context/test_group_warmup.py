@@ -109,3 +109,18 @@ async def test_a_failing_load_is_logged_and_the_others_still_run(
         await w.drain()
     assert loads.calls == [("a", BOT, 1), ("b", BOT, 1)]
     assert "warm-up load failed" in caplog.text
+
+
+@pytest.mark.parametrize(("groups", "logged_at_info"), [(1, False), (9, False), (10, True)])
+async def test_a_run_of_many_groups_says_when_it_is_done(
+    caplog: pytest.LogCaptureFixture, groups: int, logged_at_info: bool
+) -> None:
+    clock, loads = FakeClock(), Loads()
+    w = GroupWarmup([loads.load("a")], clock=clock, group_config=lambda g: config())
+    with caplog.at_level(logging.DEBUG, logger="pallas.chat"):
+        for group in range(1, groups + 1):
+            w.seen(line(group))
+        await w.drain()
+    done = [r for r in caplog.records if "groups warmed in" in r.getMessage()]
+    assert len(done) == 1 and f"{groups} groups warmed" in done[0].getMessage()
+    assert (done[0].levelno == logging.INFO) is logged_at_info
