@@ -26,9 +26,11 @@ model request goes out an @ (or an alias address) holds the loop (`Lanes.hold`, 
 `PRIORITY_HOLD_MAX_S`): no unaddressed handler starts, and an event frame read meanwhile waits
 before it is parsed (`Lanes.pause_reading`: at most 0.25 s per frame and half the time overall,
 `pallas.onebot.read_pause`) — except while the @ waits for an API response, which comes over
-the same socket. A reply to someone takes the priority lane but holds only once NoneBot's
-`get_msg` showed that it quotes the bot (`PriorityHold.engage`, from `pallas.onebot.inbound`):
-a peer that never answers `get_msg` cannot stall reading.
+the same socket. A frame that may address the bot waits only while `PARALLEL_HOLDS` (4)
+addressed turns prepare: their database reads overlap. A reply to someone takes the priority
+lane but holds only once NoneBot's `get_msg` showed that it quotes the bot
+(`PriorityHold.engage`, from `pallas.onebot.inbound`): a peer that never answers `get_msg`
+cannot stall reading.
 
 Frames are taken off the socket by a pump task as fast as they come (`pallas.onebot.read_ahead`,
 bounded): API responses are resolved at once, never queued behind events; a frame that may
@@ -93,19 +95,19 @@ class _GuardedSocket:
     async def receive(self) -> str | bytes:
         while True:
             await self._bounded_backlog()
-            data, lead = await self.pump.next()
+            data, lead, urgent = await self.pump.next()
             # A buffered burst is received without the loop ever switching task: give the
             # handlers (an @'s among them) a turn every RECEIVE_SLICE_S of receiving — after
             # every frame while an addressed turn prepares its model request.
             lanes = GuardedAdapter.lanes
             if lanes is not None and lanes.holding:
-                if lanes.reading_paused and not lead and _is_event_frame(data):
+                if lanes.paused_for(urgent) and not lead and _is_event_frame(data):
                     # The @'s local work gets the loop: this event waits (bounded) before it is
-                    # parsed (another @ too: @s sharing the loop all finish late). API responses
-                    # are taken by the pump and never wait. The frames a waiting @'s group sent
-                    # before it go on, one per loop turn (mostly while this @ waits for the
-                    # database), so that @ is ready to be read when this one is done.
-                    await lanes.pause_reading()
+                    # parsed — another @ only while PARALLEL_HOLDS @s prepare (their database
+                    # reads overlap). API responses are taken by the pump and never wait. The
+                    # frames a waiting @'s group sent before it go on, one per loop turn (mostly
+                    # while this @ waits for the database), so that @ is ready to be read.
+                    await lanes.pause_reading(urgent)
                 else:
                     await asyncio.sleep(0)  # the @'s next step after every frame
                 self._yielded_at = time.perf_counter()

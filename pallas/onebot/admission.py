@@ -28,6 +28,10 @@ ADMISSION_HOLD_S = 0.2
 PRIORITY_QUIET_S = 1.0
 QUIET_TRICKLE_SLOTS = 2
 PRIORITY_HOLD_MAX_S = 1.5
+# Addressed turns preparing at once before a frame that may address the bot waits too: their
+# database reads overlap (a group's first @ after a restart loads its entries; at 1, 20 such @s
+# in a burst waited ~105 ms each for the one before), while CPU-bound turns merely interleave.
+PARALLEL_HOLDS = 4
 _READ_VERDICTS_MAX = 100_000
 
 
@@ -131,6 +135,7 @@ class Lanes:
         trickle: int = QUIET_TRICKLE_SLOTS,
         quiet_s: float = PRIORITY_QUIET_S,
         hold_max_s: float = PRIORITY_HOLD_MAX_S,
+        parallel_holds: int = PARALLEL_HOLDS,
         clock: Callable[[], float] = time.monotonic,
         pause_budget: PauseBudget | None = None,
     ) -> None:
@@ -147,8 +152,11 @@ class Lanes:
         self._clear = asyncio.Event()
         self._clear.set()
         self._pausing = 0
-        self._read_ok = asyncio.Event()
+        self._parallel = max(parallel_holds, 1)
+        self._read_ok = asyncio.Event()  # no holder does local work: any frame may be read
         self._read_ok.set()
+        self._urgent_ok = asyncio.Event()  # fewer than `parallel_holds` do: an @ may be read
+        self._urgent_ok.set()
         self._pause_budget = pause_budget if pause_budget is not None else PauseBudget()
         # id(event) → (lane verdict, hold) from the frame's reading until its handler starts
         self._read: dict[int, tuple[Any, PriorityHold | None]] = {}
@@ -163,6 +171,11 @@ class Lanes:
         """Whether event frames wait before parsing: a holder is doing local work (not
         waiting for an API response)."""
         return self._pausing > 0
+
+    def paused_for(self, urgent: bool) -> bool:
+        """Whether a frame waits before parsing: any frame while a holder does local work; a
+        frame that may address the bot only while `parallel_holds` of them do."""
+        return self._pausing >= self._parallel if urgent else self._pausing > 0
 
     def hold(self, *, engaged: bool = True) -> PriorityHold:
         return PriorityHold(self, self._hold_max_s, engaged=engaged)
@@ -180,21 +193,19 @@ class Lanes:
 
     def pause_changed(self, delta: int) -> None:
         self._pausing = max(self._pausing + delta, 0)
-        if self._pausing:
-            self._read_ok.clear()
-        else:
-            self._read_ok.set()
+        _toggle(self._read_ok, self._pausing == 0)
+        _toggle(self._urgent_ok, self._pausing < self._parallel)
 
-    async def pause_reading(self) -> None:
-        """Let an event frame wait until no holder does local work — at most the budget's
+    async def pause_reading(self, urgent: bool = False) -> None:
+        """Let an event frame wait until it may be read (`paused_for`) — at most the budget's
         allowance (`pallas.onebot.read_pause`)."""
         limit = self._pause_budget.allowance()
-        if limit <= 0 or not self.reading_paused:
+        if limit <= 0 or not self.paused_for(urgent):
             await asyncio.sleep(0)
             return
         started = time.monotonic()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._read_ok.wait(), limit)
+            await asyncio.wait_for((self._urgent_ok if urgent else self._read_ok).wait(), limit)
         self._pause_budget.spend(time.monotonic() - started)
 
     def classify_at_read(self, event: Event, lane_of: Callable[[Event], Any]) -> None:
@@ -247,6 +258,13 @@ class Lanes:
         if lane == "priority":
             self.note_priority()
         return taken
+
+
+def _toggle(flag: asyncio.Event, on: bool) -> None:
+    if on:
+        flag.set()
+    else:
+        flag.clear()
 
 
 def _log_priority(event: Event, verdict: Any) -> None:

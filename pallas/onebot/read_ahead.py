@@ -28,6 +28,7 @@ import re
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 log = logging.getLogger("pallas.onebot")
 
@@ -43,6 +44,15 @@ _REPLY = '"reply"'  # a reply segment's type; in a member's text the quotes are 
 class Scanned:
     data: str | bytes
     group: int | None
+    urgent: bool
+
+
+class Taken(NamedTuple):
+    """A frame handed to the receive loop: whether it *leads* an urgent one (a frame of its
+    group queued before it, taken early) and whether it may address the bot itself."""
+
+    data: str | bytes
+    lead: bool
     urgent: bool
 
 
@@ -187,9 +197,8 @@ class FramePump:
         self._error: BaseException | None = None
         self._task: asyncio.Task[None] | None = None
 
-    async def next(self) -> tuple[str | bytes, bool]:
-        """The next frame to parse, and whether it *leads* an urgent one (a frame of its group
-        queued before it, taken early); raises what ended the socket once all are taken."""
+    async def next(self) -> Taken:
+        """The next frame to parse; raises what ended the socket once all are taken."""
         if self._task is None:
             self._task = asyncio.create_task(self._run())
         while not self.ahead:
@@ -201,7 +210,7 @@ class FramePump:
         frame = self.ahead.pop()
         if not self.ahead.full():
             self._space.set()
-        return frame.data, lead
+        return Taken(frame.data, lead, frame.urgent)
 
     def urgent_waiting(self) -> bool:
         return self.ahead.urgent_waiting()
@@ -252,5 +261,6 @@ __all__ = [
     "FrameScan",
     "ReadAhead",
     "Scanned",
+    "Taken",
     "is_response_frame",
 ]

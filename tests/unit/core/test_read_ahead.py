@@ -135,7 +135,7 @@ async def test_the_pump_answers_responses_at_once_and_raises_the_close_after_the
         return True
 
     pump = FramePump(socket.receive, FrameScan(BOT, None).scan, respond)
-    first, _ = await pump.next()
+    first = (await pump.next()).data
     await asyncio.sleep(0)  # the pump takes everything the socket has
     assert responses == [frames[1]], "the response did not wait for the frames before it"
     assert first == frames[0] or first == frames[2]
@@ -148,7 +148,7 @@ async def test_the_pump_answers_responses_at_once_and_raises_the_close_after_the
 async def test_the_pump_holds_at_most_max_frames() -> None:
     socket = FakeSocket([_msg(1, [_text(str(i))]) for i in range(MAX_FRAMES + 50)])
     pump = FramePump(socket.receive, FrameScan(BOT, None).scan, lambda data: False)
-    first, _ = await pump.next()
+    first = (await pump.next()).data
     for _ in range(5):
         await asyncio.sleep(0)
     assert socket.taken <= MAX_FRAMES + 1, "the rest stays in the socket"
@@ -175,3 +175,17 @@ async def test_a_failing_scan_or_response_hook_never_ends_the_socket() -> None:
     assert [(await pump.next())[0], (await pump.next())[0]] == frames  # both still parsed
     with pytest.raises(ConnectionError):
         await pump.next()
+
+
+async def test_the_pump_says_which_frame_leads_an_at_and_which_is_the_at() -> None:
+    at = _msg(2, [{"type": "at", "data": {"qq": BOT}}, _text(" 在吗")])
+    frames = [_msg(1, [_text("a")]), _msg(2, [_text("b")]), at]
+    socket = FakeSocket(frames)
+    pump = FramePump(socket.receive, FrameScan(BOT, None).scan, lambda data: False)
+    taken = [await pump.next() for _ in frames]
+    urgent = {t.data: t.urgent for t in taken}
+    assert urgent == {frames[0]: False, frames[1]: False, at: True}
+    order = [t.data for t in taken]
+    assert order.index(frames[1]) < order.index(at), "its group's line before it comes first"
+    assert all(t.data == frames[1] for t in taken if t.lead)
+    pump.stop()

@@ -101,3 +101,31 @@ async def test_reading_waits_for_the_hold_but_never_longer_than_the_budget() -> 
     drained = Lanes(pause_budget=PauseBudget(cap_s=0.0, clock=clock))
     drained.hold()
     await asyncio.wait_for(drained.pause_reading(), 0.01)  # no budget left: no wait
+
+
+@pytest.mark.parametrize(
+    ("holders", "frame_waits", "at_waits"), [(0, False, False), (1, True, False), (2, True, True)]
+)
+async def test_an_at_waits_only_for_as_many_preparing_ats_as_may_run_at_once(
+    holders: int, frame_waits: bool, at_waits: bool
+) -> None:
+    lanes = Lanes(hold_max_s=60.0, parallel_holds=2)
+    for _ in range(holders):
+        lanes.hold()
+    assert lanes.paused_for(urgent=False) is frame_waits
+    assert lanes.paused_for(urgent=True) is at_waits
+
+
+async def test_a_waiting_at_is_read_as_soon_as_one_of_the_preparing_ats_is_out() -> None:
+    lanes = Lanes(hold_max_s=60.0, parallel_holds=2)
+    first, second = lanes.hold(), lanes.hold()
+    at = asyncio.ensure_future(lanes.pause_reading(urgent=True))
+    chatter = asyncio.ensure_future(lanes.pause_reading())
+    await asyncio.sleep(0)
+    assert not at.done() and not chatter.done()
+    first.release()  # its model request is out
+    await asyncio.wait_for(at, 1.0)
+    await asyncio.sleep(0)
+    assert not chatter.done(), "unaddressed frames still wait for the other @"
+    second.release()
+    await asyncio.wait_for(chatter, 1.0)
