@@ -15,8 +15,10 @@ import pytest
 
 from pallas.app import PallasApp
 from pallas.core import state_keys
-from pallas.core.clock import FakeClock, local_day
-from pallas.core.db.repositories.usage import UsageEntry
+from pallas.core.clock import DAY_S, FakeClock, local_day
+from pallas.core.db import migrate
+from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
 from tests.harness.fake_openai import FakeOpenAI, Scripted
 from tests.integration.chat_app import (
     BOB,
@@ -207,24 +209,26 @@ async def test_the_app_builds_one_memory_service_for_chat_commands_and_console(
     assert app.console_backend()._memory is app.memory
 
 
-async def test_a_seen_groups_warm_up_seeds_todays_usage_so_its_first_at_reads_no_ledger(
-    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+async def test_todays_usage_is_seeded_at_start_up_so_a_groups_first_at_reads_no_ledger(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock, tmp_path: Path
 ) -> None:
-    # the group already spent its budget today (before a restart): its first @ after the
-    # warm-up gets the budget phrase, and the warm-up (not the @) read the ledger
-    bot = await make_bot('[cost.budget]\nchat_calls = 2\nstep_pct = 0\nphrases = ["今天说累了"]\n')
-    usage = bot.app.runtime.repos.usage
+    # the group spent its budget earlier today, before a restart
+    url = f"sqlite+aiosqlite:///{tmp_path / 'pallas.db'}"
+    await migrate.upgrade(url)
+    engine = create_engine(url)
     for _ in range(2):
-        await usage.record(UsageEntry(clock.now(), BOT, GROUP, "chat", "m", 40, 10))
-    state, day = bot.app.runtime.state, local_day(clock.now())
-    seeded = state_keys.cost_seeded(day, state_keys.cost_scope(BOT, GROUP))
-    assert await state.get(seeded) is None
+        entry = UsageEntry(clock.now(), BOT, GROUP, "chat", "m", 40, 10)
+        await UsageRepository(session_factory(engine)).record(entry)
+    await engine.dispose()
+    bot = await make_bot('[cost.budget]\nchat_calls = 2\nstep_pct = 0\nphrases = ["今天说累了"]\n')
+    counters, scope = bot.app.cost.counters, state_keys.cost_scope(BOT, GROUP)
+    counted = await counters.usage(clock.now(), scope, "chat")
+    assert (counted.calls, counted.tokens) == (2, 100), "seeded at start-up"
+    await bot.app.chat.handle(group_turn("在吗", clock, at_bot=True), bot.sender)
+    assert bot.sender.texts() == ["今天说累了"] and fake_llm.chat_requests() == []
+    # after midnight, the group warm-up seeds the group's new day when the group is seen
+    clock.advance(DAY_S)
+    seeded = state_keys.cost_seeded(local_day(clock.now()), scope)
+    assert await bot.app.runtime.state.get(seeded) is None
     await bot.app.warmup.warm(BOT, GROUP)
-    assert await state.get(seeded) is not None
-    counted = await bot.app.cost.counters.usage(
-        clock.now(), state_keys.cost_scope(BOT, GROUP), "chat"
-    )
-    assert (counted.calls, counted.tokens) == (2, 100)
-    outcome = await bot.app.chat.handle(group_turn("在吗", clock, at_bot=True), bot.sender)
-    assert bot.sender.texts() == ["今天说累了"] and outcome.outcome != "delivered"
-    assert fake_llm.chat_requests() == []
+    assert await bot.app.runtime.state.get(seeded) is not None

@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 import pallas.core.db.models_learning
 import pallas.core.db.models_memory
 import pallas.core.db.models_session  # noqa: F401  (every table on Base.metadata)
+from pallas.core.clock import FakeClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.models import Base
@@ -43,6 +44,8 @@ from pallas.core.db.repositories.snapshots import InjectionSnapshot, SnapshotRep
 from pallas.core.db.repositories.usage import UsageEntry, UsageRepository, UsageTotals
 from pallas.core.db.writer import MessageWriter
 from pallas.core.records import SessionTurn, SpeakerCount, StoredMessage
+from pallas.core.state import MemoryStateStore
+from pallas.product.llm.cost.counters import UsageCounters
 from pallas.product.llm.learning.injection_feedback import Blame, FeedbackOutcome
 from pallas.product.llm.learning.labeling import PairLabel
 from pallas.product.llm.learning.pairs import LearningType, PairKind, ReplyPair
@@ -53,6 +56,7 @@ from tests.harness.postgres import PostgresServer
 
 BOT = 3_000_000_001  # > 2**31: must be BIGINT everywhere
 GROUP, OTHER_GROUP = 9_876_543_210, 1_234_567_890
+THIRD_GROUP = 5_550_000_001
 AMIYA, KALTSIT = 12_345_678_901, 2_222_222_222
 MAX_ID, MIN_ID = 2**63 - 1, -(2**63)  # QQ message ids are signed 64-bit
 T0 = 1_780_000_000.25
@@ -365,6 +369,41 @@ async def test_usage_ledger_upserts_per_day_and_key(sessions) -> None:
     assert await repo.totals(now=T0, task="cheap") == UsageTotals(1, 0, 100, 20)
     assert await repo.totals(now=T0 + 86_400) == UsageTotals(1, 0, 100, 20)
     assert await repo.totals(now=T0 - 86_400) == UsageTotals()
+    assert await repo.group_totals(now=T0, task="chat") == {
+        (BOT, GROUP): UsageTotals(11, 1, 3_000_001_000, 200),
+        (BOT, OTHER_GROUP): UsageTotals(1, 0, 100, 20),
+    }
+    assert await repo.group_totals(now=T0 - 86_400) == {}
+
+
+async def test_every_groups_usage_counters_are_seeded_in_one_query(sessions) -> None:
+    repo = CountingLedger(sessions)
+    for group, calls in ((GROUP, 3), (OTHER_GROUP, 1)):
+        for _ in range(calls):
+            await repo.record(UsageEntry(T0, BOT, group, "chat", "m", 40, 10))
+    counters = UsageCounters(MemoryStateStore(FakeClock(T0)), repo)
+    await counters.today(T0, BOT, OTHER_GROUP)  # a turn seeded its group first (2 queries)
+    assert repo.queries == 2
+    assert await counters.seed_every_group(T0) == 1  # GROUP; OTHER_GROUP and all were seeded
+    assert repo.queries == 3
+    for group, calls in ((GROUP, 3), (OTHER_GROUP, 1), (THIRD_GROUP, 0)):
+        usage = await counters.today(T0, BOT, group)
+        assert (usage.chat.calls, usage.chat.tokens) == (calls, 50 * calls)
+        assert usage.deployment.calls == 4, "no call counted twice"
+    assert repo.queries == 3, "a group without ledger rows reads no ledger"
+    assert await counters.seed_every_group(T0) == 0 and repo.queries == 3  # once a day
+
+
+class CountingLedger(UsageRepository):
+    queries = 0
+
+    async def totals(self, **kw):  # type: ignore[no-untyped-def]
+        self.queries += 1
+        return await super().totals(**kw)
+
+    async def group_totals(self, **kw):  # type: ignore[no-untyped-def]
+        self.queries += 1
+        return await super().group_totals(**kw)
 
 
 async def test_snapshots_save_prune_and_find(sessions) -> None:

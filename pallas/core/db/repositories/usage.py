@@ -133,6 +133,33 @@ class UsageRepository:
             row = (await session.execute(stmt)).one()
         return UsageTotals(*(int(v) for v in row))
 
+    async def group_totals(
+        self, *, now: float, task: str | None = None
+    ) -> dict[tuple[int, int], UsageTotals]:
+        """Today's totals of every (bot, group) with a ledger row, in one grouped query."""
+        row = UsageLedgerRow
+        stmt = (
+            select(
+                row.bot_id,
+                row.group_id,
+                func.sum(row.calls),
+                func.sum(row.failures),
+                func.sum(row.prompt_tokens),
+                func.sum(row.completion_tokens),
+            )
+            .where(row.day == ledger_day(now))
+            .group_by(row.bot_id, row.group_id)
+        )
+        if task is not None:
+            stmt = stmt.where(row.task == task)
+        await self.flush()
+        async with self._sessions() as session:
+            rows = (await session.execute(stmt)).all()
+        return {
+            (int(bot), int(group)): UsageTotals(*(int(v or 0) for v in sums))
+            for bot, group, *sums in rows
+        }
+
 
 _LEDGER_KEY = ("day", "bot_id", "group_id", "task", "model")
 _COUNTERS = ("calls", "failures", "prompt_tokens", "completion_tokens")

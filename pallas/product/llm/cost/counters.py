@@ -6,10 +6,13 @@ tokens, incremented by the chat turn right after its LLM call (`record`). They l
 
 A scope's counters of a day are seeded once from the usage ledger (`ensure_seeded`, first read
 or write of the day by any process; a `set_if_absent` marker makes it once), so a restarted
-bot on the in-memory store keeps counting where the ledger is. The group warm-up seeds a group
-when the bot sees it (`seed_today`), so that read is rarely on a reply's critical path. The ledger does not tell
-image-carrying replies apart, so seeded calls all count as `chat`. Seeding adds (`incr`) rather
-than overwrites, so a race at the first turn of a day can over-count by a call, never under.
+bot on the in-memory store keeps counting where the ledger is. So that a group's first @ of
+the day does not wait for that read: at start-up one grouped query seeds every group with
+rows today (`seed_every_group`; a group without rows then has nothing to seed), and the group
+warm-up seeds a group when the bot sees it (`seed_today`, after midnight). The ledger does not
+tell image-carrying replies apart, so seeded calls all count as `chat`. Seeding adds (`incr`)
+rather than overwrites, so a race at the first turn of a day can over-count by a call, never
+under.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Literal
 
 from pallas.core import state_keys as keys
 from pallas.core.clock import local_day
-from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.db.repositories.usage import UsageRepository, UsageTotals
 from pallas.core.state import StateStore, claim
 from pallas.product.llm.cost.ladder import TodayUsage, Usage
 
@@ -37,6 +40,7 @@ def group_scope(bot_id: int, group_id: int) -> str:
 
 
 ALL = "all"
+EVERY_GROUP = "*"  # marker scope: every group's counters of the day were seeded in one query
 
 
 @dataclass
@@ -57,6 +61,8 @@ class UsageCounters:
         marker = keys.cost_seeded(day, scope)
         if not await claim(self.state, marker, now, ttl=DAY_TTL_S, when_unavailable=False):
             return
+        if await self.state.get(keys.cost_seeded(day, EVERY_GROUP)) is not None:
+            return  # `seed_every_group` found no ledger row of this scope: nothing to add
         try:
             if scope == ALL:
                 totals = await self.ledger.totals(now=now, task="chat")
@@ -69,6 +75,44 @@ class UsageCounters:
             log.exception("seeding today's usage counters (%s) from the ledger failed", scope)
             await self.state.delete(marker)
             return
+        await self._add(day, scope, totals)
+
+    async def seed_every_group(self, now: float) -> int:
+        """Seed today's counters of every scope with ledger rows in one grouped query (at
+        start-up), so no group's first @ of the day queries the ledger; returns the scopes
+        seeded here. The query runs before each scope's marker is claimed: a scope a turn
+        seeded meanwhile keeps its own seeding, and a call recorded after the query is counted
+        by its turn only — no call is counted twice."""
+        if self.ledger is None:
+            return 0
+        day = local_day(now)
+        done = keys.cost_seeded(day, EVERY_GROUP)
+        if await self.state.get(done) is not None:
+            return 0
+        try:
+            by_group = await self.ledger.group_totals(now=now, task="chat")
+        except Exception:
+            log.exception("seeding today's usage counters of every group from the ledger failed")
+            return 0
+        seeded = 0
+        for (bot_id, group_id), totals in by_group.items():
+            seeded += await self._seed_unclaimed(now, day, group_scope(bot_id, group_id), totals)
+        deployment = UsageTotals(
+            calls=sum(t.calls for t in by_group.values()),
+            prompt_tokens=sum(t.tokens for t in by_group.values()),
+        )
+        seeded += await self._seed_unclaimed(now, day, ALL, deployment)
+        await self.state.set(done, now, ttl=DAY_TTL_S)
+        return seeded
+
+    async def _seed_unclaimed(self, now: float, day: str, scope: str, totals: UsageTotals) -> int:
+        marker = keys.cost_seeded(day, scope)
+        if not await claim(self.state, marker, now, ttl=DAY_TTL_S, when_unavailable=False):
+            return 0
+        await self._add(day, scope, totals)
+        return 1
+
+    async def _add(self, day: str, scope: str, totals: UsageTotals) -> None:
         if totals.calls:
             await self.state.incr(
                 self.key(day, scope, "chat", "calls"), totals.calls, ttl=DAY_TTL_S
