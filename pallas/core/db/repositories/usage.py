@@ -116,12 +116,7 @@ class UsageRepository:
         task: str | None = None,
     ) -> UsageTotals:
         """Today's totals, optionally narrowed to a bot / group / task."""
-        stmt = select(
-            func.coalesce(func.sum(UsageLedgerRow.calls), 0),
-            func.coalesce(func.sum(UsageLedgerRow.failures), 0),
-            func.coalesce(func.sum(UsageLedgerRow.prompt_tokens), 0),
-            func.coalesce(func.sum(UsageLedgerRow.completion_tokens), 0),
-        ).where(UsageLedgerRow.day == ledger_day(now))
+        stmt = select(*_sums()).where(UsageLedgerRow.day == ledger_day(now))
         if bot_id is not None:
             stmt = stmt.where(UsageLedgerRow.bot_id == bot_id)
         if group_id is not None:
@@ -139,14 +134,7 @@ class UsageRepository:
         """Today's totals of every (bot, group) with a ledger row, in one grouped query."""
         row = UsageLedgerRow
         stmt = (
-            select(
-                row.bot_id,
-                row.group_id,
-                func.sum(row.calls),
-                func.sum(row.failures),
-                func.sum(row.prompt_tokens),
-                func.sum(row.completion_tokens),
-            )
+            select(row.bot_id, row.group_id, *_sums())
             .where(row.day == ledger_day(now))
             .group_by(row.bot_id, row.group_id)
         )
@@ -156,13 +144,18 @@ class UsageRepository:
         async with self._sessions() as session:
             rows = (await session.execute(stmt)).all()
         return {
-            (int(bot), int(group)): UsageTotals(*(int(v or 0) for v in sums))
+            (int(bot), int(group)): UsageTotals(*(int(v) for v in sums))
             for bot, group, *sums in rows
         }
 
 
 _LEDGER_KEY = ("day", "bot_id", "group_id", "task", "model")
 _COUNTERS = ("calls", "failures", "prompt_tokens", "completion_tokens")
+
+
+def _sums() -> tuple[Any, ...]:
+    """The summed counters, in `UsageTotals` order (0 over no rows)."""
+    return tuple(func.coalesce(func.sum(getattr(UsageLedgerRow, c)), 0) for c in _COUNTERS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -96,16 +96,18 @@ class UsageCounters:
             return 0
         seeded = 0
         for (bot_id, group_id), totals in by_group.items():
-            seeded += await self._seed_unclaimed(now, day, group_scope(bot_id, group_id), totals)
+            seeded += await self._seed_if_unclaimed(now, day, group_scope(bot_id, group_id), totals)
         deployment = UsageTotals(
             calls=sum(t.calls for t in by_group.values()),
             prompt_tokens=sum(t.tokens for t in by_group.values()),
         )
-        seeded += await self._seed_unclaimed(now, day, ALL, deployment)
+        seeded += await self._seed_if_unclaimed(now, day, ALL, deployment)
         await self.state.set(done, now, ttl=DAY_TTL_S)
         return seeded
 
-    async def _seed_unclaimed(self, now: float, day: str, scope: str, totals: UsageTotals) -> int:
+    async def _seed_if_unclaimed(
+        self, now: float, day: str, scope: str, totals: UsageTotals
+    ) -> int:
         marker = keys.cost_seeded(day, scope)
         if not await claim(self.state, marker, now, ttl=DAY_TTL_S, when_unavailable=False):
             return 0
