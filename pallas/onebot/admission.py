@@ -175,7 +175,7 @@ class Lanes:
     def paused_for(self, urgent: bool) -> bool:
         """Whether a frame waits before parsing: any frame while a holder does local work; a
         frame that may address the bot only while `parallel_holds` of them do."""
-        return self._pausing >= self._parallel if urgent else self._pausing > 0
+        return self._pausing >= self._parallel if urgent else self.reading_paused
 
     def hold(self, *, engaged: bool = True) -> PriorityHold:
         return PriorityHold(self, self._hold_max_s, engaged=engaged)
