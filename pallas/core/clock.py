@@ -16,7 +16,19 @@ CHINA = timezone(timedelta(hours=CHINA_UTC_OFFSET_HOURS), "Asia/Shanghai")
 
 def local_day(now: float, *, utc_offset_hours: float = CHINA_UTC_OFFSET_HOURS) -> str:
     """The ISO date `now` (unix seconds) falls on at the given UTC offset."""
-    return (datetime.fromtimestamp(now, UTC) + timedelta(hours=utc_offset_hours)).date().isoformat()
+    start, end, day = _last_day.get(utc_offset_hours, _NO_DAY)
+    if start <= now < end:  # the day asked for last time (a turn asks ~10 times)
+        return day
+    local = datetime.fromtimestamp(now, UTC) + timedelta(hours=utc_offset_hours)
+    day = local.date().isoformat()
+    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    start = (midnight - timedelta(hours=utc_offset_hours)).timestamp()
+    _last_day[utc_offset_hours] = (start, start + DAY_S, day)
+    return day
+
+
+_NO_DAY: Final = (0.0, 0.0, "")
+_last_day: dict[float, tuple[float, float, str]] = {}  # offset -> [start, end) and its date
 
 
 class Clock(Protocol):

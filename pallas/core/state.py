@@ -115,6 +115,8 @@ def _copy(value: Any) -> Any:
     if kind in _SCALAR_TYPES:
         return value
     if kind is dict:
+        if _SCALAR_TYPES.issuperset(map(type, value.values())):  # flat: a C-level copy
+            return dict(value)
         return {k: v if type(v) in _SCALAR_TYPES else _copy(v) for k, v in value.items()}
     if kind is list:
         return [v if type(v) in _SCALAR_TYPES else _copy(v) for v in value]
