@@ -1,4 +1,5 @@
 import logging
+from types import MappingProxyType
 
 import pytest
 
@@ -159,3 +160,38 @@ def test_draft_meta_is_read_only():
     draft = PromptDraft(meta={"a": 1})
     with pytest.raises(TypeError):
         draft.meta["b"] = 2  # type: ignore[index]
+
+
+_DRAFT = PromptDraft(
+    sections=(PromptSection("persona", "你是帕拉斯"), PromptSection("memory", "群友喜欢猫")),
+    messages=(DraftMessage("user", "在吗", kind="current"),),
+    meta={"trace.x": 1},
+    timeline_present=True,
+)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"sections": ()},
+        {"messages": (), "request": ({"role": "user", "content": "hi"},)},
+        {"meta": {"trace.y": [1, 2]}},
+        {"timeline_images": ("http://x/a.png",), "macros_used": frozenset({"user"})},
+    ],
+)
+def test_evolving_a_draft_gives_what_dataclasses_replace_gives(changes: dict) -> None:
+    import dataclasses
+
+    evolved = _DRAFT.evolve(**changes)
+    assert evolved == dataclasses.replace(_DRAFT, **changes)
+    assert evolved is not _DRAFT
+    if "meta" in changes:  # frozen like a constructed draft's, and a copy of what was passed
+        assert isinstance(evolved.meta, MappingProxyType)
+        changes["meta"]["later"] = True
+        assert "later" not in evolved.meta
+
+
+def test_evolving_a_draft_with_an_unknown_field_is_an_error() -> None:
+    with pytest.raises(TypeError, match="sectoins"):
+        _DRAFT.evolve(sectoins=())

