@@ -117,3 +117,30 @@ async def test_trickled_submits_are_all_committed_without_a_flush(database_url: 
         assert stored == len(gaps) * 20
     finally:
         await writer.close()
+
+
+async def test_an_isolated_message_wakes_the_writer_thread_once_and_a_burst_once_per_interval(
+    database_url: str,
+) -> None:
+    """The writer thread takes the GIL whenever it runs: one round for a lone message (no
+    follow-up round 5 ms later, in the middle of the turn answering it), and under a burst
+    a wake-up and a follow-up round per `INBOX_INTERVAL_S`, however many messages it brings."""
+    await migrate.upgrade(database_url)
+    writer = ThreadedMessageWriter(database_url)
+    writer.start()
+    try:
+        writer.submit(message(1))
+        await asyncio.sleep(INBOX_INTERVAL_S * 6)
+        assert writer.rounds == 1
+        await asyncio.sleep(INBOX_INTERVAL_S * 2)
+        burst_started, before = time.monotonic(), writer.rounds
+        for i in range(200):  # ~100 ms of 2,000 msg/s
+            writer.submit(message(100 + i))
+            await asyncio.sleep(0.0005)
+        await asyncio.sleep(INBOX_INTERVAL_S * 2)
+        intervals = (time.monotonic() - burst_started) / INBOX_INTERVAL_S
+        assert writer.rounds - before <= 2 * intervals + 2
+        await asyncio.wait_for(writer.flush(), 20)
+        assert writer.written == 201
+    finally:
+        await writer.close()
