@@ -115,20 +115,19 @@ class ThreadedMessageWriter:
         behind — the thread would take the GIL again 5 ms later for nothing, in the middle of
         the turn that answers the message it just took."""
         now = time.monotonic()
-        quiet, self._last_round = now - self._last_round >= INBOX_INTERVAL_S, now
-        self.rounds += 1
-        if quiet:
-            self._rearm(count=False)
+        if now - self._last_round >= INBOX_INTERVAL_S:  # quiet: collect and re-open now
+            self._rearm()
             return
+        self._last_round = now
+        self.rounds += 1
         self._move_inbox()
         assert self._loop is not None
         self._loop.call_later(INBOX_INTERVAL_S, self._rearm)
 
-    def _rearm(self, *, count: bool = True) -> None:
+    def _rearm(self) -> None:
+        self._last_round = time.monotonic()
+        self.rounds += 1
         # A submit that saw the flag still set had appended before this reset: moved below.
-        if count:
-            self._last_round = time.monotonic()
-            self.rounds += 1
         self._wake_pending = False
         self._move_inbox()
 

@@ -21,7 +21,6 @@ from pallas.product.llm.memory.scoring import (
     MemoryCandidate,
     RetrievalResult,
     RetrievalTrace,
-    _rank_key,
     _select,
     cosine_similarity,
     frequency_term,
@@ -29,6 +28,11 @@ from pallas.product.llm.memory.scoring import (
     recency_term,
 )
 from pallas.product.llm.memory.text import tokenize
+
+
+def _rank_key(item: CandidateScore) -> tuple[float, float, float, str]:
+    """The ranking as it was written before the two-sort form (`scoring._ranked`)."""
+    return (-item.score, -item.similarity, -item.recency, item.id)
 
 
 def _score_one(

@@ -354,18 +354,14 @@ def _semantic_of(
     return cosine
 
 
-def _rank_key(item: CandidateScore) -> tuple[float, float, float, str]:
-    return (-item.score, -item.similarity, -item.recency, item.id)
-
-
 _BY_ID = attrgetter("id")
 _BY_STRENGTH = attrgetter("score", "similarity", "recency")
 
 
 def _ranked(items: list[CandidateScore]) -> list[CandidateScore]:
-    """`items` sorted by `_rank_key`, as two stable C-keyed sorts (by id, then by strength
-    descending: `reverse` keeps equal items in their order) instead of a Python key call
-    per item."""
+    """`items` best first: by score, similarity and recency descending, then by id — as two
+    stable C-keyed sorts (by id, then by strength with `reverse`, which keeps equal items in
+    their order) instead of a Python key call per item."""
     items.sort(key=_BY_ID)
     items.sort(key=_BY_STRENGTH, reverse=True)
     return items
