@@ -16,8 +16,9 @@ from __future__ import annotations
 import copy
 import logging
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from pallas.core.clock import Clock, SystemClock
@@ -66,7 +67,11 @@ class StateStore(Protocol):
         self, values: Sequence[str], lists: Sequence[str] = ()
     ) -> tuple[list[JSONValue | None], list[list[JSONValue]]]:
         """`get` of each key in `values` and `items` of each key in `lists`, in that order, in
-        one round trip (routing reads a group's whole state on every message)."""
+        one round trip (routing reads a group's whole state on every message).
+
+        The values are read-only views: a mapping for a dict, a sequence (a tuple or a list)
+        for a list; they may be the store's own frozen objects (`MemoryStateStore`), so
+        callers read them and never change them."""
         ...
 
     async def keys(self, prefix: str) -> list[str]:
@@ -107,32 +112,59 @@ _EVICT_TO = 0.9  # share of max_keys left after a sweep
 _SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
 
 
-def _copy(value: Any) -> Any:
-    """A private copy of a stored JSON value (as Redis would hand back), without deepcopy's
-    memo bookkeeping: routing reads and writes state on every message. Plain JSON types are
-    matched by exact type first (most values are flat dicts / lists of scalars)."""
+def _freeze(value: Any) -> Any:
+    """The stored form of a JSON value: dicts as read-only mappings, lists as tuples.
+
+    Stored values cannot be changed through any reference, so `read` hands them out without
+    a copy (routing reads a group's whole state on every message); `get` / `items` thaw them
+    into private dicts and lists, as Redis would hand back. Plain JSON types are matched by
+    exact type first (most values are flat dicts / lists of scalars)."""
     kind = type(value)
     if kind in _SCALAR_TYPES:
         return value
-    if kind is dict:
+    if kind is dict or kind is MappingProxyType:
         if _SCALAR_TYPES.issuperset(map(type, value.values())):  # flat: a C-level copy
-            return dict(value)
-        return {k: v if type(v) in _SCALAR_TYPES else _copy(v) for k, v in value.items()}
-    if kind is list:
-        return [v if type(v) in _SCALAR_TYPES else _copy(v) for v in value]
-    return _copy_any(value)
+            return MappingProxyType(dict(value))
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if kind is list or kind is tuple:
+        return tuple(v if type(v) in _SCALAR_TYPES else _freeze(v) for v in value)
+    return _freeze_any(value)
 
 
-def _copy_any(value: Any) -> Any:
-    if value is None or isinstance(value, str | int | float | bool):
+def _freeze_any(value: Any) -> Any:
+    if isinstance(value, str | int | float | bool):  # subclasses (an IntEnum, ...)
         return value
-    if isinstance(value, list):
-        return [_copy(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _copy(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return tuple(_copy(item) for item in value)
-    return copy.deepcopy(value)
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: _freeze(item) for key, item in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(item) for item in value)
+    return _Private(copy.deepcopy(value))  # not JSON: a private copy, copied again on reads
+
+
+@dataclass(frozen=True, slots=True)
+class _Private:
+    value: Any
+
+
+def _thaw(value: Any) -> Any:
+    """A private mutable copy of a stored value: dicts and lists again."""
+    kind = type(value)
+    if kind in _SCALAR_TYPES:
+        return value
+    if kind is MappingProxyType:
+        if _SCALAR_TYPES.issuperset(map(type, value.values())):
+            return dict(value)
+        return {k: v if type(v) in _SCALAR_TYPES else _thaw(v) for k, v in value.items()}
+    if kind is tuple:
+        return [v if type(v) in _SCALAR_TYPES else _thaw(v) for v in value]
+    if kind is _Private:
+        return copy.deepcopy(value.value)
+    return value  # a scalar subclass
+
+
+def _view(value: Any) -> Any:
+    """A stored value as `read` hands it out: itself (read-only), a non-JSON one copied."""
+    return copy.deepcopy(value.value) if type(value) is _Private else value
 
 
 class MemoryStateStore:
@@ -140,8 +172,9 @@ class MemoryStateStore:
 
     `max_keys` bounds memory: when exceeded, expired entries go first, then the oldest, down
     to 90 % of the bound, so a full store pays one sweep per ~10 % of `max_keys` inserts
-    rather than a full scan on every insert. Values are deep-copied in and out so callers
-    cannot mutate stored state.
+    rather than a full scan on every insert. Callers cannot mutate stored state: values are
+    stored frozen (`_freeze`), `get` / `items` thaw a private copy and `read` hands out the
+    frozen values themselves.
     """
 
     def __init__(self, clock: Clock | None = None, *, max_keys: int = 200_000) -> None:
@@ -184,25 +217,42 @@ class MemoryStateStore:
         if entry is None:
             return None
         value = entry.value
-        return list(value) if isinstance(value, deque) else _copy(value)
+        if isinstance(value, deque):
+            return [v if type(v) in _SCALAR_TYPES else _thaw(v) for v in value]
+        return _thaw(value)
 
     def _items_now(self, key: str) -> list[Any]:
         entry = self._live(key)
         if entry is None or not isinstance(entry.value, deque):
             return []
-        return [v if type(v) in _SCALAR_TYPES else _copy(v) for v in entry.value]
+        return [v if type(v) in _SCALAR_TYPES else _thaw(v) for v in entry.value]
+
+    def _value_view(self, key: str) -> Any | None:
+        entry = self._live(key)
+        if entry is None:
+            return None
+        value = entry.value
+        if isinstance(value, deque):
+            return [v if type(v) is not _Private else _view(v) for v in value]
+        return _view(value)
+
+    def _items_view(self, key: str) -> list[Any]:
+        entry = self._live(key)
+        if entry is None or not isinstance(entry.value, deque):
+            return []
+        return [v if type(v) is not _Private else _view(v) for v in entry.value]
 
     async def get(self, key: str) -> Any | None:
         return self._get_now(key)
 
     async def set(self, key: str, value: Any, *, ttl: float | None = None) -> None:
         self._data.pop(key, None)
-        self._store(key, _copy(value), ttl)
+        self._store(key, _freeze(value), ttl)
 
     async def set_if_absent(self, key: str, value: Any, *, ttl: float | None = None) -> bool:
         if self._live(key) is not None:
             return False
-        self._store(key, _copy(value), ttl)
+        self._store(key, _freeze(value), ttl)
         return True
 
     async def delete(self, key: str) -> None:
@@ -225,7 +275,7 @@ class MemoryStateStore:
             self._data[key] = entry
         elif ttl is not None:
             entry.expires_at = self._expiry(ttl)
-        entry.value.append(_copy(value))
+        entry.value.append(_freeze(value))
 
     async def items(self, key: str) -> list[Any]:
         return self._items_now(key)
@@ -233,7 +283,7 @@ class MemoryStateStore:
     async def read(
         self, values: Sequence[str], lists: Sequence[str] = ()
     ) -> tuple[list[Any | None], list[list[Any]]]:
-        return [self._get_now(key) for key in values], [self._items_now(key) for key in lists]
+        return [self._value_view(key) for key in values], [self._items_view(key) for key in lists]
 
     async def take(self, key: str) -> list[Any]:
         values = await self.items(key)

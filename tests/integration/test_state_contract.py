@@ -10,9 +10,11 @@ without it the Redis half is skipped with the reason.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
@@ -152,14 +154,44 @@ async def test_read_answers_as_get_and_items_do(backend: Backend) -> None:
     await backend.elapse(TTL * 1.5)
     names, lists = ["v", "missing", "l", "n", "gone"], ["l", "missing", "v"]
     values, listed = await other_process(backend).read(names, lists)
-    assert values == [{"a": [1]}, None, [1, {"b": 2}], 3, None]
-    assert values == [await store.get(k) for k in names]
-    assert listed == [[1, {"b": 2}], [], []]
-    assert listed == [await store.items(k) for k in lists]
+    assert _plain(values) == [{"a": [1]}, None, [1, {"b": 2}], 3, None]
+    assert _plain(values) == [await store.get(k) for k in names]
+    assert _plain(listed) == [[1, {"b": 2}], [], []]
+    assert _plain(listed) == [await store.items(k) for k in lists]
     assert await store.read([], []) == ([], [])
-    values[0]["a"].append(2)  # copies, like get / items
-    listed[0][1]["b"] = 3
-    assert await store.read(["v"], ["l"]) == ([{"a": [1]}], [[1, {"b": 2}]])
+    assert isinstance(values[0], Mapping) and isinstance(listed[0][1], Mapping)
+
+
+async def test_read_values_cannot_change_the_store(backend: Backend) -> None:
+    """`read` hands out read-only views (the memory store's own frozen values): changing one
+    fails or changes a private copy, never what the next reader sees."""
+    store = backend.store
+    await store.set("v", {"a": [1], "b": {"c": 2}})
+    await store.push("l", {"b": 2}, maxlen=3)
+    (value,), (items,) = await store.read(["v"], ["l"])
+    attempts: list[Callable[[], object]] = [
+        lambda: value["a"].append(2),
+        lambda: value.__setitem__("z", 1),
+        lambda: value["b"].__setitem__("c", 3),
+        lambda: items[0].__setitem__("b", 3),
+    ]
+    for attempt in attempts:
+        with contextlib.suppress(TypeError, AttributeError):
+            attempt()
+    assert _plain(await store.read(["v"], ["l"])) == [[{"a": [1], "b": {"c": 2}}], [[{"b": 2}]]]
+    assert await store.get("v") == {"a": [1], "b": {"c": 2}}
+    got = await store.get("v")  # get thaws a private copy: a plain dict to change freely
+    got["a"].append(2)
+    assert await store.get("v") == {"a": [1], "b": {"c": 2}}
+
+
+def _plain(value: Any) -> Any:
+    """A read-only view as plain JSON values (mappings as dicts, sequences as lists)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 async def test_ttl_expiry(backend: Backend) -> None:
