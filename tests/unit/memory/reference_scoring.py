@@ -45,7 +45,7 @@ def _score_one(
     block: BlockRetrievalConfig,
     concept: float | None = None,
 ) -> CandidateScore:
-    """One candidate's score as `scoring` computed it before `candidate_scorer`."""
+    """One candidate's score as `scoring` computed it before `_score_positions` (one loop)."""
     w = config.weights
     sim = hybrid_similarity(bm25, embedding, config.embedding_weight)
     if concept is not None:
