@@ -17,8 +17,10 @@ from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, Ret
 from pallas.product.llm.memory.scoring import (
     TRACE_CANDIDATES,
     TRACE_IDS,
+    CandidateScore,
     MemoryCandidate,
     RetrievalResult,
+    RetrievalTrace,
     ScopedCache,
     retrieve,
 )
@@ -239,3 +241,24 @@ def test_nothing_in_scope_scores_nothing_as_before(rows: list[MemoryCandidate]) 
     new, old = retrieve(QUERIES[0], rows, **kwargs), reference_retrieve(QUERIES[0], rows, **kwargs)
     _same(new, old)
     assert new.trace == old.trace and new.trace.to_dict() == old.trace.to_dict()
+
+
+@pytest.mark.parametrize(
+    ("chosen", "shown_after_top"),
+    [
+        ((), []),
+        (("c2", "c5"), []),  # chosen within the top: nothing more
+        (("c2", "c13"), ["c13"]),  # chosen further down (an over-cap item skipped above it)
+        (("c14", "c11"), ["c11", "c14"]),  # in rank order, not in chosen order
+    ],
+)
+def test_stored_trace_shows_the_top_and_every_chosen_candidate(
+    chosen: tuple[str, ...], shown_after_top: list[str]
+) -> None:
+    scores = tuple(
+        CandidateScore(f"c{i}", 0.5, None, 0.5, 1.0, 0.0, 1.0 - i / 100, 10) for i in range(15)
+    )
+    trace = RetrievalTrace("person_facts", "q", ("q",), scores, chosen)
+    shown = [c["id"] for c in trace.to_dict()["candidates"]]
+    assert shown == [f"c{i}" for i in range(TRACE_CANDIDATES)] + shown_after_top
+    assert trace.to_dict()["candidates"][0]["score"] == 1.0

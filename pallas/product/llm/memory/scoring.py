@@ -167,8 +167,9 @@ class RetrievalTrace:
         scored candidates (and every chosen one) with their scores, each dropped-by list cut
         to its first `TRACE_IDS` ids; `scored`, `matched` and `dropped` give the full counts.
         """
-        chosen = set(self.chosen_ids)
-        shown = [c for i, c in enumerate(self.candidates) if i < TRACE_CANDIDATES or c.id in chosen]
+        shown = list(self.candidates[:TRACE_CANDIDATES])
+        if missing := set(self.chosen_ids).difference(c.id for c in shown):  # chosen further down
+            shown += [c for c in self.candidates[TRACE_CANDIDATES:] if c.id in missing]
         dropped = {
             "scope": self.dropped_by_scope,
             "similarity": self.dropped_by_similarity,
@@ -195,15 +196,15 @@ TRACE_IDS = 20  # ids kept per dropped-by list in a stored trace (the counts are
 
 
 def _candidate_dict(c: CandidateScore) -> dict[str, Any]:
-    return {
+    return {  # the always-set floats rounded inline: ~10 of these per retrieval, every turn
         "id": c.id,
         "bm25": _r(c.bm25),
         "embedding": _r(c.embedding),
         "concept": _r(c.concept),
-        "sim": _r(c.similarity),
-        "recency": _r(c.recency),
-        "freq": _r(c.frequency),
-        "score": _r(c.score),
+        "sim": round(c.similarity, 4),
+        "recency": round(c.recency, 4),
+        "freq": round(c.frequency, 4),
+        "score": round(c.score, 4),
         "gated": c.gated,
     }
 
