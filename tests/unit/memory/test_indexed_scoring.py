@@ -22,6 +22,7 @@ from pallas.product.llm.memory.scoring import (
     RetrievalResult,
     RetrievalTrace,
     ScopedCache,
+    candidate_index,
     retrieve,
 )
 from tests.unit.memory.reference_scoring import reference_retrieve
@@ -262,3 +263,18 @@ def test_stored_trace_shows_the_top_and_every_chosen_candidate(
     shown = [c["id"] for c in trace.to_dict()["candidates"]]
     assert shown == [f"c{i}" for i in range(TRACE_CANDIDATES)] + shown_after_top
     assert trace.to_dict()["candidates"][0]["score"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("excluded", "expected"),
+    [
+        (set(), ["a", "b", "c", "d", "e"]),
+        ({0, 1, 2, 3, 4}, []),
+        ({2}, ["a", "b", "c", "d"]),  # position 2 holds "e": positions are not id order
+        ({0, 4}, ["a", "b", "e"]),  # "d" and "c"
+        ({1, 3}, ["c", "d", "e"]),  # the first two ids
+    ],
+)
+def test_ids_except_lists_the_other_ids_sorted(excluded: set[int], expected: list[str]) -> None:
+    index = candidate_index(["d", "a", "e", "b", "c"], ["x"] * 5, 1.2, 0.75)
+    assert index.ids_except(excluded) == expected

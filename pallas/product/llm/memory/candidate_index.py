@@ -127,8 +127,9 @@ class CandidateIndex:
         "_texts",
         "bm25",
         "by_id",
-        "id_order",
         "ids",
+        "rank",
+        "sorted_ids",
     )
 
     def __init__(self, ids: Sequence[str], index_texts: Sequence[str], k1: float, b: float) -> None:
@@ -137,7 +138,11 @@ class CandidateIndex:
         tokens = [tokenize(t) for t in index_texts]
         self.bm25 = Bm25Index(dict(zip(self.ids, tokens, strict=True)), k1=k1, b=b)
         self.by_id = {doc_id: pos for pos, doc_id in enumerate(self.ids)}
-        self.id_order = tuple(sorted(range(len(self.ids)), key=self.ids.__getitem__))
+        id_order = sorted(range(len(self.ids)), key=self.ids.__getitem__)
+        self.sorted_ids = tuple(self.ids[p] for p in id_order)  # the ids sorted
+        self.rank = [0] * len(id_order)  # by position: where its id is in `sorted_ids`
+        for at, pos in enumerate(id_order):
+            self.rank[pos] = at
         self._postings = _postings((set(t), pos) for pos, t in enumerate(tokens))
         self._concepts: tuple[frozenset[str], ...] | None = None  # on the first concept query
         self._concept_postings: dict[str, list[int]] = {}
@@ -155,6 +160,17 @@ class CandidateIndex:
             self._concepts = tuple(fact_concepts(t) for t in self._texts)
             self._concept_postings = _postings((c, pos) for pos, c in enumerate(self._concepts))
         return self._concepts
+
+    def ids_except(self, positions: Collection[int]) -> list[str]:
+        """The ids of the other candidates, sorted: slices of `sorted_ids` between the
+        excluded ones (a few hundred of them are left out per retrieval, every turn)."""
+        out: list[str] = []
+        start = 0
+        for at in sorted(self.rank[p] for p in positions):
+            out += self.sorted_ids[start:at]
+            start = at + 1
+        out += self.sorted_ids[start:]
+        return out
 
     def raw_scores(self, terms: Sequence[str]) -> dict[int, float]:
         """Raw BM25 of the candidates holding one of `terms` (`query_terms`), by position:

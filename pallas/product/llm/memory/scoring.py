@@ -319,7 +319,6 @@ def score_candidates(
     if index is None:
         texts = [c.index_text for c in candidates]
         index = candidate_index([c.id for c in candidates], texts, config.bm25_k1, config.bm25_b)
-    ids = index.ids  # the candidates' ids, in order (the index was built from them)
     query_tokens = tokenize(query)
     terms = index.bm25.query_terms(query_tokens)
     ideal = index.bm25.ideal_score(query_tokens)
@@ -339,7 +338,7 @@ def score_candidates(
         semantic_of=_semantic_of(query_embedding, embeddings, semantic_scores),
     )
     scored = _score_positions(sorted(positions), candidates, signals, config, block, now)
-    unmatched = [ids[p] for p in index.id_order if p not in positions]
+    unmatched = index.ids_except(positions)
     return scored, unmatched
 
 
