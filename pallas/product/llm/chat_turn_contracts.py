@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
+from pallas.core.deferred import Deferred
 from pallas.core.turn import TurnInput
 from pallas.product.config import GroupConfig
 from pallas.product.llm.context.processor_inputs import ChatTurnContext
@@ -62,7 +63,7 @@ class PreparedTurn:
     messages: Sequence[Mapping[str, Any]]
     model: str
     profile: ModelProfile
-    snapshot: TurnSnapshot
+    snapshot: Deferred[TurnSnapshot]  # the snapshot so far, built while the model is awaited
     started: float
     merged_image_urls: tuple[str, ...] = ()  # images of quick follow-ups folded into the turn
 

@@ -54,7 +54,7 @@ class TurnRecorder:
             created_at=self.clock.now(),
             model=prepared.model,
             outcome=outcome,
-            data=snapshot_json(prepared.snapshot, call, answer),
+            data=snapshot_json(prepared.snapshot.get(), call, answer),
         )
         self.snapshots.save_later(snapshot)  # write-behind; readers flush first
 

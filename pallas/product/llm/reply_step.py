@@ -29,6 +29,7 @@ from pallas.core.clock import Clock
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.warm_messages import WarmMessages
 from pallas.core.db.warm_sessions import WarmSessions
+from pallas.core.deferred import Deferred
 from pallas.core.eager import eager_gather
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
@@ -53,6 +54,7 @@ from pallas.product.llm.context.pipeline import CoreProcessorError
 from pallas.product.llm.context.pipeline_cache import ChatPipelines
 from pallas.product.llm.context.processor_inputs import ChatTurnContext
 from pallas.product.llm.context.request import assemble_chat_request
+from pallas.product.llm.context.snapshot import TurnSnapshot
 from pallas.product.llm.context.turn_rules import apply_output_rules, rules_for_turn
 from pallas.product.llm.cost.guard import CostGuard
 from pallas.product.llm.delivery.bubbles import ParsedReply, parse_reply
@@ -143,6 +145,7 @@ class ReplyStep:
                 "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
             )
             return TurnOutcome(TurnResult.ERROR, f"core_processor:{exc.processor_id}")
+        prepared.snapshot.soon()  # built while the model is awaited (needed after it answers)
         call = await self._call_model(reply, prepared)
         if not call.result.ok:
             self.recorder.save_snapshot(turn, prepared, f"error:{call.result.error}", call)
@@ -162,14 +165,22 @@ class ReplyStep:
         ctx = await self._turn_context(reply, got, profile)
         request = await assemble_chat_request(ctx, self.pipelines.for_config(ctx.config))
         _stopwatch(stage_ms, "assemble", mark)
-        decision = reply.route.to_log_dict()
         count = self.pipelines.tokens.count
-        snapshot = replace(
-            build_snapshot(request, got.bundle, decision=decision, stage_ms=stage_ms, count=count),
-            tool=got.tool.trace,
-            merge_wait=got.wait.to_log_dict(),
-            cost=reply.cost.to_log_dict() if reply.cost.noteworthy else None,
-        )
+
+        def snapshot() -> TurnSnapshot:  # needed after the answer: built while it is awaited
+            return replace(
+                build_snapshot(
+                    request,
+                    got.bundle,
+                    decision=reply.route.to_log_dict(),
+                    stage_ms=stage_ms,
+                    count=count,
+                ),
+                tool=got.tool.trace,
+                merge_wait=got.wait.to_log_dict(),
+                cost=reply.cost.to_log_dict() if reply.cost.noteworthy else None,
+            )
+
         return PreparedTurn(
             turn_id=uuid.uuid4().hex,
             current_text=got.current_text,
@@ -177,7 +188,7 @@ class ReplyStep:
             messages=request.messages,
             model=model,
             profile=profile,
-            snapshot=snapshot,
+            snapshot=Deferred(snapshot),
             started=started,
             merged_image_urls=got.merged_images,
         )
