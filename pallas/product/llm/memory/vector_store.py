@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 from pallas.core.db.repositories.memory import MemoryRepository
-from pallas.product.llm.memory.vector_index import VectorHit, VectorIndex
+
+if TYPE_CHECKING:  # numpy (~0.1 s to import) loads with the first index: embeddings in use
+    from pallas.product.llm.memory.vector_index import VectorHit, VectorIndex
 
 MAX_INDEXES = 64  # (scope, kind) indexes kept in memory; the least recently read go first
 
@@ -32,6 +35,8 @@ class MemoryVectors:
         """The index of (scope, kind), refreshed when the scope's generation moved."""
         index = self._indexes.get((scope, kind))
         if index is None:
+            from pallas.product.llm.memory.vector_index import VectorIndex
+
             index = self._indexes[(scope, kind)] = VectorIndex()
             while len(self._indexes) > self._max:
                 self._indexes.popitem(last=False)  # rebuilt from the database if read again
