@@ -136,3 +136,43 @@ async def test_candidate_cap_keeps_the_most_recently_used(repo: MemoryRepository
     ids = [(await repo.upsert(new(f"事实{i}", now=NOW + i))).item.id for i in range(10)]
     capped = await repo.candidates([group_scope(BOT, A)], "person_facts", limit=3)
     assert [i.id for i in capped] == ids[::-1][:3]
+
+
+async def test_candidate_reads_give_the_rows_as_the_orm_reads_them(repo: MemoryRepository) -> None:
+    """`candidates` / `candidates_by_kind` read Core rows by position (the reply path's cold
+    loads); every field must come out as the ORM read (`get_many`) gives it."""
+    group = group_scope(BOT, A)
+    plain = (await repo.upsert(new("喜欢猫"))).item
+    rich = await repo.upsert(replace(new("住在上海", key="city"), source={"a": [1, {"b": "x"}]}))
+    named = await repo.upsert(
+        NewMemory(
+            bot_id=BOT,
+            scope=group,
+            kind="group_memory",
+            key="event",
+            fingerprint="周末聚餐",
+            text="周末聚餐",
+            origin="teach",
+            now=NOW + 5,
+            subject_user_id=None,
+            author_user_id=BOB,
+            subject_name="",
+            source={},
+        )
+    )
+    await repo.upsert(replace(new("喜欢猫"), now=NOW + 30))  # a duplicate: updated_at moves
+    await repo.set_embedding(rich.item.id, [0.25, -1.5, 3.0])
+    await repo.touch([plain.id, named.item.id], NOW + 60)
+    await repo.touch([plain.id], NOW + 90)
+    ids = [plain.id, rich.item.id, named.item.id]
+    by_orm = {i.id: i for i in await repo.get_many(ids)}
+    personal = await repo.candidates([group], "person_facts", subject_user_id=ALICE)
+    shared = await repo.candidates_by_kind([group], ["group_memory", "knowledge"])
+    assert [i.id for i in personal] == [plain.id, rich.item.id]  # most recently used first
+    assert shared == {"group_memory": [by_orm[named.item.id]], "knowledge": []}
+    for item in personal:
+        assert item == by_orm[item.id]
+    assert by_orm[rich.item.id].embedding == (0.25, -1.5, 3.0)
+    assert by_orm[rich.item.id].source == {"a": [1, {"b": "x"}]}
+    assert by_orm[plain.id].access_count == 2 and by_orm[named.item.id].access_count == 1
+    assert (by_orm[plain.id].created_at, by_orm[plain.id].updated_at) == (NOW, NOW + 30)

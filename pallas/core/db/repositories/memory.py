@@ -8,13 +8,13 @@ stores and compares them.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from sqlalchemy import Select, func, or_, select, union_all, update
+from sqlalchemy import Select, Text, func, or_, select, type_coerce, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlalchemy.orm import aliased
 
 import pallas.core.db.models_memory  # noqa: F401  (registers memory_item on Base)
 from pallas.core.db.engine import rowcount
@@ -101,6 +101,54 @@ def _to_item(row: MemoryItemRow) -> MemoryItem:
         delete_reason=row.delete_reason,
         replaced_by=row.replaced_by,
     )
+
+
+_c = MemoryItemRow.__table__.c
+# The reply path's candidate reads: Core rows in `MemoryItem`'s field order, the JSON columns
+# as their stored text (decoded by `_item_from_row`, with the common empty values short-cut)
+_ITEM_COLUMNS = (
+    *(_c.id, _c.bot_id, _c.scope, _c.kind, _c.key, _c.text, _c.origin),
+    *(_c.created_at, _c.updated_at, _c.subject_user_id, _c.author_user_id),
+    *(_c.subject_name, _c.fingerprint),
+    type_coerce(_c.source, Text).label("source"),
+    type_coerce(_c.embedding, Text).label("embedding"),
+    *(_c.last_access_at, _c.access_count, _c.deleted_at, _c.delete_reason, _c.replaced_by),
+)
+_EMPTY_JSON = frozenset({"{}", "null", "[]", ""})
+
+
+def _item_from_row(row: Sequence[Any]) -> MemoryItem:
+    """`_to_item` of a row of `_ITEM_COLUMNS`, by position (a few hundred a cold load)."""
+    vector = _json(row[14])
+    return MemoryItem(
+        id=row[0],
+        bot_id=row[1],
+        scope=row[2],
+        kind=row[3],
+        key=row[4],
+        text=row[5],
+        origin=row[6],
+        created_at=row[7],
+        updated_at=row[8],
+        subject_user_id=row[9],
+        author_user_id=row[10],
+        subject_name=row[11] or "",
+        fingerprint=row[12],
+        source=dict(_json(row[13]) or {}),
+        embedding=tuple(vector) if vector else None,
+        last_access_at=row[15],
+        access_count=row[16] or 0,
+        deleted_at=row[17],
+        delete_reason=row[18],
+        replaced_by=row[19],
+    )
+
+
+def _json(raw: Any) -> Any:
+    """A JSON column read as text (SQLite, asyncpg) or already decoded (another driver)."""
+    if not isinstance(raw, str):
+        return raw
+    return None if raw in _EMPTY_JSON else json.loads(raw)
 
 
 def _recency(item: MemoryItem) -> float:
@@ -320,7 +368,7 @@ class MemoryRepository:
         """
         if not scopes or limit <= 0:
             return []
-        stmt = select(MemoryItemRow).where(
+        stmt = select(*_ITEM_COLUMNS).where(  # Core rows: no ORM instances on the reply path
             MemoryItemRow.scope.in_(sorted(scopes)),
             MemoryItemRow.kind == kind,
             MemoryItemRow.deleted_at.is_(None),
@@ -330,7 +378,7 @@ class MemoryRepository:
         recency = func.coalesce(MemoryItemRow.last_access_at, MemoryItemRow.updated_at)
         stmt = stmt.order_by(recency.desc(), MemoryItemRow.id.desc()).limit(limit)
         async with self._sessions() as session:
-            return [_to_item(r) for r in (await session.scalars(stmt)).all()]
+            return [_item_from_row(r) for r in (await session.execute(stmt)).all()]
 
     async def candidates_by_kind(
         self, scopes: Collection[str], kinds: Sequence[str], *, limit: int = 500
@@ -343,7 +391,7 @@ class MemoryRepository:
         recency = func.coalesce(MemoryItemRow.last_access_at, MemoryItemRow.updated_at)
         parts = [
             select(
-                select(MemoryItemRow)
+                select(*_ITEM_COLUMNS)
                 .where(
                     MemoryItemRow.scope.in_(sorted(scopes)),
                     MemoryItemRow.kind == kind,
@@ -355,9 +403,9 @@ class MemoryRepository:
             )
             for kind in dict.fromkeys(kinds)
         ]
-        row = aliased(MemoryItemRow, union_all(*parts).subquery())
+        stmt = select(union_all(*parts).subquery())  # Core rows, as `candidates`
         async with self._sessions() as session:
-            items = [_to_item(r) for r in (await session.scalars(select(row))).all()]
+            items = [_item_from_row(r) for r in (await session.execute(stmt)).all()]
         # the union's row order is not guaranteed: the per-kind order again, in Python
         items.sort(key=lambda i: (-_recency(i), -i.id))
         for item in items:
