@@ -389,3 +389,28 @@ async def test_snapshots_and_usage_written_behind_are_read_and_survive_a_flush(e
     assert (await other.by_turn("t9")) is not None
     totals = await UsageRepository(env.sessions).totals(now=NOW, bot_id=BOT)
     assert (totals.calls, totals.prompt_tokens, totals.completion_tokens) == (3, 30, 6)
+
+
+def _turn(user: int, content: str, group: int = 501) -> SessionTurn:
+    return SessionTurn(BOT, group, user, "user", content, NOW)
+
+
+async def test_a_member_s_count_includes_queued_turns_without_storing_them(env: Env) -> None:
+    """The summary hook counts a member's turns after every reply: stored + queued, exact, and
+    the write-behind queue is left to its batch (no transaction per reply)."""
+    await env.chat.append([_turn(101, f"旧{i}") for i in range(3)])
+    env.chat.append_later([_turn(101, "新1"), _turn(101, "新2"), _turn(102, "别人")])
+    env.chat.append_later([_turn(101, "别群", group=502)])
+    assert await env.chat.count_for_user(BOT, 501, 101) == 5
+    assert await env.chat.count_for_user(BOT, 501, 102) == 1
+    assert await env.chat.count_for_user(BOT, 502, 101) == 1
+    assert env.chat.has_pending(BOT, 501)  # still queued: counting did not store them
+    # a batch being stored while counting: counted once, in the table or in the queue
+    flushing = asyncio.ensure_future(env.chat.flush())
+    await asyncio.sleep(0)
+    counts = await asyncio.gather(*(env.chat.count_for_user(BOT, 501, 101) for _ in range(3)))
+    await flushing
+    assert counts == [5, 5, 5]
+    assert not env.chat.has_pending(BOT, 501)
+    assert await env.chat.count_for_user(BOT, 501, 101) == 5
+    assert len(await env.chat.all_for_user(BOT, 501, 101)) == 5

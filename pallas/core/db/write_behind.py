@@ -6,16 +6,19 @@ the next turn. `WriteBehind.add` queues an item and returns at once; a backgroun
 `linger` seconds (a burst of turns shares one transaction) and hands the batch to `write`.
 
 Readers of the same repository call `flush()` first, so they see everything queued (the
-console, the analyzer, the summary hook). `flush()` is also called on a clean stop: nothing
-queued is lost then. A failing batch is logged and kept; it is retried by the next flush or
-add (a database that is down loses nothing it comes back from before the stop).
+console, the analyzer, the summary hook's reads); a reader that only counts can instead hold
+`settled()` and add the queued items to the stored ones, leaving the batch alone. `flush()`
+is also called on a clean stop: nothing queued is lost then. A failing batch is logged and
+kept; it is retried by the next flush or add (a database that is down loses nothing it comes
+back from before the stop).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Generic, TypeVar
 
 log = logging.getLogger("pallas.db")
@@ -70,6 +73,14 @@ class WriteBehind(Generic[T]):
                     log.exception("write-behind %s: storing %d rows failed", self._name, len(batch))
                     return
                 del self._pending[: len(batch)]
+
+    @contextlib.asynccontextmanager
+    async def settled(self) -> AsyncIterator[tuple[T, ...]]:
+        """While held, no batch is being written: the queued items it yields are exactly the
+        ones not stored yet, and the rest are in the database (a reader can count both
+        without forcing a write). Items added meanwhile stay queued for the next batch."""
+        async with self._guard():
+            yield tuple(self._pending)
 
     async def _later(self) -> None:
         await asyncio.sleep(self._linger)

@@ -168,9 +168,16 @@ class ChatSessionRepository:
                 LlmChatMessageRow.user_id == user_id,
             )
         )
-        await self.flush()
-        async with self._sessions() as session:
-            return int((await session.execute(stmt)).scalar_one())
+        # stored rows + queued ones, without forcing the queue out (the summary hook asks
+        # after every reply; a flush here would store each turn alone, defeating the batching)
+        async with self._behind.settled() as queued:
+            pending = sum(
+                1
+                for t in queued
+                if (t.bot_id, t.group_id, t.user_id) == (bot_id, group_id, user_id)
+            )
+            async with self._sessions() as session:
+                return pending + int((await session.execute(stmt)).scalar_one())
 
     async def all_for_user(self, bot_id: int, group_id: int, user_id: int) -> list[SessionTurn]:
         stmt = (
