@@ -78,31 +78,6 @@ class WriteOutcome:
     replaced_ids: tuple[int, ...] = ()
 
 
-def _to_item(row: MemoryItemRow) -> MemoryItem:
-    return MemoryItem(
-        id=row.id,
-        bot_id=row.bot_id,
-        scope=row.scope,
-        kind=row.kind,
-        key=row.key,
-        text=row.text,
-        origin=row.origin,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        subject_user_id=row.subject_user_id,
-        author_user_id=row.author_user_id,
-        subject_name=row.subject_name or "",
-        fingerprint=row.fingerprint,
-        source=dict(row.source or {}),
-        embedding=tuple(row.embedding) if row.embedding else None,
-        last_access_at=row.last_access_at,
-        access_count=row.access_count or 0,
-        deleted_at=row.deleted_at,
-        delete_reason=row.delete_reason,
-        replaced_by=row.replaced_by,
-    )
-
-
 _c = MemoryItemRow.__table__.c
 # The reply path's candidate reads: Core rows in `MemoryItem`'s field order, the JSON columns
 # as their stored text (decoded by `_item_from_row`, with the common empty values short-cut)
@@ -114,11 +89,17 @@ _ITEM_COLUMNS = (
     type_coerce(_c.embedding, Text).label("embedding"),
     *(_c.last_access_at, _c.access_count, _c.deleted_at, _c.delete_reason, _c.replaced_by),
 )
+_ITEM_FIELDS = tuple(c.key for c in _ITEM_COLUMNS)  # the same values by name, of an ORM row
 _EMPTY_JSON = frozenset({"{}", "null", "[]", ""})
 
 
+def _to_item(row: MemoryItemRow) -> MemoryItem:
+    """An ORM row as a record (its JSON columns already decoded)."""
+    return _item_from_row([getattr(row, name) for name in _ITEM_FIELDS])
+
+
 def _item_from_row(row: Sequence[Any]) -> MemoryItem:
-    """`_to_item` of a row of `_ITEM_COLUMNS`, by position (a few hundred a cold load)."""
+    """A row of `_ITEM_COLUMNS` as a record, by position (a few hundred a cold load)."""
     vector = _json(row[14])
     return MemoryItem(
         id=row[0],
