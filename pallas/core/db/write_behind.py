@@ -6,8 +6,11 @@ the next turn. `WriteBehind.add` queues an item and returns at once; a backgroun
 `linger` seconds (a burst of turns shares one transaction) and hands the batch to `write`.
 
 Readers of the same repository call `flush()` first, so they see everything queued (the
-console, the analyzer, the summary hook's reads); a reader that only counts can instead hold
-`settled()` and add the queued items to the stored ones, leaving the batch alone. `flush()`
+console, the analyzer, the summary hook's reads); a reader of one group's or member's rows
+calls `flush_matching(...)` instead, which writes only when an item it would read is queued
+(a group's first @ in a burst then does not wait for other groups' turns to commit); a reader
+that only counts can hold `settled()` and add the queued items to the stored ones, leaving the
+batch alone. `flush()`
 is also called on a clean stop: nothing queued is lost then. A failing batch is logged and
 kept; it is retried by the next flush or add (a database that is down loses nothing it comes
 back from before the stop).
@@ -73,6 +76,13 @@ class WriteBehind(Generic[T]):
                     log.exception("write-behind %s: storing %d rows failed", self._name, len(batch))
                     return
                 del self._pending[: len(batch)]
+
+    async def flush_matching(self, wanted: Callable[[T], bool]) -> None:
+        """`flush()` if any queued item is `wanted` (a batch being written counts: its items
+        stay queued until stored); otherwise return at once — every wanted item there is has
+        been stored."""
+        if any(wanted(item) for item in self._pending):
+            await self.flush()
 
     @contextlib.asynccontextmanager
     async def settled(self) -> AsyncIterator[tuple[T, ...]]:

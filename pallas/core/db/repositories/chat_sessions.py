@@ -50,8 +50,8 @@ class ChatSessionRepository:
         await self._store(turns)
 
     def append_later(self, turns: Sequence[SessionTurn]) -> None:
-        """Queue the turns (one batched transaction shortly after; every read here flushes
-        first, so readers of this repository never miss them)."""
+        """Queue the turns (one batched transaction shortly after; a read here first stores
+        the queued turns it would read, so readers of this repository never miss them)."""
         for turn in turns:
             self._behind.add(turn)
 
@@ -61,6 +61,15 @@ class ChatSessionRepository:
 
     async def flush(self) -> None:
         await self._behind.flush()
+
+    async def _flush_group(self, bot_id: int, group_id: int) -> None:
+        """Store the queue first if it holds turns of this group (else read at once)."""
+        await self._behind.flush_matching(lambda t: t.bot_id == bot_id and t.group_id == group_id)
+
+    async def _flush_member(self, bot_id: int, group_id: int, user_id: int) -> None:
+        await self._behind.flush_matching(
+            lambda t: (t.bot_id, t.group_id, t.user_id) == (bot_id, group_id, user_id)
+        )
 
     def _appended(self, turns: Sequence[SessionTurn]) -> None:
         if turns:
@@ -108,7 +117,7 @@ class ChatSessionRepository:
             .order_by(LlmChatMessageRow.id.desc())
             .limit(limit)
         )
-        await self.flush()
+        await self._flush_member(bot_id, group_id, user_id)
         async with self._sessions() as session:
             rows = (await session.scalars(stmt)).all()
         return [_to_turn(r) for r in reversed(rows)]
@@ -125,7 +134,7 @@ class ChatSessionRepository:
             .order_by(LlmChatMessageRow.id.desc())
             .limit(1)
         )
-        await self.flush()
+        await self._flush_member(bot_id, group_id, user_id)
         async with self._sessions() as session:
             row = (await session.scalars(stmt)).first()
         return _to_turn(row) if row else None
@@ -142,7 +151,7 @@ class ChatSessionRepository:
         if exclude_user_id is not None:
             stmt = stmt.where(LlmChatMessageRow.user_id != exclude_user_id)
         stmt = stmt.order_by(LlmChatMessageRow.id.desc()).limit(limit)
-        await self.flush()
+        await self._flush_group(bot_id, group_id)
         async with self._sessions() as session:
             rows = (await session.scalars(stmt)).all()
         return [_to_turn(r) for r in reversed(rows)]
@@ -154,7 +163,7 @@ class ChatSessionRepository:
             .where(LlmChatMessageRow.bot_id == bot_id, LlmChatMessageRow.group_id == group_id)
             .distinct()
         )
-        await self.flush()
+        await self._flush_group(bot_id, group_id)
         async with self._sessions() as session:
             return {int(u) for u in (await session.scalars(stmt)).all()}
 
@@ -189,7 +198,7 @@ class ChatSessionRepository:
             )
             .order_by(LlmChatMessageRow.id)
         )
-        await self.flush()
+        await self._flush_member(bot_id, group_id, user_id)
         async with self._sessions() as session:
             rows = (await session.scalars(stmt)).all()
         return [_to_turn(r) for r in rows]
