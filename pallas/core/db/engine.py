@@ -34,10 +34,18 @@ def normalise_database_url(url: str, *, base_dir: Path | None = None) -> str:
     return parsed.set(database=str(path)).render_as_string(hide_password=False)
 
 
-# Page cache per SQLite connection, in KiB (SQLite's default is 2,000). The pool opens up to 15
-# connections in a burst and each fills its cache (~31 MB measured on a 1M-message database);
-# the OS page cache still holds the file, so a smaller cache costs little.
+# Page cache per SQLite connection, in KiB (SQLite's default is 2,000). Each pooled connection
+# fills its cache (~31 MB measured for 15 of them on a 1M-message database); the OS page cache
+# still holds the file, so a smaller cache costs little.
 SQLITE_CACHE_KIB = 1024
+# SQLite file connections the pool keeps, and no overflow beyond them. Each aiosqlite
+# connection is a thread, and every statement several hops between it and the event loop; a
+# burst of cold reads (a restart into a busy evening: each group's first @ loads ~12 entries at
+# once) used to open overflow connections past the default 5 — a thread, a connect and five
+# PRAGMAs each, closed again on return, ~50 of them a second — and the extra threads fought the
+# loop for the GIL. Now a read beyond 8 waits on the loop for a free connection: the 20 @s of
+# `benchmarks.ingest --cold` reached the model 1.7-2.0 → 1.3-1.4 s (p99) after being sent.
+SQLITE_POOL_SIZE = 8
 
 
 def _enable_sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -51,10 +59,21 @@ def _enable_sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[n
 
 
 def create_engine(url: str) -> AsyncEngine:
-    engine = create_async_engine(url, pool_pre_ping=not url.startswith("sqlite"))
+    engine = create_async_engine(url, pool_pre_ping=not url.startswith("sqlite"), **_pool_args(url))
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _enable_sqlite_pragmas)
     return engine
+
+
+def _pool_args(url: str) -> dict[str, Any]:
+    """A fixed pool for an SQLite file (an in-memory database has its one static connection;
+    PostgreSQL keeps SQLAlchemy's defaults)."""
+    parsed = make_url(url)
+    database = parsed.database or ""
+    in_memory = database in ("", ":memory:") or parsed.query.get("mode") == "memory"
+    if parsed.get_backend_name() != "sqlite" or in_memory:
+        return {}
+    return {"pool_size": SQLITE_POOL_SIZE, "max_overflow": 0}
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
