@@ -272,7 +272,9 @@ def chat_service_for(
         superusers=runtime.superusers,
         phrases=phrases,
     )
-    warm_messages = WarmMessages(runtime.repos.messages, flush=runtime.writer.flush)
+    warm_messages = WarmMessages(
+        runtime.repos.messages, flush=runtime.writer.flush, unstored=runtime.writer.unstored
+    )
     runtime.writer.listeners.append(warm_messages.note)
     runtime.repos.messages.listeners.append(warm_messages.note_many)
     reply = ReplyStep(

@@ -144,3 +144,61 @@ async def test_an_isolated_message_wakes_the_writer_thread_once_and_a_burst_once
         assert writer.written == 201
     finally:
         await writer.close()
+
+
+async def test_every_submitted_message_is_unstored_or_committed_at_every_moment(
+    database_url: str,
+) -> None:
+    """`unstored(group)` (listed before a read) plus that read cover every message of the group
+    submitted so far — the warm timeline's first read relies on it instead of a flush."""
+    await migrate.upgrade(database_url)
+    engine = create_engine(database_url)
+    repo = MessageRepository(session_factory(engine))
+    writer = ThreadedMessageWriter(database_url, batch_size=50)
+    writer.start()
+    other = 1_234
+    try:
+        submitted: set[int] = set()
+        for round_ in range(40):
+            for i in range(25):
+                mid = round_ * 100 + i
+                writer.submit(message(mid))
+                writer.submit(StoredMessage(BOT, other, mid, 52, 1.0e9 + mid, "别群"))
+                submitted.add(mid)
+            listed = {m.message_id for m in writer.unstored(GROUP)}
+            rows = await repo.recent(BOT, GROUP, limit=10_000)
+            assert submitted <= listed | {m.message_id for m in rows}
+            assert all(m.group_id == GROUP for m in writer.unstored(GROUP))
+            await asyncio.sleep(0.001 * (round_ % 3))
+        await writer.flush()
+        assert writer.unstored(GROUP) == [] and writer.unstored(other) == []
+    finally:
+        await writer.close()
+        await engine.dispose()
+
+
+async def test_the_loop_writer_lists_a_batch_being_stored_until_it_is(database_url: str) -> None:
+    await migrate.upgrade(database_url)
+    engine = create_engine(database_url)
+    repo = MessageRepository(session_factory(engine))
+    release = asyncio.Event()
+    add_many = repo.add_many
+
+    async def slow_add_many(batch: Iterable[StoredMessage]) -> None:
+        await release.wait()
+        await add_many(batch)
+
+    repo.add_many = slow_add_many  # type: ignore[method-assign]
+    writer = MessageWriter(repo, linger=0)
+    writer.start()
+    try:
+        writer.submit(message(1))
+        writer.submit(message(2))
+        await asyncio.sleep(0.01)  # the batch is being stored
+        assert [m.message_id for m in writer.unstored(GROUP)] == [1, 2]
+        release.set()
+        await writer.flush()
+        assert writer.unstored(GROUP) == []
+    finally:
+        await writer.close()
+        await engine.dispose()

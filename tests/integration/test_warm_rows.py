@@ -414,3 +414,76 @@ async def test_a_member_s_count_includes_queued_turns_without_storing_them(env: 
     assert not env.chat.has_pending(BOT, 501)
     assert await env.chat.count_for_user(BOT, 501, 101) == 5
     assert len(await env.chat.all_for_user(BOT, 501, 101)) == 5
+
+
+async def test_a_read_stores_the_queued_turns_it_would_read_and_leaves_the_others(
+    env: Env,
+) -> None:
+    """A group's (or member's) read sees its queued turns; other groups' and members' queued
+    turns stay queued for their batch (a cold @ in one group does not wait for the commit of
+    every reply the bot just sent elsewhere)."""
+    await env.chat.append([_turn(101, "旧")])
+    env.chat.append_later([_turn(101, "新"), _turn(102, "别人"), _turn(103, "别群", group=502)])
+    mine = await env.chat.recent_for_user(BOT, 501, 101, limit=10)
+    assert [t.content for t in mine] == ["旧", "新"]
+    assert all(t.row_id for t in mine)  # stored: row ids as always
+    # the whole queue went out together (one batch, order kept) — but only because 501's was in it
+    assert not env.chat.has_pending(BOT, 502)
+    env.chat.append_later([_turn(104, "又一个", group=502)])
+    assert await env.chat.user_ids(BOT, 501) == {101, 102}
+    assert env.chat.has_pending(BOT, 502), "reading group 501 left group 502's turn queued"
+    assert [t.content for t in await env.chat.recent_for_group(BOT, 501, limit=10)] == [
+        "旧", "新", "别人"
+    ]  # fmt: skip
+    assert env.chat.has_pending(BOT, 502)
+    env.chat.append_later([_turn(102, "再说", group=501)])
+    assert await env.chat.latest_summary(BOT, 501, 101) is None
+    assert env.chat.has_pending(BOT, 501), "member 101's read left member 102's turn queued"
+    assert await env.chat.user_ids(BOT, 502) == {103, 104}
+    assert not env.chat.has_pending(BOT, 502) and not env.chat.has_pending(BOT, 501)
+    assert [t.content for t in await env.chat.all_for_user(BOT, 501, 102)] == ["别人", "再说"]
+
+
+async def test_a_read_waits_for_a_batch_of_its_group_being_stored(env: Env) -> None:
+    """A batch being written stays queued until stored: a read of its group waits for it."""
+    env.chat.append_later([_turn(101, "正在写")])
+    flushing = asyncio.ensure_future(env.chat.flush())
+    await asyncio.sleep(0)  # the batch is being written
+    turns = await env.chat.recent_for_user(BOT, 501, 101, limit=5)
+    await flushing
+    assert [t.content for t in turns] == ["正在写"]
+
+
+async def test_a_first_read_merges_the_writers_unstored_lines_without_waiting(
+    env: Env,
+) -> None:
+    """The window's first read takes the writer's not-yet-stored lines of the group (listed
+    before the read) instead of flushing: same timeline as the repository once all is stored,
+    a line both stored and listed counted once, other groups' lines left out."""
+    rng = random.Random(38)
+    stored = [_message(rng, 501, i, NOW + i) for i in range(30)]
+    await env.messages.add_many(stored)
+    committed_meanwhile = _message(rng, 501, 40, NOW + 40)  # listed, and stored by the read
+    unstored = [committed_meanwhile, *(_message(rng, 501, 41 + i, NOW + 41) for i in range(3))]
+    await env.messages.add_many([committed_meanwhile])
+
+    async def flush(_group_id: int) -> None:
+        raise AssertionError("the first read must not wait for the writer")
+
+    other_bot = _message(rng, 501, 90, NOW + 90, bot_id=BOT2)
+    other_group = _message(rng, 502, 91, NOW + 91)
+    warm = WarmMessages(
+        env.messages,
+        flush=flush,
+        unstored=lambda group: [
+            m for m in (*unstored, other_bot, other_group) if m.group_id == group
+        ],
+        per_group=24,
+    )
+    first = await warm.recent(BOT, 501, limit=5)
+    assert [m.message_id for m in first] == [29, 40, 41, 42, 43]
+    await env.messages.add_many(unstored[1:])  # the writer catches up
+    for limit in (1, 5, 24):
+        assert await warm.recent(BOT, 501, limit=limit) == _plain(
+            await env.messages.recent(BOT, 501, limit=limit)
+        )

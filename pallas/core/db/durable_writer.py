@@ -11,6 +11,9 @@ submitted message is committed within the writer's linger (20 ms, plus at most
 own loop) both work by URL.
 
 `submit` is thread-safe and never blocks; `flush` / `close` are awaited from the bot's loop.
+`unstored(group_id)` (the bot's thread) lists a group's messages submitted and not stored yet:
+the submitting thread keeps them per group, and the writer's thread hands back each batch it
+has stored or dropped through a deque, so a message leaves that list only after its commit.
 """
 
 from __future__ import annotations
@@ -66,6 +69,10 @@ class ThreadedMessageWriter:
         self.rounds = 0  # how often it did (wake-ups and follow-up rounds)
         # called on the submitting thread with every message (warm caches of recent rows)
         self.listeners: list[Callable[[StoredMessage], None]] = []
+        # submitted, not known to be stored: group → {id(message): message}, in submit order
+        # (the submitting thread's; the writer's thread appends what it finished to `_done`)
+        self._unstored: dict[int, dict[int, StoredMessage]] = {}
+        self._done: collections.deque[list[StoredMessage]] = collections.deque()
 
     @property
     def written(self) -> int:
@@ -97,6 +104,8 @@ class ThreadedMessageWriter:
             log.error("message %s submitted while the writer is stopped", message.message_id)
             return
         self.submitted += 1
+        self._forget_done()
+        self._unstored.setdefault(message.group_id, {})[id(message)] = message
         # One wake-up of the writer's loop per batch of submits, not one per message (each
         # wake-up is a write to the loop's self-pipe, on the caller's — the bot's — thread):
         # after a wake-up the writer collects the inbox again `INBOX_INTERVAL_S` later itself,
@@ -107,6 +116,18 @@ class ThreadedMessageWriter:
             loop.call_soon_threadsafe(self._drain_inbox)
         for listener in self.listeners:
             listener(message)
+
+    def unstored(self, group_id: int) -> list[StoredMessage]:
+        """The group's messages submitted and not stored (nor dropped) yet, oldest first — a
+        message committed a moment ago may still be listed (never the other way round)."""
+        self._forget_done()
+        return list(self._unstored.get(group_id, {}).values())
+
+    def _forget_done(self) -> None:
+        while self._done:
+            for message in self._done.popleft():
+                # (an emptied group keeps its dict: a submit on another thread may hold it)
+                self._unstored.get(message.group_id, {}).pop(id(message), None)
 
     def _drain_inbox(self) -> None:
         """On the writer's loop, woken by `submit`: hand the inbox to the writer. Within a
@@ -179,6 +200,7 @@ class ThreadedMessageWriter:
                 batch_size=self._batch_size,
                 linger=self._linger,
             )
+            self._writer.done_listeners.append(self._done.append)
             loop.run_until_complete(self._start_writer())
         except BaseException as error:  # reported by start()
             self._failure = error

@@ -7,10 +7,14 @@ repository, so the newest rows are in memory before they are even committed; `re
 as `MessageRepository.recent` does (newest `limit`, oldest first, ordered by time then by
 arrival) without a query and without waiting for the writer.
 
-A group's window is built by its first read (after a restart or an LRU eviction): the writer
-is flushed and the newest `per_group` rows are read once; messages of that group noted
-meanwhile (a busy group keeps talking) are kept aside and placed into the new window as if it
-had existed when they arrived (a duplicate of a loaded row is ignored). Only when more than
+A group's window is built by its first read (after a restart or an LRU eviction): the newest
+`per_group` rows are read once and merged with the group's messages the writer has not stored
+yet (`unstored`, listed before the read: a message leaves that list only once committed, so each
+is in the read or in the list), without waiting for the writer — under a burst a flush waited
+for one or two batches of other groups' rows (~100 ms on a group's first @ after a restart);
+without `unstored` the writer is flushed first. Messages of that group noted meanwhile (a busy
+group keeps talking) are kept aside and placed into the new window as if it had existed when
+they arrived (a duplicate of a loaded row is ignored). Only when more than
 `per_group` of them arrive during one read is the read answered from the DB and the window
 built by a later read.
 
@@ -77,11 +81,13 @@ class WarmMessages:
         repo: MessageRepository,
         *,
         flush: Callable[[int], Awaitable[None]] | None = None,
+        unstored: Callable[[int], Sequence[StoredMessage]] | None = None,
         per_group: int = 24,
         max_groups: int = 1024,
     ) -> None:
         self._repo = repo
         self._flush = flush
+        self._unstored = unstored
         self._per_group = per_group
         self._max_groups = max_groups
         self._groups: OrderedDict[tuple[int, int], _Window] = OrderedDict()
@@ -175,7 +181,8 @@ class WarmMessages:
         bot_id, group_id = key
         self._loading[key] = []
         try:
-            if self._flush is not None:
+            unstored = self._unstored_rows(bot_id, group_id)
+            if unstored is None and self._flush is not None:
                 await self._flush(group_id)  # this group's rows noted before are stored
             rows = await self._repo.recent(bot_id, group_id, limit=self._per_group)
         finally:
@@ -191,5 +198,11 @@ class WarmMessages:
         self._groups[key] = window
         while len(self._groups) > self._max_groups:
             self._groups.popitem(last=False)
-        self.note_many(arrived)  # as if the window had been there when they arrived
+        # as if the window had been there when they arrived (a stored duplicate is ignored)
+        self.note_many([*(unstored or ()), *arrived])
         return window
+
+    def _unstored_rows(self, bot_id: int, group_id: int) -> list[StoredMessage] | None:
+        if self._unstored is None:
+            return None
+        return [m for m in self._unstored(group_id) if m.bot_id == bot_id]

@@ -8,6 +8,9 @@ that needs one group's rows calls `flush(group_id)`: that group's queued rows ar
 ahead of a burst in other groups, and the call returns once they are stored (what was submitted
 before the call — later submits never make a flush wait longer).
 
+`unstored(group_id)` lists a group's messages submitted and not stored yet (a batch being
+written included), so a reader can merge them with what it reads instead of flushing.
+
 A batch the database refuses because of the values in it (an id out of the 64-bit range, a NOT
 NULL time that is NaN, … — see `refuses_values`) is stored one message at a time instead, and
 only the messages refused on their own are dropped (logged). Without that, one such message
@@ -67,6 +70,9 @@ class MessageWriter:
         self.written = 0
         self.dropped = 0  # refused by the database on their own (see the module docstring)
         self.listeners: list[Callable[[StoredMessage], None]] = []  # told of every submit
+        # told of every batch once it is done (stored or dropped), on the writer's loop
+        self.done_listeners: list[Callable[[list[StoredMessage]], None]] = []
+        self._writing: list[tuple[int, StoredMessage]] = []  # `_write_pending_once`'s batch
 
     @property
     def queued(self) -> int:
@@ -84,6 +90,11 @@ class MessageWriter:
         self._wakeup.set()
         for listener in self.listeners:
             listener(message)
+
+    def unstored(self, group_id: int) -> list[StoredMessage]:
+        """The group's messages submitted and not stored (nor dropped) yet, oldest first."""
+        rows = [*self._writing, *self._pending]
+        return [message for _, message in rows if message.group_id == group_id]
 
     async def flush(self, group_id: int | None = None) -> None:
         """Wait until everything submitted so far is stored (or the writer stopped); with
@@ -166,6 +177,7 @@ class MessageWriter:
                     finally:
                         self._inflight = 0
                     backoff = 0.1
+                    self._done(batch[:done])
                     del self._pending[:done]
                     self._wake_waiters()
                 self._idle.set()
@@ -180,13 +192,24 @@ class MessageWriter:
             self._idle.set()
             return
         rows, self._pending = self._pending, []
+        self._writing = rows
         try:
             done = await self._store([message for _, message in rows])
         except Exception:
             done = 0
             log.exception("final write of %d messages failed", len(rows))
+        finally:
+            self._writing = []
+        self._done([message for _, message in rows[:done]])
         self._pending = rows[done:] + self._pending
         self._idle.set()
+
+    def _done(self, messages: list[StoredMessage]) -> None:
+        for listener in self.done_listeners if messages else ():
+            try:
+                listener(messages)
+            except Exception:
+                log.exception("a stored-batch listener failed")
 
     async def _store(self, batch: list[StoredMessage]) -> int:
         """Store `batch`; returns how many of its first messages are done (stored or dropped).
