@@ -229,6 +229,12 @@ class Lanes:
         while self._holds:
             await self._clear.wait()
 
+    async def after_holds(self) -> None:
+        """One loop round, and then until no addressed turn holds the loop (background work
+        that would compete with its reads, e.g. a group warm-up's next load)."""
+        await asyncio.sleep(0)
+        await self.wait_clear()
+
     def note_priority(self) -> None:
         self._quiet_until = self._clock() + self._quiet_s
 

@@ -22,6 +22,7 @@ Each handler is a plain `async (Arrival) -> bool`, testable without NoneBot's di
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -175,6 +176,7 @@ def _ensure_entry() -> None:
     GuardedAdapter.lane_of = staticmethod(EdgeLanes(_aliases_source))  # type: ignore[assignment]
     lifecycle.on_runtime_start(_start_counters)
     lifecycle.on_runtime_start(_signal_model_requests)
+    lifecycle.on_runtime_start(_warmups_after_addressed_turns)
     warmup.add(_build_model_client)
     warmup.add(warm_request_path)  # the SDK's first request: ~20 ms less on the first @
     get_driver().on_shutdown(_counter_task.stop)
@@ -189,6 +191,19 @@ async def _signal_model_requests(runtime: PallasRuntime, host: str, port: int) -
     pause = app.chat.pause if app is not None else None
     if pause is not None and not hasattr(pause.sleep, "__wrapped__"):
         pause.sleep = releasing_hold(pause.sleep)  # the turn's one wait (merge, retry, pacing)
+
+
+async def _warmups_after_addressed_turns(runtime: PallasRuntime, host: str, port: int) -> None:
+    """A group warm-up's next load waits while an addressed turn prepares its model request
+    (after a restart into a burst, 50 groups' warm-up reads slowed each @'s own loads)."""
+    app = lifecycle.app_or_none()
+    if app is not None:
+        app.warmup.yield_to = _after_addressed_turns
+
+
+async def _after_addressed_turns() -> None:
+    lanes = GuardedAdapter.lanes  # made when the first bot connects
+    await (lanes.after_holds() if lanes is not None else asyncio.sleep(0))
 
 
 def _build_model_client() -> None:

@@ -12,7 +12,9 @@ whose chat is enabled, and at most `max_per_refresh` warm-ups started per `refre
 work stays bounded (~7 reads a group) and the warmed entries fit the caches they fill (memory
 candidates: 512 entries, five a group; learning: 256 groups) instead of pushing out the entries
 of groups the bot talks in. Past that budget a group loads on its own first @, as before. A
-failing load is logged and skipped.
+failing load is logged and skipped. Before each load the task awaits `yield_to` (by default one
+loop round, so ingest goes first; the OneBot edge makes it wait while an addressed turn
+prepares its model request: a warm-up's reads would only slow that turn's own).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ log = logging.getLogger("pallas.chat")
 
 # (bot_id, group_id, group config, now) → one group-level load
 GroupLoad = Callable[[int, int, Any, float], Awaitable[Any]]
+YieldTo = Callable[[], Awaitable[None]]
 LOGGED_RUN_GROUPS = 10  # a warm-up run of this many groups or more is logged at INFO
 
 
@@ -56,6 +59,7 @@ class GroupWarmup:
         self._queue: deque[tuple[int, int]] = deque()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self.yield_to: YieldTo = _one_round
 
     def seen(self, message: StoredMessage) -> None:
         """A line handed to the message writer: queue its group if it is not warm."""
@@ -103,7 +107,7 @@ class GroupWarmup:
         if not config.enabled:  # record only, never speaks
             return
         for load in self._loads:
-            await asyncio.sleep(0)  # ingest first
+            await self.yield_to()  # ingest (and an addressed turn) first
             try:
                 await load(bot_id, group_id, config, self._clock.now())
             except Exception:
@@ -119,3 +123,7 @@ class GroupWarmup:
         self._queue.clear()
         self._closed = True
         await self.drain()
+
+
+async def _one_round() -> None:
+    await asyncio.sleep(0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from types import SimpleNamespace
 from typing import Any
@@ -124,3 +125,31 @@ async def test_a_run_of_many_groups_says_when_it_is_done(
     done = [r for r in caplog.records if "groups warmed in" in r.getMessage()]
     assert len(done) == 1 and f"{groups} groups warmed" in done[0].getMessage()
     assert (done[0].levelno == logging.INFO) is logged_at_info
+
+
+async def test_each_load_starts_only_after_yield_to() -> None:
+    """The OneBot edge makes `yield_to` wait while an addressed turn prepares: no load of a
+    warm-up starts meanwhile; the one running is not interrupted."""
+    clock, loads = FakeClock(), Loads()
+    w = warmup(loads, clock)
+    gate = asyncio.Event()
+    gate.set()
+    yields = 0
+
+    async def yield_to() -> None:
+        nonlocal yields
+        yields += 1
+        await gate.wait()
+
+    w.yield_to = yield_to
+    w.seen(line(1))
+    await asyncio.sleep(0)
+    assert loads.calls == [("a", BOT, 1), ("b", BOT, 1)] and yields == 2
+    gate.clear()  # an @ prepares from now on
+    w.seen(line(2))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert loads.calls[2:] == [] and yields == 3
+    gate.set()
+    await w.drain()
+    assert loads.calls[2:] == [("a", BOT, 2), ("b", BOT, 2)]

@@ -95,3 +95,20 @@ async def test_an_at_classified_at_read_holds_from_then_and_is_not_classified_ag
     assert not lanes.holding
     await run("hello")  # type: ignore[arg-type]
     assert calls == ["@bot", "hello"] and seen == ["@bot", "hello"]
+
+
+async def test_background_work_after_holds_waits_for_every_addressed_turn() -> None:
+    """A group warm-up's next load (`Lanes.after_holds`) waits while any @ prepares."""
+    lanes = Lanes()
+    done = asyncio.ensure_future(lanes.after_holds())
+    await turns()
+    assert done.done(), "no hold: one loop round only"
+    first, second = lanes.hold(), lanes.hold()
+    waiting = asyncio.ensure_future(lanes.after_holds())
+    await turns()
+    first.release()
+    await turns()
+    assert not waiting.done(), "one @ still prepares"
+    second.release()
+    await turns()
+    assert waiting.done()
