@@ -15,6 +15,8 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from pallas.core.db.sqlite_one_hop import one_hop_module
+
 log = logging.getLogger("pallas.db")
 
 
@@ -39,7 +41,7 @@ def normalise_database_url(url: str, *, base_dir: Path | None = None) -> str:
 # still holds the file, so a smaller cache costs little.
 SQLITE_CACHE_KIB = 1024
 # SQLite file connections the pool keeps, and no overflow beyond them. Each aiosqlite
-# connection is a thread, and every statement several hops between it and the event loop; a
+# connection is a thread, and every statement a hop between it and the event loop; a
 # burst of cold reads (a restart into a busy evening: each group's first @ loads ~12 entries at
 # once) used to open overflow connections past the default 5 — a thread, a connect and five
 # PRAGMAs each, closed again on return, ~50 of them a second — and the extra threads fought the
@@ -66,14 +68,18 @@ def create_engine(url: str) -> AsyncEngine:
 
 
 def _pool_args(url: str) -> dict[str, Any]:
-    """A fixed pool for an SQLite file (an in-memory database has its one static connection;
-    PostgreSQL keeps SQLAlchemy's defaults)."""
+    """SQLite: statements in one hop to the connection's thread (`sqlite_one_hop`) and, for a
+    file, a fixed pool (an in-memory database has its one static connection). PostgreSQL keeps
+    SQLAlchemy's defaults."""
     parsed = make_url(url)
-    database = parsed.database or ""
-    in_memory = database in ("", ":memory:") or parsed.query.get("mode") == "memory"
-    if parsed.get_backend_name() != "sqlite" or in_memory:
+    if parsed.get_backend_name() != "sqlite":
         return {}
-    return {"pool_size": SQLITE_POOL_SIZE, "max_overflow": 0}
+    module = one_hop_module() if parsed.get_driver_name() == "aiosqlite" else None
+    args: dict[str, Any] = {} if module is None else {"module": module}
+    database = parsed.database or ""
+    if database in ("", ":memory:") or parsed.query.get("mode") == "memory":
+        return args
+    return {**args, "pool_size": SQLITE_POOL_SIZE, "max_overflow": 0}
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
