@@ -194,8 +194,8 @@ async def _signal_model_requests(runtime: PallasRuntime, host: str, port: int) -
 
 
 async def _warmups_after_addressed_turns(runtime: PallasRuntime, host: str, port: int) -> None:
-    """A group warm-up's next load waits while an addressed turn prepares its model request
-    (after a restart into a burst, 50 groups' warm-up reads slowed each @'s own loads)."""
+    """A group warm-up's next load waits while an addressed turn prepares its model request:
+    after a restart into a burst, the warm-up's reads would queue with the @'s own."""
     app = lifecycle.app_or_none()
     if app is not None:
         app.warmup.yield_to = _after_addressed_turns

@@ -61,13 +61,15 @@ def _enable_sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[n
 
 
 def create_engine(url: str) -> AsyncEngine:
-    engine = create_async_engine(url, pool_pre_ping=not url.startswith("sqlite"), **_pool_args(url))
+    engine = create_async_engine(
+        url, pool_pre_ping=not url.startswith("sqlite"), **_sqlite_args(url)
+    )
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _enable_sqlite_pragmas)
     return engine
 
 
-def _pool_args(url: str) -> dict[str, Any]:
+def _sqlite_args(url: str) -> dict[str, Any]:
     """SQLite: statements in one hop to the connection's thread (`sqlite_one_hop`) and, for a
     file, a fixed pool (an in-memory database has its one static connection). PostgreSQL keeps
     SQLAlchemy's defaults."""

@@ -14,9 +14,8 @@ is in the read or in the list), without waiting for the writer — under a burst
 for one or two batches of other groups' rows (~100 ms on a group's first @ after a restart);
 without `unstored` the writer is flushed first. Messages of that group noted meanwhile (a busy
 group keeps talking) are kept aside and placed into the new window as if it had existed when
-they arrived (a duplicate of a loaded row is ignored). Only when more than
-`per_group` of them arrive during one read is the read answered from the DB and the window
-built by a later read.
+they arrived (a duplicate of a loaded row is ignored). Only when more than `per_group` of them
+arrive during one read is the read answered from the DB and the window built by a later read.
 
 Stored form: a noted message is normalised as the database returns it (the same truncation and
 defaults; `row_id` stays 0, "not known"). Duplicates of a (bot, group, message_id) already held are

@@ -10,10 +10,9 @@ console, the analyzer, the summary hook's reads); a reader of one group's or mem
 calls `flush_matching(...)` instead, which writes only when an item it would read is queued
 (a group's first @ in a burst then does not wait for other groups' turns to commit); a reader
 that only counts can hold `settled()` and add the queued items to the stored ones, leaving the
-batch alone. `flush()`
-is also called on a clean stop: nothing queued is lost then. A failing batch is logged and
-kept; it is retried by the next flush or add (a database that is down loses nothing it comes
-back from before the stop).
+batch alone. `flush()` is also called on a clean stop: nothing queued is lost then. A failing
+batch is logged and kept; it is retried by the next flush or add (a database that is down loses
+nothing it comes back from before the stop).
 """
 
 from __future__ import annotations
