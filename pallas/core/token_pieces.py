@@ -29,7 +29,7 @@ than `max_piece_chars` are counted every time (they are rare: one very long line
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import tiktoken
 
@@ -108,10 +108,6 @@ class PieceTokenCounter:
         if len(text) <= self._max_piece_chars:
             self._remember(text, tokens)  # exact: the sum of its pieces is its count
         return tokens
-
-    def count_joined(self, texts: Sequence[str], separator: str) -> int:
-        """Tokens of `separator.join(texts)`, exactly (the joins are inside the pieces)."""
-        return self.count(separator.join(texts))
 
     def _piece(self, piece: str) -> int:
         cached = self._cache.get(piece)
