@@ -44,7 +44,7 @@ from pallas.core.db.warm_messages import WarmMessages
 from pallas.core.db.warm_sessions import WarmSessions
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
-from pallas.product.admin.base import AdminServices
+from pallas.product.admin.base import AdminServices, Deployment
 from pallas.product.config import GroupConfig
 from pallas.product.llm.addressing import Addressing
 from pallas.product.llm.chat_turn import ChatTurnService
@@ -219,7 +219,7 @@ def admin_services_for(
     """The admin commands' services (`build_app` passes the app's own; the CLI and tests
     build them over a runtime)."""
     return AdminServices(
-        settings=runtime.settings,
+        deployment=Deployment.of(runtime.settings),
         clock=runtime.clock,
         state=runtime.state,
         configs=runtime.group_configs,

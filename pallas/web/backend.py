@@ -17,7 +17,6 @@ from pallas.core.clock import Clock
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.repositories.memory import MemoryItem
 from pallas.core.db.repositories.snapshots import SnapshotRepository
-from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.product.admin.base import AdminContext, AdminServices
 from pallas.product.admin.memory import memory as memory_command
@@ -46,7 +45,7 @@ class ConsoleBackend:
         group_names: GroupNamesSource | None = None,
     ):
         self._admin = admin
-        self._settings: PallasSettings = admin.settings
+        self._deployment = admin.deployment
         self._clock: Clock = admin.clock
         self._snapshots: SnapshotRepository = admin.snapshots
         self._routing: RoutingEngine = admin.routing
@@ -74,23 +73,19 @@ class ConsoleBackend:
 
     @property
     def data_dir(self) -> Path:
-        return self._settings.pallas_data_dir
+        return self._deployment.data_dir
 
     @property
     def groups_dir(self) -> Path:
-        return self._settings.groups_dir
+        return self._deployment.groups_dir
 
     @property
     def configs(self) -> GroupConfigStore[GroupConfig]:
         return self._admin.configs
 
     def model_names(self) -> dict[str, str]:
-        s = self._settings
-        return {
-            "chat": s.pallas_chat_model,
-            "cheap": s.pallas_cheap_model,
-            "vision": s.pallas_vision_model,
-        }
+        d = self._deployment
+        return {"chat": d.chat_model, "cheap": d.cheap_model, "vision": d.vision_model}
 
     def group_config(self, group_id: int) -> GroupConfig:
         return self._admin.group_config(group_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from pallas.core.clock import Clock
 from pallas.core.config_files import GroupConfigStore
@@ -31,10 +32,38 @@ from pallas.product.llm.svars.service import SvarService
 
 
 @dataclass(frozen=True, slots=True)
+class Deployment:
+    """What the admin commands and the console show of the deployment's settings — not the
+    settings themselves: no API key or console token travels with the services."""
+
+    replies_enabled: bool
+    daily_call_cap: int  # 0: no cap
+    daily_token_cap: int
+    data_dir: Path
+    groups_dir: Path
+    chat_model: str
+    cheap_model: str
+    vision_model: str
+
+    @classmethod
+    def of(cls, settings: PallasSettings) -> Deployment:
+        return cls(
+            replies_enabled=settings.replies_enabled,
+            daily_call_cap=settings.pallas_daily_call_cap,
+            daily_token_cap=settings.pallas_daily_token_cap,
+            data_dir=settings.pallas_data_dir,
+            groups_dir=settings.groups_dir,
+            chat_model=settings.pallas_chat_model,
+            cheap_model=settings.pallas_cheap_model,
+            vision_model=settings.pallas_vision_model,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class AdminServices:
     """What the admin commands read and change (one per app, built by `pallas.app`)."""
 
-    settings: PallasSettings
+    deployment: Deployment
     clock: Clock
     state: StateStore
     configs: GroupConfigStore[GroupConfig]

@@ -46,14 +46,14 @@ async def status(ctx: AdminContext) -> str:
     lines = [
         f"本群已记录消息 {stored} 条" + (f"（另有 {queued} 条待写入）" if queued else ""),
         f"发言：{'开启' if config.enabled else '关闭'}；人设：{config.persona}",
-        f"回复模型：{'已配置' if svc.settings.replies_enabled else '未配置 API Key，暂不回复'}",
+        f"回复模型：{'已配置' if svc.deployment.replies_enabled else '未配置 API Key，暂不回复'}",
         f"今日模型调用 {usage.calls} 次（失败 {usage.failures}），tokens {usage.tokens}",
         _tools_line(config.tools),
     ]
     lines += await status_lines(
         UsageCounters(svc.state, svc.usage),
         config.cost,
-        Limits(svc.settings.pallas_daily_call_cap, svc.settings.pallas_daily_token_cap),
+        Limits(svc.deployment.daily_call_cap, svc.deployment.daily_token_cap),
         now=svc.clock.now(),
         bot_id=ctx.bot_id,
         group_id=ctx.group_id,

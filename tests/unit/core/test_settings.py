@@ -1,6 +1,10 @@
+from dataclasses import astuple
+from pathlib import Path
+
 import pytest
 
 from pallas.core.settings import PallasSettings
+from pallas.product.admin.base import Deployment
 
 
 def test_missing_key_disables_replies(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -29,3 +33,19 @@ def test_state_store_settings(monkeypatch: pytest.MonkeyPatch) -> None:
     assert PallasSettings(pallas_state_prefix=2).pallas_state_prefix == "2"  # NoneBot's JSON
     with pytest.raises(ValueError, match="whitespace"):
         PallasSettings(pallas_state_prefix="a b")
+
+
+def test_the_admin_services_carry_what_they_show_and_no_secret(tmp_path: Path) -> None:
+    settings = PallasSettings(
+        openai_api_key="sk-secret-1234",
+        pallas_console_token="console-secret",
+        pallas_data_dir=tmp_path,
+        pallas_daily_call_cap=50,
+        pallas_chat_model="chat-m",
+    )
+    shown = Deployment.of(settings)
+    assert (shown.replies_enabled, shown.daily_call_cap, shown.daily_token_cap) == (True, 50, 0)
+    assert (shown.data_dir, shown.groups_dir) == (tmp_path, settings.groups_dir)
+    assert shown.chat_model == "chat-m"
+    assert not any("secret" in str(value) for value in astuple(shown))
+    assert not Deployment.of(PallasSettings(openai_api_key="")).replies_enabled
