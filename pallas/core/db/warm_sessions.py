@@ -159,14 +159,14 @@ class WarmSessions:
     async def recent_for_user(
         self, bot_id: int, group_id: int, user_id: int, *, limit: int
     ) -> list[SessionTurn]:
-        await self._settled(bot_id, group_id)
+        await self._repo.flush_group(bot_id, group_id)  # its queued turns first
         window = await self._user(bot_id, group_id, user_id)
         if window is None or (limit > len(window.turns) and not window.complete):
             return await self._repo.recent_for_user(bot_id, group_id, user_id, limit=limit)
         return list(window.turns)[-limit:] if limit > 0 else []
 
     async def latest_summary(self, bot_id: int, group_id: int, user_id: int) -> SessionTurn | None:
-        await self._settled(bot_id, group_id)
+        await self._repo.flush_group(bot_id, group_id)  # its queued turns first
         window = await self._user(bot_id, group_id, user_id)
         if window is None:
             return await self._repo.latest_summary(bot_id, group_id, user_id)
@@ -186,7 +186,7 @@ class WarmSessions:
     async def recent_for_group(
         self, bot_id: int, group_id: int, *, limit: int, exclude_user_id: int | None = None
     ) -> list[SessionTurn]:
-        await self._settled(bot_id, group_id)
+        await self._repo.flush_group(bot_id, group_id)  # its queued turns first
         key = (bot_id, group_id)
         window = self._groups.get(key)
         if window is None:
@@ -207,10 +207,6 @@ class WarmSessions:
         """Load the group's speakers and newest turns (its first @ then reads no row)."""
         await self._group_speakers(bot_id, group_id)
         await self.recent_for_group(bot_id, group_id, limit=0)
-
-    async def _settled(self, bot_id: int, group_id: int) -> None:
-        if self._repo.has_pending(bot_id, group_id):
-            await self._repo.flush()
 
     async def _user(self, bot_id: int, group_id: int, user_id: int) -> _Window | None:
         key = (bot_id, group_id, user_id)

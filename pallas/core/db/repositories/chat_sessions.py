@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Protocol
 
 from sqlalchemy import delete, func, select
@@ -26,6 +26,14 @@ def _to_turn(row: LlmChatMessageRow) -> SessionTurn:
         row_id=row.id,
         extra=dict(row.extra or {}),
     )
+
+
+def _of_group(bot_id: int, group_id: int) -> Callable[[SessionTurn], bool]:
+    return lambda t: t.bot_id == bot_id and t.group_id == group_id
+
+
+def _of_member(bot_id: int, group_id: int, user_id: int) -> Callable[[SessionTurn], bool]:
+    return lambda t: (t.bot_id, t.group_id, t.user_id) == (bot_id, group_id, user_id)
 
 
 class SessionListener(Protocol):
@@ -57,19 +65,17 @@ class ChatSessionRepository:
 
     def has_pending(self, bot_id: int, group_id: int) -> bool:
         """Whether turns of this group are queued and not yet stored."""
-        return any(t.bot_id == bot_id and t.group_id == group_id for t in self._behind.pending)
+        return any(map(_of_group(bot_id, group_id), self._behind.pending))
 
     async def flush(self) -> None:
         await self._behind.flush()
 
-    async def _flush_group(self, bot_id: int, group_id: int) -> None:
-        """Store the queue first if it holds turns of this group (else read at once)."""
-        await self._behind.flush_matching(lambda t: t.bot_id == bot_id and t.group_id == group_id)
+    async def flush_group(self, bot_id: int, group_id: int) -> None:
+        """Store the queue first if it holds turns of this group (else return at once)."""
+        await self._behind.flush_matching(_of_group(bot_id, group_id))
 
     async def _flush_member(self, bot_id: int, group_id: int, user_id: int) -> None:
-        await self._behind.flush_matching(
-            lambda t: (t.bot_id, t.group_id, t.user_id) == (bot_id, group_id, user_id)
-        )
+        await self._behind.flush_matching(_of_member(bot_id, group_id, user_id))
 
     def _appended(self, turns: Sequence[SessionTurn]) -> None:
         if turns:
@@ -151,7 +157,7 @@ class ChatSessionRepository:
         if exclude_user_id is not None:
             stmt = stmt.where(LlmChatMessageRow.user_id != exclude_user_id)
         stmt = stmt.order_by(LlmChatMessageRow.id.desc()).limit(limit)
-        await self._flush_group(bot_id, group_id)
+        await self.flush_group(bot_id, group_id)
         async with self._sessions() as session:
             rows = (await session.scalars(stmt)).all()
         return [_to_turn(r) for r in reversed(rows)]
@@ -163,7 +169,7 @@ class ChatSessionRepository:
             .where(LlmChatMessageRow.bot_id == bot_id, LlmChatMessageRow.group_id == group_id)
             .distinct()
         )
-        await self._flush_group(bot_id, group_id)
+        await self.flush_group(bot_id, group_id)
         async with self._sessions() as session:
             return {int(u) for u in (await session.scalars(stmt)).all()}
 
@@ -180,11 +186,7 @@ class ChatSessionRepository:
         # stored rows + queued ones, without forcing the queue out (the summary hook asks
         # after every reply; a flush here would store each turn alone, defeating the batching)
         async with self._behind.settled() as queued:
-            pending = sum(
-                1
-                for t in queued
-                if (t.bot_id, t.group_id, t.user_id) == (bot_id, group_id, user_id)
-            )
+            pending = sum(map(_of_member(bot_id, group_id, user_id), queued))
             async with self._sessions() as session:
                 return pending + int((await session.execute(stmt)).scalar_one())
 
