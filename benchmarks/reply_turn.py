@@ -5,14 +5,16 @@ Runs the real `ChatTurnService` in-process: SQLite (WAL) holding `--messages` gr
 in the hot group (stored through the memory repository as the product stores them), session
 history for the hot group's members, the real routing, context pipeline, budget (real BPE),
 delivery to an in-memory sender, session append and snapshot storage; the LLM is the fake
-OpenAI-compatible server on 127.0.0.1 and its latency is subtracted. Prints the fill time and
-p50/p90/p99 per stage and per context source.
+OpenAI-compatible server on 127.0.0.1, in a process of its own as a real model is remote
+(`benchmarks.llm_process`), and its latency is subtracted. Prints the fill time and
+p50/p90/p99 per stage and per context source, and the machine's own tail: a fixed piece of
+pure-Python work timed between the turns (`benchmarks.cpu_floor`).
 
 "Local" is the turn's wall time minus the LLM call's latency as the client measures it around
 the chat request (`LLMClient.complete`). The event-loop thread's CPU inside that call (the
-openai client building, sending and parsing, plus the fake server, which runs in the same
-process) is CPU on the bot's loop too: it is printed on its own line, neither hidden in nor
-double-counted with "local".
+openai client building, sending and parsing the request, and whatever else the loop runs
+meanwhile, e.g. the turn's snapshot) is CPU on the bot's loop too: it is printed on its own
+line, neither hidden in nor double-counted with "local".
 
     python -m benchmarks.reply_turn [--messages 1000000] [--memories 10000] [--turns 300]
 """
@@ -33,7 +35,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from benchmarks.cpu_floor import FixedWork
 from benchmarks.gc_watch import GcWatch, gc_summary
+from benchmarks.llm_process import LLMProcess
 from benchmarks.stats import describe, percentile
 from pallas.app import build_app
 from pallas.core import gc_tuning, gil_tuning
@@ -52,7 +56,6 @@ from pallas.product.llm.memory.text import warm_up
 from pallas.product.llm.provider.client import load_sdk
 from pallas.product.llm.provider.image_fetch import default_ssl_context
 from pallas.runtime import PallasRuntime
-from tests.harness.fake_openai import FakeOpenAI
 
 BOT, GROUP = 2_900_000_001, 777_000_001
 REPO = Path(__file__).resolve().parents[1]
@@ -199,13 +202,19 @@ def _workdir(args: argparse.Namespace) -> tuple[Path, bool]:
 
 
 async def run(args: argparse.Namespace, workdir: Path, fill: bool) -> None:
+    try:
+        async with LLMProcess(reply="好呀\n我也这么想") as llm:
+            await _run(args, workdir, fill, llm.base_url)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def _run(args: argparse.Namespace, workdir: Path, fill: bool, llm_url: str) -> None:
     db = workdir / "bench.db"
-    llm = FakeOpenAI(default_reply="好呀\n我也这么想")
-    await llm.start()
     settings = PallasSettings(
         database_url=f"sqlite+aiosqlite:///{db}",
         pallas_config_dir=workdir / "config",
-        openai_base_url=llm.base_url,
+        openai_base_url=llm_url,
         openai_api_key="sk-bench",
     )
     runtime = await PallasRuntime.start(settings, nicknames=("帕拉斯",))
@@ -230,7 +239,8 @@ async def run(args: argparse.Namespace, workdir: Path, fill: bool) -> None:
         cold, _, _, _, _ = await _turns(runtime, service, range(MEMBERS), None, args.gap)
         print(describe("first turn of each member", cold))
         steady = range(MEMBERS, MEMBERS + args.turns)
-        turns = await _turns(runtime, service, steady, profiler, args.gap)
+        floor = FixedWork(target_ms=5.0)
+        turns = await _turns(runtime, service, steady, profiler, args.gap, floor)
         local_ms, stages, outcomes, call_cpu, slow = turns
         await service.drain_background()
         print(LOCAL_NOTE)
@@ -239,6 +249,8 @@ async def run(args: argparse.Namespace, workdir: Path, fill: bool) -> None:
             if "processor" not in name or sorted(values)[len(values) // 2] >= 0.05:
                 print(describe(f"  {name}", values))  # processors: those with p50 >= 0.05 ms
         print(describe("loop cpu inside the LLM call", call_cpu))
+        print(FLOOR_NOTE)
+        print("\n".join(floor.report("local per turn", local_ms)))
         print(f"outcomes: {dict(outcomes)}")
         _print_slow(local_ms, slow, args.slow)
         if profiler is not None:
@@ -246,8 +258,6 @@ async def run(args: argparse.Namespace, workdir: Path, fill: bool) -> None:
             print(f"profile of the turns written to {args.profile} (python -m pstats)")
     finally:
         await runtime.stop()
-        await llm.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 async def _turns(
@@ -256,6 +266,7 @@ async def _turns(
     turns: range,
     profiler: cProfile.Profile | None,
     gap: float,
+    floor: FixedWork | None = None,
 ) -> tuple[list[float], dict[str, list[float]], Counter[str], list[float], list[TurnDetail]]:
     sender = RecordingSender(runtime)
     details: list[TurnDetail] = []
@@ -268,6 +279,9 @@ async def _turns(
     stages: dict[str, list[float]] = {}
     outcomes: Counter[str] = Counter()
     for i in turns:
+        if floor is not None:  # the machine's own tail, after the same idle gap as a turn
+            floor.sample()
+            await asyncio.sleep(gap)
         user = 10_000 + i % MEMBERS
         turn = TurnInput(
             bot_id=BOT,
@@ -370,6 +384,12 @@ def _print_slow(local_ms: list[float], details: list[TurnDetail], show: bool) ->
             f"gc[{gc_summary(d.gc)}] {parts}"
         )
 
+
+FLOOR_NOTE = (
+    "the machine's own tail: the same fixed pure-Python work, timed before each turn after the"
+    "\n  same idle gap (benchmarks.cpu_floor); its p99/p50 is what the machine adds to a tail,"
+    "\n  its p50 against the back-to-back time what an idle gap costs (cold caches)"
+)
 
 LOCAL_NOTE = (
     "local = the turn's wall time minus the LLM call (measured around the chat request);"
