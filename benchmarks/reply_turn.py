@@ -344,7 +344,7 @@ async def _turns(
 
 def _count_llm_cpu(runtime: PallasRuntime) -> list[float]:
     """Wrap the LLM call so the event-loop thread's CPU time inside it (the openai client,
-    the in-process fake server) can be left out of a turn's local CPU time."""
+    whatever else the loop runs during the wait) can be left out of a turn's local CPU time."""
     spent = [0.0]
     complete = runtime.llm.complete
 
@@ -395,8 +395,8 @@ LOCAL_NOTE = (
     "local = the turn's wall time minus the LLM call (measured around the chat request);"
     "\n  cpu = the event-loop thread's CPU time in the same span (wall minus cpu: waiting for"
     "\n  the GIL, the disk or a CPU shared with other processes)"
-    "\n  the loop thread's CPU inside the LLM call (the openai client sending and parsing, plus"
-    "\n  the in-process fake server) is printed on its own line below"
+    "\n  the loop thread's CPU inside the LLM call (the openai client sending and parsing, and"
+    "\n  the turn's snapshot built meanwhile) is printed on its own line below"
 )
 
 
