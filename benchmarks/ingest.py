@@ -28,8 +28,10 @@ WebSocket as fast as the socket takes them.
 Each round runs three bursts back to back: the bare bot, Pallas on the unaddressed burst alone
 (the rate the issue's ≥ 0.8× target is about), and Pallas on the same burst with the `--ats`
 @s in it (their turns' local work is on the same loop, so that rate is printed too, with its
-ratio). Prints the rates, both ratios, the @ latency p50/p99 over all rounds, the answers per
-@, the stored-message count and the start-up times.
+ratio). Prints the median rates, both ratios (each round's own ratio — its three bursts ran
+minutes apart, so the machine's drift between rounds cancels — and their median), the @
+latency p50/p99 over all rounds, the answers per @, the stored-message count and the start-up
+times.
 
     python -m benchmarks.ingest [--messages 3000] [--groups 50] [--ats 20] [--rounds 2]
                                 [--cold] [--profile /tmp/pallas.pstats]
@@ -48,6 +50,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 from benchmarks.stats import describe
@@ -323,18 +326,21 @@ async def run(
             f"{max(p['at_latencies_s'], default=float('nan')) * 1000:.0f} ms · stored "
             f"{p['stored']} · routed {p['routed']} · load {os.getloadavg()[0]:.2f}"
         )
-    bare_rate = _median([messages / b["handled_s"] for b in bare])
-    plain_rate = _median([messages / p["routed_s"] for p in plain])
-    pallas_rate = _median([(messages + ats) / p["routed_s"] for p in pallas])
+    bare_rates = [messages / b["handled_s"] for b in bare]
+    plain_rates = [messages / p["routed_s"] for p in plain]
+    pallas_rates = [(messages + ats) / p["routed_s"] for p in pallas]
+    # each round's ratio pairs runs minutes apart: the machine's drift between rounds cancels
+    plain_ratios = [p / b for p, b in zip(plain_rates, bare_rates, strict=True)]
+    pallas_ratios = [p / b for p, b in zip(pallas_rates, bare_rates, strict=True)]
     print(f"\n{messages} unaddressed messages over {groups} groups (then again with {ats} @s,")
     print("each from a new member in its own group, spread through it and answered);")
     state = "cold (first line of every group)" if cold else "warm (each group seen once before)"
     print(f"{rounds} rounds (median), Pallas {state}; load average {os.getloadavg()}")
-    print(f"  bare NoneBot (one on_message handler)  {bare_rate:8.0f} msg/s handled")
-    print(f"  Pallas (python bot.py)                  {plain_rate:8.0f} msg/s routed")
-    print(f"  ratio Pallas / bare                     {plain_rate / bare_rate:8.2f}x")
-    print(f"  Pallas with the {ats} @s answered too    {pallas_rate:8.0f} msg/s routed")
-    print(f"  ratio with the @s / bare                {pallas_rate / bare_rate:8.2f}x")
+    print(f"  bare NoneBot (one on_message handler)  {median(bare_rates):8.0f} msg/s handled")
+    print(f"  Pallas (python bot.py)                  {median(plain_rates):8.0f} msg/s routed")
+    print(f"  ratio Pallas / bare                     {_ratios(plain_ratios)}")
+    print(f"  Pallas with the {ats} @s answered too    {median(pallas_rates):8.0f} msg/s routed")
+    print(f"  ratio with the @s / bare                {_ratios(pallas_ratios)}")
     latencies = [s * 1000 for p in pallas for s in p["at_latencies_s"]]
     print(describe("  @ in the burst: sent → its LLM request", latencies))
     read = [s * 1000 for p in pallas for s in p["at_from_read_s"]]
@@ -362,8 +368,10 @@ async def run(
     )
 
 
-def _median(values: list[float]) -> float:
-    return sorted(values)[len(values) // 2]
+def _ratios(ratios: list[float]) -> str:
+    """The median of the rounds' own ratios, then each round's."""
+    rounds = ", ".join(f"{r:.2f}" for r in ratios)
+    return f"{median(ratios):8.2f}x (median of the rounds: {rounds})"
 
 
 def main(argv: list[str] | None = None) -> None:
