@@ -18,7 +18,7 @@ from typing import Any
 from benchmarks.stats import describe, percentile
 
 _WORDS = ("今天", "活动", "干员", "周末", "视频", "组队", "火锅", "吉他", "咖啡", "早起")
-_PUNCT = re.compile(r"[0-9]+")
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def _one_round() -> int:
@@ -29,7 +29,7 @@ def _one_round() -> int:
     ]
     rows.sort(key=lambda row: (-row["score"], row["id"]))
     joined = " ".join(str(row["text"]) for row in rows[:80])
-    return len(_PUNCT.sub("", joined)) + len(json.dumps(rows[:20], ensure_ascii=False))
+    return len(_DIGITS.sub("", joined)) + len(json.dumps(rows[:20], ensure_ascii=False))
 
 
 @dataclass
