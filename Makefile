@@ -33,7 +33,7 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
-	$(BIN)/python -m pallas.console deps --check --quiet
+	$(BIN)/python -m pallas.cli deps --check --quiet
 
 format: $(VENV)/.installed-test
 	$(BIN)/ruff format .

@@ -20,6 +20,7 @@ from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from benchmarks.stats import describe, percentile
+from pallas.config import GroupConfig
 from pallas.core.clock import FakeClock, local_day
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
@@ -27,12 +28,11 @@ from pallas.core.db.models import UsageLedgerRow
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
-from pallas.product.config import GroupConfig
-from pallas.product.llm.cost.counters import UsageCounters
-from pallas.product.llm.cost.guard import CostGuard
-from pallas.product.llm.cost.ladder import Limits
-from pallas.product.llm.routing.route_pipeline import duplicate_result
-from pallas.product.llm.routing.triggers import TriggerKind
+from pallas.features.cost.counters import UsageCounters
+from pallas.features.cost.guard import CostGuard
+from pallas.features.cost.ladder import Limits
+from pallas.routing.evaluate import duplicate_result
+from pallas.routing.triggers import TriggerKind
 
 GROUPS, DAYS, BOT = 200, 30, 1
 TASKS = ("chat", "cheap", "vision", "embedding")

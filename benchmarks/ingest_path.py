@@ -11,7 +11,7 @@ machine):
     convert    the event → `TurnInput` (once per event: the steps below share it)
     record     the recorder's edge hook (config, the conversion, `writer.submit`)
     lane       the edge's lane verdict (`EdgeLanes`)
-    route      `TurnRouter.route` (freshness, tool plan, routing with its state)
+    route      `RouteStep.route` (freshness, tool plan, routing with its state)
 
     python -m benchmarks.ingest_path [--messages 3000] [--groups 50] [--repeat 3]
                                      [--profile /tmp/route.pstats]
@@ -39,7 +39,7 @@ from pallas.core.turn import TurnInput
 from pallas.onebot.adapter import GuardedAdapter
 from pallas.onebot.convert import as_int, stored_message_from_turn, turn_input_from_event
 from pallas.onebot.events import event_payload, turn_from_event
-from pallas.onebot.lanes import EdgeLanes
+from pallas.onebot.lane_choice import EdgeLanes
 from pallas.runtime import PallasRuntime
 from tests.harness.group_defaults import write_group_defaults
 

@@ -47,22 +47,22 @@ from benchmarks._memory_quality_data import (
 )
 from benchmarks.stats import describe
 from pallas.app import memory_service_for, memory_sources_for
+from pallas.context.context import GatherRequest, assemble_direct_chat_context
+from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.processors import DEFAULT_PERSONA_BASE
+from pallas.context.request import assemble_chat_request
 from pallas.core.clock import FakeClock
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.tokens import count_message_tokens, count_tokens
 from pallas.core.turn import Sender, TurnInput
-from pallas.product.llm.context.context import GatherRequest, assemble_direct_chat_context
-from pallas.product.llm.context.processor_inputs import ChatTurnContext
-from pallas.product.llm.context.processors import DEFAULT_PERSONA_BASE
-from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.memory.isolation import group_scope
-from pallas.product.llm.memory.member_commands import handle_member_message
-from pallas.product.llm.memory.service import MemoryService
-from pallas.product.llm.memory.slots import parse_slot
-from pallas.product.llm.memory.teaching import third_person
-from pallas.product.llm.memory.text import warm_up
+from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.member_commands import handle_member_message
+from pallas.features.memory.service import MemoryService
+from pallas.features.memory.slots import parse_slot
+from pallas.features.memory.teaching import third_person
+from pallas.features.memory.text import warm_up
 from pallas.runtime import PallasRuntime
 
 BOT, GROUP = 2_900_000_001, 778_000_001

@@ -32,15 +32,15 @@ import numpy as np
 from benchmarks.stats import describe
 from pallas.core.clock import FakeClock
 from pallas.core.db.models_memory import MemoryItemRow
-from pallas.core.db.repositories.memory import MemoryRepository
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
-from pallas.product.llm.memory.isolation import group_scope
-from pallas.product.llm.memory.retrieval_config import RetrievalConfig
-from pallas.product.llm.memory.scoring import cosine_similarity
-from pallas.product.llm.memory.service import MemoryService
-from pallas.product.llm.memory.text import warm_up
-from pallas.product.llm.memory.vector_index import VectorIndex
+from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.repository import MemoryRepository
+from pallas.features.memory.retrieval_config import RetrievalConfig
+from pallas.features.memory.scoring import cosine_similarity
+from pallas.features.memory.service import MemoryService
+from pallas.features.memory.text import warm_up
+from pallas.features.memory.vector_index import VectorIndex
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI, fake_embedding
 

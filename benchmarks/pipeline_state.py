@@ -18,22 +18,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.stats import describe
+from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.request import assemble_chat_request
 from pallas.core.clock import FakeClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
-from pallas.core.db.repositories.memory import MemoryRepository
 from pallas.core.state import MemoryStateStore
-from pallas.product.llm.attachments.files import AttachmentText
-from pallas.product.llm.context.processor_inputs import ChatTurnContext
-from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.kb.config import KnowledgePlaceholderConfig
-from pallas.product.llm.kb.lookup import KnowledgeLookup
-from pallas.product.llm.memory.isolation import group_scope, pool_scope
-from pallas.product.llm.memory.kinds import KNOWLEDGE
-from pallas.product.llm.memory.retrieval_config import RetrievalConfig
-from pallas.product.llm.memory.service import MemoryService
-from pallas.product.llm.svars.config import SvarConfig, SvarDef
-from pallas.product.llm.svars.render import SvarView
+from pallas.features.attachments.files import AttachmentText
+from pallas.features.kb.config import KnowledgePlaceholderConfig
+from pallas.features.kb.lookup import KnowledgeLookup
+from pallas.features.memory.isolation import group_scope, pool_scope
+from pallas.features.memory.kinds import KNOWLEDGE
+from pallas.features.memory.repository import MemoryRepository
+from pallas.features.memory.retrieval_config import RetrievalConfig
+from pallas.features.memory.service import MemoryService
+from pallas.features.svars.config import SvarConfig, SvarDef
+from pallas.features.svars.render import SvarView
 
 ROUNDS = 200
 TOPICS = [

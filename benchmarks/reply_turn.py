@@ -42,20 +42,20 @@ from benchmarks.stats import describe, percentile
 from pallas.app import build_app
 from pallas.core import gc_tuning, gil_tuning
 from pallas.core.db.models import MessageRow
-from pallas.core.db.repositories.memory import MemoryRepository, NewMemory
 from pallas.core.db.repositories.messages import _row_values
 from pallas.core.records import SessionTurn, StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.tokens import get_encoding
 from pallas.core.turn import Segment, Sender, TurnInput
+from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.items import fingerprint
+from pallas.features.memory.repository import MemoryRepository, NewMemory
+from pallas.features.memory.text import warm_up
 from pallas.onebot.convert import stored_message_from_sent, stored_message_from_turn
-from pallas.product.llm.chat_turn import ChatTurnService
-from pallas.product.llm.memory.isolation import group_scope
-from pallas.product.llm.memory.items import fingerprint
-from pallas.product.llm.memory.text import warm_up
-from pallas.product.llm.provider.client import load_sdk
-from pallas.product.llm.provider.image_fetch import default_ssl_context
+from pallas.providers.client import load_sdk
+from pallas.providers.image_fetch import default_ssl_context
 from pallas.runtime import PallasRuntime
+from pallas.turn.service import ChatTurnService
 
 BOT, GROUP = 2_900_000_001, 777_000_001
 REPO = Path(__file__).resolve().parents[1]
@@ -233,7 +233,7 @@ async def _run(args: argparse.Namespace, workdir: Path, fill: bool, llm_url: str
 
         service = build_app(runtime, rng=random.Random(1), sleep=no_sleep).chat
         for loader in (load_sdk, get_encoding, default_ssl_context, warm_up):  # as bot.py
-            loader()  # the start-up warm-ups (pallas.onebot.warmup), then the heap is settled
+            loader()  # the start-up loads (pallas.onebot.startup_loads), then the heap is settled
         print(f"start-up heap settled (gc_tuning) in {gc_tuning.settle():.0f} ms")
         profiler = cProfile.Profile() if args.profile else None
         cold, _, _, _, _ = await _turns(runtime, service, range(MEMBERS), None, args.gap)

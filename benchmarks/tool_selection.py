@@ -18,9 +18,9 @@ from pathlib import Path
 
 from benchmarks.stats import describe
 from pallas.core.turn import TurnInput
-from pallas.product.llm.tools.config import ToolsConfig
-from pallas.product.llm.tools.registry import default_registry
-from pallas.product.llm.tools.service import plan_tool, tool_request_text
+from pallas.features.tools.config import ToolsConfig
+from pallas.features.tools.registry import default_registry
+from pallas.features.tools.service import plan_tool, tool_request_text
 
 TRANSCRIPT = Path(__file__).parent / "transcripts" / "group_500.jsonl"
 ALIASES = ("牛牛", "帕拉斯")

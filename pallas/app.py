@@ -13,14 +13,14 @@ NoneBot's dependency injection; tests and the CLI call `start_app` / `build_app`
             ├─► learning (context source + PASS phrase pool), feedback, group insight sweep
             ├─► stickers (+ the describe job), cost guard
             ├─► admin (AdminServices: `/pallas …`, the CLI, the web console's backend)
-            └─► chat (ChatTurnService) ─► router (TurnRouter: the route step, as in replay)
+            └─► chat (ChatTurnService) ─► router (RouteStep: the route step, as in replay)
                                           └► reply (ReplyStep) ─► recorder (snapshots, session,
                                              after-turn hooks); merges, freshness, warm caches
                                              and one Pause shared by the steps
 
 Product code never imports `pallas.runtime`: each service takes only the stores it uses through
 its constructor; the `*_for(runtime)` helpers below are the one place that picks them out
-(`python -m pallas.console deps --check` enforces it).
+(`python -m pallas.cli deps --check` enforces it).
 """
 
 from __future__ import annotations
@@ -30,57 +30,54 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
+from pallas.admin.base import AdminServices, Deployment
 from pallas.app_model import PallasApp
+from pallas.app_wiring import after_turn_hooks, context_sources
+from pallas.config import GroupConfig
+from pallas.context.context import ContextSource
 from pallas.core.clock import Clock
-from pallas.core.db.repositories.learning import LearningRepository
-from pallas.core.db.repositories.learning_feedback import FeedbackRepository
-from pallas.core.db.repositories.session_topics import (
-    ImageDescriptionRepository,
-    SessionTopicRepository,
-)
-from pallas.core.db.repositories.session_variables import SessionVariableRepository
-from pallas.core.db.repositories.stickers import StickerRepository
-from pallas.core.db.warm_messages import WarmMessages
-from pallas.core.db.warm_sessions import WarmSessions
+from pallas.core.db.message_cache import MessageCache
+from pallas.core.db.session_cache import SessionCache
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
-from pallas.product.admin.base import AdminServices, Deployment
-from pallas.product.config import GroupConfig
-from pallas.product.llm.addressing import Addressing
-from pallas.product.llm.chat_turn import ChatTurnService
-from pallas.product.llm.chat_turn_contracts import AfterTurnHook, Pause, PhraseSource, Sleep
-from pallas.product.llm.context.context import ContextSource
-from pallas.product.llm.cost.guard import CostGuard
-from pallas.product.llm.cost.turn_exit import guard_for
-from pallas.product.llm.freshness import FreshnessGate
-from pallas.product.llm.group_warmup import GroupWarmup
-from pallas.product.llm.learning.context_source import GroupLearningSource
-from pallas.product.llm.learning.feedback_service import FeedbackStores
-from pallas.product.llm.learning.group_insight_processor import GroupInsightProcessor
-from pallas.product.llm.memory.extraction_hook import MemoryExtractionHook
-from pallas.product.llm.memory.factory import (
+from pallas.features.cost.guard import CostGuard
+from pallas.features.learning.context_source import GroupLearningSource
+from pallas.features.learning.feedback_repository import FeedbackRepository
+from pallas.features.learning.feedback_service import FeedbackStores
+from pallas.features.learning.group_insight_processor import GroupInsightProcessor
+from pallas.features.learning.repository import LearningRepository
+from pallas.features.memory.extraction_hook import MemoryExtractionHook
+from pallas.features.memory.factory import (
     build_memory_extraction_hook,
     build_memory_service,
     build_memory_sources,
 )
-from pallas.product.llm.memory.isolation import readable_scopes
-from pallas.product.llm.memory.service import MemoryService
-from pallas.product.llm.merges import TurnMerges
-from pallas.product.llm.pipeline_state import PipelineState
-from pallas.product.llm.provider.vision_messages import QuotedMessageFetcher
-from pallas.product.llm.reply_record import TurnRecorder
-from pallas.product.llm.reply_step import ReplyStep
-from pallas.product.llm.routing.router import RoutingEngine
-from pallas.product.llm.session.image_descriptions import PlaceholderDescriber
-from pallas.product.llm.session.old_topics import OldTopicsSource
-from pallas.product.llm.session.session_summary import SessionSummaryHook
-from pallas.product.llm.stickers.describe import StickerDescriber
-from pallas.product.llm.stickers.service import StickerService
-from pallas.product.llm.svars.service import SvarService
-from pallas.product.llm.tools.registry import default_registry
-from pallas.product.llm.turn_route import GroupConfigFor, PersonaFor, TurnRouter
-from pallas.product.llm.wiring import after_turn_hooks, context_sources
+from pallas.features.memory.isolation import readable_scopes
+from pallas.features.memory.service import MemoryService
+from pallas.features.session.image_descriptions import PlaceholderDescriber
+from pallas.features.session.old_topics import OldTopicsSource
+from pallas.features.session.repository import ImageDescriptionRepository, SessionTopicRepository
+from pallas.features.session.session_summary import SessionSummaryHook
+from pallas.features.stickers.describe import StickerDescriber
+from pallas.features.stickers.repository import StickerRepository
+from pallas.features.stickers.service import StickerService
+from pallas.features.svars.repository import SessionVariableRepository
+from pallas.features.svars.service import SvarService
+from pallas.features.tools.registry import default_registry
+from pallas.routing.freshness import FreshnessGate
+from pallas.routing.router import Router
 from pallas.runtime import PallasRuntime
+from pallas.turn.addressing import Addressing
+from pallas.turn.contracts import AfterTurnHook, Pause, PhraseSource, Sleep
+from pallas.turn.cost_exit import guard_for
+from pallas.turn.extras import TurnExtras
+from pallas.turn.group_preload import GroupPreload
+from pallas.turn.merges import TurnMerges
+from pallas.turn.remember import TurnRecorder
+from pallas.turn.reply import ReplyStep
+from pallas.turn.route import GroupConfigFor, PersonaFor, RouteStep
+from pallas.turn.service import ChatTurnService
+from pallas.turn.vision import QuotedMessageFetcher
 
 
 def memory_service_for(runtime: PallasRuntime) -> MemoryService:
@@ -147,8 +144,8 @@ def session_summary_hook_for(
     )
 
 
-def pipeline_state_for(runtime: PallasRuntime, memory: MemoryService) -> PipelineState:
-    return PipelineState(
+def turn_extras_for(runtime: PallasRuntime, memory: MemoryService) -> TurnExtras:
+    return TurnExtras(
         messages=runtime.repos.messages,
         state=runtime.state,
         clock=runtime.clock,
@@ -247,7 +244,7 @@ def chat_service_for(
     sources: Sequence[ContextSource],
     hooks: Sequence[AfterTurnHook],
     phrases: PhraseSource,
-    pipeline_state: PipelineState,
+    turn_extras: TurnExtras,
     cost: CostGuard,
     stickers: StickerService,
     fetch_quoted: QuotedMessageFetcher | None = None,
@@ -259,7 +256,7 @@ def chat_service_for(
     merges = TurnMerges(state)
     freshness = FreshnessGate(state, routing, sleep=pause)
     tools = default_registry()
-    router = TurnRouter(
+    router = RouteStep(
         clock=clock,
         routing=routing,
         group_config=runtime.group_configs.get,
@@ -272,11 +269,11 @@ def chat_service_for(
         superusers=runtime.superusers,
         phrases=phrases,
     )
-    warm_messages = WarmMessages(
+    message_cache = MessageCache(
         runtime.repos.messages, flush=runtime.writer.flush, unstored=runtime.writer.unstored
     )
-    runtime.writer.listeners.append(warm_messages.note)
-    runtime.repos.messages.listeners.append(warm_messages.note_many)
+    runtime.writer.listeners.append(message_cache.note)
+    runtime.repos.messages.listeners.append(message_cache.note_many)
     reply = ReplyStep(
         llm=runtime.llm,
         clock=clock,
@@ -285,12 +282,12 @@ def chat_service_for(
         merges=merges,
         cost=cost,
         stickers=stickers,
-        pipeline_state=pipeline_state,
+        turn_extras=turn_extras,
         recorder=TurnRecorder(
             clock, runtime.repos.snapshots, runtime.repos.chat_sessions, hooks=hooks
         ),
-        warm_messages=warm_messages,
-        warm_sessions=WarmSessions.of(runtime.repos.chat_sessions),
+        message_cache=message_cache,
+        session_cache=SessionCache.of(runtime.repos.chat_sessions),
         flush=runtime.writer.flush,
         messages=runtime.repos.messages,
         config_dir=runtime.settings.pallas_config_dir,
@@ -315,13 +312,13 @@ def chat_service_for(
     )
 
 
-def group_warmup_for(
+def group_preload_for(
     runtime: PallasRuntime,
     chat: ChatTurnService,
     learning: GroupLearningSource,
     memory: MemoryService,
     old_topics: OldTopicsSource,
-) -> GroupWarmup:
+) -> GroupPreload:
     """The group-level entries of the reply path, loaded when a group is seen (same caches)."""
     reply = chat.reply
 
@@ -329,16 +326,16 @@ def group_warmup_for(
         await chat.cost.counters.seed_today(now, bot_id, group_id)
 
     async def timeline(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
-        await reply.warm_messages.recent(bot_id, group_id, limit=1)
+        await reply.message_cache.recent(bot_id, group_id, limit=1)
 
     async def sessions(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
-        await reply.warm_sessions.prewarm(bot_id, group_id)
+        await reply.session_cache.prewarm(bot_id, group_id)
 
     async def shared_memory(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
         scopes = readable_scopes(bot_id, group_id, config.memory.shared_pools)
         await memory.prewarm(scopes, config.memory)
 
-    return GroupWarmup(
+    return GroupPreload(
         (timeline, sessions, learning.prewarm, shared_memory, old_topics.prewarm, usage_today),
         clock=runtime.clock,
         group_config=runtime.group_configs.get,
@@ -359,7 +356,7 @@ def build_app(
     memory = memory_service_for(runtime)
     # the group's learning: context blocks, and the PASS phrase pool
     learning = GroupLearningSource(runtime.sessions, runtime.state)
-    pipeline_state = pipeline_state_for(runtime, memory)
+    turn_extras = turn_extras_for(runtime, memory)
     stickers = StickerService(
         StickerRepository(runtime.sessions), runtime.state, runtime.clock, runtime.group_configs.get
     )
@@ -379,12 +376,12 @@ def build_app(
             extraction_hook_for(runtime, memory),
         ),
         phrases=learning,
-        pipeline_state=pipeline_state,  # svars, kb placeholders, attachments
+        turn_extras=turn_extras,  # svars, kb placeholders, attachments
         cost=cost,
         stickers=stickers,
         fetch_quoted=fetch_quoted,
     )
-    warmup = group_warmup_for(runtime, chat, learning, memory, old_topics)
+    warmup = group_preload_for(runtime, chat, learning, memory, old_topics)
     runtime.writer.listeners.append(warmup.seen)  # a group's entries load when it is seen
     feedback, insight, describer = (
         feedback_for(runtime),
@@ -399,7 +396,7 @@ def build_app(
         addressing=addressing,
         memory=memory,
         learning=learning,
-        pipeline_state=pipeline_state,
+        turn_extras=turn_extras,
         stickers=stickers,
         cost=cost,
         chat=chat,
@@ -420,15 +417,15 @@ def build_replay_router(
     persona: PersonaFor,
     rng: random.Random,
     nicknames: tuple[str, ...] = (),
-) -> TurnRouter:
+) -> RouteStep:
     """The live route step over a replay's fake clock and memory store (`pallas replay`):
     no database, so no group expressions; superusers are unknown to a replay."""
-    routing = RoutingEngine(state)
+    routing = Router(state)
 
     async def no_wait(_seconds: float) -> None:  # a replay's clock follows the events
         return None
 
-    return TurnRouter(
+    return RouteStep(
         clock=clock,
         routing=routing,
         group_config=group_config,

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from pallas.core.db.repositories.session_topics import SessionTopicRepository
-from pallas.product.admin.base import AdminServices
-from pallas.product.llm.addressing import Addressing
-from pallas.product.llm.chat_turn import ChatTurnService
-from pallas.product.llm.cost.guard import CostGuard
-from pallas.product.llm.group_warmup import GroupWarmup
-from pallas.product.llm.learning.context_source import GroupLearningSource
-from pallas.product.llm.learning.feedback_service import FeedbackStores
-from pallas.product.llm.learning.group_insight_processor import GroupInsightProcessor
-from pallas.product.llm.memory.service import MemoryService
-from pallas.product.llm.pipeline_state import PipelineState
-from pallas.product.llm.stickers.describe import StickerDescriber
-from pallas.product.llm.stickers.service import StickerService
-from pallas.product.llm.turn_route import TurnRouter
+from pallas.admin.base import AdminServices
+from pallas.features.cost.guard import CostGuard
+from pallas.features.learning.context_source import GroupLearningSource
+from pallas.features.learning.feedback_service import FeedbackStores
+from pallas.features.learning.group_insight_processor import GroupInsightProcessor
+from pallas.features.memory.service import MemoryService
+from pallas.features.session.repository import SessionTopicRepository
+from pallas.features.stickers.describe import StickerDescriber
+from pallas.features.stickers.service import StickerService
 from pallas.runtime import PallasRuntime
+from pallas.turn.addressing import Addressing
+from pallas.turn.extras import TurnExtras
+from pallas.turn.group_preload import GroupPreload
+from pallas.turn.route import RouteStep
+from pallas.turn.service import ChatTurnService
 from pallas.web.backend import ConsoleBackend, GroupNamesSource
 from pallas.web.queries import ConsoleQueries
 
@@ -33,7 +33,7 @@ class PallasApp:
         addressing: Addressing,
         memory: MemoryService,
         learning: GroupLearningSource,
-        pipeline_state: PipelineState,
+        turn_extras: TurnExtras,
         stickers: StickerService,
         cost: CostGuard,
         chat: ChatTurnService,
@@ -41,14 +41,14 @@ class PallasApp:
         insight: GroupInsightProcessor,
         describer: StickerDescriber,
         admin: AdminServices,
-        warmup: GroupWarmup | None = None,
+        warmup: GroupPreload | None = None,
         topics: SessionTopicRepository | None = None,
     ) -> None:
         self.runtime = runtime
         self.addressing = addressing
         self.memory = memory
         self.learning = learning
-        self.pipeline_state = pipeline_state
+        self.turn_extras = turn_extras
         self.stickers = stickers
         self.cost = cost
         self.chat = chat
@@ -69,7 +69,7 @@ class PallasApp:
         return self._console
 
     @property
-    def router(self) -> TurnRouter:
+    def router(self) -> RouteStep:
         return self.chat.router
 
     async def stop(self) -> None:

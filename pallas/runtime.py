@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 
+from pallas.config import GroupConfig
 from pallas.core.clock import Clock, SystemClock
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db import migrate
@@ -25,10 +26,9 @@ from pallas.core.db.writer import MessageWriter
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.core.state_redis import open_state_store
-from pallas.product.config import GroupConfig
-from pallas.product.llm.persona.pack import PersonaStore
-from pallas.product.llm.provider.client import LLMClient
-from pallas.product.llm.routing.router import RoutingEngine
+from pallas.features.persona.pack import PersonaStore
+from pallas.providers.client import LLMClient
+from pallas.routing.router import Router
 
 log = logging.getLogger("pallas")
 
@@ -67,7 +67,7 @@ class PallasRuntime:
     group_configs: GroupConfigStore[GroupConfig]
     personas: PersonaStore
     llm: LLMClient
-    routing: RoutingEngine
+    routing: Router
     nicknames: tuple[str, ...] = ()
     superusers: frozenset[int] = field(default_factory=frozenset)
     owns_state: bool = False  # the runtime opened the store (and closes it on stop)
@@ -115,7 +115,7 @@ class PallasRuntime:
             group_configs=GroupConfigStore(GroupConfig, settings.groups_dir),
             personas=PersonaStore(settings.personas_dir),
             llm=LLMClient(settings, repos.usage, clock),
-            routing=RoutingEngine(state),
+            routing=Router(state),
             nicknames=nicknames,
             superusers=superusers,
             owns_state=owns_state,

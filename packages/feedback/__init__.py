@@ -1,6 +1,6 @@
 """Injection feedback: an admin answers a bot line with 「不可以」 → blame that turn, recall it.
 
-Thin: convert the event, hand it to `pallas.product.llm.learning.feedback_service`, recall the
+Thin: convert the event, hand it to `pallas.features.learning.feedback_service`, recall the
 rejected line when QQ allows it, and stop the message so the chat plugin does not answer it.
 Runs after admin commands (order 5) and before the chat plugin (order 10) in the one inbound
 entry (`pallas.onebot.inbound`).
@@ -15,16 +15,16 @@ from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent
 from nonebot.plugin import PluginMetadata
 
 from pallas.core.records import StoredMessage
-from pallas.onebot import inbound
-from pallas.onebot.convert import stored_message_from_turn
-from pallas.onebot.inbound import Arrival
-from pallas.onebot.lifecycle import register_lifecycle
-from pallas.product.llm.learning.feedback_service import (
+from pallas.features.learning.feedback_service import (
     admin_ids,
     handle_negative_feedback,
     recall_allowed,
 )
-from pallas.product.llm.learning.injection_feedback import matched_negative_word
+from pallas.features.learning.injection_feedback import matched_negative_word
+from pallas.onebot import inbound
+from pallas.onebot.convert import stored_message_from_turn
+from pallas.onebot.inbound import Arrival
+from pallas.onebot.lifecycle import register_lifecycle
 
 __plugin_meta__ = PluginMetadata(
     name="feedback",

@@ -1,7 +1,7 @@
 """Group file uploads: remember a member's newly uploaded file for their next @ to the bot.
 
 Thin on purpose: the URL comes with the notice (Lagrange / NapCat) or from the OneBot
-extension `get_group_file_url`; everything else is `pallas.product.llm.attachments.uploads`.
+extension `get_group_file_url`; everything else is `pallas.features.attachments.uploads`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from nonebot import on_notice
 from nonebot.adapters.onebot.v11 import Bot, GroupUploadNoticeEvent
 from nonebot.plugin import PluginMetadata
 
+from pallas.features.attachments.uploads import remember_upload, upload_info
 from pallas.onebot.lifecycle import app_or_none, register_lifecycle
-from pallas.product.llm.attachments.uploads import remember_upload, upload_info
 
 __plugin_meta__ = PluginMetadata(
     name="group_files",

@@ -1,6 +1,6 @@
 """Group insight sweep on a schedule: learn each group's pairs, labels, strategies and rhythm.
 
-Thin: schedules `pallas.product.llm.learning.group_insight_processor.scheduled_sweep` with
+Thin: schedules `pallas.features.learning.group_insight_processor.scheduled_sweep` with
 apscheduler every `[learning] sweep_interval_seconds` (config/groups/default.toml; a changed
 value is picked up after the next run). `/pallas learn now` runs the same sweep on demand.
 """
@@ -15,11 +15,11 @@ from nonebot.plugin import PluginMetadata
 require("nonebot_plugin_apscheduler")
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
-from pallas.onebot.lifecycle import app_or_none, register_lifecycle  # noqa: E402
-from pallas.product.llm.learning.group_insight_processor import (  # noqa: E402
+from pallas.features.learning.group_insight_processor import (  # noqa: E402
     scheduled_sweep,
     sweep_interval_seconds,
 )
+from pallas.onebot.lifecycle import app_or_none, register_lifecycle  # noqa: E402
 
 __plugin_meta__ = PluginMetadata(
     name="group_insight",

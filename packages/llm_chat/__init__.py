@@ -11,13 +11,14 @@ import logging
 from nonebot.plugin import PluginMetadata
 
 from pallas.core.tokens import get_encoding
-from pallas.onebot import inbound, warmup
+from pallas.onebot import inbound
+from pallas.onebot import startup_loads as warmup
 from pallas.onebot.counters import COUNTERS
 from pallas.onebot.inbound import Arrival
 from pallas.onebot.lifecycle import app_or_none, register_lifecycle
 from pallas.onebot.sender import OneBotGroupSender
-from pallas.product.llm.chat_turn import ChatTurnService
-from pallas.product.llm.provider.image_fetch import default_ssl_context
+from pallas.providers.image_fetch import default_ssl_context
+from pallas.turn.service import ChatTurnService
 
 __plugin_meta__ = PluginMetadata(
     name="llm_chat",

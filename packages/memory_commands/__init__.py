@@ -2,7 +2,7 @@
 
 Runs before the chat (order 8 in `pallas.onebot.inbound`) and stops the message only when it
 was a memory command it handled; everything else goes on to `llm_chat` untouched. The logic
-lives in `pallas.product.llm.memory.member_commands`.
+lives in `pallas.features.memory.member_commands`.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ import logging
 
 from nonebot.plugin import PluginMetadata
 
-from pallas.onebot import inbound, warmup
+from pallas.features.memory.member_commands import handle_member_message
+from pallas.features.memory.text import warm_up
+from pallas.onebot import inbound
+from pallas.onebot import startup_loads as warmup
 from pallas.onebot.inbound import Arrival
 from pallas.onebot.lifecycle import register_lifecycle
-from pallas.product.llm.memory.member_commands import handle_member_message
-from pallas.product.llm.memory.text import warm_up
 
 __plugin_meta__ = PluginMetadata(
     name="memory_commands",

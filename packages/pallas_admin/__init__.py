@@ -1,6 +1,6 @@
 """Admin commands: `/pallas <subcommand>` in a group (owner, admins, superusers).
 
-Permission check and dispatch only; the commands live in `pallas.product.admin`. Matched by
+Permission check and dispatch only; the commands live in `pallas.admin`. Matched by
 NoneBot's own command rule (`COMMAND_START`, e.g. `/pallas`, also right after an @bot), run at
 order 5 in the one inbound entry (`pallas.onebot.inbound`); a matched command always stops the
 message (the old `on_command(..., block=True)`).
@@ -13,11 +13,11 @@ import logging
 from nonebot.plugin import PluginMetadata
 from nonebot.rule import command
 
+from pallas.admin import AdminContext, find_command, help_text
 from pallas.onebot import inbound
 from pallas.onebot.inbound import Arrival
 from pallas.onebot.lifecycle import register_lifecycle
 from pallas.onebot.permissions import is_group_admin
-from pallas.product.admin import AdminContext, find_command, help_text
 
 __plugin_meta__ = PluginMetadata(
     name="pallas_admin",

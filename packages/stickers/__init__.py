@@ -19,11 +19,7 @@ from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
 from pallas.onebot import inbound  # noqa: E402
 from pallas.onebot.inbound import Arrival  # noqa: E402
-from pallas.onebot.lifecycle import (  # noqa: E402
-    app_or_none,
-    register_lifecycle,
-    runtime_or_none,
-)
+from pallas.onebot.lifecycle import app_or_none, register_lifecycle, runtime_or_none  # noqa: E402
 
 __plugin_meta__ = PluginMetadata(
     name="stickers",

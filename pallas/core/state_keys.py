@@ -39,7 +39,7 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("worldbook:turn", "product.llm.memory.worldbook.service", "worldbook timed effects"),
     Namespace("session_summary", "product.llm.session.session_summary", "the hook's own TTLs"),
     Namespace("cost", "product.llm.cost.counters", "COST_DAY_TTL_S; member buckets: guard"),
-    Namespace("kb:turn", "product.llm.pipeline_state", "none (a counter)"),
+    Namespace("kb:turn", "product.llm.turn_extras", "none (a counter)"),
     Namespace("memory:gen", "product.llm.memory.service", "none (a counter)"),
     Namespace("learning:sweep_lock", "product.llm.learning.group_insight_processor", "LOCK_TTL"),
     Namespace("console:login_failures", "web.auth", "LOGIN_WINDOW_S"),
@@ -180,7 +180,7 @@ def console_login_failures(client: str) -> str:
     return f"console:login_failures:{client}"
 
 
-# -- pipeline state (product.llm.pipeline_state) ---------------------------------------------
+# -- pipeline state (product.llm.turn_extras) ---------------------------------------------
 def kb_turn(bot_id: int, group_id: int) -> str:
     """The group's turn counter (knowledge placeholders' per-turn activation)."""
     return f"kb:turn:{bot_id}:{group_id}"

@@ -14,13 +14,13 @@ WebSocket — how Pallas is deployed — is guarded; the forward-WebSocket clien
 adapter is not. Frames over uvicorn's own `ws_max_size`, 16 MiB, are still closed by uvicorn
 before any of this runs.)
 
-Events are admitted (`pallas.onebot.admission`) to NoneBot's handlers at most `ADMISSION_SLOTS`
+Events are admitted (`pallas.onebot.lanes`) to NoneBot's handlers at most `ADMISSION_SLOTS`
 at a time (a slot is held until the handling finishes or for `ADMISSION_HOLD_S`, whichever comes
 first): under a burst the event loop then runs a bounded set of handler steps per iteration
 instead of thousands, so the receive loop keeps reading frames (and recording them, below) while
 handling catches up.
 Messages addressed to the bot (`GuardedAdapter.lane_of`, set by `pallas.onebot.inbound` to
-`pallas.onebot.lanes.EdgeLanes`) take the priority lane: their own `PRIORITY_SLOTS`, so an @
+`pallas.onebot.lane_choice.EdgeLanes`) take the priority lane: their own `PRIORITY_SLOTS`, so an @
 is handled at once instead of waiting behind the burst. From the reading of its frame until its
 model request goes out an @ (or an alias address) holds the loop (`Lanes.hold`, at most
 `PRIORITY_HOLD_MAX_S`): no unaddressed handler starts, and an event frame read meanwhile waits
@@ -58,9 +58,9 @@ from nonebot.adapters.onebot.v11.event import Event
 from nonebot.drivers import WebSocket
 from typing_extensions import override
 
-from pallas.onebot.admission import PRIORITY_HOLD, Lanes, admitted, never_priority
 from pallas.onebot.event_parse import parse_event
 from pallas.onebot.frame_guard import check_frame
+from pallas.onebot.lanes import PRIORITY_HOLD, Lanes, admitted, never_priority
 from pallas.onebot.read_ahead import FramePump, FrameScan, Scanned, is_response_frame
 
 log = logging.getLogger("pallas.onebot")

@@ -36,13 +36,14 @@ from nonebot.typing import T_State
 
 from pallas.app import PallasApp
 from pallas.core.turn import TurnInput
-from pallas.onebot import lifecycle, warmup
+from pallas.onebot import lifecycle
+from pallas.onebot import startup_loads as warmup
 from pallas.onebot.adapter import GuardedAdapter
-from pallas.onebot.admission import PRIORITY_HOLD, releasing_hold
 from pallas.onebot.counters import COUNTERS, CounterSettings, CounterTask
 from pallas.onebot.events import forget_turn, turn_from_event
-from pallas.onebot.lanes import EdgeLanes
-from pallas.product.llm.provider.warm import warm_request_path
+from pallas.onebot.lane_choice import EdgeLanes
+from pallas.onebot.lanes import PRIORITY_HOLD, releasing_hold
+from pallas.providers.sdk_warmup import warm_request_path
 from pallas.runtime import PallasRuntime
 
 log = logging.getLogger("pallas.inbound")

@@ -19,7 +19,7 @@ from nonebot.adapters.onebot.v11.config import Config as OneBotConfig
 from pallas.app import PallasApp, start_app
 from pallas.core import gc_tuning
 from pallas.core.settings import PallasSettings
-from pallas.onebot import warmup
+from pallas.onebot import startup_loads as warmup
 from pallas.onebot.quoted import fetch_quoted_segments
 from pallas.runtime import PallasRuntime
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from nonebot.adapters.onebot.v11 import GroupMessageEvent, MessageEvent
 
-from pallas.product.config import GroupConfig
+from pallas.config import GroupConfig
 
 
 def is_group_admin(

@@ -1,6 +1,6 @@
 """How long the receive loop may keep event frames waiting while an @ prepares its model request.
 
-While an addressed turn holds the loop (`pallas.onebot.admission.Lanes`), an event frame the
+While an addressed turn holds the loop (`pallas.onebot.lanes.Lanes`), an event frame the
 receive loop has read waits before it is parsed, so the @'s own steps get the event loop. The
 wait is bounded twice: each frame waits at most `per_frame_s`, and all waits together are paid
 from a budget that refills at `share` seconds per second up to `cap_s` — a stream of @s can

@@ -1,6 +1,6 @@
 """The operators' web console, served by the bot under `/console` (see README "Console").
 
-Plain FastAPI + Jinja2 + vendored htmx / SortableJS; the NoneBot plugin `packages/console` only
+Plain FastAPI + Jinja2 + vendored htmx / SortableJS; the NoneBot plugin `packages/web_console` only
 mounts it on NoneBot's app and starts it once the app is up.
 """
 
@@ -14,24 +14,13 @@ from fastapi import APIRouter, FastAPI
 from pallas.core.clock import Clock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
-from pallas.web.app import (
-    PREFIX,
-    Console,
-    ConsoleRoute,
-    login_routes,
-    static_files,
-)
+from pallas.web.app import PREFIX, Console, ConsoleRoute, login_routes, static_files
 from pallas.web.auth import ConsoleAuth, load_or_create_token, startup_lines
 from pallas.web.backend import ConsoleBackend
-from pallas.web.editing import (
-    config_routes,
-    memory_routes,
-    pipeline_routes,
-    pipeline_switch_routes,
-)
+from pallas.web.editing import config_routes, memory_routes, pipeline_routes, pipeline_switch_routes
 from pallas.web.pages import group_pages, read_pages
 
-log = logging.getLogger("pallas.console")
+log = logging.getLogger("pallas.cli")
 
 
 def console_url(host: str, port: int) -> str:

@@ -13,22 +13,22 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from pallas.admin.base import AdminContext, AdminServices
+from pallas.config import GroupConfig
+from pallas.context.processors import build_chat_pipeline
 from pallas.core.clock import Clock
 from pallas.core.config_files import GroupConfigStore
-from pallas.core.db.repositories.memory import MemoryItem
 from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.state import StateStore
-from pallas.product.admin.base import AdminContext, AdminServices
-from pallas.product.admin.memory import memory as memory_command
-from pallas.product.config import GroupConfig
-from pallas.product.llm.context.processors import build_chat_pipeline
-from pallas.product.llm.memory.isolation import readable_scopes
-from pallas.product.llm.routing.router import RoutingEngine
+from pallas.features.memory.admin import memory as memory_command
+from pallas.features.memory.isolation import readable_scopes
+from pallas.features.memory.repository import MemoryItem
+from pallas.routing.router import Router
 from pallas.web import config_edit
 from pallas.web.config_edit import ConfigRejected
 from pallas.web.queries import ConsoleQueries
 
-log = logging.getLogger("pallas.console")
+log = logging.getLogger("pallas.cli")
 
 
 GroupNamesSource = Callable[[], Awaitable[dict[int, str]]]
@@ -48,7 +48,7 @@ class ConsoleBackend:
         self._deployment = admin.deployment
         self._clock: Clock = admin.clock
         self._snapshots: SnapshotRepository = admin.snapshots
-        self._routing: RoutingEngine = admin.routing
+        self._routing: Router = admin.routing
         self._memory = admin.memory  # the app's one memory service
         self._group_names = group_names
         self.queries = queries

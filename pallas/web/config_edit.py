@@ -20,14 +20,14 @@ import tomlkit
 from pydantic import ValidationError
 from tomlkit.items import Table
 
+from pallas.config import GroupConfig
+from pallas.context.processors import build_chat_pipeline
 from pallas.core.config_files import (
     DefaultOnlyKeyError,
     deep_merge,
     describe_validation_error,
     reject_default_only,
 )
-from pallas.product.config import GroupConfig
-from pallas.product.llm.context.processors import build_chat_pipeline
 
 
 class ConfigRejected(ValueError):

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pallas.product.llm.context.analyzer import chosen_summary
-from pallas.product.llm.provider.models import ModelProfile, profile_for
+from pallas.context.analyzer import chosen_summary
+from pallas.providers.models import ModelProfile, profile_for
 from pallas.web.queries import UsageRow
 
 PALETTE = (

@@ -49,7 +49,7 @@ async def test_context_command_and_cli_show_last_turn(
     env = {**os.environ, "DATABASE_URL": bot.database_url}
     result = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "pallas.console", "context", "--group", str(GROUP)],
+        [sys.executable, "-m", "pallas.cli", "context", "--group", str(GROUP)],
         cwd=REPO,
         env=env,
         capture_output=True,

@@ -122,7 +122,7 @@ async def cli_context(bot: BotProcess) -> dict:
     env = {**os.environ, "DATABASE_URL": bot.database_url}
     result = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "pallas.console", "context", "--group", str(GROUP), "--json"],
+        [sys.executable, "-m", "pallas.cli", "context", "--group", str(GROUP), "--json"],
         cwd=REPO,
         env=env,
         capture_output=True,

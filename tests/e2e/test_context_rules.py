@@ -122,7 +122,7 @@ async def test_regex_depth_injection_and_worldbook_in_the_request(
     env = {**os.environ, "DATABASE_URL": bot.database_url}
     result = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "pallas.console", "context", "--group", str(GROUP)],
+        [sys.executable, "-m", "pallas.cli", "context", "--group", str(GROUP)],
         cwd=REPO,
         env=env,
         capture_output=True,

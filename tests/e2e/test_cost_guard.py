@@ -85,7 +85,7 @@ async def test_group_at_its_daily_budget_gets_phrases_then_answers_the_next_chin
     env = {**os.environ, "DATABASE_URL": bot.database_url}
     usage = await asyncio.to_thread(
         subprocess.run,
-        [sys.executable, "-m", "pallas.console", "usage", "--group", str(GROUP_BUDGET)],
+        [sys.executable, "-m", "pallas.cli", "usage", "--group", str(GROUP_BUDGET)],
         cwd=REPO,
         env={**env, "PALLAS_CONFIG_DIR": str(bot.config_dir)},
         capture_output=True,

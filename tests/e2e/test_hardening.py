@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 
+from pallas.context.prompt_guard import INJECTION_WARNING, PROMPT_INJECTION_GUARD
 from pallas.core.db.engine import create_engine, session_factory
-from pallas.core.db.repositories.memory import MemoryRepository
-from pallas.product.llm.persona.prompt_guard import INJECTION_WARNING, PROMPT_INJECTION_GUARD
+from pallas.features.memory.repository import MemoryRepository
 from tests.e2e.conftest import at_bot, sent_texts, write_group_config
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from pallas.core.db.engine import create_engine, session_factory
-from pallas.core.db.repositories.memory import MemoryRepository
+from pallas.features.memory.repository import MemoryRepository
 from tests.e2e.conftest import BOT_ID, at_bot, sent_texts, write_group_config
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest

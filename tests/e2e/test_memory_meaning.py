@@ -12,8 +12,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from pallas.core.db.engine import create_engine, session_factory
-from pallas.core.db.repositories.memory import MemoryRepository
-from pallas.product.llm.memory.member_commands import RECALL_HEADER, REPLY_UPDATED
+from pallas.features.memory.member_commands import RECALL_HEADER, REPLY_UPDATED
+from pallas.features.memory.repository import MemoryRepository
 from tests.e2e.conftest import BOT_ID, at_bot, write_group_config
 from tests.e2e.test_memory import ask, person_facts_block, wait_for_reply
 from tests.harness.bot_process import BotProcess

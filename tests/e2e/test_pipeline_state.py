@@ -93,7 +93,7 @@ async def sends(peer: OneBotPeer, group: int, count: int) -> list[str]:
 def import_pool(bot: BotProcess, folder: Path, pool: str) -> str:
     env = {**os.environ, "DATABASE_URL": bot.database_url}
     done = subprocess.run(
-        [sys.executable, "-m", "pallas.console", "kb", "import", str(folder), "--pool", pool],
+        [sys.executable, "-m", "pallas.cli", "kb", "import", str(folder), "--pool", pool],
         cwd=REPO,
         env=env,
         capture_output=True,

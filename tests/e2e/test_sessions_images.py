@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from pallas.context.processors import TIMELINE_IMAGES_CAPTION
 from pallas.core.db.engine import session_factory
 from pallas.core.db.repositories.snapshots import InjectionSnapshot, SnapshotRepository
-from pallas.product.llm.context.processors import TIMELINE_IMAGES_CAPTION
 from tests.e2e.conftest import BOT_ID, DbView, at_bot, write_group_config
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest, Scripted

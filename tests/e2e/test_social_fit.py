@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from pallas.product.llm.routing import phrases
+from pallas.routing import phrases
 from tests.e2e.conftest import at_bot, sent_texts, write_group_config
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI

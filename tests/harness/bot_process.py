@@ -19,7 +19,7 @@ from tests.harness.fake_openai import free_port
 from tests.harness.group_defaults import write_group_defaults
 
 REPO = Path(__file__).resolve().parents[2]
-WARM_LINE = "warm-ups done in"  # pallas/onebot/warmup.py, once per start
+WARM_LINE = "warm-ups done in"  # pallas/onebot/startup_loads.py, once per start
 
 
 @dataclass

@@ -15,7 +15,7 @@ from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.records import SpeakerCount, StoredMessage
-from pallas.product.llm.tools.registry import ToolEnv, default_registry
+from pallas.features.tools.registry import ToolEnv, default_registry
 
 BOT, GROUP, OTHER_GROUP = 10_000, 555, 777
 AMIYA, KALTSIT, TEXAS, NAMELESS = 1, 2, 3, 4

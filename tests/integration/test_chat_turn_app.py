@@ -190,9 +190,9 @@ async def test_the_app_builds_one_memory_service_for_chat_commands_and_console(
 ) -> None:
     bot = await make_bot()
     app = bot.app
-    memory_users = [app.pipeline_state, *app.chat.reply.recorder.hooks, *app.chat.reply.sources]
+    memory_users = [app.turn_extras, *app.chat.reply.recorder.hooks, *app.chat.reply.sources]
     services = {id(user.service) for user in memory_users if hasattr(user, "service")}
-    services.add(id(app.pipeline_state.memory))
+    services.add(id(app.turn_extras.memory))
     assert len([u for u in memory_users if hasattr(u, "service")]) >= 4  # sources + hook
     assert services == {id(app.memory)}
     assert app.chat.reply.stickers is app.stickers and app.chat.cost is app.cost
@@ -201,7 +201,7 @@ async def test_the_app_builds_one_memory_service_for_chat_commands_and_console(
     assert chat.router.merges is chat.merges is chat.reply.merges
     assert chat.router.freshness is chat.freshness and chat.router.tools is chat.reply.tools
     assert chat.reply.cost is chat.cost and chat.reply.pause is chat.pause
-    assert chat.reply.pipeline_state is app.pipeline_state
+    assert chat.reply.turn_extras is app.turn_extras
     # the admin commands and the web console use the app's own services, built once
     assert app.admin.memory is app.memory and app.admin.feedback is app.feedback
     assert app.admin.insight is app.insight and app.admin.describer is app.describer

@@ -21,7 +21,7 @@ from pallas.core.db.repositories.usage import UsageEntry
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
-from pallas.product.llm.memory.isolation import group_scope
+from pallas.features.memory.isolation import group_scope
 from pallas.runtime import PallasRuntime
 from pallas.web import mount_console, start_console
 from pallas.web.auth import LOGIN_MAX_FAILURES
@@ -172,7 +172,7 @@ async def test_memory_delete_and_forget_are_scoped_and_logged(
     listing = (await client.get(f"/console/g/{GROUP}/memory")).text
     assert "周五开黑" in listing and "喜欢猫" in listing and "别的群的事" not in listing
 
-    caplog.set_level(logging.INFO, logger="pallas.console")
+    caplog.set_level(logging.INFO, logger="pallas.cli")
     path = f"/console/g/{GROUP}/memory/delete"
     other = await client.post(path, data={"csrf": csrf, "item": theirs.item.ref})
     assert "没找到" in (await client.get(other.headers["location"])).text

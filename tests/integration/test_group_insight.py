@@ -9,10 +9,10 @@ import pytest
 
 from pallas.app import insight_for
 from pallas.core.clock import FakeClock
-from pallas.core.db.repositories.learning import LearningRepository
 from pallas.core.records import StoredMessage
-from pallas.product.llm.learning.group_insight_processor import run_sweep
-from pallas.product.llm.learning.pairs import LearningType
+from pallas.features.learning.group_insight_processor import run_sweep
+from pallas.features.learning.pairs import LearningType
+from pallas.features.learning.repository import LearningRepository
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI, Scripted
 from tests.harness.learning_script import group_script, is_label_request, label_answer

@@ -7,22 +7,22 @@ from datetime import UTC, datetime
 
 import pytest
 
+from pallas.context.config import ContextConfig
+from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.prompt_overrides import PromptOverrideConfig
+from pallas.context.request import assemble_chat_request
 from pallas.core.clock import FakeClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
-from pallas.core.db.repositories.memory import MemoryRepository
 from pallas.core.state import MemoryStateStore
-from pallas.product.llm.context.config import ContextConfig
-from pallas.product.llm.context.processor_inputs import ChatTurnContext
-from pallas.product.llm.context.prompt_overrides import PromptOverrideConfig
-from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.kb.config import KnowledgePlaceholderConfig
-from pallas.product.llm.kb.importer import chunk_text
-from pallas.product.llm.kb.lookup import KnowledgeLookup
-from pallas.product.llm.memory.isolation import group_scope, pool_scope
-from pallas.product.llm.memory.kinds import KNOWLEDGE
-from pallas.product.llm.memory.retrieval_config import RetrievalConfig
-from pallas.product.llm.memory.service import MemoryService
+from pallas.features.kb.config import KnowledgePlaceholderConfig
+from pallas.features.kb.importer import chunk_text
+from pallas.features.kb.lookup import KnowledgeLookup
+from pallas.features.memory.isolation import group_scope, pool_scope
+from pallas.features.memory.kinds import KNOWLEDGE
+from pallas.features.memory.repository import MemoryRepository
+from pallas.features.memory.retrieval_config import RetrievalConfig
+from pallas.features.memory.service import MemoryService
 
 BOT, GROUP, OTHER = 7, 100, 200
 LORE = "# 干员\n\n能天使是企鹅物流的干员，最喜欢苹果派。\n\n德克萨斯喜欢巧克力棒。\n"

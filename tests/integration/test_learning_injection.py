@@ -8,18 +8,18 @@ from pathlib import Path
 import pytest
 
 from pallas.app import feedback_for, insight_for
+from pallas.context.context import GatherRequest, SourceContribution
 from pallas.core.clock import FakeClock
-from pallas.core.db.repositories.learning_feedback import FeedbackRepository
 from pallas.core.db.repositories.snapshots import InjectionSnapshot
 from pallas.core.records import StoredMessage
 from pallas.core.turn import TurnInput
-from pallas.product.llm.context.context import GatherRequest, SourceContribution
-from pallas.product.llm.learning.context_source import GroupLearningSource
-from pallas.product.llm.learning.feedback_service import (
+from pallas.features.learning.context_source import GroupLearningSource
+from pallas.features.learning.feedback_repository import FeedbackRepository
+from pallas.features.learning.feedback_service import (
     handle_negative_feedback,
     undo_negative_feedback,
 )
-from pallas.product.llm.learning.group_insight_processor import run_sweep
+from pallas.features.learning.group_insight_processor import run_sweep
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.learning_script import group_script, label_answer

@@ -10,11 +10,11 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
-from pallas.core.db.repositories.learning import CursorState, LearningRepository
-from pallas.core.db.repositories.learning_feedback import FeedbackRepository
-from pallas.product.llm.learning.injection_feedback import Blame, FeedbackOutcome
-from pallas.product.llm.learning.pairs import LearningType
-from pallas.product.llm.learning.strategies import BehaviorStrategy
+from pallas.features.learning.feedback_repository import FeedbackRepository
+from pallas.features.learning.injection_feedback import Blame, FeedbackOutcome
+from pallas.features.learning.pairs import LearningType
+from pallas.features.learning.repository import CursorState, LearningRepository
+from pallas.features.learning.strategies import BehaviorStrategy
 from tests.unit.learning.factory import BOT, GROUP, OTHER_GROUP, T0, pair
 
 

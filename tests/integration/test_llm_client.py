@@ -12,7 +12,7 @@ from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.settings import PallasSettings
-from pallas.product.llm.provider.client import LLMClient
+from pallas.providers.client import LLMClient
 from tests.harness.fake_openai import FakeOpenAI, Scripted
 
 MESSAGES = [{"role": "user", "content": "你好"}]

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from pallas.admin import AdminContext, find_command
 from pallas.app import admin_services_for, memory_service_for, memory_sources_for
+from pallas.context.context import GatherRequest
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
-from pallas.product.admin import AdminContext, find_command
-from pallas.product.llm.context.context import GatherRequest
-from pallas.product.llm.memory.isolation import group_scope
-from pallas.product.llm.memory.member_commands import handle_member_message
+from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.member_commands import handle_member_message
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 

@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from pallas.console.main import main as cli_main
+from pallas.cli.main import main as cli_main
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
-from pallas.core.db.repositories.memory import MemoryRepository, NewMemory
-from pallas.product.llm.memory.isolation import group_scope
+from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.repository import MemoryRepository, NewMemory
 
 BOT, A, B = 7, 100, 200
 ALICE = 20_011

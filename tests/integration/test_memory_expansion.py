@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from pallas.app import memory_service_for
+from pallas.config import GroupConfig
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
-from pallas.product.config import GroupConfig
-from pallas.product.llm.memory.isolation import group_scope
-from pallas.product.llm.memory.service import MemoryService
+from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.service import MemoryService
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI, Scripted
 

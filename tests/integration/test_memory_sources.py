@@ -10,20 +10,20 @@ from pathlib import Path
 import pytest
 
 from pallas.app import extraction_hook_for, memory_service_for, memory_sources_for
+from pallas.context.context import GatherRequest, assemble_direct_chat_context
 from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.usage import UsageEntry
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Sender, TurnInput
-from pallas.product.llm.chat_turn import CompletedTurn
-from pallas.product.llm.context.context import GatherRequest, assemble_direct_chat_context
-from pallas.product.llm.memory.factory import context_token_budget
-from pallas.product.llm.memory.isolation import group_scope, pool_scope
-from pallas.product.llm.memory.service import MemoryService
-from pallas.product.llm.memory.sources import KnowledgeSource
-from pallas.product.llm.memory.worldbook.service import WorldbookLibrary
+from pallas.features.memory.factory import context_token_budget
+from pallas.features.memory.isolation import group_scope, pool_scope
+from pallas.features.memory.service import MemoryService
+from pallas.features.memory.sources import KnowledgeSource
+from pallas.features.worldbook.service import WorldbookLibrary
 from pallas.runtime import PallasRuntime
+from pallas.turn.service import CompletedTurn
 from tests.harness.fake_openai import FakeOpenAI
 
 REPO = Path(__file__).resolve().parents[2]

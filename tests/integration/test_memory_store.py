@@ -10,8 +10,8 @@ import pytest
 
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
-from pallas.core.db.repositories.memory import MemoryRepository, NewMemory
-from pallas.product.llm.memory.isolation import group_scope, pool_scope, readable_scopes
+from pallas.features.memory.isolation import group_scope, pool_scope, readable_scopes
+from pallas.features.memory.repository import MemoryRepository, NewMemory
 
 BOT = 1
 A, B = 100, 200

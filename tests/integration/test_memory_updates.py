@@ -15,14 +15,14 @@ from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Sender, TurnInput
-from pallas.product.llm.memory.isolation import group_scope
-from pallas.product.llm.memory.member_commands import (
+from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.member_commands import (
     RECALL_HEADER,
     REPLY_NOTHING_KNOWN,
     REPLY_UPDATED,
     handle_member_message,
 )
-from pallas.product.llm.memory.service import MemoryService
+from pallas.features.memory.service import MemoryService
 from pallas.runtime import PallasRuntime
 
 REPO = Path(__file__).resolve().parents[2]

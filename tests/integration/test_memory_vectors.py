@@ -14,9 +14,9 @@ from pallas.app import memory_service_for
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
-from pallas.product.llm.memory.isolation import group_scope
-from pallas.product.llm.memory.retrieval_config import RetrievalConfig
-from pallas.product.llm.memory.service import BlockResult, MemoryService
+from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.retrieval_config import RetrievalConfig
+from pallas.features.memory.service import BlockResult, MemoryService
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 

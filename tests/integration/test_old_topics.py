@@ -6,18 +6,18 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from pallas.config import GroupConfig
+from pallas.context import sections as S
+from pallas.context.context import GatherRequest
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
-from pallas.core.db.repositories.session_topics import SessionTopic, SessionTopicRepository
 from pallas.core.records import SessionTurn
 from pallas.core.turn import TurnInput
-from pallas.product.config import GroupConfig
-from pallas.product.llm.context import sections as S
-from pallas.product.llm.context.context import GatherRequest
-from pallas.product.llm.memory.scoring import frequency_term, recency_term
-from pallas.product.llm.session.old_topics import OldTopicsSource
-from pallas.product.llm.session.summary_rules import format_summary_row
+from pallas.features.memory.scoring import frequency_term, recency_term
+from pallas.features.session.old_topics import OldTopicsSource
+from pallas.features.session.repository import SessionTopic, SessionTopicRepository
+from pallas.features.session.summary_rules import format_summary_row
 
 BOT, GROUP, OTHER_GROUP, ALICE, BOB = 2_900_000_001, 62_000_001, 62_000_002, 5_001, 5_002
 NOW = 1_780_000_000.0

@@ -31,27 +31,27 @@ from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.models import Base
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
-from pallas.core.db.repositories.learning import CursorState, LearningRepository
-from pallas.core.db.repositories.learning_feedback import FeedbackRepository
-from pallas.core.db.repositories.memory import MemoryRepository, NewMemory
 from pallas.core.db.repositories.messages import MAX_STORED_CHARS, MessageRepository
-from pallas.core.db.repositories.session_topics import (
-    ImageDescriptionRepository,
-    SessionTopic,
-    SessionTopicRepository,
-)
 from pallas.core.db.repositories.snapshots import InjectionSnapshot, SnapshotRepository
 from pallas.core.db.repositories.usage import UsageEntry, UsageRepository, UsageTotals
 from pallas.core.db.writer import MessageWriter
 from pallas.core.records import SessionTurn, SpeakerCount, StoredMessage
 from pallas.core.state import MemoryStateStore
-from pallas.product.llm.cost.counters import UsageCounters
-from pallas.product.llm.learning.injection_feedback import Blame, FeedbackOutcome
-from pallas.product.llm.learning.labeling import PairLabel
-from pallas.product.llm.learning.pairs import LearningType, PairKind, ReplyPair
-from pallas.product.llm.learning.reply_shape import GroupReplyProfile
-from pallas.product.llm.learning.strategies import BehaviorStrategy
-from pallas.product.llm.memory.isolation import group_scope, pool_scope, private_scope
+from pallas.features.cost.counters import UsageCounters
+from pallas.features.learning.feedback_repository import FeedbackRepository
+from pallas.features.learning.injection_feedback import Blame, FeedbackOutcome
+from pallas.features.learning.labeling import PairLabel
+from pallas.features.learning.pairs import LearningType, PairKind, ReplyPair
+from pallas.features.learning.reply_shape import GroupReplyProfile
+from pallas.features.learning.repository import CursorState, LearningRepository
+from pallas.features.learning.strategies import BehaviorStrategy
+from pallas.features.memory.isolation import group_scope, pool_scope, private_scope
+from pallas.features.memory.repository import MemoryRepository, NewMemory
+from pallas.features.session.repository import (
+    ImageDescriptionRepository,
+    SessionTopic,
+    SessionTopicRepository,
+)
 from tests.harness.postgres import PostgresServer
 
 BOT = 3_000_000_001  # > 2**31: must be BIGINT everywhere

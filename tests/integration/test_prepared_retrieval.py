@@ -19,13 +19,13 @@ import pytest
 from pallas.core.clock import FakeClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
-from pallas.core.db.repositories.memory import MemoryRepository
 from pallas.core.state import MemoryStateStore
-from pallas.product.llm.memory.isolation import group_scope
-from pallas.product.llm.memory.items import to_candidate
-from pallas.product.llm.memory.kinds import KNOWLEDGE, PERSON_FACTS
-from pallas.product.llm.memory.retrieval_config import RetrievalConfig
-from pallas.product.llm.memory.service import BlockResult, MemoryService
+from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.items import to_candidate
+from pallas.features.memory.kinds import KNOWLEDGE, PERSON_FACTS
+from pallas.features.memory.repository import MemoryRepository
+from pallas.features.memory.retrieval_config import RetrievalConfig
+from pallas.features.memory.service import BlockResult, MemoryService
 from tests.unit.memory.reference_scoring import reference_retrieve
 
 BOT, GROUP = 7, 300

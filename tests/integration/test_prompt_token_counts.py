@@ -20,18 +20,18 @@ from typing import Any
 
 import pytest
 
+from pallas.context import processors
+from pallas.context.budget import BudgetResult
+from pallas.context.chat_prompt import SECTION_SEPARATOR
+from pallas.context.pipeline_cache import ChatPipelines
+from pallas.context.processors import build_chat_pipeline
+from pallas.context.request import ChatRequest
 from pallas.core.clock import FakeClock
 from pallas.core.token_pieces import PieceTokenCounter
 from pallas.core.tokens import count_message_tokens, get_encoding
 from pallas.core.turn import Segment, Sender, TurnInput
 from pallas.onebot.convert import stored_message_from_turn
-from pallas.product.llm import reply_step
-from pallas.product.llm.context import processors
-from pallas.product.llm.context.budget import BudgetResult
-from pallas.product.llm.context.chat_prompt import SECTION_SEPARATOR
-from pallas.product.llm.context.pipeline_cache import ChatPipelines
-from pallas.product.llm.context.processors import build_chat_pipeline
-from pallas.product.llm.context.request import ChatRequest
+from pallas.turn import reply as reply_step
 from tests.harness.fake_openai import FakeOpenAI
 from tests.integration.chat_app import BOT, GROUP, REPO, RecordingSender, start_chat_app
 

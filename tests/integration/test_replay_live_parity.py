@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from pallas.app import build_replay_router
-from pallas.console.replay.events import _parse, adapter_to_me
-from pallas.console.replay.report import ReplayTotals
+from pallas.cli.replay.events import _parse, adapter_to_me
+from pallas.cli.replay.report import ReplayTotals
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore
 from pallas.onebot.convert import turn_input_from_event
-from pallas.product.llm.turn_route import NextStep, RoutedTurn, TurnRouter
+from pallas.turn.route import NextStep, RoutedTurn, RouteStep
 from tests.harness.fake_openai import FakeOpenAI
 from tests.integration.chat_app import REPO, start_chat_app
 
@@ -43,7 +43,7 @@ def _decision(routed: RoutedTurn) -> tuple[str, ...]:
     return (routed.step.value, route.outcome.value, route.stage, route.reason)
 
 
-async def _delivered(router: TurnRouter, routed: RoutedTurn, reply_id: int) -> None:
+async def _delivered(router: RouteStep, routed: RoutedTurn, reply_id: int) -> None:
     turn, now = routed.turn, router.clock.now()
     routing = routed.config.routing
     engine = router.routing

@@ -9,30 +9,27 @@ from dataclasses import dataclass
 
 import pytest
 
+from pallas.config import GroupConfig
+from pallas.context.pipeline import CURRENT
+from pallas.context.pipeline import SUMMARY as SUMMARY_KIND
+from pallas.context.session_messages import build_llm_chat_messages
 from pallas.core.clock import FakeClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
-from pallas.core.db.repositories.session_topics import (
-    ImageDescriptionRepository,
-    SessionTopicRepository,
-)
 from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
 from pallas.core.records import SessionTurn
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
-from pallas.product.config import GroupConfig
-from pallas.product.llm.context.pipeline import CURRENT
-from pallas.product.llm.context.pipeline import SUMMARY as SUMMARY_KIND
-from pallas.product.llm.context.session_store import build_llm_chat_messages
-from pallas.product.llm.provider.client import LLMClient
-from pallas.product.llm.provider.image_fetch import ImageFetchConfig
-from pallas.product.llm.reply_context import fetch_turn_rows
-from pallas.product.llm.session.image_descriptions import PlaceholderDescriber
-from pallas.product.llm.session.session_summary import SessionSummaryHook
-from pallas.product.llm.session.summary_rules import SUMMARY_PREFIX, SessionSummaryConfig
+from pallas.features.session.image_descriptions import PlaceholderDescriber
+from pallas.features.session.repository import ImageDescriptionRepository, SessionTopicRepository
+from pallas.features.session.session_summary import SessionSummaryHook
+from pallas.features.session.summary_rules import SUMMARY_PREFIX, SessionSummaryConfig
+from pallas.providers.client import LLMClient
+from pallas.providers.image_fetch import ImageFetchConfig
+from pallas.turn.turn_context import fetch_turn_rows
 from tests.harness.fake_openai import FakeOpenAI, Scripted
 from tests.unit.images.local_http import LocalHttpServer, Route
 

@@ -364,7 +364,7 @@ async def test_prefixes_do_not_see_each_other(backend: Backend) -> None:
     assert await two.set_if_absent("route:1:g2:pending", "x")
 
 
-# -- cost guard counters (pallas.product.llm.cost) --------------------------------------------
+# -- cost guard counters (pallas.features.cost) --------------------------------------------
 
 
 class _Ledger:
@@ -384,7 +384,7 @@ COST_NOW = 1_760_000_000.0
 
 
 async def test_cost_counters_add_up_across_processes_and_seed_once(backend: Backend) -> None:
-    from pallas.product.llm.cost.counters import UsageCounters
+    from pallas.features.cost.counters import UsageCounters
 
     ledger = _Ledger(calls=5, tokens=500)
     a = UsageCounters(backend.store, ledger)  # type: ignore[arg-type]
@@ -408,7 +408,7 @@ async def test_cost_counters_add_up_across_processes_and_seed_once(backend: Back
 
 
 async def test_cost_once_today_and_limit_hits_are_shared(backend: Backend) -> None:
-    from pallas.product.llm.cost.counters import UsageCounters
+    from pallas.features.cost.counters import UsageCounters
 
     a, b = UsageCounters(backend.store), UsageCounters(other_process(backend))
     wins = await asyncio.gather(
@@ -426,12 +426,12 @@ async def test_cost_member_bucket_holds_across_processes(backend: Backend) -> No
     import random
     from dataclasses import replace
 
+    from pallas.config import GroupConfig
     from pallas.core.turn import TurnInput
-    from pallas.product.config import GroupConfig
-    from pallas.product.llm.cost.counters import UsageCounters
-    from pallas.product.llm.cost.guard import CostGuard
-    from pallas.product.llm.routing.route_pipeline import duplicate_result
-    from pallas.product.llm.routing.triggers import TriggerKind
+    from pallas.features.cost.counters import UsageCounters
+    from pallas.features.cost.guard import CostGuard
+    from pallas.routing.evaluate import duplicate_result
+    from pallas.routing.triggers import TriggerKind
 
     config = GroupConfig.model_validate({"cost": {"member": {"burst": 2}}})
     guards = [

@@ -14,9 +14,9 @@ import pytest
 
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore, StateUnavailableError, claim
-from pallas.product.llm.routing.config import AmbientConfig, RoutingConfig
-from pallas.product.llm.routing.route_pipeline import RouteOutcome
-from pallas.product.llm.routing.router import RoutingEngine
+from pallas.routing.config import AmbientConfig, RoutingConfig
+from pallas.routing.evaluate import RouteOutcome
+from pallas.routing.router import Router
 from pallas.runtime import PallasRuntime
 from tests.harness.redis_server import RedisServer, running_redis, unavailable_reason
 from tests.unit.routing.helpers import ALIASES, ALICE, BOB, BOT, GROUP, turn
@@ -24,12 +24,7 @@ from tests.unit.routing.helpers import ALIASES, ALICE, BOB, BOT, GROUP, turn
 pytestmark = pytest.mark.skipif(unavailable_reason() is not None, reason=unavailable_reason() or "")
 
 if unavailable_reason() is None:
-    from pallas.core.state_redis import (
-        RedisStateStore,
-        glob_escape,
-        open_state_store,
-        redact_url,
-    )
+    from pallas.core.state_redis import RedisStateStore, glob_escape, open_state_store, redact_url
 
 QUIET = RoutingConfig(ambient=AmbientConfig(enabled=False))
 
@@ -197,11 +192,11 @@ async def test_the_runtime_refuses_to_start_on_an_unreachable_redis(
 # -- routing over one Redis, two processes ------------------------------------------------------
 
 
-def _engines(pair: tuple[RedisStateStore, RedisStateStore]) -> tuple[RoutingEngine, RoutingEngine]:
-    return RoutingEngine(pair[0]), RoutingEngine(pair[1])
+def _engines(pair: tuple[RedisStateStore, RedisStateStore]) -> tuple[Router, Router]:
+    return Router(pair[0]), Router(pair[1])
 
 
-async def _route(engine: RoutingEngine, text: str, now: float, **kwargs: object):
+async def _route(engine: Router, text: str, now: float, **kwargs: object):
     t = turn(text, time=now, **kwargs)  # type: ignore[arg-type]
     return await engine.route(t, QUIET, aliases=ALIASES, now=now, rng=random.Random(3))
 

@@ -8,7 +8,7 @@ import pytest
 
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
-from pallas.core.db.repositories.stickers import DESCRIBED, Sighting, StickerRepository
+from pallas.features.stickers.repository import DESCRIBED, Sighting, StickerRepository
 
 BOT, GROUP, OTHER = 2_900_000_001, 68_000_001, 68_000_002
 NOW = 1_790_000_000.0

@@ -9,18 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from pallas.admin import AdminContext, find_command
 from pallas.app import admin_services_for
 from pallas.core.clock import FakeClock
-from pallas.core.db.repositories.session_variables import (
-    SessionVariableRepository,
-    VariableWrite,
-)
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
-from pallas.product.admin import AdminContext, find_command
-from pallas.product.llm.svars.ops import split_svar_tags
-from pallas.product.llm.svars.pending import PendingCommits
-from pallas.product.llm.svars.service import SvarService
+from pallas.features.svars.ops import split_svar_tags
+from pallas.features.svars.pending import PendingCommits
+from pallas.features.svars.repository import SessionVariableRepository, VariableWrite
+from pallas.features.svars.service import SvarService
 from pallas.runtime import PallasRuntime
 
 REPO = Path(__file__).resolve().parents[2]

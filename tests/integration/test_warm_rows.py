@@ -1,7 +1,7 @@
 """The reply path's warm caches answer exactly as the repositories do (each backend).
 
-`WarmMessages` (the newest lines of each group, fed where messages are recorded) against
-`MessageRepository.recent`, and `WarmSessions` (session windows fed by the session repository)
+`MessageCache` (the newest lines of each group, fed where messages are recorded) against
+`MessageRepository.recent`, and `SessionCache` (session windows fed by the session repository)
 against `ChatSessionRepository`, over the same histories: message ids out of order, equal
 times, the bot's own lines, duplicates, late backlog lines, many groups, LRU eviction, summary
 rewrites and `/forget`. Row ids of warm timeline rows are None (not used on the reply path).
@@ -19,12 +19,12 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.message_cache import MessageCache, stored_form
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.repositories.snapshots import InjectionSnapshot, SnapshotRepository
 from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
-from pallas.core.db.warm_messages import WarmMessages, stored_form
-from pallas.core.db.warm_sessions import WarmSessions
+from pallas.core.db.session_cache import SessionCache
 from pallas.core.records import SessionTurn, StoredMessage
 
 BOT, BOT2 = 9_000, 9_001
@@ -85,7 +85,7 @@ def _plain(rows: list[StoredMessage]) -> list[StoredMessage]:
     return [replace(m, row_id=0) for m in rows]
 
 
-async def _same_timelines(env: Env, warm: WarmMessages, bot_id: int = BOT) -> None:
+async def _same_timelines(env: Env, warm: MessageCache, bot_id: int = BOT) -> None:
     for group in GROUPS:
         for limit in (1, 2, 5, 9, 16, 24, 40):
             got = await warm.recent(bot_id, group, limit=limit)
@@ -98,7 +98,7 @@ async def _same_timelines(env: Env, warm: WarmMessages, bot_id: int = BOT) -> No
 async def test_warm_timeline_equals_the_repository(env: Env, seed: int) -> None:
     history = _history(seed, 240)
     await env.messages.add_many(history[:120])  # before the bot started
-    warm = WarmMessages(env.messages, per_group=24)
+    warm = MessageCache(env.messages, per_group=24)
     await _same_timelines(env, warm)  # first touch: one DB read per group
     for message in history[120:]:  # recorded while the bot runs: noted at submit, then stored
         warm.note(message)
@@ -109,7 +109,7 @@ async def test_warm_timeline_equals_the_repository(env: Env, seed: int) -> None:
 async def test_noted_lines_are_seen_before_they_are_stored(env: Env) -> None:
     rng = random.Random(5)
     await env.messages.add_many([_message(rng, 501, i, NOW + i) for i in range(30)])
-    warm = WarmMessages(env.messages, per_group=24)
+    warm = MessageCache(env.messages, per_group=24)
     await warm.recent(BOT, 501, limit=8)
     pending = [_message(rng, 501, 1000 + i, NOW + 100 + i) for i in range(3)]
     for message in pending:
@@ -122,7 +122,7 @@ async def test_noted_lines_are_seen_before_they_are_stored(env: Env) -> None:
 async def test_a_late_backlog_line_lands_by_time_or_not_at_all(env: Env) -> None:
     rng = random.Random(6)
     await env.messages.add_many([_message(rng, 501, i, NOW + i) for i in range(40)])
-    warm = WarmMessages(env.messages, per_group=8)
+    warm = MessageCache(env.messages, per_group=8)
     await warm.recent(BOT, 501, limit=8)
     late_inside = _message(rng, 501, 500, NOW + 35.5)  # older than the newest, in the window
     late_outside = _message(rng, 501, 501, NOW + 1.5)  # older than the window
@@ -145,7 +145,7 @@ async def test_groups_and_bots_never_mix_and_eviction_rebuilds(env: Env) -> None
         for b in (BOT, BOT2)
     ]
     await env.messages.add_many(rows)
-    warm = WarmMessages(env.messages, per_group=10, max_groups=2)  # evicts constantly
+    warm = MessageCache(env.messages, per_group=10, max_groups=2)  # evicts constantly
     for _ in range(2):
         await _same_timelines(env, warm, BOT)
         await _same_timelines(env, warm, BOT2)
@@ -170,7 +170,7 @@ async def test_a_line_arriving_during_the_first_read_is_not_lost(env: Env) -> No
             warm.note(message)
             await env.messages.add_many([message])
 
-    warm = WarmMessages(env.messages, flush=flush, per_group=24)
+    warm = MessageCache(env.messages, flush=flush, per_group=24)
     first = await warm.recent(BOT, 501, limit=3)  # raced by the late line: from the DB
     assert [m.message_id for m in first] == [8, 9, 99]
     assert await warm.recent(BOT, 501, limit=3) == _plain(first)  # now warm
@@ -195,7 +195,7 @@ async def test_lines_arriving_during_the_first_read_join_the_new_window(env: Env
         return await plain_recent(*args, **kwargs)
 
     env.messages.recent = recent  # type: ignore[method-assign]
-    warm = WarmMessages(env.messages, flush=flush, per_group=24)
+    warm = MessageCache(env.messages, flush=flush, per_group=24)
     await warm.recent(BOT, 501, limit=3)
     await env.messages.add_many(stored_after)  # the writer catches up
     assert calls == 1  # the window was built by that read: no second query
@@ -217,7 +217,7 @@ async def test_a_reader_during_another_readers_load_sees_the_uncommitted_line(en
         await release.wait()
         await env.messages.add_many([queued])
 
-    warm = WarmMessages(env.messages, flush=flush, per_group=24)
+    warm = MessageCache(env.messages, flush=flush, per_group=24)
     warm.note(queued)  # no window yet: ignored, as at a group's first line
     warming = asyncio.ensure_future(warm.recent(BOT, 501, limit=1))  # the group's warm-up
     await asyncio.sleep(0)
@@ -233,7 +233,7 @@ async def test_quoted_lines_come_from_the_window_or_the_db(env: Env) -> None:
     rng = random.Random(9)
     rows = [_message(rng, 501, i, NOW + i) for i in range(40)]
     await env.messages.add_many(rows)
-    warm = WarmMessages(env.messages, per_group=8)
+    warm = MessageCache(env.messages, per_group=8)
     await warm.recent(BOT, 501, limit=4)
     found = await warm.find_by_message_ids(BOT, 501, [39, 2, 12345])
     want = await env.messages.find_by_message_ids(BOT, 501, [39, 2, 12345])
@@ -258,7 +258,7 @@ def _turns(rng: random.Random, n: int, group: int = 501) -> list[SessionTurn]:
     return out
 
 
-async def _same_sessions(env: Env, warm: WarmSessions, group: int = 501) -> None:
+async def _same_sessions(env: Env, warm: SessionCache, group: int = 501) -> None:
     for user in range(100, 104):
         for limit in (1, 4, 18, 30):
             got = await warm.recent_for_user(BOT, group, user, limit=limit)
@@ -278,7 +278,7 @@ async def test_warm_sessions_equal_the_repository_through_changes(env: Env) -> N
     rng = random.Random(11)
     await env.chat.append(_turns(rng, 30))
     await env.chat.append(_turns(rng, 5, group=502))  # never leaks into 501
-    warm = WarmSessions(env.chat, user_window=12, group_window=10)
+    warm = SessionCache(env.chat, user_window=12, group_window=10)
     await _same_sessions(env, warm)
     for pair in range(6):  # reply turns append write-behind
         env.chat.append_later(_turns(rng, 1)[0:2])
@@ -296,7 +296,7 @@ async def test_warm_sessions_equal_the_repository_through_changes(env: Env) -> N
 
 
 class _CountingRepo:
-    """Counts the DB reads `WarmSessions` makes through the real repository."""
+    """Counts the DB reads `SessionCache` makes through the real repository."""
 
     def __init__(self, repo: ChatSessionRepository) -> None:
         self.reads: list[str] = []
@@ -315,7 +315,7 @@ async def test_a_member_new_to_a_known_group_costs_no_query(env: Env) -> None:
     rng = random.Random(5)
     await env.chat.append(_turns(rng, 10))  # members 100-103 of group 501
     await env.chat.append([SessionTurn(BOT, 502, 300, "user", "别的群", NOW)])
-    warm = WarmSessions(env.chat, user_window=12, group_window=10)
+    warm = SessionCache(env.chat, user_window=12, group_window=10)
     counting = _CountingRepo(env.chat)
     assert await warm.recent_for_user(BOT, 501, 100, limit=4)  # a known member: loaded
     counting.reads.clear()
@@ -343,7 +343,7 @@ async def test_concurrent_reads_of_a_cold_member_share_one_load(env: Env) -> Non
     await env.chat.append(_turns(rng, 10))
     summary = SessionTurn(BOT, 501, 101, "user", "摘要", NOW + 500, is_summary=True)
     await env.chat.replace_with_summary(summary, [])
-    warm = WarmSessions(env.chat, user_window=48, group_window=10)
+    warm = SessionCache(env.chat, user_window=48, group_window=10)
     counting = _CountingRepo(env.chat)
     turns, latest, again = await asyncio.gather(
         warm.recent_for_user(BOT, 501, 101, limit=48),
@@ -472,7 +472,7 @@ async def test_a_first_read_merges_the_writers_unstored_lines_without_waiting(
 
     other_bot = _message(rng, 501, 90, NOW + 90, bot_id=BOT2)
     other_group = _message(rng, 502, 91, NOW + 91)
-    warm = WarmMessages(
+    warm = MessageCache(
         env.messages,
         flush=flush,
         unstored=lambda group: [

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 from nonebug import App
 
+from pallas.features.memory.member_commands import REPLY_TAUGHT
+from pallas.features.memory.service import MemoryService
 from pallas.onebot import lifecycle
-from pallas.product.llm.memory.member_commands import REPLY_TAUGHT
-from pallas.product.llm.memory.service import MemoryService
 from tests.plugins.conftest import (
     SUPERUSER,
     Pallas,
@@ -49,5 +49,5 @@ async def test_one_memory_service_serves_chat_member_and_admin_commands(
         ctx.should_call_send(listing, TextWith("喜欢猫"), None)
     shared = lifecycle.get_app()
     assert built == [shared.memory]
-    assert shared.pipeline_state.memory is shared.memory
+    assert shared.turn_extras.memory is shared.memory
     assert shared.chat.reply.stickers is shared.stickers

@@ -1,4 +1,4 @@
-"""packages/console: the web console is mounted on NoneBot's app and armed by the lifecycle."""
+"""packages/web_console: the web console is mounted on NoneBot's app and armed by the lifecycle."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from typing import Any
 from nonebot.adapters.onebot.v11 import ActionFailed
 from nonebug import App
 
-from pallas.core.db.repositories.learning_feedback import FeedbackRepository, StoredFeedback
+from pallas.features.learning.feedback_repository import FeedbackRepository, StoredFeedback
 from pallas.runtime import PallasRuntime
 from tests.plugins.conftest import (
     BOT_ID,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from nonebug import App
 
 from pallas.app import memory_service_for
-from pallas.product.llm.memory.isolation import own_scope
-from pallas.product.llm.memory.kinds import PERSON_FACTS
-from pallas.product.llm.memory.member_commands import REPLY_FORGOTTEN, REPLY_TAUGHT
+from pallas.features.memory.isolation import own_scope
+from pallas.features.memory.kinds import PERSON_FACTS
+from pallas.features.memory.member_commands import REPLY_FORGOTTEN, REPLY_TAUGHT
 from pallas.runtime import PallasRuntime
 from tests.plugins.conftest import (
     BOT_ID,

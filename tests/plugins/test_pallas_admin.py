@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from nonebug import App
 
-from pallas.product.admin import help_text
+from pallas.admin import help_text
 from tests.plugins.conftest import (
     SUPERUSER,
     Pallas,

@@ -7,7 +7,7 @@ from typing import Any
 from nonebot.adapters.onebot.v11 import Message, MessageSegment
 from nonebug import App
 
-from pallas.core.db.repositories.stickers import StickerRepository
+from pallas.features.stickers.repository import StickerRepository
 from tests.plugins.conftest import BOT_ID, Pallas, arrive, group_message, onebot
 
 GROUP, QUIET_GROUP = 61_300_001, 61_300_002

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from pallas.product.llm.provider.warm import _one_completion, warm_request_path
+from pallas.providers.sdk_warmup import _one_completion, warm_request_path
 
 
 async def test_one_offline_completion_through_the_sdk() -> None:

@@ -18,7 +18,7 @@ def _modules_after(statement: str) -> set[str]:
 
 def test_building_the_app_does_not_import_the_openai_sdk() -> None:
     modules = _modules_after(
-        "from pallas.app import build_app\nfrom pallas.product.llm.provider.client import LLMClient"
+        "from pallas.app import build_app\nfrom pallas.providers.client import LLMClient"
     )
     assert "openai" not in modules
     assert "pallas.app" in modules
@@ -26,7 +26,7 @@ def test_building_the_app_does_not_import_the_openai_sdk() -> None:
 
 def test_jieba_is_imported_without_pkg_resources_and_segments_the_same() -> None:
     modules = _modules_after(
-        "from pallas.product.llm.memory.text import tokenize\n"
+        "from pallas.features.memory.text import tokenize\n"
         "assert tokenize('罗德岛的干员们在周末一起打活动')[:3] == ('德岛', '罗德岛', '干员')"
     )
     assert "jieba" in modules
@@ -34,7 +34,7 @@ def test_jieba_is_imported_without_pkg_resources_and_segments_the_same() -> None
 
 
 def test_the_sdk_loads_on_demand() -> None:
-    modules = _modules_after("from pallas.product.llm.provider.client import load_sdk\nload_sdk()")
+    modules = _modules_after("from pallas.providers.client import load_sdk\nload_sdk()")
     assert "openai" in modules
 
 

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from pallas.product.llm.chat_turn_contracts import TurnOutcome, TurnResult
-from pallas.product.llm.cost.turn_exit import outcome_name
-from pallas.product.llm.routing.route_pipeline import RouteOutcome
+from pallas.routing.evaluate import RouteOutcome
+from pallas.turn.contracts import TurnOutcome, TurnResult
+from pallas.turn.cost_exit import outcome_name
 
 
 def test_every_routing_outcome_is_a_turn_result_with_the_same_value():

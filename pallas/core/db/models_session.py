@@ -2,7 +2,7 @@
 
 - `session_topic` — every `【此前对话摘要】` written by the session compressor is also archived
   here as an "old topic" of its subject user, in the conversation's own scope (see
-  `pallas.product.llm.memory.isolation`), and recalled by topic as 【相关旧话题】.
+  `pallas.features.memory.isolation`), and recalled by topic as 【相关旧话题】.
 - `image_description` — the vision model's one-line description of an image, keyed by the
   sha256 of the image bytes, so each image is described at most once.
 

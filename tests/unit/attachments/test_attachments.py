@@ -6,7 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from pallas.product.llm.attachments.files import (
+from pallas.context.config import ContextConfig
+from pallas.context.pipeline import PromptDraft
+from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.request import assemble_chat_request
+from pallas.features.attachments.files import (
     AttachmentText,
     FileRef,
     decode_text,
@@ -14,11 +18,7 @@ from pallas.product.llm.attachments.files import (
     voice_urls,
     wanted,
 )
-from pallas.product.llm.attachments.images import image_budget
-from pallas.product.llm.context.config import ContextConfig
-from pallas.product.llm.context.pipeline import PromptDraft
-from pallas.product.llm.context.processor_inputs import ChatTurnContext
-from pallas.product.llm.context.request import assemble_chat_request
+from pallas.features.attachments.images import image_budget
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
@@ -117,7 +117,7 @@ def test_image_budget(budget, images, cost, expected) -> None:
 async def test_an_upload_is_remembered_per_member_and_taken_once() -> None:
     from pallas.core.clock import FakeClock
     from pallas.core.state import MemoryStateStore
-    from pallas.product.llm.attachments.uploads import remember_upload, take_upload, upload_info
+    from pallas.features.attachments.uploads import remember_upload, take_upload, upload_info
 
     clock = FakeClock()
     state = MemoryStateStore(clock)
@@ -140,10 +140,10 @@ async def test_an_upload_is_remembered_per_member_and_taken_once() -> None:
 async def test_images_the_turn_will_attach_are_counted_with_the_quoted_ones(
     own: int, quoted: int, cap: int, expected: int
 ) -> None:
+    from pallas.config import GroupConfig
     from pallas.core.records import StoredMessage
     from pallas.core.turn import TurnInput
-    from pallas.product.config import GroupConfig
-    from pallas.product.llm.pipeline_state import PipelineState
+    from pallas.turn.extras import TurnExtras
 
     row = StoredMessage(1, 2, 77, 5, 1.0, "[图片]", segments=({"type": "image"},) * quoted)
 
@@ -151,7 +151,7 @@ async def test_images_the_turn_will_attach_are_counted_with_the_quoted_ones(
         async def find_by_message_ids(self, bot_id, group_id, ids):  # type: ignore[no-untyped-def]
             return {77: row}
 
-    state = PipelineState(Messages(), None, None, None, None, None)  # type: ignore[arg-type]
+    state = TurnExtras(Messages(), None, None, None, None, None)  # type: ignore[arg-type]
     config = GroupConfig.model_validate({"images": {"max_images_per_turn": cap}})
     turn = TurnInput(1, 2, 3, 78, 1.0, "这是谁", reply_to=77)
     assert await state._image_count(turn, config, own) == expected
@@ -162,13 +162,13 @@ async def test_attachment_fetching_runs_in_its_own_task_and_lookups_need_none() 
     `asyncio.timeout`, bound to the current task) must run in a task of its own."""
     import asyncio
 
+    from pallas.config import GroupConfig
     from pallas.core.clock import FakeClock
     from pallas.core.state import MemoryStateStore
     from pallas.core.turn import Segment, TurnInput
-    from pallas.product.config import GroupConfig
-    from pallas.product.llm.pipeline_state import PipelineState
+    from pallas.turn.extras import TurnExtras
 
-    state = PipelineState(None, MemoryStateStore(FakeClock()), None, None, None, None)  # type: ignore[arg-type]
+    state = TurnExtras(None, MemoryStateStore(FakeClock()), None, None, None, None)  # type: ignore[arg-type]
     config = GroupConfig()
     caller = asyncio.current_task()
     fetched_in: list[asyncio.Task | None] = []

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from pallas.config import GroupConfig
 from pallas.core.config_files import GroupConfigStore, default_only_keys
-from pallas.product.config import GroupConfig
 from pallas.web.config_edit import ConfigRejected, validate_text
 
 PROCESS_WIDE = {

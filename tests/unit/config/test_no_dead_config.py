@@ -21,7 +21,7 @@ from typing import get_args
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from pallas.product.config import GroupConfig
+from pallas.config import GroupConfig
 
 ROOT = Path(__file__).resolve().parents[3]
 

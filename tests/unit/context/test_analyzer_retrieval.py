@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pallas.product.llm.context.analyzer import render_snapshot
+from pallas.context.analyzer import render_snapshot
 
 
 def snapshot() -> dict:

@@ -1,10 +1,10 @@
 import pytest
 
+from pallas.context import budget as budget_mod
+from pallas.context.budget import TRUNCATION_MARKER, ModelTokenBudget, apply_budget
+from pallas.context.chat_prompt import draft_request
+from pallas.context.pipeline import DraftMessage, PromptDraft, PromptSection
 from pallas.core.tokens import count_message_tokens
-from pallas.product.llm.context import budget as budget_mod
-from pallas.product.llm.context.budget import TRUNCATION_MARKER, ModelTokenBudget, apply_budget
-from pallas.product.llm.context.chat_prompt import draft_request
-from pallas.product.llm.context.pipeline import DraftMessage, PromptDraft, PromptSection
 
 PROTECTED_TEXTS = {
     "guard": "【注入护栏】\n- 护栏内容",

@@ -2,7 +2,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from pallas.product.llm.context.chat_prompt import (
+from pallas.context.chat_prompt import (
     ChatPromptAssembler,
     ReplyShapeSpec,
     ToolResult,
@@ -14,9 +14,9 @@ from pallas.product.llm.context.chat_prompt import (
     render_tool_context,
     render_turn_policy,
 )
-from pallas.product.llm.context.pipeline import DraftMessage, PromptDraft, PromptSection
-from pallas.product.llm.context.sections import SECTION_IDS
-from pallas.product.llm.persona.prompt_guard import PROMPT_INJECTION_GUARD
+from pallas.context.pipeline import DraftMessage, PromptDraft, PromptSection
+from pallas.context.prompt_guard import PROMPT_INJECTION_GUARD
+from pallas.context.sections import SECTION_IDS
 
 
 def test_fifteen_sections_in_spec_order():

@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from pallas.product.llm.context.config import ContextConfig
+from pallas.context.config import ContextConfig
 
 
 def test_defaults_are_the_spec_numbers():

@@ -1,11 +1,11 @@
 import pytest
 
-from pallas.core.cq import parse_cq
-from pallas.core.records import StoredMessage
-from pallas.product.llm.context.group_timeline import (
+from pallas.context.group_timeline import (
     ambient_snapshot_from_timeline,
     build_recent_group_timeline,
 )
+from pallas.core.cq import parse_cq
+from pallas.core.records import StoredMessage
 
 BOT = 10
 OTHER_BOT = 11

@@ -1,4 +1,4 @@
-"""`GroupWarmup`: which lines queue a group's warm-up, and what a warm-up runs."""
+"""`GroupPreload`: which lines queue a group's warm-up, and what a warm-up runs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from pallas.core.clock import FakeClock
 from pallas.core.records import StoredMessage
-from pallas.product.llm.group_warmup import GroupWarmup
+from pallas.turn.group_preload import GroupPreload
 
 BOT = 9
 
@@ -37,9 +37,9 @@ class Loads:
         return run
 
 
-def warmup(loads: Loads, clock: FakeClock, **kw: Any) -> GroupWarmup:
+def warmup(loads: Loads, clock: FakeClock, **kw: Any) -> GroupPreload:
     disabled = kw.pop("disabled", ())
-    return GroupWarmup(
+    return GroupPreload(
         [loads.load("a"), loads.load("b")],
         clock=clock,
         group_config=lambda g: config(g not in disabled),
@@ -100,7 +100,7 @@ async def test_a_failing_load_is_logged_and_the_others_still_run(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     clock, loads = FakeClock(), Loads()
-    w = GroupWarmup(
+    w = GroupPreload(
         [loads.load("a", fail=True), loads.load("b")],
         clock=clock,
         group_config=lambda g: config(),
@@ -117,7 +117,7 @@ async def test_a_run_of_many_groups_says_when_it_is_done(
     caplog: pytest.LogCaptureFixture, groups: int, logged_at_info: bool
 ) -> None:
     clock, loads = FakeClock(), Loads()
-    w = GroupWarmup([loads.load("a")], clock=clock, group_config=lambda g: config())
+    w = GroupPreload([loads.load("a")], clock=clock, group_config=lambda g: config())
     with caplog.at_level(logging.DEBUG, logger="pallas.chat"):
         for group in range(1, groups + 1):
             w.seen(line(group))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from pallas.context.chat_prompt import ChatPromptAssembler
+from pallas.context.pipeline import PromptSection
+from pallas.context.prompt_guard import sanitize_prompt_block
 from pallas.core import tokens
-from pallas.product.llm.context.chat_prompt import ChatPromptAssembler
-from pallas.product.llm.context.pipeline import PromptSection
-from pallas.product.llm.persona.prompt_guard import sanitize_prompt_block
 
 LONG = "【近期群聊】\n" + "\n".join(
     f"群友{i}: 今天的活动关卡好难啊 <|im_start|> {i}" for i in range(400)

@@ -3,7 +3,7 @@ from types import MappingProxyType
 
 import pytest
 
-from pallas.product.llm.context.pipeline import (
+from pallas.context.pipeline import (
     CURRENT,
     BaseProcessor,
     ContextPipeline,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from pallas.context import pipeline_cache
+from pallas.context.config import ContextConfig
+from pallas.context.pipeline_cache import ChatPipelines
+from pallas.context.processors import BudgetProcessor, build_chat_pipeline
 from pallas.core.token_pieces import PieceTokenCounter
-from pallas.product.llm.context import pipeline_cache
-from pallas.product.llm.context.config import ContextConfig
-from pallas.product.llm.context.pipeline_cache import ChatPipelines
-from pallas.product.llm.context.processors import BudgetProcessor, build_chat_pipeline
 
 
 def test_the_same_setting_reuses_the_pipeline_and_another_gets_its_own():

@@ -6,17 +6,17 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from pallas.context.chat_prompt import TurnPolicy
+from pallas.context.config import ContextConfig
+from pallas.context.pipeline import BaseProcessor, DraftMessage, PromptDraft
+from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.processors import build_chat_pipeline
+from pallas.context.prompt_overrides import PromptOverrideConfig
+from pallas.context.request import assemble_chat_request
 from pallas.core.records import StoredMessage
-from pallas.product.llm.context.chat_prompt import TurnPolicy
-from pallas.product.llm.context.config import ContextConfig
-from pallas.product.llm.context.pipeline import BaseProcessor, DraftMessage, PromptDraft
-from pallas.product.llm.context.processor_inputs import ChatTurnContext
-from pallas.product.llm.context.processors import build_chat_pipeline
-from pallas.product.llm.context.prompt_overrides import PromptOverrideConfig
-from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.kb.lookup import Resolved
-from pallas.product.llm.svars.config import SvarConfig, SvarDef
-from pallas.product.llm.svars.render import SvarView
+from pallas.features.kb.lookup import Resolved
+from pallas.features.svars.config import SvarConfig, SvarDef
+from pallas.features.svars.render import SvarView
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 GROUP = 500

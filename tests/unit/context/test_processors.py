@@ -3,17 +3,13 @@ from datetime import UTC, datetime
 
 import pytest
 
+from pallas.context.chat_prompt import ReplyShapeSpec, ToolResult, TurnPolicy
+from pallas.context.config import ContextConfig
+from pallas.context.pipeline import BaseProcessor, CoreProcessorError
+from pallas.context.processor_inputs import ChatTurnContext, RetrievedBlock
+from pallas.context.processors import DEFAULT_PERSONA_BASE, build_chat_pipeline, default_processors
+from pallas.context.request import assemble_chat_request
 from pallas.core.records import SessionTurn, StoredMessage
-from pallas.product.llm.context.chat_prompt import ReplyShapeSpec, ToolResult, TurnPolicy
-from pallas.product.llm.context.config import ContextConfig
-from pallas.product.llm.context.pipeline import BaseProcessor, CoreProcessorError
-from pallas.product.llm.context.processor_inputs import ChatTurnContext, RetrievedBlock
-from pallas.product.llm.context.processors import (
-    DEFAULT_PERSONA_BASE,
-    build_chat_pipeline,
-    default_processors,
-)
-from pallas.product.llm.context.request import assemble_chat_request
 
 BOT, GROUP, OTHER_GROUP, USER = 10, 500, 600, 7
 NOW = datetime(2025, 10, 9, 8, 53, tzinfo=UTC)

@@ -1,10 +1,10 @@
 import pytest
 from pydantic import ValidationError
 
-from pallas.product.llm.context.chat_prompt import ChatPromptAssembler
-from pallas.product.llm.context.config import ContextConfig
-from pallas.product.llm.context.pipeline import PromptSection
-from pallas.product.llm.context.prompt_overrides import (
+from pallas.context.chat_prompt import ChatPromptAssembler
+from pallas.context.config import ContextConfig
+from pallas.context.pipeline import PromptSection
+from pallas.context.prompt_overrides import (
     PromptOverride,
     PromptOverrideConfig,
     apply_prompt_overrides,

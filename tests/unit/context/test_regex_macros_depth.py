@@ -9,21 +9,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pallas.product.config import GroupConfig
-from pallas.product.llm.context.depth_spec import (
-    DepthSyntaxError,
-    insert_at_depths,
-    parse_depth,
-)
-from pallas.product.llm.context.macros import MacroEnv, expand_macros, roll_dice
-from pallas.product.llm.context.regex_rules import (
-    MAX_TIMEOUTS,
-    RegexRuleConfig,
-    apply_rules,
-    build_rule_set,
-)
-from pallas.product.llm.context.rules_config import RegexLibrary
-from pallas.product.llm.persona.pack import PersonaPack
+from pallas.config import GroupConfig
+from pallas.context.depth_spec import DepthSyntaxError, insert_at_depths, parse_depth
+from pallas.context.macros import MacroEnv, expand_macros, roll_dice
+from pallas.context.regex_rules import MAX_TIMEOUTS, RegexRuleConfig, apply_rules, build_rule_set
+from pallas.context.rules_config import RegexLibrary
+from pallas.features.persona.pack import PersonaPack
 
 NOW = datetime(2026, 12, 1, 5, 5, tzinfo=UTC)  # 13:05 Beijing, a Tuesday
 ENV = MacroEnv(user="小红", char="帕拉斯", group="罗德岛", now=NOW, idle_seconds=330, seed="t")
@@ -186,7 +177,7 @@ def test_global_files_bad_file_keeps_last_good(tmp_path: Path, caplog) -> None:
 
 def test_global_files_are_looked_at_once_per_check_interval(tmp_path: Path, monkeypatch) -> None:
     """The folder is not listed on every turn: a new file counts from the next check."""
-    from pallas.product.llm.context import rules_config
+    from pallas.context import rules_config
 
     clock = [100.0]
     monkeypatch.setattr(rules_config.time, "monotonic", lambda: clock[0])

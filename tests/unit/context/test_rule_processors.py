@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from pallas.product.llm.context.chat_prompt import ToolResult
-from pallas.product.llm.context.config import ContextConfig
-from pallas.product.llm.context.processor_inputs import RetrievedBlock
-from pallas.product.llm.context.processors import build_chat_pipeline
-from pallas.product.llm.context.prompt_overrides import PromptOverrideConfig
-from pallas.product.llm.context.regex_rules import RegexRuleConfig
-from pallas.product.llm.context.request import assemble_chat_request
-from pallas.product.llm.context.rules_config import (
-    ContextRulesConfig,
-    InjectionConfig,
-    build_turn_rules,
-)
-from pallas.product.llm.memory.worldbook.model import WorldbookEntry, WorldbookPosition
-from pallas.product.llm.memory.worldbook.result import ActivatedEntry
+from pallas.context.chat_prompt import ToolResult
+from pallas.context.config import ContextConfig
+from pallas.context.processor_inputs import RetrievedBlock
+from pallas.context.processors import build_chat_pipeline
+from pallas.context.prompt_overrides import PromptOverrideConfig
+from pallas.context.regex_rules import RegexRuleConfig
+from pallas.context.request import assemble_chat_request
+from pallas.context.rules_config import ContextRulesConfig, InjectionConfig, build_turn_rules
+from pallas.features.worldbook.model import WorldbookEntry, WorldbookPosition
+from pallas.features.worldbook.result import ActivatedEntry
 from tests.unit.context.test_processors import BLOCKS, NOW, USER, make_ctx, session
 
 
@@ -285,8 +281,8 @@ async def test_everything_at_once_runs_every_processor_ok():
 
 
 async def test_placed_injections_are_admin_text_for_session_variables():
-    from pallas.product.llm.svars.config import SvarConfig, SvarDef
-    from pallas.product.llm.svars.render import SvarView
+    from pallas.features.svars.config import SvarConfig, SvarDef
+    from pallas.features.svars.render import SvarView
 
     view = SvarView(
         SvarConfig(variables=[SvarDef(name="hp", label="生命值", default=100)]), {}, USER

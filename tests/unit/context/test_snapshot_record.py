@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from pallas.product.llm.chat_turn_contracts import AnswerRecord, ModelCall, snapshot_json
-from pallas.product.llm.context.snapshot import TurnSnapshot
-from pallas.product.llm.provider.client import CompletionResult
+from pallas.context.snapshot import TurnSnapshot
+from pallas.providers.client import CompletionResult
+from pallas.turn.contracts import AnswerRecord, ModelCall, snapshot_json
 
 BASE = {
     "decision": {"outcome": "reply", "reason": "rule_reply"},

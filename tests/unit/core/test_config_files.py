@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from pallas.config import GroupConfig
 from pallas.core.config_files import GroupConfigStore, deep_merge
-from pallas.product.config import GroupConfig
 
 
 def _write(path: Path, text: str) -> None:

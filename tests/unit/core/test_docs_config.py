@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from pallas.product.config import GroupConfig
-from pallas.product.llm.persona.pack import PersonaPack
+from pallas.config import GroupConfig
+from pallas.features.persona.pack import PersonaPack
 
 REPO = Path(__file__).resolve().parents[3]
 

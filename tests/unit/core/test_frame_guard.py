@@ -8,9 +8,9 @@ import json
 import pytest
 
 from pallas.onebot.adapter import deliver_result
-from pallas.onebot.admission import Lanes, admitted
 from pallas.onebot.frame_guard import MAX_FRAME_BYTES, check_frame
-from pallas.onebot.lanes import LaneVerdict
+from pallas.onebot.lane_choice import LaneVerdict
+from pallas.onebot.lanes import Lanes, admitted
 
 EVENT = {
     "post_type": "message",

@@ -1,4 +1,4 @@
-"""Which admission lane a group message takes at the edge (pallas/onebot/lanes.py).
+"""Which admission lane a group message takes at the edge (pallas/onebot/lane_choice.py).
 
 Addressed messages — an @bot, a reply, a line naming the bot — skip the queue of unaddressed
 traffic. The verdict is taken on the raw OneBot frame, before the adapter has looked up the
@@ -13,7 +13,7 @@ import pytest
 from nonebot.adapters.onebot.v11 import Adapter
 
 from pallas.onebot.convert import turn_input_from_event
-from pallas.onebot.lanes import NORMAL, EdgeLanes, LaneVerdict, lane_for
+from pallas.onebot.lane_choice import NORMAL, EdgeLanes, LaneVerdict, lane_for
 
 BOT = 2_900_000_001
 ALIASES = ("帕拉斯", "牛牛")

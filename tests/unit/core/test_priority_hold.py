@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from pallas.onebot.admission import Lanes, admitted, releasing_hold
-from pallas.onebot.lanes import LaneVerdict
+from pallas.onebot.lane_choice import LaneVerdict
+from pallas.onebot.lanes import Lanes, admitted, releasing_hold
 
 
 def lane_of(event: str) -> LaneVerdict:

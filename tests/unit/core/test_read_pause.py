@@ -11,7 +11,7 @@ import json
 import pytest
 
 from pallas.onebot.adapter import _is_event_frame
-from pallas.onebot.admission import Lanes
+from pallas.onebot.lanes import Lanes
 from pallas.onebot.read_pause import PauseBudget
 
 EVENT = {"post_type": "message", "message_type": "group", "raw_message": 'say "echo" please'}

@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
+from pallas.admin.base import Deployment
 from pallas.core.settings import PallasSettings
-from pallas.product.admin.base import Deployment
 
 
 def test_missing_key_disables_replies(monkeypatch: pytest.MonkeyPatch) -> None:

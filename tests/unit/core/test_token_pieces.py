@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from pallas.context.chat_prompt import SECTION_SEPARATOR
+from pallas.context.prompt_guard import PROMPT_INJECTION_GUARD
 from pallas.core.token_pieces import CL100K_PATTERN, PieceTokenCounter, split_pieces
 from pallas.core.tokens import get_encoding
-from pallas.product.llm.context.chat_prompt import SECTION_SEPARATOR
-from pallas.product.llm.persona.prompt_guard import PROMPT_INJECTION_GUARD
 
 REPO = Path(__file__).resolve().parents[3]
 

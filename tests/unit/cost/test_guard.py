@@ -8,18 +8,18 @@ from dataclasses import replace
 
 import pytest
 
+from pallas.config import GroupConfig
 from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.usage import UsageTotals
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Sender, TurnInput
-from pallas.product.config import GroupConfig
-from pallas.product.llm.cost.counters import UsageCounters
-from pallas.product.llm.cost.guard import CostGuard
-from pallas.product.llm.cost.ladder import Limits
-from pallas.product.llm.routing.config import AmbientConfig, CooldownConfig, RoutingConfig
-from pallas.product.llm.routing.route_pipeline import RouteResult
-from pallas.product.llm.routing.router import RoutingEngine
-from pallas.product.llm.routing.triggers import TriggerKind
+from pallas.features.cost.counters import UsageCounters
+from pallas.features.cost.guard import CostGuard
+from pallas.features.cost.ladder import Limits
+from pallas.routing.config import AmbientConfig, CooldownConfig, RoutingConfig
+from pallas.routing.evaluate import RouteResult
+from pallas.routing.router import Router
+from pallas.routing.triggers import TriggerKind
 from tests.unit.routing.helpers import ALIASES, ALICE, BOB, BOT, GROUP, T0, turn
 
 QUIET = RoutingConfig(
@@ -37,7 +37,7 @@ class Harness:
     def __init__(self, ledger: object | None = None, cap: Limits = NO_CAP) -> None:
         self.clock = FakeClock(T0)
         self.store = MemoryStateStore(self.clock)
-        self.engine = RoutingEngine(self.store)
+        self.engine = Router(self.store)
         self.counters = UsageCounters(self.store, ledger)  # type: ignore[arg-type]
         self.guard = CostGuard(
             self.counters, deployment=cap, superusers=frozenset({99}), rng=random.Random(1)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.cost.config import BudgetConfig
-from pallas.product.llm.cost.ladder import (
+from pallas.features.cost.config import BudgetConfig
+from pallas.features.cost.ladder import (
     Limits,
     TodayUsage,
     Usage,

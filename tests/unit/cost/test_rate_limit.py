@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.cost.config import MemberLimitConfig
-from pallas.product.llm.cost.rate_limit import (
+from pallas.features.cost.config import MemberLimitConfig
+from pallas.features.cost.rate_limit import (
     ALLOWED,
     DISABLED,
     EXEMPT,

@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from pallas.product.llm.delivery.bubbles import bubble_delay, parse_reply, split_bubbles
+from pallas.turn.bubbles import bubble_delay, parse_reply, split_bubbles
 
 
 @pytest.mark.parametrize(

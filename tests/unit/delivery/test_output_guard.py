@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.delivery.bubbles import parse_reply
-from pallas.product.llm.delivery.output_guard import (
-    guard_answer,
-    guard_parsed_reply,
-    longest_leak,
-    protected_text,
-)
-from pallas.product.llm.persona.pack import PersonaPack, PersonaSections
-from pallas.product.llm.persona.prompt_guard import PROMPT_INJECTION_GUARD
+from pallas.context.prompt_guard import PROMPT_INJECTION_GUARD
+from pallas.features.persona.pack import PersonaPack, PersonaSections
+from pallas.turn.bubbles import parse_reply
+from pallas.turn.output_guard import guard_answer, guard_parsed_reply, longest_leak, protected_text
 
 PERSONA = PersonaPack(
     sections=PersonaSections(

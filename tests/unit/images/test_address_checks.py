@@ -7,8 +7,8 @@ import socket
 
 import pytest
 
-from pallas.product.llm.provider.address_checks import blocked_reason, parse_ip_literal
-from pallas.product.llm.provider.image_fetch import (
+from pallas.providers.address_checks import blocked_reason, parse_ip_literal
+from pallas.providers.image_fetch import (
     CheckedTarget,
     FetchError,
     FetchErrorReason,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pallas.product.llm.provider.image_fetch import (
+from pallas.providers.image_fetch import (
     FetchedImage,
     FetchError,
     FetchErrorReason,

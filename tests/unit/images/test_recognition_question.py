@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.context.recognition_question import (
-    is_recognition_question,
-    recognition_question_match,
-)
+from pallas.context.recognition_question import is_recognition_question, recognition_question_match
 
 RECOGNITION = [
     "这是谁",

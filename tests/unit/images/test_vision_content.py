@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.context.image_placeholders import (
+from pallas.core.image_placeholders import (
     extract_placeholder_urls,
     has_placeholders,
     mface_text,

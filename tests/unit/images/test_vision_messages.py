@@ -8,22 +8,18 @@ from typing import Any
 
 import pytest
 
+from pallas.context.processors import TIMELINE_IMAGES_CAPTION
+from pallas.core.image_placeholders import extract_placeholder_urls
+from pallas.core.message_text import session_user_content, turn_display_text, turn_session_text
 from pallas.core.records import StoredMessage
 from pallas.core.turn import Segment, TurnInput
-from pallas.product.llm.context.image_placeholders import extract_placeholder_urls
-from pallas.product.llm.context.message_text import (
-    session_user_content,
-    turn_display_text,
-    turn_session_text,
-)
-from pallas.product.llm.context.processors import TIMELINE_IMAGES_CAPTION
-from pallas.product.llm.provider.image_fetch import (
+from pallas.providers.image_fetch import (
     FetchedImage,
     FetchError,
     FetchErrorReason,
     ImageFetchConfig,
 )
-from pallas.product.llm.provider.vision_messages import (
+from pallas.turn.vision import (
     QUOTED_CAPTION,
     attach_current_images,
     image_urls_from_segments,

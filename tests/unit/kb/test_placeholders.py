@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.kb.config import KnowledgePlaceholderConfig
-from pallas.product.llm.kb.importer import chunk_text
-from pallas.product.llm.kb.placeholders import (
-    decide_activation,
-    find_placeholders,
-    parse_placeholder,
-)
+from pallas.features.kb.config import KnowledgePlaceholderConfig
+from pallas.features.kb.importer import chunk_text
+from pallas.features.kb.placeholders import decide_activation, find_placeholders, parse_placeholder
 
 CONFIG = KnowledgePlaceholderConfig(default_pool="", default_count=3, default_min_score=0.15)
 

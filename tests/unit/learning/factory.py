@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pallas.core.records import StoredMessage
-from pallas.product.llm.learning.pairs import LearningType, PairKind, ReplyPair
+from pallas.features.learning.pairs import LearningType, PairKind, ReplyPair
 
 BOT = 10_000
 GROUP = 555

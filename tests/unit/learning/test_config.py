@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from pallas.product.llm.learning.config import LearningConfig
-from pallas.product.llm.learning.reply_shape import decide_reply_shape
+from pallas.features.learning.config import LearningConfig
+from pallas.features.learning.reply_shape import decide_reply_shape
 
 
 def test_defaults_match_the_reference_figures():

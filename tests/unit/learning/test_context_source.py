@@ -6,19 +6,15 @@ from random import Random
 
 import pytest
 
-from pallas.product.llm.learning.config import LearningConfig
-from pallas.product.llm.learning.context_source import is_casual_text, learning_contribution
-from pallas.product.llm.learning.expression_pool import ExpressionPool
-from pallas.product.llm.learning.group_store import (
-    FeedbackBlocks,
-    GroupLearningData,
-    feedback_blocks,
-)
-from pallas.product.llm.learning.injection_feedback import Blame, FeedbackOutcome
-from pallas.product.llm.learning.pairs import LearningType
-from pallas.product.llm.learning.reply_shape import GroupReplyProfile
-from pallas.product.llm.learning.semantic_style import resolve_group_expression
-from pallas.product.llm.learning.strategies import BehaviorStrategy
+from pallas.features.learning.config import LearningConfig
+from pallas.features.learning.context_source import is_casual_text, learning_contribution
+from pallas.features.learning.expression_pool import ExpressionPool
+from pallas.features.learning.group_store import FeedbackBlocks, GroupLearningData, feedback_blocks
+from pallas.features.learning.injection_feedback import Blame, FeedbackOutcome
+from pallas.features.learning.pairs import LearningType
+from pallas.features.learning.reply_shape import GroupReplyProfile
+from pallas.features.learning.semantic_style import resolve_group_expression
+from pallas.features.learning.strategies import BehaviorStrategy
 
 from .factory import BOT, GROUP, OTHER_GROUP, T0, pair
 
@@ -167,8 +163,8 @@ def test_pool_recalls_exactly_what_a_full_scan_recalls() -> None:
 
 
 def test_pass_pool_takes_the_groups_repeated_short_replies_minus_rejected_ones() -> None:
-    from pallas.product.llm.learning.context_source import _active_short_phrases
-    from pallas.product.llm.learning.group_store import GroupLearningData
+    from pallas.features.learning.context_source import _active_short_phrases
+    from pallas.features.learning.group_store import GroupLearningData
 
     pairs = (
         pair("快了吗", "确实", trigger_id=1, response_id=2),

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.learning.feedback_service import pair_key_of, snapshot_sources, source_kind
-from pallas.product.llm.learning.injection_feedback import attribute_blame
+from pallas.features.learning.feedback_service import pair_key_of, snapshot_sources, source_kind
+from pallas.features.learning.injection_feedback import attribute_blame
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.learning.injection_feedback import (
+from pallas.features.learning.injection_feedback import (
     FeedbackSignal,
     InjectedSource,
     blocked_phrases,
@@ -13,7 +13,7 @@ from pallas.product.llm.learning.injection_feedback import (
     source_penalties,
     undo_feedback,
 )
-from pallas.product.llm.learning.semantic_style import resolve_group_expression
+from pallas.features.learning.semantic_style import resolve_group_expression
 
 from .factory import BOT, GROUP, OTHER_GROUP, T0, msg, pair
 

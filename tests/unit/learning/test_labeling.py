@@ -5,13 +5,13 @@ from dataclasses import replace
 
 import pytest
 
-from pallas.product.llm.learning.labeling import (
+from pallas.features.learning.labeling import (
     MAX_PAIRS_PER_JOB,
     build_label_prompt,
     chunk_pairs,
     parse_label_response,
 )
-from pallas.product.llm.learning.pairs import LearningType
+from pallas.features.learning.pairs import LearningType
 
 from .factory import pair
 

@@ -2,12 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.learning.pairs import (
-    LearningType,
-    PairKind,
-    PairOptions,
-    build_reply_pairs,
-)
+from pallas.features.learning.pairs import LearningType, PairKind, PairOptions, build_reply_pairs
 
 from .factory import BOT, GROUP, OTHER_GROUP, msg
 

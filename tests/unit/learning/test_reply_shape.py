@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.learning.reply_shape import (
+from pallas.features.learning.reply_shape import (
     GroupReplyProfile,
     Rhythm,
     ShapeOptions,

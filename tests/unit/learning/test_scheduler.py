@@ -4,8 +4,8 @@ from collections import Counter
 
 import pytest
 
-from pallas.product.llm.learning.pairs import build_reply_pairs
-from pallas.product.llm.learning.scheduler import (
+from pallas.features.learning.pairs import build_reply_pairs
+from pallas.features.learning.scheduler import (
     GroupWork,
     SchedulerOptions,
     budget_day,

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.learning.labeling import PairLabel
-from pallas.product.llm.learning.pairs import LearningType
-from pallas.product.llm.learning.reply_shape import GroupReplyProfile
-from pallas.product.llm.learning.semantic_style import (
+from pallas.features.learning.labeling import PairLabel
+from pallas.features.learning.pairs import LearningType
+from pallas.features.learning.reply_shape import GroupReplyProfile
+from pallas.features.learning.semantic_style import (
     ExpressionOptions,
     render_group_expression_block,
     resolve_group_expression,

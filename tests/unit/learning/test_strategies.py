@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from pallas.product.llm.learning.labeling import PairLabel
-from pallas.product.llm.learning.pairs import LearningType
-from pallas.product.llm.learning.strategies import (
+from pallas.features.learning.labeling import PairLabel
+from pallas.features.learning.pairs import LearningType
+from pallas.features.learning.strategies import (
     BehaviorStrategy,
     build_strategy_prompt,
     parse_strategy_response,

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from pallas.core.clock import FakeClock
-from pallas.product.llm.memory.cache import TtlLruCache, query_cache_key
+from pallas.features.memory.cache import TtlLruCache, query_cache_key
 
 
 def test_entries_expire_after_ttl() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.memory.fact_guard import classify_fact
+from pallas.features.memory.fact_guard import classify_fact
 
 # (text as taught after "记住", expected reason; "ok" = stored)
 TAUGHT = [

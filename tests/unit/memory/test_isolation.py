@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.memory.isolation import (
+from pallas.features.memory.isolation import (
     InvalidPoolName,
     can_read,
     filter_readable,
@@ -12,7 +12,7 @@ from pallas.product.llm.memory.isolation import (
     private_scope,
     readable_scopes,
 )
-from pallas.product.llm.memory.scoring import MemoryCandidate, retrieve
+from pallas.features.memory.scoring import MemoryCandidate, retrieve
 
 BOT = 10
 GROUP_A = 111

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.core.db.repositories.memory import MemoryItem
-from pallas.product.llm.context.chat_prompt import ChatPromptAssembler
-from pallas.product.llm.context.pipeline import PromptSection
-from pallas.product.llm.memory.items import normalise_key, to_candidate, with_fallback
-from pallas.product.llm.memory.kinds import (
+from pallas.context.chat_prompt import ChatPromptAssembler
+from pallas.context.pipeline import PromptSection
+from pallas.features.memory.items import normalise_key, to_candidate, with_fallback
+from pallas.features.memory.kinds import (
     GROUP_EVENTS,
     GROUP_MEMORY,
     PERSON_FACTS,
     parse_ref,
     resolve_kind,
 )
-from pallas.product.llm.memory.render import KindBlock, build_block
-from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
-from pallas.product.llm.memory.scoring import retrieve
+from pallas.features.memory.render import KindBlock, build_block
+from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
+from pallas.features.memory.scoring import retrieve
 
 NOW = 1_760_000_000.0
 

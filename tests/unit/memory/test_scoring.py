@@ -5,13 +5,13 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from pallas.product.llm.memory.retrieval_config import (
+from pallas.features.memory.retrieval_config import (
     BLOCK_KINDS,
     BlockRetrievalConfig,
     RelevanceWeights,
     RetrievalConfig,
 )
-from pallas.product.llm.memory.scoring import (
+from pallas.features.memory.scoring import (
     Bm25Index,
     MemoryCandidate,
     cosine_similarity,
@@ -21,7 +21,7 @@ from pallas.product.llm.memory.scoring import (
     relevance,
     retrieve,
 )
-from pallas.product.llm.memory.text import tokenize
+from pallas.features.memory.text import tokenize
 
 NOW = 1_760_000_000.0
 DAY = 86_400.0

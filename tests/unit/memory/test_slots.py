@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.memory.slots import Slot, decide_update, parse_slot
+from pallas.features.memory.slots import Slot, decide_update, parse_slot
 
 SLOTS = [
     ("TA住在海淀区", "residence", "海淀", False),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.memory.teaching import (
+from pallas.features.memory.teaching import (
     MemberCommand,
     detect_member_command,
     strip_address,

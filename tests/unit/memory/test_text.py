@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.memory import text
-from pallas.product.llm.memory.text import (
+from pallas.features.memory import text
+from pallas.features.memory.text import (
     cjk_bigrams,
     contains_cjk,
     normalize_query,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pallas.product.llm.memory.vector_index import VectorIndex
+from pallas.features.memory.vector_index import VectorIndex
 
 
 def _index() -> VectorIndex:

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from pallas.product.llm.memory.worldbook.activation import ActivationResult, activate_worldbook
-from pallas.product.llm.memory.worldbook.model import (
+from pallas.features.worldbook.activation import ActivationResult, activate_worldbook
+from pallas.features.worldbook.model import (
     EntryTimer,
     SelectiveLogic,
     WorldbookConfig,

@@ -6,12 +6,8 @@ import random
 
 import pytest
 
-from pallas.product.llm.memory.worldbook.activation import activate_worldbook
-from pallas.product.llm.memory.worldbook.model import (
-    WorldbookConfig,
-    WorldbookEntry,
-    WorldbookState,
-)
+from pallas.features.worldbook.activation import activate_worldbook
+from pallas.features.worldbook.model import WorldbookConfig, WorldbookEntry, WorldbookState
 
 
 def entry(uid: int, content: str = "", book: str = "a", **kw) -> WorldbookEntry:

@@ -4,14 +4,14 @@ import json
 import random
 from pathlib import Path
 
-from pallas.product.llm.memory.worldbook.activation import activate_worldbook
-from pallas.product.llm.memory.worldbook.loader import (
+from pallas.features.worldbook.activation import activate_worldbook
+from pallas.features.worldbook.loader import (
     load_worldbook_file,
     load_worldbooks,
     parse_worldbook,
     parse_worldbook_json,
 )
-from pallas.product.llm.memory.worldbook.model import (
+from pallas.features.worldbook.model import (
     SelectiveLogic,
     WorldbookConfig,
     WorldbookPosition,

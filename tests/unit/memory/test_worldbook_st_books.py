@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pallas.product.llm.memory.worldbook.activation import activate_worldbook
-from pallas.product.llm.memory.worldbook.loader import load_worldbook_file
-from pallas.product.llm.memory.worldbook.model import WorldbookConfig, WorldbookState
+from pallas.features.worldbook.activation import activate_worldbook
+from pallas.features.worldbook.loader import load_worldbook_file
+from pallas.features.worldbook.model import WorldbookConfig, WorldbookState
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ST_SHIPPED = WorldbookConfig(scan_depth=2, recursion=True, budget_cap_tokens=0)

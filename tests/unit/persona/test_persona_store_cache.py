@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from pallas.product.llm.persona.pack import PersonaStore
+from pallas.features.persona.pack import PersonaStore
 
 
 def _write(path: Path, name: str, mtime: float) -> None:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pallas.product.config import GroupConfig
-from pallas.product.llm.addressing import Addressing
-from pallas.product.llm.persona.pack import PersonaPack
+from pallas.config import GroupConfig
+from pallas.features.persona.pack import PersonaPack
+from pallas.turn.addressing import Addressing
 
 
 def _config(extra: list[str]) -> GroupConfig:

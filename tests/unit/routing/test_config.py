@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from pallas.product.llm.routing.config import RoutingConfig
+from pallas.routing.config import RoutingConfig
 
 
 @pytest.mark.parametrize(

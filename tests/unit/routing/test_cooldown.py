@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from pallas.product.llm.routing.config import CooldownConfig
-from pallas.product.llm.routing.cooldown import (
+from pallas.routing.config import CooldownConfig
+from pallas.routing.cooldown import (
     AdmissionVerdict,
     CooldownVerdict,
     decide_admission,

@@ -4,16 +4,16 @@ from typing import Any
 
 import pytest
 
-from pallas.product.llm.routing.config import ShortSocialConfig
-from pallas.product.llm.routing.current_turn_decision import (
+from pallas.routing.config import ShortSocialConfig
+from pallas.routing.current_turn_decision import (
     CurrentTurnAction,
     CurrentTurnDecisionInput,
     DeliveryStyle,
     decide_current_turn_by_rule,
 )
-from pallas.product.llm.routing.reply_targets import QuoteDecision
-from pallas.product.llm.routing.text_signals import SocialAction
-from pallas.product.llm.routing.triggers import TriggerKind
+from pallas.routing.reply_targets import QuoteDecision
+from pallas.routing.text_signals import SocialAction
+from pallas.routing.triggers import TriggerKind
 
 A = CurrentTurnAction
 S = SocialAction

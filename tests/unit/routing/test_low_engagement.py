@@ -5,10 +5,10 @@ from typing import Any
 
 import pytest
 
-from pallas.product.llm.routing import phrases
-from pallas.product.llm.routing.config import LowEngagementConfig
-from pallas.product.llm.routing.current_turn_decision import CurrentTurnAction
-from pallas.product.llm.routing.low_engagement import (
+from pallas.routing import phrases
+from pallas.routing.config import LowEngagementConfig
+from pallas.routing.current_turn_decision import CurrentTurnAction
+from pallas.routing.low_engagement import (
     build_pools,
     decide_low_engagement,
     emit_probability,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.routing.config import LowEngagementConfig
-from pallas.product.llm.turn_route import phrases_possible
+from pallas.routing.config import LowEngagementConfig
+from pallas.turn.route import phrases_possible
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
-from pallas.product.llm.routing.config import AmbientConfig, GateConfig, TriggerConfig
-from pallas.product.llm.routing.reply_gate import GateVerdict, evaluate_reply_gate
-from pallas.product.llm.routing.triggers import detect_trigger
+from pallas.routing.config import AmbientConfig, GateConfig, TriggerConfig
+from pallas.routing.reply_gate import GateVerdict, evaluate_reply_gate
+from pallas.routing.triggers import detect_trigger
 from tests.unit.routing.helpers import ALIASES, BOB, BOT, T0, turn
 
 FOLLOW = {"last_bot_reply_to_user_at": T0 - 10}

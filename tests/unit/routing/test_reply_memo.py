@@ -6,8 +6,8 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from pallas.product.llm.routing.reply_memo import BotReplyMemo
-from pallas.product.llm.routing.route_state import BotReply
+from pallas.routing.reply_memo import BotReplyMemo
+from pallas.routing.route_state import BotReply
 
 
 def fresh(raw: list[Any]) -> tuple[BotReply, ...]:

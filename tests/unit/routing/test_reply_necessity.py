@@ -4,8 +4,8 @@ from typing import Any
 
 import pytest
 
-from pallas.product.llm.routing.config import NecessityConfig
-from pallas.product.llm.routing.reply_necessity import NecessityInput, score_reply_necessity
+from pallas.routing.config import NecessityConfig
+from pallas.routing.reply_necessity import NecessityInput, score_reply_necessity
 
 CFG = NecessityConfig()
 

@@ -5,8 +5,8 @@ from typing import Any
 
 import pytest
 
-from pallas.product.llm.routing.config import QuoteConfig
-from pallas.product.llm.routing.reply_targets import (
+from pallas.routing.config import QuoteConfig
+from pallas.routing.reply_targets import (
     add_candidate,
     decide_quote,
     is_live_candidate,

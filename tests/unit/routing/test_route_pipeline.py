@@ -7,14 +7,9 @@ from typing import Any
 
 import pytest
 
-from pallas.product.llm.routing.config import (
-    AmbientConfig,
-    GateConfig,
-    LowEngagementConfig,
-    RoutingConfig,
-)
-from pallas.product.llm.routing.route_pipeline import RouteExtras, RouteOutcome, evaluate_route
-from pallas.product.llm.routing.route_state import BotReply, RouteState
+from pallas.routing.config import AmbientConfig, GateConfig, LowEngagementConfig, RoutingConfig
+from pallas.routing.evaluate import RouteExtras, RouteOutcome, evaluate_route
+from pallas.routing.route_state import BotReply, RouteState
 from tests.unit.routing.helpers import ALIASES, ALICE, BOB, T0, FixedRandom, turn
 
 EMPTY = RouteState()

@@ -9,16 +9,16 @@ import pytest
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
-from pallas.product.llm.routing.config import (
+from pallas.routing.config import (
     AmbientConfig,
     LowEngagementConfig,
     QuoteConfig,
     RoutingConfig,
     SocialFitConfig,
 )
-from pallas.product.llm.routing.current_turn_decision import CurrentTurnAction, DeliveryStyle
-from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
-from pallas.product.llm.routing.router import RoutingEngine
+from pallas.routing.current_turn_decision import CurrentTurnAction, DeliveryStyle
+from pallas.routing.evaluate import RouteOutcome, RouteResult
+from pallas.routing.router import Router
 from tests.unit.routing.helpers import ALIASES, ALICE, BOB, BOT, GROUP, T0, FixedRandom, turn
 
 QUIET = RoutingConfig(ambient=AmbientConfig(enabled=False))
@@ -32,7 +32,7 @@ class Harness:
     def __init__(self) -> None:
         self.clock = FakeClock(T0)
         self.store = MemoryStateStore(self.clock)
-        self.engine = RoutingEngine(self.store)
+        self.engine = Router(self.store)
         self.next_id = 100
 
     async def say(

@@ -16,10 +16,10 @@ import pytest
 
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore, StateUnavailableError, claim
-from pallas.product.llm.merges import TurnMerges
-from pallas.product.llm.routing.config import AmbientConfig, RoutingConfig
-from pallas.product.llm.routing.route_pipeline import RouteOutcome, RouteResult
-from pallas.product.llm.routing.router import STATE_RETRY_S, RoutingEngine
+from pallas.routing.config import AmbientConfig, RoutingConfig
+from pallas.routing.evaluate import RouteOutcome, RouteResult
+from pallas.routing.router import STATE_RETRY_S, Router
+from pallas.turn.merges import TurnMerges
 from tests.unit.routing.helpers import ALIASES, ALICE, BOB, BOT, GROUP, T0, turn
 
 QUIET = RoutingConfig(ambient=AmbientConfig(enabled=False))
@@ -77,13 +77,13 @@ class UnreachableClaims(MemoryStateStore):
         return await super().set_if_absent(key, value, ttl=ttl)
 
 
-async def _route(engine: RoutingEngine, text: str, **kwargs: Any) -> RouteResult:
+async def _route(engine: Router, text: str, **kwargs: Any) -> RouteResult:
     t = turn(text, time=T0, **kwargs)
     return await engine.route(t, QUIET, aliases=ALIASES, now=T0, rng=random.Random(3))
 
 
 async def test_two_interleaved_turns_of_one_member_start_one_llm_turn() -> None:
-    engine = RoutingEngine(YieldingStore(FakeClock(T0)))
+    engine = Router(YieldingStore(FakeClock(T0)))
     results = await asyncio.gather(
         _route(engine, "帮我看看这个报错", at_bot=True, message_id=1),
         _route(engine, "就是那个404的", at_bot=True, message_id=2),
@@ -93,7 +93,7 @@ async def test_two_interleaved_turns_of_one_member_start_one_llm_turn() -> None:
 
 
 async def test_two_interleaved_turns_in_one_group_respect_the_cooldown() -> None:
-    engine = RoutingEngine(YieldingStore(FakeClock(T0)))
+    engine = Router(YieldingStore(FakeClock(T0)))
     results = await asyncio.gather(
         _route(engine, "帮我看看这个报错", at_bot=True, message_id=1, user=ALICE),
         _route(engine, "我也想问一个问题", at_bot=True, message_id=2, user=BOB),
@@ -115,7 +115,7 @@ async def test_a_parked_line_is_never_lost_by_a_concurrent_drain() -> None:
 
 async def test_unreachable_dedupe_retries_an_addressed_message_and_skips_the_rest() -> None:
     store = UnreachableClaims(FakeClock(T0), ":seen:")
-    engine = RoutingEngine(store)
+    engine = Router(store)
     addressed = await _route(engine, "这个怎么弄啊", at_bot=True, message_id=1)
     assert (addressed.outcome, addressed.stage, addressed.reason) == (
         RouteOutcome.ACCUMULATE,
@@ -137,7 +137,7 @@ async def test_unreachable_dedupe_retries_an_addressed_message_and_skips_the_res
 async def test_unreachable_in_flight_or_cooldown_claims_do_not_block_a_claimed_message(
     marker: str,
 ) -> None:
-    engine = RoutingEngine(UnreachableClaims(FakeClock(T0), marker))
+    engine = Router(UnreachableClaims(FakeClock(T0), marker))
     result = await _route(engine, "这个怎么弄啊", at_bot=True, message_id=1)
     assert result.outcome is RouteOutcome.REPLY  # the message id is ours: fail open
 

@@ -9,25 +9,14 @@ import pytest
 
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore
-from pallas.product.llm.routing import phrases
-from pallas.product.llm.routing.ambient_stake import (
-    Mood,
-    RecentLine,
-    StakeInput,
-    assess_stake,
-    classify_mood,
-)
-from pallas.product.llm.routing.config import (
-    AmbientConfig,
-    LowEngagementConfig,
-    RoutingConfig,
-    SocialFitConfig,
-)
-from pallas.product.llm.routing.current_turn_decision import CurrentTurnAction
-from pallas.product.llm.routing.low_engagement import decide_low_engagement, expression_mood
-from pallas.product.llm.routing.route_pipeline import RouteOutcome
-from pallas.product.llm.routing.router import RoutingEngine, day_of
-from pallas.product.llm.routing.triggers import TriggerConfig, TriggerKind, detect_trigger
+from pallas.routing import phrases
+from pallas.routing.ambient_stake import Mood, RecentLine, StakeInput, assess_stake, classify_mood
+from pallas.routing.config import AmbientConfig, LowEngagementConfig, RoutingConfig, SocialFitConfig
+from pallas.routing.current_turn_decision import CurrentTurnAction
+from pallas.routing.evaluate import RouteOutcome
+from pallas.routing.low_engagement import decide_low_engagement, expression_mood
+from pallas.routing.router import Router, day_of
+from pallas.routing.triggers import TriggerConfig, TriggerKind, detect_trigger
 from tests.unit.routing.helpers import ALIASES, ALICE, BOB, BOT, GROUP, T0, FixedRandom, turn
 
 SOCIAL = SocialFitConfig()
@@ -315,7 +304,7 @@ def test_adapter_nickname_to_me_does_not_make_a_third_person_mention_an_address(
 
 async def test_daily_cap_on_unprompted_utterances() -> None:
     clock = FakeClock(T0)
-    engine = RoutingEngine(MemoryStateStore(clock))
+    engine = Router(MemoryStateStore(clock))
     config = RoutingConfig(
         ambient=AmbientConfig(rate=1.0, cooldown_s=0, budget=100),
         social=SocialFitConfig(daily_unprompted_cap=2),
@@ -343,11 +332,11 @@ async def test_daily_cap_on_unprompted_utterances() -> None:
 async def test_daily_cap_holds_against_a_stale_snapshot() -> None:
     """Another process took the last slot after this one read its snapshot."""
     from pallas.core.state_keys import RouteKeys
-    from pallas.product.llm.routing.route_state import RouteState
+    from pallas.routing.route_state import RouteState
 
     clock = FakeClock(T0)
     store = MemoryStateStore(clock)
-    engine = RoutingEngine(store)
+    engine = Router(store)
     config = RoutingConfig(
         ambient=AmbientConfig(rate=1.0, cooldown_s=0, budget=100),
         social=SocialFitConfig(daily_unprompted_cap=1),
@@ -379,8 +368,8 @@ def test_day_of_uses_the_group_time_zone(now: float, offset: float, day: str) ->
 
 
 def test_a_burst_line_merges_into_the_turn_in_flight_before_the_stake_rules() -> None:
-    from pallas.product.llm.routing.route_pipeline import evaluate_route
-    from pallas.product.llm.routing.route_state import RouteState
+    from pallas.routing.evaluate import evaluate_route
+    from pallas.routing.route_state import RouteState
 
     config = RoutingConfig(ambient=AmbientConfig(rate=1.0))
     result = evaluate_route(
@@ -396,9 +385,9 @@ def test_a_burst_line_merges_into_the_turn_in_flight_before_the_stake_rules() ->
 
 def test_an_untriggered_turn_above_threshold_still_needs_a_stake() -> None:
     """A group that weights questions high enough needs no soft trigger to pass necessity."""
-    from pallas.product.llm.routing.config import NecessityConfig
-    from pallas.product.llm.routing.route_pipeline import evaluate_route
-    from pallas.product.llm.routing.route_state import RouteState
+    from pallas.routing.config import NecessityConfig
+    from pallas.routing.evaluate import evaluate_route
+    from pallas.routing.route_state import RouteState
 
     config = RoutingConfig(
         ambient=AmbientConfig(enabled=False), necessity=NecessityConfig(question=60)
@@ -434,15 +423,15 @@ def test_an_untriggered_turn_above_threshold_still_needs_a_stake() -> None:
 def test_observed_mood_is_the_majority_of_what_the_phrase_answered(
     triggers: tuple[str, ...], mood: Mood | None
 ) -> None:
-    from pallas.product.llm.routing.ambient_stake import observed_mood
+    from pallas.routing.ambient_stake import observed_mood
 
     assert observed_mood(triggers) is mood
 
 
 def test_learned_phrases_carry_the_mood_they_were_observed_in() -> None:
-    from pallas.product.llm.learning.context_source import _active_short_phrases
-    from pallas.product.llm.learning.group_store import FeedbackBlocks, GroupLearningData
-    from pallas.product.llm.routing.ambient_stake import ObservedPhrase
+    from pallas.features.learning.context_source import _active_short_phrases
+    from pallas.features.learning.group_store import FeedbackBlocks, GroupLearningData
+    from pallas.routing.ambient_stake import ObservedPhrase
     from tests.unit.learning.factory import BOT as LBOT
     from tests.unit.learning.factory import GROUP as LGROUP
     from tests.unit.learning.factory import pair

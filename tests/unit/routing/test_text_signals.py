@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.routing.text_signals import (
+from pallas.routing.text_signals import (
     SocialAction,
     classify_social_action,
     clean_text,

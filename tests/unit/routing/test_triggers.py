@@ -6,13 +6,8 @@ from typing import Any
 
 import pytest
 
-from pallas.product.llm.routing.config import AmbientConfig, TriggerConfig
-from pallas.product.llm.routing.triggers import (
-    TriggerKind,
-    detect_trigger,
-    match_alias,
-    roll_ambient,
-)
+from pallas.routing.config import AmbientConfig, TriggerConfig
+from pallas.routing.triggers import TriggerKind, detect_trigger, match_alias, roll_ambient
 from tests.unit.routing.helpers import ALIASES, BOB, BOT, T0, FixedRandom, turn
 
 NO_AMBIENT = AmbientConfig(enabled=False)

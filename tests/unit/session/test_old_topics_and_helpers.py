@@ -6,18 +6,18 @@ from datetime import datetime
 
 import pytest
 
-from pallas.core.db.repositories.session_topics import SessionTopic
 from pallas.core.db.repositories.usage import CHINA
 from pallas.core.records import SessionTurn
-from pallas.product.llm.memory.scoring import retrieve
-from pallas.product.llm.session.image_descriptions import describe_messages, summary_image_urls
-from pallas.product.llm.session.old_topics import (
+from pallas.features.memory.scoring import retrieve
+from pallas.features.session.image_descriptions import describe_messages, summary_image_urls
+from pallas.features.session.old_topics import (
     HEADER_OLD_TOPICS,
     age_label,
     render_old_topics,
     topic_candidates,
 )
-from pallas.product.llm.session.session_summary import day_start
+from pallas.features.session.repository import SessionTopic
+from pallas.features.session.session_summary import day_start
 
 DAY = 86_400.0
 NOW = 1_780_000_000.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pallas.core.records import SessionTurn
-from pallas.product.llm.session.summary_rules import (
+from pallas.features.session.summary_rules import (
     SUMMARY_PREFIX,
     SessionSummaryConfig,
     build_summary_messages,

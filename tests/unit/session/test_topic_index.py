@@ -1,6 +1,6 @@
 """The kept scoring form of a member's topics recalls exactly what scoring the rows afresh does.
 
-`OldTopicsSource` scores a member's kept rows through `WarmTopics.prepared` (candidates, scope
+`OldTopicsSource` scores a member's kept rows through `TopicCache.prepared` (candidates, scope
 filter and BM25 index built when the rows change) instead of building candidates and an index
 on every turn. For varied rows, queries, live summaries and configs, the prepared path must give
 the same chosen topics in the same order with the same scores and the same trace as
@@ -15,11 +15,11 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from pallas.core.db.repositories.session_topics import SessionTopic
-from pallas.product.llm.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
-from pallas.product.llm.memory.scoring import RetrievalResult, retrieve, retrieve_prepared
-from pallas.product.llm.session.topic_index import KIND, topic_candidates
-from pallas.product.llm.session.warm_topics import WarmTopics, _Entry
+from pallas.features.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
+from pallas.features.memory.scoring import RetrievalResult, retrieve, retrieve_prepared
+from pallas.features.session.repository import SessionTopic
+from pallas.features.session.topic_cache import TopicCache, _Entry
+from pallas.features.session.topic_index import KIND, topic_candidates
 
 NOW = 1_780_000_000.0
 DAY = 86_400.0
@@ -99,7 +99,7 @@ def fresh(rows: list[SessionTopic], query: str, live_text: str, config: Retrieva
     )
 
 
-def kept(warm: WarmTopics, rows: list[SessionTopic], query: str, live: str, config):
+def kept(warm: TopicCache, rows: list[SessionTopic], query: str, live: str, config):
     prepared = warm.prepared(
         KEY, rows, exclude_text=live, allowed={SCOPE}, bm25=(config.bm25_k1, config.bm25_b)
     )
@@ -117,7 +117,7 @@ def test_prepared_topics_recall_what_fresh_scoring_recalls(case: Case) -> None:
     rows = topics(case.size, seed=case.size + case.live)
     live = rows[case.live].text if case.live >= 0 else ""
     config = CONFIGS[case.config]
-    warm = WarmTopics()
+    warm = TopicCache()
     for _ in range(2):  # built on the first turn, reused on the second
         same(kept(warm, rows, case.query, live, config), fresh(rows, case.query, live, config))
 
@@ -132,14 +132,14 @@ def test_the_table_has_recalls_and_misses() -> None:
 
 
 def test_unchanged_rows_reuse_the_prepared_form() -> None:
-    rows, warm = topics(50, 1), WarmTopics()
+    rows, warm = topics(50, 1), TopicCache()
     first = warm.prepared(KEY, rows, exclude_text="", allowed={SCOPE}, bm25=(1.5, 0.75))
     again = warm.prepared(KEY, rows, exclude_text="", allowed={SCOPE}, bm25=(1.5, 0.75))
     assert again is first
 
 
 def test_a_recall_is_scored_on_the_next_turn_with_the_same_index() -> None:
-    rows, warm, config = topics(50, 2), WarmTopics(), RetrievalConfig()
+    rows, warm, config = topics(50, 2), TopicCache(), RetrievalConfig()
     warm._entries[KEY] = _Entry(None, NOW, rows)  # what `for_subject` keeps for the member
     query = "吉他F和弦还是按不响"
     before = warm.prepared(KEY, rows, exclude_text="", allowed={SCOPE}, bm25=(1.5, 0.75))
@@ -158,7 +158,7 @@ def test_a_recall_is_scored_on_the_next_turn_with_the_same_index() -> None:
 
 
 def test_a_new_topic_and_a_new_live_summary_are_seen_on_the_next_turn() -> None:
-    rows, warm, config = topics(30, 3), WarmTopics(), RetrievalConfig()
+    rows, warm, config = topics(30, 3), TopicCache(), RetrievalConfig()
     warm._entries[KEY] = _Entry(None, NOW, rows)  # what `for_subject` keeps for the member
     query = "周末去杭州爬山"
     assert not kept(warm, rows, query, "", config).chosen
@@ -175,7 +175,7 @@ def test_a_new_topic_and_a_new_live_summary_are_seen_on_the_next_turn() -> None:
 
 
 def test_prepared_forms_are_bounded() -> None:
-    warm = WarmTopics(max_prepared=3)
+    warm = TopicCache(max_prepared=3)
     rows = topics(5, 4)
     for user in range(10):
         key = (BOT, GROUP, user, 200)

@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from pallas.config import GroupConfig
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
-from pallas.product.config import GroupConfig
-from pallas.product.llm.freshness import (
-    FreshAction,
-    FreshnessConfig,
-    FreshnessGate,
-    judge_freshness,
-)
-from pallas.product.llm.routing.router import RoutingEngine
+from pallas.routing.freshness import FreshAction, FreshnessConfig, FreshnessGate, judge_freshness
+from pallas.routing.router import Router
 
 NOW = 1_800_000_000.0
 
@@ -66,7 +61,7 @@ async def _no_sleep(_: float) -> None:
 
 async def test_backlog_of_ats_gets_one_short_reply_to_the_latest() -> None:
     store = MemoryStateStore(FakeClock(NOW))
-    gate = FreshnessGate(store, RoutingEngine(store), sleep=_no_sleep)
+    gate = FreshnessGate(store, Router(store), sleep=_no_sleep)
     config = FreshnessConfig()
     backlog = [_turn(11, 400), _turn(12, 300), _turn(13, 200)]
     for turn in backlog:  # the backlog arrives at once after a reconnect
@@ -84,7 +79,7 @@ async def test_backlog_of_ats_gets_one_short_reply_to_the_latest() -> None:
 
 async def test_one_short_reply_per_member_and_fresh_messages_untouched() -> None:
     store = MemoryStateStore(FakeClock(NOW))
-    gate = FreshnessGate(store, RoutingEngine(store), sleep=_no_sleep)
+    gate = FreshnessGate(store, Router(store), sleep=_no_sleep)
     config = FreshnessConfig()
     alice, bob = _turn(21, 300, user=7), _turn(22, 300, user=8)
     for turn in (alice, bob):
@@ -105,7 +100,7 @@ async def test_one_short_reply_per_member_and_fresh_messages_untouched() -> None
 
 async def test_skips_are_recorded_for_why() -> None:
     store = MemoryStateStore(FakeClock(NOW))
-    routing = RoutingEngine(store)
+    routing = Router(store)
     gate = FreshnessGate(store, routing, sleep=_no_sleep)
     group = GroupConfig()
     old = _turn(31, 500, user=9, to_me=False)
@@ -127,7 +122,7 @@ async def test_skips_are_recorded_for_why() -> None:
 async def test_latest_at_is_chosen_by_event_time_not_arrival_order() -> None:
     """A backlog is handled concurrently: the newer @ may be noted before the older one."""
     store = MemoryStateStore(FakeClock(NOW))
-    gate = FreshnessGate(store, RoutingEngine(store), sleep=_no_sleep)
+    gate = FreshnessGate(store, Router(store), sleep=_no_sleep)
     config = FreshnessConfig()
     older, newer = _turn(41, 500, user=7), _turn(42, 400, user=7)
     for turn in (newer, older):  # arrival order reversed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.merge_wait import MergeWaitConfig, needs_merge_wait
+from pallas.routing.merge_wait import MergeWaitConfig, needs_merge_wait
 
 SMART = MergeWaitConfig()
 

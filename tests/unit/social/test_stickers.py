@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pytest
 
-from pallas.core.db.repositories.stickers import Sticker
-from pallas.product.llm.stickers.describe import mface_name, parse_name_answer
-from pallas.product.llm.stickers.matching import best_sticker, prompt_names
-from pallas.product.llm.stickers.segments import sticker_sightings
+from pallas.features.stickers.describe import mface_name, parse_name_answer
+from pallas.features.stickers.matching import best_sticker, prompt_names
+from pallas.features.stickers.repository import Sticker
+from pallas.features.stickers.segments import sticker_sightings
 
 URL = "https://multimedia.nt.qq.com.cn/download?appid=1407&fileid=abc&rkey=xyz"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.svars.config import SvarConfig, SvarDef
-from pallas.product.llm.svars.ops import (
+from pallas.features.svars.config import SvarConfig, SvarDef
+from pallas.features.svars.ops import (
     SvarOp,
     apply_op,
     apply_ops,

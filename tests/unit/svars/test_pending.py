@@ -10,8 +10,8 @@ import pytest
 
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore
-from pallas.product.llm.delivery.delivery import DeliveryPlan, DeliveryResult, Segment, deliver
-from pallas.product.llm.svars.pending import PendingCommits
+from pallas.features.svars.pending import PendingCommits
+from pallas.turn.deliver import DeliveryPlan, DeliveryResult, Segment, deliver
 
 
 async def no_sleep(_: float) -> None:

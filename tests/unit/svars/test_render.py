@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pallas.product.llm.svars.config import SvarConfig, SvarDef
-from pallas.product.llm.svars.render import SvarView, render_placeholders, render_state_section
+from pallas.features.svars.config import SvarConfig, SvarDef
+from pallas.features.svars.render import SvarView, render_placeholders, render_state_section
 
 CONFIG = SvarConfig(
     variables=[

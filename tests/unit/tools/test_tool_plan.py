@@ -7,9 +7,9 @@ import random
 import pytest
 
 from pallas.core.turn import Sender, TurnInput
-from pallas.product.llm.tools.config import ToolsConfig
-from pallas.product.llm.tools.registry import default_registry
-from pallas.product.llm.tools.service import (
+from pallas.features.tools.config import ToolsConfig
+from pallas.features.tools.registry import default_registry
+from pallas.features.tools.service import (
     NO_TOOL,
     NOT_PERMITTED_RESULT,
     NOT_PERMITTED_RULE,

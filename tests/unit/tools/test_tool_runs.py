@@ -14,8 +14,8 @@ import pytest
 
 from pallas.core.clock import CHINA
 from pallas.core.records import SpeakerCount
-from pallas.product.llm.tools.calc import evaluate, format_number
-from pallas.product.llm.tools.registry import (
+from pallas.features.tools.calc import evaluate, format_number
+from pallas.features.tools.registry import (
     ToolCall,
     ToolEnv,
     ToolOutput,

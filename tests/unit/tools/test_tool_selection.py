@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.product.llm.tools.registry import ToolCall, ToolRegistry, default_registry
+from pallas.features.tools.registry import ToolCall, ToolRegistry, default_registry
 
 REGISTRY = default_registry()
 ALL = frozenset(REGISTRY.names)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from pallas.config import GroupConfig
 from pallas.core.config_files import GroupConfigStore
-from pallas.product.config import GroupConfig
 from pallas.web import config_edit
 from pallas.web.config_edit import ConfigRejected
 

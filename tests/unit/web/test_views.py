@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from pallas.product.llm.provider.models import ModelProfile
+from pallas.providers.models import ModelProfile
 from pallas.web.config_edit import Origin
 from pallas.web.queries import UsageRow, day_start
 from pallas.web.views import (

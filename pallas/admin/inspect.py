@@ -1,0 +1,112 @@
+"""Why did the bot (not) speak? `status`, `why`, `context`."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import asdict
+
+from pallas.admin.base import AdminCommand, AdminContext
+from pallas.context.analyzer import render_snapshot
+from pallas.features.cost.counters import UsageCounters
+from pallas.features.cost.ladder import Limits
+from pallas.features.cost.report import status_lines
+from pallas.features.tools.config import ToolsConfig
+
+STATUS_FLUSH_WAIT_S = 2.0
+
+_OUTCOME_ZH = {
+    "reply": "回复",
+    "quote": "引用回复",
+    "follow_up": "追问",
+    "tool": "工具",
+    "pass_phrase": "短句",
+    "pass_silent": "静默",
+    "skip": "跳过",
+    "accumulate": "冷却中攒着",
+    "defer": "等下文",
+    "merge": "并入上一轮",
+    "duplicate": "重复事件",
+    "cost_limited": "限流",
+    "cost_phrase": "预算用完·短句",
+    "cost_drop": "预算降级·不回",
+    "cost_degraded": "降级回复",
+}
+
+
+async def status(ctx: AdminContext) -> str:
+    svc = ctx.services
+    config = svc.group_config(ctx.group_id)
+    with contextlib.suppress(TimeoutError):  # the database may be down: report, don't hang
+        await asyncio.wait_for(svc.writer.flush(), STATUS_FLUSH_WAIT_S)
+    stored = await svc.messages.count(bot_id=ctx.bot_id, group_id=ctx.group_id)  # on disk
+    usage = await svc.usage.totals(now=svc.clock.now(), bot_id=ctx.bot_id, group_id=ctx.group_id)
+    queued = svc.writer.queued  # all groups: received, not yet committed
+    lines = [
+        f"本群已记录消息 {stored} 条" + (f"（另有 {queued} 条待写入）" if queued else ""),
+        f"发言：{'开启' if config.enabled else '关闭'}；人设：{config.persona}",
+        f"回复模型：{'已配置' if svc.deployment.replies_enabled else '未配置 API Key，暂不回复'}",
+        f"今日模型调用 {usage.calls} 次（失败 {usage.failures}），tokens {usage.tokens}",
+        _tools_line(config.tools),
+    ]
+    lines += await status_lines(
+        UsageCounters(svc.state, svc.usage),
+        config.cost,
+        Limits(svc.deployment.daily_call_cap, svc.deployment.daily_token_cap),
+        now=svc.clock.now(),
+        bot_id=ctx.bot_id,
+        group_id=ctx.group_id,
+    )
+    errors = svc.configs.errors()
+    if errors:
+        lines.append("配置文件有问题（仍在使用上一次正确的版本）：")
+        lines.extend(f"- {name}" for name in errors)
+    return "\n".join(lines)
+
+
+def _tools_line(tools: ToolsConfig) -> str:
+    if not tools.enabled or not tools.allowed:
+        return "工具：关闭"
+    open_to_all = [n for n in tools.allowed if n not in tools.admin_only]
+    admin = [n for n in tools.allowed if n in tools.admin_only]
+    text = f"工具：{'、'.join(open_to_all) or '无'}"
+    return text + (f"；仅管理员：{'、'.join(admin)}" if admin else "")
+
+
+def _decision_line(record: dict) -> str:
+    clock = time.strftime("%H:%M:%S", time.localtime(float(record.get("time", 0))))
+    outcome = str(record.get("outcome"))
+    score = record.get("score")
+    score_text = f" 分数{score}/{record.get('threshold')}" if score is not None else ""
+    return (
+        f"{clock} {record.get('user')}「{str(record.get('text', ''))[:12]}」"
+        f"→ {_OUTCOME_ZH.get(outcome, outcome)}（{record.get('stage')}:{record.get('reason')}"
+        f"{score_text}）"
+    )
+
+
+async def why(ctx: AdminContext) -> str:
+    """The latest routing decisions of this group, newest last."""
+    count = int(ctx.args[0]) if ctx.args and ctx.args[0].isdigit() else 5
+    records = await ctx.services.routing.recent_decisions(ctx.bot_id, ctx.group_id)
+    if not records:
+        return "最近没有记录到本群的决策"
+    return "\n".join(_decision_line(r) for r in records[-max(1, min(count, 20)) :])
+
+
+async def context(ctx: AdminContext) -> str:
+    """The last REPLY turn: sections with sizes, trims, usage (the full request is in the CLI)."""
+    snapshots = await ctx.services.snapshots.latest(ctx.group_id, bot_id=ctx.bot_id)
+    if not snapshots:
+        return "本群还没有回复记录"
+    snap = snapshots[0]
+    view = asdict(snap)
+    return render_snapshot(view, with_request=False)[:3000]
+
+
+COMMANDS = [
+    AdminCommand("status", "/pallas status", "记录条数、发言开关、今日用量与预算、限流", status),
+    AdminCommand("why", "/pallas why [条数]", "最近几条消息的路由决策和原因", why),
+    AdminCommand("context", "/pallas context", "上一轮回复的上下文分段与大小", context),
+]

@@ -1,0 +1,5 @@
+import sys
+
+from pallas.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,93 @@
+"""`pallas kb import DIR --pool NAME`: load a folder of .md / .txt files into a knowledge pool.
+
+    pallas kb import ./lore --pool arknights [--bot 123] [--max-chars 300] [--dry-run]
+
+Files are chunked (`pallas.features.kb.importer`) and stored as `knowledge` rows in the
+`pool:<NAME>` scope, keyed `<file stem>_<n>` (a re-import replaces rows with the same key).
+Groups read a pool when their persona / overrides name it in a placeholder
+(`【kb::NAME::3】`) or list it in `memory.shared_pools`. A running bot with the in-process
+StateStore sees the new rows when its retrieval cache entries expire (5 minutes by default).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+from pallas.core.clock import SystemClock
+from pallas.core.db import migrate
+from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
+from pallas.core.settings import PallasSettings
+from pallas.core.state import MemoryStateStore
+from pallas.features.kb.importer import Chunk, chunk_folder
+from pallas.features.memory.isolation import InvalidPoolName, pool_scope
+from pallas.features.memory.kinds import KNOWLEDGE
+from pallas.features.memory.repository import MemoryRepository
+from pallas.features.memory.service import TEXT_MAX_CHARS, MemoryService
+
+
+def _import(args: argparse.Namespace) -> int | Coroutine[Any, Any, int]:
+    """Validate and chunk here (sync); storing is the coroutine `pallas` runs after."""
+    folder = Path(args.dir)
+    if not folder.is_dir():
+        print(f"not a folder: {folder}")
+        return 2
+    try:
+        scope = pool_scope(args.pool)
+    except InvalidPoolName as exc:
+        print(exc)
+        return 2
+    chunks = chunk_folder(folder, max_chars=min(args.max_chars, TEXT_MAX_CHARS))
+    if not chunks:
+        print(f"no .md / .txt text under {folder}")
+        return 1
+    if args.dry_run:
+        for chunk in chunks:
+            print(f"{chunk.key}: {chunk.text[:80]}")
+        print(f"{len(chunks)} chunk(s) from {len({c.file for c in chunks})} file(s) (dry run)")
+        return 0
+    return _store(args, scope, chunks)
+
+
+async def _store(args: argparse.Namespace, scope: str, chunks: list[Chunk]) -> int:
+    url = normalise_database_url(PallasSettings.from_env().database_url)
+    await migrate.upgrade(url)
+    engine = create_engine(url)
+    clock = SystemClock()
+    service = MemoryService(
+        MemoryRepository(session_factory(engine)), MemoryStateStore(clock), clock
+    )
+    actions: Counter[str] = Counter()
+    try:
+        for chunk in chunks:
+            outcome = await service.remember(
+                bot_id=args.bot,
+                scope=scope,
+                kind=KNOWLEDGE,
+                text=chunk.text,
+                origin="kb_import",
+                key=chunk.key,
+                source={"file": chunk.file, "chunk": chunk.index, "pool": args.pool},
+            )
+            actions[outcome.action] += 1
+    finally:
+        await engine.dispose()
+    summary = ", ".join(f"{n} {a}" for a, n in sorted(actions.items()))
+    files = len({c.file for c in chunks})
+    print(f"pool {args.pool}: {len(chunks)} chunk(s) from {files} file(s): {summary}")
+    return 0
+
+
+def register_kb(sub: argparse._SubParsersAction) -> None:
+    kb = sub.add_parser("kb", help="knowledge pools for 【kb::…】 placeholders")
+    ksub = kb.add_subparsers(dest="kb_command", required=True)
+    imp = ksub.add_parser("import", help="chunk a folder of .md/.txt files into a pool")
+    imp.add_argument("dir")
+    imp.add_argument("--pool", required=True, help="pool name ([A-Za-z0-9_.-], ≤ 64)")
+    imp.add_argument("--bot", type=int, default=0, help="owning bot id (pools are shared)")
+    imp.add_argument("--max-chars", type=int, default=TEXT_MAX_CHARS, help="chunk size cap")
+    imp.add_argument("--dry-run", action="store_true", help="print the chunks, store nothing")
+    imp.set_defaults(handler=_import)

@@ -1,0 +1,125 @@
+"""`pallas usage [--group G] [--days N]`: reply calls and tokens per China day against budgets.
+
+Reads the usage ledger (durable, every task), so it works with the bot stopped. Reply calls are
+the ledger's `chat` task, with image replies included (the ledger does not tell them apart;
+the live `/pallas status` does). Member limits hit today live in the StateStore: shown when
+`PALLAS_STATE_URL` points at the shared Redis, otherwise `/pallas status` shows them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import defaultdict
+
+from sqlalchemy.exc import OperationalError
+
+from pallas.config import GroupConfig
+from pallas.core.clock import DAY_S, local_day
+from pallas.core.config_files import GroupConfigStore
+from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
+from pallas.core.db.repositories.usage import DailyUsage, UsageTotals, usage_by_day
+from pallas.core.settings import PallasSettings
+from pallas.features.cost.counters import UsageCounters
+from pallas.features.cost.ladder import Limits, Usage
+from pallas.features.cost.report import budget_line
+
+
+def days_back(now: float, days: int) -> list[str]:
+    return sorted({local_day(now - i * DAY_S) for i in range(max(1, days))}, reverse=True)
+
+
+def render(
+    rows: list[DailyUsage],
+    days: list[str],
+    configs: GroupConfigStore[GroupConfig],
+    cap: Limits,
+) -> list[str]:
+    by_day: dict[str, dict[tuple[int, int], dict[str, UsageTotals]]] = defaultdict(
+        lambda: defaultdict(dict)
+    )
+    for row in rows:
+        by_day[row.day][(row.bot_id, row.group_id)][row.task] = row.totals
+    out = ["usage per China day (usage ledger; replies = task chat, image replies included)"]
+    for day in days:
+        groups = by_day.get(day, {})
+        out.append(f"{day}:")
+        if not groups:
+            out.append("  no LLM calls")
+            continue
+        total = Usage()
+        for (bot_id, group_id), tasks in sorted(groups.items(), key=lambda kv: kv[0][1]):
+            chat = tasks.get("chat", UsageTotals())
+            total = Usage(total.calls + chat.calls, total.tokens + chat.tokens)
+            budget = configs.get(group_id).cost.budget
+            limits = Limits(budget.chat_calls, budget.chat_tokens)
+            out.append(f"  group {group_id} (bot {bot_id}):")
+            used = Usage(chat.calls, chat.tokens)
+            out.append("    " + budget_line("replies", used, limits, budget))
+            others = [
+                f"{task} {t.calls} calls / {t.tokens} tokens"
+                for task, t in sorted(tasks.items())
+                if task != "chat"
+            ]
+            if others:
+                out.append("    background: " + "; ".join(others))
+        if cap.calls or cap.tokens:
+            default_budget = GroupConfig().cost.budget
+            out.append("  " + budget_line("deployment", total, cap, default_budget))
+        else:
+            out.append(f"  deployment: {total.calls} reply calls / {total.tokens} tokens (no cap)")
+    return out
+
+
+async def _member_lines(settings: PallasSettings, group: int | None, now: float) -> list[str]:
+    if not settings.pallas_state_url:
+        return ["member limits hit today: in-memory state, see /pallas status in the group"]
+    from pallas.core.state_redis import open_state_store
+
+    store = await open_state_store(
+        settings.pallas_state_url, settings.pallas_state_prefix, wait_s=2.0
+    )
+    try:
+        prefix = f"cost:limited:{local_day(now)}:"
+        lines = []
+        for key in await store.keys(prefix):
+            bot_id, group_id = (int(x) for x in key[len(prefix) :].split(":"))
+            if group is not None and group_id != group:
+                continue
+            count, members = await UsageCounters(store).limited_today(now, bot_id, group_id)
+            lines.append(f"  group {group_id}: {count} refused turns, members {members}")
+        return ["member limits hit today:", *(lines or ["  none"])]
+    finally:
+        closer = getattr(store, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+async def _usage(args: argparse.Namespace) -> int:
+    from pallas.core.clock import SystemClock
+
+    settings = PallasSettings.from_env()
+    now = SystemClock(settings.pallas_clock_offset_seconds).now()
+    days = days_back(now, args.days)
+    url = normalise_database_url(settings.database_url)
+    engine = create_engine(url)
+    try:
+        rows = await usage_by_day(session_factory(engine), days, group_id=args.group)
+    except OperationalError as exc:
+        print(f"cannot read the usage ledger at {url}: {exc.orig} (run `pallas db upgrade`?)")
+        return 1
+    finally:
+        await engine.dispose()
+    configs = GroupConfigStore(GroupConfig, settings.groups_dir)
+    cap = Limits(settings.pallas_daily_call_cap, settings.pallas_daily_token_cap)
+    for line in render(rows, days, configs, cap):
+        print(line)
+    for line in await _member_lines(settings, args.group, now):
+        print(line)
+    return 0
+
+
+def register_usage(sub: argparse._SubParsersAction) -> None:
+    usage = sub.add_parser("usage", help="reply calls and tokens per day against the budgets")
+    usage.add_argument("--group", type=int, default=None, help="only this group")
+    usage.add_argument("--days", type=int, default=1, help="how many China days back (1 = today)")
+    usage.set_defaults(handler=_usage)

@@ -1,5 +1,0 @@
-import sys
-
-from pallas.console.main import main
-
-sys.exit(main())

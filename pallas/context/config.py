@@ -1,0 +1,45 @@
+"""Tunables of the REPLY context (nested as `[context]` in the per-group config files).
+
+Every default is the spec's number (000: 字符预算, messages 序列, 群聊相邻语境).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pallas.context.formatter import FormatterConfig
+from pallas.context.prompt_overrides import PromptOverrideConfig
+
+
+class ContextConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # 字符预算: llm_chat_char_budget, system prompt + messages
+    char_budget: int = Field(default=12000, ge=500)
+    # token budget override; None → model context window minus reserved output
+    token_budget: int | None = Field(default=None, ge=256)
+    # a partially kept message/block keeps at least this many characters of its head
+    partial_keep_min_chars: int = Field(default=24, ge=1)
+
+    # messages 序列
+    session_user_window: int = Field(default=18, ge=1)  # llm_session_user_window
+    session_group_window: int = Field(default=8, ge=0)  # llm_session_group_window
+    ambient_line_cap: int = Field(default=120, ge=8)
+    ambient_block_cap: int = Field(default=1200, ge=40)
+    user_message_max_chars: int = Field(default=2000, ge=40)
+
+    # 群聊相邻语境
+    timeline_width: int = Field(default=8, ge=0)  # @ / alias / follow-up triggers
+    timeline_ambient_width: int = Field(default=4, ge=0)  # ambient perception
+    timeline_line_cap: int = Field(default=240, ge=16)
+    timeline_block_cap: int = Field(default=2400, ge=64)
+    timeline_max_images: int = Field(default=3, ge=0)
+
+    # system prompt
+    block_max_chars: int = Field(default=4000, ge=64)  # per-section sanitiser cap
+
+    # pipeline
+    processor_order: list[str] = Field(default_factory=list)
+    disabled_processors: list[str] = Field(default_factory=list)
+    prompt_overrides: list[PromptOverrideConfig] = Field(default_factory=list)
+    formatter: FormatterConfig = Field(default_factory=FormatterConfig)

@@ -1,0 +1,101 @@
+"""`ChatTurnContext`: the frozen inputs of one REPLY turn, read by the chat processors.
+
+The orchestrator fills it once (rows from the stores, retrieval results, the turn decision);
+processors never do I/O. Later sources plug in through `blocks` (pre-rendered, by section id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+from pallas.context.chat_prompt import ReplyShapeSpec, ToolResult, TurnPolicy
+from pallas.context.config import ContextConfig
+from pallas.context.prompt_guard import DEFAULT_PERSONA_NAME
+from pallas.core.records import SessionTurn, StoredMessage
+from pallas.core.tokens import IMAGE_BLOCK_TOKENS
+from pallas.features.attachments.files import AttachmentText
+from pallas.features.svars.render import SvarView
+
+if TYPE_CHECKING:
+    from pallas.features.kb.lookup import KnowledgeLookup
+
+if TYPE_CHECKING:
+    from pallas.context.rules_config import TurnRules
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedBlock:
+    """A pre-rendered block from a retrieval source (memory, knowledge, style learning, …)."""
+
+    text: str
+    source: str = ""
+    memory_ids: tuple[str, ...] = ()
+    source_tokens: tuple[str, ...] = ()
+    headers: tuple[str, ...] = ()  # headers the renderer emitted; inferred when empty
+    items: tuple[Any, ...] = ()  # structured results a processor places (worldbook entries)
+
+
+def _frozen(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(data or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class ChatTurnContext:
+    """Everything the chat processors read; built once per REPLY turn by the orchestrator."""
+
+    bot_id: int
+    group_id: int  # 0 = private
+    user_id: int
+    now: datetime
+    current_text: str
+    config: ContextConfig = field(default_factory=ContextConfig)
+    message_id: int | None = None
+    persona_name: str = DEFAULT_PERSONA_NAME
+    persona_text: str = ""
+    self_identity_text: str = ""
+    bot_nickname: str = ""
+    # timeline / ambient labels, from the persona pack (not group config)
+    bot_label: str = "牛牛"
+    other_bot_label: str = "别的牛"
+    assistant_label: str = "帕拉斯"
+    turn_policy: TurnPolicy | None = None
+    reply_shape: ReplyShapeSpec = field(default_factory=ReplyShapeSpec.casual)
+    allow_sticker: bool = False
+    sticker_names: tuple[str, ...] = ()  # the group's pool, offered in the shape contract
+    # group timeline: "addressed" (8 lines), "ambient" (4 lines) or "none"
+    timeline_mode: str = "addressed"
+    timeline_messages: tuple[StoredMessage, ...] = ()
+    other_bot_ids: tuple[int, ...] = ()
+    quoted_bot_text: str | None = None
+    vision_enabled: bool = False
+    recognition_question: bool = False
+    # messages sequence
+    user_turns: tuple[SessionTurn, ...] = ()
+    group_turns: tuple[SessionTurn, ...] = ()
+    can_read_runtime_state: bool = True
+    short_social: bool = False
+    include_recent_pair: bool = False
+    feedback_blocklist: tuple[str, ...] = ()
+    # retrieval results by section id (group_expression … mid_term)
+    blocks: Mapping[str, RetrievedBlock] = field(default_factory=dict)
+    tool_results: tuple[ToolResult, ...] = ()
+    tool_rules: tuple[str, ...] = ()
+    token_budget: int | None = None  # model context window minus reserved output
+    rules: TurnRules | None = None  # regex rules, placed injections, macro values
+    # issue 12 (read by pipeline_state.py): session variables, kb lookup, attachments, images
+    svars: SvarView | None = None
+    knowledge: KnowledgeLookup | None = None
+    attachments: tuple[AttachmentText, ...] = ()
+    turn_image_count: int = 0  # images this turn attaches after the pipeline (vision models)
+    image_token_cost: int = IMAGE_BLOCK_TOKENS
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "blocks", _frozen(self.blocks))
+
+    @property
+    def allow_persistent_memory(self) -> bool:
+        return not self.short_social

@@ -1,0 +1,35 @@
+"""Images in the token budget at the model's configured cost (spec processor 9 / 11).
+
+The turn's own images are attached after the pipeline (as data URLs, for vision models), so the
+budget reserves `turn_image_count × image_tokens` for them; image blocks already in the draft
+(timeline images) are counted at the model's cost instead of the generic default.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pallas.context.pipeline import PromptDraft
+from pallas.core.tokens import IMAGE_BLOCK_TOKENS
+
+_IMAGE_TYPES = ("image_url", "image", "input_image")
+
+
+def draft_image_blocks(draft: PromptDraft) -> int:
+    return sum(
+        1
+        for m in draft.messages
+        if m.has_blocks
+        for b in m.content  # type: ignore[union-attr]
+        if b.get("type") in _IMAGE_TYPES
+    )
+
+
+def image_budget(draft: PromptDraft, ctx: Any, token_budget: int | None) -> int | None:
+    """`token_budget` minus what this turn's images cost beyond what the draft already counts."""
+    if token_budget is None:
+        return None
+    cost = int(getattr(ctx, "image_token_cost", IMAGE_BLOCK_TOKENS))
+    pending = int(getattr(ctx, "turn_image_count", 0)) * cost
+    in_draft = draft_image_blocks(draft) * (cost - IMAGE_BLOCK_TOKENS)
+    return max(token_budget - pending - in_draft, 256)

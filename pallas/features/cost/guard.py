@@ -1,0 +1,209 @@
+"""CostGuard: the reply path's brake, checked after routing and before the LLM call.
+
+Order: today's budgets first (`ladder.plan_budget`, counters from the StateStore), then the
+member's rate limit (`rate_limit.decide_member_turn`, one token taken only when the turn will
+call the LLM). The verdict is frozen and carries a named `reason`; the caller
+(`cost.turn_exit`) sends the one local phrase, writes the route-log record and frees the turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from pallas.config import GroupConfig
+from pallas.core import state_keys
+from pallas.core.state import StateStore
+from pallas.core.turn import TurnInput
+from pallas.features.cost.config import BudgetConfig, CostConfig
+from pallas.features.cost.counters import UsageCounters
+from pallas.features.cost.ladder import BudgetPlan, Limits, plan_budget
+from pallas.features.cost.rate_limit import (
+    BucketState,
+    MemberDecision,
+    decide_member_turn,
+    state_ttl,
+)
+from pallas.routing.evaluate import RouteResult
+
+log = logging.getLogger("pallas.cost")
+
+Verdict = Literal["proceed", "phrase", "drop"]
+_NO_BUDGET = BudgetConfig(chat_calls=0, chat_tokens=0, vision_calls=0, vision_tokens=0)
+
+
+@dataclass(frozen=True, slots=True)
+class CostVerdict:
+    action: Verdict
+    reason: str
+    phrase: str | None = None
+    budget: BudgetPlan | None = None
+    member: MemberDecision | None = None
+    shorten_factor: float = 1.0  # < 1: the turn's context windows are cut to this share
+    model: str | None = None  # the cheaper model for this turn
+    text_only: bool = False
+    notice: str | None = None  # the deployment cap tripped on this turn: tell the superusers
+
+    @property
+    def proceeds(self) -> bool:
+        return self.action == "proceed"
+
+    @property
+    def noteworthy(self) -> bool:
+        """Worth a route-log record: a refusal or a degradation (not a mere warning)."""
+        return not self.proceeds or self.reason not in ("budget_ok", "budget_warning")
+
+    def to_log_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "reason": self.reason,
+            "phrase": self.phrase,
+            "budget": None if self.budget is None else self.budget.to_log_dict(),
+            "member": None if self.member is None else self.member.to_log_dict(),
+            "model": self.model,
+            "shorten_factor": self.shorten_factor,
+        }
+
+    def shape(self, route: RouteResult, config: GroupConfig) -> tuple[RouteResult, GroupConfig]:
+        """The turn's route and config with the ladder's context shortening applied."""
+        if self.shorten_factor >= 1.0:
+            return route, config
+        f = self.shorten_factor
+        ctx = config.context
+        context = ctx.model_copy(
+            update={
+                "timeline_width": _cut(ctx.timeline_width, f),
+                "timeline_ambient_width": _cut(ctx.timeline_ambient_width, f),
+                "session_user_window": max(1, _cut(ctx.session_user_window, f)),
+                "session_group_window": _cut(ctx.session_group_window, f),
+                "char_budget": max(500, _cut(ctx.char_budget, f)),
+            }
+        )
+        trigger = replace(route.trigger, timeline_width=_cut(route.trigger.timeline_width, f))
+        return replace(route, trigger=trigger), config.model_copy(update={"context": context})
+
+
+PROCEED = CostVerdict("proceed", "budget_ok")
+
+
+def _cut(value: int, factor: float) -> int:
+    return int(value * factor)
+
+
+@dataclass
+class CostGuard:
+    counters: UsageCounters
+    deployment: Limits = field(default_factory=Limits)
+    cheap_model: str | None = None  # PALLAS_CHEAP_MODEL when it differs from the chat model
+    superusers: frozenset[int] = frozenset()
+    rng: random.Random = field(default_factory=random.Random)
+
+    @property
+    def state(self) -> StateStore:
+        return self.counters.state
+
+    async def check(
+        self, turn: TurnInput, route: RouteResult, config: GroupConfig, now: float
+    ) -> CostVerdict:
+        cost: CostConfig = config.cost
+        budget_cfg = cost.budget if cost.enabled else _NO_BUDGET
+        usage = await self.counters.today(now, turn.bot_id, turn.group_id)
+        plan = plan_budget(
+            usage,
+            budget_cfg,
+            deployment=self.deployment,
+            addressed=route.trigger.addressed,
+            ambient=route.trigger.is_ambient,
+            cheap_model=self.cheap_model,
+        )
+        notice = await self._announce(turn, plan, now)
+        if plan.action == "phrase":
+            phrase = self.rng.choice(budget_cfg.phrases)
+            return CostVerdict("phrase", plan.reason, phrase, budget=plan, notice=notice)
+        if plan.action == "drop":
+            return CostVerdict("drop", plan.reason, budget=plan, notice=notice)
+        member = await self._member(turn, route, config, now)
+        if not member.allowed:
+            phrase = self.rng.choice(cost.member.phrases) if member.notify else None
+            await self.counters.note_limited(now, turn.bot_id, turn.group_id, turn.user_id)
+            action = "phrase" if phrase else "drop"
+            return CostVerdict(action, member.reason, phrase, plan, member, notice=notice)
+        return CostVerdict(
+            "proceed",
+            plan.reason,
+            budget=plan,
+            member=member,
+            shorten_factor=budget_cfg.shorten_factor if plan.shorten else 1.0,
+            model=plan.cheap_model,
+            text_only=plan.text_only,
+            notice=notice,
+        )
+
+    async def record(self, turn: TurnInput, now: float, *, images: bool, tokens: int) -> None:
+        """Count one reply LLM call into today's counters."""
+        kind = "vision" if images else "chat"
+        await self.counters.record(now, turn.bot_id, turn.group_id, kind, tokens)
+
+    async def _member(
+        self, turn: TurnInput, route: RouteResult, config: GroupConfig, now: float
+    ) -> MemberDecision:
+        limits = config.cost.member
+        if not config.cost.enabled:
+            return decide_member_turn(None, now, limits.model_copy(update={"enabled": False}))
+        key = state_keys.cost_member(turn.bot_id, turn.group_id, turn.user_id)
+        state = BucketState.from_json(await self.state.get(key))
+        decision = decide_member_turn(state, now, limits, exempt=self._exempt(turn, config))
+        if decision.notify and not route.trigger.addressed:
+            # a non-addressed turn is dropped quietly and keeps the window's one phrase
+            old = state.notified_at if state is not None else None
+            kept = replace(decision.state, notified_at=old) if decision.state else None
+            decision = replace(decision, notify=False, reason="member_rate_limited", state=kept)
+        if decision.state is not None:
+            await self.state.set(key, decision.state.to_json(), ttl=state_ttl(limits))
+        return decision
+
+    def _exempt(self, turn: TurnInput, config: GroupConfig) -> bool:
+        if not config.cost.member.exempt_admins:
+            return False
+        uid = turn.user_id
+        return uid in self.superusers or uid in config.admins or turn.speaker.is_admin
+
+    async def _announce(self, turn: TurnInput, plan: BudgetPlan, now: float) -> str | None:
+        """Warn once a day at `warn_pct`; the deployment cap's trip is an error + notice
+        (returned the one time it trips, for the superusers)."""
+        scope, notice = state_keys.cost_scope(turn.bot_id, turn.group_id), None
+        for what in plan.warnings:
+            key = state_keys.cost_warning(None if what == "deployment" else scope, what)
+            if await self.counters.once_today(now, key):
+                log.warning(
+                    "cost guard: group %s at %.0f %% of %s daily budget",
+                    turn.group_id,
+                    plan.percent[what],
+                    what,
+                )
+        if plan.percent.get("deployment", 0.0) >= 100.0 and await self.counters.once_today(
+            now, state_keys.cost_trip("deployment")
+        ):
+            text = (
+                f"全部群今日回复总量已达部署上限（{plan.percent['deployment']:.0f}%），"
+                "已按降级顺序减少回复"
+            )
+            log.error(
+                "cost guard: deployment-wide daily cap reached (%.0f %%): replies degrade "
+                "(%s) for the rest of the China day",
+                plan.percent["deployment"],
+                "+".join(plan.steps),
+            )
+            await self.counters.add_notice(now, text)
+            notice = text
+        if plan.percent.get("group:chat", 0.0) >= 100.0 and await self.counters.once_today(
+            now, state_keys.cost_trip(scope)
+        ):
+            log.warning(
+                "cost guard: group %s reached its daily chat budget: replies degrade (%s)",
+                turn.group_id,
+                "+".join(plan.steps),
+            )
+        return notice

@@ -1,0 +1,157 @@
+"""What the reply path knows about one bot × group's learning, cached between turns.
+
+`GroupLearningCache.get` returns a frozen `GroupLearningData` (observed pairs, labels,
+strategies, reply profile, feedback outcomes) for one bot × group. It is reloaded from the
+database when the group's generation counter in the `StateStore` moved (a sweep or a feedback
+record/undo bumps it via `bump_generation`) or after `ttl` seconds, so a reply turn usually
+costs one state read and no query.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+from pallas.core import state_keys
+from pallas.core.clock import DAY_S
+from pallas.core.learning_records import (
+    BehaviorStrategy,
+    FeedbackOutcome,
+    GroupReplyProfile,
+    LearningType,
+    PairLabel,
+    ReplyPair,
+)
+from pallas.core.state import StateStore
+from pallas.core.text import match_key
+from pallas.features.learning.feedback_repository import FeedbackRepository
+from pallas.features.learning.repository import LearningRepository
+
+from .injection_feedback import blocked_phrases, blocked_tokens
+
+log = logging.getLogger("pallas.learning")
+
+_FEEDBACK_LOOKBACK_DAYS = 365.0
+
+
+def generation_key(bot_id: int, group_id: int) -> str:
+    return state_keys.learning_generation(bot_id, group_id)
+
+
+async def bump_generation(state: StateStore, bot_id: int, group_id: int) -> int:
+    """Tell every reply-path cache that this group's learning data changed."""
+    return await state.incr(generation_key(bot_id, group_id))
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLearningData:
+    bot_id: int
+    group_id: int
+    observed_pairs: tuple[ReplyPair, ...] = ()
+    labels: Mapping[tuple[int, int], PairLabel] = field(default_factory=dict)
+    strategies: tuple[BehaviorStrategy, ...] = ()
+    profile: GroupReplyProfile | None = None
+    feedback: tuple[FeedbackOutcome, ...] = ()
+    generation: int = 0
+    loaded_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackBlocks:
+    phrases: tuple[str, ...]  # → feedback_blocklist (ambient excerpt) and expression pools
+    tokens: frozenset[str]  # blamed source ids (pairs, strategies, …)
+
+
+def feedback_blocks(
+    outcomes: tuple[FeedbackOutcome, ...],
+    *,
+    now: float,
+    threshold: float,
+    half_life_days: float,
+    min_phrase_chars: int,
+) -> FeedbackBlocks:
+    """Phrases and tokens still blocked at `now`; phrases shorter than `min_phrase_chars`
+    content chars are dropped (a rejected 「好」 must not silence every line containing 好)."""
+    phrases = blocked_phrases(outcomes, now=now, threshold=threshold, half_life_days=half_life_days)
+    kept = sorted(p for p in phrases if len(match_key(p)) >= min_phrase_chars)
+    tokens = blocked_tokens(outcomes, now=now, threshold=threshold, half_life_days=half_life_days)
+    return FeedbackBlocks(tuple(kept), tokens)
+
+
+class GroupLearningCache:
+    def __init__(
+        self,
+        learning: LearningRepository,
+        feedback: FeedbackRepository,
+        state: StateStore,
+        *,
+        max_groups: int = 256,
+    ) -> None:
+        self._learning = learning
+        self._feedback = feedback
+        self._state = state
+        self._max_groups = max_groups
+        self._entries: OrderedDict[tuple[int, int], GroupLearningData] = OrderedDict()
+        # one load per group at a time: a burst of messages in a cold group shares it
+        self._loading: dict[tuple[int, int], tuple[int, asyncio.Task[GroupLearningData]]] = {}
+
+    async def get(
+        self, bot_id: int, group_id: int, *, now: float, pool_size: int, ttl: float
+    ) -> GroupLearningData:
+        key = (bot_id, group_id)
+        generation = int(await self._state.get(generation_key(bot_id, group_id)) or 0)
+        cached = self._entries.get(key)
+        if cached is not None and cached.generation == generation and now - cached.loaded_at < ttl:
+            self._entries.move_to_end(key)
+            return cached
+        loading = self._loading.get(key)
+        if loading is None or loading[0] != generation:
+            task = asyncio.ensure_future(self._fill(key, generation, now, pool_size))
+            self._loading[key] = loading = (generation, task)
+            task.add_done_callback(lambda done: self._forget_load(key, done))
+        return await asyncio.shield(loading[1])
+
+    def _forget_load(self, key: tuple[int, int], done: asyncio.Task[GroupLearningData]) -> None:
+        if self._loading.get(key, (0, None))[1] is done:
+            del self._loading[key]
+
+    async def _fill(
+        self, key: tuple[int, int], generation: int, now: float, pool_size: int
+    ) -> GroupLearningData:
+        data = await self._load(key[0], key[1], now=now, pool_size=pool_size)
+        data = replace(data, generation=generation, loaded_at=now)
+        self._entries[key] = data
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._max_groups:
+            self._entries.popitem(last=False)
+        return data
+
+    def invalidate(self, bot_id: int, group_id: int) -> None:
+        self._entries.pop((bot_id, group_id), None)
+
+    async def _load(
+        self, bot_id: int, group_id: int, *, now: float, pool_size: int
+    ) -> GroupLearningData:
+        since = now - _FEEDBACK_LOOKBACK_DAYS * DAY_S
+        # five independent reads: side by side (their waits overlap on a cold first turn)
+        pairs, labels, strategies, stored_profile, feedback = await asyncio.gather(
+            self._learning.pairs(
+                bot_id, group_id, learning_type=LearningType.OBSERVED, limit=pool_size
+            ),
+            self._learning.labels(bot_id, group_id, limit=max(pool_size * 2, 100)),
+            self._learning.strategies(bot_id, group_id),
+            self._learning.profile(bot_id, group_id),
+            self._feedback.for_group(bot_id, group_id, since=since),
+        )
+        return GroupLearningData(
+            bot_id=bot_id,
+            group_id=group_id,
+            observed_pairs=tuple(pairs),
+            labels={label.key: label for label in labels},
+            strategies=tuple(strategies),
+            profile=stored_profile.profile if stored_profile else None,
+            feedback=tuple(f.outcome for f in feedback if f.outcome.active),
+        )

@@ -1,0 +1,162 @@
+"""`/pallas memory …`: admins list, add and delete what the bot remembers in their group.
+
+    /pallas memory list [类型] [QQ号]          live items readable here (own group + shared pools)
+    /pallas memory add group|ip|event|teach|knowledge [pool:名称] <内容>
+    /pallas memory del <id>                   soft-delete one item readable here
+    /pallas memory forget <QQ号>              drop a member's facts / notes in this group
+
+Everything is scoped to the group the command is typed in; a pool can only be written when the
+group's config lists it in `memory.shared_pools`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pallas.admin.base import AdminCommand, AdminContext
+from pallas.features.memory.isolation import group_scope, pool_scope, readable_scopes
+from pallas.features.memory.kinds import (
+    GROUP_EVENTS,
+    GROUP_MEMORY,
+    IP_KNOWLEDGE,
+    KNOWLEDGE,
+    SHORT_NAMES,
+    TEACHINGS,
+    parse_ref,
+    resolve_kind,
+)
+from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.service import MemoryService
+
+ADMIN_WRITABLE = (GROUP_MEMORY, GROUP_EVENTS, IP_KNOWLEDGE, TEACHINGS, KNOWLEDGE)
+LIST_LIMIT = 20
+USAGE = (
+    "用法：\n"
+    "/pallas memory list [类型] [QQ号]\n"
+    "/pallas memory add group|ip|event|teach|knowledge [pool:名称] <内容>\n"
+    "/pallas memory del <id>\n"
+    "/pallas memory forget <QQ号>"
+)
+_USER = re.compile(r"^@?(\d{5,12})$")
+
+
+def format_item(item: MemoryItem) -> str:
+    who = f" 关于{item.subject_name or item.subject_user_id}" if item.subject_user_id else ""
+    where = f" [{item.scope}]" if item.scope.startswith("pool:") else ""
+    return f"{item.ref} {SHORT_NAMES.get(item.kind, item.kind)}{who}{where}：{item.text[:60]}"
+
+
+def _scopes(ctx: AdminContext) -> frozenset[str]:
+    config = ctx.services.group_config(ctx.group_id)
+    return readable_scopes(ctx.bot_id, ctx.group_id, config.memory.shared_pools)
+
+
+def _parse_list_args(args: Sequence[str]) -> tuple[str | None, int | None, str | None]:
+    kind = user = None
+    for arg in args:
+        if (resolved := resolve_kind(arg)) is not None:
+            kind = resolved
+        elif (match := _USER.match(arg)) is not None:
+            user = int(match.group(1))
+        else:
+            return None, None, f"看不懂「{arg}」\n{USAGE}"
+    return kind, user, None
+
+
+async def _list(ctx: AdminContext, args: Sequence[str]) -> str:
+    kind, user, problem = _parse_list_args(args)
+    if problem:
+        return problem
+    service = _memory(ctx)
+    items = await service.repo.list_items(
+        scopes=_scopes(ctx), kind=kind, subject_user_id=user, limit=LIST_LIMIT
+    )
+    if not items:
+        return "这里还没有记住什么"
+    lines = [format_item(i) for i in items]
+    if len(items) >= LIST_LIMIT:
+        lines.append(f"（只列出最新 {LIST_LIMIT} 条，可按类型或 QQ 号筛选）")
+    return "\n".join(lines)
+
+
+async def _add(ctx: AdminContext, args: Sequence[str]) -> str:
+    if len(args) < 2:
+        return USAGE
+    kind = resolve_kind(args[0])
+    if kind not in ADMIN_WRITABLE:
+        return "类型只能是 group / ip / event / teach / knowledge"
+    rest = list(args[1:])
+    scope = group_scope(ctx.bot_id, ctx.group_id)
+    if rest[0].startswith("pool:"):
+        name = rest.pop(0).removeprefix("pool:")
+        config = ctx.services.group_config(ctx.group_id)
+        if name not in config.memory.shared_pools:
+            return f"本群没有配置共享池 {name}（memory.shared_pools）"
+        scope = pool_scope(name)
+    text = " ".join(rest).strip()
+    if not text:
+        return USAGE
+    service = _memory(ctx)
+    try:
+        outcome = await service.remember(
+            bot_id=ctx.bot_id,
+            scope=scope,
+            kind=kind,
+            text=text,
+            origin="admin",
+            author_user_id=ctx.user_id,
+            source={"command": "/pallas memory add", "by": ctx.user_id},
+        )
+    except ValueError:
+        return "内容是空的"
+    if outcome.action == "duplicate":
+        return f"已经记着了：{outcome.item.ref}"
+    return f"记下了：{format_item(outcome.item)}"
+
+
+async def _delete(ctx: AdminContext, args: Sequence[str]) -> str:
+    ids = [parse_ref(a) for a in args]
+    if not ids or any(i is None for i in ids):
+        return "用法：/pallas memory del <id>（id 见 /pallas memory list）"
+    service = _memory(ctx)
+    gone = await service.delete(
+        [i for i in ids if i is not None], reason="admin", scopes=_scopes(ctx)
+    )
+    if not gone:
+        return "没找到这条记忆（只能删本群能看到的）"
+    return "已删除：" + "、".join(i.ref for i in gone)
+
+
+async def _forget(ctx: AdminContext, args: Sequence[str]) -> str:
+    match = _USER.match(args[0]) if len(args) == 1 else None
+    if match is None:
+        return "用法：/pallas memory forget <QQ号>"
+    user = int(match.group(1))
+    service = _memory(ctx)
+    gone = await service.forget_user(user, [group_scope(ctx.bot_id, ctx.group_id)])
+    return f"已忘掉 {user} 的 {len(gone)} 条记忆"
+
+
+async def memory(ctx: AdminContext) -> str:
+    sub, args = (ctx.args[0], ctx.args[1:]) if ctx.args else ("list", ())
+    handlers = {"list": _list, "add": _add, "del": _delete, "delete": _delete, "forget": _forget}
+    handler = handlers.get(sub)
+    if handler is None:
+        return USAGE
+    return await handler(ctx, args)
+
+
+COMMANDS = [
+    AdminCommand(
+        "memory",
+        "/pallas memory list|add|del|forget …",
+        "查看、添加、删除本群记忆",
+        memory,
+    )
+]
+
+
+def _memory(ctx: AdminContext) -> MemoryService:
+    """The app's one memory service."""
+    return ctx.services.memory

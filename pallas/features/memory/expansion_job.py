@@ -1,0 +1,86 @@
+"""Index-time expansion, the background job: one cheap-model call per stored row, budgeted.
+
+Registered on the memory service as a write listener (`factory.build_memory_service`); the
+service runs it as a background task after a row is stored, so it is never on the reply path.
+The group's ``[memory.expansion]`` decides whether it runs (off by default) and for which kinds;
+the group's cheap-model tokens of the day (usage ledger, shared with extraction) plus this call's
+estimate must stay within its `daily_token_budget`. Any failure — budget, HTTP error, garbage —
+leaves the row exactly as it was: searchable by its text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pallas.core.tokens import count_message_tokens
+from pallas.features.memory.expansion import expansion_messages, parse_expansion
+from pallas.features.memory.repository import MemoryItem
+
+if TYPE_CHECKING:
+    from pallas.config import GroupConfig
+    from pallas.core.clock import Clock
+    from pallas.core.db.repositories.usage import UsageRepository
+    from pallas.features.memory.service import MemoryService
+    from pallas.providers.client import LLMClient
+
+log = logging.getLogger("pallas.memory.expand")
+
+
+def _group_of(scope: str) -> int | None:
+    """The group id of a ``group:<bot>:<group>`` scope; None for pools and private chats."""
+    parts = scope.split(":")
+    if parts[0] == "group" and len(parts) == 3 and parts[2].isdigit():
+        return int(parts[2])
+    return None
+
+
+class MemoryExpander:
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        usage: UsageRepository,
+        llm: LLMClient,
+        group_config: Callable[[int], GroupConfig],
+    ) -> None:
+        self.clock = clock
+        self.usage = usage
+        self.llm = llm
+        self.group_config = group_config
+
+    async def expand(self, service: MemoryService, item: MemoryItem) -> dict[str, Any]:
+        """Expand one stored row; returns a small report (also logged at debug level)."""
+        report = await self._expand(service, item)
+        log.debug("memory %s expansion: %s", item.ref, report)
+        return report
+
+    async def _expand(self, service: MemoryService, item: MemoryItem) -> dict[str, Any]:
+        group = _group_of(item.scope)
+        if group is None:
+            return {"outcome": "not_a_group_row"}
+        cfg = self.group_config(group).memory.expansion
+        if not cfg.enabled or item.kind not in cfg.kinds:
+            return {"outcome": "off"}
+        prompt = expansion_messages(item.text, item.kind)
+        now = self.clock.now()
+        spent = await self.usage.totals(now=now, bot_id=item.bot_id, group_id=group, task="cheap")
+        estimate = count_message_tokens(prompt) + cfg.max_output_tokens
+        if spent.tokens + estimate > cfg.daily_token_budget:
+            log.info("group %s: memory expansion skipped, daily budget", group)
+            return {"outcome": "budget", "spent": spent.tokens, "estimate": estimate}
+        result = await self.llm.complete(
+            "cheap", prompt, bot_id=item.bot_id, group_id=group,
+            max_tokens=cfg.max_output_tokens, temperature=0.0,
+        )  # fmt: skip
+        if not result.ok:
+            log.warning("group %s: memory expansion call failed (%s)", group, result.error)
+            return {"outcome": f"error:{result.error}"}
+        expansion = parse_expansion(result.text)
+        if expansion is None:
+            return {"outcome": "unusable_answer"}
+        if not await service.repo.set_expansion(item.id, expansion.to_source()):
+            return {"outcome": "row_gone"}
+        await service.invalidate([item.scope])
+        return {"outcome": "ok", **expansion.to_source()}

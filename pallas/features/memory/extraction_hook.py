@@ -1,0 +1,184 @@
+"""Background memory extraction: an `AfterTurnHook`, batched and budgeted per group.
+
+After every delivered reply a per-group counter goes up; once it reaches
+`extraction.every_n_turns` (and `min_interval_s` has passed since the last job) one job runs:
+the group's messages since the last job (at most `max_messages`, newest kept) go to the cheap
+model once, the answer is parsed and attributed (`extraction.attribute`), and the surviving
+ADD-only facts are stored with `origin = "extract"` (dedupe / newer-replaces-older by key).
+
+Budget: before calling, today's cheap-model tokens of the group (usage ledger) plus this job's
+estimate (prompt tokens + max output) must stay within `daily_token_budget`; otherwise the job
+is skipped and logged. A job never runs twice at once for a group (StateStore claim), and it
+never touches the reply path: the chat service runs hooks as background tasks.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from pallas.config import GroupConfig
+from pallas.core import state_keys
+from pallas.core.clock import DAY_S, Clock
+from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.records import StoredMessage
+from pallas.core.state import StateStore, claim
+from pallas.core.tokens import count_message_tokens
+from pallas.features.memory.extraction import (
+    ExtractedFact,
+    attribute,
+    build_batch,
+    extraction_messages,
+    parse_extraction,
+)
+from pallas.features.memory.extraction_config import ExtractionConfig
+from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.service import MemoryService
+from pallas.features.persona.pack import PersonaPack
+from pallas.providers.client import LLMClient
+from pallas.turn.service import CompletedTurn
+
+log = logging.getLogger("pallas.memory.extract")
+
+STATE_TTL_S = 7 * DAY_S
+LOCK_TTL_S = 300.0
+
+
+def _key(name: str, bot_id: int, group_id: int) -> str:
+    return state_keys.memory_extraction(name, bot_id, group_id)
+
+
+class MemoryExtractionHook:
+    name = "memory_extraction"
+
+    def __init__(
+        self,
+        service: MemoryService,
+        *,
+        state: StateStore,
+        clock: Clock,
+        messages: MessageRepository,
+        usage: UsageRepository,
+        llm: LLMClient,
+        flush: Callable[[], Awaitable[None]],  # the message writer's: the batch is on disk
+        group_config: Callable[[int], GroupConfig],
+        persona: Callable[[str], PersonaPack],
+    ) -> None:
+        self.service = service
+        self.state = state
+        self.clock = clock
+        self.messages = messages
+        self.usage = usage
+        self.llm = llm
+        self.flush = flush
+        self.group_config = group_config
+        self.persona = persona
+
+    async def after_turn(self, completed: CompletedTurn) -> None:
+        turn = completed.turn
+        cfg = completed.config.memory.extraction
+        if turn.group_id == 0 or not cfg.enabled:
+            return
+        state = self.state
+        bot, group = turn.bot_id, turn.group_id
+        pending = await state.incr(_key("pending", bot, group), ttl=STATE_TTL_S)
+        if pending < cfg.every_n_turns:
+            return
+        now = self.clock.now()
+        last = await state.get(_key("last", bot, group))
+        if last is not None and now - float(last) < cfg.min_interval_s:
+            return
+        if not await claim(
+            state, _key("lock", bot, group), now, ttl=LOCK_TTL_S, when_unavailable=False
+        ):
+            return
+        try:
+            await state.set(_key("pending", bot, group), 0, ttl=STATE_TTL_S)
+            await state.set(_key("last", bot, group), now, ttl=STATE_TTL_S)
+            report = await self.run_job(bot, group, cfg, completed.turn_id)
+            await state.set(_key("report", bot, group), report, ttl=STATE_TTL_S)
+        finally:
+            await state.delete(_key("lock", bot, group))
+
+    async def _batch_rows(
+        self, bot: int, group: int, cfg: ExtractionConfig
+    ) -> tuple[list[StoredMessage], dict[int, str]]:
+        await self.flush()
+        cursor = int(await self.state.get(_key("cursor", bot, group)) or 0)
+        recent = await self.messages.recent(bot, group, limit=cfg.max_messages)
+        rows = [m for m in recent if m.row_id > cursor]
+        known = {m.message_id for m in rows}
+        wanted = [m.reply_to for m in rows if m.reply_to is not None and m.reply_to not in known]
+        quoted: dict[int, str] = {m.message_id: m.text for m in rows if m.is_bot}
+        if wanted:
+            found = await self.messages.find_by_message_ids(bot, group, wanted)
+            quoted.update({mid: m.text for mid, m in found.items() if m.is_bot})
+        return rows, quoted
+
+    async def run_job(
+        self, bot: int, group: int, cfg: ExtractionConfig, turn_id: str = ""
+    ) -> dict[str, Any]:
+        """One extraction job for a group; returns a small report (also logged)."""
+        rows, quoted = await self._batch_rows(bot, group, cfg)
+        if not any(not m.is_bot and m.user_id != bot for m in rows):
+            return {"outcome": "nothing_new"}
+        batch = build_batch(
+            rows, bot_id=bot, quoted_bot_texts=quoted, max_chars=cfg.message_max_chars
+        )
+        persona = self.persona(self.group_config(group).persona)
+        prompt = extraction_messages(batch, bot_name=persona.name)
+        now = self.clock.now()
+        spent = await self.usage.totals(now=now, bot_id=bot, group_id=group, task="cheap")
+        estimate = count_message_tokens(prompt) + cfg.max_output_tokens
+        if spent.tokens + estimate > cfg.daily_token_budget:
+            log.info(
+                "group %s: memory extraction skipped, daily budget (%d used + %d > %d)",
+                group,
+                spent.tokens,
+                estimate,
+                cfg.daily_token_budget,
+            )
+            return {"outcome": "budget", "spent": spent.tokens, "estimate": estimate}
+        result = await self.llm.complete(
+            "cheap", prompt, bot_id=bot, group_id=group, max_tokens=cfg.max_output_tokens,
+            temperature=0.0,
+        )  # fmt: skip
+        if not result.ok:
+            log.warning("group %s: memory extraction call failed (%s)", group, result.error)
+            return {"outcome": f"error:{result.error}"}
+        accepted, rejected = attribute(
+            parse_extraction(result.text),
+            batch,
+            limit=cfg.max_facts_per_job,
+            bot_names=(persona.name, *persona.aliases),
+        )
+        stored = [await self._store(bot, group, fact, turn_id, result.model) for fact in accepted]
+        await self.state.set(_key("cursor", bot, group), max(m.row_id for m in rows), ttl=None)
+        report = {
+            "outcome": "ok",
+            "messages": len(rows),
+            "stored": stored,
+            "rejected": [{"text": r.fact.text[:40], "reason": r.reason} for r in rejected],
+            "tokens": result.prompt_tokens + result.completion_tokens,
+        }
+        log.info("group %s: memory extraction %s", group, report)
+        return report
+
+    async def _store(
+        self, bot: int, group: int, fact: ExtractedFact, turn_id: str, model: str
+    ) -> dict[str, Any]:
+        outcome = await self.service.remember(
+            bot_id=bot,
+            scope=group_scope(bot, group),
+            kind=fact.kind,
+            text=fact.text,
+            origin="extract",
+            key=fact.key,
+            subject_user_id=fact.subject_user_id,
+            author_user_id=fact.subject_user_id,
+            subject_name=fact.subject_name,
+            source={"message_ids": list(fact.message_ids), "turn_id": turn_id, "model": model},
+        )
+        return {"id": outcome.item.ref, "action": outcome.action, "replaced": outcome.replaced_ids}

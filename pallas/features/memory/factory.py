@@ -1,0 +1,119 @@
+"""Build the memory pieces from the stores they use: service, context sources, extraction hook.
+
+`pallas.app` calls these once per process (one `MemoryService`: its vector index is per
+instance); tests call them directly. Every write bumps per-scope generations in the StateStore,
+so any other instance's cache (a CLI, a test) still sees every write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from pallas.config import GroupConfig
+from pallas.context.context import ContextSource
+from pallas.core.clock import Clock
+from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.state import StateStore
+from pallas.features.memory.expansion_job import MemoryExpander
+from pallas.features.memory.extraction_hook import MemoryExtractionHook
+from pallas.features.memory.repository import MemoryRepository
+from pallas.features.memory.service import MemoryService
+from pallas.features.memory.sources import (
+    KnowledgeSource,
+    MemorySource,
+    PersonFactsSource,
+    RelationshipSource,
+)
+from pallas.features.persona.pack import PersonaPack, PersonaStore
+from pallas.features.worldbook.service import WorldbookLibrary
+from pallas.providers.client import LLMClient
+from pallas.providers.models import profile_for
+
+GroupConfigFor = Callable[[int], GroupConfig]
+
+
+def build_memory_service(
+    sessions: async_sessionmaker[AsyncSession],
+    state: StateStore,
+    clock: Clock,
+    *,
+    llm: LLMClient,
+    usage: UsageRepository,
+    group_config: GroupConfigFor,
+    embeddings: bool,
+) -> MemoryService:
+    service = MemoryService(
+        MemoryRepository(sessions), state, clock, llm=llm, embeddings=embeddings
+    )
+    expander = MemoryExpander(clock=clock, usage=usage, llm=llm, group_config=group_config)
+    service.write_listeners.append(expander.expand)
+    return service
+
+
+def context_token_budget(llm: LLMClient) -> Callable[[GroupConfig], int]:
+    """The prompt token budget of a group (worldbook budget share is taken of it)."""
+
+    def budget(config: GroupConfig) -> int:
+        if config.context.token_budget:
+            return config.context.token_budget
+        profile = profile_for(config.models, llm.model_for("chat"))
+        return max(profile.context_window - profile.reserved_output, 256)
+
+    return budget
+
+
+def build_memory_sources(
+    service: MemoryService,
+    *,
+    worldbooks_dir: Path,
+    regex_dir: Path,
+    messages: MessageRepository,
+    state: StateStore,
+    llm: LLMClient,
+    personas: PersonaStore,
+) -> list[ContextSource]:
+    """memory → knowledge → relationship → person facts (the spec's order)."""
+    knowledge = KnowledgeSource(
+        service,
+        WorldbookLibrary(worldbooks_dir),
+        messages=messages,
+        state=state,
+        context_tokens=context_token_budget(llm),
+        regex_dir=regex_dir,
+        personas=personas,
+    )
+    return [
+        MemorySource(service),
+        knowledge,
+        RelationshipSource(service),
+        PersonFactsSource(service),
+    ]
+
+
+def build_memory_extraction_hook(
+    service: MemoryService,
+    *,
+    state: StateStore,
+    clock: Clock,
+    messages: MessageRepository,
+    usage: UsageRepository,
+    llm: LLMClient,
+    flush: Callable[[], Awaitable[None]],
+    group_config: GroupConfigFor,
+    persona: Callable[[str], PersonaPack],
+) -> MemoryExtractionHook:
+    return MemoryExtractionHook(
+        service,
+        state=state,
+        clock=clock,
+        messages=messages,
+        usage=usage,
+        llm=llm,
+        flush=flush,
+        group_config=group_config,
+        persona=persona,
+    )

@@ -1,0 +1,493 @@
+"""Pure retrieval scoring: BM25, cosine, hybrid similarity, relevance, threshold, top-k, caps.
+
+relevance = w_sim·sim + w_recency·exp(−days/recency_days) + w_freq·min(1, log(count+1)/5)
+with the spec's defaults 0.6 / 0.3 / 0.1 and recency_days = 7 (`001` calls it a half-life; in
+the formula it is the e-folding time, so the recency term halves every 7·ln 2 ≈ 4.85 days).
+
+**Similarity gate.** Recency and frequency are bonuses for *relevant* memories, never a reason
+to retrieve on their own: a candidate whose similarity is below `min_similarity` (and always one
+with zero similarity) is dropped before recency/frequency are added. Without the gate a fact used
+yesterday would outscore the threshold for any query at all (0.3 + 0.1 > 0.3).
+
+**BM25 normalisation.** Raw BM25 is unbounded. `Bm25Index.normalised_scores` divides each raw
+score by the query's *ideal* score — what a document of average length containing every query
+term once would get — and clamps to 1. A query term absent from the corpus still counts in the
+ideal (weighted like the query's most informative known term). So 1.0 means "covers the query"
+and 0.3 "covers about a third of the query's weight"; the best candidate of an irrelevant lot
+does not get 1.0 merely for being the best, as plain max-normalisation would give it, and a
+tiny corpus does not turn a one-word overlap into a perfect match.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any, NamedTuple
+
+from pallas.core.clock import DAY_S
+from pallas.features.memory.candidate_index import Bm25Index as Bm25Index
+from pallas.features.memory.candidate_index import CandidateIndex, candidate_index
+from pallas.features.memory.concepts import concept_scorer, query_concepts
+from pallas.features.memory.prepared import PreparedCandidates, scoped_candidates
+from pallas.features.memory.prepared import ScopedCache as ScopedCache
+from pallas.features.memory.prepared import prepare_candidates as prepare_candidates
+from pallas.features.memory.retrieval_config import (
+    BlockRetrievalConfig,
+    RelevanceWeights,
+    RetrievalConfig,
+)
+from pallas.features.memory.text import tokenize
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCandidate:
+    """One retrievable row (memory, event, knowledge, note, fact, topic), already loaded."""
+
+    id: str
+    text: str
+    scope: str  # group scope or pool scope, see `isolation`
+    kind: str  # block kind, e.g. "group_memory"
+    created_at: float  # unix seconds
+    last_access_at: float | None = None  # None = never retrieved; created_at is used instead
+    access_count: int = 0
+    subject_user_id: int | None = None
+    source: str = ""  # message ids or command that produced it
+    expansion: str = ""  # keywords / category / questions stored with the fact (index only)
+
+    @property
+    def index_text(self) -> str:
+        """What retrieval matches against: the fact plus its stored expansion."""
+        return f"{self.text} {self.expansion}" if self.expansion else self.text
+
+    def days_since_access(self, now: float) -> float:
+        last = self.last_access_at if self.last_access_at is not None else self.created_at
+        return max(0.0, (now - last) / DAY_S)
+
+
+# ---------------------------------------------------------------- similarity
+
+
+def cosine_similarity(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine of two vectors, clamped to 0..1 (opposite directions count as unrelated)."""
+    if len(a) != len(b) or not a:
+        return 0.0
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    if na == 0 or nb == 0:
+        return 0.0
+    return max(0.0, min(1.0, dot / (na * nb)))
+
+
+def hybrid_similarity(
+    bm25: float | None, embedding: float | None, embedding_weight: float
+) -> float:
+    """Mix of lexical and semantic similarity; whichever exists alone is used as is."""
+    if bm25 is not None and embedding is not None:
+        return (1.0 - embedding_weight) * bm25 + embedding_weight * embedding
+    if embedding is not None:
+        return embedding
+    return bm25 if bm25 is not None else 0.0
+
+
+# ---------------------------------------------------------------- relevance
+
+
+def recency_term(days: float, recency_days: float = 7.0) -> float:
+    return math.exp(-max(0.0, days) / recency_days)
+
+
+def frequency_term(access_count: int, divisor: float = 5.0) -> float:
+    return min(1.0, math.log(max(0, access_count) + 1) / divisor)
+
+
+def relevance(
+    sim: float,
+    days_since_last_access: float,
+    access_count: int,
+    weights: RelevanceWeights | None = None,
+) -> float:
+    """w_sim·sim + w_recency·exp(−days/7) + w_freq·log(count+1)/5 (no similarity gate here)."""
+    w = weights or RelevanceWeights()
+    return (
+        w.similarity * sim
+        + w.recency * recency_term(days_since_last_access, w.recency_days)
+        + w.frequency * frequency_term(access_count, w.frequency_divisor)
+    )
+
+
+# ---------------------------------------------------------------- selection + trace
+
+
+class CandidateScore(NamedTuple):
+    """One scored candidate (a named tuple: hundreds are built per retrieval, and a frozen
+    dataclass's `__init__` costs about four times as much)."""
+
+    id: str
+    bm25: float | None
+    embedding: float | None
+    similarity: float
+    recency: float
+    frequency: float
+    score: float  # 0.0 when gated out
+    chars: int
+    gated: bool = False  # similarity below the block's min_similarity: never retrieved
+    concept: float | None = None  # share of the question's semantic classes (see concepts)
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalTrace:
+    """Why each candidate was or was not chosen.
+
+    `candidates` holds every candidate that was scored (sharing a term, a concept class or a
+    vector score with the query), best first; in-scope candidates sharing nothing had
+    similarity 0 and appear only in `dropped_by_similarity`. `considered` counts every
+    in-scope candidate. The stored form (`to_dict`) is bounded: see `TRACE_CANDIDATES`.
+    """
+
+    kind: str
+    query: str
+    query_tokens: tuple[str, ...]
+    candidates: tuple[CandidateScore, ...]  # best first
+    chosen_ids: tuple[str, ...]
+    dropped_by_scope: tuple[str, ...] = ()
+    dropped_by_similarity: tuple[str, ...] = ()
+    dropped_by_threshold: tuple[str, ...] = ()
+    dropped_by_top_k: tuple[str, ...] = ()
+    dropped_by_cap: tuple[str, ...] = ()
+    chars: int = 0
+    considered: int = 0  # in-scope candidates ranked (scored or similarity 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The trace stored with the turn's snapshot (shown by the console's analyzer).
+
+        Bounded so a block over thousands of rows stays small: the best `TRACE_CANDIDATES`
+        scored candidates (and every chosen one) with their scores, each dropped-by list cut
+        to its first `TRACE_IDS` ids; `scored`, `matched` and `dropped` give the full counts.
+        """
+        shown = list(self.candidates[:TRACE_CANDIDATES])
+        if missing := set(self.chosen_ids).difference(c.id for c in shown):  # chosen further down
+            shown += [c for c in self.candidates[TRACE_CANDIDATES:] if c.id in missing]
+        dropped = {
+            "scope": self.dropped_by_scope,
+            "similarity": self.dropped_by_similarity,
+            "threshold": self.dropped_by_threshold,
+            "top_k": self.dropped_by_top_k,
+            "cap": self.dropped_by_cap,
+        }
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "query": self.query,
+            "candidates": [_candidate_dict(c) for c in shown],
+            "scored": max(self.considered, len(self.candidates)),
+            "matched": len(self.candidates),
+            "chosen": list(self.chosen_ids),
+            "dropped": {name: len(ids) for name, ids in dropped.items()},
+        }
+        out.update({f"dropped_by_{name}": list(ids[:TRACE_IDS]) for name, ids in dropped.items()})
+        out["chars"] = self.chars
+        return out
+
+
+TRACE_CANDIDATES = 10  # scored candidates kept in a stored trace (plus every chosen one)
+TRACE_IDS = 20  # ids kept per dropped-by list in a stored trace (the counts are complete)
+
+
+def _candidate_dict(c: CandidateScore) -> dict[str, Any]:
+    return {  # the always-set floats rounded inline: ~10 of these per retrieval, every turn
+        "id": c.id,
+        "bm25": _r(c.bm25),
+        "embedding": _r(c.embedding),
+        "concept": _r(c.concept),
+        "sim": round(c.similarity, 4),
+        "recency": round(c.recency, 4),
+        "freq": round(c.frequency, 4),
+        "score": round(c.score, 4),
+        "gated": c.gated,
+    }
+
+
+def _r(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalResult:
+    chosen: tuple[MemoryCandidate, ...]  # best first
+    trace: RetrievalTrace
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.trace.chosen_ids
+
+
+@dataclass(frozen=True, slots=True)
+class _Signals:
+    """What scores a candidate besides its own row: BM25 raw scores by position and the
+    ideal score, the question's concept scorer (None: no concepts asked) and the candidates'
+    classes by position, and the vector similarity by id (None: no vectors this retrieval)."""
+
+    raw: Mapping[int, float]
+    ideal: float
+    concept_of: Callable[[frozenset[str]], float | None] | None
+    classes: Sequence[frozenset[str]]
+    semantic_of: Callable[[str], float | None] | None
+
+
+def _score_positions(
+    positions: Iterable[int],
+    candidates: Sequence[MemoryCandidate],
+    signals: _Signals,
+    config: RetrievalConfig,
+    block: BlockRetrievalConfig,
+    now: float,
+) -> list[CandidateScore]:
+    """The scores of the candidates at `positions`, in that order.
+
+    Lexical similarity = raw BM25 / the ideal score (at most 1), hybrid with the cosine when
+    vectors exist, raised to `concept_weight` × the concept share when that is larger;
+    recency and frequency (`recency_term`, `frequency_term`) are added past the similarity
+    gate. One loop with the arithmetic inline (a function call per candidate cost about a
+    third of it); the arithmetic is `relevance`'s, term for term and in the same order, so
+    the values are identical.
+    """
+    w = config.weights
+    mix, concept_weight = config.embedding_weight, config.concept_weight
+    w_sim, w_recency, w_freq = w.similarity, w.recency, w.frequency
+    recency_days, divisor = w.recency_days, w.frequency_divisor
+    min_similarity = block.min_similarity
+    raw, ideal, classes_at = signals.raw.get, signals.ideal, signals.classes
+    concept_of, semantic_of = signals.concept_of, signals.semantic_of
+    shares: dict[frozenset[str], float | None] = {}  # concept share per distinct class set
+    frequencies: dict[int, float] = {}  # frequency term per access count
+    exp, new = math.exp, tuple.__new__
+    scored: list[CandidateScore] = []
+    append = scored.append
+    for pos in positions:
+        cand = candidates[pos]
+        bm25 = 0.0
+        if ideal > 0:
+            ratio = raw(pos, 0) / ideal
+            bm25 = ratio if ratio < 1.0 else 1.0  # min(1.0, ratio)
+        embedding = None if semantic_of is None else semantic_of(cand.id)
+        sim = bm25 if embedding is None else (1.0 - mix) * bm25 + mix * embedding  # hybrid
+        concept = None
+        if concept_of is not None:
+            classes = classes_at[pos]
+            concept = shares.get(classes, _MISSING)
+            if concept is _MISSING:
+                concept = shares[classes] = concept_of(classes)
+            if concept is not None and (by_class := concept_weight * concept) > sim:
+                sim = by_class  # max(sim, concept_weight * concept)
+        last = cand.last_access_at if cand.last_access_at is not None else cand.created_at
+        days = (now - last) / DAY_S  # days_since_access, clamped at 0 as max(0.0, …) does
+        recency = exp(-(days if days > 0.0 else 0.0) / recency_days)
+        count = cand.access_count
+        freq = frequencies.get(count)
+        if freq is None:
+            freq = frequencies[count] = frequency_term(count, divisor)
+        gated = sim <= 0.0 or sim < min_similarity
+        total = 0.0 if gated else w_sim * sim + w_recency * recency + w_freq * freq
+        row = (cand.id, bm25, embedding, sim, recency, freq, total, len(cand.text), gated, concept)
+        append(new(CandidateScore, row))  # CandidateScore(*row) without its Python-level __new__
+    return scored
+
+
+def score_candidates(
+    query: str,
+    candidates: Sequence[MemoryCandidate],
+    *,
+    now: float,
+    config: RetrievalConfig,
+    block: BlockRetrievalConfig,
+    query_embedding: Sequence[float] | None = None,
+    embeddings: Mapping[str, Sequence[float]] | None = None,
+    semantic_scores: Mapping[str, float] | None = None,
+    index: CandidateIndex | None = None,
+) -> tuple[list[CandidateScore], list[str]]:
+    """(scores of the candidates that can pass the gate, ids of the others by id).
+
+    BM25 statistics come from these candidates only. Similarity per candidate: BM25 (mixed
+    with cosine when vectors exist), raised to `concept_weight` × the concept similarity when
+    that is larger (see `concepts`). Only candidates sharing a term, a concept class or a
+    vector score with the query are scored (`candidate_index`); the others have similarity 0.
+    """
+    if not candidates:  # nothing to score (an empty kind): what the steps below give
+        return [], []
+    if index is None:
+        texts = [c.index_text for c in candidates]
+        index = candidate_index([c.id for c in candidates], texts, config.bm25_k1, config.bm25_b)
+    query_tokens = tokenize(query)
+    terms = index.bm25.query_terms(query_tokens)
+    ideal = index.bm25.ideal_score(query_tokens)
+    asked = query_concepts(query) if config.concept_weight > 0 else frozenset()
+    positions = index.matching(terms, asked)
+    vectors: Collection[str] = ()
+    if semantic_scores is not None:  # precomputed by the vector index
+        vectors = semantic_scores
+    elif query_embedding is not None and embeddings:
+        vectors = embeddings
+    positions.update(index.by_id[i] for i in vectors if i in index.by_id)
+    signals = _Signals(
+        raw=index.raw_scores(terms),
+        ideal=ideal,
+        concept_of=concept_scorer(asked) if asked else None,
+        classes=index.concepts if asked else (),
+        semantic_of=_semantic_of(query_embedding, embeddings, semantic_scores),
+    )
+    scored = _score_positions(sorted(positions), candidates, signals, config, block, now)
+    unmatched = index.ids_except(positions)
+    return scored, unmatched
+
+
+def _semantic_of(
+    query_embedding: Sequence[float] | None,
+    embeddings: Mapping[str, Sequence[float]] | None,
+    semantic_scores: Mapping[str, float] | None,
+) -> Callable[[str], float | None] | None:
+    """A candidate's vector similarity by id: the vector index's score when given, else the
+    cosine with the query's embedding when both exist; None = no vectors this retrieval."""
+    if semantic_scores is not None:
+        return semantic_scores.get
+    if query_embedding is None:
+        return None
+    vectors = embeddings or {}
+
+    def cosine(cand_id: str) -> float | None:
+        vector = vectors.get(cand_id)
+        return None if vector is None else cosine_similarity(query_embedding, vector)
+
+    return cosine
+
+
+_MISSING: Any = object()
+_BY_ID = attrgetter("id")
+_BY_STRENGTH = attrgetter("score", "similarity", "recency")
+
+
+def _ranked(items: list[CandidateScore]) -> list[CandidateScore]:
+    """`items` best first: by score, similarity and recency descending, then by id — as two
+    stable C-keyed sorts (by id, then by strength with `reverse`, which keeps equal items in
+    their order) instead of a Python key call per item."""
+    items.sort(key=_BY_ID)
+    items.sort(key=_BY_STRENGTH, reverse=True)
+    return items
+
+
+def _select(
+    ranked: Sequence[CandidateScore], block: BlockRetrievalConfig
+) -> tuple[list[str], list[str], list[str], int]:
+    """Top-k with a total char cap: (chosen, over top-k, over the cap, chars used)."""
+    chosen: list[str] = []
+    over_k: list[str] = []
+    over_cap: list[str] = []
+    chars = 0
+    top_k, max_chars = block.top_k, block.max_chars
+    for at, item in enumerate(ranked):
+        if len(chosen) >= top_k:  # the rest are all over top-k
+            over_k = [i.id for i in ranked[at:]]
+            break
+        if chars + item.chars > max_chars:
+            over_cap.append(item.id)
+        else:
+            chosen.append(item.id)
+            chars += item.chars
+    return chosen, over_k, over_cap, chars
+
+
+def retrieve(
+    query: str,
+    candidates: Iterable[MemoryCandidate],
+    *,
+    kind: str,
+    now: float,
+    allowed_scopes: Collection[str],
+    config: RetrievalConfig | None = None,
+    query_embedding: Sequence[float] | None = None,
+    embeddings: Mapping[str, Sequence[float]] | None = None,
+    semantic_scores: Mapping[str, float] | None = None,
+    scoped_cache: ScopedCache | None = None,
+) -> RetrievalResult:
+    """Rank `candidates` for `query` and pick the block's items, with a full trace.
+
+    Order of filters: scope (defence in depth; see `isolation`) → similarity gate → relevance
+    threshold → top-k → char cap (an item that does not fit is skipped; smaller ones may follow).
+    With `scoped_cache`, a candidate tuple's scope filter and index are reused across calls
+    (the same results; see `ScopedCache`).
+    """
+    return retrieve_prepared(
+        query,
+        scoped_candidates(candidates, allowed_scopes, scoped_cache),
+        kind=kind,
+        now=now,
+        config=config,
+        query_embedding=query_embedding,
+        embeddings=embeddings,
+        semantic_scores=semantic_scores,
+    )
+
+
+def retrieve_prepared(
+    query: str,
+    scoped: PreparedCandidates,
+    *,
+    kind: str,
+    now: float,
+    config: RetrievalConfig | None = None,
+    query_embedding: Sequence[float] | None = None,
+    embeddings: Mapping[str, Sequence[float]] | None = None,
+    semantic_scores: Mapping[str, float] | None = None,
+) -> RetrievalResult:
+    """`retrieve` over candidates already scope-filtered by `prepare_candidates` (their
+    indexes kept in `scoped.indexes`, built here when missing): the same result."""
+    cfg = config or RetrievalConfig()
+    block = cfg.block(kind)
+    index_key = (cfg.bm25_k1, cfg.bm25_b)
+    if index_key not in scoped.indexes:
+        ids, texts = [c.id for c in scoped.kept], [c.index_text for c in scoped.kept]
+        scoped.indexes[index_key] = candidate_index(ids, texts, *index_key)
+    scored, unmatched = score_candidates(
+        query,
+        scoped.kept,
+        now=now,
+        config=cfg,
+        block=block,
+        query_embedding=query_embedding,
+        embeddings=embeddings,
+        semantic_scores=semantic_scores,
+        index=scoped.indexes[index_key],
+    )
+    gated = sorted((s for s in scored if s.gated), key=lambda s: (-s.similarity, s.id))
+    passed = _ranked([s for s in scored if not s.gated])
+    below = [s.id for s in passed if s.score < block.threshold]
+    chosen, over_k, over_cap, chars = _select(
+        [s for s in passed if s.score >= block.threshold], block
+    )
+    trace = RetrievalTrace(
+        kind=kind,
+        query=query,
+        query_tokens=tokenize(query),
+        candidates=tuple(passed + gated),
+        chosen_ids=tuple(chosen),
+        dropped_by_scope=scoped.out_of_scope,
+        dropped_by_similarity=_gated_ids(gated, unmatched),
+        dropped_by_threshold=tuple(below),
+        dropped_by_top_k=tuple(over_k),
+        dropped_by_cap=tuple(over_cap),
+        chars=chars,
+        considered=len(scoped.kept),
+    )
+    by_id = scoped.by_id
+    return RetrievalResult(chosen=tuple(by_id[i] for i in chosen), trace=trace)
+
+
+def _gated_ids(gated: Sequence[CandidateScore], unmatched: Sequence[str]) -> tuple[str, ...]:
+    """Gated ids by (−similarity, id); the unscored ones (already by id) had similarity 0."""
+    if not unmatched:
+        return tuple(s.id for s in gated)
+    above = [s.id for s in gated if s.similarity > 0]
+    zero = sorted([*(s.id for s in gated if s.similarity == 0), *unmatched])
+    below = [s.id for s in gated if s.similarity < 0]
+    return (*above, *zero, *below)

@@ -1,0 +1,470 @@
+"""The memory service: cached, scoped retrieval over `memory_item` and every write path.
+
+Reads: candidates for (scopes, kind[, subject]) come from one indexed query capped at
+`candidate_cap`, are scored by `scoring.retrieve` (BM25 over jieba tokens, + cosine when an
+embedding model is configured) and the result is cached in a `TtlLruCache` keyed by the scopes,
+the kind (+ subject + config + write generation) and the normalised query. Chosen rows get their
+access count / last access bumped in one batched UPDATE, off the reply's critical path.
+
+Writes (teaching, extraction, admin, CLI) normalise key and fingerprint, dedupe / replace in the
+repository, then bump a per-scope *generation* in the StateStore. Cache keys include the
+generations of the scopes read, so a write in any process sharing the StateStore (Redis) makes
+older cache entries unreachable at once; the local caches are also purged directly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pallas.context.prompt_guard import sanitize_inline
+from pallas.core import state_keys
+from pallas.core.clock import Clock
+from pallas.core.state import StateStore
+from pallas.features.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
+from pallas.features.memory.items import fingerprint, normalise_key, to_candidate, with_fallback
+from pallas.features.memory.kinds import (
+    KNOWLEDGE,
+    MEMORY_SECTION_KINDS,
+    PERSON_FACTS,
+    PERSONAL_KINDS,
+)
+from pallas.features.memory.repository import (
+    MemoryItem,
+    MemoryRepository,
+    NewMemory,
+    WriteAction,
+    WriteOutcome,
+)
+from pallas.features.memory.retrieval_config import RetrievalConfig
+from pallas.features.memory.scoring import MemoryCandidate, ScopedCache, retrieve
+from pallas.features.memory.slots import decide_update, parse_slot
+from pallas.features.memory.text import normalize_query
+from pallas.features.memory.vector_store import MemoryVectors
+from pallas.providers.client import LLMClient
+
+log = logging.getLogger("pallas.memory")
+
+TEXT_MAX_CHARS = 300
+TOUCH_DELAY_S = 0.5
+BACKFILL_BATCH = 32
+# read for the whole group on every turn (no subject): loaded together, one statement
+SHARED_KINDS = (*MEMORY_SECTION_KINDS, KNOWLEDGE)
+T = TypeVar("T")
+
+
+_Converted = tuple[tuple[MemoryItem, ...], tuple[MemoryCandidate, ...], dict[str, MemoryItem]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Semantic:
+    scores: dict[str, float] | None = None  # ref → cosine, None = no embeddings this turn
+    extra: tuple[MemoryItem, ...] = ()  # rows found by the vector index beyond the window
+
+
+@dataclass(frozen=True, slots=True)
+class BlockResult:
+    kind: str
+    items: tuple[MemoryItem, ...]  # relevance-chosen first, then fallback
+    trace: dict[str, Any]
+
+    @property
+    def ids(self) -> tuple[int, ...]:
+        return tuple(i.id for i in self.items)
+
+
+class MemoryService:
+    def __init__(
+        self,
+        repo: MemoryRepository,
+        state: StateStore,
+        clock: Clock,
+        *,
+        llm: LLMClient | None = None,
+        embeddings: bool = False,
+        cache_ttl_s: float = 300.0,
+        cache_entries: int = 512,
+    ) -> None:
+        self.repo = repo
+        self._state = state
+        self._clock = clock
+        self._llm = llm
+        self._embeddings = bool(embeddings and llm is not None)
+        self._results: TtlLruCache[BlockResult] = TtlLruCache(
+            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
+        )
+        self._candidates: TtlLruCache[tuple[MemoryItem, ...]] = TtlLruCache(
+            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
+        )
+        # who the personal rows of a scope set are about: a new member's rows need no query
+        self._subject_sets: TtlLruCache[frozenset[int]] = TtlLruCache(
+            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
+        )
+        self._loading: dict[Hashable, asyncio.Future[Any]] = {}  # concurrent misses share
+        self._vectors: TtlLruCache[tuple[float, ...]] = TtlLruCache(
+            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
+        )
+        self._vector_index = MemoryVectors(repo)
+        self._converted: OrderedDict[int, _Converted] = OrderedDict()
+        # scope filter + index per loaded candidate tuple (the 7 retrievals of a turn share it)
+        self._scoped = ScopedCache(max_entries=32)
+        self._pending_touch: set[int] = set()
+        self._touch_task: asyncio.Task[None] | None = None
+        self._backfilled: set[int] = set()
+        self._background: set[asyncio.Task[Any]] = set()
+        # Called in the background with every row stored (not duplicates): index-time expansion.
+        self.write_listeners: list[Callable[[MemoryService, MemoryItem], Awaitable[Any]]] = []
+
+    # ------------------------------------------------------------------ reads
+
+    async def _generation(self, scopes: Collection[str]) -> str:
+        gens = [await self._state.get(state_keys.memory_generation(s)) or 0 for s in sorted(scopes)]
+        return ".".join(str(g) for g in gens)
+
+    async def _load(
+        self, scopes: Collection[str], kind: str, subject: int | None, cap: int, gen: str
+    ) -> tuple[MemoryItem, ...]:
+        key = _candidates_key(scopes, kind, subject, cap, gen)
+        cached = self._candidates.get(key)
+        if cached is not None:
+            return cached
+        if subject is None and kind in SHARED_KINDS:  # the group's kinds: one statement
+            shared = query_cache_key(scopes, f"shared:{cap}:{gen}", "")
+            await _single(self._loading, shared, lambda: self._load_shared(scopes, cap, gen))
+            cached = self._candidates.get(key)
+            if cached is not None:
+                return cached
+        if subject is not None and kind in PERSONAL_KINDS:
+            subjects = await self._subjects(scopes, gen)
+            if subject not in subjects:  # nothing stored about this member: no query
+                self._candidates.put(key, ())
+                return ()
+        items = tuple(await self.repo.candidates(scopes, kind, subject_user_id=subject, limit=cap))
+        self._candidates.put(key, items)
+        return items
+
+    async def _load_shared(self, scopes: Collection[str], cap: int, gen: str) -> None:
+        """The candidates of every shared kind (memory sections + knowledge), one read."""
+        loaded = await self.repo.candidates_by_kind(scopes, SHARED_KINDS, limit=cap)
+        for kind, items in loaded.items():
+            self._candidates.put(_candidates_key(scopes, kind, None, cap, gen), tuple(items))
+
+    async def _subjects(self, scopes: Collection[str], gen: str) -> frozenset[int]:
+        """Who the personal rows of `scopes` are about (one read per scope generation)."""
+        key = query_cache_key(scopes, f"subjects:{gen}", "")
+        cached = self._subject_sets.get(key)
+        if cached is not None:
+            return cached
+        subjects = await _single(
+            self._loading, key, lambda: self.repo.subjects(scopes, PERSONAL_KINDS)
+        )
+        self._subject_sets.put(key, subjects)
+        return subjects
+
+    async def prewarm(self, scopes: Collection[str], config: RetrievalConfig) -> None:
+        """The shared kinds' candidates and the personal rows' subjects of `scopes`, as the
+        next turn loads them (`GroupPreload`)."""
+        gen = await self._generation(scopes)
+        await self._load(scopes, SHARED_KINDS[0], None, config.candidate_cap, gen)
+        await self._subjects(scopes, gen)
+
+    async def retrieve(
+        self,
+        kind: str,
+        query: str,
+        *,
+        scopes: Collection[str],
+        config: RetrievalConfig,
+        now: float,
+        bot_id: int,
+        group_id: int,
+        subject_user_id: int | None = None,
+        fallback_k: int = 0,
+    ) -> BlockResult:
+        """Chosen rows of one block kind for `query`, from `scopes` only, with a trace."""
+        block = config.block(kind)
+        gen = await self._generation(scopes)
+        weights = (config.weights, config.embedding_weight, config.concept_weight, config.vector_k)
+        salt = hash((block, weights, fallback_k))
+        key = query_cache_key(scopes, f"{kind}:{subject_user_id}:{salt}:{gen}", query)
+        cached = self._results.get(key)
+        if cached is not None:
+            return BlockResult(cached.kind, cached.items, {**cached.trace, "cache": "hit"})
+        items = await self._load(scopes, kind, subject_user_id, config.candidate_cap, gen)
+        semantic = await self._semantic(
+            query, items, scopes, kind, subject_user_id, config, bot_id, group_id
+        )
+        if semantic.extra:
+            items = (*items, *semantic.extra)
+        candidates, by_ref = self._as_candidates(items)
+        result = retrieve(
+            query,
+            candidates,
+            kind=kind,
+            now=now,
+            allowed_scopes=scopes,
+            config=config,
+            semantic_scores=semantic.scores,
+            scoped_cache=self._scoped,
+        )
+        extra = with_fallback(result, items, block, fallback_k) if fallback_k else []
+        chosen = tuple(by_ref[c.id] for c in result.chosen) + tuple(extra)
+        trace = result.trace.to_dict()
+        trace.update(
+            fallback=[i.ref for i in extra],
+            loaded=len(items),
+            capped=len(items) - len(semantic.extra) >= config.candidate_cap,
+            embeddings=semantic.scores is not None,
+            vector_hits=[i.ref for i in semantic.extra],
+            cache="miss",
+        )
+        out = BlockResult(kind, chosen, trace)
+        self._results.put(key, out)
+        return out
+
+    def _as_candidates(
+        self, items: tuple[MemoryItem, ...]
+    ) -> tuple[tuple[MemoryCandidate, ...], dict[str, MemoryItem]]:
+        """`to_candidate` of each item (a tuple: `scoring` reuses its scope filter and index)
+        and the items by ref, reused while the same loaded tuple is retrieved from."""
+        cached = self._converted.get(id(items))
+        if cached is not None and cached[0] is items:
+            self._converted.move_to_end(id(items))
+            return cached[1], cached[2]
+        candidates = tuple(to_candidate(i) for i in items)
+        by_ref = {i.ref: i for i in items}
+        self._converted[id(items)] = (items, candidates, by_ref)  # holds `items`: id stays unique
+        if len(self._converted) > 64:
+            self._converted.popitem(last=False)
+        return candidates, by_ref
+
+    async def _query_vector(
+        self, query: str, bot_id: int, group_id: int
+    ) -> tuple[float, ...] | None:
+        norm = normalize_query(query)
+        vector = self._vectors.get(norm)
+        if vector is None:
+            assert self._llm is not None
+            result = await self._llm.embed([query], bot_id=bot_id, group_id=group_id)
+            if not result:
+                return None
+            vector = tuple(result[0])
+            self._vectors.put(norm, vector)
+        return vector
+
+    async def _semantic(
+        self,
+        query: str,
+        items: Sequence[MemoryItem],
+        scopes: Collection[str],
+        kind: str,
+        subject: int | None,
+        config: RetrievalConfig,
+        bot_id: int,
+        group_id: int,
+    ) -> _Semantic:
+        """Cosines for the loaded rows, plus the nearest older rows the recent window missed.
+
+        The vector index covers every live row of the scopes (see `vector_store`); rows it
+        finds are re-checked here (kind, scope, subject) before they join the candidates.
+        """
+        if not self._embeddings or not query.strip():
+            return _Semantic()
+        missing = [i for i in items if i.embedding is None and i.id not in self._backfilled]
+        if missing:
+            self._spawn(self._backfill(missing[:BACKFILL_BATCH], bot_id, group_id))
+        query_vector = await self._query_vector(query, bot_id, group_id)
+        if query_vector is None:
+            return _Semantic()
+        gens = {s: str(await self._state.get(state_keys.memory_generation(s)) or 0) for s in scopes}
+        hits, _ = await self._vector_index.nearest(
+            query_vector, scopes, kind, gens, k=config.vector_k, subject=subject
+        )
+        have = {i.id for i in items}
+        found = await self.repo.get_many([h.item_id for h in hits if h.item_id not in have])
+        extra = tuple(
+            i
+            for i in found
+            if i.kind == kind
+            and i.scope in scopes
+            and (subject is None or i.subject_user_id == subject)
+        )
+        ids = have | {i.id for i in extra}
+        cosines = await self._vector_index.cosines(query_vector, scopes, kind, gens, ids)
+        if not cosines:
+            return _Semantic()
+        return _Semantic({f"mem:{i}": c for i, c in cosines.items()}, extra)
+
+    async def _backfill(self, items: Sequence[MemoryItem], bot_id: int, group_id: int) -> None:
+        assert self._llm is not None
+        self._backfilled.update(i.id for i in items)
+        vectors = await self._llm.embed([i.text for i in items], bot_id=bot_id, group_id=group_id)
+        for item, vector in zip(items, vectors, strict=False):
+            await self.repo.set_embedding(item.id, vector)
+            self._vector_index.mark_dirty(item.scope)
+
+    # ------------------------------------------------------------------ access counts
+
+    def touch(self, item_ids: Collection[int]) -> None:
+        """Count a use of these rows; flushed in one UPDATE shortly after (never awaited)."""
+        self._pending_touch.update(item_ids)
+        if self._pending_touch and (self._touch_task is None or self._touch_task.done()):
+            self._touch_task = self._spawn(self._flush_touch_later())
+
+    async def _flush_touch_later(self) -> None:
+        await asyncio.sleep(TOUCH_DELAY_S)
+        await self.flush_touches()
+
+    async def flush_touches(self) -> None:
+        ids, self._pending_touch = self._pending_touch, set()
+        if ids:
+            await self.repo.touch(ids, self._clock.now())
+
+    # ------------------------------------------------------------------ writes
+
+    async def remember(
+        self,
+        *,
+        bot_id: int,
+        scope: str,
+        kind: str,
+        text: str,
+        origin: str,
+        key: str | None = None,
+        subject_user_id: int | None = None,
+        author_user_id: int | None = None,
+        subject_name: str = "",
+        source: dict[str, Any] | None = None,
+    ) -> WriteOutcome:
+        """Store one row (deduped / newer-replaces-older by key). Raises ValueError if empty."""
+        clean = sanitize_inline(text, TEXT_MAX_CHARS).strip()
+        fp = fingerprint(clean)
+        if not fp:
+            raise ValueError("nothing to remember")
+        norm_key = normalise_key(key or "") or f"t_{fp[:100]}"
+        outcome = await self.repo.upsert(
+            NewMemory(
+                bot_id=bot_id,
+                scope=scope,
+                kind=kind,
+                key=norm_key,
+                fingerprint=fp,
+                text=clean,
+                origin=origin,
+                now=self._clock.now(),
+                subject_user_id=subject_user_id,
+                author_user_id=author_user_id,
+                subject_name=sanitize_inline(subject_name, 64),
+                source=dict(source or {}),
+            )
+        )
+        if outcome.action != "duplicate" and kind == PERSON_FACTS and subject_user_id is not None:
+            outcome = await self._apply_slot_rules(outcome)
+        await self.invalidate([scope])
+        if outcome.action != "duplicate":
+            for listener in self.write_listeners:
+                self._spawn(listener(self, outcome.item))
+        if outcome.action != "duplicate" and self._embeddings:
+            self._spawn(self._backfill([outcome.item], bot_id, _group_of(scope)))
+        return outcome
+
+    async def _apply_slot_rules(self, outcome: WriteOutcome) -> WriteOutcome:
+        """Retire the member's older facts the new one replaces or contradicts (see `slots`)."""
+        new = outcome.item
+        live = await self.repo.candidates(
+            [new.scope], new.kind, subject_user_id=new.subject_user_id, limit=500
+        )
+        old = [(i.id, parse_slot(i.text)) for i in live if i.id != new.id]
+        decision = decide_update(parse_slot(new.text), old)
+        if not decision.retire_ids:
+            return outcome
+        reason = "contradicted" if decision.action == "contradict" else "replaced"
+        gone = await self.repo.retire(
+            decision.retire_ids, now=self._clock.now(), reason=reason, replaced_by=new.id
+        )
+        log.info(
+            "memory %s %s %s (%s)", new.ref, reason, ", ".join(i.ref for i in gone),
+            decision.reason,
+        )  # fmt: skip
+        action: WriteAction = "contradicted" if decision.action == "contradict" else "replaced"
+        return WriteOutcome(action, new, outcome.replaced_ids + tuple(i.id for i in gone))
+
+    async def forget_user(self, user_id: int, scopes: Collection[str]) -> list[MemoryItem]:
+        """Soft-delete person facts, relationship notes and teachings about `user_id`."""
+        gone = await self.repo.forget_subject(
+            user_id, now=self._clock.now(), kinds=PERSONAL_KINDS, scopes=scopes
+        )
+        await self.invalidate(scopes)
+        return gone
+
+    async def delete(
+        self, item_ids: Collection[int], *, reason: str, scopes: Collection[str] | None
+    ) -> list[MemoryItem]:
+        gone = await self.repo.soft_delete(
+            item_ids, now=self._clock.now(), reason=reason, scopes=scopes
+        )
+        await self.invalidate({i.scope for i in gone})
+        return gone
+
+    async def invalidate(self, scopes: Collection[str]) -> None:
+        for scope in scopes:
+            await self._state.incr(state_keys.memory_generation(scope))
+            self._results.invalidate_scope(scope)
+            self._candidates.invalidate_scope(scope)
+            self._subject_sets.invalidate_scope(scope)
+
+    # ------------------------------------------------------------------ background
+
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.create_task(_logged(coro))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
+
+    async def drain(self) -> None:
+        """Wait for background work (touches, embeddings): tests and shutdown."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+        await self.flush_touches()
+
+
+def _candidates_key(
+    scopes: Collection[str], kind: str, subject: int | None, cap: int, gen: str
+) -> QueryCacheKey:
+    return query_cache_key(scopes, f"{kind}:{subject}:{cap}:{gen}", "")
+
+
+async def _single(
+    loading: dict[Hashable, asyncio.Future[Any]], key: Hashable, load: Callable[[], Awaitable[T]]
+) -> T:
+    """One load per key at a time: concurrent callers (the turn's sources) share it."""
+    pending = loading.get(key)
+    if pending is None:
+        pending = asyncio.ensure_future(load())
+        loading[key] = pending
+        pending.add_done_callback(lambda done: _forget(loading, key, done))
+    return await asyncio.shield(pending)
+
+
+def _forget(
+    loading: dict[Hashable, asyncio.Future[Any]], key: Hashable, done: asyncio.Future[Any]
+) -> None:
+    if loading.get(key) is done:
+        del loading[key]
+
+
+def _group_of(scope: str) -> int:
+    """The group id of a ``group:<bot>:<group>`` scope (0 for pools / private chats)."""
+    parts = scope.split(":")
+    return int(parts[2]) if parts[0] == "group" and len(parts) == 3 and parts[2].isdigit() else 0
+
+
+async def _logged(coro: Any) -> None:
+    try:
+        await coro
+    except Exception:
+        log.exception("memory background task failed")

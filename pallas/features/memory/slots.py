@@ -1,0 +1,173 @@
+"""Facts that update: which *slot* of a person a fact fills, and what a new fact does to old ones.
+
+A person fact ("TA住在海淀区", "最爱吃火锅", "已经不住海淀了") is parsed by rules into a
+`Slot`: a name (residence, hometown, job, school, favorite:<class>, like:<class>, pet, exam,
+wake, sleep, partner), a value ("海淀区") and a polarity (negative: "不住…了", "辞职了",
+"不喜欢…了"). Slots are single-valued (one place one lives, one job) or multi-valued (one
+likes many things, can keep several pets).
+
+`decide_update(new, old)` — pure — says what storing `new` does to the same member's live facts:
+
+- **replace**: a positive fact in a single-valued slot retires every older fact of that slot
+  ("住在朝阳" after "住在海淀区"; the same place in other words too: the newest wins), and a
+  positive fact retires an older negative one of the same value ("喜欢猫" after "不喜欢猫了");
+- **contradict**: a negative fact retires the positive facts it denies ("已经不住海淀了" →
+  "住在海淀区"; "辞职了" → any job);
+- **add**: anything else (a second pet, another liking, a fact without a slot).
+
+Retired rows are soft-deleted with the reason and `replaced_by` pointing at the new row: they
+stay in the history (audit) and are never injected again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pallas.features.memory.concepts import fact_concepts
+from pallas.features.memory.text import normalize_text
+
+UpdateAction = Literal["add", "replace", "contradict"]
+
+_SUBJECT = re.compile(r"^(?:ta|我|本人|俺)")
+_TAIL = re.compile(r"[了啦哦呀吧啊的,，。.!！~～\s]+$")
+_NEG = r"(?P<neg>(?:已经|早就|现在)?(?:不再?|没再?|没有再?))"
+_V = r"(?P<v>[^，。,.;；!！?？]{1,16}?)"
+_END = r"(?:了|啦)?$"
+
+# Classes that name what a favourite / liking is about, most specific first.
+_PREFERENCE_CLASSES = (
+    "instrument", "sport", "game", "media", "music", "pet", "animal", "drink", "food",
+    "color", "hobby",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    name: str
+    value: str
+    negative: bool = False
+    single: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    name: str
+    pattern: re.Pattern[str]
+    single: bool = True
+    negative: bool = False  # the whole pattern is a negation
+    by_class: bool = False  # slot name gets the value's preference class
+
+
+def _r(text: str) -> re.Pattern[str]:
+    return re.compile(text)
+
+
+# fmt: off
+RULES: tuple[_Rule, ...] = (
+    _Rule("residence", _r(rf"^{_NEG}?住(?:在)?{_V}{_END}")),
+    _Rule("residence", _r(rf"^(?:搬到了?|搬去了?|现在住在?){_V}{_END}")),
+    _Rule("residence", _r(rf"^从{_V}搬走{_END}"), negative=True),
+    _Rule("residence", _r(rf"^搬离(?:了)?{_V}{_END}"), negative=True),
+    _Rule("residence", _r(rf"^(?<!老)家(?:住)?在{_V}{_END}")),
+    _Rule("hometown", _r(rf"^(?:老家|家乡|籍贯)(?:在|是){_V}{_END}")),
+    _Rule("job", _r(rf"^{_NEG}?在{_V}(?:上班|工作|打工){_END}")),
+    _Rule("job", _r(rf"^(?:是做|做|是干|干){_V}的{_END}")),
+    _Rule("job", _r(rf"^(?:工作是|职业是|当了?|是一名|是个|是一个|是){_V}{_END}")),
+    _Rule("job", _r(r"^(?P<v>)(?:已经)?(?:辞职|离职|失业|被裁|不干)(?:了)?$"), negative=True),
+    _Rule("school", _r(rf"^(?:在读|读|上){_V}(?:了)?$")),
+    _Rule("exam", _r(rf"^(?:在|正在)?(?:备考|准备考|准备|要考|在考){_V}(?:考试)?{_END}")),
+    _Rule("wake", _r(rf"^(?:每天|平时|一般)?{_V}起床{_END}")),
+    _Rule("sleep", _r(rf"^(?:每天|平时|一般)?{_V}(?:睡觉|睡){_END}")),
+    _Rule("partner", _r(rf"^(?:女朋友|男朋友|对象|老婆|老公)(?:叫|是){_V}{_END}")),
+    _Rule("partner", _r(r"^(?P<v>)(?:和|跟)?.{0,6}分手(?:了)?$"), negative=True),
+    _Rule("favorite", _r(rf"^最(?:喜欢|爱)(?:吃|喝|玩|听|看|的)?{_V}{_END}"), by_class=True),
+    _Rule("like", _r(rf"^{_NEG}?(?:喜欢|爱)(?:吃|喝|玩|听|看)?{_V}{_END}"), single=False,
+          by_class=True),
+    _Rule("pet", _r(rf"^{_NEG}?养(?:了|着)?{_V}{_END}"), single=False),
+    _Rule("pet", _r(rf"^(?:家里?的|养的){_V}(?:去世|走|没|丢|送人){_END}"), single=False,
+          negative=True),
+)
+# fmt: on
+
+_JOB_HINT = re.compile(r"师|员|生|工|医|护|警|家|手|长|经理|老板|会计|策划|开发|程序|律|厨|司机")
+
+
+def _clean(text: str) -> str:
+    body = _SUBJECT.sub("", normalize_text(text).replace(" ", ""))
+    return _TAIL.sub("", body)
+
+
+def _preference_class(value: str) -> str:
+    classes = fact_concepts(value)
+    return next((c for c in _PREFERENCE_CLASSES if c in classes), "other")
+
+
+def parse_slot(text: str) -> Slot | None:
+    """The slot a person fact fills, or None when no rule recognises it."""
+    body = _clean(text)
+    if not body:
+        return None
+    for rule in RULES:
+        match = rule.pattern.match(body)
+        if match is None:
+            continue
+        groups = match.groupdict()
+        value = next((v for k, v in groups.items() if k.startswith("v") and v), "") or ""
+        if (
+            rule.name == "job"
+            and not rule.negative
+            and "是" in body[:4]
+            and not _JOB_HINT.search(value)
+        ):
+            continue  # "是左撇子" is not a job
+        negative = rule.negative or bool(groups.get("neg"))
+        name = f"{rule.name}:{_preference_class(value)}" if rule.by_class else rule.name
+        return Slot(name, _value_key(value), negative, rule.single)
+    return None
+
+
+def _value_key(value: str) -> str:
+    value = re.sub(r"^(?:一只|两只|一条|一个|只|条|个)", "", value)
+    return re.sub(r"(?:区|市|省|县)$", "", value).strip()
+
+
+def same_value(a: str, b: str) -> bool:
+    """Values name the same thing: equal, or one contains the other ("海淀" / "海淀区")."""
+    if not a or not b:
+        return False
+    return a == b or a in b or b in a
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateDecision:
+    action: UpdateAction
+    retire_ids: tuple[int, ...]
+    reason: str
+
+
+def decide_update(new: Slot | None, old: Sequence[tuple[int, Slot | None]]) -> UpdateDecision:
+    """What storing a fact with slot `new` does to the member's live facts `old` (id, slot)."""
+    if new is None:
+        return UpdateDecision("add", (), "no_slot")
+    same = [(i, s) for i, s in old if s is not None and s.name == new.name]
+    if new.negative:
+        denied = tuple(
+            i
+            for i, s in same
+            if not s.negative and (not new.value or same_value(s.value, new.value))
+        )
+        if denied:
+            return UpdateDecision("contradict", denied, f"negates:{new.name}")
+        return UpdateDecision("add", (), f"negative_without_match:{new.name}")
+    if new.single:
+        retired = tuple(i for i, _ in same)  # the newest statement of a single slot wins
+        if retired:
+            return UpdateDecision("replace", retired, f"single_slot:{new.name}")
+        return UpdateDecision("add", (), f"new_in_slot:{new.name}")
+    undone = tuple(i for i, s in same if s.negative and same_value(s.value, new.value))
+    if undone:
+        return UpdateDecision("replace", undone, f"undoes_negation:{new.name}")
+    return UpdateDecision("add", (), f"multi_slot:{new.name}")

@@ -1,0 +1,204 @@
+"""The memory / knowledge / relationship / person-facts `ContextSource`s (spec 上下文装配顺序).
+
+    memory        【相关群内记忆】【已确认群事件】【相关 IP 知识】【用户明确教导】 → `memory`
+    knowledge     knowledge rows → `knowledge`; activated worldbook entries → `worldbook`
+                  (placed by the pipeline's worldbook processor: before / after the persona
+                  or at their depth in the messages)
+    relationship  notes about the current speaker (group turns, valid user)    → `relationship`
+    person_facts  the current speaker's stable preferences                     → `person_facts`
+
+Short social turns (no persistent memory) skip memory, relationship and person facts with the
+trace `skipped_short_social_turn`; knowledge still runs. Every read is scoped by
+`isolation.readable_scopes` (own group + the group's configured shared pools); person rows are
+selected by the speaker's user id, never by a name.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pallas.context import sections as S
+from pallas.context.context import GatherRequest, SourceContribution
+from pallas.context.processor_inputs import RetrievedBlock
+from pallas.context.rule_processors import WORLDBOOK_BLOCK
+from pallas.context.turn_rules import ScanCleaner, scan_cleaner
+from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.state import StateStore
+from pallas.core.tokens import count_tokens
+from pallas.features.memory.isolation import readable_scopes
+from pallas.features.memory.kinds import KNOWLEDGE, MEMORY_SECTION_KINDS, PERSON_FACTS, RELATIONSHIP
+from pallas.features.memory.render import KindBlock, build_block
+from pallas.features.memory.service import BlockResult, MemoryService
+from pallas.features.worldbook.service import WorldbookLibrary, WorldbookTurn, activate_for_turn
+
+log = logging.getLogger("pallas.memory")
+
+SKIPPED_SHORT_SOCIAL = "skipped_short_social_turn"
+
+
+def turn_scopes(request: GatherRequest) -> frozenset[str]:
+    turn = request.turn
+    pools = request.config.memory.shared_pools
+    return readable_scopes(turn.bot_id, turn.group_id, pools, user_id=turn.user_id)
+
+
+def _skip(request: GatherRequest) -> SourceContribution | None:
+    if request.allow_persistent_memory:
+        return None
+    reason = SKIPPED_SHORT_SOCIAL if request.short_social else "persistent_memory_not_allowed"
+    return SourceContribution(trace={"skipped": reason})
+
+
+async def _retrieve(
+    service: MemoryService,
+    request: GatherRequest,
+    kind: str,
+    scopes: frozenset[str],
+    *,
+    subject: int | None = None,
+    fallback_k: int = 0,
+) -> BlockResult:
+    return await service.retrieve(
+        kind,
+        request.current_text,
+        scopes=scopes,
+        config=request.config.memory,
+        now=request.now,
+        bot_id=request.turn.bot_id,
+        group_id=request.turn.group_id,
+        subject_user_id=subject,
+        fallback_k=fallback_k,
+    )
+
+
+class MemorySource:
+    name = "memory"
+
+    def __init__(self, service: MemoryService) -> None:
+        self.service = service
+
+    async def gather(self, request: GatherRequest) -> SourceContribution:
+        if (skipped := _skip(request)) is not None:
+            return skipped
+        scopes = turn_scopes(request)
+        results = [await _retrieve(self.service, request, k, scopes) for k in MEMORY_SECTION_KINDS]
+        block = build_block([KindBlock(r.kind, r.items) for r in results], source="memory")
+        self.service.touch([i for r in results for i in r.ids])
+        trace: dict[str, Any] = {"scopes": sorted(scopes)}
+        trace.update({r.kind: r.trace for r in results})
+        return SourceContribution(blocks={S.MEMORY: block} if block else {}, trace=trace)
+
+
+class _PersonalSource:
+    """Rows about the current speaker (by user id) of one kind."""
+
+    name = ""
+    kind = ""
+    section = ""
+
+    def __init__(self, service: MemoryService) -> None:
+        self.service = service
+
+    async def gather(self, request: GatherRequest) -> SourceContribution:
+        turn = request.turn
+        if turn.group_id == 0 or turn.user_id <= 0 or turn.user_id == turn.bot_id:
+            return SourceContribution(trace={"skipped": "not_a_group_member_turn"})
+        if (skipped := _skip(request)) is not None:
+            return skipped
+        scopes = turn_scopes(request)
+        fallback = request.config.memory.personal_fallback_k
+        result = await _retrieve(
+            self.service, request, self.kind, scopes, subject=turn.user_id, fallback_k=fallback
+        )
+        block = build_block([KindBlock(self.kind, result.items)], source=self.name)
+        self.service.touch(result.ids)
+        trace = {"scopes": sorted(scopes), "subject_user_id": turn.user_id, **result.trace}
+        return SourceContribution(blocks={self.section: block} if block else {}, trace=trace)
+
+
+class RelationshipSource(_PersonalSource):
+    name, kind, section = "relationship", RELATIONSHIP, S.RELATIONSHIP
+
+
+class PersonFactsSource(_PersonalSource):
+    name, kind, section = "person_facts", PERSON_FACTS, S.PERSON_FACTS
+
+
+class KnowledgeSource:
+    """Knowledge rows plus the group's activated worldbook entries (runs on every turn)."""
+
+    name = "knowledge"
+
+    def __init__(
+        self,
+        service: MemoryService,
+        library: WorldbookLibrary,
+        *,
+        messages: MessageRepository,
+        state: StateStore,
+        context_tokens: Callable[[Any], int],
+        regex_dir: Path | None = None,
+        personas: Any = None,  # PersonaStore: the persona pack's regex rules
+    ) -> None:
+        self.service = service
+        self.library = library
+        self._regex_dir = regex_dir
+        self._personas = personas
+        self._messages = messages
+        self._state = state
+        self._context_tokens = context_tokens
+
+    async def gather(self, request: GatherRequest) -> SourceContribution:
+        scopes = turn_scopes(request)
+        result = await _retrieve(self.service, request, KNOWLEDGE, scopes)
+        self.service.touch(result.ids)
+        trace: dict[str, Any] = {"scopes": sorted(scopes), KNOWLEDGE: result.trace}
+        worldbook = await self._worldbook(request, trace)
+        block = build_block([KindBlock(KNOWLEDGE, result.items)], source="knowledge")
+        blocks = {S.KNOWLEDGE: block} if block else {}
+        if worldbook is not None:  # placed by the pipeline's `worldbook` processor
+            blocks[WORLDBOOK_BLOCK] = worldbook
+        return SourceContribution(blocks=blocks, trace=trace)
+
+    async def _worldbook(
+        self, request: GatherRequest, trace: dict[str, Any]
+    ) -> RetrievedBlock | None:
+        config = request.config.worldbook
+        turn = request.turn
+        if not config.enabled or not config.books or turn.group_id == 0:
+            return None
+        entries = await self.library.entries(config.books)
+        if not entries:
+            trace["worldbook"] = {"books": list(config.books), "entries": 0}
+            return None
+        activation = await activate_for_turn(
+            WorldbookTurn(turn.bot_id, turn.group_id, turn.message_id, request.current_text),
+            entries,
+            config,
+            messages=self._messages,
+            state=self._state,
+            count_tokens=count_tokens,
+            context_tokens=self._context_tokens(request.config),
+            clean=self._scan_cleaner(request),
+        )
+        trace["worldbook"] = {"books": list(config.books), **activation.to_dict()}
+        if not activation.activated:
+            return None
+        tokens = tuple(a.entry.source_token for a in activation.activated)
+        return RetrievedBlock(
+            text="\n".join(a.entry.content for a in activation.activated),
+            source="worldbook",
+            memory_ids=tokens,
+            source_tokens=tokens,
+            items=activation.activated,
+        )
+
+    def _scan_cleaner(self, request: GatherRequest) -> ScanCleaner | None:
+        """Request-stage regex rules over the scanned messages (keys match cleaned text)."""
+        if self._regex_dir is None or "regex" in request.config.context.disabled_processors:
+            return None
+        persona_rules = self._personas.get(request.config.persona).regex if self._personas else ()
+        return scan_cleaner(request.config, self._regex_dir, persona_rules)

@@ -1,0 +1,120 @@
+"""The chat turn's side of the cost guard: build the guard, and end a refused turn.
+
+A refused turn sends at most one local phrase (never an error text), always writes a log line
+and a route-log record with the guard's named reason (`/pallas why`), and frees the member's
+in-flight marker like any other turn.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+
+from pallas.config import GroupConfig
+from pallas.core.db.repositories.usage import UsageRepository
+from pallas.core.settings import PallasSettings
+from pallas.core.state import StateStore
+from pallas.core.turn import TurnInput
+from pallas.features.cost.counters import UsageCounters
+from pallas.features.cost.guard import CostGuard, CostVerdict
+from pallas.features.cost.ladder import Limits
+from pallas.providers.client import LLMClient
+from pallas.routing.evaluate import RouteResult
+from pallas.routing.router import Router
+from pallas.turn.contracts import TurnOutcome
+from pallas.turn.deliver import GroupSender, send_phrase
+
+log = logging.getLogger("pallas.cost")
+
+
+def guard_for(
+    settings: PallasSettings,
+    llm: LLMClient,
+    state: StateStore,
+    usage: UsageRepository,
+    superusers: frozenset[int],
+    *,
+    rng: random.Random | None = None,
+) -> CostGuard:
+    """The deployment's guard: counters in the StateStore, seeded from the usage ledger."""
+    cheap = llm.model_for("cheap")
+    return CostGuard(
+        UsageCounters(state, usage),
+        deployment=Limits(settings.pallas_daily_call_cap, settings.pallas_daily_token_cap),
+        cheap_model=cheap if cheap and cheap != llm.model_for("chat") else None,
+        superusers=superusers,
+        rng=rng or random.Random(),
+    )
+
+
+def outcome_name(verdict: CostVerdict) -> str:
+    if verdict.member is not None and not verdict.member.allowed:
+        return "cost_limited"
+    return {"phrase": "cost_phrase", "drop": "cost_drop"}.get(verdict.action, "cost_degraded")
+
+
+async def notify_superusers(
+    verdict: CostVerdict, sender: object, superusers: frozenset[int]
+) -> None:
+    """The deployment cap tripped on this turn: a private notice to each superuser."""
+    if not verdict.notice:
+        return
+    send = getattr(sender, "send_private", None)  # OneBotGroupSender has it
+    if send is None:
+        log.warning("cost guard notice not sent (no private sender): %s", verdict.notice)
+        return
+    for user_id in sorted(superusers):
+        await send(user_id, f"【Pallas】{verdict.notice}")
+
+
+async def note_verdict(
+    routing: Router,
+    superusers: frozenset[int],
+    route: RouteResult,
+    config: GroupConfig,
+    verdict: CostVerdict,
+    sender: GroupSender | None = None,
+) -> None:
+    """The route-log record of a refusal or a degradation (shown by `/pallas why`), and the
+    superusers' notice when the deployment cap tripped on this turn."""
+    await notify_superusers(verdict, sender, superusers)
+    if not verdict.noteworthy:
+        return
+    await routing.note(
+        route,
+        config.routing,
+        outcome=outcome_name(verdict),
+        stage="cost",
+        reason=verdict.reason,
+        phrase=verdict.phrase,
+        cost=verdict.to_log_dict(),
+    )
+
+
+async def refuse_turn(
+    turn: TurnInput,
+    route: RouteResult,
+    config: GroupConfig,
+    verdict: CostVerdict,
+    sender: GroupSender,
+    routing: Router,
+    state: StateStore,
+    superusers: frozenset[int],
+) -> TurnOutcome:
+    """End a turn the guard refused: the phrase (if any), the log line, the route record."""
+    await note_verdict(routing, superusers, route, config, verdict, sender)
+    sent: tuple[int, ...] = ()
+    if verdict.phrase:
+        mid = await send_phrase(turn.bot_id, turn.group_id, verdict.phrase, sender, state)
+        sent = () if mid is None else (mid,)
+    log.info(
+        "group %s: %s turn %s of user %s refused by the cost guard (%s)%s",
+        turn.group_id,
+        "addressed" if route.trigger.addressed else "unaddressed",
+        turn.message_id,
+        turn.user_id,
+        verdict.reason,
+        " with a local phrase" if verdict.phrase else "",
+    )
+    await routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
+    return TurnOutcome(outcome_name(verdict), verdict.reason, sent)
