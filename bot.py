@@ -53,7 +53,7 @@ import logging
 import nonebot
 from nonebot.log import LoguruHandler
 
-from pallas.onebot import log_setup
+from pallas.onebot import lifespan, log_setup
 from pallas.onebot.adapter import GuardedAdapter as OneBotV11Adapter
 
 # Route the core's stdlib logging ("pallas.*") through NoneBot's loguru sink: one log, one format.
@@ -65,7 +65,11 @@ _pallas_log.propagate = False
 nonebot.init()
 # NoneBot's sink at LOG_LEVEL itself, its per-message lines at DEBUG (pallas/onebot/log_setup.py)
 log_setup.install(nonebot.get_driver().config.log_level)
-nonebot.get_driver().register_adapter(OneBotV11Adapter)
+driver = nonebot.get_driver()
+driver.register_adapter(OneBotV11Adapter)
+# Pallas's start-up / ready / shut-down and its one message entry; the plugins declare their
+# parts in their metadata and the lifespan collects them when the app is up.
+lifespan.install(driver)
 nonebot.load_from_toml("pyproject.toml")
 
 app = nonebot.get_asgi()

@@ -6,11 +6,11 @@ one after the other on the same frames (real runtime over SQLite, the e2e harnes
 off), as microseconds per message (best of `--repeat` passes, the steadiest figure on a busy
 machine):
 
-    parse      the OneBot frame → NoneBot `GroupMessageEvent` (`GuardedAdapter.json_to_event`
-               without its hooks) next to the stock adapter's parse (what a bare bot pays)
-    convert    the event → `TurnInput` (once per event: the steps below share it)
-    record     the recorder's edge hook (config, the conversion, `writer.submit`)
-    lane       the edge's lane verdict (`EdgeLanes`)
+    parse      the OneBot frame → NoneBot `GroupMessageEvent` (`GuardedAdapter.json_to_event`)
+               next to the stock adapter's parse (what a bare bot pays)
+    convert    the event → `TurnInput` (once per event, at read: the steps below share it)
+    record     the edge's recording at read (the conversion, config, `writer.submit`)
+    lane       the edge's lane choice (`LaneChoice`)
     route      `RouteStep.route` (freshness, tool plan, routing with its state)
 
     python -m benchmarks.ingest_path [--messages 3000] [--groups 50] [--repeat 3]
@@ -37,9 +37,11 @@ from pallas.app import build_app
 from pallas.core.settings import PallasSettings
 from pallas.core.turn import TurnInput
 from pallas.onebot.adapter import GuardedAdapter
-from pallas.onebot.convert import as_int, stored_message_from_turn, turn_input_from_event
-from pallas.onebot.events import event_payload, turn_from_event
-from pallas.onebot.lane_choice import EdgeLanes
+from pallas.onebot.convert import as_int, turn_input_from_event
+from pallas.onebot.edge import GroupAliases
+from pallas.onebot.events import convert_event, event_payload
+from pallas.onebot.lane_choice import LaneChoice
+from pallas.onebot.recording import record_received
 from pallas.runtime import PallasRuntime
 from tests.harness.group_defaults import write_group_defaults
 
@@ -75,7 +77,7 @@ def frames(messages: int, groups: int, first_id: int) -> list[dict[str, Any]]:
 
 
 def convert(event: GroupMessageEvent) -> TurnInput:
-    """`turn_from_event` without its per-event cache (what one conversion costs)."""
+    """What one conversion costs (the edge converts each event once, when it is read)."""
     reply_user = event.reply.sender.user_id if event.reply is not None else None
     return turn_input_from_event(
         event_payload(event), to_me=event.to_me, reply_to_user_id=as_int(reply_user)
@@ -108,14 +110,9 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, float]:
         results["parse (stock adapter)"] = per_message_us(
             lambda: [Adapter.json_to_event(f) for f in raw], n, args.repeat
         )
-        hooks, lanes = GuardedAdapter.received_hooks, GuardedAdapter.lanes
-        GuardedAdapter.received_hooks, GuardedAdapter.lanes = [], None
-        try:
-            results["parse (GuardedAdapter)"] = per_message_us(
-                lambda: [GuardedAdapter.json_to_event(f) for f in raw], n, args.repeat
-            )
-        finally:
-            GuardedAdapter.received_hooks, GuardedAdapter.lanes = hooks, lanes
+        results["parse (GuardedAdapter)"] = per_message_us(
+            lambda: [GuardedAdapter.json_to_event(f) for f in raw], n, args.repeat
+        )
         events = [Adapter.json_to_event(f) for f in raw]
         results["convert (uncached)"] = per_message_us(
             lambda: [convert(e) for e in events],
@@ -123,29 +120,23 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, float]:
             args.repeat,  # type: ignore[arg-type]
         )
         record_s = float("inf")
-        for _ in range(args.repeat):  # new event objects: the recorder converts them first
+        for _ in range(args.repeat):  # new event objects: converted once, then recorded
             fresh = [Adapter.json_to_event(f) for f in raw]
             started = time.perf_counter()
             for event in fresh:
-                if runtime.group_configs.get(event.group_id).record:  # type: ignore[union-attr]
-                    runtime.writer.submit(stored_message_from_turn(turn_from_event(event)))  # type: ignore[arg-type]
+                record_received(runtime, event, convert_event(event).turn)  # type: ignore[arg-type]
             record_s = min(record_s, time.perf_counter() - started)
-        results["record"] = record_s / n * 1e6
-        events = fresh
-        lane = EdgeLanes(
-            lambda: (
-                lambda gid: app.addressing.aliases(
-                    runtime.personas.get(runtime.group_configs.get(gid).persona),
-                    runtime.group_configs.get(gid),
-                )
-            )
+        results["convert + record"] = record_s / n * 1e6
+        turns_read = [convert(e) for e in fresh]  # type: ignore[arg-type]
+        lane = LaneChoice(GroupAliases(app))
+        results["lane"] = per_message_us(
+            lambda: [lane.for_turn(t) for t in turns_read], n, args.repeat
         )
-        results["lane"] = per_message_us(lambda: [lane(e) for e in events], n, args.repeat)  # type: ignore[arg-type]
         router = app.chat.router
         route_s = float("inf")
         for rep in range(args.repeat):  # fresh message ids: each pass routes new messages
             turns = [
-                turn_from_event(e)
+                convert(e)  # type: ignore[arg-type]
                 for e in (
                     Adapter.json_to_event(f) for f in frames(n, args.groups, 2_000_000 + rep * n)
                 )
@@ -180,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{args.messages} unaddressed messages over {args.groups} groups, best of {args.repeat}")
     for name, us in results.items():
         print(f"  {name:<24} {us:8.1f} µs/message")
-    steps = ("parse (GuardedAdapter)", "record", "lane", "route")
+    steps = ("parse (GuardedAdapter)", "convert + record", "lane", "route")
     print(f"  {'Pallas steps, total':<24} {sum(results[s] for s in steps):8.1f} µs/message")
 
 

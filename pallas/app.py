@@ -2,25 +2,24 @@
 
 `PallasRuntime` (pallas/runtime.py) is the infrastructure — settings, database, repositories,
 StateStore, clock, config stores, LLM client. `PallasApp` is the product built over it, one of
-each: ONE `MemoryService` (its vector index is per instance), the learning source, pipeline
-state, stickers, cost guard, the addressing rules, the route step and the chat-turn service.
-The NoneBot edge (`pallas.onebot.lifecycle`) holds one app and hands it to plugins through
-NoneBot's dependency injection; tests and the CLI call `start_app` / `build_app` directly.
+each: ONE `MemoryService` (its vector index is per instance), the learning source, the turn's
+extras, stickers, cost guard, the addressing rules and the chat-turn service with its steps.
+The NoneBot edge (`pallas.onebot.lifespan`) starts one app and builds the edge over it; tests
+and the CLI call `start_app` / `build_app` directly.
 
     runtime ──► addressing (persona aliases + NICKNAME + extra_aliases)
-            ├─► memory (one MemoryService) ─► memory sources, extraction hook, pipeline state,
+            ├─► memory (one MemoryService) ─► memory sources, extraction hook, turn extras,
             │                                 member commands, admin commands, web console
             ├─► learning (context source + PASS phrase pool), feedback, group insight sweep
             ├─► stickers (+ the describe job), cost guard
             ├─► admin (AdminServices: `/pallas …`, the CLI, the web console's backend)
-            └─► chat (ChatTurnService) ─► router (RouteStep: the route step, as in replay)
-                                          └► reply (ReplyStep) ─► recorder (snapshots, session,
-                                             after-turn hooks); merges, freshness, warm caches
-                                             and one Pause shared by the steps
+            └─► chat (ChatTurnService: pallas/turn) ─► route (RouteStep, as in replay) → admit
+                  → prepare → call → answer → deliver → remember (snapshots, session,
+                  after-turn hooks); merges, freshness, the warm caches and one Pause
 
 Product code never imports `pallas.runtime`: each service takes only the stores it uses through
 its constructor; the `*_for(runtime)` helpers below are the one place that picks them out
-(`python -m pallas.cli deps --check` enforces it).
+(`python -m pallas.cli deps --check` enforces the layers).
 """
 
 from __future__ import annotations
@@ -67,17 +66,21 @@ from pallas.features.tools.registry import default_registry
 from pallas.routing.freshness import FreshnessGate
 from pallas.routing.router import Router
 from pallas.runtime import PallasRuntime
-from pallas.turn.addressing import Addressing
-from pallas.turn.contracts import AfterTurnHook, Pause, PhraseSource, Sleep
-from pallas.turn.cost_exit import guard_for
-from pallas.turn.extras import TurnExtras
-from pallas.turn.group_preload import GroupPreload
-from pallas.turn.merges import TurnMerges
+from pallas.turn.admit import AdmitStep
+from pallas.turn.call import CallStep
+from pallas.turn.context import Pause, Sleep
+from pallas.turn.contracts import AfterTurnHook, PhraseSource
+from pallas.turn.deliver import DeliverStep
+from pallas.turn.parts.addressing import Addressing
+from pallas.turn.parts.cost_exit import guard_for
+from pallas.turn.parts.extras import TurnExtras
+from pallas.turn.parts.group_preload import GroupPreload, YieldTo
+from pallas.turn.parts.merges import TurnMerges
+from pallas.turn.parts.vision import QuotedMessageFetcher
+from pallas.turn.prepare import PrepareStep
 from pallas.turn.remember import TurnRecorder
-from pallas.turn.reply import ReplyStep
 from pallas.turn.route import GroupConfigFor, PersonaFor, RouteStep
 from pallas.turn.service import ChatTurnService
-from pallas.turn.vision import QuotedMessageFetcher
 
 
 def memory_service_for(runtime: PallasRuntime) -> MemoryService:
@@ -274,41 +277,50 @@ def chat_service_for(
     )
     runtime.writer.listeners.append(message_cache.note)
     runtime.repos.messages.listeners.append(message_cache.note_many)
-    reply = ReplyStep(
-        llm=runtime.llm,
-        clock=clock,
-        state=state,
-        routing=routing,
-        merges=merges,
-        cost=cost,
-        stickers=stickers,
-        turn_extras=turn_extras,
+    return ChatTurnService(
+        router=router,
+        admit=AdmitStep(
+            routing=routing,
+            freshness=freshness,
+            cost=cost,
+            state=state,
+            clock=clock,
+            superusers=runtime.superusers,
+        ),
+        prepare=PrepareStep(
+            llm=runtime.llm,
+            clock=clock,
+            state=state,
+            merges=merges,
+            extras=turn_extras,
+            stickers=stickers,
+            message_cache=message_cache,
+            session_cache=SessionCache.of(runtime.repos.chat_sessions),
+            flush=runtime.writer.flush,
+            messages=runtime.repos.messages,
+            config_dir=runtime.settings.pallas_config_dir,
+            rng=rng,
+            tools=tools,
+            sources=sources,
+            nicknames=runtime.nicknames,
+        ),
+        call=CallStep(
+            llm=runtime.llm,
+            clock=clock,
+            cost=cost,
+            messages=runtime.repos.messages,
+            fetch_quoted_message=fetch_quoted,
+        ),
+        deliver=DeliverStep(routing=routing, stickers=stickers, state=state, clock=clock, rng=rng),
         recorder=TurnRecorder(
             clock, runtime.repos.snapshots, runtime.repos.chat_sessions, hooks=hooks
         ),
-        message_cache=message_cache,
-        session_cache=SessionCache.of(runtime.repos.chat_sessions),
-        flush=runtime.writer.flush,
-        messages=runtime.repos.messages,
-        config_dir=runtime.settings.pallas_config_dir,
-        pause=pause,
-        rng=rng,
-        tools=tools,
-        sources=sources,
-        nicknames=runtime.nicknames,
-        fetch_quoted_message=fetch_quoted,
-    )
-    return ChatTurnService(
-        router=router,
-        reply=reply,
         routing=routing,
         merges=merges,
-        freshness=freshness,
-        cost=cost,
+        extras=turn_extras,
         state=state,
         clock=clock,
         pause=pause,
-        superusers=runtime.superusers,
     )
 
 
@@ -318,18 +330,19 @@ def group_preload_for(
     learning: GroupLearningSource,
     memory: MemoryService,
     old_topics: OldTopicsSource,
+    yield_to: YieldTo | None = None,
 ) -> GroupPreload:
     """The group-level entries of the reply path, loaded when a group is seen (same caches)."""
-    reply = chat.reply
+    prepare = chat.prepare
 
     async def usage_today(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
         await chat.cost.counters.seed_today(now, bot_id, group_id)
 
     async def timeline(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
-        await reply.message_cache.recent(bot_id, group_id, limit=1)
+        await prepare.message_cache.recent(bot_id, group_id, limit=1)
 
     async def sessions(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
-        await reply.session_cache.prewarm(bot_id, group_id)
+        await prepare.session_cache.prewarm(bot_id, group_id)
 
     async def shared_memory(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
         scopes = readable_scopes(bot_id, group_id, config.memory.shared_pools)
@@ -339,6 +352,7 @@ def group_preload_for(
         (timeline, sessions, learning.prewarm, shared_memory, old_topics.prewarm, usage_today),
         clock=runtime.clock,
         group_config=runtime.group_configs.get,
+        yield_to=yield_to,
     )
 
 
@@ -348,9 +362,12 @@ def build_app(
     rng: random.Random | None = None,
     sleep: Sleep = asyncio.sleep,
     fetch_quoted: QuotedMessageFetcher | None = None,
+    preload_yield: YieldTo | None = None,
 ) -> PallasApp:
     """Every product service over `runtime`, once (`sleep`: how the chat turn waits — tests
-    pass one that advances a fake clock; `fetch_quoted`: the NoneBot edge's get_msg)."""
+    pass one that advances a fake clock; `fetch_quoted`: the NoneBot edge's get_msg;
+    `preload_yield`: what a group preload awaits before each load — the edge's lanes make it
+    wait while an addressed turn prepares)."""
     rng = rng or random.Random()
     addressing = Addressing(nicknames=runtime.nicknames)
     memory = memory_service_for(runtime)
@@ -381,8 +398,8 @@ def build_app(
         stickers=stickers,
         fetch_quoted=fetch_quoted,
     )
-    warmup = group_preload_for(runtime, chat, learning, memory, old_topics)
-    runtime.writer.listeners.append(warmup.seen)  # a group's entries load when it is seen
+    preload = group_preload_for(runtime, chat, learning, memory, old_topics, preload_yield)
+    runtime.writer.listeners.append(preload.seen)  # a group's entries load when it is seen
     feedback, insight, describer = (
         feedback_for(runtime),
         insight_for(runtime),
@@ -404,7 +421,7 @@ def build_app(
         insight=insight,
         describer=describer,
         admin=admin,
-        warmup=warmup,
+        preload=preload,
         topics=old_topics.topics,
     )
 
@@ -449,6 +466,7 @@ async def start_app(
     rng: random.Random | None = None,
     sleep: Sleep = asyncio.sleep,
     fetch_quoted: QuotedMessageFetcher | None = None,
+    preload_yield: YieldTo | None = None,
 ) -> PallasApp:
     """Start the runtime (migrations, database, state) and build the app over it."""
     runtime = await PallasRuntime.start(
@@ -459,7 +477,9 @@ async def start_app(
         superusers=superusers,
         base_dir=base_dir,
     )
-    app = build_app(runtime, rng=rng, sleep=sleep, fetch_quoted=fetch_quoted)
+    app = build_app(
+        runtime, rng=rng, sleep=sleep, fetch_quoted=fetch_quoted, preload_yield=preload_yield
+    )
     # one grouped ledger query now instead of one per group's first @ of the day
     await app.cost.counters.seed_every_group(runtime.clock.now())
     return app

@@ -12,9 +12,9 @@ from pallas.features.session.repository import SessionTopicRepository
 from pallas.features.stickers.describe import StickerDescriber
 from pallas.features.stickers.service import StickerService
 from pallas.runtime import PallasRuntime
-from pallas.turn.addressing import Addressing
-from pallas.turn.extras import TurnExtras
-from pallas.turn.group_preload import GroupPreload
+from pallas.turn.parts.addressing import Addressing
+from pallas.turn.parts.extras import TurnExtras
+from pallas.turn.parts.group_preload import GroupPreload
 from pallas.turn.route import RouteStep
 from pallas.turn.service import ChatTurnService
 from pallas.web.backend import ConsoleBackend, GroupNamesSource
@@ -41,7 +41,7 @@ class PallasApp:
         insight: GroupInsightProcessor,
         describer: StickerDescriber,
         admin: AdminServices,
-        warmup: GroupPreload | None = None,
+        preload: GroupPreload | None = None,
         topics: SessionTopicRepository | None = None,
     ) -> None:
         self.runtime = runtime
@@ -56,7 +56,7 @@ class PallasApp:
         self.insight = insight  # the group-insight sweep (packages/group_insight, /pallas learn)
         self.describer = describer  # the sticker describe job (packages/stickers)
         self.admin = admin  # `/pallas …` commands, the CLI, the web console
-        self.warmup = warmup  # a group's reply-path entries, loaded when the group is seen
+        self.preload = preload  # a group's reply-path entries, loaded when the group is seen
         self.topics = topics  # session topics: recalls are written behind, flushed at stop
         self._console: ConsoleBackend | None = None
 
@@ -74,8 +74,8 @@ class PallasApp:
 
     async def stop(self) -> None:
         """Finish after-turn work, then close the runtime (LLM client, writer, database)."""
-        if self.warmup is not None:
-            await self.warmup.close()
+        if self.preload is not None:
+            await self.preload.close()
         await self.chat.drain_background()
         if self.topics is not None:
             await self.topics.flush()

@@ -3,7 +3,7 @@
 Thin: convert the event, hand it to `pallas.features.learning.feedback_service`, recall the
 rejected line when QQ allows it, and stop the message so the chat plugin does not answer it.
 Runs after admin commands (order 5) and before the chat plugin (order 10) in the one inbound
-entry (`pallas.onebot.inbound`).
+entry (`pallas.onebot.edge`).
 """
 
 from __future__ import annotations
@@ -21,19 +21,11 @@ from pallas.features.learning.feedback_service import (
     recall_allowed,
 )
 from pallas.features.learning.injection_feedback import matched_negative_word
-from pallas.onebot import inbound
+from pallas.onebot.arrival import Arrival
 from pallas.onebot.convert import stored_message_from_turn
-from pallas.onebot.inbound import Arrival
-from pallas.onebot.lifecycle import register_lifecycle
-
-__plugin_meta__ = PluginMetadata(
-    name="feedback",
-    description="Admins reject a bot line with 「不可以」: its injected sources are penalised",
-    usage="reply 不可以 to a bot message (owner / admin / superuser)",
-)
+from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
 
 log = logging.getLogger("pallas.learning.feedback")
-register_lifecycle()
 
 ORDER = 8
 
@@ -104,4 +96,9 @@ async def handle_feedback(arrival: Arrival) -> bool:
     return True
 
 
-inbound.register("feedback", ORDER, handle_feedback)
+__plugin_meta__ = PluginMetadata(
+    name="feedback",
+    description="Admins reject a bot line with 「不可以」: its injected sources are penalised",
+    usage="reply 不可以 to a bot message (owner / admin / superuser)",
+    extra={PALLAS: PallasPlugin(inbound=InboundHandler("feedback", ORDER, handle_feedback))},
+)

@@ -13,7 +13,7 @@ from nonebot.adapters.onebot.v11 import Bot, GroupUploadNoticeEvent
 from nonebot.plugin import PluginMetadata
 
 from pallas.features.attachments.uploads import remember_upload, upload_info
-from pallas.onebot.lifecycle import app_or_none, register_lifecycle
+from pallas.onebot.lifespan import app_or_none
 
 __plugin_meta__ = PluginMetadata(
     name="group_files",
@@ -22,9 +22,8 @@ __plugin_meta__ = PluginMetadata(
 )
 
 log = logging.getLogger("pallas.attachments")
-register_lifecycle()
 
-# The priority of the inbound message entry (`pallas.onebot.inbound`): NoneBot opens a task group
+# The priority of the inbound message entry (`pallas.onebot.lifespan`): NoneBot opens a task group
 # per priority level for every event, so a notice matcher on a level of its own cost every
 # group message one more (~20 µs); on the same level the two types simply skip each other.
 uploads = on_notice(priority=1, block=False)

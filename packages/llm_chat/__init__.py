@@ -1,7 +1,8 @@
 """Group chat: every group message goes through Pallas's routing and, when it earns one, a reply.
 
-Thin on purpose: build the `TurnInput`, hand it to `ChatTurnService` with a OneBot sender. Runs
-last (order 10) in the one inbound entry (`pallas.onebot.inbound`).
+Thin on purpose: take the message's `TurnInput`, hand it to `ChatTurnService` with a OneBot
+sender and the message's hold on the event loop (an @ holds it until its model request is out).
+Runs last (order 10) in the one inbound entry.
 """
 
 from __future__ import annotations
@@ -10,38 +11,13 @@ import logging
 
 from nonebot.plugin import PluginMetadata
 
-from pallas.core.tokens import get_encoding
-from pallas.onebot import inbound
-from pallas.onebot import startup_loads as warmup
-from pallas.onebot.counters import COUNTERS
-from pallas.onebot.inbound import Arrival
-from pallas.onebot.lifecycle import app_or_none, register_lifecycle
+from pallas.onebot.arrival import Arrival
+from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
 from pallas.onebot.sender import OneBotGroupSender
-from pallas.providers.image_fetch import default_ssl_context
-from pallas.turn.service import ChatTurnService
-
-__plugin_meta__ = PluginMetadata(
-    name="llm_chat",
-    description="Rule-routed, budgeted LLM replies in group chats",
-    usage="@帕拉斯 or call 帕拉斯 / 牛牛",
-)
 
 log = logging.getLogger("pallas.chat")
-register_lifecycle()
 
 ORDER = 10
-
-
-def chat_service() -> ChatTurnService | None:
-    """The app's chat service (None until start-up has run)."""
-    app = app_or_none()
-    return app.chat if app is not None else None
-
-
-# The BPE ranks (~0.25 s) and the CA bundle for image downloads (~45 ms), loaded in the
-# background at start-up (not before listening), awaited by the first turn if still loading.
-warmup.add(get_encoding)
-warmup.add(default_ssl_context)
 
 
 async def handle_group_message(arrival: Arrival) -> bool:
@@ -53,14 +29,21 @@ async def handle_group_message(arrival: Arrival) -> bool:
         return False
     if turn.user_id == turn.bot_id:
         return False  # our own message echoed back by the implementation
-    await warmup.ready()
+    await arrival.loads.ready()  # the BPE ranks, jieba, the SDK: loaded at start-up
     replied = False
     try:
-        outcome = await arrival.app.chat.handle(turn, OneBotGroupSender(arrival.bot))
-        replied = bool(getattr(outcome, "sent_ids", ()))
+        outcome = await arrival.app.chat.handle(
+            turn, OneBotGroupSender(arrival.bot), hold=arrival.hold
+        )
+        replied = bool(outcome.sent_ids)
     finally:
-        COUNTERS.note_routed(replied)
+        arrival.counters.note_routed(replied)
     return False
 
 
-inbound.register("llm_chat", ORDER, handle_group_message)
+__plugin_meta__ = PluginMetadata(
+    name="llm_chat",
+    description="Rule-routed, budgeted LLM replies in group chats",
+    usage="@帕拉斯 or call 帕拉斯 / 牛牛",
+    extra={PALLAS: PallasPlugin(inbound=InboundHandler("llm_chat", ORDER, handle_group_message))},
+)

@@ -1,6 +1,6 @@
 """Member memory commands: "@帕拉斯 记住 我喜欢猫", "@帕拉斯 忘记我", "@帕拉斯 你记得我什么".
 
-Runs before the chat (order 8 in `pallas.onebot.inbound`) and stops the message only when it
+Runs before the chat (order 8 in the one inbound entry) and stops the message only when it
 was a memory command it handled; everything else goes on to `llm_chat` untouched. The logic
 lives in `pallas.features.memory.member_commands`.
 """
@@ -12,25 +12,12 @@ import logging
 from nonebot.plugin import PluginMetadata
 
 from pallas.features.memory.member_commands import handle_member_message
-from pallas.features.memory.text import warm_up
-from pallas.onebot import inbound
-from pallas.onebot import startup_loads as warmup
-from pallas.onebot.inbound import Arrival
-from pallas.onebot.lifecycle import register_lifecycle
-
-__plugin_meta__ = PluginMetadata(
-    name="memory_commands",
-    description="Members teach Pallas about themselves, or ask to be forgotten",
-    usage="@帕拉斯 记住 我喜欢猫 / @帕拉斯 忘记我 / @帕拉斯 你记得我什么",
-)
+from pallas.onebot.arrival import Arrival
+from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
 
 log = logging.getLogger("pallas.memory")
-register_lifecycle()
 
 ORDER = 8
-
-# jieba's dictionary (~1 s): loaded in the background at start-up, not before listening.
-warmup.add(warm_up)
 
 
 async def handle_memory_command(arrival: Arrival) -> bool:
@@ -45,7 +32,7 @@ async def handle_memory_command(arrival: Arrival) -> bool:
     except ValueError:
         return False
     persona = app.runtime.personas.get(config.persona)
-    await warmup.ready()
+    await arrival.loads.ready()  # jieba's dictionary, loaded at start-up
     try:
         reply = await handle_member_message(
             app.memory, turn, aliases=app.addressing.aliases(persona, config)
@@ -64,4 +51,13 @@ async def handle_memory_command(arrival: Arrival) -> bool:
     return True
 
 
-inbound.register("memory_commands", ORDER, handle_memory_command)
+__plugin_meta__ = PluginMetadata(
+    name="memory_commands",
+    description="Members teach Pallas about themselves, or ask to be forgotten",
+    usage="@帕拉斯 记住 我喜欢猫 / @帕拉斯 忘记我 / @帕拉斯 你记得我什么",
+    extra={
+        PALLAS: PallasPlugin(
+            inbound=InboundHandler("memory_commands", ORDER, handle_memory_command)
+        )
+    },
+)

@@ -2,7 +2,7 @@
 
 Permission check and dispatch only; the commands live in `pallas.admin`. Matched by
 NoneBot's own command rule (`COMMAND_START`, e.g. `/pallas`, also right after an @bot), run at
-order 5 in the one inbound entry (`pallas.onebot.inbound`); a matched command always stops the
+order 5 in the one inbound entry (`pallas.onebot.edge`); a matched command always stops the
 message (the old `on_command(..., block=True)`).
 """
 
@@ -14,19 +14,11 @@ from nonebot.plugin import PluginMetadata
 from nonebot.rule import command
 
 from pallas.admin import AdminContext, find_command, help_text
-from pallas.onebot import inbound
-from pallas.onebot.inbound import Arrival
-from pallas.onebot.lifecycle import register_lifecycle
+from pallas.onebot.arrival import Arrival
 from pallas.onebot.permissions import is_group_admin
-
-__plugin_meta__ = PluginMetadata(
-    name="pallas_admin",
-    description="Per-group admin commands for Pallas",
-    usage="/pallas help",
-)
+from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
 
 log = logging.getLogger("pallas.admin")
-register_lifecycle()
 
 ORDER = 5
 COMMAND = ("pallas",)
@@ -72,4 +64,9 @@ async def _answer(arrival: Arrival, words: list[str]) -> str:
     return text or "好了"
 
 
-inbound.register("pallas_admin", ORDER, handle_admin)
+__plugin_meta__ = PluginMetadata(
+    name="pallas_admin",
+    description="Per-group admin commands for Pallas",
+    usage="/pallas help",
+    extra={PALLAS: PallasPlugin(inbound=InboundHandler("pallas_admin", ORDER, handle_admin))},
+)

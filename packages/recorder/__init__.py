@@ -1,9 +1,10 @@
 """Record every group message the bot sees, and every message it sends.
 
 Incoming group messages are recorded at the OneBot edge, the moment their frame is parsed
-(`GuardedAdapter.received_hooks`), not when a busy event loop gets round to the handlers; with
-the stock adapter (plugin tests) the first handler of the inbound entry records them instead.
-Messages that routing later ignores are stored too. Storage is batched on the writer's own thread
+(`pallas.onebot.edge.Edge.on_read`), not when a busy event loop gets round to the handlers; with
+the stock adapter (plugin tests) this plugin's handler, first in the inbound entry, records them
+instead. Sent messages are recorded from NoneBot's API-call hook. Messages that routing later
+ignores are stored too. Storage is batched on the writer's own thread
 (`ThreadedMessageWriter`); nothing here waits on the database.
 """
 
@@ -13,73 +14,30 @@ import logging
 from typing import Any
 
 from nonebot.adapters import Bot as BaseBot
-from nonebot.adapters.onebot.v11 import Bot, Event, GroupMessageEvent, Message
+from nonebot.adapters.onebot.v11 import Bot
 from nonebot.plugin import PluginMetadata
 
-from pallas.onebot import inbound
 from pallas.onebot.adapter import GuardedAdapter
-from pallas.onebot.convert import as_int, stored_message_from_sent, stored_message_from_turn
-from pallas.onebot.events import turn_from_event
-from pallas.onebot.inbound import Arrival
-from pallas.onebot.lifecycle import register_lifecycle, runtime_or_none
-
-__plugin_meta__ = PluginMetadata(
-    name="recorder",
-    description="Stores every group message seen or sent (the message table)",
-    usage="automatic",
-)
+from pallas.onebot.arrival import Arrival
+from pallas.onebot.lifespan import app_or_none
+from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
+from pallas.onebot.recording import record_received, record_sent
 
 log = logging.getLogger("pallas.recorder")
-register_lifecycle()
 
 ORDER = 1
 
 
-def record_at_edge(event: Event) -> None:
-    if isinstance(event, GroupMessageEvent):
-        _record(event)
-
-
-if record_at_edge not in GuardedAdapter.received_hooks:
-    GuardedAdapter.received_hooks.append(record_at_edge)
-
-
 async def record_incoming(arrival: Arrival) -> bool:
-    if not isinstance(arrival.bot.adapter, GuardedAdapter):  # else recorded at the edge
-        _record(arrival.event)
-    return False
-
-
-inbound.register("recorder", ORDER, record_incoming)
-
-
-def _record(event: GroupMessageEvent) -> None:
-    runtime = runtime_or_none()
-    if runtime is None:
-        log.error("message %s arrived before start-up finished; not recorded", event.message_id)
-        return
-    if not runtime.group_configs.get(event.group_id).record:
-        return
+    if isinstance(arrival.bot.adapter, GuardedAdapter):
+        return False  # recorded at the edge when its frame was read
     try:
-        turn = turn_from_event(event)
+        turn = arrival.turn()
     except ValueError as exc:
-        log.warning("unrecordable event %s: %s", event.message_id, exc)
-        return
-    runtime.writer.submit(stored_message_from_turn(turn))
-
-
-def _segments(message: Any) -> list[dict[str, Any]]:
-    if not isinstance(message, Message):
-        message = Message(message)
-    return [{"type": seg.type, "data": _without_payload(dict(seg.data))} for seg in message]
-
-
-def _without_payload(data: dict[str, Any]) -> dict[str, Any]:
-    """A sent sticker's `base64://` bytes are not stored with the message (the pool has them)."""
-    return {
-        k: "base64://…" if isinstance(v, str) and v.startswith("base64://") else v
-        for k, v in data.items()
-    }
+        log.warning("unrecordable event %s: %s", arrival.event.message_id, exc)
+        return False
+    record_received(arrival.app.runtime, arrival.event, turn)
+    return False
 
 
 @BaseBot.on_called_api
@@ -88,28 +46,16 @@ async def record_outgoing(
 ) -> None:
     if exception is not None or not isinstance(bot, Bot):
         return
-    if api not in ("send_msg", "send_group_msg"):
+    app = app_or_none()
+    if app is None:
+        log.warning("a message sent before start-up finished is not recorded (%s)", api)
         return
-    group_id = as_int(data.get("group_id"))
-    if not group_id or (api == "send_msg" and data.get("message_type") == "private"):
-        return
-    message_id = as_int(result.get("message_id")) if isinstance(result, dict) else None
-    runtime = runtime_or_none()
-    if runtime is None or message_id is None:
-        log.warning("sent message to group %s not recorded (no message_id returned)", group_id)
-        return
-    try:
-        segments = _segments(data.get("message", ""))
-    except Exception:
-        log.exception("cannot parse outgoing message to group %s", group_id)
-        segments = [{"type": "text", "data": {"text": str(data.get("message", ""))}}]
-    runtime.writer.submit(
-        stored_message_from_sent(
-            bot_id=int(bot.self_id),
-            group_id=group_id,
-            message_id=message_id,
-            segments=segments,
-            time=runtime.clock.now(),
-            nickname=next(iter(runtime.nicknames), ""),
-        )
-    )
+    record_sent(app.runtime, int(bot.self_id), api, data, result)
+
+
+__plugin_meta__ = PluginMetadata(
+    name="recorder",
+    description="Stores every group message seen or sent (the message table)",
+    usage="automatic",
+    extra={PALLAS: PallasPlugin(inbound=InboundHandler("recorder", ORDER, record_incoming))},
+)

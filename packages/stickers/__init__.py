@@ -1,9 +1,9 @@
 """Stickers: collect the stickers members send, and name them in the background.
 
 Thin: every group message's sticker segments go to `StickerService.collect` (order 2 in the one
-inbound entry `pallas.onebot.inbound`, never stopping the message, never on the reply path);
-`StickerDescriber.run` downloads, dedupes and names pending stickers on an apscheduler interval
-(`[stickers] describe_interval_s` in default.toml).
+inbound entry, never stopping the message, never on the reply path); `StickerDescriber.run`
+downloads, dedupes and names pending stickers on an apscheduler interval
+(`[stickers] describe_interval_s` in default.toml), scheduled once the app is up.
 `/pallas sticker describe` runs the same job on demand.
 """
 
@@ -11,24 +11,17 @@ from __future__ import annotations
 
 import logging
 
-from nonebot import get_driver, require
+from nonebot import require
 from nonebot.plugin import PluginMetadata
 
 require("nonebot_plugin_apscheduler")
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
-from pallas.onebot import inbound  # noqa: E402
-from pallas.onebot.inbound import Arrival  # noqa: E402
-from pallas.onebot.lifecycle import app_or_none, register_lifecycle, runtime_or_none  # noqa: E402
-
-__plugin_meta__ = PluginMetadata(
-    name="stickers",
-    description="The group's own sticker pool: collected, named once, sent back as real stickers",
-    usage="automatic; /pallas sticker list|ban|unban|delete|describe",
-)
+from pallas.app_model import PallasApp  # noqa: E402
+from pallas.onebot.arrival import Arrival  # noqa: E402
+from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin  # noqa: E402
 
 log = logging.getLogger("pallas.stickers")
-register_lifecycle()
 
 JOB_ID = "pallas_sticker_describe"
 
@@ -41,35 +34,23 @@ async def collect_stickers(arrival: Arrival) -> bool:
         return False
     try:
         await arrival.app.stickers.collect(arrival.turn())
-    except Exception:
+    except Exception:  # collecting is a side job: the message goes on
         log.exception(
             "group %s: collecting stickers of %s failed", event.group_id, event.message_id
         )
     return False
 
 
-inbound.register("stickers", ORDER, collect_stickers)
+async def schedule(app: PallasApp) -> None:
+    async def run() -> None:
+        try:
+            await app.describer.run()
+        except Exception:  # the next interval tries again
+            log.exception("sticker job failed")
 
-
-async def _run() -> None:
-    app = app_or_none()
-    if app is None:
-        return
-    try:
-        await app.describer.run()
-    except Exception:
-        log.exception("sticker job failed")
-
-
-@get_driver().on_startup
-async def _schedule() -> None:
-    runtime = runtime_or_none()
-    if runtime is None:
-        log.error("sticker job not scheduled: the Pallas runtime did not start")
-        return
-    seconds = runtime.group_configs.get(0).stickers.describe_interval_s
+    seconds = app.runtime.group_configs.get(0).stickers.describe_interval_s
     scheduler.add_job(
-        _run,
+        run,
         "interval",
         seconds=seconds,
         id=JOB_ID,
@@ -78,3 +59,22 @@ async def _schedule() -> None:
         replace_existing=True,
     )
     log.info("sticker job scheduled: every %ss", seconds)
+
+
+async def unschedule(app: PallasApp) -> None:
+    if scheduler.get_job(JOB_ID) is not None:
+        scheduler.remove_job(JOB_ID)
+
+
+__plugin_meta__ = PluginMetadata(
+    name="stickers",
+    description="The group's own sticker pool: collected, named once, sent back as real stickers",
+    usage="automatic; /pallas sticker list|ban|unban|delete|describe",
+    extra={
+        PALLAS: PallasPlugin(
+            inbound=InboundHandler("stickers", ORDER, collect_stickers),
+            on_ready=(schedule,),
+            on_shutdown=(unschedule,),
+        )
+    },
+)

@@ -1,6 +1,7 @@
 """The operators' web console at http://HOST:PORT/console/ (code in `pallas.web`).
 
-Mounts the console on NoneBot's FastAPI app and arms it once the runtime is up.
+Mounts the console on NoneBot's FastAPI app when the plugin loads (routes must exist before the
+server starts) and arms it once the app is up (its `on_ready` hook).
 """
 
 from __future__ import annotations
@@ -10,21 +11,16 @@ import logging
 import nonebot
 from nonebot.plugin import PluginMetadata
 
+from pallas.app_model import PallasApp
 from pallas.core.settings import PallasSettings
 from pallas.onebot.group_names import GroupNames
-from pallas.onebot.lifecycle import app_or_none, on_runtime_start, register_lifecycle
-from pallas.runtime import PallasRuntime
+from pallas.onebot.lifespan import app_or_none
+from pallas.onebot.plugin_parts import PALLAS, PallasPlugin
 from pallas.web import mount_console, start_console
 
-__plugin_meta__ = PluginMetadata(
-    name="console",
-    description="Web console for operators (groups, pipeline, context, routing, memory, cost)",
-    usage="open the URL printed at start-up and log in with the console token",
-)
+log = logging.getLogger("pallas.console")
 
-log = logging.getLogger("pallas.cli")
-register_lifecycle()
-
+parts = PallasPlugin()
 if nonebot.get_plugin_config(PallasSettings).pallas_console_enabled:
     _group_names = GroupNames()
     _console = mount_console(
@@ -32,10 +28,25 @@ if nonebot.get_plugin_config(PallasSettings).pallas_console_enabled:
         lambda: app.console_backend(_group_names) if (app := app_or_none()) else None,
     )
 
-    async def _arm(runtime: PallasRuntime, host: str, port: int) -> None:
+    async def arm(app: PallasApp) -> None:
+        runtime, config = app.runtime, nonebot.get_driver().config
         try:
-            start_console(_console, runtime.settings, runtime.state, runtime.clock, host, port)
+            start_console(
+                _console,
+                runtime.settings,
+                runtime.state,
+                runtime.clock,
+                str(config.host),
+                int(config.port),
+            )
         except Exception:  # e.g. data/ not writable: the bot runs on, the console answers 503
             log.exception("web console not started")
 
-    on_runtime_start(_arm)
+    parts = PallasPlugin(on_ready=(arm,))
+
+__plugin_meta__ = PluginMetadata(
+    name="console",
+    description="Web console for operators (groups, pipeline, context, routing, memory, cost)",
+    usage="open the URL printed at start-up and log in with the console token",
+    extra={PALLAS: parts},
+)

@@ -29,7 +29,7 @@ before it is parsed (`Lanes.pause_reading`: at most 0.25 s per frame and half th
 the same socket. A frame that may address the bot waits only while `PARALLEL_HOLDS` (4)
 addressed turns prepare: their database reads overlap. A reply to someone takes the priority
 lane but holds only once NoneBot's `get_msg` showed that it quotes the bot
-(`PriorityHold.engage`, from `pallas.onebot.inbound`): a peer that never answers `get_msg`
+(`PriorityHold.engage`, from `pallas.onebot.edge`): a peer that never answers `get_msg`
 cannot stall reading.
 
 Frames are taken off the socket by a pump task as fast as they come (`pallas.onebot.read_ahead`,
@@ -38,29 +38,37 @@ address the bot is parsed first, after the frames its own group sent before it, 
 a burst is read (and holds) soon after it was sent. Parsed events waiting for a normal slot stay
 under `BACKLOG_MAX`. Nothing is dropped in either lane.
 
-`received_hooks` run synchronously for every event the moment its frame is parsed, before
-NoneBot dispatches it to a task: the recorder hands group messages to the (threaded) writer
-there, so what the bot received is stored however far behind the busy event loop's handlers are.
+The edge (`pallas.onebot.edge.Edge`, built at start-up and handed over with `attach`) sees
+every event the moment its frame is parsed (`Edge.on_read`), before it is dispatched to a task:
+it converts a group message once, records it (the threaded writer stores it however far behind
+the busy event loop's handlers are), chooses its lane and claims the loop for an @. The
+adapter runs the reverse WebSocket itself (the stock loop's handshake — X-Self-ID, access
+token — then frames through the guard and the read-ahead) so that each connection's bot is a
+`GuardedBot`, whose `handle_event` goes through the lanes: nothing is patched onto NoneBot's
+objects and no class attribute is set at start-up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable
-from typing import Any, ClassVar
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from nonebot.adapters import Bot as BaseBot
-from nonebot.adapters.onebot.v11 import Adapter
+from nonebot.adapters.onebot.v11 import Adapter, Bot
 from nonebot.adapters.onebot.v11.event import Event
 from nonebot.drivers import WebSocket
+from nonebot.exception import WebSocketClosed
 from typing_extensions import override
 
+from pallas.onebot.edge import Edge
 from pallas.onebot.event_parse import parse_event
 from pallas.onebot.frame_guard import check_frame
-from pallas.onebot.lanes import PRIORITY_HOLD, Lanes, admitted, never_priority
+from pallas.onebot.lanes import PRIORITY_HOLD, Lanes
 from pallas.onebot.read_ahead import FramePump, FrameScan, Scanned, is_response_frame
 
 log = logging.getLogger("pallas.onebot")
@@ -81,25 +89,30 @@ class _GuardedSocket:
     frames from a read-ahead pump (`pallas.onebot.read_ahead`: an @ and its group's frames
     before it first; API responses never wait), and paces itself for the handlers."""
 
-    def __init__(self, websocket: WebSocket) -> None:
+    def __init__(
+        self,
+        websocket: WebSocket,
+        *,
+        lanes: Lanes | None,
+        aliases: Callable[[int], Iterable[str]],
+        respond: Callable[[str | bytes], bool],
+    ) -> None:
         self._websocket = websocket
+        self._lanes = lanes
         self.refused = 0
         self._yielded_at = time.perf_counter()
         self_id = websocket.request.headers.get("x-self-id") or ""
-        scan = FrameScan(self_id, _group_aliases).scan if self_id else _no_scan
-        self.pump = FramePump(websocket.receive, scan, GuardedAdapter.deliver_response)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._websocket, name)
+        scan = FrameScan(self_id, aliases).scan if self_id else _no_scan
+        self.pump = FramePump(websocket.receive, scan, respond)
 
     async def receive(self) -> str | bytes:
+        lanes = self._lanes
         while True:
             await self._bounded_backlog()
             data, lead, urgent = await self.pump.next()
             # A buffered burst is received without the loop ever switching task: give the
             # handlers (an @'s among them) a turn every RECEIVE_SLICE_S of receiving — after
             # every frame while an addressed turn prepares its model request.
-            lanes = GuardedAdapter.lanes
             if lanes is not None and lanes.holding:
                 if lanes.paused_for(urgent) and not lead and _is_event_frame(data):
                     # The @'s local work gets the loop: this event waits (bounded) before it is
@@ -132,12 +145,15 @@ class _GuardedSocket:
             await asyncio.sleep(BACKLOG_POLL_S)
 
     def _backlogged(self) -> bool:
-        lanes = GuardedAdapter.lanes
+        lanes = self._lanes
         return (
             lanes is not None
             and lanes.waiting["normal"] >= BACKLOG_MAX
             and not self.pump.urgent_waiting()
         )
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        await self._websocket.close(code, reason)
 
     def stop(self) -> None:
         self.pump.stop()
@@ -147,9 +163,8 @@ def _no_scan(data: str | bytes) -> Scanned:
     return Scanned(data, None, False)
 
 
-def _group_aliases(group_id: int) -> Iterable[str]:
-    aliases_for = getattr(GuardedAdapter.lane_of, "aliases_for", None)
-    return aliases_for(group_id) if aliases_for is not None else ()
+def _no_aliases(group_id: int) -> Iterable[str]:
+    return ()
 
 
 def deliver_result(store: Any, result: dict[str, Any]) -> bool:
@@ -167,19 +182,33 @@ def deliver_result(store: Any, result: dict[str, Any]) -> bool:
     return True
 
 
-class GuardedAdapter(Adapter):
-    received_hooks: ClassVar[list[Callable[[Event], None]]] = []
-    lane_of: ClassVar[Callable[[Event], Any]] = staticmethod(never_priority)
-    lanes: ClassVar[Lanes | None] = None
+class GuardedBot(Bot):
+    """A connection's bot: its events are handled through the edge's lanes (`admitted`)."""
+
+    def __init__(self, adapter: GuardedAdapter, self_id: str, edge: Edge | None) -> None:
+        super().__init__(adapter, self_id)
+        self._run: Callable[[Event], Awaitable[None]] | None = (
+            edge.admitted(super().handle_event) if edge is not None else None
+        )
 
     @override
-    def bot_connect(self, bot: BaseBot) -> None:
-        if GuardedAdapter.lanes is None:
-            GuardedAdapter.lanes = Lanes()
-        bot.handle_event = admitted(  # type: ignore[method-assign]
-            bot.handle_event, GuardedAdapter.lanes, lambda event: GuardedAdapter.lane_of(event)
-        )
-        super().bot_connect(bot)
+    async def handle_event(self, event: Event) -> None:
+        if self._run is None:
+            await super().handle_event(event)
+        else:
+            await self._run(event)
+
+
+class GuardedAdapter(Adapter):
+    _edge: Edge | None = None  # set on the instance by `attach`
+
+    def attach(self, edge: Edge | None) -> None:
+        """Hand the adapter the edge built at start-up (None at shut-down)."""
+        self._edge = edge
+
+    @property
+    def edge(self) -> Edge | None:
+        return self._edge
 
     @override
     async def _call_api(self, bot: BaseBot, api: str, **data: Any) -> Any:
@@ -191,11 +220,65 @@ class GuardedAdapter(Adapter):
 
     @override
     async def _handle_ws(self, websocket: WebSocket) -> None:
-        guarded = _GuardedSocket(websocket)
+        """The reverse WebSocket of one OneBot implementation: the stock handshake, then every
+        frame through the guard and the read-ahead, parsed, seen by the edge, dispatched."""
+        self_id = websocket.request.headers.get("x-self-id")
+        if not self_id:
+            log.warning("refused a OneBot connection: no X-Self-ID header")
+            await websocket.close(1008, "Missing X-Self-ID Header")
+            return
+        if self_id in self.bots:
+            log.warning("refused a second OneBot connection for bot %s", self_id)
+            await websocket.close(1008, "Duplicate X-Self-ID")
+            return
+        refused = self._check_access_token(websocket.request)
+        if refused is not None:
+            log.warning("refused a OneBot connection for bot %s: bad access token", self_id)
+            await websocket.close(1008, str(refused.content))
+            return
+        await websocket.accept()
+        edge = self._edge
+        bot = GuardedBot(self, self_id, edge)
+        self.bot_connect(bot)
+        self.connections[self_id] = websocket
+        log.info("OneBot bot %s connected", self_id)
+        guarded = _GuardedSocket(
+            websocket,
+            lanes=edge.lanes if edge is not None else None,
+            aliases=edge.lane_choice.aliases_for if edge is not None else _no_aliases,
+            respond=self.deliver_response,
+        )
         try:
-            await super()._handle_ws(guarded)  # type: ignore[arg-type]
+            await self._receive_events(guarded, bot, edge)
+        except WebSocketClosed:
+            log.warning("OneBot connection of bot %s closed by the peer", self_id)
+        except Exception:
+            log.exception("OneBot connection of bot %s failed", self_id)
         finally:
             guarded.stop()
+            with contextlib.suppress(Exception):
+                await websocket.close()
+            self.connections.pop(self_id, None)
+            self.bot_disconnect(bot)
+
+    async def _receive_events(
+        self, socket: _GuardedSocket, bot: GuardedBot, edge: Edge | None
+    ) -> None:
+        while True:
+            data = await socket.receive()
+            try:
+                json_data = json.loads(data)
+            except ValueError:  # check_frame parsed it; a second failure is not expected
+                log.warning("skipped a OneBot frame that is not JSON (%d bytes)", len(data))
+                continue
+            event = self.json_to_event(json_data)
+            if event is None:
+                continue
+            if edge is not None:
+                edge.on_read(event)
+            task = asyncio.create_task(bot.handle_event(event))
+            task.add_done_callback(self.tasks.discard)
+            self.tasks.add(task)
 
     @classmethod
     def deliver_response(cls, data: str | bytes) -> bool:
@@ -219,22 +302,11 @@ class GuardedAdapter(Adapter):
             deliver_result(cls._result_store, json_data)
             return None
         try:  # the stock parse's events, without a pydantic TypeAdapter per segment
-            event = (
+            return (
                 parse_event(cls, json_data, super().json_to_event)
                 if isinstance(json_data, dict)
                 else None
             )
-        except Exception:
+        except Exception:  # one malformed frame never ends the connection
             log.exception("skipped a OneBot frame the adapter could not turn into an event")
             return None
-        for hook in cls.received_hooks if event is not None else ():
-            try:
-                hook(event)
-            except Exception:
-                log.exception("a received-event hook failed")
-        if event is not None and cls.lanes is not None:
-            try:
-                cls.lanes.classify_at_read(event, cls.lane_of)
-            except Exception:
-                log.exception("lane classification at read failed")
-        return event

@@ -89,7 +89,8 @@ def turn_input_from_event(
     if problems:
         log.warning("event %s: %s", message_id, "; ".join(problems))
     raw = event.get("raw_message")
-    sender = event.get("sender") if isinstance(event.get("sender"), dict) else {}
+    given = event.get("sender")
+    sender: dict[str, Any] = given if isinstance(given, dict) else {}
     mentions = tuple(
         uid
         for seg in segments

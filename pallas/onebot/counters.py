@@ -61,11 +61,8 @@ class InboundCounters:
         return self.messages, self.routed, self.replies, sum(self.stopped.values())
 
 
-COUNTERS = InboundCounters()
-
-
 async def log_counters_every(
-    interval: float, lanes: object, writer_queued: object, counters: InboundCounters = COUNTERS
+    interval: float, lanes: object, writer_queued: object, counters: InboundCounters
 ) -> None:
     """Forever: one INFO line per `interval` seconds when a counter moved."""
     last: tuple[int, ...] | None = None
@@ -76,24 +73,21 @@ async def log_counters_every(
         if now == last:
             continue
         queued = getattr(writer_queued, "queued", 0)
-        log.info("%s", counters.line(previous_messages, _lanes(lanes), int(queued)))
+        log.info("%s", counters.line(previous_messages, lanes, int(queued)))
         last, previous_messages = now, counters.messages
 
 
-def _lanes(lanes: object) -> object:
-    return lanes() if callable(lanes) else lanes
-
-
 class CounterTask:
-    """The periodic line's task: started with the runtime, cancelled at shut-down."""
+    """The periodic line's task: started when the app is up, cancelled at shut-down."""
 
-    def __init__(self) -> None:
+    def __init__(self, counters: InboundCounters) -> None:
+        self.counters = counters
         self._task: asyncio.Task[None] | None = None
 
     def start(self, interval: float, lanes: object, writer: object) -> None:
         if interval <= 0 or self._task is not None:
             return
-        self._task = asyncio.create_task(log_counters_every(interval, lanes, writer))
+        self._task = asyncio.create_task(log_counters_every(interval, lanes, writer, self.counters))
 
     async def stop(self) -> None:
         task, self._task = self._task, None
@@ -103,4 +97,4 @@ class CounterTask:
                 await task
 
 
-__all__ = ["COUNTERS", "CounterSettings", "CounterTask", "InboundCounters", "log_counters_every"]
+__all__ = ["CounterSettings", "CounterTask", "InboundCounters", "log_counters_every"]

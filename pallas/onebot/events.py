@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from nonebot.adapters.onebot.v11 import GroupMessageEvent, MessageEvent
@@ -26,9 +27,18 @@ def event_payload(event: MessageEvent) -> dict[str, Any]:
     }
 
 
-# id(event) → (event, its to_me, its quoted sender, the turn); see `turn_from_event`
-_converted: dict[int, tuple[MessageEvent, bool, int | None, TurnInput]] = {}
-_CONVERTED_MAX = 8192  # events between their frame's reading and the end of their handling
+@dataclass(frozen=True, slots=True)
+class ConvertedTurn:
+    """An event's `TurnInput` and the two things NoneBot may still change on the event after
+    the conversion (its `to_me`, after an @bot or a leading nickname; the quoted message's
+    sender, after `get_msg`)."""
+
+    to_me: bool
+    reply_user: int | None
+    turn: TurnInput
+
+    def still_fits(self, event: MessageEvent) -> bool:
+        return self.to_me == event.to_me and self.reply_user == _reply_user(event)
 
 
 def _reply_user(event: MessageEvent) -> int | None:
@@ -37,31 +47,22 @@ def _reply_user(event: MessageEvent) -> int | None:
     return None
 
 
-def turn_from_event(event: MessageEvent) -> TurnInput:
-    """The event's `TurnInput`, converted once per event: the edge (recorder, lane verdict)
-    and the handlers share it. It is converted again only when NoneBot's own checks changed
-    what it depends on since (`to_me` after an @bot or a leading nickname, the quoted message's
-    sender after `get_msg`); `forget_turn` drops it when the handling ends."""
+def convert_event(event: MessageEvent) -> ConvertedTurn:
+    """The event's `TurnInput` as it stands now (raises ValueError for an unusable event)."""
     reply_user = _reply_user(event)
-    cached = _converted.get(id(event))
-    if (
-        cached is not None
-        and cached[0] is event
-        and cached[1] == event.to_me
-        and cached[2] == reply_user
-    ):
-        return cached[3]
     turn = turn_input_from_event(
         event_payload(event), to_me=event.to_me, reply_to_user_id=reply_user
     )
-    if len(_converted) >= _CONVERTED_MAX:  # events that never reached a handler: oldest first
-        del _converted[next(iter(_converted))]
-    _converted[id(event)] = (event, event.to_me, reply_user, turn)
-    return turn
+    return ConvertedTurn(event.to_me, reply_user, turn)
 
 
-def forget_turn(event: MessageEvent) -> None:
-    """The event's handling ended: its kept conversion goes."""
-    cached = _converted.get(id(event))
-    if cached is not None and cached[0] is event:
-        del _converted[id(event)]
+def turn_from_event(event: MessageEvent, earlier: ConvertedTurn | None = None) -> ConvertedTurn:
+    """`earlier` (the conversion made when the frame was read) while it still fits the event,
+    else a new conversion: an event is converted once at the edge and once more only when
+    NoneBot's own checks changed what the turn depends on."""
+    if earlier is not None and earlier.still_fits(event):
+        return earlier
+    return convert_event(event)
+
+
+__all__ = ["ConvertedTurn", "convert_event", "event_payload", "turn_from_event"]

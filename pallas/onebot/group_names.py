@@ -12,7 +12,7 @@ import time
 
 import nonebot
 
-log = logging.getLogger("pallas.cli")
+log = logging.getLogger("pallas.console")
 
 TTL_S = 300.0
 RETRY_S = 30.0  # no account answered (none connected yet): ask again sooner

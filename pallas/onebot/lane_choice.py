@@ -8,7 +8,7 @@ to the priority lane, which has its own slots. The verdict is cheap and delibera
 trip), because a false "priority" only lets one message skip the queue, while a false "normal"
 makes an @ wait for the burst. Routing still makes the real decision later.
 
-`lane_for` is pure (table-tested); `EdgeLanes` feeds it the group's aliases from the app.
+`lane_for` is pure (table-tested); `LaneChoice` feeds it the group's aliases from the app.
 """
 
 from __future__ import annotations
@@ -17,10 +17,7 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from nonebot.adapters.onebot.v11 import Event, GroupMessageEvent
-
 from pallas.core.turn import TurnInput
-from pallas.onebot.events import turn_from_event
 from pallas.routing.freshness import looks_addressed
 
 log = logging.getLogger("pallas.onebot")
@@ -58,37 +55,27 @@ def lane_for(turn: TurnInput, aliases: Iterable[str]) -> LaneVerdict:
 AliasSource = Callable[[int], Iterable[str]]
 
 
-class EdgeLanes:
-    """The adapter's classifier: group messages through `lane_for`; any other event is normal
-    (notices and meta events are cheap and never wait for a reply)."""
+class LaneChoice:
+    """The edge's lane choice: a converted group message through `lane_for` with its group's
+    aliases (a broken group config makes it normal, it never stops the event)."""
 
-    def __init__(self, aliases: Callable[[], AliasSource | None]) -> None:
+    def __init__(self, aliases: AliasSource) -> None:
         self._aliases = aliases
 
-    def __call__(self, event: Event) -> LaneVerdict:
-        if not isinstance(event, GroupMessageEvent):
-            return NORMAL
+    def for_turn(self, turn: TurnInput) -> LaneVerdict:
         try:
-            turn = turn_from_event(event)
-        except ValueError:
-            return NORMAL
-        source = self._aliases()
-        try:
-            return lane_for(turn, source(turn.group_id) if source is not None else ())
+            return lane_for(turn, self._aliases(turn.group_id))
         except Exception:  # a broken group config must not stop the event
-            log.exception("lane classification failed for message %s", event.message_id)
+            log.exception("lane choice failed for message %s", turn.message_id)
             return NORMAL
 
     def aliases_for(self, group_id: int) -> Iterable[str]:
-        """The group's aliases (none before start-up, or when its config is broken): the
-        read-ahead's raw look at a frame (`pallas.onebot.read_ahead.FrameScan`) uses them too."""
-        source = self._aliases()
-        if source is None:
-            return ()
+        """The group's aliases (none when its config is broken): the read-ahead's raw look at
+        a frame (`pallas.onebot.read_ahead.FrameScan`) uses them too."""
         try:
-            return source(group_id)
+            return self._aliases(group_id)
         except Exception:
             return ()
 
 
-__all__ = ["NORMAL", "EdgeLanes", "LaneVerdict", "lane_for"]
+__all__ = ["NORMAL", "AliasSource", "LaneChoice", "LaneVerdict", "lane_for"]

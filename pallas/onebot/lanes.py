@@ -1,9 +1,9 @@
 """Admission of events to NoneBot's handlers: two lanes, and an addressed turn's hold.
 
-Split from `pallas.onebot.adapter` (which wires it into the bot): `Lanes` keeps the normal and
-priority slots and the holds; `PriorityHold` is one addressed turn's claim on the event loop
-from the reading of its frame until its model request goes out; `admitted` wraps NoneBot's
-`handle_event` with both. See the adapter's docstring for how they work together.
+`Lanes` keeps the normal and priority slots and the holds; `PriorityHold` is one addressed
+turn's claim on the event loop from the reading of its frame until its model request goes out
+(the turn releases it: `pallas.turn.context.LoopHold`); `admitted` wraps the bot's event
+handling with both. See `pallas.onebot.adapter` for how they work together.
 """
 
 from __future__ import annotations
@@ -14,9 +14,7 @@ import contextvars
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
-
-from nonebot.adapters.onebot.v11.event import Event
+from typing import Any, Protocol
 
 from pallas.onebot.read_pause import PauseBudget
 
@@ -32,7 +30,6 @@ PRIORITY_HOLD_MAX_S = 1.5
 # database reads overlap (a group's first @ after a restart loads its entries; at 1, 20 such @s
 # in a burst waited ~105 ms each for the one before), while CPU-bound turns merely interleave.
 PARALLEL_HOLDS = 4
-_READ_VERDICTS_MAX = 100_000
 
 
 class PriorityHold:
@@ -93,28 +90,13 @@ class PriorityHold:
                 self._lanes.pause_changed(+1)
 
 
-# The hold of the addressed turn running in this task (handler tasks inherit it).
+# The hold of the addressed event whose handling runs in this task. The edge hands the hold to
+# the turn explicitly (`Arrival.hold`); this variable serves the one path the edge does not
+# call itself: NoneBot's own `get_msg` for a reply, made inside `Bot.handle_event` before the
+# handlers run (`GuardedAdapter._call_api` lets reading go on while that response is awaited).
 PRIORITY_HOLD: contextvars.ContextVar[PriorityHold | None] = contextvars.ContextVar(
     "pallas_priority_hold", default=None
 )
-
-
-def release_priority_hold() -> None:
-    """Called when a turn's model request goes out: unaddressed work may start again."""
-    hold = PRIORITY_HOLD.get()
-    if hold is not None:
-        hold.release()
-
-
-def releasing_hold(call: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    """`call` (the LLM client's `complete`) releasing the calling turn's hold first."""
-
-    async def wrapped(*args: Any, **kwargs: Any) -> Any:
-        release_priority_hold()
-        return await call(*args, **kwargs)
-
-    wrapped.__wrapped__ = call  # type: ignore[attr-defined]
-    return wrapped
 
 
 class Lanes:
@@ -158,8 +140,6 @@ class Lanes:
         self._urgent_ok = asyncio.Event()  # fewer than `parallel_holds` do: an @ may be read
         self._urgent_ok.set()
         self._pause_budget = pause_budget if pause_budget is not None else PauseBudget()
-        # id(event) → (lane verdict, hold) from the frame's reading until its handler starts
-        self._read: dict[int, tuple[Any, PriorityHold | None]] = {}
 
     @property
     def holding(self) -> bool:
@@ -207,22 +187,6 @@ class Lanes:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for((self._urgent_ok if urgent else self._read_ok).wait(), limit)
         self._pause_budget.spend(time.monotonic() - started)
-
-    def classify_at_read(self, event: Event, lane_of: Callable[[Event], Any]) -> None:
-        """The event's lane, decided when its frame is read: an addressed one holds the loop
-        from that moment (the receive loop starts yielding after every frame at once)."""
-        verdict = lane_of(event)
-        if len(self._read) >= _READ_VERDICTS_MAX:  # events that never reached a handler
-            self._read.clear()
-        claim = None
-        if getattr(verdict, "priority", False):
-            _log_priority(event, verdict)
-            claim = self.hold(engaged=getattr(verdict, "certain", True))
-        self._read[id(event)] = (verdict, claim)
-
-    def take_read(self, event: Event) -> tuple[Any, PriorityHold | None] | None:
-        """What `classify_at_read` decided for `event` (once), or None."""
-        return self._read.pop(id(event), None)
 
     async def wait_clear(self) -> None:
         """Return once no addressed turn holds the loop (at once when none does)."""
@@ -273,7 +237,7 @@ def _toggle(flag: asyncio.Event, on: bool) -> None:
         flag.clear()
 
 
-def _log_priority(event: Event, verdict: Any) -> None:
+def log_priority(event: Any, verdict: Any) -> None:
     """Rare next to chatter, and most of them lead to a model call: INFO."""
     log.info(
         "addressed message %s (%s): priority lane, read at %.3f (monotonic)",
@@ -283,29 +247,31 @@ def _log_priority(event: Event, verdict: Any) -> None:
     )
 
 
-def never_priority(event: Event) -> Any:
-    return None
+class Admission(Protocol):
+    """An event's lane verdict and its hold on the loop (None, None: the normal lane)."""
+
+    def __call__(self, event: Any) -> tuple[Any, PriorityHold | None]: ...
+
+
+def normal_lane(event: Any) -> tuple[Any, PriorityHold | None]:
+    return None, None
 
 
 def admitted(
-    handle: Callable[[Event], Any],
+    handle: Callable[[Any], Awaitable[None]],
     lanes: Lanes,
-    lane_of: Callable[[Event], Any] = never_priority,
+    admission: Admission = normal_lane,
     hold: float = ADMISSION_HOLD_S,
-) -> Callable[[Event], Any]:
-    """`handle` started only with a free slot of its lane (`lane_of(event).priority`); the slot
-    is given back when it finishes or after `hold` seconds (a reply waiting for the model does
-    not keep others out). An addressed event holds the loop (`Lanes.hold`) until its model
-    request is out (`releasing_hold` around the LLM client) or its handling ends."""
+) -> Callable[[Any], Awaitable[None]]:
+    """`handle` started only with a free slot of its lane (`admission(event)`: the verdict's
+    `priority`, and the hold an addressed event claimed when its frame was read); the slot is
+    given back when it finishes or after `hold` seconds (a reply waiting for the model does not
+    keep others out). The hold ends when the turn releases it (its model request is out) or
+    when the handling ends."""
 
-    async def run(event: Event) -> None:
-        read = lanes.take_read(event)
-        verdict, claim = read if read is not None else (lane_of(event), None)
+    async def run(event: Any) -> None:
+        verdict, claim = admission(event)
         priority = bool(getattr(verdict, "priority", False))
-        if priority and read is None:
-            _log_priority(event, verdict)
-        if priority and claim is None:
-            claim = lanes.hold(engaged=getattr(verdict, "certain", True))
         try:
             taken = await lanes.acquire("priority" if priority else "normal")
         except BaseException:

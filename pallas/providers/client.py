@@ -72,6 +72,12 @@ class LLMClient:
             )
         return self._sdk_client
 
+    def warm_client(self) -> None:
+        """Build the SDK client now (an SSL context and an httpx pool, ~50 ms): a start-up load
+        run in a worker thread, so the first @ does not build it on the loop. A no-op when
+        replies are disabled or the client exists."""
+        _ = self._client
+
     def model_for(self, task: Task) -> str:
         s = self._settings
         return {

@@ -133,10 +133,17 @@ class FreshnessGate:
         addressed: bool,
         *,
         stage: str = "freshness",
+        wait: Sleep | None = None,
     ) -> FreshnessVerdict:
-        """`check`, and a skip recorded for /pallas why (stage `freshness` or `queue`)."""
+        """`check`, and a skip recorded for /pallas why (stage `freshness` or `queue`);
+        `wait`: how this turn waits for the settle (the gate's own sleep when None)."""
         verdict = await self.check(
-            turn, group.freshness, now=now, addressed=addressed, settle=stage == "freshness"
+            turn,
+            group.freshness,
+            now=now,
+            addressed=addressed,
+            settle=stage == "freshness",
+            wait=wait,
         )
         if not verdict.answers:
             log.info(
@@ -183,6 +190,7 @@ class FreshnessGate:
         now: float,
         addressed: bool,
         settle: bool = True,
+        wait: Sleep | None = None,
     ) -> FreshnessVerdict:
         """The verdict for `turn` now; a stale @ first waits `settle_s` for the backlog."""
         if not is_stale(turn.time, now, config.max_age_s) or not addressed:
@@ -190,7 +198,7 @@ class FreshnessGate:
                 event_time=turn.time, now=now, max_age_s=config.max_age_s, addressed=addressed
             )
         if settle and config.settle_s:
-            await self._sleep(config.settle_s)
+            await (wait or self._sleep)(config.settle_s)
         latest = await self._latest_address(turn)
         is_latest = latest is None or latest == turn.message_id
         taken = False

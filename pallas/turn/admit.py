@@ -1,18 +1,37 @@
-"""Per-group concurrency for REPLY turns: at most N running, a bounded queue, then refusal.
+"""Step 3, admit: whether a REPLY turn may run now, and in what shape.
 
-Process-local by nature (it guards this process's own LLM calls); the verdict itself is the
-pure `decide_admission` from routing.
+    slot        per-group concurrency: at most N turns running, a bounded queue, then refusal
+                (process-local by nature: it guards this process's own LLM calls; the verdict
+                is the pure `decide_admission` from routing)
+    freshness   an @ that waited behind the group's queue is judged again (`stage=queue`)
+    cost        the cost guard: the daily budgets and the member's rate limit, before any LLM
+                work; a refused turn ends here with at most one local phrase; a degraded one
+                gets the ladder's shorter context
+
+The admitted turn (`ReplyTurn`) keeps its slot until its reply steps are done.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from pallas.core.clock import Clock
+from pallas.core.state import StateStore
+from pallas.features.cost.guard import CostGuard
 from pallas.routing.config import CooldownConfig
 from pallas.routing.cooldown import AdmissionVerdict, decide_admission
+from pallas.routing.freshness import FreshAction, FreshnessGate
+from pallas.routing.router import Router
+from pallas.turn.context import TurnContext
+from pallas.turn.contracts import ReplyTurn, TurnOutcome, TurnResult
+from pallas.turn.parts.cost_exit import note_verdict, refuse_turn
+from pallas.turn.route import RoutedTurn
+
+log = logging.getLogger("pallas.chat")
 
 
 @dataclass
@@ -65,3 +84,61 @@ class GroupAdmission:
             async with slots.condition:
                 slots.running -= 1
                 slots.condition.notify()
+
+
+@dataclass
+class AdmitStep:
+    routing: Router
+    freshness: FreshnessGate
+    cost: CostGuard  # per-member rate limit and daily budgets
+    state: StateStore
+    clock: Clock
+    superusers: frozenset[int] = frozenset()
+    slots: GroupAdmission = field(default_factory=GroupAdmission)
+
+    @contextlib.asynccontextmanager
+    async def admitted(
+        self, routed: RoutedTurn, ctx: TurnContext
+    ) -> AsyncIterator[ReplyTurn | TurnOutcome]:
+        """Yields the admitted `ReplyTurn` (its group slot held until the block ends), or how
+        the turn ended here (refused: queue full, stale after the queue, the cost guard)."""
+        turn, config, route = routed.turn, routed.config, routed.route
+        assert route is not None, "only a routed turn is admitted"
+        async with self.slots.slot(turn.bot_id, turn.group_id, config.routing.cooldown) as no:
+            if no is not None:
+                log.warning("group %s: turn %s dropped (%s)", turn.group_id, turn.message_id, no)
+                await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
+                yield TurnOutcome(TurnResult.REJECTED, no)
+                return
+            fresh = routed.fresh
+            if fresh.action is FreshAction.ANSWER:  # waited behind the group's queue?
+                now, addressed = self.clock.now(), route.trigger.addressed
+                fresh = await self.freshness.admit(turn, config, now, addressed, stage="queue")
+                if not fresh.answers:
+                    await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
+                    yield TurnOutcome(TurnResult.STALE, fresh.reason)
+                    return
+            verdict = await self.cost.check(turn, route, config, self.clock.now())
+            if not verdict.proceeds:
+                yield await refuse_turn(
+                    turn,
+                    route,
+                    config,
+                    verdict,
+                    ctx.sender,
+                    self.routing,
+                    self.state,
+                    self.superusers,
+                )
+                return
+            await note_verdict(self.routing, self.superusers, route, config, verdict, ctx.sender)
+            route, config = verdict.shape(route, config)  # the ladder's shorter context
+            yield ReplyTurn(
+                ctx,
+                route,
+                config,
+                routed.persona,
+                routed.tool,
+                verdict,
+                short=fresh.action is FreshAction.SHORT,
+            )

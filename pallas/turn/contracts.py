@@ -1,12 +1,11 @@
-"""The chat turn's contracts: how a turn ended (`TurnOutcome`, `TurnResult`), the reply
-step's typed records (`PreparedTurn`, `ModelCall`, `AnswerRecord` → the snapshot JSON), the
-turn's one way to wait (`Pause`) and the after-turn hook protocol (values passed between the
-orchestrator, the reply step, their hooks and their callers)."""
+"""The spine's contracts: how a turn ended (`TurnOutcome`, `TurnResult`), what the admit step
+hands the reply steps (`ReplyTurn`), the reply steps' typed records (`PreparedTurn`,
+`ModelCall`, `AnswerRecord` → the snapshot JSON) and the after-turn hook protocol (values
+passed between the orchestrator, the steps, their hooks and their callers)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Protocol
@@ -16,10 +15,14 @@ from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.snapshot import JsonDict, TurnSnapshot
 from pallas.core.deferred import Deferred
 from pallas.core.turn import TurnInput
+from pallas.features.cost.guard import PROCEED, CostVerdict
+from pallas.features.persona.pack import PersonaPack
+from pallas.features.tools.service import NO_TOOL, ToolPlan
 from pallas.providers.client import CompletionResult
 from pallas.providers.models import ModelProfile
-
-Sleep = Callable[[float], Awaitable[None]]
+from pallas.routing.evaluate import RouteResult
+from pallas.turn.context import TurnContext
+from pallas.turn.parts.delivery import GroupSender
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,16 +43,27 @@ class AfterTurnHook(Protocol):
     async def after_turn(self, completed: CompletedTurn) -> None: ...
 
 
-@dataclass(slots=True)
-class Pause:
-    """The turn's one way to wait (merge waits, the freshness settle, bubble pacing, cooldown
-    retries), shared by the parts `build_app` builds; tests and benchmarks swap `sleep` for one
-    that advances a fake clock or returns at once."""
+@dataclass(frozen=True, slots=True)
+class ReplyTurn:
+    """What the admit step hands the reply steps: the message's context, its route and config
+    (both shaped by the cost ladder's shorter context where it applies), the persona, the
+    planned tool and the cost guard's verdict."""
 
-    sleep: Sleep = asyncio.sleep
+    ctx: TurnContext
+    route: RouteResult
+    config: GroupConfig
+    persona: PersonaPack
+    tool: ToolPlan = NO_TOOL
+    cost: CostVerdict = PROCEED
+    short: bool = False  # a stale @: one short bubble to the member's latest message
 
-    async def __call__(self, seconds: float) -> None:
-        await self.sleep(seconds)
+    @property
+    def turn(self) -> TurnInput:
+        return self.ctx.turn
+
+    @property
+    def sender(self) -> GroupSender:
+        return self.ctx.sender
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,118 +1,76 @@
-"""Sending a parsed reply to the group like a person would: bubble by bubble, with pauses.
+"""Step 7, deliver: the answer to the group like a person would send it.
 
-Only the first bubble may quote (and only a live candidate) or @ the member. Each delivered
-bubble is remembered in the bot reply context; the result says whether *every* bubble went
-out, because the session only records turns that the group actually saw in full.
+The quote target (a QUOTE turn quotes only a live candidate), the sticker (from the group's
+own pool, when the model named one), the bubbles with human-like pauses (the turn's `wait`:
+the loop is free meanwhile), then routing's record of the bot reply (the follow-up window, the
+QUOTE candidates, the member no longer in flight).
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
 
+from pallas.core.clock import Clock
 from pallas.core.state import StateStore
-from pallas.turn.bot_reply_context import remember_bot_reply
-from pallas.turn.bubbles import bubble_delay
-
-log = logging.getLogger("pallas.delivery")
-
-Segment = dict[str, Any]
-STICKER_TEXT = "[动画表情]"  # how a sent sticker is remembered in the bot reply context
-Sleep = Callable[[float], Awaitable[None]]
+from pallas.features.stickers.service import StickerService
+from pallas.routing.evaluate import RouteOutcome
+from pallas.routing.router import Router
+from pallas.turn.contracts import ReplyTurn, TurnOutcome, TurnResult
+from pallas.turn.parts.bubbles import ParsedReply
+from pallas.turn.parts.delivery import DeliveryPlan, deliver
 
 
-class GroupSender(Protocol):
-    async def send_group(self, group_id: int, segments: list[Segment]) -> int | None:
-        """Send one message; the peer's message_id, or None when sending failed."""
-        ...
+@dataclass
+class DeliverStep:
+    routing: Router
+    stickers: StickerService
+    state: StateStore  # the bot reply context (quote fallback)
+    clock: Clock
+    rng: random.Random  # the pauses between bubbles
 
-
-@dataclass(frozen=True, slots=True)
-class DeliveryPlan:
-    bot_id: int
-    group_id: int
-    bubbles: tuple[str, ...]
-    quote_message_id: int | None = None  # already resolved against live candidates
-    at_user_id: int | None = None
-    # a resolved sticker segment (image / mface from the group's pool), sent after the text as
-    # its own message; the model's sticker *name* is never sent
-    sticker: Segment | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DeliveryResult:
-    sent_ids: tuple[int, ...]
-    delivered_texts: tuple[str, ...]
-    complete: bool
-    reason: str
-
-
-def first_bubble_segments(plan: DeliveryPlan, text: str) -> list[Segment]:
-    segments: list[Segment] = []
-    if plan.quote_message_id is not None:
-        segments.append({"type": "reply", "data": {"id": str(plan.quote_message_id)}})
-    if plan.at_user_id is not None:
-        segments.append({"type": "at", "data": {"qq": str(plan.at_user_id)}})
-        text = " " + text
-    segments.append({"type": "text", "data": {"text": text}})
-    return segments
-
-
-async def deliver(
-    plan: DeliveryPlan,
-    sender: GroupSender,
-    store: StateStore,
-    *,
-    rng: random.Random,
-    sleep: Sleep = asyncio.sleep,
-    before_final: Callable[[], None] | None = None,
-) -> DeliveryResult:
-    """`before_final` runs right before the last message is sent (the svar commit hold)."""
-    texts: list[str] = list(plan.bubbles)
-    if plan.sticker:
-        texts.append(STICKER_TEXT)
-    sent: list[int] = []
-    delivered: list[str] = []
-    for index, text in enumerate(texts):
-        if index > 0:
-            await sleep(bubble_delay(text, rng))
-        if plan.sticker and index == len(texts) - 1:
-            segments = [dict(plan.sticker)]
-        elif index == 0:
-            segments = first_bubble_segments(plan, text)
-        else:
-            segments = [{"type": "text", "data": {"text": text}}]
-        if before_final is not None and index == len(texts) - 1:
-            before_final()
-        message_id = await sender.send_group(plan.group_id, segments)
-        if message_id is None:
-            log.warning(
-                "group %s: bubble %d/%d not delivered; stopping",
-                plan.group_id,
-                index + 1,
-                len(texts),
+    async def run(
+        self, reply: ReplyTurn, parsed: ParsedReply, *, before_final: Callable[[], None]
+    ) -> TurnOutcome:
+        """`before_final` runs right before the last message is sent (the svar commit hold)."""
+        turn, route, config = reply.turn, reply.route, reply.config
+        quote_id = None
+        if route.outcome is RouteOutcome.QUOTE and route.decision is not None:
+            quote_id = await self.routing.resolve_quote_target(
+                turn.bot_id, turn.group_id, route.decision.reply_message_id, turn.user_id
             )
-            return DeliveryResult(tuple(sent), tuple(delivered), False, f"send_failed_at_{index}")
-        sent.append(message_id)
-        delivered.append(text)
-        await remember_bot_reply(store, plan.bot_id, plan.group_id, message_id, text)
-    return DeliveryResult(tuple(sent), tuple(delivered), True, "delivered")
-
-
-async def send_phrase(
-    bot_id: int, group_id: int, phrase: str, sender: GroupSender, store: StateStore
-) -> int | None:
-    """One local low-engagement phrase (PASS exit): no pauses, no quote."""
-    message_id = await sender.send_group(group_id, [{"type": "text", "data": {"text": phrase}}])
-    if message_id is not None:
-        await remember_bot_reply(store, bot_id, group_id, message_id, phrase)
-    return message_id
-
-
-def joined_reply(texts: Sequence[str]) -> str:
-    """How a multi-bubble reply is stored as one assistant session turn."""
-    return "\n".join(t for t in texts if t)
+        sticker = await self.stickers.for_reply(
+            turn.bot_id, turn.group_id, parsed.sticker, config.chat.allow_sticker, config.stickers
+        )
+        if not parsed.bubbles and sticker is None:
+            return TurnOutcome(TurnResult.SILENT, "sticker_unavailable")
+        plan = DeliveryPlan(
+            bot_id=turn.bot_id,
+            group_id=turn.group_id,
+            bubbles=parsed.bubbles,
+            quote_message_id=quote_id,
+            at_user_id=turn.user_id if config.chat.at_sender_on_first_bubble else None,
+            sticker=sticker.segment if sticker is not None else None,
+        )
+        delivery = await deliver(
+            plan,
+            reply.sender,
+            self.state,
+            rng=self.rng,
+            sleep=reply.ctx.wait,
+            before_final=before_final,
+        )
+        if sticker is not None and delivery.complete and delivery.sent_ids:
+            await self.stickers.remember_sent(sticker, delivery.sent_ids[-1])
+        if delivery.sent_ids:
+            await self.routing.record_bot_reply(
+                turn.bot_id,
+                turn.group_id,
+                turn.user_id,
+                delivery.sent_ids,
+                self.clock.now(),
+                config=config.routing,
+            )
+        outcome = TurnResult.DELIVERED if delivery.complete else TurnResult.PARTIAL
+        return TurnOutcome(outcome, delivery.reason, delivery.sent_ids)

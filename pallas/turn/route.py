@@ -17,7 +17,6 @@ from enum import StrEnum
 from pallas.config import GroupConfig
 from pallas.core.clock import Clock
 from pallas.core.turn import TurnInput
-from pallas.features.cost.guard import PROCEED, CostVerdict
 from pallas.features.persona.pack import PersonaPack
 from pallas.features.tools.registry import ToolRegistry
 from pallas.features.tools.service import NO_TOOL, ToolPlan, plan_turn_tool
@@ -25,10 +24,9 @@ from pallas.routing.config import LowEngagementConfig
 from pallas.routing.evaluate import RouteOutcome, RouteResult
 from pallas.routing.freshness import FreshnessGate, FreshnessVerdict, looks_addressed
 from pallas.routing.router import Router
-from pallas.turn.addressing import Addressing
 from pallas.turn.contracts import PhraseSource
-from pallas.turn.deliver import GroupSender
-from pallas.turn.merges import TurnMerges
+from pallas.turn.parts.addressing import Addressing
+from pallas.turn.parts.merges import TurnMerges
 
 log = logging.getLogger("pallas.chat")
 
@@ -81,20 +79,6 @@ class RoutedTurn:
         return max(wait or 1.0, 0.2)
 
 
-@dataclass(frozen=True, slots=True)
-class ReplyTurn:
-    """The reply step's one argument: what the route step and the cost guard decided."""
-
-    turn: TurnInput
-    route: RouteResult  # shaped by the cost ladder (shorter context) where it applies
-    config: GroupConfig
-    persona: PersonaPack
-    sender: GroupSender
-    tool: ToolPlan = NO_TOOL
-    cost: CostVerdict = PROCEED
-    short: bool = False  # a stale @: one short bubble to the member's latest message
-
-
 @dataclass
 class RouteStep:
     """Rules only: decides what a group message gets, from the group's config and state."""
@@ -112,13 +96,19 @@ class RouteStep:
     # the group's own short expressions for the PASS phrase pool (group learning)
     phrases: PhraseSource | None = None
 
-    async def route(self, turn: TurnInput, *, attempt: int = 0) -> RoutedTurn:
+    async def route(
+        self, turn: TurnInput, *, attempt: int = 0, wait: Sleep | None = None
+    ) -> RoutedTurn:
+        """`wait`: how this turn waits (`TurnContext.wait`: the freshness settle of a stale @
+        releases its hold on the loop); the freshness gate's own sleep when None (replay)."""
         config = self.group_config(turn.group_id)
         persona = self.persona(config.persona)
         await self.merges.note_line(turn, self.clock.now())
         if attempt == 0:
             await self.freshness.note(turn, config.freshness)
-        fresh = await self.freshness.admit(turn, config, self.clock.now(), looks_addressed(turn))
+        fresh = await self.freshness.admit(
+            turn, config, self.clock.now(), looks_addressed(turn), wait=wait
+        )
         if not fresh.answers:
             return RoutedTurn(turn, config, persona, fresh, attempt=attempt)
         tool = plan_turn_tool(
@@ -160,4 +150,4 @@ def phrases_possible(low: LowEngagementConfig) -> bool:
     return low.enabled and any(probability > 0 for _, probability in low.probability_steps)
 
 
-__all__ = ["NextStep", "ReplyTurn", "RouteStep", "RoutedTurn"]
+__all__ = ["NextStep", "RouteStep", "RoutedTurn"]

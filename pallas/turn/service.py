@@ -1,35 +1,56 @@
-"""One group message, start to finish (`ChatTurnService`): route → act on the next step.
+"""One group message, start to finish (`ChatTurnService`): the spine's steps, in order.
 
-    route          `RouteStep` (turn_route.py): freshness, tool plan, rules-only routing
-    act            PASS phrase (one local phrase, no LLM) · merge into the member's in-flight
-                   turn · retry an addressed message after the cooldown · or a REPLY turn:
-                   admission slot → freshness after the queue → cost guard → the reply step
-    reply          `ReplyStep` (reply_step.py): prepare → one LLM call → answer → deliver →
-                   remember
+    1 intake     the edge converted the message (`TurnInput`) and hands it over with where
+                 answers go and its hold on the event loop (`TurnContext`)
+    2 route      `RouteStep` (route.py): the member's line noted, freshness, the tool plan,
+                 rules-only routing → what the message gets
+      act        PASS phrase (one local phrase, no LLM) · merge into the member's in-flight
+                 turn · retry an addressed message once the cooldown ends · or a REPLY turn:
+    3 admit      `AdmitStep` (admit.py): the group's slot, freshness after the queue, the cost
+                 guard
+    4 prepare    `PrepareStep` (prepare.py): merge wait, rows, retrieval, tool, the request
+    5 call       `CallStep` (call.py): the one model call
+    6 answer     `read_answer` (answer.py): svar tags out, output rules, bubbles, output guard
+    7 deliver    `DeliverStep` (deliver.py): quote, sticker, paced bubbles
+    8 remember   `TurnRecorder` (remember.py): the snapshot (every ending), the session
+                 exchange and the after-turn hooks (a delivered answer only)
 
-Every part is built once by the composition root (`pallas.app.build_app`) and handed in.
+Every step is built once by the composition root (`pallas.app.build_app`) and handed in.
 Failures are quiet for the group and loud in the log: nothing but parsed bubbles is ever sent.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, replace
 
+from pallas.context.pipeline import CoreProcessorError
 from pallas.core.clock import Clock
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.features.cost.guard import CostGuard
-from pallas.routing.evaluate import RouteResult
-from pallas.routing.freshness import FreshAction, FreshnessGate
 from pallas.routing.router import Router
-from pallas.turn.admit import GroupAdmission
-from pallas.turn.contracts import AfterTurnHook, CompletedTurn, Pause, TurnOutcome, TurnResult
-from pallas.turn.cost_exit import note_verdict, refuse_turn
-from pallas.turn.deliver import GroupSender, send_phrase
-from pallas.turn.merges import TurnMerges
-from pallas.turn.reply import ReplyStep
-from pallas.turn.route import NextStep, ReplyTurn, RoutedTurn, RouteStep
+from pallas.turn.admit import AdmitStep
+from pallas.turn.answer import Answer, read_answer
+from pallas.turn.call import CallStep
+from pallas.turn.context import NO_HOLD, LoopHold, Pause, TurnContext
+from pallas.turn.contracts import (
+    AfterTurnHook,
+    CompletedTurn,
+    ModelCall,
+    PreparedTurn,
+    ReplyTurn,
+    TurnOutcome,
+    TurnResult,
+)
+from pallas.turn.deliver import DeliverStep
+from pallas.turn.parts.delivery import GroupSender, joined_reply, send_phrase
+from pallas.turn.parts.extras import TurnExtras
+from pallas.turn.parts.merges import TurnMerges
+from pallas.turn.prepare import PrepareStep
+from pallas.turn.remember import TurnRecorder
+from pallas.turn.route import NextStep, RoutedTurn, RouteStep
 
 __all__ = ["AfterTurnHook", "ChatTurnService", "CompletedTurn", "TurnOutcome"]
 
@@ -38,33 +59,47 @@ log = logging.getLogger("pallas.chat")
 
 @dataclass
 class ChatTurnService:
-    """The orchestrator of a group turn over injected parts (see `pallas.app.build_app`)."""
+    """The orchestrator of a group turn over injected steps (see `pallas.app.build_app`)."""
 
-    router: RouteStep  # the route step (shared with `pallas replay`)
-    reply: ReplyStep  # the reply step of a REPLY turn
+    router: RouteStep  # step 2 (shared with `pallas replay`)
+    admit: AdmitStep  # step 3
+    prepare: PrepareStep  # step 4
+    call: CallStep  # step 5
+    deliver: DeliverStep  # step 7
+    recorder: TurnRecorder  # step 8
     routing: Router
     merges: TurnMerges
-    freshness: FreshnessGate
-    cost: CostGuard  # per-member rate limit and daily budgets
+    extras: TurnExtras  # session variables: the answer's ops are committed once delivered
     state: StateStore
     clock: Clock
-    pause: Pause  # cooldown retries (the same pause the parts wait with)
-    superusers: frozenset[int] = frozenset()
-    admission: GroupAdmission = field(default_factory=GroupAdmission)
+    pause: Pause  # how every turn waits (tests swap its sleep)
+    _warned_disabled: bool = False
 
-    # -- entry -------------------------------------------------------------------------------
+    @property
+    def cost(self) -> CostGuard:
+        return self.admit.cost
+
+    # -- 1 intake ------------------------------------------------------------------------------
     async def handle(
-        self, turn: TurnInput, sender: GroupSender, *, attempt: int = 0
+        self, turn: TurnInput, sender: GroupSender, *, hold: LoopHold | None = None
     ) -> TurnOutcome:
-        """The route step, then what it asks for (phrase, merge, retry, reply)."""
-        return await self.act(await self.router.route(turn, attempt=attempt), sender)
+        """A message from the edge: its context, then the steps."""
+        ctx = TurnContext(turn, sender, self.pause, hold if hold is not None else NO_HOLD)
+        return await self.run(ctx)
 
-    async def act(self, routed: RoutedTurn, sender: GroupSender) -> TurnOutcome:
+    # -- 2 route, and act on it ----------------------------------------------------------------
+    async def run(self, ctx: TurnContext) -> TurnOutcome:
+        routed = await self.router.route(ctx.turn, attempt=ctx.attempt, wait=ctx.wait)
+        return await self.act(routed, ctx)
+
+    async def act(self, routed: RoutedTurn, ctx: TurnContext) -> TurnOutcome:
         turn, step, route = routed.turn, routed.step, routed.route
         if route is None:  # too old: recorded, not answered
             return TurnOutcome(TurnResult.STALE, routed.fresh.reason)
         if step is NextStep.PASS_PHRASE and route.phrase:
-            sent = await send_phrase(turn.bot_id, turn.group_id, route.phrase, sender, self.state)
+            sent = await send_phrase(
+                turn.bot_id, turn.group_id, route.phrase, ctx.sender, self.state
+            )
             return TurnOutcome(
                 TurnResult.PASS_PHRASE, route.reason, () if sent is None else (sent,)
             )
@@ -72,68 +107,110 @@ class ChatTurnService:
             await self.merges.park(turn)
             return TurnOutcome(TurnResult.MERGE, route.reason)
         if step is NextStep.RETRY:
-            return await self._retry_later(routed, sender)
+            return await self._retry_later(routed, ctx)
         if step is not NextStep.REPLY:
             return TurnOutcome(TurnResult(route.outcome.value), route.reason)
-        return await self._admit(routed, route, sender)
+        # -- 3 admit ---------------------------------------------------------------------------
+        async with self.admit.admitted(routed, ctx) as admitted:
+            if isinstance(admitted, TurnOutcome):
+                return admitted
+            return await self._reply_safely(admitted)
 
-    async def _admit(
-        self, routed: RoutedTurn, route: RouteResult, sender: GroupSender
-    ) -> TurnOutcome:
-        """A REPLY turn: the group's slot, freshness after the queue, the cost guard, then the
-        reply step."""
-        turn, config = routed.turn, routed.config
-        async with self.admission.slot(turn.bot_id, turn.group_id, config.routing.cooldown) as no:
-            if no is not None:
-                log.warning("group %s: turn %s dropped (%s)", turn.group_id, turn.message_id, no)
-                await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
-                return TurnOutcome(TurnResult.REJECTED, no)
-            fresh = routed.fresh
-            if fresh.action is FreshAction.ANSWER:  # waited behind the group's queue?
-                now, addressed = self.clock.now(), route.trigger.addressed
-                fresh = await self.freshness.admit(turn, config, now, addressed, stage="queue")
-                if not fresh.answers:
-                    await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
-                    return TurnOutcome(TurnResult.STALE, fresh.reason)
-            # cost guard: budgets and the member's rate limit, before any LLM work
-            verdict = await self.cost.check(turn, route, config, self.clock.now())
-            if not verdict.proceeds:
-                return await refuse_turn(
-                    turn, route, config, verdict, sender, self.routing, self.state, self.superusers
-                )
-            await note_verdict(self.routing, self.superusers, route, config, verdict, sender)
-            route, config = verdict.shape(route, config)  # the ladder's shorter context
-            reply = ReplyTurn(
-                turn,
-                route,
-                config,
-                routed.persona,
-                sender,
-                routed.tool,
-                verdict,
-                short=fresh.action is FreshAction.SHORT,
-            )
-            return await self._reply_safely(reply)
-
-    async def _retry_later(self, routed: RoutedTurn, sender: GroupSender) -> TurnOutcome:
+    async def _retry_later(self, routed: RoutedTurn, ctx: TurnContext) -> TurnOutcome:
         """An addressed message that hit the group cooldown is answered once it ends."""
         wait = routed.retry_after_s()
         if wait is None:
             return TurnOutcome(TurnResult.ACCUMULATE, "retries_exhausted")
-        await self.pause(wait)
-        return await self.handle(routed.turn, sender, attempt=routed.attempt + 1)
+        await ctx.wait(wait)
+        return await self.run(ctx.retried())
 
     async def _reply_safely(self, reply: ReplyTurn) -> TurnOutcome:
         turn = reply.turn
         try:
-            return await self.reply.run(reply)
-        except Exception:
+            return await self._reply(reply)
+        except Exception:  # a bug in a step: the group hears nothing, the log has it all
             log.exception("group %s: reply to message %s failed", turn.group_id, turn.message_id)
             return TurnOutcome(TurnResult.ERROR, "exception")
         finally:
             # A no-op when delivery already recorded the reply; frees the member otherwise.
             await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
 
+    async def _reply(self, reply: ReplyTurn) -> TurnOutcome:
+        turn = reply.turn
+        if not self.call.enabled:
+            if not self._warned_disabled:
+                self._warned_disabled = True
+                log.warning("reply skipped: no OPENAI_API_KEY configured (logged once)")
+            return TurnOutcome(TurnResult.DISABLED, "no_api_key")
+        # -- 4 prepare -----------------------------------------------------------------------------
+        try:
+            prepared = await self.prepare.run(reply)
+        except CoreProcessorError as exc:
+            log.error(
+                "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
+            )
+            return TurnOutcome(TurnResult.ERROR, f"core_processor:{exc.processor_id}")
+        prepared.snapshot.soon()  # built while the model is awaited (needed after it answers)
+        # -- 5 call --------------------------------------------------------------------------------
+        call = await self.call.run(reply, prepared)
+        if not call.result.ok:
+            self.recorder.save_snapshot(turn, prepared, f"error:{call.result.error}", call)
+            error = call.result.error or "llm_error"
+            return TurnOutcome(TurnResult.ERROR, error, turn_id=prepared.turn_id)
+        # -- 6 answer ------------------------------------------------------------------------------
+        answer = read_answer(
+            call.result.text,
+            prepared.ctx,
+            reply.persona,
+            bot_id=turn.bot_id,
+            group_id=turn.group_id,
+        )
+        if answer.parsed.silent:
+            log.info("group %s: model chose silence (%s)", turn.group_id, answer.parsed.reason)
+            self.recorder.save_snapshot(turn, prepared, "silent", call, answer.record)
+            return TurnOutcome(TurnResult.SILENT, answer.parsed.reason, turn_id=prepared.turn_id)
+        # -- 7 deliver -----------------------------------------------------------------------------
+        outcome, answer = await self._deliver(reply, prepared, call, answer)
+        # -- 8 remember ----------------------------------------------------------------------------
+        self.recorder.save_snapshot(turn, prepared, outcome.outcome, call, answer.record)
+        if outcome.outcome is TurnResult.DELIVERED:
+            user_text = await self.merges.with_late_lines(turn, prepared.current_text)
+            reply_text = joined_reply(answer.parsed.bubbles)
+            self.recorder.append_session(turn, user_text, reply_text)
+            self.recorder.after_turn(
+                CompletedTurn(
+                    turn, user_text, reply_text, outcome.sent_ids, prepared.turn_id, reply.config
+                )
+            )
+        return TurnOutcome(outcome.outcome, outcome.reason, outcome.sent_ids, prepared.turn_id)
+
+    async def _deliver(
+        self, reply: ReplyTurn, prepared: PreparedTurn, call: ModelCall, answer: Answer
+    ) -> tuple[TurnOutcome, Answer]:
+        """Deliver; the answer's session-variable ops apply only once it was delivered whole
+        (the group's next turn waits for them from the last bubble on)."""
+        turn, config, ops = reply.turn, reply.config, answer.svar_ops
+        hold = self.extras.svar_hold(turn, config, ops)
+        try:
+            outcome = await self.deliver.run(reply, answer.parsed, before_final=hold.engage)
+            total_local = (time.perf_counter() - prepared.started) * 1000 - call.result.latency_ms
+            svars = None
+            if ops:
+                svars = (
+                    await self.extras.commit_svars(turn, config, ops, prepared.turn_id)
+                    if outcome.outcome is TurnResult.DELIVERED
+                    else {"reason": f"not_applied:{outcome.outcome}", "tags": len(ops)}
+                )
+        finally:
+            hold.release()
+        record = replace(
+            answer.record,
+            sent_message_ids=list(outcome.sent_ids),
+            total_local_ms=round(total_local, 3),
+            svars=svars,
+        )
+        return outcome, replace(answer, record=record)
+
     async def drain_background(self) -> None:
         """Wait for after-turn work (tests, shutdown)."""
-        await self.reply.recorder.drain()
+        await self.recorder.drain()

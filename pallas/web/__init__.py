@@ -20,7 +20,7 @@ from pallas.web.backend import ConsoleBackend
 from pallas.web.editing import config_routes, memory_routes, pipeline_routes, pipeline_switch_routes
 from pallas.web.pages import group_pages, read_pages
 
-log = logging.getLogger("pallas.cli")
+log = logging.getLogger("pallas.console")
 
 
 def console_url(host: str, port: int) -> str:

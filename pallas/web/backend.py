@@ -28,7 +28,7 @@ from pallas.web import config_edit
 from pallas.web.config_edit import ConfigRejected
 from pallas.web.queries import ConsoleQueries
 
-log = logging.getLogger("pallas.cli")
+log = logging.getLogger("pallas.console")
 
 
 GroupNamesSource = Callable[[], Awaitable[dict[int, str]]]

@@ -18,7 +18,7 @@ from pallas.web.app import PREFIX, Console, Session
 from pallas.web.config_edit import ConfigRejected
 from pallas.web.views import redact_config
 
-log = logging.getLogger("pallas.cli")
+log = logging.getLogger("pallas.console")
 
 
 def pipeline_page(

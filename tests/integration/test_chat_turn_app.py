@@ -190,18 +190,20 @@ async def test_the_app_builds_one_memory_service_for_chat_commands_and_console(
 ) -> None:
     bot = await make_bot()
     app = bot.app
-    memory_users = [app.turn_extras, *app.chat.reply.recorder.hooks, *app.chat.reply.sources]
+    memory_users = [app.turn_extras, *app.chat.recorder.hooks, *app.chat.prepare.sources]
     services = {id(user.service) for user in memory_users if hasattr(user, "service")}
     services.add(id(app.turn_extras.memory))
     assert len([u for u in memory_users if hasattr(u, "service")]) >= 4  # sources + hook
     assert services == {id(app.memory)}
-    assert app.chat.reply.stickers is app.stickers and app.chat.cost is app.cost
+    assert app.chat.prepare.stickers is app.stickers and app.chat.cost is app.cost
     # the chat turn's parts are built once by the composition root and shared by its steps
     chat = app.chat
-    assert chat.router.merges is chat.merges is chat.reply.merges
-    assert chat.router.freshness is chat.freshness and chat.router.tools is chat.reply.tools
-    assert chat.reply.cost is chat.cost and chat.reply.pause is chat.pause
-    assert chat.reply.turn_extras is app.turn_extras
+    assert chat.router.merges is chat.merges is chat.prepare.merges
+    assert chat.router.freshness is chat.admit.freshness
+    assert chat.router.tools is chat.prepare.tools
+    assert chat.call.cost is chat.cost and chat.admit.cost is chat.cost
+    assert chat.prepare.extras is app.turn_extras is chat.extras
+    assert chat.router.routing is chat.admit.routing is chat.deliver.routing is chat.routing
     # the admin commands and the web console use the app's own services, built once
     assert app.admin.memory is app.memory and app.admin.feedback is app.feedback
     assert app.admin.insight is app.insight and app.admin.describer is app.describer
@@ -230,5 +232,49 @@ async def test_todays_usage_is_seeded_at_start_up_so_a_groups_first_at_reads_no_
     clock.advance(DAY_S)
     seeded = state_keys.cost_seeded(local_day(clock.now()), scope)
     assert await bot.app.runtime.state.get(seeded) is None
-    await bot.app.warmup.warm(BOT, GROUP)
+    await bot.app.preload.warm(BOT, GROUP)
     assert await bot.app.runtime.state.get(seeded) is not None
+
+
+class SpyHold:
+    """An addressed message's hold on the loop, as the edge hands it to the turn: records, at
+    each release, how many model requests the fake server had seen and how many pauses the
+    turn had taken."""
+
+    def __init__(self, fake: FakeOpenAI, sleep: ClockSleep) -> None:
+        self.fake, self.sleep = fake, sleep
+        self.released_at: list[tuple[int, int]] = []
+
+    def release(self) -> None:
+        self.released_at.append((len(self.fake.chat_requests()), len(self.sleep.pauses)))
+
+
+async def test_an_addressed_turn_releases_its_hold_as_its_model_request_goes_out(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    bot = await make_bot()
+    hold = SpyHold(fake_llm, bot.sleep)
+    outcome = await bot.app.chat.handle(
+        group_turn("明天几点开会？", clock, at_bot=True), bot.sender, hold=hold
+    )
+    assert outcome.outcome == "delivered"
+    assert hold.released_at, "the hold must end, or unaddressed work waits for its cap"
+    assert hold.released_at[0][0] == 0, "released before the request, not after the answer"
+    await bot.app.chat.drain_background()
+
+
+async def test_a_turn_that_waits_releases_its_hold_first(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    """A turn retried after the group cooldown sleeps: a sleeping turn needs no loop."""
+    bot = await make_bot()
+    first = await bot.app.chat.handle(group_turn("明天几点开会？", clock, at_bot=True), bot.sender)
+    assert first.outcome == "delivered"
+    paused = len(bot.sleep.pauses)
+    hold = SpyHold(fake_llm, bot.sleep)
+    second = await bot.app.chat.handle(
+        group_turn("那地点呢？", clock, user=BOB, at_bot=True), bot.sender, hold=hold
+    )
+    assert second.outcome == "delivered" and len(bot.sleep.pauses) > paused
+    assert hold.released_at and hold.released_at[0] == (1, paused), "released as it waits"
+    await bot.app.chat.drain_background()

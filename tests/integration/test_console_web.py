@@ -172,7 +172,7 @@ async def test_memory_delete_and_forget_are_scoped_and_logged(
     listing = (await client.get(f"/console/g/{GROUP}/memory")).text
     assert "周五开黑" in listing and "喜欢猫" in listing and "别的群的事" not in listing
 
-    caplog.set_level(logging.INFO, logger="pallas.cli")
+    caplog.set_level(logging.INFO, logger="pallas.console")
     path = f"/console/g/{GROUP}/memory/delete"
     other = await client.post(path, data={"csrf": csrf, "item": theirs.item.ref})
     assert "没找到" in (await client.get(other.headers["location"])).text

@@ -31,7 +31,7 @@ from pallas.core.token_pieces import PieceTokenCounter
 from pallas.core.tokens import count_message_tokens, get_encoding
 from pallas.core.turn import Segment, Sender, TurnInput
 from pallas.onebot.convert import stored_message_from_turn
-from pallas.turn import reply as reply_step
+from pallas.turn import prepare as reply_step
 from tests.harness.fake_openai import FakeOpenAI
 from tests.integration.chat_app import BOT, GROUP, REPO, RecordingSender, start_chat_app
 
@@ -135,7 +135,7 @@ async def test_reply_path_counts_equal_whole_text_counts(
     clock = FakeClock(float(rows[0]["time"]))
     app, _ = await start_chat_app(tmp_path, fake_llm, clock, group_toml=group_toml)
     counter = CheckedCounter()
-    app.chat.reply.pipelines = ChatPipelines(counter)
+    app.chat.prepare.pipelines = ChatPipelines(counter)
     sender = RecordingSender()
     try:
         for i, row in enumerate(rows[:160]):

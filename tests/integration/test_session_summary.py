@@ -29,7 +29,7 @@ from pallas.features.session.session_summary import SessionSummaryHook
 from pallas.features.session.summary_rules import SUMMARY_PREFIX, SessionSummaryConfig
 from pallas.providers.client import LLMClient
 from pallas.providers.image_fetch import ImageFetchConfig
-from pallas.turn.turn_context import fetch_turn_rows
+from pallas.turn.parts.prompt_inputs import fetch_turn_rows
 from tests.harness.fake_openai import FakeOpenAI, Scripted
 from tests.unit.images.local_http import LocalHttpServer, Route
 

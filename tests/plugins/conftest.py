@@ -15,7 +15,7 @@ How NoneBot comes up here, and why it does not leak into the other test folders:
   NoneBot events.
 - Every test gets its own Pallas runtime: a fresh SQLite file and a copy of `config/` in its
   `tmp_path`, started and stopped through the plugins' real lifecycle hook
-  (`pallas.onebot.lifecycle.register_lifecycle`), which reads the settings from the NoneBot
+  (`pallas.onebot.lifespan.install`, as bot.py does), which reads the settings from the NoneBot
   config like in production. The LLM is the in-process fake OpenAI server; without an API key
   the runtime has replies disabled.
 - Events are built from OneBot v11 JSON frames and pre-processed like the adapter's
@@ -39,7 +39,7 @@ from nonebot.adapters.onebot.v11 import Adapter, Bot, GroupMessageEvent, Message
 from nonebot.adapters.onebot.v11.bot import _check_at_me, _check_nickname, _check_reply
 
 from pallas.core.cq import to_cq
-from pallas.onebot import lifecycle
+from pallas.onebot import lifespan
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.group_defaults import write_group_defaults
@@ -50,7 +50,7 @@ SUPERUSER = 10_001
 NICKNAMES = ("帕拉斯", "牛牛", "小帕")  # NICKNAME=…; 小帕 is not a persona alias
 STARTUP_SWEEP_INTERVAL = 1800  # [learning] sweep_interval_seconds of the start-up config
 
-LIFECYCLE_MODULE = lifecycle.__name__
+LIFECYCLE_MODULE = lifespan.__name__
 
 Hook = Callable[[], Any]
 
@@ -154,11 +154,13 @@ async def nonebot_plugins(
     except ValueError:
         driver.register_adapter(Adapter)
     hooks = LifespanHooks()
-    # plugin_dirs in [tool.nonebot] are relative to the working directory, as in `make run`
+    # as bot.py: Pallas's lifespan first, then the plugins (plugin_dirs in [tool.nonebot] are
+    # relative to the working directory, as in `make run`)
     with hooks.capture(driver), contextlib.chdir(REPO):
+        lifespan.install(driver)
         nonebot.load_from_toml("pyproject.toml")
     if not any(h.__module__ == LIFECYCLE_MODULE for h in hooks.startup):
-        pytest.fail("the Pallas plugins were imported before tests/plugins could load them")
+        pytest.fail("Pallas's lifespan was installed before tests/plugins could capture it")
     await hooks.start()
     yield hooks
     await hooks.stop()
@@ -199,25 +201,20 @@ class Pallas:
         await self.hooks.start(LIFECYCLE_MODULE)
         self._running = True
         # Bubble pacing (0.5–3.5 s per bubble) is delivery logic with its own unit tests.
-        from packages import llm_chat
-
-        service = llm_chat.chat_service()
-        assert service is not None
+        service = lifespan.get_app().chat
 
         async def no_pause(seconds: float) -> None:
             self.pauses.append(seconds)
 
         service.pause.sleep = no_pause
-        return lifecycle.get_runtime()
+        return lifespan.get_app().runtime
 
     async def stop(self) -> None:
         if not self._running:
             return
-        from packages import llm_chat
-
-        service = llm_chat.chat_service()
-        if service is not None:
-            await service.drain_background()  # after-turn work (memory extraction, summaries)
+        app = lifespan.app_or_none()
+        if app is not None:
+            await app.chat.drain_background()  # after-turn work (memory extraction, summaries)
         await self.hooks.stop(LIFECYCLE_MODULE)
         self._running = False
 

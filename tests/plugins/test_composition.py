@@ -12,7 +12,7 @@ from nonebug import App
 
 from pallas.features.memory.member_commands import REPLY_TAUGHT
 from pallas.features.memory.service import MemoryService
-from pallas.onebot import lifecycle
+from pallas.onebot import lifespan
 from tests.plugins.conftest import (
     SUPERUSER,
     Pallas,
@@ -47,7 +47,7 @@ async def test_one_memory_service_serves_chat_member_and_admin_commands(
         listing = await arrive(bot, group_message(GROUP, SUPERUSER, "/pallas memory list"))
         ctx.receive_event(bot, listing)
         ctx.should_call_send(listing, TextWith("喜欢猫"), None)
-    shared = lifecycle.get_app()
+    shared = lifespan.get_app()
     assert built == [shared.memory]
     assert shared.turn_extras.memory is shared.memory
-    assert shared.chat.reply.stickers is shared.stickers
+    assert shared.chat.prepare.stickers is shared.stickers

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import pytest
 
 from tests.plugins.conftest import STARTUP_SWEEP_INTERVAL, Pallas
 
@@ -25,21 +22,25 @@ def _job() -> Any:
     return job
 
 
-@pytest.fixture
-def restore_interval() -> Iterator[None]:
-    yield
-    _scheduler().reschedule_job(JOB_ID, trigger="interval", seconds=STARTUP_SWEEP_INTERVAL)
-
-
-def test_sweep_is_scheduled_at_start_up_with_the_configured_interval() -> None:
+async def test_sweep_is_scheduled_at_start_up_with_the_configured_interval(
+    pallas: Pallas,
+) -> None:
     # start-up config: [learning] sweep_interval_seconds = 1800 (the built-in default is 1200)
+    await pallas.start(learning={"sweep_interval_seconds": STARTUP_SWEEP_INTERVAL})
     assert _scheduler().running
     job = _job()
     assert job.trigger.interval.total_seconds() == STARTUP_SWEEP_INTERVAL
     assert job.max_instances == 1 and job.coalesce
 
 
-async def test_a_run_picks_up_a_changed_interval(pallas: Pallas, restore_interval: None) -> None:
+async def test_a_run_picks_up_a_changed_interval(pallas: Pallas) -> None:
     await pallas.start(learning={"sweep_interval_seconds": 600})
     await _job().func()  # what the scheduler runs: one sweep, then the interval check
     assert _job().trigger.interval.total_seconds() == 600
+
+
+async def test_the_sweep_stops_with_the_app(pallas: Pallas) -> None:
+    await pallas.start()
+    assert _scheduler().get_job(JOB_ID) is not None
+    await pallas.stop()
+    assert _scheduler().get_job(JOB_ID) is None  # no job left running on a stopped app

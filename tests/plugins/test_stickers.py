@@ -39,9 +39,10 @@ async def test_member_stickers_are_collected_and_counted(app: App, pallas: Palla
     assert await repo.count(BOT_ID, QUIET_GROUP) == 0
 
 
-def test_naming_job_is_scheduled() -> None:
+async def test_naming_job_is_scheduled(pallas: Pallas) -> None:
     from nonebot_plugin_apscheduler import scheduler
 
+    await pallas.start()
     job = scheduler.get_job("pallas_sticker_describe")
     assert job is not None and job.max_instances == 1
     assert job.trigger.interval.total_seconds() == 600

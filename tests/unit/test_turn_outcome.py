@@ -6,7 +6,7 @@ import pytest
 
 from pallas.routing.evaluate import RouteOutcome
 from pallas.turn.contracts import TurnOutcome, TurnResult
-from pallas.turn.cost_exit import outcome_name
+from pallas.turn.parts.cost_exit import outcome_name
 
 
 def test_every_routing_outcome_is_a_turn_result_with_the_same_value():

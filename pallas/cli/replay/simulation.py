@@ -28,7 +28,7 @@ from pallas.features.cost.ladder import Limits
 from pallas.features.persona.pack import PersonaPack
 from pallas.onebot.convert import as_int, display_text, turn_input_from_event
 from pallas.routing import RouteOutcome, RouteResult, RoutingConfig
-from pallas.turn.cost_exit import outcome_name
+from pallas.turn.parts.cost_exit import outcome_name
 from pallas.turn.route import NextStep
 
 log = logging.getLogger("pallas.replay")

@@ -143,7 +143,7 @@ async def test_images_the_turn_will_attach_are_counted_with_the_quoted_ones(
     from pallas.config import GroupConfig
     from pallas.core.records import StoredMessage
     from pallas.core.turn import TurnInput
-    from pallas.turn.extras import TurnExtras
+    from pallas.turn.parts.extras import TurnExtras
 
     row = StoredMessage(1, 2, 77, 5, 1.0, "[图片]", segments=({"type": "image"},) * quoted)
 
@@ -166,7 +166,7 @@ async def test_attachment_fetching_runs_in_its_own_task_and_lookups_need_none() 
     from pallas.core.clock import FakeClock
     from pallas.core.state import MemoryStateStore
     from pallas.core.turn import Segment, TurnInput
-    from pallas.turn.extras import TurnExtras
+    from pallas.turn.parts.extras import TurnExtras
 
     state = TurnExtras(None, MemoryStateStore(FakeClock()), None, None, None, None)  # type: ignore[arg-type]
     config = GroupConfig()

@@ -11,7 +11,7 @@ import pytest
 
 from pallas.core.clock import FakeClock
 from pallas.core.records import StoredMessage
-from pallas.turn.group_preload import GroupPreload
+from pallas.turn.parts.group_preload import GroupPreload
 
 BOT = 9
 
@@ -131,7 +131,6 @@ async def test_each_load_starts_only_after_yield_to() -> None:
     """The OneBot edge makes `yield_to` wait while an addressed turn prepares: no load of a
     warm-up starts meanwhile; the one running is not interrupted."""
     clock, loads = FakeClock(), Loads()
-    w = warmup(loads, clock)
     gate = asyncio.Event()
     gate.set()
     yields = 0
@@ -141,7 +140,7 @@ async def test_each_load_starts_only_after_yield_to() -> None:
         yields += 1
         await gate.wait()
 
-    w.yield_to = yield_to
+    w = warmup(loads, clock, yield_to=yield_to)
     w.seen(line(1))
     await asyncio.sleep(0)
     assert loads.calls == [("a", BOT, 1), ("b", BOT, 1)] and yields == 2

@@ -1,4 +1,5 @@
-"""An event is converted to its TurnInput once and shared by the edge and the handlers."""
+"""An event is converted to its TurnInput once, when its frame is read, and the handlers reuse
+that conversion while NoneBot's own checks have not changed what it depends on."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from typing import Any
 from nonebot.adapters.onebot.v11 import Adapter, GroupMessageEvent
 from nonebot.adapters.onebot.v11.event import Reply, Sender
 
-from pallas.onebot import events
-from pallas.onebot.events import forget_turn, turn_from_event
+from pallas.onebot.events import convert_event, turn_from_event
+from pallas.onebot.reads import EventReads, ReadRecord
 
 BOT = 2_900_000_001
 
@@ -34,29 +35,27 @@ def event(text: str = "今天吃什么", message_id: int = 7, **extra: Any) -> G
     return parsed
 
 
-def test_converted_once_per_event() -> None:
+def test_the_read_conversion_is_reused_while_it_fits() -> None:
     first = event()
-    turn = turn_from_event(first)
-    assert turn_from_event(first) is turn
-    other = event()  # equal content, another event: its own conversion
-    assert turn_from_event(other) is not turn
-    assert turn_from_event(other) == turn
+    at_read = convert_event(first)
+    assert turn_from_event(first, at_read) is at_read  # the handlers reuse the edge's
+    assert turn_from_event(first).turn == at_read.turn  # no earlier one: converted anew
 
 
 def test_converted_again_after_nonebot_marked_it_to_me() -> None:
     arriving = event("牛牛 在吗")
-    at_read = turn_from_event(arriving)
-    assert not at_read.to_me
+    at_read = convert_event(arriving)
+    assert not at_read.turn.to_me
     arriving.to_me = True  # NoneBot's nickname / @bot check, after the edge converted it
-    handled = turn_from_event(arriving)
-    assert handled.to_me
-    assert turn_from_event(arriving) is handled
+    handled = turn_from_event(arriving, at_read)
+    assert handled is not at_read and handled.turn.to_me
+    assert turn_from_event(arriving, handled) is handled
 
 
 def test_converted_again_once_the_quoted_sender_is_known() -> None:
     arriving = event("不可以")
-    at_read = turn_from_event(arriving)
-    assert at_read.reply_to_user_id is None
+    at_read = convert_event(arriving)
+    assert at_read.turn.reply_to_user_id is None
     arriving.reply = Reply(
         time=1,
         message_type="group",
@@ -65,15 +64,18 @@ def test_converted_again_once_the_quoted_sender_is_known() -> None:
         sender=Sender(user_id=BOT),
         message=[],
     )
-    assert turn_from_event(arriving).reply_to_user_id == BOT
+    assert turn_from_event(arriving, at_read).turn.reply_to_user_id == BOT
 
 
-def test_forgotten_when_handled_and_bounded() -> None:
+def test_read_records_are_dropped_when_handled_and_bounded() -> None:
+    reads = EventReads(max_records=50)
     handled = event()
-    turn = turn_from_event(handled)
-    forget_turn(handled)
-    assert turn_from_event(handled) is not turn
-    forget_turn(handled)
-    for n in range(events._CONVERTED_MAX + 10):  # never handled (no handler ran)
-        turn_from_event(event(message_id=1000 + n))
-    assert len(events._converted) <= events._CONVERTED_MAX
+    reads.keep(ReadRecord(handled, convert_event(handled), None, None))
+    assert reads.get(handled) is not None and reads.get(event()) is None  # by identity
+    reads.drop(handled)
+    assert reads.get(handled) is None
+    reads.drop(handled)  # twice is harmless
+    for n in range(60):  # events whose handling never ran
+        other = event(message_id=1000 + n)
+        reads.keep(ReadRecord(other, None, None, None))
+    assert len(reads) == 50

@@ -100,8 +100,8 @@ async def test_an_addressed_event_skips_the_queue_of_unaddressed_ones() -> None:
         running.append(event)
         await gate.wait()
 
-    def lane_of(event: str) -> LaneVerdict:
-        return LaneVerdict(event.startswith("@"), "test")
+    def lane_of(event: str) -> tuple[LaneVerdict, None]:
+        return LaneVerdict(event.startswith("@"), "test"), None
 
     run = admitted(handle, lanes, lane_of, hold=60.0)  # type: ignore[arg-type]
     burst = [asyncio.ensure_future(run(f"msg{i}")) for i in range(50)]

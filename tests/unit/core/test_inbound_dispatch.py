@@ -1,4 +1,4 @@
-"""The one entry's dispatch order (pallas/onebot/inbound.py): what NoneBot priorities did.
+"""The one entry's dispatch order (pallas/onebot/edge.py): what NoneBot priorities did.
 
 Handlers of one order all run (as matchers of one NoneBot priority did); a handler returning
 True stops the message after its order (the old block / stop_propagation); a failing handler is
@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from pallas.onebot.inbound import InboundHandler, dispatch
+from pallas.onebot.counters import InboundCounters
+from pallas.onebot.edge import dispatch
+from pallas.onebot.plugin_parts import InboundHandler, PallasPlugin, PluginParts, declared_parts
 
 Plan = list[tuple[str, int, str]]  # (name, order, what it does: "pass" | "stop" | "fail")
 
@@ -61,5 +63,39 @@ async def test_dispatch_order_and_stops(
 ) -> None:
     ran: list[str] = []
     arrival = SimpleNamespace(event=SimpleNamespace(group_id=1, message_id=2))
-    assert await dispatch(arrival, _chain(plan, ran)) == stopped_by  # type: ignore[arg-type]
+    counters = InboundCounters()
+    assert await dispatch(_chain(plan, ran), arrival, counters) == stopped_by  # type: ignore[arg-type]
     assert ran == expected
+    assert counters.stopped == ({stopped_by: 1} if stopped_by else {})
+
+
+def test_the_plugins_parts_are_gathered_from_their_metadata_in_order() -> None:
+    """Each plugin declares its parts in `PluginMetadata.extra["pallas"]`; the edge sorts the
+    handlers by order (plugins of one order keep their name order) and keeps every hook."""
+
+    async def handle(arrival: object) -> bool:
+        return False
+
+    async def hook(app: object) -> None:
+        return None
+
+    def plugin(name: str, parts: object) -> SimpleNamespace:
+        return SimpleNamespace(name=name, metadata=SimpleNamespace(extra={"pallas": parts}))
+
+    loaded = [
+        plugin("llm_chat", PallasPlugin(inbound=InboundHandler("llm_chat", 10, handle))),
+        plugin("memory_commands", PallasPlugin(inbound=InboundHandler("memory", 8, handle))),
+        plugin("feedback", PallasPlugin(inbound=InboundHandler("feedback", 8, handle))),
+        plugin("stickers", PallasPlugin(InboundHandler("stickers", 2, handle), (hook,), (hook,))),
+        plugin("web_console", PallasPlugin(on_ready=(hook,))),
+        SimpleNamespace(name="apscheduler", metadata=None),  # a third-party plugin
+        plugin("odd", "not parts"),  # ignored, never fatal
+    ]
+    parts = PluginParts.gather(declared_parts(loaded))
+    assert [(h.name, h.order) for h in parts.handlers] == [
+        ("stickers", 2),
+        ("feedback", 8),
+        ("memory", 8),
+        ("llm_chat", 10),
+    ]
+    assert parts.on_ready == (hook, hook) and parts.on_shutdown == (hook,)

@@ -10,10 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from nonebot.adapters.onebot.v11 import Adapter
 
 from pallas.onebot.convert import turn_input_from_event
-from pallas.onebot.lane_choice import NORMAL, EdgeLanes, LaneVerdict, lane_for
+from pallas.onebot.lane_choice import NORMAL, LaneChoice, LaneVerdict, lane_for
 
 BOT = 2_900_000_001
 ALIASES = ("帕拉斯", "牛牛")
@@ -90,28 +89,26 @@ def test_without_aliases_a_name_in_the_text_is_just_text() -> None:
     assert lane_for(turn, ()) == NORMAL
 
 
-def test_the_edge_classifier_reads_the_event_and_the_groups_aliases() -> None:
+def test_the_lane_choice_uses_the_groups_aliases() -> None:
     asked: list[int] = []
 
     def aliases(group_id: int) -> tuple[str, ...]:
         asked.append(group_id)
         return ALIASES
 
-    lanes = EdgeLanes(lambda: aliases)
-    event = Adapter.json_to_event(_frame([_text("牛牛 在吗")]))
-    assert lanes(event) == LaneVerdict(True, "alias") and asked == [64_000_001]
-    at = Adapter.json_to_event(_frame([_at(BOT), _text(" 在吗")]))
-    assert lanes(at) == LaneVerdict(True, "at")
-    plain = Adapter.json_to_event(_frame([_text("哈哈")]))
-    assert lanes(plain) == NORMAL
+    choice = LaneChoice(aliases)
+    named = turn_input_from_event(_frame([_text("牛牛 在吗")]), to_me=False)
+    assert choice.for_turn(named) == LaneVerdict(True, "alias") and asked == [64_000_001]
+    at = turn_input_from_event(_frame([_at(BOT), _text(" 在吗")]), to_me=False)
+    assert choice.for_turn(at) == LaneVerdict(True, "at")
+    plain = turn_input_from_event(_frame([_text("哈哈")]), to_me=False)
+    assert choice.for_turn(plain) == NORMAL
 
 
-def test_before_start_up_only_at_and_reply_count() -> None:
-    lanes = EdgeLanes(lambda: None)  # the app is not up yet: no aliases known
-    assert lanes(Adapter.json_to_event(_frame([_text("牛牛 在吗")]))) == NORMAL
-    assert lanes(Adapter.json_to_event(_frame([_at(BOT), _text("在吗")]))).priority
-    notice = Adapter.json_to_event(
-        {"time": 1, "self_id": BOT, "post_type": "meta_event", "meta_event_type": "lifecycle",
-         "sub_type": "connect"}
-    )  # fmt: skip
-    assert lanes(notice) == NORMAL
+def test_a_broken_group_config_only_loses_the_aliases() -> None:
+    def broken(group_id: int) -> tuple[str, ...]:
+        raise ValueError("config/groups/64000001.toml: bad value")
+
+    choice = LaneChoice(broken)
+    named = turn_input_from_event(_frame([_text("牛牛 在吗")]), to_me=False)
+    assert choice.for_turn(named) == NORMAL and choice.aliases_for(64_000_001) == ()

@@ -1,17 +1,32 @@
 """An addressed turn holds the event loop until its model request is out: no unaddressed
-handler starts meanwhile; the hold ends at the request, at the end of the handling, or after
-its cap — and an @ classified when its frame is read holds from that moment."""
+handler starts meanwhile; the hold ends when the turn releases it, at the end of the handling,
+or after its cap — and an @ seen when its frame is read holds from that moment."""
 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from pallas.onebot.lane_choice import LaneVerdict
-from pallas.onebot.lanes import Lanes, admitted, releasing_hold
+from pallas.onebot.lanes import Lanes, PriorityHold, admitted
 
 
-def lane_of(event: str) -> LaneVerdict:
-    return LaneVerdict(event.startswith("@"), "test")
+class ReadClaims:
+    """What the edge does when a frame is read (`Edge.on_read`, reduced): an @ claims the loop
+    at once; the handler gets its claim explicitly (the `Arrival`)."""
+
+    def __init__(self, lanes: Lanes) -> None:
+        self.lanes = lanes
+        self.claims: dict[str, PriorityHold] = {}
+        self.reads: list[str] = []
+
+    def read(self, event: str) -> None:
+        self.reads.append(event)
+        if event.startswith("@"):
+            self.claims[event] = self.lanes.hold()
+
+    def admission(self, event: Any) -> tuple[LaneVerdict, PriorityHold | None]:
+        return LaneVerdict(event.startswith("@"), "test"), self.claims.get(event)
 
 
 async def turns(n: int = 5) -> None:
@@ -21,25 +36,22 @@ async def turns(n: int = 5) -> None:
 
 async def test_unaddressed_handlers_wait_until_the_at_sends_its_model_request() -> None:
     lanes = Lanes(normal=4, priority=2)
+    edge = ReadClaims(lanes)
     running: list[str] = []
     model_called = asyncio.Event()
     request_may_go = asyncio.Event()
-
-    async def complete() -> str:
-        model_called.set()
-        return "ok"
-
-    llm = releasing_hold(complete)
 
     async def handle(event: str) -> None:
         running.append(event)
         if event.startswith("@"):
             await request_may_go.wait()  # the turn's local work
-            await llm()
+            edge.claims[event].release()  # the turn: its model request goes out
+            model_called.set()
             await asyncio.sleep(10)  # the model answering: the hold is already released
 
-    run = admitted(handle, lanes, lane_of, hold=60.0)  # type: ignore[arg-type]
-    at = asyncio.ensure_future(run("@bot"))  # type: ignore[arg-type]
+    run = admitted(handle, lanes, edge.admission, hold=60.0)
+    edge.read("@bot")
+    at = asyncio.ensure_future(run("@bot"))
     await turns()
     assert lanes.holding
     burst = [asyncio.ensure_future(run(f"msg{i}")) for i in range(3)]
@@ -55,16 +67,19 @@ async def test_unaddressed_handlers_wait_until_the_at_sends_its_model_request() 
 
 async def test_the_hold_ends_with_the_handling_or_after_its_cap() -> None:
     lanes = Lanes(hold_max_s=0.05)
+    edge = ReadClaims(lanes)
     gate = asyncio.Event()
 
     async def handle(event: str) -> None:
         if event == "@slow":
             await gate.wait()
 
-    run = admitted(handle, lanes, lane_of, hold=60.0)  # type: ignore[arg-type]
-    await run("@quick")  # type: ignore[arg-type]  # no model call (e.g. routed to silence)
+    run = admitted(handle, lanes, edge.admission, hold=60.0)
+    edge.read("@quick")
+    await run("@quick")  # no model call (e.g. routed to silence)
     assert not lanes.holding
-    slow = asyncio.ensure_future(run("@slow"))  # type: ignore[arg-type]
+    edge.read("@slow")
+    slow = asyncio.ensure_future(run("@slow"))
     await turns()
     assert lanes.holding
     await asyncio.sleep(0.1)
@@ -74,31 +89,26 @@ async def test_the_hold_ends_with_the_handling_or_after_its_cap() -> None:
     assert not lanes.holding
 
 
-async def test_an_at_classified_at_read_holds_from_then_and_is_not_classified_again() -> None:
+async def test_an_at_claims_the_loop_when_its_frame_is_read() -> None:
     lanes = Lanes()
-    calls: list[str] = []
-
-    def counting_lane_of(event: str) -> LaneVerdict:
-        calls.append(event)
-        return lane_of(event)
-
-    lanes.classify_at_read("@bot", counting_lane_of)  # type: ignore[arg-type]
-    lanes.classify_at_read("hello", counting_lane_of)  # type: ignore[arg-type]
+    edge = ReadClaims(lanes)
+    edge.read("@bot")
+    edge.read("hello")
     assert lanes.holding, "the receive loop yields after every frame from now on"
     seen: list[str] = []
 
     async def handle(event: str) -> None:
         seen.append(event)
 
-    run = admitted(handle, lanes, counting_lane_of, hold=60.0)  # type: ignore[arg-type]
-    await run("@bot")  # type: ignore[arg-type]
+    run = admitted(handle, lanes, edge.admission, hold=60.0)
+    await run("@bot")
     assert not lanes.holding
-    await run("hello")  # type: ignore[arg-type]
-    assert calls == ["@bot", "hello"] and seen == ["@bot", "hello"]
+    await run("hello")
+    assert edge.reads == ["@bot", "hello"] and seen == ["@bot", "hello"]
 
 
 async def test_background_work_after_holds_waits_for_every_addressed_turn() -> None:
-    """A group warm-up's next load (`Lanes.after_holds`) waits while any @ prepares."""
+    """A group preload's next load (`Lanes.after_holds`) waits while any @ prepares."""
     lanes = Lanes()
     done = asyncio.ensure_future(lanes.after_holds())
     await turns()

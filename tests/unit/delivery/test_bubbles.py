@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from pallas.turn.bubbles import bubble_delay, parse_reply, split_bubbles
+from pallas.turn.parts.bubbles import bubble_delay, parse_reply, split_bubbles
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,13 @@ import pytest
 
 from pallas.context.prompt_guard import PROMPT_INJECTION_GUARD
 from pallas.features.persona.pack import PersonaPack, PersonaSections
-from pallas.turn.bubbles import parse_reply
-from pallas.turn.output_guard import guard_answer, guard_parsed_reply, longest_leak, protected_text
+from pallas.turn.parts.bubbles import parse_reply
+from pallas.turn.parts.output_guard import (
+    guard_answer,
+    guard_parsed_reply,
+    longest_leak,
+    protected_text,
+)
 
 PERSONA = PersonaPack(
     sections=PersonaSections(

@@ -19,7 +19,7 @@ from pallas.providers.image_fetch import (
     FetchErrorReason,
     ImageFetchConfig,
 )
-from pallas.turn.vision import (
+from pallas.turn.parts.vision import (
     QUOTED_CAPTION,
     attach_current_images,
     image_urls_from_segments,

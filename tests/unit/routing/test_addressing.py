@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pallas.config import GroupConfig
 from pallas.features.persona.pack import PersonaPack
-from pallas.turn.addressing import Addressing
+from pallas.turn.parts.addressing import Addressing
 
 
 def _config(extra: list[str]) -> GroupConfig:

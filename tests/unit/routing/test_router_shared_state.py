@@ -19,7 +19,7 @@ from pallas.core.state import MemoryStateStore, StateUnavailableError, claim
 from pallas.routing.config import AmbientConfig, RoutingConfig
 from pallas.routing.evaluate import RouteOutcome, RouteResult
 from pallas.routing.router import STATE_RETRY_S, Router
-from pallas.turn.merges import TurnMerges
+from pallas.turn.parts.merges import TurnMerges
 from tests.unit.routing.helpers import ALIASES, ALICE, BOB, BOT, GROUP, T0, turn
 
 QUIET = RoutingConfig(ambient=AmbientConfig(enabled=False))

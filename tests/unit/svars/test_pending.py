@@ -11,7 +11,7 @@ import pytest
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore
 from pallas.features.svars.pending import PendingCommits
-from pallas.turn.deliver import DeliveryPlan, DeliveryResult, Segment, deliver
+from pallas.turn.parts.delivery import DeliveryPlan, DeliveryResult, Segment, deliver
 
 
 async def no_sleep(_: float) -> None:

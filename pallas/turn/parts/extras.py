@@ -50,7 +50,7 @@ from pallas.providers.client import LLMClient
 from pallas.providers.image_fetch import FetchError
 from pallas.providers.models import ModelProfile
 
-log = logging.getLogger("pallas.turn_extras")
+log = logging.getLogger("pallas.turn")
 
 
 @dataclass

@@ -13,8 +13,9 @@ work stays bounded (~7 reads a group) and the warmed entries fit the caches they
 candidates: 512 entries, five a group; learning: 256 groups) instead of pushing out the entries
 of groups the bot talks in. Past that budget a group loads on its own first @, as before. A
 failing load is logged and skipped. Before each load the task awaits `yield_to` (by default one
-loop round, so ingest goes first; the OneBot edge makes it wait while an addressed turn
-prepares its model request: a warm-up's reads would only slow that turn's own).
+loop round, so ingest goes first; the OneBot edge passes its lanes' `after_holds`, so a load
+waits while an addressed turn prepares its model request: a warm-up's reads would only slow
+that turn's own).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class GroupPreload:
         refresh_s: float = 240.0,
         max_per_refresh: int = 96,
         max_tracked: int = 4096,
+        yield_to: YieldTo | None = None,
     ) -> None:
         self._loads = tuple(loads)
         self._clock = clock
@@ -59,7 +61,7 @@ class GroupPreload:
         self._queue: deque[tuple[int, int]] = deque()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
-        self.yield_to: YieldTo = _one_round
+        self._yield_to: YieldTo = yield_to or _one_round
 
     def seen(self, message: StoredMessage) -> None:
         """A line handed to the message writer: queue its group if it is not warm."""
@@ -107,7 +109,7 @@ class GroupPreload:
         if not config.enabled:  # record only, never speaks
             return
         for load in self._loads:
-            await self.yield_to()  # ingest (and an addressed turn) first
+            await self._yield_to()  # ingest (and an addressed turn) first
             try:
                 await load(bot_id, group_id, config, self._clock.now())
             except Exception:

@@ -21,8 +21,8 @@ from pallas.features.cost.ladder import Limits
 from pallas.providers.client import LLMClient
 from pallas.routing.evaluate import RouteResult
 from pallas.routing.router import Router
-from pallas.turn.contracts import TurnOutcome
-from pallas.turn.deliver import GroupSender, send_phrase
+from pallas.turn.contracts import TurnOutcome, TurnResult
+from pallas.turn.parts.delivery import GroupSender, send_phrase
 
 log = logging.getLogger("pallas.cost")
 
@@ -47,10 +47,13 @@ def guard_for(
     )
 
 
-def outcome_name(verdict: CostVerdict) -> str:
+def outcome_name(verdict: CostVerdict) -> TurnResult:
+    """How a turn the cost guard acted on ends (a `TurnResult`, which is also its log name)."""
     if verdict.member is not None and not verdict.member.allowed:
-        return "cost_limited"
-    return {"phrase": "cost_phrase", "drop": "cost_drop"}.get(verdict.action, "cost_degraded")
+        return TurnResult.COST_LIMITED
+    if verdict.action == "phrase":
+        return TurnResult.COST_PHRASE
+    return TurnResult.COST_DROP if verdict.action == "drop" else TurnResult.COST_DEGRADED
 
 
 async def notify_superusers(

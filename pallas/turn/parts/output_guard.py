@@ -19,7 +19,7 @@ from pallas.context.prompt_guard import PROMPT_INJECTION_GUARD, neutralise_struc
 
 if TYPE_CHECKING:
     from pallas.features.persona.pack import PersonaPack
-    from pallas.turn.bubbles import ParsedReply
+    from pallas.turn.parts.bubbles import ParsedReply
 
 LEAK_MIN_SPAN = 30
 

@@ -196,8 +196,8 @@ async def resolve_quoted_images(
     rows = await store.find_by_message_ids(turn.bot_id, turn.group_id, [turn.reply_to])
     row = rows.get(turn.reply_to)
     if row is not None:
-        segments = row.segments or tuple(parse_cq(row.raw_message or ""))
-        return image_urls_from_segments(segments), "store"
+        stored = row.segments or tuple(parse_cq(row.raw_message or ""))
+        return image_urls_from_segments(stored), "store"
     if fetch_quoted is None:
         return [], "unavailable"
     try:

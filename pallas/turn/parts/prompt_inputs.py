@@ -28,7 +28,7 @@ from pallas.features.tools.service import ToolTurnContext
 from pallas.providers.models import ModelProfile
 from pallas.routing.evaluate import RouteResult
 from pallas.routing.text_signals import SocialAction
-from pallas.turn.bot_reply_context import lookup_bot_reply
+from pallas.turn.parts.bot_reply_context import lookup_bot_reply
 
 _POLICY_ACTIONS = {
     SocialAction.GREETING: "greeting",

@@ -1,0 +1,230 @@
+"""The OneBot edge, built once at start-up over the app: everything between a frame and a turn.
+
+`Edge.build` is the edge's composition root (called by `pallas.onebot.lifespan` once the app is
+up): the admission lanes, the lane choice with each group's aliases, the per-event read
+records, the inbound handlers the plugins declared (`pallas.onebot.plugin_parts`), the start-up
+loads, the counters. The adapter gets it with `GuardedAdapter.attach`; the one inbound entry
+(`pallas.onebot.inbound`) hands messages to it. Nothing here is a module global, a class
+attribute set at start-up or a registry filled at import.
+
+For each event the edge does, in order:
+
+    on_read      (the adapter, as the frame is parsed) convert a group message once, record it,
+                 choose its lane, and for an addressed one claim the loop (`PriorityHold`)
+    admitted     (the bot's handle_event) wait for a slot of the lane; hold the claim until the
+                 turn releases it or the handling ends
+    handle       (the inbound entry) engage a reply's claim once it is known to quote the bot,
+                 let unaddressed work wait while an @ prepares, run the handlers in order
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import groupby
+from typing import Any
+
+from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent
+from nonebot.typing import T_State
+
+from pallas.app_model import PallasApp
+from pallas.onebot.arrival import Arrival
+from pallas.onebot.counters import CounterTask, InboundCounters
+from pallas.onebot.events import ConvertedTurn, convert_event
+from pallas.onebot.lane_choice import NORMAL, LaneChoice, LaneVerdict
+from pallas.onebot.lanes import Lanes, PriorityHold, admitted, log_priority
+from pallas.onebot.plugin_parts import InboundHandler, PluginParts
+from pallas.onebot.reads import EventReads, ReadRecord
+from pallas.onebot.recording import record_received
+from pallas.onebot.startup_loads import Loader, StartupLoads
+
+log = logging.getLogger("pallas.inbound")
+
+ALIAS_CACHE_GROUPS = 4096
+
+
+class GroupAliases:
+    """A group's aliases (persona aliases + NICKNAME + extra aliases), recomputed only when the
+    group's config or persona object changed (both are replaced when their file is)."""
+
+    def __init__(self, app: PallasApp) -> None:
+        self._app = app
+        self._cache: dict[int, tuple[object, object, tuple[str, ...]]] = {}
+
+    def __call__(self, group_id: int) -> tuple[str, ...]:
+        runtime = self._app.runtime
+        config = runtime.group_configs.get(group_id)
+        persona = runtime.personas.get(config.persona)
+        cached = self._cache.get(group_id)
+        if cached is not None and cached[0] is config and cached[1] is persona:
+            return cached[2]
+        names = self._app.addressing.aliases(persona, config)
+        if len(self._cache) >= ALIAS_CACHE_GROUPS:
+            self._cache.clear()
+        self._cache[group_id] = (config, persona, names)
+        return names
+
+
+@dataclass
+class Edge:
+    app: PallasApp
+    lanes: Lanes
+    lane_choice: LaneChoice
+    loads: StartupLoads
+    parts: PluginParts = field(default_factory=PluginParts)
+    counters: InboundCounters = field(default_factory=InboundCounters)
+    reads: EventReads = field(default_factory=EventReads)
+    counter_interval_s: float = 60.0
+    _counter_task: CounterTask | None = None
+
+    @classmethod
+    def build(
+        cls,
+        app: PallasApp,
+        lanes: Lanes,
+        parts: PluginParts,
+        *,
+        loaders: tuple[Loader, ...] = (),
+        counter_interval_s: float = 60.0,
+    ) -> Edge:
+        return cls(
+            app=app,
+            lanes=lanes,
+            lane_choice=LaneChoice(GroupAliases(app)),
+            loads=StartupLoads(loaders),
+            parts=parts,
+            counter_interval_s=counter_interval_s,
+        )
+
+    @property
+    def handlers(self) -> tuple[InboundHandler, ...]:
+        return self.parts.handlers
+
+    # -- lifespan ------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """The app is up: start the loads and the counters, then the plugins' ready hooks."""
+        self.loads.start()
+        self._counter_task = CounterTask(self.counters)
+        self._counter_task.start(self.counter_interval_s, self.lanes, self.app.runtime.writer)
+        for hook in self.parts.on_ready:
+            await _guarded(hook(self.app), f"ready hook {_name(hook)}")
+
+    async def stop(self) -> None:
+        for hook in self.parts.on_shutdown:
+            await _guarded(hook(self.app), f"shut-down hook {_name(hook)}")
+        if self._counter_task is not None:
+            await self._counter_task.stop()
+        await self.loads.stop()
+
+    # -- the adapter's side --------------------------------------------------------------------
+    def on_read(self, event: Any) -> None:
+        """A frame was parsed into `event`: convert, record, choose the lane, claim the loop."""
+        converted, verdict = None, NORMAL
+        if isinstance(event, GroupMessageEvent):
+            converted = self._convert(event)
+            if converted is not None:
+                self._record(event, converted)
+                verdict = self.lane_choice.for_turn(converted.turn)
+        claim = None
+        if verdict.priority:
+            log_priority(event, verdict)
+            claim = self.lanes.hold(engaged=verdict.certain)
+        self.reads.keep(ReadRecord(event, converted, verdict, claim))
+
+    def admission(self, event: Any) -> tuple[LaneVerdict | None, PriorityHold | None]:
+        record = self.reads.get(event)
+        return (record.verdict, record.claim) if record is not None else (None, None)
+
+    def admitted(
+        self, handle: Callable[[Any], Awaitable[None]]
+    ) -> Callable[[Any], Awaitable[None]]:
+        """A bot's `handle_event` through the lanes; the event's read record goes when its
+        handling ends."""
+        run = admitted(handle, self.lanes, self.admission)
+
+        async def handle_and_forget(event: Any) -> None:
+            try:
+                await run(event)
+            finally:
+                self.reads.drop(event)
+
+        return handle_and_forget
+
+    def _convert(self, event: GroupMessageEvent) -> ConvertedTurn | None:
+        try:
+            return convert_event(event)
+        except ValueError as exc:
+            log.warning("unrecordable event %s: %s", event.message_id, exc)
+            return None
+
+    def _record(self, event: GroupMessageEvent, converted: ConvertedTurn) -> None:
+        try:
+            record_received(self.app.runtime, event, converted.turn)
+        except Exception:  # recording must never stop the event's handling
+            log.exception("recording message %s failed", event.message_id)
+
+    # -- the inbound entry's side --------------------------------------------------------------
+    async def handle(self, bot: Bot, event: GroupMessageEvent, state: T_State) -> None:
+        """One group message through the handlers (the one NoneBot entry's handler)."""
+        self.counters.messages += 1
+        record = self.reads.get(event)
+        hold = record.claim if record is not None else None
+        if hold is not None and event.to_me:
+            hold.engage()  # a reply found (by NoneBot's get_msg) to quote the bot holds from now
+        if hold is None and self.lanes.holding:
+            await self.lanes.wait_clear()  # an @ is preparing its model request: it goes first
+        arrival = Arrival(
+            bot,
+            event,
+            self.app,
+            loads=self.loads,
+            counters=self.counters,
+            state=state,
+            read=record.converted if record is not None else None,
+            hold=hold,
+        )
+        await self.dispatch(arrival)
+
+    async def dispatch(self, arrival: Arrival) -> str | None:
+        return await dispatch(self.handlers, arrival, self.counters)
+
+
+async def dispatch(
+    handlers: Sequence[InboundHandler], arrival: Arrival, counters: InboundCounters
+) -> str | None:
+    """Run the handlers in order; the name of the one that stopped the message, or None.
+    Handlers of the same order all run (as matchers of one NoneBot priority did); the dispatch
+    stops after an order whose handler returned True (the old `block=True`). A handler that
+    raises is logged and the next one runs (as NoneBot did for a failing matcher)."""
+    for _, same_order in groupby(handlers, lambda h: h.order):
+        stopped_by = None
+        for handler in same_order:
+            try:
+                if await handler.handle(arrival) and stopped_by is None:
+                    stopped_by = handler.name
+            except Exception:  # one plugin's bug must not keep the others from the message
+                log.exception(
+                    "inbound handler %s failed (group %s, message %s)",
+                    handler.name,
+                    arrival.event.group_id,
+                    arrival.event.message_id,
+                )
+        if stopped_by is not None:
+            counters.stopped[stopped_by] = counters.stopped.get(stopped_by, 0) + 1
+            return stopped_by
+    return None
+
+
+async def _guarded(work: Awaitable[None], what: str) -> None:
+    try:
+        await work
+    except Exception:  # a plugin's hook failing must not stop the bot starting or stopping
+        log.exception("%s failed", what)
+
+
+def _name(hook: object) -> str:
+    return f"{getattr(hook, '__module__', '?')}.{getattr(hook, '__qualname__', hook)}"
+
+
+__all__ = ["Edge", "GroupAliases", "dispatch"]
