@@ -13,13 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from pallas.context.prompt_guard import PROMPT_INJECTION_GUARD, neutralise_structure, normalize_text
-
-if TYPE_CHECKING:
-    from pallas.features.persona.pack import PersonaPack
-    from pallas.turn.parts.bubbles import ParsedReply
+from pallas.features.persona.pack import PersonaPack
+from pallas.turn.parts.bubbles import ParsedReply
 
 LEAK_MIN_SPAN = 30
 
