@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pallas.config import GroupConfig
-from tests.unit.console.test_replay import ALICE, BOB, BOT, T0, at, bot_line, msg, run
+from tests.unit.cli.test_replay import ALICE, BOB, BOT, T0, at, bot_line, msg, run
 
 QUIET = {"ambient": {"enabled": False}, "cooldown": {"chat_cooldown_s": 0}}
 

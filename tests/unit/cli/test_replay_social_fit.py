@@ -19,7 +19,7 @@ from pallas.config import GroupConfig
 from pallas.routing import RoutingConfig
 from pallas.routing.config import AmbientConfig, LowEngagementConfig, SocialFitConfig
 from pallas.routing.text_signals import is_question
-from tests.unit.console.test_replay import Configs, Personas
+from tests.unit.cli.test_replay import Configs, Personas
 
 TRANSCRIPTS = Path(__file__).resolve().parents[3] / "benchmarks" / "transcripts"
 NAMES = ("campus_group", "game_group")
