@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pallas.context.budget import BudgetReport
+from pallas.context.budget_report import BudgetReport
 from pallas.context.chat_prompt import ChatPromptAssembler, draft_request
 from pallas.context.pipeline import ContextPipeline, PromptDraft, StepTrace
 from pallas.context.processor_inputs import ChatTurnContext
