@@ -24,8 +24,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from pallas.context.prompt_guard import sanitize_inline, sanitize_name
-from pallas.features.svars.ops import neutralise_member_tags
+from pallas.context.prompt_guard import neutralise_member_tags, sanitize_inline, sanitize_name
 
 log = logging.getLogger("pallas.context.macros")
 

@@ -21,7 +21,7 @@ from pallas.features.cost.ladder import Limits
 from pallas.providers.client import LLMClient
 from pallas.routing.evaluate import RouteResult
 from pallas.routing.router import Router
-from pallas.turn.contracts import TurnOutcome
+from pallas.turn.contracts import TurnOutcome, TurnResult
 from pallas.turn.deliver import GroupSender, send_phrase
 
 log = logging.getLogger("pallas.cost")
@@ -117,4 +117,4 @@ async def refuse_turn(
         " with a local phrase" if verdict.phrase else "",
     )
     await routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
-    return TurnOutcome(outcome_name(verdict), verdict.reason, sent)
+    return TurnOutcome(TurnResult(outcome_name(verdict)), verdict.reason, sent)

@@ -36,7 +36,6 @@ from pallas.context.context import (
 from pallas.context.pipeline import CoreProcessorError
 from pallas.context.pipeline_cache import ChatPipelines
 from pallas.context.processor_inputs import ChatTurnContext
-from pallas.context.request import assemble_chat_request
 from pallas.context.snapshot import TurnSnapshot
 from pallas.context.turn_rules import apply_output_rules, rules_for_turn
 from pallas.core.clock import Clock
@@ -59,6 +58,7 @@ from pallas.routing.freshness import STALE_REPLY_SHAPE
 from pallas.routing.merge_wait import MergeWaitDecision
 from pallas.routing.router import Router
 from pallas.turn.bubbles import ParsedReply, parse_reply
+from pallas.turn.chat_pipeline import assemble_chat_request, chat_pipelines
 from pallas.turn.contracts import (
     AnswerRecord,
     CompletedTurn,
@@ -125,7 +125,7 @@ class ReplyStep:
     fetch_quoted_message: QuotedMessageFetcher | None = None
     # the chat pipelines (built once per order / disabled setting) and the token counter of
     # the budget and the snapshot (exact counts from cached line counts)
-    pipelines: ChatPipelines = field(default_factory=ChatPipelines)
+    pipelines: ChatPipelines = field(default_factory=chat_pipelines)
     _warned_disabled: bool = False
 
     async def run(self, reply: ReplyTurn) -> TurnOutcome:

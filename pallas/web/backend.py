@@ -15,7 +15,6 @@ from typing import Any
 
 from pallas.admin.base import AdminContext, AdminServices
 from pallas.config import GroupConfig
-from pallas.context.processors import build_chat_pipeline
 from pallas.core.clock import Clock
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.repositories.snapshots import SnapshotRepository
@@ -24,6 +23,7 @@ from pallas.features.memory.admin import memory as memory_command
 from pallas.features.memory.isolation import readable_scopes
 from pallas.features.memory.repository import MemoryItem
 from pallas.routing.router import Router
+from pallas.turn.chat_pipeline import build_chat_pipeline
 from pallas.web import config_edit
 from pallas.web.config_edit import ConfigRejected
 from pallas.web.queries import ConsoleQueries

@@ -120,15 +120,15 @@ class CostGuard:
         )
         notice = await self._announce(turn, plan, now)
         if plan.action == "phrase":
-            phrase = self.rng.choice(budget_cfg.phrases)
-            return CostVerdict("phrase", plan.reason, phrase, budget=plan, notice=notice)
+            said = self.rng.choice(budget_cfg.phrases)
+            return CostVerdict("phrase", plan.reason, said, budget=plan, notice=notice)
         if plan.action == "drop":
             return CostVerdict("drop", plan.reason, budget=plan, notice=notice)
         member = await self._member(turn, route, config, now)
         if not member.allowed:
             phrase = self.rng.choice(cost.member.phrases) if member.notify else None
             await self.counters.note_limited(now, turn.bot_id, turn.group_id, turn.user_id)
-            action = "phrase" if phrase else "drop"
+            action: Literal["phrase", "drop"] = "phrase" if phrase else "drop"
             return CostVerdict(action, member.reason, phrase, plan, member, notice=notice)
         return CostVerdict(
             "proceed",
@@ -143,7 +143,7 @@ class CostGuard:
 
     async def record(self, turn: TurnInput, now: float, *, images: bool, tokens: int) -> None:
         """Count one reply LLM call into today's counters."""
-        kind = "vision" if images else "chat"
+        kind: Literal["chat", "vision"] = "vision" if images else "chat"
         await self.counters.record(now, turn.bot_id, turn.group_id, kind, tokens)
 
     async def _member(
