@@ -40,6 +40,7 @@ from pallas.core.db.message_cache import MessageCache
 from pallas.core.db.session_cache import SessionCache
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
+from pallas.core.turn import AfterTurnHook
 from pallas.features.cost.guard import CostGuard
 from pallas.features.learning.context_source import GroupLearningSource
 from pallas.features.learning.feedback_repository import FeedbackRepository
@@ -68,7 +69,7 @@ from pallas.routing.freshness import FreshnessGate
 from pallas.routing.router import Router
 from pallas.runtime import PallasRuntime
 from pallas.turn.addressing import Addressing
-from pallas.turn.contracts import AfterTurnHook, Pause, PhraseSource, Sleep
+from pallas.turn.contracts import Pause, PhraseSource, Sleep
 from pallas.turn.cost_exit import guard_for
 from pallas.turn.extras import TurnExtras
 from pallas.turn.group_preload import GroupPreload
@@ -88,7 +89,7 @@ def memory_service_for(runtime: PallasRuntime) -> MemoryService:
         runtime.clock,
         llm=runtime.llm,
         usage=runtime.repos.usage,
-        group_config=runtime.group_configs.get,
+        memory_config=lambda group_id: runtime.group_configs.get(group_id).memory,
         embeddings=bool(runtime.settings.pallas_embedding_model),
     )
 
@@ -135,6 +136,7 @@ def session_summary_hook_for(
         llm=runtime.llm,
         state=runtime.state,
         clock=runtime.clock,
+        group_config=runtime.group_configs.get,
         describer=PlaceholderDescriber(
             llm=runtime.llm,
             cache=ImageDescriptionRepository(runtime.sessions),

@@ -1,7 +1,7 @@
 """The chat turn's contracts: how a turn ended (`TurnOutcome`, `TurnResult`), the reply
-step's typed records (`PreparedTurn`, `ModelCall`, `AnswerRecord` → the snapshot JSON), the
-turn's one way to wait (`Pause`) and the after-turn hook protocol (values passed between the
-orchestrator, the reply step, their hooks and their callers)."""
+step's typed records (`PreparedTurn`, `ModelCall`, `AnswerRecord` → the snapshot JSON) and the
+turn's one way to wait (`Pause`) (values passed between the orchestrator, the reply step and
+their callers). The after-turn hook protocol is `pallas.core.turn.AfterTurnHook`."""
 
 from __future__ import annotations
 
@@ -11,33 +11,13 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
-from pallas.config import GroupConfig
 from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.snapshot import JsonDict, TurnSnapshot
 from pallas.core.deferred import Deferred
-from pallas.core.turn import TurnInput
 from pallas.providers.client import CompletionResult
 from pallas.providers.models import ModelProfile
 
 Sleep = Callable[[float], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class CompletedTurn:
-    """Handed to after-turn hooks (summaries, memory extraction, learning) once delivered."""
-
-    turn: TurnInput
-    user_text: str
-    reply_text: str
-    sent_ids: tuple[int, ...]
-    turn_id: str
-    config: GroupConfig
-
-
-class AfterTurnHook(Protocol):
-    name: str
-
-    async def after_turn(self, completed: CompletedTurn) -> None: ...
 
 
 @dataclass(slots=True)

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from pallas.config import GroupConfig
 from pallas.context.analyzer import build_snapshot
@@ -45,7 +45,7 @@ from pallas.core.db.session_cache import SessionCache
 from pallas.core.deferred import Deferred
 from pallas.core.eager import eager_gather
 from pallas.core.state import StateStore
-from pallas.core.turn import TurnInput
+from pallas.core.turn import CompletedTurn, TurnInput
 from pallas.features.cost.guard import CostGuard
 from pallas.features.stickers.service import StickerService
 from pallas.features.svars.ops import split_svar_tags
@@ -61,7 +61,6 @@ from pallas.turn.bubbles import ParsedReply, parse_reply
 from pallas.turn.chat_pipeline import assemble_chat_request, chat_pipelines
 from pallas.turn.contracts import (
     AnswerRecord,
-    CompletedTurn,
     ModelCall,
     Pause,
     PreparedTurn,
@@ -69,15 +68,13 @@ from pallas.turn.contracts import (
     TurnResult,
 )
 from pallas.turn.deliver import DeliveryPlan, deliver, joined_reply
+from pallas.turn.extras import TurnExtras
 from pallas.turn.merges import TurnMerges
 from pallas.turn.output_guard import guard_parsed_reply
 from pallas.turn.remember import TurnRecorder
 from pallas.turn.route import ReplyTurn
 from pallas.turn.turn_context import TurnRows, build_chat_turn_context, fetch_turn_rows
 from pallas.turn.vision import QuotedMessageFetcher, prepare_vision_request
-
-if TYPE_CHECKING:  # turn_extras → memory.factory → extraction_hook → chat_turn
-    from pallas.turn.extras import TurnExtras
 
 log = logging.getLogger("pallas.chat")
 
@@ -371,9 +368,7 @@ class ReplyStep:
             reply_text = joined_reply(parsed.bubbles)
             self.recorder.append_session(turn, user_text, reply_text)
             self.recorder.after_turn(
-                CompletedTurn(
-                    turn, user_text, reply_text, outcome.sent_ids, prepared.turn_id, config
-                )
+                CompletedTurn(turn, user_text, reply_text, outcome.sent_ids, prepared.turn_id)
             )
         return TurnOutcome(outcome.outcome, outcome.reason, outcome.sent_ids, prepared.turn_id)
 

@@ -24,14 +24,14 @@ from pallas.routing.evaluate import RouteResult
 from pallas.routing.freshness import FreshAction, FreshnessGate
 from pallas.routing.router import Router
 from pallas.turn.admit import GroupAdmission
-from pallas.turn.contracts import AfterTurnHook, CompletedTurn, Pause, TurnOutcome, TurnResult
+from pallas.turn.contracts import Pause, TurnOutcome, TurnResult
 from pallas.turn.cost_exit import note_verdict, refuse_turn
 from pallas.turn.deliver import GroupSender, send_phrase
 from pallas.turn.merges import TurnMerges
 from pallas.turn.reply import ReplyStep
 from pallas.turn.route import NextStep, ReplyTurn, RoutedTurn, RouteStep
 
-__all__ = ["AfterTurnHook", "ChatTurnService", "CompletedTurn", "TurnOutcome"]
+__all__ = ["ChatTurnService", "TurnOutcome"]
 
 log = logging.getLogger("pallas.chat")
 
