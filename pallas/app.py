@@ -41,30 +41,32 @@ from pallas.core.db.session_cache import SessionCache
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.core.turn import AfterTurnHook
-from pallas.features.cost.guard import CostGuard
-from pallas.features.learning.context_source import GroupLearningSource
-from pallas.features.learning.feedback_repository import FeedbackRepository
-from pallas.features.learning.feedback_service import FeedbackStores
-from pallas.features.learning.group_insight_processor import GroupInsightProcessor
-from pallas.features.learning.repository import LearningRepository
-from pallas.features.memory.extraction_hook import MemoryExtractionHook
-from pallas.features.memory.factory import (
+from pallas.features.cost import CostGuard
+from pallas.features.learning import (
+    FeedbackRepository,
+    FeedbackStores,
+    GroupInsightProcessor,
+    GroupLearningSource,
+    LearningRepository,
+)
+from pallas.features.memory import (
+    MemoryExtractionHook,
+    MemoryService,
     build_memory_extraction_hook,
     build_memory_service,
     build_memory_sources,
+    readable_scopes,
 )
-from pallas.features.memory.isolation import readable_scopes
-from pallas.features.memory.service import MemoryService
-from pallas.features.session.image_descriptions import PlaceholderDescriber
-from pallas.features.session.old_topics import OldTopicsSource
-from pallas.features.session.repository import ImageDescriptionRepository, SessionTopicRepository
-from pallas.features.session.session_summary import SessionSummaryHook
-from pallas.features.stickers.describe import StickerDescriber
-from pallas.features.stickers.repository import StickerRepository
-from pallas.features.stickers.service import StickerService
-from pallas.features.svars.repository import SessionVariableRepository
-from pallas.features.svars.service import SvarService
-from pallas.features.tools.registry import default_registry
+from pallas.features.session import (
+    ImageDescriptionRepository,
+    OldTopicsSource,
+    PlaceholderDescriber,
+    SessionSummaryHook,
+    SessionTopicRepository,
+)
+from pallas.features.stickers import StickerDescriber, StickerRepository, StickerService
+from pallas.features.svars import SessionVariableRepository, SvarService
+from pallas.features.tools import default_registry
 from pallas.routing.freshness import FreshnessGate
 from pallas.routing.router import Router
 from pallas.runtime import PallasRuntime

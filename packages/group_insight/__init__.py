@@ -15,10 +15,7 @@ from nonebot.plugin import PluginMetadata
 require("nonebot_plugin_apscheduler")
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
-from pallas.features.learning.group_insight_processor import (  # noqa: E402
-    scheduled_sweep,
-    sweep_interval_seconds,
-)
+from pallas.features.learning import scheduled_sweep, sweep_interval_seconds  # noqa: E402
 from pallas.onebot.lifecycle import app_or_none, register_lifecycle  # noqa: E402
 
 __plugin_meta__ = PluginMetadata(

@@ -11,8 +11,7 @@ import logging
 
 from nonebot.plugin import PluginMetadata
 
-from pallas.features.memory.member_commands import handle_member_message
-from pallas.features.memory.text import warm_up
+from pallas.features.memory import handle_member_message, warm_up
 from pallas.onebot import inbound
 from pallas.onebot import startup_loads as warmup
 from pallas.onebot.inbound import Arrival

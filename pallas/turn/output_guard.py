@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from pallas.context.prompt_guard import PROMPT_INJECTION_GUARD, neutralise_structure, normalize_text
 
 if TYPE_CHECKING:
-    from pallas.features.persona.pack import PersonaPack
+    from pallas.features.persona import PersonaPack
     from pallas.turn.bubbles import ParsedReply
 
 LEAK_MIN_SPAN = 30

@@ -46,11 +46,10 @@ from pallas.core.deferred import Deferred
 from pallas.core.eager import eager_gather
 from pallas.core.state import StateStore
 from pallas.core.turn import CompletedTurn, TurnInput
-from pallas.features.cost.guard import CostGuard
-from pallas.features.stickers.service import StickerService
-from pallas.features.svars.ops import split_svar_tags
-from pallas.features.tools.registry import ToolRegistry
-from pallas.features.tools.service import ToolTurnContext, run_planned_tool
+from pallas.features.cost import CostGuard
+from pallas.features.stickers import StickerService
+from pallas.features.svars import split_svar_tags
+from pallas.features.tools import ToolRegistry, ToolTurnContext, run_planned_tool
 from pallas.providers.client import LLMClient
 from pallas.providers.models import ModelProfile, profile_for
 from pallas.routing.evaluate import RouteOutcome, RouteResult

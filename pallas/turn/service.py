@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pallas.core.clock import Clock
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
-from pallas.features.cost.guard import CostGuard
+from pallas.features.cost import CostGuard
 from pallas.routing.evaluate import RouteResult
 from pallas.routing.freshness import FreshAction, FreshnessGate
 from pallas.routing.router import Router

@@ -37,7 +37,7 @@ from pallas.features.memory.extraction_config import ExtractionConfig
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import MemoryService
-from pallas.features.persona.pack import PersonaPack
+from pallas.features.persona import PersonaPack
 from pallas.providers.client import LLMClient
 
 log = logging.getLogger("pallas.memory.extract")

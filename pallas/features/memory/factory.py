@@ -30,8 +30,8 @@ from pallas.features.memory.sources import (
     PersonFactsSource,
     RelationshipSource,
 )
-from pallas.features.persona.pack import PersonaPack, PersonaStore
-from pallas.features.worldbook.service import WorldbookLibrary
+from pallas.features.persona import PersonaPack, PersonaStore
+from pallas.features.worldbook import WorldbookLibrary
 from pallas.providers.client import LLMClient
 from pallas.providers.models import ModelProfile, profile_for
 

@@ -30,7 +30,7 @@ from pallas.core.image_placeholders import has_placeholders
 from pallas.core.records import SessionTurn
 from pallas.core.state import StateStore, claim
 from pallas.core.turn import CompletedTurn
-from pallas.features.memory.isolation import own_scope
+from pallas.features.memory import own_scope
 from pallas.features.session.image_descriptions import PlaceholderDescriber
 from pallas.features.session.repository import SessionTopic, SessionTopicRepository
 from pallas.features.session.summary_rules import (
