@@ -9,8 +9,6 @@ the current message of the prompt.
 from pallas.features.attachments.config import AttachmentConfig
 from pallas.features.attachments.files import (
     AttachmentText,
-    FileRef,
-    MediaFetcher,
     audio_fetcher,
     decode_text,
     fetch_text,
@@ -26,8 +24,6 @@ __all__ = [
     "AttachmentConfig",
     "AttachmentProcessor",
     "AttachmentText",
-    "FileRef",
-    "MediaFetcher",
     "audio_fetcher",
     "decode_text",
     "fetch_text",

@@ -9,7 +9,7 @@ kind, filled by `pallas kb import DIR --pool NAME` (`chunk_folder`) or
 
 from pallas.features.kb.config import KnowledgePlaceholderConfig
 from pallas.features.kb.importer import Chunk, chunk_folder
-from pallas.features.kb.lookup import KnowledgeLookup, Resolved
+from pallas.features.kb.lookup import KnowledgeLookup
 from pallas.features.kb.placeholders import PLACEHOLDER_RE
 from pallas.features.kb.processor import KnowledgePlaceholderProcessor
 
@@ -19,6 +19,5 @@ __all__ = [
     "KnowledgeLookup",
     "KnowledgePlaceholderConfig",
     "KnowledgePlaceholderProcessor",
-    "Resolved",
     "chunk_folder",
 ]

@@ -16,7 +16,6 @@ from pallas.features.memory.factory import (
     build_memory_extraction_hook,
     build_memory_service,
     build_memory_sources,
-    context_token_budget,
 )
 from pallas.features.memory.isolation import (
     InvalidPoolName,
@@ -65,7 +64,6 @@ __all__ = [
     "build_memory_extraction_hook",
     "build_memory_service",
     "build_memory_sources",
-    "context_token_budget",
     "group_scope",
     "handle_member_message",
     "normalise_key",

@@ -3,6 +3,6 @@ self-identity text, timeline labels, regex rules) that a group's `persona` names
 kept fresh by `PersonaStore`.
 """
 
-from pallas.features.persona.pack import PersonaPack, PersonaSections, PersonaStore
+from pallas.features.persona.pack import PersonaPack, PersonaStore
 
-__all__ = ["PersonaPack", "PersonaSections", "PersonaStore"]
+__all__ = ["PersonaPack", "PersonaStore"]

@@ -10,9 +10,9 @@ variable declared in the group's `[svars]` config; `$[svars::table]`, `$[svars::
 
 from pallas.features.svars.admin import COMMANDS as SVAR_COMMANDS
 from pallas.features.svars.admin import SvarAdmin
-from pallas.features.svars.config import SvarConfig, SvarDef
+from pallas.features.svars.config import SvarConfig
 from pallas.features.svars.ops import SvarOp, split_svar_tags, strip_svar_tags
-from pallas.features.svars.pending import CommitHold, NoHold, PendingCommits
+from pallas.features.svars.pending import CommitHold, NoHold
 from pallas.features.svars.processor import VariableProcessor
 from pallas.features.svars.render import SvarView
 from pallas.features.svars.repository import SessionVariableRepository
@@ -22,11 +22,9 @@ __all__ = [
     "SVAR_COMMANDS",
     "CommitHold",
     "NoHold",
-    "PendingCommits",
     "SessionVariableRepository",
     "SvarAdmin",
     "SvarConfig",
-    "SvarDef",
     "SvarOp",
     "SvarService",
     "SvarView",

@@ -5,13 +5,7 @@ activity): `plan_turn_tool` picks one by rule when a member clearly asks for it 
 which ones a group allows.
 """
 
-from pallas.features.tools.base import (
-    GroupActivityReader,
-    Tool,
-    ToolCall,
-    ToolEnv,
-    ToolOutput,
-)
+from pallas.features.tools.base import GroupActivityReader  # the message log implements it
 from pallas.features.tools.config import ToolsConfig
 from pallas.features.tools.registry import ToolRegistry, default_registry
 from pallas.features.tools.service import (
@@ -25,10 +19,6 @@ from pallas.features.tools.service import (
 __all__ = [
     "NO_TOOL",
     "GroupActivityReader",
-    "Tool",
-    "ToolCall",
-    "ToolEnv",
-    "ToolOutput",
     "ToolPlan",
     "ToolRegistry",
     "ToolTurnContext",

@@ -4,15 +4,13 @@
 in the StateStore). The memory slice's knowledge source places the activated entries.
 """
 
-from pallas.features.worldbook.model import WorldbookConfig, WorldbookEntry
-from pallas.features.worldbook.result import ActivatedEntry, ActivationResult
+from pallas.features.worldbook.model import WorldbookConfig
+from pallas.features.worldbook.result import ActivatedEntry
 from pallas.features.worldbook.service import WorldbookLibrary, WorldbookTurn, activate_for_turn
 
 __all__ = [
     "ActivatedEntry",
-    "ActivationResult",
     "WorldbookConfig",
-    "WorldbookEntry",
     "WorldbookLibrary",
     "WorldbookTurn",
     "activate_for_turn",
