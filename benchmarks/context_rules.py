@@ -17,11 +17,11 @@ from datetime import UTC, datetime
 from benchmarks.stats import describe, percentile
 from pallas.context.processor_inputs import ChatTurnContext, RetrievedBlock
 from pallas.context.regex_rules import MAX_TIMEOUTS, RegexRuleConfig
-from pallas.context.request import assemble_chat_request
 from pallas.context.rules_config import ContextRulesConfig, InjectionConfig, build_turn_rules
 from pallas.core.records import SessionTurn
 from pallas.features.worldbook.model import WorldbookEntry, WorldbookPosition
 from pallas.features.worldbook.result import ActivatedEntry
+from pallas.turn.parts.chat_pipeline import assemble_chat_request
 
 NOW = datetime(2026, 12, 1, 5, 0, tzinfo=UTC)
 RUNS = 300

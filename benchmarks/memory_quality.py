@@ -50,7 +50,6 @@ from pallas.app import memory_service_for, memory_sources_for
 from pallas.context.context import GatherRequest, assemble_direct_chat_context
 from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.processors import DEFAULT_PERSONA_BASE
-from pallas.context.request import assemble_chat_request
 from pallas.core.clock import FakeClock
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
@@ -64,6 +63,7 @@ from pallas.features.memory.slots import parse_slot
 from pallas.features.memory.teaching import third_person
 from pallas.features.memory.text import warm_up
 from pallas.runtime import PallasRuntime
+from pallas.turn.parts.chat_pipeline import assemble_chat_request
 
 BOT, GROUP = 2_900_000_001, 778_000_001
 USER0 = 30_001

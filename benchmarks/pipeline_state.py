@@ -19,7 +19,6 @@ from pathlib import Path
 
 from benchmarks.stats import describe
 from pallas.context.processor_inputs import ChatTurnContext
-from pallas.context.request import assemble_chat_request
 from pallas.core.clock import FakeClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
@@ -34,6 +33,7 @@ from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import MemoryService
 from pallas.features.svars.config import SvarConfig, SvarDef
 from pallas.features.svars.render import SvarView
+from pallas.turn.parts.chat_pipeline import assemble_chat_request
 
 ROUNDS = 200
 TOPICS = [

@@ -39,37 +39,40 @@ from pallas.core.db.message_cache import MessageCache
 from pallas.core.db.session_cache import SessionCache
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
-from pallas.features.cost.guard import CostGuard
-from pallas.features.learning.context_source import GroupLearningSource
-from pallas.features.learning.feedback_repository import FeedbackRepository
-from pallas.features.learning.feedback_service import FeedbackStores
-from pallas.features.learning.group_insight_processor import GroupInsightProcessor
-from pallas.features.learning.repository import LearningRepository
-from pallas.features.memory.extraction_hook import MemoryExtractionHook
-from pallas.features.memory.factory import (
+from pallas.core.turn import AfterTurnHook
+from pallas.features.cost import CostGuard
+from pallas.features.learning import (
+    FeedbackRepository,
+    FeedbackStores,
+    GroupInsightProcessor,
+    GroupLearningSource,
+    LearningRepository,
+)
+from pallas.features.memory import (
+    MemoryExtractionHook,
+    MemoryService,
     build_memory_extraction_hook,
     build_memory_service,
     build_memory_sources,
+    readable_scopes,
 )
-from pallas.features.memory.isolation import readable_scopes
-from pallas.features.memory.service import MemoryService
-from pallas.features.session.image_descriptions import PlaceholderDescriber
-from pallas.features.session.old_topics import OldTopicsSource
-from pallas.features.session.repository import ImageDescriptionRepository, SessionTopicRepository
-from pallas.features.session.session_summary import SessionSummaryHook
-from pallas.features.stickers.describe import StickerDescriber
-from pallas.features.stickers.repository import StickerRepository
-from pallas.features.stickers.service import StickerService
-from pallas.features.svars.repository import SessionVariableRepository
-from pallas.features.svars.service import SvarService
-from pallas.features.tools.registry import default_registry
+from pallas.features.session import (
+    ImageDescriptionRepository,
+    OldTopicsSource,
+    PlaceholderDescriber,
+    SessionSummaryHook,
+    SessionTopicRepository,
+)
+from pallas.features.stickers import StickerDescriber, StickerRepository, StickerService
+from pallas.features.svars import SessionVariableRepository, SvarService
+from pallas.features.tools import default_registry
 from pallas.routing.freshness import FreshnessGate
 from pallas.routing.router import Router
 from pallas.runtime import PallasRuntime
 from pallas.turn.admit import AdmitStep
 from pallas.turn.call import CallStep
 from pallas.turn.context import Pause, Sleep
-from pallas.turn.contracts import AfterTurnHook, PhraseSource
+from pallas.turn.contracts import PhraseSource
 from pallas.turn.deliver import DeliverStep
 from pallas.turn.parts.addressing import Addressing
 from pallas.turn.parts.cost_exit import guard_for
@@ -91,7 +94,7 @@ def memory_service_for(runtime: PallasRuntime) -> MemoryService:
         runtime.clock,
         llm=runtime.llm,
         usage=runtime.repos.usage,
-        group_config=runtime.group_configs.get,
+        memory_config=lambda group_id: runtime.group_configs.get(group_id).memory,
         embeddings=bool(runtime.settings.pallas_embedding_model),
     )
 
@@ -138,6 +141,7 @@ def session_summary_hook_for(
         llm=runtime.llm,
         state=runtime.state,
         clock=runtime.clock,
+        group_config=runtime.group_configs.get,
         describer=PlaceholderDescriber(
             llm=runtime.llm,
             cache=ImageDescriptionRepository(runtime.sessions),

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from pallas.admin.base import AdminServices
-from pallas.features.cost.guard import CostGuard
-from pallas.features.learning.context_source import GroupLearningSource
-from pallas.features.learning.feedback_service import FeedbackStores
-from pallas.features.learning.group_insight_processor import GroupInsightProcessor
-from pallas.features.memory.service import MemoryService
-from pallas.features.session.repository import SessionTopicRepository
-from pallas.features.stickers.describe import StickerDescriber
-from pallas.features.stickers.service import StickerService
+from pallas.features.cost import CostGuard
+from pallas.features.learning import FeedbackStores, GroupInsightProcessor, GroupLearningSource
+from pallas.features.memory import MemoryService
+from pallas.features.session import SessionTopicRepository
+from pallas.features.stickers import StickerDescriber, StickerService
 from pallas.runtime import PallasRuntime
 from pallas.turn.parts.addressing import Addressing
 from pallas.turn.parts.extras import TurnExtras

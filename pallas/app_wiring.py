@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pallas.context.context import ContextSource
-from pallas.features.learning.context_source import GroupLearningSource
-from pallas.features.memory.extraction_hook import MemoryExtractionHook
-from pallas.features.session.old_topics import OldTopicsSource
-from pallas.features.session.session_summary import SessionSummaryHook
-from pallas.turn.service import AfterTurnHook
+from pallas.core.turn import AfterTurnHook
+from pallas.features.learning import GroupLearningSource
+from pallas.features.memory import MemoryExtractionHook
+from pallas.features.session import OldTopicsSource, SessionSummaryHook
 
 
 def context_sources(

@@ -10,16 +10,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pallas.context.config import ContextConfig
 from pallas.context.rules_config import ContextRulesConfig
-from pallas.features.attachments.config import AttachmentConfig
-from pallas.features.cost.config import CostConfig
-from pallas.features.kb.config import KnowledgePlaceholderConfig
-from pallas.features.learning.config import LearningConfig
-from pallas.features.memory.retrieval_config import RetrievalConfig
-from pallas.features.session.summary_rules import SessionSummaryConfig
-from pallas.features.stickers.config import StickerConfig
-from pallas.features.svars.config import SvarConfig
-from pallas.features.tools.config import ToolsConfig
-from pallas.features.worldbook.model import WorldbookConfig
+from pallas.features.attachments import AttachmentConfig
+from pallas.features.cost import CostConfig
+from pallas.features.kb import KnowledgePlaceholderConfig
+from pallas.features.learning import LearningConfig
+from pallas.features.memory import RetrievalConfig
+from pallas.features.session import SessionSummaryConfig
+from pallas.features.stickers import StickerConfig
+from pallas.features.svars import SvarConfig
+from pallas.features.tools import ToolsConfig
+from pallas.features.worldbook import WorldbookConfig
 from pallas.providers.image_fetch import ImageFetchConfig
 from pallas.providers.models import ModelProfile, default_profiles
 from pallas.routing.config import RoutingConfig

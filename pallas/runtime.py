@@ -26,7 +26,7 @@ from pallas.core.db.writer import MessageWriter
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.core.state_redis import open_state_store
-from pallas.features.persona.pack import PersonaStore
+from pallas.features.persona import PersonaStore
 from pallas.providers.client import LLMClient
 from pallas.routing.router import Router
 

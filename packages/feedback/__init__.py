@@ -15,12 +15,12 @@ from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent
 from nonebot.plugin import PluginMetadata
 
 from pallas.core.records import StoredMessage
-from pallas.features.learning.feedback_service import (
+from pallas.features.learning import (
     admin_ids,
     handle_negative_feedback,
+    matched_negative_word,
     recall_allowed,
 )
-from pallas.features.learning.injection_feedback import matched_negative_word
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.convert import stored_message_from_turn
 from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin

@@ -12,7 +12,7 @@ from nonebot import on_notice
 from nonebot.adapters.onebot.v11 import Bot, GroupUploadNoticeEvent
 from nonebot.plugin import PluginMetadata
 
-from pallas.features.attachments.uploads import remember_upload, upload_info
+from pallas.features.attachments import remember_upload, upload_info
 from pallas.onebot.lifespan import app_or_none
 
 __plugin_meta__ = PluginMetadata(

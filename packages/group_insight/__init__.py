@@ -17,10 +17,7 @@ require("nonebot_plugin_apscheduler")
 from nonebot_plugin_apscheduler import scheduler  # noqa: E402
 
 from pallas.app_model import PallasApp  # noqa: E402
-from pallas.features.learning.group_insight_processor import (  # noqa: E402
-    scheduled_sweep,
-    sweep_interval_seconds,
-)
+from pallas.features.learning import scheduled_sweep, sweep_interval_seconds  # noqa: E402
 from pallas.onebot.plugin_parts import PALLAS, PallasPlugin  # noqa: E402
 
 log = logging.getLogger("pallas.learning")

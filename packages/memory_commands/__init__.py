@@ -11,7 +11,7 @@ import logging
 
 from nonebot.plugin import PluginMetadata
 
-from pallas.features.memory.member_commands import handle_member_message
+from pallas.features.memory import handle_member_message
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
 

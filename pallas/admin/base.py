@@ -1,17 +1,19 @@
-"""Admin commands as plain functions: `/pallas <name> [args]` in a group, text back.
+"""The app's services as the admin commands see them (`AdminServices`, built once by
+`pallas.app`) and what they show of the deployment.
 
 The NoneBot plugin only checks permission and dispatches; every command is a core function
-over the app's services (`AdminServices`, built once by `pallas.app`), so the same logic backs
-the CLI and tests.
+(`pallas.core.admin_commands`), so the same logic backs the CLI and tests. The registry
+(`pallas.admin`) binds each feature slice's commands to the part of these services it reads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeAlias
 
 from pallas.config import GroupConfig
+from pallas.core.admin_commands import AdminCommand, AdminContext
 from pallas.core.clock import Clock
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.durable_writer import ThreadedMessageWriter
@@ -21,13 +23,10 @@ from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.db.writer import MessageWriter
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
-from pallas.features.learning.feedback_service import FeedbackStores
-from pallas.features.learning.group_insight_processor import GroupInsightProcessor
-from pallas.features.learning.repository import LearningRepository
-from pallas.features.memory.service import MemoryService
-from pallas.features.stickers.describe import StickerDescriber
-from pallas.features.stickers.repository import StickerRepository
-from pallas.features.svars.service import SvarService
+from pallas.features.learning import FeedbackStores, GroupInsightProcessor, LearningRepository
+from pallas.features.memory import MemoryService
+from pallas.features.stickers import StickerDescriber, StickerRepository
+from pallas.features.svars import SvarService
 from pallas.routing.router import Router
 
 
@@ -84,22 +83,7 @@ class AdminServices:
         return self.configs.get(group_id)
 
 
-@dataclass(frozen=True, slots=True)
-class AdminContext:
-    services: AdminServices
-    bot_id: int
-    group_id: int
-    user_id: int
-    args: tuple[str, ...]
-    reply_to: int | None = None  # message id the admin quoted, if any
+AdminCtx: TypeAlias = AdminContext[AdminServices]  # a command over the whole app
+AppCommand: TypeAlias = AdminCommand[AdminServices]  # what the registry lists
 
-
-AdminHandler = Callable[[AdminContext], Awaitable[str]]
-
-
-@dataclass(frozen=True, slots=True)
-class AdminCommand:
-    name: str
-    usage: str
-    summary: str
-    handler: AdminHandler
+__all__ = ["AdminCommand", "AdminContext", "AdminCtx", "AdminServices", "AppCommand", "Deployment"]

@@ -6,13 +6,12 @@ import asyncio
 import contextlib
 import time
 from dataclasses import asdict
+from typing import Any
 
-from pallas.admin.base import AdminCommand, AdminContext
+from pallas.admin.base import AdminCommand, AdminCtx, AppCommand
 from pallas.context.analyzer import render_snapshot
-from pallas.features.cost.counters import UsageCounters
-from pallas.features.cost.ladder import Limits
-from pallas.features.cost.report import status_lines
-from pallas.features.tools.config import ToolsConfig
+from pallas.features.cost import Limits, UsageCounters, status_lines
+from pallas.features.tools import ToolsConfig
 
 STATUS_FLUSH_WAIT_S = 2.0
 
@@ -35,7 +34,7 @@ _OUTCOME_ZH = {
 }
 
 
-async def status(ctx: AdminContext) -> str:
+async def status(ctx: AdminCtx) -> str:
     svc = ctx.services
     config = svc.group_config(ctx.group_id)
     with contextlib.suppress(TimeoutError):  # the database may be down: report, don't hang
@@ -74,7 +73,7 @@ def _tools_line(tools: ToolsConfig) -> str:
     return text + (f"；仅管理员：{'、'.join(admin)}" if admin else "")
 
 
-def _decision_line(record: dict) -> str:
+def _decision_line(record: dict[str, Any]) -> str:
     clock = time.strftime("%H:%M:%S", time.localtime(float(record.get("time", 0))))
     outcome = str(record.get("outcome"))
     score = record.get("score")
@@ -86,7 +85,7 @@ def _decision_line(record: dict) -> str:
     )
 
 
-async def why(ctx: AdminContext) -> str:
+async def why(ctx: AdminCtx) -> str:
     """The latest routing decisions of this group, newest last."""
     count = int(ctx.args[0]) if ctx.args and ctx.args[0].isdigit() else 5
     records = await ctx.services.routing.recent_decisions(ctx.bot_id, ctx.group_id)
@@ -95,7 +94,7 @@ async def why(ctx: AdminContext) -> str:
     return "\n".join(_decision_line(r) for r in records[-max(1, min(count, 20)) :])
 
 
-async def context(ctx: AdminContext) -> str:
+async def context(ctx: AdminCtx) -> str:
     """The last REPLY turn: sections with sizes, trims, usage (the full request is in the CLI)."""
     snapshots = await ctx.services.snapshots.latest(ctx.group_id, bot_id=ctx.bot_id)
     if not snapshots:
@@ -105,7 +104,7 @@ async def context(ctx: AdminContext) -> str:
     return render_snapshot(view, with_request=False)[:3000]
 
 
-COMMANDS = [
+COMMANDS: list[AppCommand] = [
     AdminCommand("status", "/pallas status", "记录条数、发言开关、今日用量与预算、限流", status),
     AdminCommand("why", "/pallas why [条数]", "最近几条消息的路由决策和原因", why),
     AdminCommand("context", "/pallas context", "上一轮回复的上下文分段与大小", context),

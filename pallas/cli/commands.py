@@ -16,7 +16,7 @@ from pallas.core.config_files import GroupConfigStore
 from pallas.core.db import migrate
 from pallas.core.db.engine import normalise_database_url
 from pallas.core.settings import PallasSettings
-from pallas.features.persona.pack import PersonaStore
+from pallas.features.persona import PersonaStore
 
 
 def _settings() -> PallasSettings:

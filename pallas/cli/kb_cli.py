@@ -22,11 +22,15 @@ from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
-from pallas.features.kb.importer import Chunk, chunk_folder
-from pallas.features.memory.isolation import InvalidPoolName, pool_scope
-from pallas.features.memory.kinds import KNOWLEDGE
-from pallas.features.memory.repository import MemoryRepository
-from pallas.features.memory.service import TEXT_MAX_CHARS, MemoryService
+from pallas.features.kb import Chunk, chunk_folder
+from pallas.features.memory import (
+    KNOWLEDGE,
+    TEXT_MAX_CHARS,
+    InvalidPoolName,
+    MemoryRepository,
+    MemoryService,
+    pool_scope,
+)
 
 
 def _import(args: argparse.Namespace) -> int | Coroutine[Any, Any, int]:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import argparse
 
-from pallas.admin.base import AdminContext
+from pallas.admin import AdminContext, learn_command
 from pallas.app import admin_services_for
 from pallas.core.settings import PallasSettings
-from pallas.features.learning.admin import learn
 from pallas.runtime import PallasRuntime
 
 
@@ -21,7 +20,7 @@ async def _learn(args: argparse.Namespace) -> int:
     runtime = await PallasRuntime.start(PallasSettings.from_env())
     try:
         context = AdminContext(admin_services_for(runtime), args.bot, args.group, 0, (args.action,))
-        print(await learn(context))
+        print(await learn_command(context))
     finally:
         await runtime.stop()
     return 0

@@ -20,9 +20,14 @@ from pallas.core.clock import SystemClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
 from pallas.core.settings import PallasSettings
-from pallas.features.memory.isolation import group_scope
-from pallas.features.memory.kinds import PERSONAL_KINDS, parse_ref, resolve_kind
-from pallas.features.memory.repository import MemoryItem, MemoryRepository
+from pallas.features.memory import (
+    PERSONAL_KINDS,
+    MemoryItem,
+    MemoryRepository,
+    group_scope,
+    parse_ref,
+    resolve_kind,
+)
 
 
 def _when(ts: float | None) -> str:

@@ -19,9 +19,7 @@ from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
 from pallas.core.db.repositories.usage import DailyUsage, UsageTotals, usage_by_day
 from pallas.core.settings import PallasSettings
-from pallas.features.cost.counters import UsageCounters
-from pallas.features.cost.ladder import Limits, Usage
-from pallas.features.cost.report import budget_line
+from pallas.features.cost import Limits, Usage, UsageCounters, budget_line
 
 
 def days_back(now: float, days: int) -> list[str]:

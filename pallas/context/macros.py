@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from pallas.context.prompt_guard import sanitize_inline, sanitize_name
-from pallas.features.svars.ops import neutralise_member_tags
+from pallas.context.prompt_guard import neutralise_member_tags, sanitize_inline, sanitize_name
+from pallas.core.clock import CHINA
 
 log = logging.getLogger("pallas.context.macros")
 
@@ -73,11 +73,9 @@ class Expansion:
 
 
 def _local(now: datetime) -> datetime:
-    from pallas.context.chat_prompt import SHANGHAI
-
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
-    return now.astimezone(SHANGHAI)
+    return now.astimezone(CHINA)  # Beijing time: fixed UTC+8, no DST
 
 
 def format_duration(seconds: float | None) -> str:

@@ -22,12 +22,10 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from pallas.context.budget_report import BudgetReport
 from pallas.context.sections import section_rank
-
-if TYPE_CHECKING:
-    from pallas.context.budget import BudgetReport
 
 log = logging.getLogger("pallas.context.pipeline")
 

@@ -2,6 +2,9 @@
 
 The orchestrator fills it once (rows from the stores, retrieval results, the turn decision);
 processors never do I/O. Later sources plug in through `blocks` (pre-rendered, by section id).
+What the feature slices read before the pipeline (session variables, the knowledge lookup,
+attachments) is typed here by the protocols their processors need; the slices' own values
+(`SvarView`, `KnowledgeLookup`, `AttachmentText`) satisfy them, the context layer names none.
 """
 
 from __future__ import annotations
@@ -10,21 +13,64 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pallas.context.chat_prompt import ReplyShapeSpec, ToolResult, TurnPolicy
 from pallas.context.config import ContextConfig
 from pallas.context.prompt_guard import DEFAULT_PERSONA_NAME
+from pallas.context.rules_config import TurnRules
 from pallas.core.records import SessionTurn, StoredMessage
 from pallas.core.tokens import IMAGE_BLOCK_TOKENS
-from pallas.features.attachments.files import AttachmentText
-from pallas.features.svars.render import SvarView
 
-if TYPE_CHECKING:
-    from pallas.features.kb.lookup import KnowledgeLookup
 
-if TYPE_CHECKING:
-    from pallas.context.rules_config import TurnRules
+class VariableState(Protocol):
+    """The session variables one turn sees (the svars slice's `SvarView`)."""
+
+    def render_placeholders(self, text: str) -> tuple[str, tuple[str, ...]]:
+        """`text` with its `$[svars::…]` placeholders rendered, and the names rendered."""
+        ...
+
+    def state_section(self) -> str:
+        """The 【会话变量】 block for the model ("" when there is none to show)."""
+        ...
+
+    def trace_values(self) -> dict[str, Any]:
+        """The values as the turn's trace records them."""
+        ...
+
+
+class PlaceholderFill(Protocol):
+    """What one knowledge placeholder resolved to, and how."""
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def trace(self) -> dict[str, Any]: ...
+
+
+class KnowledgeResolver(Protocol):
+    """Resolves `【kb::…】` placeholder texts for one turn (the kb slice's `KnowledgeLookup`)."""
+
+    async def resolve(self, raw: str) -> PlaceholderFill: ...
+
+
+class AttachmentItem(Protocol):
+    """One shared file or voice message read before the pipeline (attachments' `AttachmentText`)."""
+
+    @property
+    def kind(self) -> str: ...  # "file" | "voice"
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...  # "read" | "truncated" | "transcribed" | …
+
+    def to_trace(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +132,11 @@ class ChatTurnContext:
     tool_rules: tuple[str, ...] = ()
     token_budget: int | None = None  # model context window minus reserved output
     rules: TurnRules | None = None  # regex rules, placed injections, macro values
-    # issue 12 (read by pipeline_state.py): session variables, kb lookup, attachments, images
-    svars: SvarView | None = None
-    knowledge: KnowledgeLookup | None = None
-    attachments: tuple[AttachmentText, ...] = ()
+    # read by the slices' processors (attachments 310, kb_placeholders 450, svars 500) and the
+    # budget (this turn's images)
+    svars: VariableState | None = None
+    knowledge: KnowledgeResolver | None = None
+    attachments: tuple[AttachmentItem, ...] = ()
     turn_image_count: int = 0  # images this turn attaches after the pipeline (vision models)
     image_token_cost: int = IMAGE_BLOCK_TOKENS
 

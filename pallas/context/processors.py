@@ -1,10 +1,12 @@
-"""The default processors of the chat-context pipeline and the inputs they read.
+"""The context layer's processors of the chat pipeline and the inputs they read.
 
 The orchestrator gathers everything a REPLY turn needs (timeline rows, session rows, retrieved
 blocks, turn policy, reply shape, tool results) into one frozen `ChatTurnContext`
 (`processor_inputs.py`); processors only read it and add sections / messages to the draft.
 Sections whose sources arrive in later work (memory, knowledge, relationship, …) are real
-processors that render nothing without data.
+processors that render nothing without data. The feature slices' processors (attachments 310,
+kb_placeholders 450, svars 500) are handed in by the turn (`pallas.turn.parts.chat_pipeline`): this
+layer knows no feature.
 
 Default order (priority): guard 100 · persona 110 · self_identity 120 · group_expression 130 ·
 behavior_reference 140 · memory 150 · knowledge 160 · relationship 170 · person_facts 180 ·
@@ -37,6 +39,7 @@ from pallas.context.group_timeline import (
     ambient_snapshot_from_timeline,
     build_recent_group_timeline,
 )
+from pallas.context.image_budget import image_budget
 from pallas.context.pipeline import (
     TIMELINE_IMAGES,
     BaseProcessor,
@@ -52,10 +55,6 @@ from pallas.context.rule_processors import INJECTION, expand_override_macros, ru
 from pallas.context.session_messages import build_llm_chat_messages
 from pallas.core.token_pieces import PieceTokenCounter
 from pallas.core.tokens import count_tokens
-from pallas.features.attachments.images import image_budget
-from pallas.features.attachments.processor import AttachmentProcessor
-from pallas.features.kb.processor import KnowledgePlaceholderProcessor
-from pallas.features.svars.processor import VariableProcessor
 
 DEFAULT_PERSONA_BASE = (
     "你是帕拉斯，在 QQ 群里和大家聊天。你温柔、亲切、有耐心，说话自然口语化，"
@@ -336,24 +335,22 @@ def default_processors(token_counter: PieceTokenCounter | None = None) -> list[B
         ToolContextProcessor(),
         SessionMessagesProcessor(),
         TimelineImagesProcessor(),
-        AttachmentProcessor(),  # 310: shared files / voice into the current message
         PromptOverridesProcessor(),
         *rule_processors(),  # regex 305 · worldbook 330 · macros 390 · injections 410
-        KnowledgePlaceholderProcessor(),  # 450: 【kb::…】 in persona / overrides
-        VariableProcessor(),  # 500: <svar> state, $[svars::…]
         BudgetProcessor(token_counter),
         FormatterProcessor(),
     ]
 
 
-def build_chat_pipeline(
+def build_context_pipeline(
     config: ContextConfig | None = None,
     extra: Sequence[BaseProcessor] = (),
     *,
     token_counter: PieceTokenCounter | None = None,
 ) -> ContextPipeline:
-    """The default pipeline (plus plugin processors) with the group's order / disabled set;
-    `token_counter` is the budget's (the reply path keeps one across turns)."""
+    """The context's processors plus `extra` (the feature slices' and plugin processors) with
+    the group's order / disabled set; `token_counter` is the budget's (the reply path keeps
+    one across turns). The chat pipeline the bot runs is `pallas.turn.parts.chat_pipeline`'s."""
     cfg = config or ContextConfig()
     return ContextPipeline(
         [*default_processors(token_counter), *extra],

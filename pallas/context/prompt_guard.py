@@ -135,6 +135,15 @@ def _neutralise_roles(text: str) -> str:
     return _MD_ROLE_HEADING_RE.sub(lambda m: m.group(1), text)
 
 
+def neutralise_member_tags(text: str) -> str:
+    """Member text: `<svar` (or `＜svar`) becomes `〈svar`, never applied even when echoed.
+
+    Only ASCII `<svar …/>` tags in the model's answer change session variables, so a tag a
+    member typed (a nickname, a message, a stored memory) must never reach the prompt as one.
+    """
+    return re.sub(r"[<＜](\s*/?\s*svar)", r"〈\1", text, flags=re.IGNORECASE)
+
+
 def cap_text(text: str, max_chars: int, marker: str = ELLIPSIS) -> str:
     """`text` cut to at most `max_chars` characters (marker included) at a safe point."""
     if max_chars <= 0:

@@ -6,11 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pallas.context.budget import BudgetReport
+from pallas.context.budget_report import BudgetReport
 from pallas.context.chat_prompt import ChatPromptAssembler, draft_request
 from pallas.context.pipeline import ContextPipeline, PromptDraft, StepTrace
 from pallas.context.processor_inputs import ChatTurnContext
-from pallas.context.processors import build_chat_pipeline
 
 
 def request_messages(draft: PromptDraft, *, block_max_chars: int = 4000) -> list[dict[str, Any]]:
@@ -47,11 +46,11 @@ class ChatRequest:
         return self.draft.budget_report
 
 
-async def assemble_chat_request(
-    ctx: ChatTurnContext, pipeline: ContextPipeline | None = None
-) -> ChatRequest:
-    """Run the pipeline over an empty draft. Raises `CoreProcessorError` (abort the turn)."""
-    pipeline = pipeline or build_chat_pipeline(ctx.config)
+async def assemble_chat_request(ctx: ChatTurnContext, pipeline: ContextPipeline) -> ChatRequest:
+    """Run the pipeline over an empty draft. Raises `CoreProcessorError` (abort the turn).
+
+    The pipeline is the caller's: the chat pipeline with the feature slices' processors is
+    built above this layer (`pallas.turn.parts.chat_pipeline`)."""
     result = await pipeline.run(PromptDraft(), ctx)
     draft = result.draft
     return ChatRequest(

@@ -25,6 +25,7 @@ INVISIBLE_CHARS: Final = (
 #: U+200D joins emoji sequences (👨‍👩‍👧): text the bot sends keeps it.
 EMOJI_JOINER: Final = "\u200d"
 
+_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 _INVISIBLE_RE = re.compile(f"[{CONTROL_CHARS}{INVISIBLE_CHARS}]")
 _INVISIBLE_KEEP_JOINER_RE = re.compile(f"(?!{EMOJI_JOINER})[{CONTROL_CHARS}{INVISIBLE_CHARS}]")
 _LINE_BREAKS = re.compile(r"[\r\n\t\x85\u2028\u2029]")
@@ -39,6 +40,11 @@ _PLACEHOLDER_NAMES = sorted(
 PLACEHOLDER_RE: Final = re.compile(
     r"\[CQ:[^\]]*\]|\[(?:" + "|".join(map(re.escape, _PLACEHOLDER_NAMES)) + r")[^\]\[]{0,8}\]"
 )
+
+
+def contains_cjk(text: str) -> bool:
+    """True when `text` holds at least one CJK ideograph, kana or hangul character."""
+    return _CJK_CHAR.search(text) is not None
 
 
 def is_invisible(ch: str) -> bool:

@@ -1,7 +1,9 @@
 """Values that describe one incoming chat message, independent of NoneBot.
 
 `pallas/onebot/` builds a `TurnInput` from a OneBot v11 event; everything after that
-(routing, context, delivery) works on these frozen values only.
+(routing, context, delivery) works on these frozen values only. A delivered reply ends as a
+`CompletedTurn`, handed to the after-turn hooks (`AfterTurnHook`: summaries, memory
+extraction), which the feature slices implement and the turn runs.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 
 def _frozen_mapping(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -98,3 +100,26 @@ class TurnInput:
 
     def has_segment(self, kind: str) -> bool:
         return any(seg.type == kind for seg in self.segments)
+
+
+@dataclass(frozen=True, slots=True)
+class CompletedTurn:
+    """Handed to after-turn hooks (summaries, memory extraction, learning) once delivered.
+
+    It carries no group config: a hook reads its own config slice through the getter it was
+    built with (the composition root hands each one `group_id → its slice`), when it runs.
+    The turn's config differs from that only by the cost ladder's shorter context, which no
+    hook reads.
+    """
+
+    turn: TurnInput
+    user_text: str
+    reply_text: str
+    sent_ids: tuple[int, ...]
+    turn_id: str
+
+
+class AfterTurnHook(Protocol):
+    name: str
+
+    async def after_turn(self, completed: CompletedTurn) -> None: ...

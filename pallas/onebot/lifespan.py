@@ -36,7 +36,7 @@ from pallas.app import PallasApp, start_app
 from pallas.core import gc_tuning
 from pallas.core.settings import PallasSettings
 from pallas.core.tokens import get_encoding
-from pallas.features.memory.text import warm_up as load_jieba
+from pallas.features.memory import warm_up as load_jieba
 from pallas.onebot.adapter import GuardedAdapter
 from pallas.onebot.counters import CounterSettings
 from pallas.onebot.edge import Edge

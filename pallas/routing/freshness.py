@@ -175,7 +175,7 @@ class FreshnessGate:
         latest: tuple[float, int, int] | None = None
         for order, entry in enumerate(await self._state.items(self._key(turn, "addressed"))):
             try:
-                event_time, message_id = float(entry[0]), int(entry[1])  # type: ignore[index]
+                event_time, message_id = float(entry[0]), int(entry[1])
             except (TypeError, ValueError, IndexError, KeyError):
                 continue
             if latest is None or (event_time, order) >= (latest[0], latest[1]):

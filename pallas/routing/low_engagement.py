@@ -22,10 +22,18 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pallas.routing import phrases
 from pallas.routing.ambient_stake import Mood, ObservedPhrase, classify_mood
 from pallas.routing.config import LowEngagementConfig
 from pallas.routing.current_turn_decision import CurrentTurnAction
+from pallas.routing.phrases import (
+    BLOCKLIST,
+    EMOJI_POOL,
+    EMOTION_TANGENT_POOL,
+    GOOD_NEWS_POOL,
+    SOFT_POOL,
+    SURPRISE_POOL,
+    WARM_POOL,
+)
 
 _FORBIDDEN_MARKS = ("[CQ:", "http://", "https://", "www.", "@", "\n", "\r", "【", "】")
 # A phrase ending like this reads as a question or an instruction in a stranger's chat.
@@ -91,19 +99,15 @@ def build_pools(
     config: LowEngagementConfig, group_expressions: Iterable[str] = ()
 ) -> dict[str, tuple[str, ...]]:
     """The filtered pools for one group: config overrides replace the built-in pools."""
-    blocklist = (*phrases.BLOCKLIST, *config.extra_blocklist)
+    blocklist = (*BLOCKLIST, *config.extra_blocklist)
     raw = {
         "group": tuple(group_expressions) if config.use_group_expressions else (),
-        "soft": phrases.SOFT_POOL if config.soft_pool is None else config.soft_pool,
-        "emotion": (
-            phrases.EMOTION_TANGENT_POOL if config.emotion_pool is None else config.emotion_pool
-        ),
-        "emoji": phrases.EMOJI_POOL if config.emoji_pool is None else config.emoji_pool,
-        "good_news": (
-            phrases.GOOD_NEWS_POOL if config.good_news_pool is None else config.good_news_pool
-        ),
-        "surprise": phrases.SURPRISE_POOL if config.surprise_pool is None else config.surprise_pool,
-        "warm": phrases.WARM_POOL if config.warm_pool is None else config.warm_pool,
+        "soft": SOFT_POOL if config.soft_pool is None else config.soft_pool,
+        "emotion": (EMOTION_TANGENT_POOL if config.emotion_pool is None else config.emotion_pool),
+        "emoji": EMOJI_POOL if config.emoji_pool is None else config.emoji_pool,
+        "good_news": (GOOD_NEWS_POOL if config.good_news_pool is None else config.good_news_pool),
+        "surprise": SURPRISE_POOL if config.surprise_pool is None else config.surprise_pool,
+        "warm": WARM_POOL if config.warm_pool is None else config.warm_pool,
     }
     return {
         name: clean_pool(pool, max_chars=config.max_chars, blocklist=blocklist)

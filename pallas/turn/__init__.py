@@ -18,15 +18,9 @@ addressing, the turn's extras (svars, kb, attachments), the prompt inputs, visio
 parsing and pacing, the output guard, the bot reply context, the cost exit, the group preload.
 """
 
+from pallas.core.turn import AfterTurnHook, CompletedTurn
 from pallas.turn.context import NO_HOLD, LoopHold, Pause, Sleep, TurnContext
-from pallas.turn.contracts import (
-    AfterTurnHook,
-    CompletedTurn,
-    PhraseSource,
-    ReplyTurn,
-    TurnOutcome,
-    TurnResult,
-)
+from pallas.turn.contracts import PhraseSource, ReplyTurn, TurnOutcome, TurnResult
 from pallas.turn.route import NextStep, RoutedTurn, RouteStep
 from pallas.turn.service import ChatTurnService
 

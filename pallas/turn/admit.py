@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from pallas.core.clock import Clock
 from pallas.core.state import StateStore
-from pallas.features.cost.guard import CostGuard
+from pallas.features.cost import CostGuard
 from pallas.routing.config import CooldownConfig
 from pallas.routing.cooldown import AdmissionVerdict, decide_admission
 from pallas.routing.freshness import FreshAction, FreshnessGate

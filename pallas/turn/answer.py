@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.turn_rules import apply_output_rules
-from pallas.features.persona.pack import PersonaPack
-from pallas.features.svars.ops import SvarOp, split_svar_tags
+from pallas.features.persona import PersonaPack
+from pallas.features.svars import SvarOp, split_svar_tags
 from pallas.turn.contracts import AnswerRecord
 from pallas.turn.parts.bubbles import ParsedReply, parse_reply
 from pallas.turn.parts.output_guard import guard_parsed_reply

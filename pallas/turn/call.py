@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.messages import MessageRepository
-from pallas.features.cost.guard import CostGuard
+from pallas.features.cost import CostGuard
 from pallas.providers.client import LLMClient
 from pallas.turn.contracts import ModelCall, PreparedTurn, ReplyTurn
 from pallas.turn.parts.vision import QuotedMessageFetcher, prepare_vision_request

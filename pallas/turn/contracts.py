@@ -15,32 +15,14 @@ from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.snapshot import JsonDict, TurnSnapshot
 from pallas.core.deferred import Deferred
 from pallas.core.turn import TurnInput
-from pallas.features.cost.guard import PROCEED, CostVerdict
-from pallas.features.persona.pack import PersonaPack
-from pallas.features.tools.service import NO_TOOL, ToolPlan
+from pallas.features.cost import PROCEED, CostVerdict
+from pallas.features.persona import PersonaPack
+from pallas.features.tools import NO_TOOL, ToolPlan
 from pallas.providers.client import CompletionResult
 from pallas.providers.models import ModelProfile
 from pallas.routing.evaluate import RouteResult
 from pallas.turn.context import TurnContext
 from pallas.turn.parts.delivery import GroupSender
-
-
-@dataclass(frozen=True, slots=True)
-class CompletedTurn:
-    """Handed to after-turn hooks (summaries, memory extraction, learning) once delivered."""
-
-    turn: TurnInput
-    user_text: str
-    reply_text: str
-    sent_ids: tuple[int, ...]
-    turn_id: str
-    config: GroupConfig
-
-
-class AfterTurnHook(Protocol):
-    name: str
-
-    async def after_turn(self, completed: CompletedTurn) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pallas.core.clock import Clock
 from pallas.core.state import StateStore
-from pallas.features.stickers.service import StickerService
+from pallas.features.stickers import StickerService
 from pallas.routing.evaluate import RouteOutcome
 from pallas.routing.router import Router
 from pallas.turn.contracts import ReplyTurn, TurnOutcome, TurnResult

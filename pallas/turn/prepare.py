@@ -33,7 +33,6 @@ from pallas.context.context import (
 )
 from pallas.context.pipeline_cache import ChatPipelines
 from pallas.context.processor_inputs import ChatTurnContext
-from pallas.context.request import assemble_chat_request
 from pallas.context.snapshot import TurnSnapshot
 from pallas.context.turn_rules import rules_for_turn
 from pallas.core.clock import Clock
@@ -44,15 +43,15 @@ from pallas.core.deferred import Deferred
 from pallas.core.eager import eager_gather
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
-from pallas.features.stickers.service import StickerService
-from pallas.features.tools.registry import ToolRegistry
-from pallas.features.tools.service import ToolTurnContext, run_planned_tool
+from pallas.features.stickers import StickerService
+from pallas.features.tools import ToolRegistry, ToolTurnContext, run_planned_tool
 from pallas.providers.client import LLMClient
 from pallas.providers.models import ModelProfile, profile_for
 from pallas.routing.evaluate import RouteOutcome, RouteResult
 from pallas.routing.freshness import STALE_REPLY_SHAPE
 from pallas.routing.merge_wait import MergeWaitDecision
 from pallas.turn.contracts import PreparedTurn, ReplyTurn
+from pallas.turn.parts.chat_pipeline import assemble_chat_request, chat_pipelines
 from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.merges import TurnMerges
 from pallas.turn.parts.prompt_inputs import TurnRows, build_chat_turn_context, fetch_turn_rows
@@ -93,7 +92,7 @@ class PrepareStep:
     nicknames: tuple[str, ...] = ()  # the bot's first nickname names it in the prompt
     # the chat pipelines (built once per order / disabled setting) and the token counter of
     # the budget and the snapshot (exact counts from cached line counts)
-    pipelines: ChatPipelines = field(default_factory=ChatPipelines)
+    pipelines: ChatPipelines = field(default_factory=chat_pipelines)
 
     async def run(self, reply: ReplyTurn) -> PreparedTurn:
         """Merge quick follow-ups, fetch rows, retrieve, run the tool, build the request."""

@@ -14,11 +14,9 @@ from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.snapshots import InjectionSnapshot, SnapshotRepository
 from pallas.core.message_text import session_user_content
 from pallas.core.records import SessionTurn
-from pallas.core.turn import TurnInput
+from pallas.core.turn import AfterTurnHook, CompletedTurn, TurnInput
 from pallas.turn.contracts import (
-    AfterTurnHook,
     AnswerRecord,
-    CompletedTurn,
     ModelCall,
     PreparedTurn,
     snapshot_json,

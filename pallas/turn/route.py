@@ -17,9 +17,8 @@ from enum import StrEnum
 from pallas.config import GroupConfig
 from pallas.core.clock import Clock
 from pallas.core.turn import TurnInput
-from pallas.features.persona.pack import PersonaPack
-from pallas.features.tools.registry import ToolRegistry
-from pallas.features.tools.service import NO_TOOL, ToolPlan, plan_turn_tool
+from pallas.features.persona import PersonaPack
+from pallas.features.tools import NO_TOOL, ToolPlan, ToolRegistry, plan_turn_tool
 from pallas.routing.config import LowEngagementConfig
 from pallas.routing.evaluate import RouteOutcome, RouteResult
 from pallas.routing.freshness import FreshnessGate, FreshnessVerdict, looks_addressed

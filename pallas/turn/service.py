@@ -28,16 +28,14 @@ from dataclasses import dataclass, replace
 from pallas.context.pipeline import CoreProcessorError
 from pallas.core.clock import Clock
 from pallas.core.state import StateStore
-from pallas.core.turn import TurnInput
-from pallas.features.cost.guard import CostGuard
+from pallas.core.turn import CompletedTurn, TurnInput
+from pallas.features.cost import CostGuard
 from pallas.routing.router import Router
 from pallas.turn.admit import AdmitStep
 from pallas.turn.answer import Answer, read_answer
 from pallas.turn.call import CallStep
 from pallas.turn.context import NO_HOLD, LoopHold, Pause, TurnContext
 from pallas.turn.contracts import (
-    AfterTurnHook,
-    CompletedTurn,
     ModelCall,
     PreparedTurn,
     ReplyTurn,
@@ -52,7 +50,7 @@ from pallas.turn.prepare import PrepareStep
 from pallas.turn.remember import TurnRecorder
 from pallas.turn.route import NextStep, RoutedTurn, RouteStep
 
-__all__ = ["AfterTurnHook", "ChatTurnService", "CompletedTurn", "TurnOutcome"]
+__all__ = ["ChatTurnService", "TurnOutcome"]
 
 log = logging.getLogger("pallas.chat")
 
@@ -178,9 +176,7 @@ class ChatTurnService:
             reply_text = joined_reply(answer.parsed.bubbles)
             self.recorder.append_session(turn, user_text, reply_text)
             self.recorder.after_turn(
-                CompletedTurn(
-                    turn, user_text, reply_text, outcome.sent_ids, prepared.turn_id, reply.config
-                )
+                CompletedTurn(turn, user_text, reply_text, outcome.sent_ids, prepared.turn_id)
             )
         return TurnOutcome(outcome.outcome, outcome.reason, outcome.sent_ids, prepared.turn_id)
 

@@ -13,17 +13,15 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from pallas.admin.base import AdminContext, AdminServices
+from pallas.admin import AdminContext, AdminServices, memory_command
 from pallas.config import GroupConfig
-from pallas.context.processors import build_chat_pipeline
 from pallas.core.clock import Clock
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.state import StateStore
-from pallas.features.memory.admin import memory as memory_command
-from pallas.features.memory.isolation import readable_scopes
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory import MemoryItem, readable_scopes
 from pallas.routing.router import Router
+from pallas.turn.parts.chat_pipeline import build_chat_pipeline
 from pallas.web import config_edit
 from pallas.web.config_edit import ConfigRejected
 from pallas.web.queries import ConsoleQueries

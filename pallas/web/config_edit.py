@@ -21,13 +21,13 @@ from pydantic import ValidationError
 from tomlkit.items import Table
 
 from pallas.config import GroupConfig
-from pallas.context.processors import build_chat_pipeline
 from pallas.core.config_files import (
     DefaultOnlyKeyError,
     deep_merge,
     describe_validation_error,
     reject_default_only,
 )
+from pallas.turn.parts.chat_pipeline import build_chat_pipeline
 
 
 class ConfigRejected(ValueError):

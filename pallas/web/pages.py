@@ -10,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from pallas.core.clock import CHINA, local_day
-from pallas.features.memory.kinds import SHORT_NAMES, STORED_KINDS, resolve_kind
+from pallas.features.memory import SHORT_NAMES, STORED_KINDS, resolve_kind
 from pallas.web.app import Console
 from pallas.web.queries import USAGE_KEYS, MessageCounts, days_back
 from pallas.web.views import request_json, retrieval_rows, token_bar, usage_series

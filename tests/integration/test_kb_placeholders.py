@@ -10,7 +10,6 @@ import pytest
 from pallas.context.config import ContextConfig
 from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.prompt_overrides import PromptOverrideConfig
-from pallas.context.request import assemble_chat_request
 from pallas.core.clock import FakeClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
@@ -23,6 +22,7 @@ from pallas.features.memory.kinds import KNOWLEDGE
 from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import MemoryService
+from pallas.turn.parts.chat_pipeline import assemble_chat_request
 
 BOT, GROUP, OTHER = 7, 100, 200
 LORE = "# 干员\n\n能天使是企鹅物流的干员，最喜欢苹果派。\n\n德克萨斯喜欢巧克力棒。\n"

@@ -16,14 +16,13 @@ from pallas.core.db.repositories.usage import UsageEntry
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
-from pallas.core.turn import Sender, TurnInput
+from pallas.core.turn import CompletedTurn, Sender, TurnInput
 from pallas.features.memory.factory import context_token_budget
 from pallas.features.memory.isolation import group_scope, pool_scope
 from pallas.features.memory.service import MemoryService
 from pallas.features.memory.sources import KnowledgeSource
 from pallas.features.worldbook.service import WorldbookLibrary
 from pallas.runtime import PallasRuntime
-from pallas.turn.service import CompletedTurn
 from tests.harness.fake_openai import FakeOpenAI
 
 REPO = Path(__file__).resolve().parents[2]
@@ -262,7 +261,7 @@ def stored(mid: int, user: int, text: str, *, is_bot: bool = False) -> StoredMes
 
 def completed(rt: PallasRuntime, mid: int) -> CompletedTurn:
     t = turn(A, ALICE, "嗯嗯", message_id=mid)
-    return CompletedTurn(t, "嗯嗯", "好哦", (mid + 1000,), f"turn{mid}", rt.group_configs.get(A))
+    return CompletedTurn(t, "嗯嗯", "好哦", (mid + 1000,), f"turn{mid}")
 
 
 async def test_extraction_stores_own_words_and_drops_quoted_bot_lines(

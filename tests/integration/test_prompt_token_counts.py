@@ -23,8 +23,6 @@ import pytest
 from pallas.context import processors
 from pallas.context.budget import BudgetResult
 from pallas.context.chat_prompt import SECTION_SEPARATOR
-from pallas.context.pipeline_cache import ChatPipelines
-from pallas.context.processors import build_chat_pipeline
 from pallas.context.request import ChatRequest
 from pallas.core.clock import FakeClock
 from pallas.core.token_pieces import PieceTokenCounter
@@ -32,6 +30,7 @@ from pallas.core.tokens import count_message_tokens, get_encoding
 from pallas.core.turn import Segment, Sender, TurnInput
 from pallas.onebot.convert import stored_message_from_turn
 from pallas.turn import prepare as reply_step
+from pallas.turn.parts.chat_pipeline import build_chat_pipeline, chat_pipelines
 from tests.harness.fake_openai import FakeOpenAI
 from tests.integration.chat_app import BOT, GROUP, REPO, RecordingSender, start_chat_app
 
@@ -135,7 +134,7 @@ async def test_reply_path_counts_equal_whole_text_counts(
     clock = FakeClock(float(rows[0]["time"]))
     app, _ = await start_chat_app(tmp_path, fake_llm, clock, group_toml=group_toml)
     counter = CheckedCounter()
-    app.chat.prepare.pipelines = ChatPipelines(counter)
+    app.chat.prepare.pipelines = chat_pipelines(counter)
     sender = RecordingSender()
     try:
         for i, row in enumerate(rows[:160]):

@@ -93,6 +93,7 @@ async def env(database_url: str, clock: FakeClock) -> AsyncIterator[Env]:
         llm=llm,
         state=MemoryStateStore(clock),
         clock=clock,
+        group_config=lambda _group: config(),
         describer=PlaceholderDescriber(llm=llm, cache=images, usage=usage, clock=clock),
     )
     yield Env(hook, sessions, topics, images, usage, MessageRepository(factory), clock, server)

@@ -13,8 +13,8 @@ from typing import Any
 from pallas.cli.replay.simulation import ConfigSource, replay_events
 from pallas.config import GroupConfig
 from pallas.core.config_files import GroupConfigStore, deep_merge
-from pallas.features.cost.ladder import Limits
-from pallas.features.persona.pack import PersonaStore
+from pallas.features.cost import Limits
+from pallas.features.persona import PersonaStore
 
 
 class OverlayConfigStore:

@@ -22,10 +22,8 @@ from pallas.config import GroupConfig
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
-from pallas.features.cost.counters import UsageCounters
-from pallas.features.cost.guard import CostGuard
-from pallas.features.cost.ladder import Limits
-from pallas.features.persona.pack import PersonaPack
+from pallas.features.cost import CostGuard, Limits, UsageCounters
+from pallas.features.persona import PersonaPack
 from pallas.onebot.convert import as_int, display_text, turn_input_from_event
 from pallas.routing import RouteOutcome, RouteResult, RoutingConfig
 from pallas.turn.parts.cost_exit import outcome_name

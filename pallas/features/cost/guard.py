@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, Self, TypeVar
 
-from pallas.config import GroupConfig
+from pallas.context.config import ContextConfig
 from pallas.core import state_keys
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
@@ -31,6 +32,30 @@ from pallas.routing.evaluate import RouteResult
 log = logging.getLogger("pallas.cost")
 
 Verdict = Literal["proceed", "phrase", "drop"]
+
+
+class CostCheckView(Protocol):
+    """What the guard reads of a group's config (`GroupConfig` is one)."""
+
+    @property
+    def cost(self) -> CostConfig: ...
+
+    @property
+    def admins(self) -> Sequence[int]: ...  # exempt from the member limit like group admins
+
+
+class ShapeableConfig(Protocol):
+    """A group config whose context the ladder can shorten (`GroupConfig` is one)."""
+
+    @property
+    def context(self) -> ContextConfig: ...
+
+    def model_copy(
+        self, *, update: Mapping[str, Any] | None = None, deep: bool = False
+    ) -> Self: ...
+
+
+C = TypeVar("C", bound=ShapeableConfig)
 _NO_BUDGET = BudgetConfig(chat_calls=0, chat_tokens=0, vision_calls=0, vision_tokens=0)
 
 
@@ -66,7 +91,7 @@ class CostVerdict:
             "shorten_factor": self.shorten_factor,
         }
 
-    def shape(self, route: RouteResult, config: GroupConfig) -> tuple[RouteResult, GroupConfig]:
+    def shape(self, route: RouteResult, config: C) -> tuple[RouteResult, C]:
         """The turn's route and config with the ladder's context shortening applied."""
         if self.shorten_factor >= 1.0:
             return route, config
@@ -105,7 +130,7 @@ class CostGuard:
         return self.counters.state
 
     async def check(
-        self, turn: TurnInput, route: RouteResult, config: GroupConfig, now: float
+        self, turn: TurnInput, route: RouteResult, config: CostCheckView, now: float
     ) -> CostVerdict:
         cost: CostConfig = config.cost
         budget_cfg = cost.budget if cost.enabled else _NO_BUDGET
@@ -120,15 +145,15 @@ class CostGuard:
         )
         notice = await self._announce(turn, plan, now)
         if plan.action == "phrase":
-            phrase = self.rng.choice(budget_cfg.phrases)
-            return CostVerdict("phrase", plan.reason, phrase, budget=plan, notice=notice)
+            said = self.rng.choice(budget_cfg.phrases)
+            return CostVerdict("phrase", plan.reason, said, budget=plan, notice=notice)
         if plan.action == "drop":
             return CostVerdict("drop", plan.reason, budget=plan, notice=notice)
         member = await self._member(turn, route, config, now)
         if not member.allowed:
             phrase = self.rng.choice(cost.member.phrases) if member.notify else None
             await self.counters.note_limited(now, turn.bot_id, turn.group_id, turn.user_id)
-            action = "phrase" if phrase else "drop"
+            action: Literal["phrase", "drop"] = "phrase" if phrase else "drop"
             return CostVerdict(action, member.reason, phrase, plan, member, notice=notice)
         return CostVerdict(
             "proceed",
@@ -143,11 +168,11 @@ class CostGuard:
 
     async def record(self, turn: TurnInput, now: float, *, images: bool, tokens: int) -> None:
         """Count one reply LLM call into today's counters."""
-        kind = "vision" if images else "chat"
+        kind: Literal["chat", "vision"] = "vision" if images else "chat"
         await self.counters.record(now, turn.bot_id, turn.group_id, kind, tokens)
 
     async def _member(
-        self, turn: TurnInput, route: RouteResult, config: GroupConfig, now: float
+        self, turn: TurnInput, route: RouteResult, config: CostCheckView, now: float
     ) -> MemberDecision:
         limits = config.cost.member
         if not config.cost.enabled:
@@ -164,7 +189,7 @@ class CostGuard:
             await self.state.set(key, decision.state.to_json(), ttl=state_ttl(limits))
         return decision
 
-    def _exempt(self, turn: TurnInput, config: GroupConfig) -> bool:
+    def _exempt(self, turn: TurnInput, config: CostCheckView) -> bool:
         if not config.cost.member.exempt_admins:
             return False
         uid = turn.user_id

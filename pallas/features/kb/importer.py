@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from pallas.features.attachments.files import decode_text
+from pallas.features.attachments import decode_text
 
 EXTENSIONS = (".md", ".txt")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")

@@ -14,16 +14,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pallas.context.prompt_guard import cap_text, sanitize_inline
+from pallas.context.prompt_guard import cap_text, neutralise_member_tags, sanitize_inline
 from pallas.features.kb.config import KnowledgePlaceholderConfig
 from pallas.features.kb.placeholders import KbPlaceholder, decide_activation, parse_placeholder
-from pallas.features.memory.isolation import InvalidPoolName, pool_scope
-from pallas.features.memory.items import normalise_key
-from pallas.features.memory.kinds import KNOWLEDGE
-from pallas.features.memory.repository import MemoryItem
-from pallas.features.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
-from pallas.features.memory.service import MemoryService
-from pallas.features.svars.ops import neutralise_member_tags
+from pallas.features.memory import (
+    KNOWLEDGE,
+    BlockRetrievalConfig,
+    InvalidPoolName,
+    MemoryItem,
+    MemoryService,
+    RetrievalConfig,
+    normalise_key,
+    pool_scope,
+)
 
 log = logging.getLogger("pallas.kb")
 

@@ -16,10 +16,11 @@ import re
 from dataclasses import replace
 from typing import Any
 
+from pallas.context.authorship import is_admin_message, is_admin_text
 from pallas.context.pipeline import BaseProcessor, PromptDraft
-from pallas.features.kb.lookup import KnowledgeLookup, MacroExpander
+from pallas.context.processor_inputs import ChatTurnContext
+from pallas.features.kb.lookup import MacroExpander
 from pallas.features.kb.placeholders import PLACEHOLDER_RE
-from pallas.features.svars.processor import is_admin_message, is_admin_text
 
 _KB_HEADER = re.compile(r"^(?:kb|knowledge)(?:::|$)", re.IGNORECASE)
 
@@ -30,8 +31,10 @@ class KnowledgePlaceholderProcessor(BaseProcessor):
     def __init__(self, expand_macros: MacroExpander | None = None) -> None:
         self.expand_macros = expand_macros
 
-    async def _fills(self, texts: list[str], ctx: Any) -> tuple[dict[str, str], list[Any]]:
-        lookup: KnowledgeLookup | None = getattr(ctx, "knowledge", None)
+    async def _fills(
+        self, texts: list[str], ctx: ChatTurnContext
+    ) -> tuple[dict[str, str], list[Any]]:
+        lookup = ctx.knowledge
         fills: dict[str, str] = {}
         traces: list[Any] = []
         for text in texts:
@@ -49,7 +52,7 @@ class KnowledgePlaceholderProcessor(BaseProcessor):
                 fills[raw] = value
         return fills, traces
 
-    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
+    async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         admin_sections = [s for s in draft.sections if is_admin_text(s.section_id, s.source)]
         admin_messages = [
             m for m in draft.messages if is_admin_message(m.source) and isinstance(m.content, str)

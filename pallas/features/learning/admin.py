@@ -4,12 +4,33 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeAlias
 
-from pallas.admin.base import AdminCommand, AdminContext
+from pallas.core.admin_commands import AdminCommand, AdminContext
+from pallas.core.clock import Clock
+from pallas.features.learning.config import LearningConfig
 from pallas.features.learning.feedback_repository import StoredFeedback
-from pallas.features.learning.feedback_service import undo_negative_feedback
-from pallas.features.learning.group_insight_processor import run_sweep
+from pallas.features.learning.feedback_service import FeedbackStores, undo_negative_feedback
+from pallas.features.learning.group_insight_processor import GroupInsightProcessor, run_sweep
+from pallas.features.learning.repository import LearningRepository
 from pallas.features.learning.scheduler import budget_day
+
+
+@dataclass(frozen=True, slots=True)
+class LearningAdmin:
+    """What the learning commands read (bound to the app's services by `pallas.admin`)."""
+
+    learning: LearningRepository
+    feedback: FeedbackStores
+    insight: GroupInsightProcessor
+    clock: Clock
+    flush: Callable[[], Awaitable[None]]  # the message writer's: pending rows are counted
+    config: Callable[[int], LearningConfig]  # a group's `[learning]`
+
+
+Ctx: TypeAlias = AdminContext[LearningAdmin]
 
 _KIND_ZH = {
     "expression": "表达",
@@ -24,11 +45,11 @@ def _on(flag: bool) -> str:
     return "开" if flag else "关"
 
 
-async def _learn_status(ctx: AdminContext) -> str:
+async def _learn_status(ctx: Ctx) -> str:
     svc = ctx.services
-    config = svc.group_config(ctx.group_id).learning
+    config = svc.config(ctx.group_id)
     repo = svc.learning
-    await svc.writer.flush()
+    await svc.flush()
     counts = await repo.counts(ctx.bot_id, ctx.group_id)
     cursor = await repo.cursor(ctx.bot_id, ctx.group_id)
     pending = await repo.count_rows_after(ctx.bot_id, ctx.group_id, cursor.last_row_id)
@@ -67,7 +88,7 @@ async def _learn_status(ctx: AdminContext) -> str:
     return "\n".join(lines)
 
 
-async def _learn_now(ctx: AdminContext) -> str:
+async def _learn_now(ctx: Ctx) -> str:
     report = await run_sweep(ctx.services.insight)
     if report.busy:
         return "已经有一轮学习在进行，稍后再试"
@@ -85,7 +106,7 @@ async def _learn_now(ctx: AdminContext) -> str:
     return "\n".join(lines)
 
 
-async def learn(ctx: AdminContext) -> str:
+async def learn(ctx: Ctx) -> str:
     action = ctx.args[0] if ctx.args else "status"
     if action == "now":
         return await _learn_now(ctx)
@@ -104,14 +125,14 @@ def _feedback_line(item: StoredFeedback) -> str:
     return f"#{item.id} {when} [{status}] 「{text}」 by {outcome.admin_id}：{blame}"
 
 
-async def _feedback_list(ctx: AdminContext) -> str:
+async def _feedback_list(ctx: Ctx) -> str:
     items = await ctx.services.feedback.feedback.for_group(ctx.bot_id, ctx.group_id, limit=10)
     if not items:
         return "本群还没有负反馈记录"
     return "\n".join(_feedback_line(i) for i in items)
 
 
-async def _feedback_undo(ctx: AdminContext) -> str:
+async def _feedback_undo(ctx: Ctx) -> str:
     feedback_id = int(ctx.args[1]) if len(ctx.args) > 1 and ctx.args[1].isdigit() else None
     if feedback_id is None and ctx.reply_to is None:
         return "用法：回复那条被否定的消息发 /pallas feedback undo，或 /pallas feedback undo <编号>"
@@ -131,7 +152,7 @@ async def _feedback_undo(ctx: AdminContext) -> str:
     return "没有找到对应的负反馈"
 
 
-async def feedback(ctx: AdminContext) -> str:
+async def feedback(ctx: Ctx) -> str:
     action = ctx.args[0] if ctx.args else "list"
     if action == "list":
         return await _feedback_list(ctx)
@@ -140,7 +161,7 @@ async def feedback(ctx: AdminContext) -> str:
     return "用法：/pallas feedback list|undo [编号]"
 
 
-COMMANDS = [
+COMMANDS: list[AdminCommand[LearningAdmin]] = [
     AdminCommand("learn", "/pallas learn now|status", "群学习：立即学习一轮 / 样本与预算", learn),
     AdminCommand(
         "feedback",

@@ -12,11 +12,10 @@ and stops the event from reaching the chat plugin.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
-from pallas.config import GroupConfig
 from pallas.context import sections as S
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.snapshots import SnapshotRepository
@@ -95,6 +94,16 @@ class FeedbackHandling:
     recall_message_id: int | None = None  # the rejected line, when recalling is configured
 
 
+class FeedbackConfigView(Protocol):
+    """What negative feedback reads of a group's config (`GroupConfig` is one)."""
+
+    @property
+    def learning(self) -> LearningConfig: ...
+
+    @property
+    def admins(self) -> Sequence[int]: ...  # may say 不可以 besides the group's admins
+
+
 @dataclass(frozen=True, slots=True)
 class FeedbackStores:
     """What negative feedback reads and writes (built once by `pallas.app`)."""
@@ -104,7 +113,7 @@ class FeedbackStores:
     snapshots: SnapshotRepository
     state: StateStore
     clock: Clock
-    group_config: Callable[[int], GroupConfig]
+    group_config: Callable[[int], FeedbackConfigView]
     superusers: frozenset[int] = frozenset()
 
 

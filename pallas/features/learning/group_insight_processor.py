@@ -24,10 +24,10 @@ over (pairs kept, unlabelled) so one poisonous batch cannot block a group foreve
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
-from pallas.config import GroupConfig
 from pallas.core import state_keys
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.messages import MessageRepository
@@ -45,6 +45,17 @@ from .scheduler import GroupKey, GroupWork, LabelJob, budget_day, plan_sweep, ta
 from .strategies import summarize_strategies
 
 log = logging.getLogger("pallas.learning")
+
+
+class InsightConfigView(Protocol):
+    """What the sweep reads of a group's config (`GroupConfig` is one)."""
+
+    @property
+    def learning(self) -> LearningConfig: ...
+
+    @property
+    def other_bot_ids(self) -> Sequence[int]: ...  # their lines are not members' examples
+
 
 LOCK_KEY = state_keys.LEARNING_SWEEP_LOCK
 LOCK_TTL_SECONDS = 1800.0
@@ -91,7 +102,7 @@ class SweepReport:
 
 
 def _pair_options(
-    group_config: Callable[[int], GroupConfig], group_id: int, config: LearningConfig
+    group_config: Callable[[int], InsightConfigView], group_id: int, config: LearningConfig
 ) -> PairOptions:
     options = config.pair_options()
     others = set(options.other_bot_ids) | set(group_config(group_id).other_bot_ids)
@@ -113,7 +124,7 @@ class GroupInsightProcessor:
         clock: Clock,
         llm: LLMClient,
         flush: Callable[[], Awaitable[None]],  # the message writer's: rows are on disk
-        group_config: Callable[[int], GroupConfig],
+        group_config: Callable[[int], InsightConfigView],
     ) -> None:
         self.repo = repo
         self.messages = messages

@@ -12,9 +12,11 @@ group's config lists it in `memory.shared_pools`.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
 
-from pallas.admin.base import AdminCommand, AdminContext
+from pallas.core.admin_commands import AdminCommand, AdminContext
 from pallas.features.memory.isolation import group_scope, pool_scope, readable_scopes
 from pallas.features.memory.kinds import (
     GROUP_EVENTS,
@@ -27,7 +29,19 @@ from pallas.features.memory.kinds import (
     resolve_kind,
 )
 from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import MemoryService
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryAdmin:
+    """What `/pallas memory` reads (bound to the app's services by `pallas.admin`)."""
+
+    service: MemoryService  # the app's one memory service
+    config: Callable[[int], RetrievalConfig]  # a group's `[memory]`: its shared pools
+
+
+Ctx: TypeAlias = AdminContext[MemoryAdmin]
 
 ADMIN_WRITABLE = (GROUP_MEMORY, GROUP_EVENTS, IP_KNOWLEDGE, TEACHINGS, KNOWLEDGE)
 LIST_LIMIT = 20
@@ -47,9 +61,9 @@ def format_item(item: MemoryItem) -> str:
     return f"{item.ref} {SHORT_NAMES.get(item.kind, item.kind)}{who}{where}：{item.text[:60]}"
 
 
-def _scopes(ctx: AdminContext) -> frozenset[str]:
-    config = ctx.services.group_config(ctx.group_id)
-    return readable_scopes(ctx.bot_id, ctx.group_id, config.memory.shared_pools)
+def _scopes(ctx: Ctx) -> frozenset[str]:
+    config = ctx.services.config(ctx.group_id)
+    return readable_scopes(ctx.bot_id, ctx.group_id, config.shared_pools)
 
 
 def _parse_list_args(args: Sequence[str]) -> tuple[str | None, int | None, str | None]:
@@ -64,7 +78,7 @@ def _parse_list_args(args: Sequence[str]) -> tuple[str | None, int | None, str |
     return kind, user, None
 
 
-async def _list(ctx: AdminContext, args: Sequence[str]) -> str:
+async def _list(ctx: Ctx, args: Sequence[str]) -> str:
     kind, user, problem = _parse_list_args(args)
     if problem:
         return problem
@@ -80,7 +94,7 @@ async def _list(ctx: AdminContext, args: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-async def _add(ctx: AdminContext, args: Sequence[str]) -> str:
+async def _add(ctx: Ctx, args: Sequence[str]) -> str:
     if len(args) < 2:
         return USAGE
     kind = resolve_kind(args[0])
@@ -90,8 +104,8 @@ async def _add(ctx: AdminContext, args: Sequence[str]) -> str:
     scope = group_scope(ctx.bot_id, ctx.group_id)
     if rest[0].startswith("pool:"):
         name = rest.pop(0).removeprefix("pool:")
-        config = ctx.services.group_config(ctx.group_id)
-        if name not in config.memory.shared_pools:
+        config = ctx.services.config(ctx.group_id)
+        if name not in config.shared_pools:
             return f"本群没有配置共享池 {name}（memory.shared_pools）"
         scope = pool_scope(name)
     text = " ".join(rest).strip()
@@ -115,7 +129,7 @@ async def _add(ctx: AdminContext, args: Sequence[str]) -> str:
     return f"记下了：{format_item(outcome.item)}"
 
 
-async def _delete(ctx: AdminContext, args: Sequence[str]) -> str:
+async def _delete(ctx: Ctx, args: Sequence[str]) -> str:
     ids = [parse_ref(a) for a in args]
     if not ids or any(i is None for i in ids):
         return "用法：/pallas memory del <id>（id 见 /pallas memory list）"
@@ -128,7 +142,7 @@ async def _delete(ctx: AdminContext, args: Sequence[str]) -> str:
     return "已删除：" + "、".join(i.ref for i in gone)
 
 
-async def _forget(ctx: AdminContext, args: Sequence[str]) -> str:
+async def _forget(ctx: Ctx, args: Sequence[str]) -> str:
     match = _USER.match(args[0]) if len(args) == 1 else None
     if match is None:
         return "用法：/pallas memory forget <QQ号>"
@@ -138,7 +152,7 @@ async def _forget(ctx: AdminContext, args: Sequence[str]) -> str:
     return f"已忘掉 {user} 的 {len(gone)} 条记忆"
 
 
-async def memory(ctx: AdminContext) -> str:
+async def memory(ctx: Ctx) -> str:
     sub, args = (ctx.args[0], ctx.args[1:]) if ctx.args else ("list", ())
     handlers = {"list": _list, "add": _add, "del": _delete, "delete": _delete, "forget": _forget}
     handler = handlers.get(sub)
@@ -147,7 +161,7 @@ async def memory(ctx: AdminContext) -> str:
     return await handler(ctx, args)
 
 
-COMMANDS = [
+COMMANDS: list[AdminCommand[MemoryAdmin]] = [
     AdminCommand(
         "memory",
         "/pallas memory list|add|del|forget …",
@@ -157,6 +171,6 @@ COMMANDS = [
 ]
 
 
-def _memory(ctx: AdminContext) -> MemoryService:
+def _memory(ctx: Ctx) -> MemoryService:
     """The app's one memory service."""
-    return ctx.services.memory
+    return ctx.services.service

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pallas.core.clock import Clock
+from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.tokens import count_message_tokens
 from pallas.features.memory.expansion import expansion_messages, parse_expansion
 from pallas.features.memory.repository import MemoryItem
-
-if TYPE_CHECKING:
-    from pallas.config import GroupConfig
-    from pallas.core.clock import Clock
-    from pallas.core.db.repositories.usage import UsageRepository
-    from pallas.features.memory.service import MemoryService
-    from pallas.providers.client import LLMClient
+from pallas.features.memory.retrieval_config import RetrievalConfig
+from pallas.features.memory.service import MemoryService
+from pallas.providers.client import LLMClient
 
 log = logging.getLogger("pallas.memory.expand")
 
@@ -43,12 +41,12 @@ class MemoryExpander:
         clock: Clock,
         usage: UsageRepository,
         llm: LLMClient,
-        group_config: Callable[[int], GroupConfig],
+        memory_config: Callable[[int], RetrievalConfig],  # a group's `[memory]`
     ) -> None:
         self.clock = clock
         self.usage = usage
         self.llm = llm
-        self.group_config = group_config
+        self.memory_config = memory_config
 
     async def expand(self, service: MemoryService, item: MemoryItem) -> dict[str, Any]:
         """Expand one stored row; returns a small report (also logged at debug level)."""
@@ -60,7 +58,7 @@ class MemoryExpander:
         group = _group_of(item.scope)
         if group is None:
             return {"outcome": "not_a_group_row"}
-        cfg = self.group_config(group).memory.expansion
+        cfg = self.memory_config(group).expansion
         if not cfg.enabled or item.kind not in cfg.kinds:
             return {"outcome": "off"}
         prompt = expansion_messages(item.text, item.kind)

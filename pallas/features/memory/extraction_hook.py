@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
-from pallas.config import GroupConfig
 from pallas.core import state_keys
 from pallas.core.clock import DAY_S, Clock
 from pallas.core.db.repositories.messages import MessageRepository
@@ -26,6 +25,7 @@ from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.records import StoredMessage
 from pallas.core.state import StateStore, claim
 from pallas.core.tokens import count_message_tokens
+from pallas.core.turn import CompletedTurn
 from pallas.features.memory.extraction import (
     ExtractedFact,
     attribute,
@@ -35,15 +35,25 @@ from pallas.features.memory.extraction import (
 )
 from pallas.features.memory.extraction_config import ExtractionConfig
 from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import MemoryService
-from pallas.features.persona.pack import PersonaPack
+from pallas.features.persona import PersonaPack
 from pallas.providers.client import LLMClient
-from pallas.turn.service import CompletedTurn
 
 log = logging.getLogger("pallas.memory.extract")
 
 STATE_TTL_S = 7 * DAY_S
 LOCK_TTL_S = 300.0
+
+
+class ExtractionConfigView(Protocol):
+    """What extraction reads of a group's config (`GroupConfig` is one)."""
+
+    @property
+    def memory(self) -> RetrievalConfig: ...  # `[memory.extraction]`
+
+    @property
+    def persona(self) -> str: ...  # the persona's names are not members' facts
 
 
 def _key(name: str, bot_id: int, group_id: int) -> str:
@@ -63,7 +73,7 @@ class MemoryExtractionHook:
         usage: UsageRepository,
         llm: LLMClient,
         flush: Callable[[], Awaitable[None]],  # the message writer's: the batch is on disk
-        group_config: Callable[[int], GroupConfig],
+        group_config: Callable[[int], ExtractionConfigView],  # read when the hook runs
         persona: Callable[[str], PersonaPack],
     ) -> None:
         self.service = service
@@ -78,7 +88,7 @@ class MemoryExtractionHook:
 
     async def after_turn(self, completed: CompletedTurn) -> None:
         turn = completed.turn
-        cfg = completed.config.memory.extraction
+        cfg = self.group_config(turn.group_id).memory.extraction
         if turn.group_id == 0 or not cfg.enabled:
             return
         state = self.state

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from pallas.config import GroupConfig
+from pallas.context.config import ContextConfig
 from pallas.context.context import ContextSource
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.state import StateStore
 from pallas.features.memory.expansion_job import MemoryExpander
-from pallas.features.memory.extraction_hook import MemoryExtractionHook
+from pallas.features.memory.extraction_hook import ExtractionConfigView, MemoryExtractionHook
 from pallas.features.memory.repository import MemoryRepository
+from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import MemoryService
 from pallas.features.memory.sources import (
     KnowledgeSource,
@@ -28,12 +30,20 @@ from pallas.features.memory.sources import (
     PersonFactsSource,
     RelationshipSource,
 )
-from pallas.features.persona.pack import PersonaPack, PersonaStore
-from pallas.features.worldbook.service import WorldbookLibrary
+from pallas.features.persona import PersonaPack, PersonaStore
+from pallas.features.worldbook import WorldbookLibrary
 from pallas.providers.client import LLMClient
-from pallas.providers.models import profile_for
+from pallas.providers.models import ModelProfile, profile_for
 
-GroupConfigFor = Callable[[int], GroupConfig]
+
+class TokenBudgetView(Protocol):
+    """What the prompt's token budget is read from (`GroupConfig` is one)."""
+
+    @property
+    def context(self) -> ContextConfig: ...
+
+    @property
+    def models(self) -> dict[str, ModelProfile]: ...
 
 
 def build_memory_service(
@@ -43,21 +53,21 @@ def build_memory_service(
     *,
     llm: LLMClient,
     usage: UsageRepository,
-    group_config: GroupConfigFor,
+    memory_config: Callable[[int], RetrievalConfig],  # a group's `[memory]`
     embeddings: bool,
 ) -> MemoryService:
     service = MemoryService(
         MemoryRepository(sessions), state, clock, llm=llm, embeddings=embeddings
     )
-    expander = MemoryExpander(clock=clock, usage=usage, llm=llm, group_config=group_config)
+    expander = MemoryExpander(clock=clock, usage=usage, llm=llm, memory_config=memory_config)
     service.write_listeners.append(expander.expand)
     return service
 
 
-def context_token_budget(llm: LLMClient) -> Callable[[GroupConfig], int]:
+def context_token_budget(llm: LLMClient) -> Callable[[TokenBudgetView], int]:
     """The prompt token budget of a group (worldbook budget share is taken of it)."""
 
-    def budget(config: GroupConfig) -> int:
+    def budget(config: TokenBudgetView) -> int:
         if config.context.token_budget:
             return config.context.token_budget
         profile = profile_for(config.models, llm.model_for("chat"))
@@ -103,7 +113,7 @@ def build_memory_extraction_hook(
     usage: UsageRepository,
     llm: LLMClient,
     flush: Callable[[], Awaitable[None]],
-    group_config: GroupConfigFor,
+    group_config: Callable[[int], ExtractionConfigView],
     persona: Callable[[str], PersonaPack],
 ) -> MemoryExtractionHook:
     return MemoryExtractionHook(

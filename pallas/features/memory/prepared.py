@@ -12,12 +12,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from pallas.features.memory.candidate import MemoryCandidate
 from pallas.features.memory.candidate_index import CandidateIndex
-
-if TYPE_CHECKING:
-    from pallas.features.memory.scoring import MemoryCandidate
 
 
 @dataclass(slots=True)

@@ -16,7 +16,7 @@ from pallas.context.prompt_guard import sanitize_inline, sanitize_prompt_block
 from pallas.features.memory.fact_guard import classify_fact
 from pallas.features.memory.kinds import HEADERS, PERSON_FACTS, RELATIONSHIP
 from pallas.features.memory.repository import MemoryItem
-from pallas.features.worldbook.result import ActivatedEntry
+from pallas.features.worldbook import ActivatedEntry
 
 LINE_MAX_CHARS = 240
 ENTRY_MAX_CHARS = 1200

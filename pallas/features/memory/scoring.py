@@ -27,6 +27,7 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 from pallas.core.clock import DAY_S
+from pallas.features.memory.candidate import MemoryCandidate as MemoryCandidate
 from pallas.features.memory.candidate_index import Bm25Index as Bm25Index
 from pallas.features.memory.candidate_index import CandidateIndex, candidate_index
 from pallas.features.memory.concepts import concept_scorer, query_concepts
@@ -39,32 +40,6 @@ from pallas.features.memory.retrieval_config import (
     RetrievalConfig,
 )
 from pallas.features.memory.text import tokenize
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryCandidate:
-    """One retrievable row (memory, event, knowledge, note, fact, topic), already loaded."""
-
-    id: str
-    text: str
-    scope: str  # group scope or pool scope, see `isolation`
-    kind: str  # block kind, e.g. "group_memory"
-    created_at: float  # unix seconds
-    last_access_at: float | None = None  # None = never retrieved; created_at is used instead
-    access_count: int = 0
-    subject_user_id: int | None = None
-    source: str = ""  # message ids or command that produced it
-    expansion: str = ""  # keywords / category / questions stored with the fact (index only)
-
-    @property
-    def index_text(self) -> str:
-        """What retrieval matches against: the fact plus its stored expansion."""
-        return f"{self.text} {self.expansion}" if self.expansion else self.text
-
-    def days_since_access(self, now: float) -> float:
-        last = self.last_access_at if self.last_access_at is not None else self.created_at
-        return max(0.0, (now - last) / DAY_S)
-
 
 # ---------------------------------------------------------------- similarity
 

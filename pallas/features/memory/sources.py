@@ -32,7 +32,7 @@ from pallas.features.memory.isolation import readable_scopes
 from pallas.features.memory.kinds import KNOWLEDGE, MEMORY_SECTION_KINDS, PERSON_FACTS, RELATIONSHIP
 from pallas.features.memory.render import KindBlock, build_block
 from pallas.features.memory.service import BlockResult, MemoryService
-from pallas.features.worldbook.service import WorldbookLibrary, WorldbookTurn, activate_for_turn
+from pallas.features.worldbook import WorldbookLibrary, WorldbookTurn, activate_for_turn
 
 log = logging.getLogger("pallas.memory")
 

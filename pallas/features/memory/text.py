@@ -63,7 +63,6 @@ STOPWORDS: frozenset[str] = frozenset(
 )  # fmt: skip
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
-_CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 _WHITESPACE = re.compile(r"\s+")
 
 _init_lock = threading.Lock()
@@ -82,11 +81,6 @@ def warm_up() -> None:
         logging.getLogger("jieba").setLevel(logging.WARNING)
         jieba.initialize()
         _initialised = True
-
-
-def contains_cjk(text: str) -> bool:
-    """True when `text` holds at least one CJK ideograph, kana or hangul character."""
-    return _CJK_CHAR.search(text) is not None
 
 
 def normalize_text(text: str) -> str:

@@ -28,8 +28,7 @@ from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.session_cache import SessionCache
 from pallas.core.image_placeholders import strip_placeholders
 from pallas.core.records import SessionTurn
-from pallas.features.memory.isolation import own_scope
-from pallas.features.memory.scoring import retrieve_prepared
+from pallas.features.memory import own_scope, retrieve_prepared
 from pallas.features.session.repository import SessionTopic, SessionTopicRepository
 from pallas.features.session.summary_rules import SUMMARY_PREFIX
 from pallas.features.session.topic_cache import TopicCache

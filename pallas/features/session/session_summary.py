@@ -17,10 +17,11 @@ summary row (`extra.compressed_at`).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
-from pallas.config import GroupConfig
 from pallas.core import state_keys
 from pallas.core.clock import CHINA, Clock
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
@@ -28,7 +29,8 @@ from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.image_placeholders import has_placeholders
 from pallas.core.records import SessionTurn
 from pallas.core.state import StateStore, claim
-from pallas.features.memory.isolation import own_scope
+from pallas.core.turn import CompletedTurn
+from pallas.features.memory import own_scope
 from pallas.features.session.image_descriptions import PlaceholderDescriber
 from pallas.features.session.repository import SessionTopic, SessionTopicRepository
 from pallas.features.session.summary_rules import (
@@ -42,9 +44,20 @@ from pallas.features.session.summary_rules import (
     summary_created_at,
 )
 from pallas.providers.client import LLMClient
-from pallas.turn.service import CompletedTurn
+from pallas.providers.image_fetch import ImageFetchConfig
 
 log = logging.getLogger("pallas.session")
+
+
+class SummaryConfigView(Protocol):
+    """What compression reads of a group's config (`GroupConfig` is one)."""
+
+    @property
+    def session(self) -> SessionSummaryConfig: ...
+
+    @property
+    def images(self) -> ImageFetchConfig: ...  # fetching history images to describe them
+
 
 SUMMARY_TEMPERATURE = 0.3
 
@@ -87,14 +100,14 @@ class SessionSummaryHook:
     llm: LLMClient
     state: StateStore
     clock: Clock
+    group_config: Callable[[int], SummaryConfigView]  # read when the hook runs
     describer: PlaceholderDescriber | None = None
     name: str = "session_summary"
 
     async def after_turn(self, completed: CompletedTurn) -> None:
         turn = completed.turn
-        outcome = await self.maybe_compress(
-            turn.bot_id, turn.group_id, turn.user_id, completed.config
-        )
+        config = self.group_config(turn.group_id)
+        outcome = await self.maybe_compress(turn.bot_id, turn.group_id, turn.user_id, config)
         if outcome.status == "failed":
             log.warning(
                 "group %s user %s: session summary failed (%s); history kept",
@@ -112,7 +125,7 @@ class SessionSummaryHook:
             )
 
     async def maybe_compress(
-        self, bot_id: int, group_id: int, user_id: int, config: GroupConfig
+        self, bot_id: int, group_id: int, user_id: int, config: SummaryConfigView
     ) -> SummaryOutcome:
         cfg = config.session
         if not cfg.enabled:
@@ -169,7 +182,7 @@ class SessionSummaryHook:
             return "budget_cheap_tokens"
         return None
 
-    async def _compress(self, key: _SessionKey, config: GroupConfig) -> SummaryOutcome:
+    async def _compress(self, key: _SessionKey, config: SummaryConfigView) -> SummaryOutcome:
         cfg = config.session
         turns = await self.chat_sessions.all_for_user(key.bot_id, key.group_id, key.user_id)
         split = split_for_compression(turns, cfg.keep_messages)
@@ -202,7 +215,7 @@ class SessionSummaryHook:
         return SummaryOutcome("compressed", "ok", summary, len(split.row_ids_to_delete))
 
     async def _image_descriptions(
-        self, key: _SessionKey, split: CompressionSplit, config: GroupConfig
+        self, key: _SessionKey, split: CompressionSplit, config: SummaryConfigView
     ) -> dict[str, str] | None:
         """None: placeholders collapse to `[图片]`; a mapping: described ones show their text."""
         cfg = config.session

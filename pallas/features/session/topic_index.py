@@ -16,9 +16,12 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from pallas.features.memory.candidate_index import CandidateIndex
-from pallas.features.memory.prepared import PreparedCandidates, prepare_candidates
-from pallas.features.memory.scoring import MemoryCandidate
+from pallas.features.memory import (
+    CandidateIndex,
+    MemoryCandidate,
+    PreparedCandidates,
+    prepare_candidates,
+)
 from pallas.features.session.repository import SessionTopic
 
 KIND = "old_topics"

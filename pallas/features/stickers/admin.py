@@ -6,10 +6,25 @@ is "not found" here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
 
-from pallas.admin.base import AdminCommand, AdminContext
-from pallas.features.stickers.repository import Sticker
+from pallas.core.admin_commands import AdminCommand, AdminContext
+from pallas.features.stickers.describe import StickerDescriber
+from pallas.features.stickers.repository import Sticker, StickerRepository
+
+
+@dataclass(frozen=True, slots=True)
+class StickerAdmin:
+    """What `/pallas sticker` reads (bound to the app's services by `pallas.admin`)."""
+
+    stickers: StickerRepository
+    describer: StickerDescriber
+    allow_sticker: Callable[[int], bool]  # a group's `[chat] allow_sticker`
+
+
+Ctx: TypeAlias = AdminContext[StickerAdmin]
 
 USAGE = (
     "/pallas sticker list — 本群表情池\n"
@@ -28,12 +43,12 @@ def format_sticker(s: Sticker) -> str:
     return f"#{s.id} {name}（{kind}，{state}，群友发 {s.seen_count} 次，牛牛发 {s.sent_count} 次）"
 
 
-async def _list(ctx: AdminContext) -> str:
+async def _list(ctx: Ctx) -> str:
     repo = ctx.services.stickers
     stickers = await repo.for_group(ctx.bot_id, ctx.group_id, limit=LIST_LIMIT)
     if not stickers:
         return "本群还没有收集到表情"
-    allowed = ctx.services.group_config(ctx.group_id).chat.allow_sticker
+    allowed = ctx.services.allow_sticker(ctx.group_id)
     head = f"本群表情池（发送{'开' if allowed else '关'}，[chat] allow_sticker）："
     return "\n".join([head, *(format_sticker(s) for s in stickers)])
 
@@ -45,7 +60,7 @@ def _parse_id(args: Sequence[str]) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-async def _set_banned(ctx: AdminContext, args: Sequence[str], banned: bool) -> str:
+async def _set_banned(ctx: Ctx, args: Sequence[str], banned: bool) -> str:
     sticker_id = _parse_id(args)
     if sticker_id is None:
         return USAGE
@@ -57,7 +72,7 @@ async def _set_banned(ctx: AdminContext, args: Sequence[str], banned: bool) -> s
     return f"{'已禁用' if banned else '已恢复'}表情 #{sticker_id} {sticker.name}".rstrip()
 
 
-async def _delete(ctx: AdminContext, args: Sequence[str]) -> str:
+async def _delete(ctx: Ctx, args: Sequence[str]) -> str:
     sticker_id = _parse_id(args)
     if sticker_id is None:
         return USAGE
@@ -67,12 +82,12 @@ async def _delete(ctx: AdminContext, args: Sequence[str]) -> str:
     return f"已删除表情 #{sticker_id}（群友再发时会重新收集，可用 ban 永久禁用）"
 
 
-async def _describe(ctx: AdminContext) -> str:
+async def _describe(ctx: Ctx) -> str:
     report = await ctx.services.describer.run()
     return f"表情任务：{report.summary_zh()}"
 
 
-async def sticker(ctx: AdminContext) -> str:
+async def sticker(ctx: Ctx) -> str:
     sub, rest = (ctx.args[0] if ctx.args else "list"), ctx.args[1:]
     if sub == "list":
         return await _list(ctx)
@@ -85,7 +100,7 @@ async def sticker(ctx: AdminContext) -> str:
     return USAGE
 
 
-COMMANDS = [
+COMMANDS: list[AdminCommand[StickerAdmin]] = [
     AdminCommand(
         "sticker",
         "/pallas sticker list|ban|unban|delete|describe",

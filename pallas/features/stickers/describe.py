@@ -17,12 +17,12 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from pallas.config import GroupConfig
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.image_placeholders import clean_description
+from pallas.features.stickers.config import StickerConfig
 from pallas.features.stickers.repository import (
     DESCRIBED,
     FAILED,
@@ -38,7 +38,7 @@ from pallas.providers.image_describe import (
     strip_reasoning,
     vision_calls_left,
 )
-from pallas.providers.image_fetch import FetchedImage, ImageFetcher
+from pallas.providers.image_fetch import FetchedImage, ImageFetchConfig, ImageFetcher
 
 log = logging.getLogger("pallas.stickers")
 
@@ -92,13 +92,23 @@ def name_messages(data_url: str) -> list[dict[str, Any]]:
     return image_question(NAME_PROMPT, data_url)
 
 
+class DescribeConfigView(Protocol):
+    """What naming reads of a group's config (`GroupConfig` is one)."""
+
+    @property
+    def stickers(self) -> StickerConfig: ...
+
+    @property
+    def images(self) -> ImageFetchConfig: ...  # the download limits (capped by the stickers')
+
+
 @dataclass
 class StickerDescriber:
     repo: StickerRepository
     usage: UsageRepository  # today's vision calls of the group (the budget)
     clock: Clock
     llm: LLMClient
-    group_config: Callable[[int], GroupConfig]
+    group_config: Callable[[int], DescribeConfigView]
     fetcher_factory: FetcherFactory = ImageFetcher
 
     async def run(self, *, limit: int | None = None) -> StickerJobReport:

@@ -15,7 +15,7 @@ import base64
 import logging
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pallas.core import state_keys
 from pallas.core.clock import DAY_S, Clock
@@ -27,10 +27,18 @@ from pallas.features.stickers.matching import StickerMatch, best_sticker, prompt
 from pallas.features.stickers.repository import Sticker, StickerRepository
 from pallas.features.stickers.segments import sticker_sightings
 
-if TYPE_CHECKING:  # pallas.config imports the stickers config
-    from pallas.config import GroupConfig
-
 log = logging.getLogger("pallas.stickers")
+
+
+class CollectConfigView(Protocol):
+    """What collecting reads of a group's config (`GroupConfig` is one)."""
+
+    @property
+    def stickers(self) -> StickerConfig: ...
+
+    @property
+    def record(self) -> bool: ...  # a group that is not recorded has no pool either
+
 
 SENT_TTL_S = 3 * DAY_S
 STICKER_SUMMARY = "[动画表情]"
@@ -53,7 +61,7 @@ class StickerService:
         repo: StickerRepository,
         state: StateStore,
         clock: Clock,
-        group_config: Callable[[int], GroupConfig],
+        group_config: Callable[[int], CollectConfigView],
     ) -> None:
         self.repo = repo
         self.state = state

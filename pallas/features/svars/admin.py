@@ -13,13 +13,26 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeAlias
 
-from pallas.admin.base import AdminCommand, AdminContext
+from pallas.core.admin_commands import AdminCommand, AdminContext
 from pallas.features.svars.config import SvarConfig
 from pallas.features.svars.ops import SvarOp, coerce
 from pallas.features.svars.render import format_value
 from pallas.features.svars.service import SvarService
+
+
+@dataclass(frozen=True, slots=True)
+class SvarAdmin:
+    """What `/pallas svar` reads (bound to the app's services by `pallas.admin`)."""
+
+    service: SvarService
+    config: Callable[[int], SvarConfig]  # a group's `[svars]`
+
+
+Ctx: TypeAlias = AdminContext[SvarAdmin]
 
 USAGE = (
     "用法：\n"
@@ -30,12 +43,12 @@ USAGE = (
 _USER = re.compile(r"^@?(\d{5,12})$")
 
 
-def _service(ctx: AdminContext) -> SvarService:
-    return ctx.services.svars
+def _service(ctx: Ctx) -> SvarService:
+    return ctx.services.service
 
 
-def _config(ctx: AdminContext) -> SvarConfig:
-    return ctx.services.group_config(ctx.group_id).svars
+def _config(ctx: Ctx) -> SvarConfig:
+    return ctx.services.config(ctx.group_id)
 
 
 def _split_user(args: Sequence[str], min_len: int = 0) -> tuple[list[str], int | None]:
@@ -46,7 +59,7 @@ def _split_user(args: Sequence[str], min_len: int = 0) -> tuple[list[str], int |
     return rest, None
 
 
-async def _list(ctx: AdminContext, args: Sequence[str]) -> str:
+async def _list(ctx: Ctx, args: Sequence[str]) -> str:
     config = _config(ctx)
     if not config.variables:
         return "本群没有声明会话变量（[svars] variables）"
@@ -70,7 +83,7 @@ async def _list(ctx: AdminContext, args: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-async def _set(ctx: AdminContext, args: Sequence[str]) -> str:
+async def _set(ctx: Ctx, args: Sequence[str]) -> str:
     rest, user = _split_user(args, min_len=2)
     if len(rest) < 2:
         return USAGE
@@ -99,7 +112,7 @@ async def _set(ctx: AdminContext, args: Sequence[str]) -> str:
     return f"{var.display}：{format_value(change.old)} → {format_value(change.new)}{clamped}"
 
 
-async def _reset(ctx: AdminContext, args: Sequence[str]) -> str:
+async def _reset(ctx: Ctx, args: Sequence[str]) -> str:
     rest, user = _split_user(args)
     name = rest[0] if rest else None
     if name is not None and _config(ctx).get(name) is None:
@@ -116,7 +129,7 @@ async def _reset(ctx: AdminContext, args: Sequence[str]) -> str:
     return f"已重置{what}（{gone} 个存储值回到默认）"
 
 
-async def svar(ctx: AdminContext) -> str:
+async def svar(ctx: Ctx) -> str:
     sub, args = (ctx.args[0], ctx.args[1:]) if ctx.args else ("list", ())
     handler = {"list": _list, "set": _set, "reset": _reset}.get(sub)
     if handler is None:
@@ -124,6 +137,6 @@ async def svar(ctx: AdminContext) -> str:
     return await handler(ctx, args)
 
 
-COMMANDS = [
+COMMANDS: list[AdminCommand[SvarAdmin]] = [
     AdminCommand("svar", "/pallas svar list|set|reset …", "查看、设置、重置本群会话变量", svar)
 ]

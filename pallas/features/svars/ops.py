@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from pallas.context.prompt_guard import neutralise_member_tags as neutralise_member_tags
 from pallas.features.svars.config import Scalar, SvarConfig, SvarDef
 
 # (member_id, name); member_id 0 = a group-scope variable
@@ -119,11 +120,6 @@ def split_svar_tags(text: str) -> tuple[str, tuple[SvarOp, ...]]:
 
 def strip_svar_tags(text: str) -> str:
     return split_svar_tags(text)[0] if "svar" in text.lower() else text
-
-
-def neutralise_member_tags(text: str) -> str:
-    """Member text: `<svar` (or `＜svar`) becomes `〈svar`, never applied even when echoed."""
-    return re.sub(r"[<＜](\s*/?\s*svar)", r"〈\1", text, flags=re.IGNORECASE)
 
 
 def coerce(var: SvarDef, value: object) -> Scalar:

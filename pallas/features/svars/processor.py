@@ -10,42 +10,21 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
-from pallas.context import sections as S
-from pallas.context.pipeline import BaseProcessor, PromptDraft, PromptSection
-from pallas.features.svars.ops import neutralise_member_tags
-from pallas.features.svars.render import (
-    HEADER_SVARS,
-    SvarView,
-    render_placeholders,
-    render_state_section,
-)
+from pallas.context.authorship import is_admin_message, is_admin_text, is_only_admin_text
+from pallas.context.pipeline import BaseProcessor, DraftMessage, PromptDraft, PromptSection
+from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.prompt_guard import neutralise_member_tags
+from pallas.features.svars.render import HEADER_SVARS
 
 SVARS_SECTION = "session_variables"
-ADMIN_SECTION_IDS = frozenset({S.PERSONA, S.SELF_IDENTITY})
-
-
-def is_admin_text(section_id: str, source: str) -> bool:
-    """Persona / self identity / sections a prompt override replaced, created or appended to."""
-    return section_id in ADMIN_SECTION_IDS or "override" in source
-
-
-def is_admin_message(source: str) -> bool:
-    """A message an admin's prompt override placed in the sequence (depth / anchor injection)."""
-    return source.startswith(("override", "prompt_override"))
-
-
-def is_only_admin_text(section_id: str, source: str) -> bool:
-    """No member-derived text at all (an appended-to section still holds its own content)."""
-    return section_id in ADMIN_SECTION_IDS or source.startswith("override:")
 
 
 class VariableProcessor(BaseProcessor):
     id, priority = "svars", 500
 
-    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
-        view: SvarView | None = getattr(ctx, "svars", None)
+    async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
+        view = ctx.svars
         used: list[str] = []
         sections: list[PromptSection] = []
         for section in draft.sections:
@@ -53,14 +32,14 @@ class VariableProcessor(BaseProcessor):
             if not is_only_admin_text(section.section_id, section.source):
                 text = neutralise_member_tags(text)
             if view is not None and is_admin_text(section.section_id, section.source):
-                text, names = render_placeholders(text, view)
+                text, names = view.render_placeholders(text)
                 used += names
             sections.append(replace(section, text=text) if text != section.text else section)
-        messages = []
+        messages: list[DraftMessage] = []
         for message in draft.messages:
             admin = is_admin_message(message.source)
             if admin and view is not None and isinstance(message.content, str):
-                text, names = render_placeholders(message.content, view)
+                text, names = view.render_placeholders(message.content)
                 used += names
                 message = replace(message, content=text)
             elif message.role == "user" and isinstance(message.content, str):
@@ -70,12 +49,9 @@ class VariableProcessor(BaseProcessor):
         out = draft.with_sections(sections).with_messages(messages)
         if view is None:
             return out
-        if view.config.state_section and (text := render_state_section(view)):
+        if text := view.state_section():
             out = out.put_section(
                 PromptSection(SVARS_SECTION, text, source="svars", headers=(HEADER_SVARS,))
             )
-        trace = {
-            "values": {f"{m}:{n}": v for (m, n), v in view.values.items()},
-            "rendered": used,
-        }
+        trace = {"values": view.trace_values(), "rendered": used}
         return out.with_meta(**{"trace.svars": trace})

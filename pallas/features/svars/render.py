@@ -32,6 +32,16 @@ class SvarView:
     def visible(self) -> list[tuple[SvarDef, Scalar]]:
         return [(v, self.value(v)) for v in self.config.variables if v.visible]
 
+    # the context's `VariableState`: what the variable processor asks of a turn's variables
+    def render_placeholders(self, text: str) -> tuple[str, tuple[str, ...]]:
+        return render_placeholders(text, self)
+
+    def state_section(self) -> str:
+        return render_state_section(self) if self.config.state_section else ""
+
+    def trace_values(self) -> dict[str, Scalar]:
+        return {f"{member}:{name}": value for (member, name), value in self.values.items()}
+
 
 def format_value(value: Scalar) -> str:
     if isinstance(value, bool):

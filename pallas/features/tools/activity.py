@@ -20,7 +20,7 @@ from pallas.core.clock import CHINA, DAY_S, local_day
 from pallas.core.records import SpeakerCount
 from pallas.core.turn import anonymous_member_label
 from pallas.features.tools._text import compact_request
-from pallas.features.tools.registry import ToolCall, ToolEnv, ToolOutput, failure, success
+from pallas.features.tools.base import ToolCall, ToolEnv, ToolOutput, failure, success
 
 TOP_SPEAKERS = 5
 MAX_NAME_CHARS = 16

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 
 from pallas.features.tools._text import compact_request
-from pallas.features.tools.registry import ToolCall, ToolEnv, ToolOutput, failure, success
+from pallas.features.tools.base import ToolCall, ToolEnv, ToolOutput, failure, success
 
 MAX_EXPRESSION_CHARS = 120
 MAX_EXPONENT = 64

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from pallas.features.tools._text import compact_request
-from pallas.features.tools.registry import ToolCall, ToolEnv, ToolOutput, failure, success
+from pallas.features.tools.base import ToolCall, ToolEnv, ToolOutput, failure, success
 
 MIN_OPTIONS = 2
 MAX_OPTIONS = 10

@@ -17,7 +17,7 @@ from datetime import date, timedelta
 
 from pallas.core.clock import local_day
 from pallas.features.tools._text import CN_NUMBER, compact_request, parse_number
-from pallas.features.tools.registry import ToolCall, ToolEnv, ToolOutput, failure, success
+from pallas.features.tools.base import ToolCall, ToolEnv, ToolOutput, failure, success
 
 MAX_OFFSET_DAYS = 36_500
 WEEKDAYS = ("星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from pallas.features.tools._text import CN_NUMBER, compact_request, parse_number
-from pallas.features.tools.registry import ToolCall, ToolEnv, ToolOutput, failure, success
+from pallas.features.tools.base import ToolCall, ToolEnv, ToolOutput, failure, success
 
 MAX_DICE = 20
 MAX_FACES = 1000

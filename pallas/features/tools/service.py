@@ -17,14 +17,9 @@ from typing import Any
 
 from pallas.context.chat_prompt import ToolResult
 from pallas.core.turn import TurnInput
+from pallas.features.tools.base import GroupActivityReader, ToolCall, ToolEnv, ToolOutput
 from pallas.features.tools.config import ToolsConfig
-from pallas.features.tools.registry import (
-    GroupActivityReader,
-    ToolCall,
-    ToolEnv,
-    ToolOutput,
-    ToolRegistry,
-)
+from pallas.features.tools.registry import ToolRegistry
 from pallas.routing.text_signals import clean_text
 from pallas.routing.triggers import match_alias
 

@@ -1,2 +1,17 @@
-"""Worldbooks (SillyTavern world info): entry model, JSON loader, key matching, activation,
-results, and the per-group run-time service."""
+"""Worldbooks (SillyTavern world info): the `[worldbook]` group config, the JSON books of
+`config/worldbooks/` kept loaded (`WorldbookLibrary`) and their activation for one group turn
+(`activate_for_turn`: keys matched against the recent timeline, sticky / cooldown timers kept
+in the StateStore). The memory slice's knowledge source places the activated entries.
+"""
+
+from pallas.features.worldbook.model import WorldbookConfig
+from pallas.features.worldbook.result import ActivatedEntry
+from pallas.features.worldbook.service import WorldbookLibrary, WorldbookTurn, activate_for_turn
+
+__all__ = [
+    "ActivatedEntry",
+    "WorldbookConfig",
+    "WorldbookLibrary",
+    "WorldbookTurn",
+    "activate_for_turn",
+]

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pallas.features.memory.text import contains_cjk
+from pallas.core.text import contains_cjk
 from pallas.features.worldbook.model import SelectiveLogic, WorldbookConfig, WorldbookEntry
 from pallas.features.worldbook.result import SkippedEntry
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pallas.config import GroupConfig
-from pallas.features.persona.pack import PersonaPack
+from pallas.features.persona import PersonaPack
 
 
 def _unique(names: Iterable[str]) -> tuple[str, ...]:

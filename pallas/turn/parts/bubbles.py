@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from pallas.core.text import strip_invisible
-from pallas.features.svars.ops import strip_svar_tags
+from pallas.features.svars import strip_svar_tags
 
 DEFAULT_SPEAKER_NAMES = ("帕拉斯", "牛牛", "Pallas")
 SENTENCE_END = "。！？!?～~…"

@@ -15,9 +15,7 @@ from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
-from pallas.features.cost.counters import UsageCounters
-from pallas.features.cost.guard import CostGuard, CostVerdict
-from pallas.features.cost.ladder import Limits
+from pallas.features.cost import CostGuard, CostVerdict, Limits, UsageCounters
 from pallas.providers.client import LLMClient
 from pallas.routing.evaluate import RouteResult
 from pallas.routing.router import Router
@@ -120,4 +118,4 @@ async def refuse_turn(
         " with a local phrase" if verdict.phrase else "",
     )
     await routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
-    return TurnOutcome(outcome_name(verdict), verdict.reason, sent)
+    return TurnOutcome(TurnResult(outcome_name(verdict)), verdict.reason, sent)

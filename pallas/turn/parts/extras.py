@@ -28,24 +28,19 @@ from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.eager import eager_gather
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
-from pallas.features.attachments.files import (
+from pallas.features.attachments import (
     AttachmentText,
     audio_fetcher,
     fetch_text,
     file_refs,
+    take_upload,
     text_fetcher,
     voice_urls,
     wanted,
 )
-from pallas.features.attachments.uploads import take_upload
-from pallas.features.kb.lookup import KnowledgeLookup
-from pallas.features.kb.placeholders import PLACEHOLDER_RE
-from pallas.features.memory.isolation import readable_scopes
-from pallas.features.memory.service import MemoryService
-from pallas.features.svars.ops import SvarOp
-from pallas.features.svars.pending import CommitHold, NoHold
-from pallas.features.svars.render import SvarView
-from pallas.features.svars.service import SvarService, result_trace
+from pallas.features.kb import PLACEHOLDER_RE, KnowledgeLookup
+from pallas.features.memory import MemoryService, readable_scopes
+from pallas.features.svars import CommitHold, NoHold, SvarOp, SvarService, SvarView, result_trace
 from pallas.providers.client import LLMClient
 from pallas.providers.image_fetch import FetchError
 from pallas.providers.models import ModelProfile

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from pallas.context.prompt_guard import PROMPT_INJECTION_GUARD, neutralise_structure, normalize_text
-from pallas.features.persona.pack import PersonaPack
+from pallas.features.persona import PersonaPack
 from pallas.turn.parts.bubbles import ParsedReply
 
 LEAK_MIN_SPAN = 30

@@ -22,9 +22,9 @@ from pallas.core.eager import eager_gather
 from pallas.core.records import SessionTurn, StoredMessage
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
-from pallas.features.learning.reply_shape import decide_reply_shape
-from pallas.features.persona.pack import PersonaPack
-from pallas.features.tools.service import ToolTurnContext
+from pallas.features.learning import decide_reply_shape
+from pallas.features.persona import PersonaPack
+from pallas.features.tools import ToolTurnContext
 from pallas.providers.models import ModelProfile
 from pallas.routing.evaluate import RouteResult
 from pallas.routing.text_signals import SocialAction

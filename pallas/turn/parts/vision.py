@@ -202,11 +202,11 @@ async def resolve_quoted_images(
         return [], "unavailable"
     try:
         async with asyncio.timeout(lookup_seconds):
-            segments = await fetch_quoted(turn.bot_id, turn.group_id, turn.reply_to)
+            fetched = await fetch_quoted(turn.bot_id, turn.group_id, turn.reply_to)
     except Exception as exc:
         log.info("group %s: quoted message %s unavailable: %r", turn.group_id, turn.reply_to, exc)
         return [], "get_msg_failed"
-    return (image_urls_from_segments(segments) if segments else []), "get_msg"
+    return (image_urls_from_segments(fetched) if fetched else []), "get_msg"
 
 
 @dataclass(frozen=True, slots=True)

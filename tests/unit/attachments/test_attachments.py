@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 import pytest
 
 from pallas.context.config import ContextConfig
+from pallas.context.image_budget import image_budget
 from pallas.context.pipeline import PromptDraft
 from pallas.context.processor_inputs import ChatTurnContext
-from pallas.context.request import assemble_chat_request
 from pallas.features.attachments.files import (
     AttachmentText,
     FileRef,
@@ -18,7 +18,7 @@ from pallas.features.attachments.files import (
     voice_urls,
     wanted,
 )
-from pallas.features.attachments.images import image_budget
+from pallas.turn.parts.chat_pipeline import assemble_chat_request
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 

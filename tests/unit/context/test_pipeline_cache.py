@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pallas.context import pipeline_cache
 from pallas.context.config import ContextConfig
-from pallas.context.pipeline_cache import ChatPipelines
-from pallas.context.processors import BudgetProcessor, build_chat_pipeline
+from pallas.context.processors import BudgetProcessor
 from pallas.core.token_pieces import PieceTokenCounter
+from pallas.turn.parts.chat_pipeline import build_chat_pipeline, chat_pipelines
 
 
 def test_the_same_setting_reuses_the_pipeline_and_another_gets_its_own():
-    pipelines = ChatPipelines()
+    pipelines = chat_pipelines()
     default = pipelines.for_config(ContextConfig())
     assert pipelines.for_config(ContextConfig(char_budget=900)) is default  # not in the key
     disabled = pipelines.for_config(ContextConfig(disabled_processors=["svars"]))
@@ -27,7 +27,7 @@ def test_the_budget_counts_with_the_shared_counter():
     counter = PieceTokenCounter()
     budget = next(
         s.processor
-        for s in ChatPipelines(counter).for_config(ContextConfig()).plan
+        for s in chat_pipelines(counter).for_config(ContextConfig()).plan
         if isinstance(s.processor, BudgetProcessor)
     )
     assert budget._count == counter.count
@@ -35,7 +35,7 @@ def test_the_budget_counts_with_the_shared_counter():
 
 def test_the_map_is_bounded(monkeypatch):
     monkeypatch.setattr(pipeline_cache, "MAX_PIPELINES", 3)
-    pipelines = ChatPipelines()
+    pipelines = chat_pipelines()
     for name in ("a", "b", "c", "d", "e"):
         pipelines.for_config(ContextConfig(disabled_processors=[name]))
         assert len(pipelines._pipelines) <= 3

@@ -10,13 +10,12 @@ from pallas.context.chat_prompt import TurnPolicy
 from pallas.context.config import ContextConfig
 from pallas.context.pipeline import BaseProcessor, DraftMessage, PromptDraft
 from pallas.context.processor_inputs import ChatTurnContext
-from pallas.context.processors import build_chat_pipeline
 from pallas.context.prompt_overrides import PromptOverrideConfig
-from pallas.context.request import assemble_chat_request
 from pallas.core.records import StoredMessage
 from pallas.features.kb.lookup import Resolved
 from pallas.features.svars.config import SvarConfig, SvarDef
 from pallas.features.svars.render import SvarView
+from pallas.turn.parts.chat_pipeline import assemble_chat_request, build_chat_pipeline
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 GROUP = 500

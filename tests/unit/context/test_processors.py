@@ -7,9 +7,9 @@ from pallas.context.chat_prompt import ReplyShapeSpec, ToolResult, TurnPolicy
 from pallas.context.config import ContextConfig
 from pallas.context.pipeline import BaseProcessor, CoreProcessorError
 from pallas.context.processor_inputs import ChatTurnContext, RetrievedBlock
-from pallas.context.processors import DEFAULT_PERSONA_BASE, build_chat_pipeline, default_processors
-from pallas.context.request import assemble_chat_request
+from pallas.context.processors import DEFAULT_PERSONA_BASE, default_processors
 from pallas.core.records import SessionTurn, StoredMessage
+from pallas.turn.parts.chat_pipeline import assemble_chat_request, build_chat_pipeline
 
 BOT, GROUP, OTHER_GROUP, USER = 10, 500, 600, 7
 NOW = datetime(2025, 10, 9, 8, 53, tzinfo=UTC)

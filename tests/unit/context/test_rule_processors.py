@@ -5,13 +5,12 @@ from __future__ import annotations
 from pallas.context.chat_prompt import ToolResult
 from pallas.context.config import ContextConfig
 from pallas.context.processor_inputs import RetrievedBlock
-from pallas.context.processors import build_chat_pipeline
 from pallas.context.prompt_overrides import PromptOverrideConfig
 from pallas.context.regex_rules import RegexRuleConfig
-from pallas.context.request import assemble_chat_request
 from pallas.context.rules_config import ContextRulesConfig, InjectionConfig, build_turn_rules
 from pallas.features.worldbook.model import WorldbookEntry, WorldbookPosition
 from pallas.features.worldbook.result import ActivatedEntry
+from pallas.turn.parts.chat_pipeline import assemble_chat_request, build_chat_pipeline
 from tests.unit.context.test_processors import BLOCKS, NOW, USER, make_ctx, session
 
 

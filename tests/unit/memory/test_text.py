@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import pytest
 
+from pallas.core.text import contains_cjk
 from pallas.features.memory import text
 from pallas.features.memory.text import (
     cjk_bigrams,
-    contains_cjk,
     normalize_query,
     tokenize,
     warm_up,

@@ -7,9 +7,8 @@ budget reserves `turn_image_count × image_tokens` for them; image blocks alread
 
 from __future__ import annotations
 
-from typing import Any
-
 from pallas.context.pipeline import PromptDraft
+from pallas.context.processor_inputs import ChatTurnContext
 from pallas.core.tokens import IMAGE_BLOCK_TOKENS
 
 _IMAGE_TYPES = ("image_url", "image", "input_image")
@@ -19,17 +18,17 @@ def draft_image_blocks(draft: PromptDraft) -> int:
     return sum(
         1
         for m in draft.messages
-        if m.has_blocks
-        for b in m.content  # type: ignore[union-attr]
+        if not isinstance(m.content, str)
+        for b in m.content
         if b.get("type") in _IMAGE_TYPES
     )
 
 
-def image_budget(draft: PromptDraft, ctx: Any, token_budget: int | None) -> int | None:
+def image_budget(draft: PromptDraft, ctx: ChatTurnContext, token_budget: int | None) -> int | None:
     """`token_budget` minus what this turn's images cost beyond what the draft already counts."""
     if token_budget is None:
         return None
-    cost = int(getattr(ctx, "image_token_cost", IMAGE_BLOCK_TOKENS))
-    pending = int(getattr(ctx, "turn_image_count", 0)) * cost
+    cost = ctx.image_token_cost
+    pending = ctx.turn_image_count * cost
     in_draft = draft_image_blocks(draft) * (cost - IMAGE_BLOCK_TOKENS)
     return max(token_budget - pending - in_draft, 256)

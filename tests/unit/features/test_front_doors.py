@@ -1,0 +1,42 @@
+"""Every feature slice has a front door: a docstring saying what it does and an `__all__`
+whose names all resolve (what the rest of the code base may import from it)."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+import pallas.features
+
+FEATURES = sorted(
+    p.name for p in Path(pallas.features.__file__).parent.iterdir() if (p / "__init__.py").is_file()
+)
+
+
+def test_the_slices_are_the_ones_the_design_names() -> None:
+    assert FEATURES == [
+        "attachments",
+        "cost",
+        "kb",
+        "learning",
+        "memory",
+        "persona",
+        "session",
+        "stickers",
+        "svars",
+        "tools",
+        "worldbook",
+    ]
+
+
+@pytest.mark.parametrize("name", FEATURES)
+def test_a_front_door_documents_and_lists_its_surface(name: str) -> None:
+    module = importlib.import_module(f"pallas.features.{name}")
+    assert (module.__doc__ or "").strip(), f"{name}: no docstring"
+    exported = getattr(module, "__all__", None)
+    assert exported, f"{name}: no __all__"
+    assert len(set(exported)) == len(exported)
+    missing = [n for n in exported if not hasattr(module, n)]
+    assert missing == []
