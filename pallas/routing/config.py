@@ -1,6 +1,6 @@
 """Routing tunables: one pydantic model per stage, nested in `RoutingConfig`.
 
-Every field has the spec's default (LLM 上下文注入全景 / DESIGN.md reference figures) so the
+Every field has a default (the figures in docs/configuration.md), so the
 model can be nested into the per-group config that is merged from TOML files. `extra="forbid"`
 turns a typo in an admin file into a reported error instead of a silently ignored key.
 """
