@@ -72,7 +72,7 @@ class NecessityConfig(_Section):
     to_me: int = 55
     mention: int = 35
     follow_up: int = 25
-    ambient: int = 50  # not in the spec list: an ambient roll counts as a soft invitation
+    ambient: int = 50  # an ambient roll counts as a soft invitation (no reference figure)
     request: int = 25
     question: int = 20
     back_and_forth: int = 15
