@@ -2,7 +2,7 @@
 
 `PALLAS_PROFILE=path.pstats python bot.py` profiles the event-loop thread (start-up included)
 with cProfile and writes the stats to `path.pstats` at exit; read them with
-`python -m pstats path.pstats` (`sort cumtime`, `stats 30`) — see README "Performance".
+`python -m pstats path.pstats` (`sort cumtime`, `stats 30`) — see docs/performance.md.
 """
 
 import atexit

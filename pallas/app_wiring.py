@@ -1,6 +1,6 @@
 """Which context sources and after-turn hooks a deployment runs (used by `pallas.app`).
 
-The one place that lists the pluggable stages, in the order the spec gives them
+The one place that lists the pluggable stages, in the order their results are merged
 (memory → knowledge → relationship → person facts + old topics; style learning; …). The
 pieces are built by the composition root (`pallas.app.build_app`) from the stores they use.
 """

@@ -1,7 +1,7 @@
 """The limiter: fit system prompt + messages into a char budget and a real-BPE token budget.
 
-Runs after everything that adds text (spec 003: the token limiter must see the final content).
-Both limits must hold: `char_budget` (spec 000: 12,000 chars over system prompt + messages) and
+Runs after everything that adds text: the limiter must see the final content to count it.
+Both limits must hold: `char_budget` (default 12,000 chars over system prompt + messages) and
 `token_budget` (the model's context window minus reserved output, cl100k_base tokens).
 
 Trim order (first given up first):

@@ -1,12 +1,12 @@
 """ChatPromptAssembler (the system prompt) and the renderers of the per-turn blocks.
 
-The assembler orders sections by the canonical section order (spec: system prompt 段结构),
+The assembler orders sections by the canonical section order (`sections.SECTION_IDS`),
 passes every block but the fixed guard through `sanitize_prompt_block`, skips empty blocks and
 blocks whose text duplicates an earlier one, and joins the rest with blank lines.
 
 Renderers here produce the blocks this package owns: 【回复形状与输出契约】, 【本轮策略】,
 【当前时间】, 【工具上下文】 and the default 【自我标识】. They only describe *shape* and *target*,
-never attitude (spec: 人格与风格的职责边界).
+never attitude: that is the persona's, the same in every group.
 """
 
 from __future__ import annotations

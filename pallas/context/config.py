@@ -1,6 +1,6 @@
 """Tunables of the REPLY context (nested as `[context]` in the per-group config files).
 
-Every default is the spec's number (000: 字符预算, messages 序列, 群聊相邻语境).
+Defaults: a 12,000-character budget, 18 own session turns, 8 ambient-excerpt turns.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Depth syntax of the injection assembler (spec 003: 高级深度配置) and message insertion.
+"""Depth syntax of placed injections and worldbook entries ("3, 10~5"), and message insertion.
 
 A depth counts messages from the end of the messages sequence: depth 0 is after the last
 message (the current one), depth 1 just before it, depth N has N messages after it. A depth

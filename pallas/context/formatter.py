@@ -1,4 +1,4 @@
-"""Message formatter: provider-specific structure rules applied last (spec 003, priority 800).
+"""Message formatter: provider-specific structure rules, applied last (priority 800, fixed).
 
 Rules, each switchable per model / group (`FormatterConfig`), applied in this order:
 

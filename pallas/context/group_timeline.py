@@ -232,5 +232,5 @@ def build_recent_group_timeline(
 
 
 def ambient_snapshot_from_timeline(timeline: GroupTimeline, group_id: int) -> tuple[str, ...]:
-    """Snapshot source tokens for the timeline lines (`ambient:` prefix kept, per the spec)."""
+    """Snapshot source tokens for the timeline lines (`ambient:` prefix, like the excerpt's)."""
     return tuple(f"ambient:timeline:{group_id}:{mid}" for mid in timeline.message_ids)

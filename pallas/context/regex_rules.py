@@ -1,4 +1,4 @@
-"""Regex rules (spec 003 processor 3): pattern → replacement over messages or the model's answer.
+"""Regex rules (the `regex` processor): pattern → replacement over messages or the answer.
 
 Three levels, applied in this order so later levels win (they see the earlier results, and a
 rule with the same `name` replaces the earlier one): global (`config/regex/*.toml`, files in

@@ -1,7 +1,7 @@
 """Pipeline processors for regex rules, worldbook placement, macros and placed injections.
 
-Spec 003 numbers its processors from a session loader at 100; here the session messages are
-loaded at 300, so the relative order is kept with these defaults (all optional, reorderable):
+They run after the session messages are loaded (300), in this default order (all optional,
+reorderable per group):
 
     regex 305       request-stage rules over the messages (after they exist, before the
                     worldbook placement and the injections, so those are not rewritten;
@@ -244,7 +244,7 @@ class InjectionProcessor(BaseProcessor):
     """Placed prompt overrides, then the `{{tools}}` fallback.
 
     When the tool context was expanded through `{{tools}}` anywhere (persona, injections), the
-    separate 【工具上下文】 section is dropped; otherwise it stays (the spec's 工具宏保底).
+    separate 【工具上下文】 section is dropped; otherwise it stays, so results are never lost.
     """
 
     id, priority = "injections", 410

@@ -46,7 +46,7 @@ Position = Literal["before_char", "after_char", "depth", "before_section", "afte
 
 
 class InjectionConfig(BaseModel):
-    """A prompt text placed by position (spec 003 injection assembler)."""
+    """A prompt text placed by position: next to the persona or a section, or at a depth."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

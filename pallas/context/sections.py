@@ -1,4 +1,4 @@
-"""Section ids, headers and trim tiers of the chat system prompt (spec: system prompt 段结构).
+"""Section ids, headers and trim tiers of the chat system prompt (its 15 sections, in order).
 
 The order goes from rarely-changing to per-turn content, so providers with prefix caching hit
 a long stable prefix: static persona → group profile → per-message retrieval → per-turn
@@ -44,7 +44,7 @@ SECTION_IDS: Final[tuple[str, ...]] = (
 )
 SECTION_RANK: Final[dict[str, int]] = {sid: i for i, sid in enumerate(SECTION_IDS)}
 
-# `context.blocks()` in the spec: the retrieval-driven sections 6–11.
+# The retrieval-driven sections 6–11 (memory … group timeline).
 CONTEXT_BLOCK_IDS: Final = (MEMORY, KNOWLEDGE, RELATIONSHIP, PERSON_FACTS, MID_TERM, GROUP_TIMELINE)
 # Sections emptied for short social turns (no persistent-memory read).
 PERSISTENT_MEMORY_IDS: Final = frozenset({MEMORY, RELATIONSHIP, PERSON_FACTS, MID_TERM})

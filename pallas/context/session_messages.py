@@ -1,4 +1,4 @@
-"""The messages sequence of a REPLY request (spec: messages 序列), as a pure function.
+"""The messages sequence of a REPLY request (excerpt, history, current message), pure.
 
 Order: 【群环境摘录】 ambient excerpt (one user message) → the user's own session window (a pinned
 【此前对话摘要】 first, then the newest rows) → the current message. Every user-authored text is

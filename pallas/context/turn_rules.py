@@ -75,7 +75,7 @@ ScanCleaner = Callable[[str, str, int], str]  # (text, role, depth) -> cleaned t
 
 def scan_cleaner(config: Any, regex_dir: Path, persona_rules: Sequence[Any]) -> ScanCleaner | None:
     """The request-stage rules as a function over scanned texts (worldbook keys match the
-    cleaned text, as with the spec's default order regex → worldbook). None: no rules."""
+    cleaned text, as with the default order regex → worldbook). None: no rules."""
     rules_config = config.context_rules
     levels = [
         *regex_library(regex_dir).levels(),

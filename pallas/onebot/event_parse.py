@@ -17,7 +17,7 @@ half of the parse. `parse_event` gives the same `Event` objects cheaper:
   its log lines, its refusal).
 
 The caller's dict is not modified (the stock parse adds `original_message` to it).
-`tests/unit/onebot/test_event_parse.py` compares both parses over a table of real and broken
+`tests/unit/core/test_event_parse.py` compares both parses over a table of real and broken
 frames. NoneBot itself is not patched: only Pallas's adapter uses this.
 """
 

@@ -8,7 +8,7 @@ calls at its first check (~0.3 µs).
 
 NoneBot also writes three INFO lines for every message it dispatches ("OneBot V11 … [message.
 group.normal]: Message …", "Event will be handled by Matcher(…)", "Matcher(…) running
-complete"). The issue's rule for a busy bot is "per-message logging at DEBUG": those lines are
+complete"). A busy bot logs per message only at DEBUG, so those three lines are
 shown only when `LOG_LEVEL` is DEBUG or lower. Everything else NoneBot logs at INFO or above
 (start-up, plugins loaded, connections, warnings and errors of the dispatch itself) is kept, and
 Pallas's own INFO lines (decisions that speak or call a model, the periodic counters) too.

@@ -1,6 +1,6 @@
 """Routing tunables: one pydantic model per stage, nested in `RoutingConfig`.
 
-Every field has the spec's default (LLM 上下文注入全景 / DESIGN.md reference figures) so the
+Every field has a default (the figures in docs/configuration.md), so the
 model can be nested into the per-group config that is merged from TOML files. `extra="forbid"`
 turns a typo in an admin file into a reported error instead of a silently ignored key.
 """
@@ -72,7 +72,7 @@ class NecessityConfig(_Section):
     to_me: int = 55
     mention: int = 35
     follow_up: int = 25
-    ambient: int = 50  # not in the spec list: an ambient roll counts as a soft invitation
+    ambient: int = 50  # an ambient roll counts as a soft invitation (no reference figure)
     request: int = 25
     question: int = 20
     back_and_forth: int = 15

@@ -17,7 +17,7 @@ separator ("@张三 牛牛看看" talks to 张三). Such mentions are soft trigg
 also when the adapter's nickname check said `to_me`. An @bot or a quote of the bot always
 addresses it.
 
-`addressed` is the spec's to_me: private / at / reply_to_bot / vocative alias. Follow-ups and
+`addressed` means spoken to: private / at / reply_to_bot / vocative alias. Follow-ups and
 inside mentions are soft triggers: they raise the necessity score and widen the timeline but are
 not exempt from the gate or the threshold.
 """

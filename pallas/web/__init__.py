@@ -1,4 +1,4 @@
-"""The operators' web console, served by the bot under `/console` (see README "Console").
+"""The operators' web console, served by the bot under `/console` (docs/operations.md).
 
 Plain FastAPI + Jinja2 + vendored htmx / SortableJS; the NoneBot plugin `packages/web_console` only
 mounts it on NoneBot's app and starts it once the app is up.

@@ -1,6 +1,6 @@
 """ORM models of group learning (migration `0004_learning`, branch `learning`).
 
-Everything is keyed by bot × group × scene. `scene` exists so the spec's dimension
+Everything is keyed by bot × group × scene. `scene` exists so a third dimension
 (bot × 群 × scene) is in the schema from the start; today every row is "group_chat".
 """
 

@@ -1,4 +1,4 @@
-"""ORM models of the context pipeline's durable state (issue 12): session variables.
+"""ORM models of the context pipeline's durable state: session variables.
 
 - `session_variable` — the current value of one declared variable of a group (member_id 0) or
   of one member; `version` grows with every committed change (optimistic concurrency) and

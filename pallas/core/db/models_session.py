@@ -1,4 +1,4 @@
-"""ORM models of long sessions (issue 6): archived session summaries and image descriptions.
+"""ORM models of long sessions: archived session summaries and image descriptions.
 
 - `session_topic` — every `【此前对话摘要】` written by the session compressor is also archived
   here as an "old topic" of its subject user, in the conversation's own scope (see

@@ -1,4 +1,4 @@
-"""ORM model of the per-group sticker pool (issue 13): stickers members actually send.
+"""ORM model of the per-group sticker pool: the stickers members actually send.
 
 - `sticker` — one sticker seen in one group: an image flagged as a sticker by the OneBot
   implementation (NapCat / Lagrange `sub_type=1`, summary `[动画表情]`) or a market face

@@ -1,13 +1,12 @@
-"""The attachment processor (spec processor 4, "转写与文本提取器", optional).
+"""The attachment processor (`attachments`, priority 310, optional): files and voice as text.
 
 Attachments read before the pipeline (`ctx.attachments`: shared text files, voice transcripts
 or the `[语音]` placeholder) become one user message right before the current one (the
 formatter merges the two into one user turn), so the token limiter counts them and, when the
 budget is tight, keeps the head of the file (trimmed right after old history; the current
 message itself is never trimmed). File text is member input: it goes through the same
-sanitiser as the message (headers and role markers neutralised). Spec priority 250 is
-"after the session loader"; Pallas loads the messages at 300, so this runs at 310 (still
-before the token limiter at 600).
+sanitiser as the message (headers and role markers neutralised). It runs at 310: after the
+session messages exist (300) and before the token limiter (600).
 """
 
 from __future__ import annotations

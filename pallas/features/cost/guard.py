@@ -3,7 +3,7 @@
 Order: today's budgets first (`ladder.plan_budget`, counters from the StateStore), then the
 member's rate limit (`rate_limit.decide_member_turn`, one token taken only when the turn will
 call the LLM). The verdict is frozen and carries a named `reason`; the caller
-(`cost.turn_exit`) sends the one local phrase, writes the route-log record and frees the turn.
+(`pallas.turn.cost_exit`) sends the one local phrase, writes the route-log record, frees the turn.
 """
 
 from __future__ import annotations

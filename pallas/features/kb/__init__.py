@@ -1,4 +1,4 @@
-"""Knowledge placeholders (spec processor 7): `【kb::库名::数量::最低分::模式::参数】`.
+"""Knowledge placeholders (`kb_placeholders`): `【kb::库名::数量::最低分::模式::参数】`.
 
 They are honoured in admin text only (persona, prompt overrides): the turn builds one
 `KnowledgeLookup` per REPLY turn and `KnowledgePlaceholderProcessor` replaces each placeholder

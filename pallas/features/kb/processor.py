@@ -1,4 +1,4 @@
-"""The knowledge processor (spec processor 7, priority 450, optional).
+"""The knowledge-placeholder processor (`kb_placeholders`, priority 450, optional).
 
 Runs after the prompt overrides are in place: every `【kb…】` / `【knowledge…】` placeholder in
 admin-authored text (persona, self identity, override sections and override-placed messages) is
@@ -6,8 +6,9 @@ replaced by snippets from its pool. Placeholders in member text are not honoured
 guard turns their brackets into 〔…〕 anyway). Without a lookup (no memory store) placeholders
 render as the configured empty text, never as raw markup.
 
-`expand_macros` is the hook for the macro engine (issue 12 item 2, built separately): when
-given, each rendered snippet block is passed through it before insertion.
+`expand_macros` is an optional hook, `(text, ctx) -> text`, for macros in the snippets: when
+given, each rendered snippet block is passed through it before insertion (the default pipeline
+passes none).
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ class _Strict(BaseModel):
 
 
 class BlameWeights(_Strict):
-    """Penalty per injected source kind when an admin rejects a bot line (spec figures)."""
+    """Penalty per injected source kind when an admin rejects a bot line (halving every 30 days)."""
 
     ambient: float = Field(-1.0, le=0)
     expression: float = Field(-3.0, le=0)

@@ -1,6 +1,6 @@
 """A small TTL + LRU cache for retrieval results, keyed by (scope, kind, normalised query).
 
-Identical queries within the TTL (spec: 5 minutes) are served from memory. The clock is
+Identical queries within the TTL (5 minutes by default) are served from memory. The clock is
 injected (anything with ``now() -> float``, e.g. `pallas.core.clock.FakeClock`), so expiry is
 testable without sleeping. Writers invalidate a scope when they add or delete memory there.
 One instance per process, owned by the retrieval service; not thread-safe (asyncio only).

@@ -86,7 +86,7 @@ def build_memory_sources(
     llm: LLMClient,
     personas: PersonaStore,
 ) -> list[ContextSource]:
-    """memory → knowledge → relationship → person facts (the spec's order)."""
+    """memory → knowledge → relationship → person facts (the order their blocks render in)."""
     knowledge = KnowledgeSource(
         service,
         WorldbookLibrary(worldbooks_dir),

@@ -26,7 +26,7 @@ STORED_KINDS: Final[tuple[str, ...]] = (
     RELATIONSHIP,
     PERSON_FACTS,
 )
-# Rendered into the `memory` section, in the spec's order, each under its own header.
+# Rendered into the `memory` section in this order, each under its own header.
 MEMORY_SECTION_KINDS: Final[tuple[str, ...]] = (GROUP_MEMORY, GROUP_EVENTS, IP_KNOWLEDGE, TEACHINGS)
 # Rows about one person (keyed by user id): what "forget me" removes.
 PERSONAL_KINDS: Final[tuple[str, ...]] = (PERSON_FACTS, RELATIONSHIP, TEACHINGS)

@@ -1,7 +1,7 @@
 """Pure retrieval scoring: BM25, cosine, hybrid similarity, relevance, threshold, top-k, caps.
 
 relevance = w_sim·sim + w_recency·exp(−days/recency_days) + w_freq·min(1, log(count+1)/5)
-with the spec's defaults 0.6 / 0.3 / 0.1 and recency_days = 7 (`001` calls it a half-life; in
+with the defaults 0.6 / 0.3 / 0.1 and recency_days = 7 (often read as a half-life; in
 the formula it is the e-folding time, so the recency term halves every 7·ln 2 ≈ 4.85 days).
 
 **Similarity gate.** Recency and frequency are bonuses for *relevant* memories, never a reason

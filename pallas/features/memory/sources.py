@@ -1,4 +1,4 @@
-"""The memory / knowledge / relationship / person-facts `ContextSource`s (spec 上下文装配顺序).
+"""The memory / knowledge / relationship / person-facts `ContextSource`s, in retrieval order.
 
     memory        【相关群内记忆】【已确认群事件】【相关 IP 知识】【用户明确教导】 → `memory`
     knowledge     knowledge rows → `knowledge`; activated worldbook entries → `worldbook`

@@ -1,4 +1,4 @@
-"""Long-session compression (spec: 长会话压缩), run after a delivered reply, in the background.
+"""Long-session compression, run after a delivered reply, in the background.
 
 When the user's session in this group reaches `session.threshold` rows and the cooldown has
 passed since the last compression, everything outside the newest `keep_messages` rows (the

@@ -1,4 +1,4 @@
-"""Pure rules for long-session compression (spec: 长会话压缩).
+"""Pure rules for long-session compression (old turns → one 【此前对话摘要】 row).
 
 When a user's session reaches ``threshold`` messages and ``cooldown_seconds`` have passed since
 the last compression, everything outside the newest ``keep_messages`` turns (including the previous

@@ -1,4 +1,4 @@
-"""Session variables (spec processor 8): per-group / per-member role-play state.
+"""Session variables (the `svars` processor): per-group / per-member role-play state.
 
 `<svar name="hp" op="+" value="10" />` in the model's answer (or `/pallas svar set`) changes a
 variable declared in the group's `[svars]` config; `$[svars::table]`, `$[svars::list]` and

@@ -1,4 +1,4 @@
-"""The variable processor (spec processor 8, priority 500, optional).
+"""The session-variable processor (`svars`, priority 500, optional).
 
 - member text (user messages and every non-admin section) gets `<svar` rewritten to `〈svar`,
   so a member cannot smuggle an op through the model's echo;

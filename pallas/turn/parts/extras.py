@@ -1,4 +1,4 @@
-"""What the issue-12 processors need from outside the pipeline, gathered once per REPLY turn.
+"""What the svars, kb-placeholder and attachment processors need, read once per REPLY turn.
 
 The processors themselves stay free of database and network access; this module reads, before
 the pipeline runs:

@@ -1,9 +1,9 @@
-"""Images of a REPLY turn (spec: 群聊相邻语境, messages 序列), for models that declare images.
+"""Images of a REPLY turn (current, quoted and timeline images), for models that declare images.
 
 - **Text of the turn.** The member's message reaches the model with one `[图片]` per image and
   market-face stickers as their summary text; the session stores the same turn with
   `[图片]:url=X` placeholders so a later summary can still describe the pictures (both in
-  `context/message_text.py`). No vision call happens for that.
+  `core/message_text.py`). No vision call happens for that.
 - **Current images** (vision models only, `ModelProfile.supports_images`): the message's own
   images plus the images of the message it quotes — looked up in the message store first, then
   through an injected `QuotedMessageFetcher` (OneBot `get_msg`; negative ids are ordinary) —

@@ -1,4 +1,4 @@
-"""The config examples users copy from the README and config/ must actually validate."""
+"""The config examples users copy from the README, docs/ and config/ must actually validate."""
 
 import tomllib
 from pathlib import Path
@@ -12,7 +12,8 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def _readme_toml_blocks() -> list[str]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     return [part.split("```")[0] for part in text.split("```toml")[1:]]
 
 

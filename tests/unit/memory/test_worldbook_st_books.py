@@ -1,6 +1,6 @@
 """SillyTavern-export books (every field ST writes; self-written content, one in Chinese) load
 and activate over a short scripted chat as SillyTavern would with its shipped settings (scan
-depth 2, recursion on, whole words on), apart from the differences the README lists."""
+depth 2, recursion on, whole words on), apart from the differences docs/configuration.md lists."""
 
 from __future__ import annotations
 
