@@ -19,8 +19,8 @@ at a time (a slot is held until the handling finishes or for `ADMISSION_HOLD_S`,
 first): under a burst the event loop then runs a bounded set of handler steps per iteration
 instead of thousands, so the receive loop keeps reading frames (and recording them, below) while
 handling catches up.
-Messages addressed to the bot (`GuardedAdapter.lane_of`, set by `pallas.onebot.inbound` to
-`pallas.onebot.lane_choice.EdgeLanes`) take the priority lane: their own `PRIORITY_SLOTS`, so an @
+Messages addressed to the bot (the edge's lane choice, `pallas.onebot.lane_choice`) take the
+priority lane: their own `PRIORITY_SLOTS`, so an @
 is handled at once instead of waiting behind the burst. From the reading of its frame until its
 model request goes out an @ (or an alias address) holds the loop (`Lanes.hold`, at most
 `PRIORITY_HOLD_MAX_S`): no unaddressed handler starts, and an event frame read meanwhile waits

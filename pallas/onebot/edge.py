@@ -4,7 +4,7 @@
 up): the admission lanes, the lane choice with each group's aliases, the per-event read
 records, the inbound handlers the plugins declared (`pallas.onebot.plugin_parts`), the start-up
 loads, the counters. The adapter gets it with `GuardedAdapter.attach`; the one inbound entry
-(`pallas.onebot.inbound`) hands messages to it. Nothing here is a module global, a class
+(created by `pallas.onebot.lifespan`) hands messages to it. Nothing here is a module global, a class
 attribute set at start-up or a registry filled at import.
 
 For each event the edge does, in order:
