@@ -22,8 +22,7 @@ from pallas.core.state import StateStore
 from pallas.features.memory import MemoryItem, readable_scopes
 from pallas.routing.router import Router
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
-from pallas.web import config_edit
-from pallas.web.config_edit import ConfigRejected
+from pallas.web.config_edit import ConfigRejected, read_text, validate_text
 from pallas.web.queries import ConsoleQueries
 
 log = logging.getLogger("pallas.console")
@@ -92,8 +91,8 @@ class ConsoleBackend:
         """The merged config as the files are now (the store re-reads at most once a second);
         the store's last good version when the file on disk does not validate."""
         try:
-            text = config_edit.read_text(self.groups_dir, group_id)
-            return config_edit.validate_text(self.groups_dir, group_id, text)
+            text = read_text(self.groups_dir, group_id)
+            return validate_text(self.groups_dir, group_id, text)
         except (ConfigRejected, OSError):
             return self.group_config(group_id)
 

@@ -13,9 +13,19 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
-from pallas.web import config_edit
 from pallas.web.app import PREFIX, Console, Session
-from pallas.web.config_edit import ConfigRejected
+from pallas.web.config_edit import (
+    ConfigRejected,
+    group_path,
+    merged_with_origin,
+    read_text,
+    reset_pipeline,
+    save_text,
+    set_pipeline,
+)
+from pallas.web.config_edit import (
+    set_value as write_config_value,
+)
 from pallas.web.views import redact_config
 
 log = logging.getLogger("pallas.console")
@@ -75,7 +85,7 @@ def pipeline_routes(router: APIRouter, console: Console) -> None:
                 raise ConfigRejected(
                     f"the new order must list exactly the movable processors: {', '.join(current)}"
                 )
-            config_edit.set_pipeline(dirs, group_id, order=wanted, disabled=None)
+            set_pipeline(dirs, group_id, order=wanted, disabled=None)
 
         return _apply(console, session, group_id, change, "顺序 " + " → ".join(wanted))
 
@@ -94,9 +104,7 @@ def pipeline_routes(router: APIRouter, console: Console) -> None:
             if not 0 <= j < len(order):
                 raise ConfigRejected(f"{processor} is already at the {'top' if j < 0 else 'end'}")
             order[i], order[j] = order[j], order[i]
-            config_edit.set_pipeline(
-                session.backend.groups_dir, group_id, order=order, disabled=None
-            )
+            set_pipeline(session.backend.groups_dir, group_id, order=order, disabled=None)
 
         return _apply(console, session, group_id, change, f"移动 {processor} ({direction})")
 
@@ -117,7 +125,7 @@ def pipeline_switch_routes(router: APIRouter, console: Console) -> None:
             if row["core"]:
                 raise ConfigRejected(f"core processor {processor!r} cannot be switched off")
             disabled.symmetric_difference_update({processor})
-            config_edit.set_pipeline(
+            set_pipeline(
                 session.backend.groups_dir, group_id, order=None, disabled=sorted(disabled)
             )
 
@@ -129,7 +137,7 @@ def pipeline_switch_routes(router: APIRouter, console: Console) -> None:
         session = await console.checked(request)
 
         def change() -> None:
-            config_edit.reset_pipeline(session.backend.groups_dir, group_id)
+            reset_pipeline(session.backend.groups_dir, group_id)
 
         return _apply(console, session, group_id, change, "重置为默认")
 
@@ -167,7 +175,7 @@ def config_page(
 ) -> Response:
     backend = session.backend
     merged = backend.fresh_config(group_id)
-    rows = redact_config(config_edit.merged_with_origin(backend.groups_dir, group_id, merged))
+    rows = redact_config(merged_with_origin(backend.groups_dir, group_id, merged))
     if query:
         rows = [r for r in rows if query in r.key]
     page = console.render(
@@ -178,8 +186,8 @@ def config_page(
         rows=rows,
         error=error,
         notice=notice,
-        file_text=config_edit.read_text(backend.groups_dir, group_id) if text is None else text,
-        file_name=config_edit.group_path(backend.groups_dir, group_id).name,
+        file_text=read_text(backend.groups_dir, group_id) if text is None else text,
+        file_name=group_path(backend.groups_dir, group_id).name,
         q=query,
     )
     if error:
@@ -198,7 +206,7 @@ def config_routes(router: APIRouter, console: Console) -> None:
     ) -> Response:
         session = await console.checked(request)
         try:
-            config_edit.set_value(session.backend.groups_dir, group_id, key, value)
+            write_config_value(session.backend.groups_dir, group_id, key, value)
         except ConfigRejected as exc:
             return config_page(console, session, group_id, error=str(exc))
         log.info("console: group %s config %s = %s", group_id, key, value)
@@ -208,7 +216,7 @@ def config_routes(router: APIRouter, console: Console) -> None:
     async def set_file(request: Request, group_id: int, text: str = Form("")) -> Response:
         session = await console.checked(request)
         try:
-            config_edit.save_text(session.backend.groups_dir, group_id, text)
+            save_text(session.backend.groups_dir, group_id, text)
         except ConfigRejected as exc:
             return config_page(console, session, group_id, error=str(exc), text=text)
         log.info("console: group %s config file replaced", group_id)
