@@ -46,7 +46,7 @@ from benchmarks._memory_quality_data import (
     planted_facts,
 )
 from benchmarks.stats import describe
-from pallas.app import memory_service_for, memory_sources_for
+from pallas.app_wiring import memory_service_for, memory_sources_for
 from pallas.context.context import GatherRequest, assemble_direct_chat_context
 from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.processors import DEFAULT_PERSONA_BASE

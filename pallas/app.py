@@ -18,8 +18,8 @@ and the CLI call `start_app` / `build_app` directly.
                   after-turn hooks); merges, freshness, the warm caches and one Pause
 
 Product code never imports `pallas.runtime`: each service takes only the stores it uses through
-its constructor; the `*_for(runtime)` helpers below are the one place that picks them out
-(`python -m pallas.cli deps --check` enforces the layers).
+its constructor; the `*_for(runtime)` helpers (here and in `pallas.app_wiring`) are the one
+place that picks them out (`python -m pallas.cli deps --check` enforces the layers).
 """
 
 from __future__ import annotations
@@ -29,9 +29,21 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
-from pallas.admin.base import AdminServices, Deployment
 from pallas.app_model import PallasApp
-from pallas.app_wiring import after_turn_hooks, context_sources
+from pallas.app_wiring import (
+    admin_services_for,
+    after_turn_hooks,
+    context_sources,
+    cost_guard_for,
+    describer_for,
+    extraction_hook_for,
+    feedback_for,
+    insight_for,
+    memory_service_for,
+    memory_sources_for,
+    session_summary_hook_for,
+    turn_extras_for,
+)
 from pallas.config import GroupConfig
 from pallas.context.context import ContextSource
 from pallas.core.clock import Clock
@@ -42,29 +54,17 @@ from pallas.core.state import StateStore
 from pallas.core.turn import AfterTurnHook
 from pallas.features.cost import CostGuard
 from pallas.features.learning import (
-    FeedbackRepository,
-    FeedbackStores,
-    GroupInsightProcessor,
     GroupLearningSource,
-    LearningRepository,
 )
 from pallas.features.memory import (
-    MemoryExtractionHook,
     MemoryService,
-    build_memory_extraction_hook,
-    build_memory_service,
-    build_memory_sources,
     readable_scopes,
 )
 from pallas.features.session import (
-    ImageDescriptionRepository,
     OldTopicsSource,
-    PlaceholderDescriber,
-    SessionSummaryHook,
     SessionTopicRepository,
 )
-from pallas.features.stickers import StickerDescriber, StickerRepository, StickerService
-from pallas.features.svars import SessionVariableRepository, SvarService
+from pallas.features.stickers import StickerRepository, StickerService
 from pallas.features.tools import default_registry
 from pallas.routing.freshness import FreshnessGate
 from pallas.routing.router import Router
@@ -75,7 +75,6 @@ from pallas.turn.context import Pause, Sleep
 from pallas.turn.contracts import PhraseSource
 from pallas.turn.deliver import DeliverStep
 from pallas.turn.parts.addressing import Addressing
-from pallas.turn.parts.cost_exit import guard_for
 from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.group_preload import GroupPreload, YieldTo
 from pallas.turn.parts.merges import TurnMerges
@@ -84,162 +83,6 @@ from pallas.turn.prepare import PrepareStep
 from pallas.turn.remember import TurnRecorder
 from pallas.turn.route import GroupConfigFor, PersonaFor, RouteStep
 from pallas.turn.service import ChatTurnService
-
-
-def memory_service_for(runtime: PallasRuntime) -> MemoryService:
-    """A memory service over the runtime's stores (`build_app` makes the app's one)."""
-    return build_memory_service(
-        runtime.sessions,
-        runtime.state,
-        runtime.clock,
-        llm=runtime.llm,
-        usage=runtime.repos.usage,
-        memory_config=lambda group_id: runtime.group_configs.get(group_id).memory,
-        embeddings=bool(runtime.settings.pallas_embedding_model),
-    )
-
-
-def memory_sources_for(
-    runtime: PallasRuntime, service: MemoryService | None = None
-) -> list[ContextSource]:
-    """memory → knowledge → relationship → person facts over the runtime's stores."""
-    settings = runtime.settings
-    return build_memory_sources(
-        service or memory_service_for(runtime),
-        worldbooks_dir=settings.worldbooks_dir,
-        regex_dir=settings.pallas_config_dir / "regex",
-        messages=runtime.repos.messages,
-        state=runtime.state,
-        llm=runtime.llm,
-        personas=runtime.personas,
-    )
-
-
-def extraction_hook_for(
-    runtime: PallasRuntime, service: MemoryService | None = None
-) -> MemoryExtractionHook:
-    return build_memory_extraction_hook(
-        service or memory_service_for(runtime),
-        state=runtime.state,
-        clock=runtime.clock,
-        messages=runtime.repos.messages,
-        usage=runtime.repos.usage,
-        llm=runtime.llm,
-        flush=runtime.writer.flush,
-        group_config=runtime.group_configs.get,
-        persona=runtime.personas.get,
-    )
-
-
-def session_summary_hook_for(
-    runtime: PallasRuntime, topics: SessionTopicRepository | None = None
-) -> SessionSummaryHook:
-    return SessionSummaryHook(
-        chat_sessions=runtime.repos.chat_sessions,
-        topics=topics or SessionTopicRepository(runtime.sessions),
-        usage=runtime.repos.usage,
-        llm=runtime.llm,
-        state=runtime.state,
-        clock=runtime.clock,
-        group_config=runtime.group_configs.get,
-        describer=PlaceholderDescriber(
-            llm=runtime.llm,
-            cache=ImageDescriptionRepository(runtime.sessions),
-            usage=runtime.repos.usage,
-            clock=runtime.clock,
-        ),
-    )
-
-
-def turn_extras_for(runtime: PallasRuntime, memory: MemoryService) -> TurnExtras:
-    return TurnExtras(
-        messages=runtime.repos.messages,
-        state=runtime.state,
-        clock=runtime.clock,
-        llm=runtime.llm,
-        svars=svars_for(runtime),
-        memory=memory,
-        transcribe=bool(runtime.settings.pallas_transcribe_model),
-    )
-
-
-def svars_for(runtime: PallasRuntime) -> SvarService:
-    return SvarService(SessionVariableRepository(runtime.sessions), runtime.clock)
-
-
-def feedback_for(runtime: PallasRuntime) -> FeedbackStores:
-    return FeedbackStores(
-        learning=LearningRepository(runtime.sessions),
-        feedback=FeedbackRepository(runtime.sessions),
-        snapshots=runtime.repos.snapshots,
-        state=runtime.state,
-        clock=runtime.clock,
-        group_config=runtime.group_configs.get,
-        superusers=runtime.superusers,
-    )
-
-
-def insight_for(runtime: PallasRuntime) -> GroupInsightProcessor:
-    return GroupInsightProcessor(
-        LearningRepository(runtime.sessions),
-        messages=runtime.repos.messages,
-        state=runtime.state,
-        clock=runtime.clock,
-        llm=runtime.llm,
-        flush=runtime.writer.flush,
-        group_config=runtime.group_configs.get,
-    )
-
-
-def describer_for(runtime: PallasRuntime) -> StickerDescriber:
-    return StickerDescriber(
-        StickerRepository(runtime.sessions),
-        runtime.repos.usage,
-        runtime.clock,
-        runtime.llm,
-        runtime.group_configs.get,
-    )
-
-
-def cost_guard_for(runtime: PallasRuntime, rng: random.Random | None = None) -> CostGuard:
-    return guard_for(
-        runtime.settings,
-        runtime.llm,
-        runtime.state,
-        runtime.repos.usage,
-        runtime.superusers,
-        rng=rng,
-    )
-
-
-def admin_services_for(
-    runtime: PallasRuntime,
-    *,
-    memory: MemoryService | None = None,
-    feedback: FeedbackStores | None = None,
-    insight: GroupInsightProcessor | None = None,
-    describer: StickerDescriber | None = None,
-) -> AdminServices:
-    """The admin commands' services (`build_app` passes the app's own; the CLI and tests
-    build them over a runtime)."""
-    return AdminServices(
-        deployment=Deployment.of(runtime.settings),
-        clock=runtime.clock,
-        state=runtime.state,
-        configs=runtime.group_configs,
-        writer=runtime.writer,
-        messages=runtime.repos.messages,
-        usage=runtime.repos.usage,
-        snapshots=runtime.repos.snapshots,
-        routing=runtime.routing,
-        memory=memory or memory_service_for(runtime),
-        learning=LearningRepository(runtime.sessions),
-        feedback=feedback or feedback_for(runtime),
-        insight=insight or insight_for(runtime),
-        stickers=StickerRepository(runtime.sessions),
-        describer=describer or describer_for(runtime),
-        svars=svars_for(runtime),
-    )
 
 
 def chat_service_for(

@@ -1,19 +1,45 @@
-"""Which context sources and after-turn hooks a deployment runs (used by `pallas.app`).
+"""The feature services the composition root (`pallas.app.build_app`) builds, one helper each.
 
-The one place that lists the pluggable stages, in the order their results are merged
-(memory → knowledge → relationship → person facts + old topics; style learning; …). The
-pieces are built by the composition root (`pallas.app.build_app`) from the stores they use.
+Each `*_for(runtime)` picks out of the runtime only the stores its service uses. Also the one
+place that lists the pluggable stages in the order their results are merged: context sources
+(style learning → memory → knowledge → relationship → person facts → old topics) and after-turn
+hooks (session compression, memory extraction).
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
+from pallas.admin.base import AdminServices, Deployment
 from pallas.context.context import ContextSource
 from pallas.core.turn import AfterTurnHook
-from pallas.features.learning import GroupLearningSource
-from pallas.features.memory import MemoryExtractionHook
-from pallas.features.session import OldTopicsSource, SessionSummaryHook
+from pallas.features.cost import CostGuard, Limits, UsageCounters
+from pallas.features.learning import (
+    FeedbackRepository,
+    FeedbackStores,
+    GroupInsightProcessor,
+    GroupLearningSource,
+    LearningRepository,
+)
+from pallas.features.memory import (
+    MemoryExtractionHook,
+    MemoryService,
+    build_memory_extraction_hook,
+    build_memory_service,
+    build_memory_sources,
+)
+from pallas.features.session import (
+    ImageDescriptionRepository,
+    OldTopicsSource,
+    PlaceholderDescriber,
+    SessionSummaryHook,
+    SessionTopicRepository,
+)
+from pallas.features.stickers import StickerDescriber, StickerRepository
+from pallas.features.svars import SessionVariableRepository, SvarService
+from pallas.runtime import PallasRuntime
+from pallas.turn.parts.extras import TurnExtras
 
 
 def context_sources(
@@ -36,3 +62,161 @@ def after_turn_hooks(
         session_summary,  # 长会话压缩
         memory_extraction,  # ADD-only facts, batched, budgeted
     ]
+
+
+def memory_service_for(runtime: PallasRuntime) -> MemoryService:
+    """A memory service over the runtime's stores (`build_app` makes the app's one)."""
+    return build_memory_service(
+        runtime.sessions,
+        runtime.state,
+        runtime.clock,
+        llm=runtime.llm,
+        usage=runtime.repos.usage,
+        memory_config=lambda group_id: runtime.group_configs.get(group_id).memory,
+        embeddings=bool(runtime.settings.pallas_embedding_model),
+    )
+
+
+def memory_sources_for(
+    runtime: PallasRuntime, service: MemoryService | None = None
+) -> list[ContextSource]:
+    """memory → knowledge → relationship → person facts over the runtime's stores."""
+    settings = runtime.settings
+    return build_memory_sources(
+        service or memory_service_for(runtime),
+        worldbooks_dir=settings.worldbooks_dir,
+        regex_dir=settings.pallas_config_dir / "regex",
+        messages=runtime.repos.messages,
+        state=runtime.state,
+        llm=runtime.llm,
+        personas=runtime.personas,
+    )
+
+
+def extraction_hook_for(
+    runtime: PallasRuntime, service: MemoryService | None = None
+) -> MemoryExtractionHook:
+    return build_memory_extraction_hook(
+        service or memory_service_for(runtime),
+        state=runtime.state,
+        clock=runtime.clock,
+        messages=runtime.repos.messages,
+        usage=runtime.repos.usage,
+        llm=runtime.llm,
+        flush=runtime.writer.flush,
+        group_config=runtime.group_configs.get,
+        persona=runtime.personas.get,
+    )
+
+
+def session_summary_hook_for(
+    runtime: PallasRuntime, topics: SessionTopicRepository | None = None
+) -> SessionSummaryHook:
+    return SessionSummaryHook(
+        chat_sessions=runtime.repos.chat_sessions,
+        topics=topics or SessionTopicRepository(runtime.sessions),
+        usage=runtime.repos.usage,
+        llm=runtime.llm,
+        state=runtime.state,
+        clock=runtime.clock,
+        group_config=runtime.group_configs.get,
+        describer=PlaceholderDescriber(
+            llm=runtime.llm,
+            cache=ImageDescriptionRepository(runtime.sessions),
+            usage=runtime.repos.usage,
+            clock=runtime.clock,
+        ),
+    )
+
+
+def turn_extras_for(runtime: PallasRuntime, memory: MemoryService) -> TurnExtras:
+    return TurnExtras(
+        messages=runtime.repos.messages,
+        state=runtime.state,
+        clock=runtime.clock,
+        llm=runtime.llm,
+        svars=svars_for(runtime),
+        memory=memory,
+        transcribe=bool(runtime.settings.pallas_transcribe_model),
+    )
+
+
+def svars_for(runtime: PallasRuntime) -> SvarService:
+    return SvarService(SessionVariableRepository(runtime.sessions), runtime.clock)
+
+
+def feedback_for(runtime: PallasRuntime) -> FeedbackStores:
+    return FeedbackStores(
+        learning=LearningRepository(runtime.sessions),
+        feedback=FeedbackRepository(runtime.sessions),
+        snapshots=runtime.repos.snapshots,
+        state=runtime.state,
+        clock=runtime.clock,
+        group_config=runtime.group_configs.get,
+        superusers=runtime.superusers,
+    )
+
+
+def insight_for(runtime: PallasRuntime) -> GroupInsightProcessor:
+    return GroupInsightProcessor(
+        LearningRepository(runtime.sessions),
+        messages=runtime.repos.messages,
+        state=runtime.state,
+        clock=runtime.clock,
+        llm=runtime.llm,
+        flush=runtime.writer.flush,
+        group_config=runtime.group_configs.get,
+    )
+
+
+def describer_for(runtime: PallasRuntime) -> StickerDescriber:
+    return StickerDescriber(
+        StickerRepository(runtime.sessions),
+        runtime.repos.usage,
+        runtime.clock,
+        runtime.llm,
+        runtime.group_configs.get,
+    )
+
+
+def cost_guard_for(runtime: PallasRuntime, rng: random.Random | None = None) -> CostGuard:
+    """The deployment's guard: counters in the StateStore, seeded from the usage ledger."""
+    llm, settings = runtime.llm, runtime.settings
+    cheap = llm.model_for("cheap")
+    return CostGuard(
+        UsageCounters(runtime.state, runtime.repos.usage),
+        deployment=Limits(settings.pallas_daily_call_cap, settings.pallas_daily_token_cap),
+        cheap_model=cheap if cheap and cheap != llm.model_for("chat") else None,
+        superusers=runtime.superusers,
+        rng=rng or random.Random(),
+    )
+
+
+def admin_services_for(
+    runtime: PallasRuntime,
+    *,
+    memory: MemoryService | None = None,
+    feedback: FeedbackStores | None = None,
+    insight: GroupInsightProcessor | None = None,
+    describer: StickerDescriber | None = None,
+) -> AdminServices:
+    """The admin commands' services (`build_app` passes the app's own; the CLI and tests
+    build them over a runtime)."""
+    return AdminServices(
+        deployment=Deployment.of(runtime.settings),
+        clock=runtime.clock,
+        state=runtime.state,
+        configs=runtime.group_configs,
+        writer=runtime.writer,
+        messages=runtime.repos.messages,
+        usage=runtime.repos.usage,
+        snapshots=runtime.repos.snapshots,
+        routing=runtime.routing,
+        memory=memory or memory_service_for(runtime),
+        learning=LearningRepository(runtime.sessions),
+        feedback=feedback or feedback_for(runtime),
+        insight=insight or insight_for(runtime),
+        stickers=StickerRepository(runtime.sessions),
+        describer=describer or describer_for(runtime),
+        svars=svars_for(runtime),
+    )

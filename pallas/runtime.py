@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from pallas.config import GroupConfig
 from pallas.core.clock import Clock, SystemClock
@@ -41,7 +41,7 @@ class Repositories:
     snapshots: SnapshotRepository
 
     @classmethod
-    def build(cls, sessions: async_sessionmaker) -> Repositories:
+    def build(cls, sessions: async_sessionmaker[AsyncSession]) -> Repositories:
         return cls(
             messages=MessageRepository(sessions),
             chat_sessions=ChatSessionRepository(sessions),
@@ -61,7 +61,7 @@ class PallasRuntime:
     clock: Clock
     state: StateStore
     engine: AsyncEngine
-    sessions: async_sessionmaker
+    sessions: async_sessionmaker[AsyncSession]
     repos: Repositories
     writer: MessageWriter | ThreadedMessageWriter
     group_configs: GroupConfigStore[GroupConfig]

@@ -30,7 +30,7 @@ async def _db_upgrade(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_db(sub: argparse._SubParsersAction) -> None:
+def register_db(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     db = sub.add_parser("db", help="database maintenance")
     db_sub = db.add_subparsers(dest="db_command", required=True)
     up = db_sub.add_parser("upgrade", help="apply migrations (also done at bot start-up)")
@@ -55,7 +55,7 @@ def _config_check(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def register_config(sub: argparse._SubParsersAction) -> None:
+def register_config(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     cfg = sub.add_parser("config", help="configuration files")
     cfg_sub = cfg.add_subparsers(dest="config_command", required=True)
     check = cfg_sub.add_parser("check", help="validate config/groups and config/personas")
@@ -63,7 +63,10 @@ def register_config(sub: argparse._SubParsersAction) -> None:
     check.set_defaults(handler=_config_check)
 
 
-REGISTRY: list[Callable[[argparse._SubParsersAction], None]] = [register_db, register_config]
+REGISTRY: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], None]] = [
+    register_db,
+    register_config,
+]
 REGISTRY.append(register_replay)
 
 
@@ -94,7 +97,7 @@ async def _context(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_context(sub: argparse._SubParsersAction) -> None:
+def register_context(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     ctx = sub.add_parser("context", help="what the model saw on a group's last reply turn")
     ctx.add_argument("--group", type=int, required=True)
     ctx.add_argument("--bot", type=int, default=None)

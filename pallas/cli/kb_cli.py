@@ -85,7 +85,7 @@ async def _store(args: argparse.Namespace, scope: str, chunks: list[Chunk]) -> i
     return 0
 
 
-def register_kb(sub: argparse._SubParsersAction) -> None:
+def register_kb(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     kb = sub.add_parser("kb", help="knowledge pools for 【kb::…】 placeholders")
     ksub = kb.add_subparsers(dest="kb_command", required=True)
     imp = ksub.add_parser("import", help="chunk a folder of .md/.txt files into a pool")

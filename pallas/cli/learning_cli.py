@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from pallas.admin import AdminContext, learn_command
-from pallas.app import admin_services_for
+from pallas.app_wiring import admin_services_for
 from pallas.core.settings import PallasSettings
 from pallas.runtime import PallasRuntime
 
@@ -26,7 +26,7 @@ async def _learn(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_learn(sub: argparse._SubParsersAction) -> None:
+def register_learn(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("learn", help="group learning: run a sweep now / show a group's state")
     parser.add_argument("action", choices=("now", "status"))
     parser.add_argument("--bot", type=int, required=True, help="the bot's QQ id")

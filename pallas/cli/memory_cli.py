@@ -117,7 +117,7 @@ async def _forget_user(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_memory(sub: argparse._SubParsersAction) -> None:
+def register_memory(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     memory = sub.add_parser("memory", help="list / delete remembered facts, forget a user")
     msub = memory.add_subparsers(dest="memory_command", required=True)
     ls = msub.add_parser("list", help="list memory items, newest first")

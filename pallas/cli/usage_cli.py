@@ -116,7 +116,7 @@ async def _usage(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_usage(sub: argparse._SubParsersAction) -> None:
+def register_usage(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     usage = sub.add_parser("usage", help="reply calls and tokens per day against the budgets")
     usage.add_argument("--group", type=int, default=None, help="only this group")
     usage.add_argument("--days", type=int, default=1, help="how many China days back (1 = today)")

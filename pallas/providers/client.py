@@ -2,7 +2,8 @@
 
 Every call names its task (chat / cheap / vision / embedding) so the model, the usage ledger
 and per-group daily budgets line up. Errors never escape as exceptions or as text for the
-group: a `CompletionResult` says what happened (`ok`, `error`), and the caller stays quiet.
+group: a `CompletionResult` says what happened (`ok`, an `LLMError`, the HTTP status when
+there was one), and the caller stays quiet.
 Retries with backoff on 429 / 5xx / timeouts are the `openai` client's own (`max_retries`).
 
 The `openai` package (~0.6-1 s and ~14 MB to import) is imported when the client is first
@@ -15,7 +16,8 @@ from __future__ import annotations
 import logging
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
 from pallas.core.clock import Clock
@@ -23,6 +25,7 @@ from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
 from pallas.core.settings import PallasSettings
 
 if TYPE_CHECKING:
+    import httpx2
     from openai import AsyncOpenAI
 
 log = logging.getLogger("pallas.llm")
@@ -32,24 +35,48 @@ _CHAT_OPTIONS: Any = {"security": {"bearer_auth": True}}  # what `create` sends 
 _THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
 
 
+class LLMError(StrEnum):
+    """Why a call gave no usable answer. The values are what snapshots and logs show
+    (`error:server_error`), so they stay stable."""
+
+    DISABLED = "disabled"  # replies are off (no key / PALLAS_REPLIES_ENABLED=false)
+    TIMEOUT = "timeout"
+    RATE_LIMITED = "rate_limited"  # 429 after the SDK's own retries
+    CONNECTION_ERROR = "connection_error"
+    SERVER_ERROR = "server_error"  # 5xx after retries
+    CLIENT_ERROR = "client_error"  # other 4xx: bad key, unknown model, request too large
+    BAD_RESPONSE = "bad_response"  # not a chat completion
+    EMPTY = "empty"  # no text left (or only a <think> block)
+    UNKNOWN = "error"
+
+
 @dataclass(frozen=True, slots=True)
 class CompletionResult:
     ok: bool
     text: str = ""
-    error: str | None = None  # disabled | timeout | rate_limited | server_error | empty | ...
+    error: LLMError | None = None
     model: str = ""
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_ms: float = 0.0
+    http_status: int | None = None  # the provider's status code when it answered with one
 
 
 class LLMClient:
     def __init__(
-        self, settings: PallasSettings, usage: UsageRepository | None, clock: Clock
+        self,
+        settings: PallasSettings,
+        usage: UsageRepository | None,
+        clock: Clock,
+        *,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
+        """`http_client` is handed to the SDK as is (tests pass one on an
+        `httpx2.MockTransport`); by default the SDK builds its own pool."""
         self._settings = settings
         self._usage = usage
         self._clock = clock
+        self._http_client = http_client
         self._enabled = settings.replies_enabled
         self._sdk_client: AsyncOpenAI | None = None
 
@@ -69,6 +96,7 @@ class LLMClient:
                 base_url=s.openai_base_url,
                 timeout=s.pallas_llm_timeout_seconds,
                 max_retries=s.pallas_llm_max_retries,
+                http_client=self._http_client,
             )
         return self._sdk_client
 
@@ -100,7 +128,7 @@ class LLMClient:
     ) -> CompletionResult:
         model = model or self.model_for(task)
         if self._client is None:
-            return CompletionResult(ok=False, error="disabled", model=model)
+            return CompletionResult(ok=False, error=LLMError.DISABLED, model=model)
         started = time.perf_counter()
         kwargs: dict[str, Any] = {"model": model, "messages": messages}
         if max_tokens is not None:
@@ -110,9 +138,14 @@ class LLMClient:
         try:
             response = await post_chat(self._client, kwargs)
         except Exception as exc:  # every failure becomes a quiet, logged result
-            result = CompletionResult(ok=False, error=_classify(exc), model=model)
+            result = _failure(exc, model)
             log.warning(
-                "llm %s call failed for group %s (%s): %s", task, group_id, result.error, exc
+                "llm %s call failed for group %s (%s, status %s): %s",
+                task,
+                group_id,
+                result.error,
+                result.http_status,
+                exc,
             )
         else:
             result = _parse(response, model)
@@ -159,7 +192,9 @@ class LLMClient:
         await self._record("transcribe", ok, bot_id=bot_id, group_id=group_id)
         return str(getattr(response, "text", "") or "").strip() or None
 
-    async def _record(self, task: str, result: CompletionResult, bot_id: int, group_id: int):
+    async def _record(
+        self, task: str, result: CompletionResult, bot_id: int, group_id: int
+    ) -> None:
         if self._usage is None:
             return
         try:  # write-behind: the ledger row is batched off the caller's path
@@ -203,20 +238,27 @@ def load_sdk() -> None:
     import openai  # noqa: F401
 
 
-def _classify(exc: Exception) -> str:
+def _failure(exc: Exception, model: str) -> CompletionResult:
+    status = getattr(exc, "status_code", None)
+    status = status if isinstance(status, int) else None
+    return CompletionResult(False, error=classify(exc), model=model, http_status=status)
+
+
+def classify(exc: BaseException) -> LLMError:
+    """The `LLMError` for an exception raised by the SDK (or while reading its answer)."""
     import openai
 
     if isinstance(exc, openai.APITimeoutError):
-        return "timeout"
+        return LLMError.TIMEOUT
     if isinstance(exc, openai.RateLimitError):
-        return "rate_limited"
+        return LLMError.RATE_LIMITED
     if isinstance(exc, openai.APIConnectionError):
-        return "connection_error"
+        return LLMError.CONNECTION_ERROR
     if isinstance(exc, openai.APIStatusError):
-        return "server_error" if exc.status_code >= 500 else f"http_{exc.status_code}"
+        return LLMError.SERVER_ERROR if exc.status_code >= 500 else LLMError.CLIENT_ERROR
     if isinstance(exc, openai.APIResponseValidationError | ValueError | TypeError):
-        return "bad_response"
-    return "error"
+        return LLMError.BAD_RESPONSE
+    return LLMError.UNKNOWN
 
 
 def _parse(response: Any, model: str) -> CompletionResult:
@@ -225,23 +267,17 @@ def _parse(response: Any, model: str) -> CompletionResult:
     completion = int(getattr(usage, "completion_tokens", 0) or 0)
     choices = getattr(response, "choices", None)
     if not isinstance(choices, list) or not choices:
-        return CompletionResult(False, error="bad_response", model=model, prompt_tokens=prompt)
+        return CompletionResult(
+            False, error=LLMError.BAD_RESPONSE, model=model, prompt_tokens=prompt
+        )
     message = getattr(choices[0], "message", None)
     content = getattr(message, "content", None)
     if not isinstance(content, str):
-        return CompletionResult(False, error="empty", model=model, prompt_tokens=prompt)
+        return CompletionResult(False, error=LLMError.EMPTY, model=model, prompt_tokens=prompt)
     if not _THINK.sub("", content).strip():
-        return CompletionResult(False, error="empty", model=model, prompt_tokens=prompt)
+        return CompletionResult(False, error=LLMError.EMPTY, model=model, prompt_tokens=prompt)
     return CompletionResult(True, content, None, model, prompt, completion)
 
 
 def _with_latency(result: CompletionResult, started: float) -> CompletionResult:
-    return CompletionResult(
-        result.ok,
-        result.text,
-        result.error,
-        result.model,
-        result.prompt_tokens,
-        result.completion_tokens,
-        (time.perf_counter() - started) * 1000,
-    )
+    return replace(result, latency_ms=(time.perf_counter() - started) * 1000)

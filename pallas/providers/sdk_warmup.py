@@ -32,11 +32,11 @@ WARM_REPLY: dict[str, Any] = {
 
 
 async def _one_completion() -> str:
-    import httpx
+    import httpx2
     from openai import AsyncOpenAI
 
-    transport = httpx.MockTransport(lambda request: httpx.Response(200, json=WARM_REPLY))
-    async with httpx.AsyncClient(transport=transport) as http:
+    transport = httpx2.MockTransport(lambda request: httpx2.Response(200, json=WARM_REPLY))
+    async with httpx2.AsyncClient(transport=transport) as http:
         client = AsyncOpenAI(
             api_key="warm-up", base_url="http://warm-up.invalid/v1", http_client=http, max_retries=0
         )

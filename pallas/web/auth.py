@@ -14,6 +14,7 @@ import hmac
 import ipaddress
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,7 +88,7 @@ def startup_lines(token: ConsoleToken, host: str, url: str) -> list[tuple[str, s
 class ConsoleAuth:
     """Verifies the token, issues / checks session cookies and CSRF tokens, limits logins."""
 
-    def __init__(self, token: str, state: StateStore, clock_now) -> None:
+    def __init__(self, token: str, state: StateStore, clock_now: Callable[[], float]) -> None:
         self._token = token.encode()
         self._key = hashlib.sha256(b"pallas-console-session:" + self._token).digest()
         self._state = state

@@ -8,6 +8,8 @@ and the file untouched.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request
@@ -53,11 +55,13 @@ def pipeline_page(
     return page
 
 
-def _movable_order(rows: list[dict]) -> list[str]:
+def _movable_order(rows: list[dict[str, Any]]) -> list[str]:
     return [r["id"] for r in rows if not r["fixed"]]
 
 
-def _apply(console: Console, session: Session, group_id: int, change, what: str) -> Response:
+def _apply(
+    console: Console, session: Session, group_id: int, change: Callable[[], object], what: str
+) -> Response:
     """Run one validated file change and re-render the panel with its result."""
     try:
         change()

@@ -12,7 +12,7 @@ from fastapi.responses import Response
 from pallas.core.clock import CHINA, local_day
 from pallas.features.memory import SHORT_NAMES, STORED_KINDS, resolve_kind
 from pallas.web.app import Console
-from pallas.web.queries import USAGE_KEYS, MessageCounts, days_back
+from pallas.web.queries import USAGE_KEYS, MessageCounts, UsageRow, days_back
 from pallas.web.views import request_json, retrieval_rows, token_bar, usage_series
 
 TASKS = ("chat", "cheap", "vision")
@@ -41,7 +41,7 @@ async def group_rows(console: Console, query: str) -> list[dict[str, Any]]:
         acc[0] += row.calls
         acc[1] += row.tokens
     names = await backend.group_names()
-    rows = []
+    rows: list[dict[str, Any]] = []
     for bot_id, group_id in scopes:
         name = names.get(group_id, "")
         if query and not any(query in text for text in (str(group_id), str(bot_id), name)):
@@ -100,7 +100,9 @@ def group_pages(router: APIRouter, console: Console) -> None:
     """Per-group read pages: the context analyzer, the routing timeline, the memory list."""
 
     @router.get("/g/{group_id}/context")
-    async def analyzer(request: Request, group_id: int, turn: str = "", n: int = DEFAULT_TURNS):
+    async def analyzer(
+        request: Request, group_id: int, turn: str = "", n: int = DEFAULT_TURNS
+    ) -> Response:
         session = console.session(request)
         backend = session.backend
         bot_id = await backend.bot_for_group(group_id)
@@ -178,7 +180,7 @@ def group_pages(router: APIRouter, console: Console) -> None:
         )
 
 
-def today_budgets(console: Console, rows: list) -> list[dict[str, Any]]:
+def today_budgets(console: Console, rows: list[UsageRow]) -> list[dict[str, Any]]:
     """Per group: today's cheap-model tokens and vision calls against the configured budgets."""
     totals: dict[int, dict[str, int]] = {}
     for row in rows:

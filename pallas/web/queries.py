@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import case, func, select, text
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.clock import CHINA_UTC_OFFSET_HOURS, DAY_S, local_day
 from pallas.core.db.models import InjectionSnapshotRow, MessageRow, UsageLedgerRow
@@ -69,7 +69,7 @@ def day_start(now: float) -> float:
 
 
 class ConsoleQueries:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
 
     async def scopes_seen(self) -> list[tuple[int, int]]:

@@ -14,7 +14,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from pallas.app import build_app, memory_service_for
+from pallas.app import build_app
+from pallas.app_wiring import memory_service_for
 from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.snapshots import InjectionSnapshot
 from pallas.core.db.repositories.usage import UsageEntry

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pallas.app import insight_for
+from pallas.app_wiring import insight_for
 from pallas.core.clock import FakeClock
 from pallas.core.records import StoredMessage
 from pallas.features.learning.group_insight_processor import run_sweep

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pallas.app import feedback_for, insight_for
+from pallas.app_wiring import feedback_for, insight_for
 from pallas.context.context import GatherRequest, SourceContribution
 from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.snapshots import InjectionSnapshot

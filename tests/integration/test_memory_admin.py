@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pallas.admin import AdminContext, find_command
-from pallas.app import admin_services_for, memory_service_for, memory_sources_for
+from pallas.app_wiring import admin_services_for, memory_service_for, memory_sources_for
 from pallas.context.context import GatherRequest
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings

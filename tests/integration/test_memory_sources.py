@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pallas.app import extraction_hook_for, memory_service_for, memory_sources_for
+from pallas.app_wiring import extraction_hook_for, memory_service_for, memory_sources_for
 from pallas.context.context import GatherRequest, assemble_direct_chat_context
 from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.usage import UsageEntry

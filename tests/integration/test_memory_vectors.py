@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pallas.app import memory_service_for
+from pallas.app_wiring import memory_service_for
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore

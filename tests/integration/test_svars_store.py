@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pallas.admin import AdminContext, find_command
-from pallas.app import admin_services_for
+from pallas.app_wiring import admin_services_for
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore

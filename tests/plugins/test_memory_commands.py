@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nonebug import App
 
-from pallas.app import memory_service_for
+from pallas.app_wiring import memory_service_for
 from pallas.features.memory.isolation import own_scope
 from pallas.features.memory.kinds import PERSON_FACTS
 from pallas.features.memory.member_commands import REPLY_FORGOTTEN, REPLY_TAUGHT

@@ -84,7 +84,7 @@ def _replay_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def register_replay(sub: argparse._SubParsersAction) -> None:
+def register_replay(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay = sub.add_parser(
         "replay",
         help="run a OneBot v11 event log (JSONL) through routing; print decisions and totals",

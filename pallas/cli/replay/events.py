@@ -51,7 +51,9 @@ def adapter_to_me(
     `get_msg` would have found it, so the reply segment is removed, its author taken as not the
     bot.
     """
-    segs = [{"type": str(s.get("type")), "data": dict(s.get("data") or {})} for s in segments]
+    segs: list[dict[str, Any]] = [
+        {"type": str(s.get("type")), "data": dict(s.get("data") or {})} for s in segments
+    ]
     to_me = False
     reply_index = next((i for i, s in enumerate(segs) if s["type"] == "reply"), None)
     if reply_index is not None and reply_known:

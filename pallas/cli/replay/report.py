@@ -70,7 +70,7 @@ class ReplayRow:
     record: dict[str, Any] | None = None  # RouteResult.to_log_dict() for routed rows
 
     def to_json(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "kind": self.kind,
             "line": self.line,
             "time": self.time,

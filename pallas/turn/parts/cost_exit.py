@@ -1,4 +1,4 @@
-"""The chat turn's side of the cost guard: build the guard, and end a refused turn.
+"""The chat turn's side of the cost guard: end a turn the guard refused.
 
 A refused turn sends at most one local phrase (never an error text), always writes a log line
 and a route-log record with the guard's named reason (`/pallas why`), and frees the member's
@@ -8,41 +8,17 @@ in-flight marker like any other turn.
 from __future__ import annotations
 
 import logging
-import random
 
 from pallas.config import GroupConfig
-from pallas.core.db.repositories.usage import UsageRepository
-from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
-from pallas.features.cost import CostGuard, CostVerdict, Limits, UsageCounters
-from pallas.providers.client import LLMClient
+from pallas.features.cost import CostVerdict
 from pallas.routing.evaluate import RouteResult
 from pallas.routing.router import Router
 from pallas.turn.contracts import TurnOutcome, TurnResult
 from pallas.turn.parts.delivery import GroupSender, send_phrase
 
 log = logging.getLogger("pallas.cost")
-
-
-def guard_for(
-    settings: PallasSettings,
-    llm: LLMClient,
-    state: StateStore,
-    usage: UsageRepository,
-    superusers: frozenset[int],
-    *,
-    rng: random.Random | None = None,
-) -> CostGuard:
-    """The deployment's guard: counters in the StateStore, seeded from the usage ledger."""
-    cheap = llm.model_for("cheap")
-    return CostGuard(
-        UsageCounters(state, usage),
-        deployment=Limits(settings.pallas_daily_call_cap, settings.pallas_daily_token_cap),
-        cheap_model=cheap if cheap and cheap != llm.model_for("chat") else None,
-        superusers=superusers,
-        rng=rng or random.Random(),
-    )
 
 
 def outcome_name(verdict: CostVerdict) -> TurnResult:

@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 
 from pallas.context.snapshot import TurnSnapshot
-from pallas.providers.client import CompletionResult
+from pallas.providers.client import CompletionResult, LLMError
 from pallas.turn.contracts import AnswerRecord, ModelCall, snapshot_json
 
 BASE = {
@@ -87,7 +87,7 @@ def test_the_reply_steps_records_complete_the_snapshot_in_the_stored_order():
 
 def test_an_error_or_silent_turn_stores_only_what_it_reached():
     prepared = TurnSnapshot(**json.loads(json.dumps(BASE)))
-    failed = CompletionResult(ok=False, error="timeout", latency_ms=3000.04)
+    failed = CompletionResult(ok=False, error=LLMError.TIMEOUT, latency_ms=3000.04)
     call = ModelCall(failed, request=[{"role": "user", "content": "hi"}], vision={})
     data = snapshot_json(prepared, call)
     assert list(data)[-3:] == ["vision", "usage", "response"]
