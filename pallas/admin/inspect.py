@@ -10,7 +10,7 @@ from typing import Any
 
 from pallas.admin.base import AdminCommand, AdminCtx, AppCommand
 from pallas.context.analyzer import render_snapshot
-from pallas.features.cost import Limits, UsageCounters, status_lines
+from pallas.features.cost import Limits, UsageCounters, cost_reason_zh, status_lines
 from pallas.features.tools import ToolsConfig
 
 STATUS_FLUSH_WAIT_S = 2.0
@@ -78,10 +78,12 @@ def _decision_line(record: dict[str, Any]) -> str:
     outcome = str(record.get("outcome"))
     score = record.get("score")
     score_text = f" 分数{score}/{record.get('threshold')}" if score is not None else ""
+    reason = str(record.get("reason"))
+    said = cost_reason_zh(reason) if outcome.startswith("cost_") else None
     return (
         f"{clock} {record.get('user')}「{str(record.get('text', ''))[:12]}」"
-        f"→ {_OUTCOME_ZH.get(outcome, outcome)}（{record.get('stage')}:{record.get('reason')}"
-        f"{score_text}）"
+        f"→ {_OUTCOME_ZH.get(outcome, outcome)}（{record.get('stage')}:{reason}"
+        f"{score_text}）" + (f"：{said}" if said else "")
     )
 
 

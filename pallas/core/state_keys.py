@@ -168,6 +168,11 @@ def cost_member(bot_id: int, group_id: int, user_id: int) -> str:
     return f"{COST_PREFIX}:member:{member(bot_id, group_id, user_id)}"
 
 
+def cost_conversation(day: str, bot_id: int, group_id: int, user_id: int) -> str:
+    """A member's conversation turns on one China day (`cost.member.conversation_daily_turns`)."""
+    return f"{COST_PREFIX}:conversation:{day}:{member(bot_id, group_id, user_id)}"
+
+
 def memory_generation(scope: str) -> str:
     """The cache generation of one memory scope (bumped by every write)."""
     return f"memory:gen:{scope}"

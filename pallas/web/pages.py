@@ -10,6 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from pallas.core.clock import CHINA, local_day
+from pallas.features.cost import cost_reason_zh
 from pallas.features.memory import SHORT_NAMES, STORED_KINDS, resolve_kind
 from pallas.web.app import Console
 from pallas.web.queries import USAGE_KEYS, MessageCounts, UsageRow, days_back
@@ -148,6 +149,7 @@ def group_pages(router: APIRouter, console: Console) -> None:
             outcomes=outcomes,
             outcome=outcome,
             turn_by_message=turn_by_message,
+            cost_reason=cost_reason_zh,
             llm_outcomes=LLM_OUTCOMES,
             clock=clock_text,
         )

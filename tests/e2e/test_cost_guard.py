@@ -17,8 +17,8 @@ from tests.harness.onebot_peer import OneBotPeer
 
 pytestmark = pytest.mark.e2e
 
-GROUP_SPAM, GROUP_BUDGET = 65_000_001, 65_000_002
-SUPERUSER, SPAMMER = 10001, 52_001
+GROUP_SPAM, GROUP_BUDGET, GROUP_TALK = 65_000_001, 65_000_002, 65_000_003
+SUPERUSER, SPAMMER, TALKER, OTHER = 10001, 52_001, 52_002, 52_003
 MEMBERS = (52_011, 52_012, 52_013, 52_014)
 DAY = 86_400
 
@@ -58,11 +58,48 @@ async def test_member_spamming_ats_gets_at_most_the_burst_and_one_rest_phrase(
     assert sum("歇会儿" in t for t in texts) == 1, texts
 
     why = await admin(peer, GROUP_SPAM, "/pallas why 20")
-    assert "member_rate_limited" in why and "限流" in why
+    assert "member_rate_limited" in why and "刷屏限流" in why
     status = await admin(peer, GROUP_SPAM, "/pallas status")
     assert "限流" in status and str(SPAMMER) in status
     log = bot.log_text()
     assert "refused by the cost guard (member_rate_limited" in log
+
+
+CONVERSATION = [
+    "那你喜欢爬山吗", "我上次爬的是泰山", "日出特别好看", "就是人太多了", "凌晨三点就开始排队",
+    "下次想去黄山", "你去过黄山吗", "听说迎客松很有名", "索道要排好久", "我打算秋天去",
+    "到时候给你带照片", "你喜欢什么季节", "我最喜欢秋天", "不冷不热的", "还能吃螃蟹",
+    "你吃过大闸蟹吗", "阳澄湖的最有名", "不过好贵啊", "好啦我去做饭了",
+]  # fmt: skip
+
+
+async def test_a_paced_conversation_is_answered_line_by_line(
+    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    # Time scaled 25:1 — a line 1 s after the previous (default 25 s apart against a gap of
+    # 8 s); the bucket is today's default (burst 4, 6 turns / 600 s): unscaled, it would
+    # refuse most of these lines if it were the only rule.
+    pacing = "[cost.member]\nenabled = true\nconversation_gap_s = 0.8\n"
+    write_group_config(bot, GROUP_TALK, NO_COOLDOWN + pacing)
+    answered = 0
+    for i, line in enumerate(CONVERSATION):
+        await peer.send_event(
+            peer.group_message(GROUP_TALK, TALKER, at_bot(line), message_id=8000 + i)
+        )
+        if i % 6 == 5:  # someone else asks meanwhile, and is answered too
+            await peer.send_event(
+                peer.group_message(GROUP_TALK, OTHER, at_bot(f"我也问一句{i}"), message_id=8100 + i)
+            )
+            answered += 1
+        answered += 1
+        await peer.wait_for_calls("send_group_msg", count=answered, timeout=15)
+        await asyncio.sleep(1.0)
+    assert len(reply_requests(fake_llm)) == len(CONVERSATION) + 3
+    texts = sent_texts(peer.sends(GROUP_TALK))
+    assert not any("歇会儿" in t for t in texts), texts
+    why = await admin(peer, GROUP_TALK, "/pallas why 20")
+    assert "限流" not in why, why
+    assert "cost guard" not in bot.log_text()
 
 
 async def test_group_at_its_daily_budget_gets_phrases_then_answers_the_next_china_day(

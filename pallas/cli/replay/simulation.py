@@ -196,7 +196,9 @@ class _Replayer(_BotLineMatcher):
         verdict = await self.cost.check(result.turn, result, group, now)
         if verdict.proceeds:
             images = bool(result.turn.image_urls)
-            await self.cost.record(result.turn, now, images=images, tokens=0)
+            await self.cost.record(
+                result.turn, now, images=images, tokens=0, member=group.cost.member
+            )
             return True
         outcome = outcome_name(verdict)
         self.cost_refused[event.index] = outcome

@@ -6,6 +6,7 @@ LLM work (proceed, shorter context, cheaper model, a local phrase, or nothing);
 
 from pallas.features.cost.config import CostConfig
 from pallas.features.cost.counters import UsageCounters
+from pallas.features.cost.explain import cost_reason_zh
 from pallas.features.cost.guard import PROCEED, CostCheckView, CostGuard, CostVerdict
 from pallas.features.cost.ladder import Limits, Usage
 from pallas.features.cost.report import budget_line, status_lines
@@ -20,5 +21,6 @@ __all__ = [
     "Usage",
     "UsageCounters",
     "budget_line",
+    "cost_reason_zh",
     "status_lines",
 ]

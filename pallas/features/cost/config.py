@@ -19,6 +19,10 @@ LIMIT_PHRASES = (
     "让我歇会儿嘛，一会儿再陪你聊～",
     "问太快啦，歇会儿再来找我～",
 )
+CEILING_PHRASES = (
+    "今天陪你聊了好多啦，明天接着聊～",
+    "今天聊得够多啦，让我缓缓，明天见～",
+)
 BUDGET_PHRASES = (
     "今天说了好多话，嗓子哑了，明天再聊～",
     "今天的话说完啦，明天见～",
@@ -27,8 +31,10 @@ BUDGET_PHRASES = (
 
 
 class MemberLimitConfig(BaseModel):
-    """Token bucket per member per group (like nginx `limit_req rate=… burst=…`): a member
-    holds up to `burst` LLM turns, refilled at `turns` per `window_s`."""
+    """Per member per group. Floods: a token bucket (like nginx `limit_req rate=… burst=…`):
+    up to `burst` LLM turns, refilled at `turns` per `window_s`. Conversation — a line at least
+    `conversation_gap_s` after the member's previous one, which the bot answered, and not a
+    repeat of it — takes no token, up to `conversation_daily_turns` a China day."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -36,8 +42,13 @@ class MemberLimitConfig(BaseModel):
     turns: int = Field(default=6, ge=1)  # steady rate: turns per window
     window_s: float = Field(default=600.0, gt=0)
     burst: int = Field(default=4, ge=1)  # back-to-back turns a quiet member may take
+    # paced conversation; 0 turns a day = every turn goes through the bucket (the old limit)
+    conversation_daily_turns: int = Field(default=60, ge=0)
+    conversation_gap_s: float = Field(default=8.0, ge=0)
+    repeat_similarity: float = Field(default=0.9, gt=0, le=1)  # this similar = a repeat
     exempt_admins: bool = True  # group owner/admins, `admins` and superusers are not limited
     phrases: list[str] = Field(default_factory=lambda: list(LIMIT_PHRASES), min_length=1)
+    ceiling_phrases: list[str] = Field(default_factory=lambda: list(CEILING_PHRASES), min_length=1)
 
 
 class BudgetConfig(BaseModel):

@@ -1,9 +1,11 @@
 """CostGuard: the reply path's brake, checked after routing and before the LLM call.
 
 Order: today's budgets first (`ladder.plan_budget`, counters from the StateStore), then the
-member's rate limit (`rate_limit.decide_member_turn`, one token taken only when the turn will
-call the LLM). The verdict is frozen and carries a named `reason`; the caller
-(`pallas.turn.cost_exit`) sends the one local phrase, writes the route-log record, frees the turn.
+member's limit (`rate_limit.decide_member_turn`: a flood token, or one of today's conversation
+turns, taken only when the turn will call the LLM). `record` marks the member answered, which
+is what lets their next paced line count as conversation. The verdict is frozen and carries a
+named `reason`; the caller (`pallas.turn.parts.cost_exit`) sends the one local phrase, writes
+the route-log record, frees the turn.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from typing import Any, Literal, Protocol, Self, TypeVar
 
 from pallas.context.config import ContextConfig
 from pallas.core import state_keys
+from pallas.core.clock import local_day
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
-from pallas.features.cost.config import BudgetConfig, CostConfig
+from pallas.features.cost.config import BudgetConfig, CostConfig, MemberLimitConfig
 from pallas.features.cost.counters import UsageCounters
 from pallas.features.cost.ladder import BudgetPlan, Limits, plan_budget
 from pallas.features.cost.rate_limit import (
+    CEILING,
     BucketState,
     MemberDecision,
     decide_member_turn,
@@ -151,7 +155,7 @@ class CostGuard:
             return CostVerdict("drop", plan.reason, budget=plan, notice=notice)
         member = await self._member(turn, route, config, now)
         if not member.allowed:
-            phrase = self.rng.choice(cost.member.phrases) if member.notify else None
+            phrase = self.rng.choice(_phrases(cost, member)) if member.notify else None
             await self.counters.note_limited(now, turn.bot_id, turn.group_id, turn.user_id)
             action: Literal["phrase", "drop"] = "phrase" if phrase else "drop"
             return CostVerdict(action, member.reason, phrase, plan, member, notice=notice)
@@ -166,10 +170,25 @@ class CostGuard:
             notice=notice,
         )
 
-    async def record(self, turn: TurnInput, now: float, *, images: bool, tokens: int) -> None:
-        """Count one reply LLM call into today's counters."""
+    async def record(
+        self,
+        turn: TurnInput,
+        now: float,
+        *,
+        images: bool,
+        tokens: int,
+        member: MemberLimitConfig | None = None,
+    ) -> None:
+        """Count one reply LLM call into today's counters. With the group's `member` limit,
+        the member's bucket also notes the answer (their next paced line is conversation)."""
         kind: Literal["chat", "vision"] = "vision" if images else "chat"
         await self.counters.record(now, turn.bot_id, turn.group_id, kind, tokens)
+        if member is None or not member.enabled:
+            return
+        key = state_keys.cost_member(turn.bot_id, turn.group_id, turn.user_id)
+        state = BucketState.from_json(await self.state.get(key))
+        if state is not None:
+            await self.state.set(key, state.answered(now).to_json(), ttl=state_ttl(member))
 
     async def _member(
         self, turn: TurnInput, route: RouteResult, config: CostCheckView, now: float
@@ -179,12 +198,25 @@ class CostGuard:
             return decide_member_turn(None, now, limits.model_copy(update={"enabled": False}))
         key = state_keys.cost_member(turn.bot_id, turn.group_id, turn.user_id)
         state = BucketState.from_json(await self.state.get(key))
-        decision = decide_member_turn(state, now, limits, exempt=self._exempt(turn, config))
+        talked = state_keys.cost_conversation(
+            local_day(now), turn.bot_id, turn.group_id, turn.user_id
+        )
+        decision = decide_member_turn(
+            state,
+            now,
+            limits,
+            exempt=self._exempt(turn, config),
+            text=turn.text,
+            conversation_today=int(await self.state.get(talked) or 0),
+        )
         if decision.notify and not route.trigger.addressed:
             # a non-addressed turn is dropped quietly and keeps the window's one phrase
             old = state.notified_at if state is not None else None
             kept = replace(decision.state, notified_at=old) if decision.state else None
-            decision = replace(decision, notify=False, reason="member_rate_limited", state=kept)
+            quiet = decision.reason.removesuffix(":notified")
+            decision = replace(decision, notify=False, reason=quiet, state=kept)
+        if decision.counts_conversation:
+            await self.state.incr(talked, 1, ttl=state_keys.COST_DAY_TTL_S)
         if decision.state is not None:
             await self.state.set(key, decision.state.to_json(), ttl=state_ttl(limits))
         return decision
@@ -232,3 +264,8 @@ class CostGuard:
                 "+".join(plan.steps),
             )
         return notice
+
+
+def _phrases(cost: CostConfig, member: MemberDecision) -> list[str]:
+    """The daily conversation ceiling says "tomorrow"; a flood says "slow down"."""
+    return cost.member.ceiling_phrases if member.reason.startswith(CEILING) else cost.member.phrases

@@ -57,6 +57,8 @@ async def status_lines(
     m = config.member
     count, members = await counters.limited_today(now, bot_id, group_id)
     rule = f"每人 {m.turns} 次/{m.window_s:.0f} 秒，连发 {m.burst}"
+    if m.conversation_daily_turns:
+        rule += f"；正常对话每天 {m.conversation_daily_turns} 轮"
     if not (config.enabled and m.enabled):
         lines.append("成员限流：关闭")
     elif count:

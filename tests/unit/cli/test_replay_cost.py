@@ -17,17 +17,29 @@ def spam(user: int, count: int, *, start: float = T0, gap: float = 20.0, mid: in
 
 
 def test_member_limit_caps_replayed_llm_calls() -> None:
-    lines = spam(ALICE, 10)  # 10 @s in 3 minutes; burst 3, one turn per 100 s
+    lines = spam(ALICE, 10, gap=5.0)  # 10 @s in 45 s: a flood; burst 3, one turn per 100 s
     report = run(lines, config=config(member={"burst": 3, "turns": 6, "window_s": 600}))
     totals = report.totals
-    assert totals.llm_calls == 4  # 3 at once, one more token after 100 s
-    assert totals.outcomes["cost_limited"] == 6
+    assert totals.llm_calls == 3
+    assert totals.outcomes["cost_limited"] == 7
     assert totals.cost_refusals["member_rate_limited:notified"] == 1
-    assert totals.cost_refusals["member_rate_limited"] == 5
-    assert "cost guard refused      6" in report.format_totals()
-    assert report.to_json()["totals"]["cost_refusals"]["member_rate_limited"] == 5
+    assert totals.cost_refusals["member_rate_limited"] == 6
+    assert "cost guard refused      7" in report.format_totals()
+    assert report.to_json()["totals"]["cost_refusals"]["member_rate_limited"] == 6
     refused = [r for r in report.rows if r.outcome == "cost_limited"]
-    assert len(refused) == 6 and refused[0].reason == "member_rate_limited:notified"
+    assert len(refused) == 7 and refused[0].reason == "member_rate_limited:notified"
+
+
+def test_a_paced_conversation_is_not_a_flood() -> None:
+    lines = spam(ALICE, 10, gap=25.0)  # each line 25 s after the bot's answer to the last
+    limits = {"burst": 3, "turns": 6, "window_s": 600}
+    assert run(lines, config=config(member=limits)).totals.llm_calls == 10
+    ceiling = run(lines, config=config(member={**limits, "conversation_daily_turns": 4}))
+    # one flood token to start, 4 paced turns, then the bucket alone (3 left, 0.25 per gap)
+    assert ceiling.totals.llm_calls == 1 + 4 + 4
+    assert ceiling.totals.cost_refusals == {"member_daily_ceiling:notified": 1}
+    old = run(lines, config=config(member={**limits, "conversation_daily_turns": 0}))
+    assert old.totals.llm_calls == 5  # pacing off: the bucket alone, as before
 
 
 def test_the_rest_phrase_in_the_log_is_taken_as_the_guards_phrase() -> None:

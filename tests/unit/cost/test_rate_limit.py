@@ -7,6 +7,8 @@ import pytest
 from pallas.features.cost.config import MemberLimitConfig
 from pallas.features.cost.rate_limit import (
     ALLOWED,
+    CEILING_NOTIFY,
+    CONVERSATION,
     DISABLED,
     EXEMPT,
     LIMITED,
@@ -116,3 +118,69 @@ def test_broken_stored_state_counts_as_a_fresh_bucket(raw: object) -> None:
 def test_state_round_trips_through_json() -> None:
     state = BucketState(1.5, T0, notified_at=T0 - 5)
     assert BucketState.from_json(state.to_json()) == state
+
+
+# -- conversation: a paced line after the bot's answer takes no flood token ------------------
+PACED = MemberLimitConfig(
+    turns=6, window_s=600, burst=3, conversation_daily_turns=5, conversation_gap_s=8
+)
+LINES = ["那你喜欢爬山吗", "我上次爬的是泰山", "日出特别好看", "下次想去黄山", "你去过吗", "哈哈"]
+
+
+def talk(steps: list[tuple[float, str | None]], limits: MemberLimitConfig = PACED) -> list[str]:
+    """`(t, line)`: the member's turn; `(t, None)`: the bot answers the member at t."""
+    state: BucketState | None = None
+    today, reasons = 0, []
+    for t, line in steps:
+        if line is None:
+            state = state.answered(T0 + t) if state else state
+            continue
+        d = decide_member_turn(state, T0 + t, limits, text=line, conversation_today=today)
+        state, today = d.state or state, today + d.counts_conversation
+        reasons.append(d.reason if d.allowed else f"{d.reason} ({d.pace})")
+    return reasons
+
+
+def answered_every(gap: float, lines: list[str], answer_after: float = 2.0) -> list:
+    steps: list[tuple[float, str | None]] = []
+    for i, line in enumerate(lines):
+        steps += [(i * gap, line), (i * gap + answer_after, None)]
+    return steps
+
+
+@pytest.mark.parametrize(
+    ("steps", "expected"),
+    [
+        # each line 25 s after the last, the bot answered in between: conversation
+        (answered_every(25, LINES[:4]), [ALLOWED] + [CONVERSATION] * 3),
+        # the same pace without answers from the bot: every line takes a token
+        ([(i * 25, line) for i, line in enumerate(LINES[:4])],
+         [ALLOWED] * 3 + [f"{LIMITED_NOTIFY} (not_answered)"]),
+        # answered, but 3 s apart: a burst, not a conversation
+        (answered_every(3, LINES[:4], answer_after=1), [ALLOWED] * 3
+         + [f"{LIMITED_NOTIFY} (too_soon)"]),
+        # the same line again (or nearly), however slowly: a repeat
+        (answered_every(25, ["在吗在吗在吗", "在吗在吗在吗", "在吗 在吗在吗", "在吗在吗在吗！"]),
+         [ALLOWED] * 3 + [f"{LIMITED_NOTIFY} (repeat)"]),
+        # past the daily ceiling (5) paced lines fall back to the bucket, then are refused
+        (answered_every(25, LINES + LINES[:4]),
+         [ALLOWED] + [CONVERSATION] * 5 + [ALLOWED] * 3 + [f"{CEILING_NOTIFY} (paced)"]),
+    ],
+    ids=["paced", "unanswered", "too-soon", "repeat", "ceiling"],
+)  # fmt: skip
+def test_conversation_or_flood(steps: list[tuple[float, str | None]], expected: list[str]) -> None:
+    assert talk(steps) == expected
+
+
+def test_pacing_off_is_the_bucket_alone() -> None:
+    off = PACED.model_copy(update={"conversation_daily_turns": 0})
+    assert talk(answered_every(25, LINES[:4]), off) == [ALLOWED] * 3 + [
+        f"{LIMITED_NOTIFY} (pacing_off)"
+    ]
+
+
+def test_the_state_survives_the_store() -> None:
+    state = BucketState(1.5, T0, None, turn_at=T0, answered_at=T0 + 2, text="你好")
+    assert BucketState.from_json(state.to_json()) == state
+    assert BucketState.from_json({"tokens": 1, "at": T0}) == BucketState(1.0, T0)  # old rows
+    assert BucketState.from_json({"tokens": "x", "at": T0}) is None
