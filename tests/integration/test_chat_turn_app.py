@@ -180,9 +180,14 @@ async def test_the_cost_guard_refuses_a_members_turn_over_the_rate_limit(
     first = await bot.app.chat.handle(group_turn("明天几点开会？", clock, at_bot=True), bot.sender)
     assert first.outcome == "delivered"
     clock.advance(90)  # past the cooldown, inside the member's window
+    # answered, 90 s later, a new line: conversation, which takes no flood token
     second = await bot.app.chat.handle(group_turn("那地点呢？", clock, at_bot=True), bot.sender)
-    assert second.outcome == "cost_limited"
-    assert len(fake_llm.chat_requests()) == 1
+    assert second.outcome == "delivered"
+    clock.advance(90)
+    # the same line again is a repeat: the empty bucket refuses it
+    third = await bot.app.chat.handle(group_turn("那地点呢？", clock, at_bot=True), bot.sender)
+    assert third.outcome == "cost_limited" and third.reason.startswith("member_rate_limited")
+    assert len(fake_llm.chat_requests()) == 2
 
 
 async def test_the_app_builds_one_memory_service_for_chat_commands_and_console(
