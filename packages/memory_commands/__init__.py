@@ -1,7 +1,9 @@
-"""Member memory commands: "@帕拉斯 记住 我喜欢猫", "@帕拉斯 忘记我", "@帕拉斯 你记得我什么".
+"""Member memory commands: "@帕拉斯 记住 我喜欢猫", "@帕拉斯 忘记我", "@帕拉斯 你记得我什么",
+"@帕拉斯 你记得我是做哪行的吗".
 
 Runs before the chat (order 8 in the one inbound entry) and stops the message only when it
-was a memory command it handled; everything else goes on to `llm_chat` untouched. The logic
+was a memory command it answered; everything else (a memory question no stored fact answers,
+"记得提醒我…") goes on to `llm_chat` untouched. The logic
 lives in `pallas.features.memory.member_commands`.
 """
 
@@ -35,7 +37,10 @@ async def handle_memory_command(arrival: Arrival) -> bool:
     await arrival.loads.ready()  # jieba's dictionary, loaded at start-up
     try:
         reply = await handle_member_message(
-            app.memory, turn, aliases=app.addressing.aliases(persona, config)
+            app.memory,
+            turn,
+            aliases=app.addressing.aliases(persona, config),
+            admins={*app.runtime.superusers, *config.admins},
         )
     except Exception:
         log.exception(

@@ -19,7 +19,7 @@ from pallas.core.clock import Clock
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.state import StateStore
-from pallas.features.memory import MemoryItem, readable_scopes
+from pallas.features.memory import MemoryItem, Retired, readable_scopes, retired_items
 from pallas.routing.router import Router
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
 from pallas.web.config_edit import ConfigRejected, read_text, validate_text
@@ -135,6 +135,14 @@ class ConsoleBackend:
         return await self._memory.repo.list_items(
             scopes=scopes, kind=kind, subject_user_id=user, limit=200
         )
+
+    async def retired_memories(
+        self, bot_id: int, group_id: int, *, user: int | None
+    ) -> list[Retired]:
+        """Facts a newer one replaced here, each with its replacement (the update audit)."""
+        config = self.group_config(group_id)
+        scopes = readable_scopes(bot_id, group_id, config.memory.shared_pools)
+        return await retired_items(self._memory.repo, scopes, subject_user_id=user)
 
     async def memory_admin(self, bot_id: int, group_id: int, args: tuple[str, ...]) -> str:
         """Run `/pallas memory <args>` as the console operator (a superuser): same checks, same

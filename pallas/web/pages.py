@@ -167,12 +167,16 @@ def group_pages(router: APIRouter, console: Console) -> None:
             if bot_id
             else []
         )
+        retired = (
+            await session.backend.retired_memories(bot_id, group_id, user=subject) if bot_id else []
+        )
         return console.render(
             "memory.html",
             session,
             page="memory",
             group_id=group_id,
             items=items,
+            retired=retired,
             kinds=STORED_KINDS,
             names=SHORT_NAMES,
             kind=resolved or "",

@@ -16,7 +16,7 @@ from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
 from pallas.features.memory.isolation import group_scope
-from pallas.features.memory.member_commands import handle_member_message
+from pallas.features.memory.member_commands import REPLY_ABOUT_OTHERS, handle_member_message
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 
@@ -104,7 +104,10 @@ async def test_admin_forget_and_member_forget(runtime: PallasRuntime) -> None:
     forget = TurnInput(BOT, A, ALICE, 6, 1.0, "忘记我", to_me=True)
     assert await handle_member_message(service, forget) == "我这里本来就没记着你的什么事哦"
     other = TurnInput(BOT, A, ALICE, 7, 1.0, "记住 群主最帅", to_me=True)
-    assert await handle_member_message(service, other) is None, "not about her: the chat answers"
+    assert (
+        await handle_member_message(service, other)
+        == "别人的事要本人来跟我说哦，我只记你自己的事～"
+    )
     assert await admin(runtime, A, "list") == "这里还没有记住什么"
 
 

@@ -17,6 +17,7 @@ from pallas.features.memory.factory import (
     build_memory_service,
     build_memory_sources,
 )
+from pallas.features.memory.history import Retired, retired_items
 from pallas.features.memory.isolation import (
     InvalidPoolName,
     group_scope,
@@ -59,6 +60,7 @@ __all__ = [
     "MemoryRepository",
     "MemoryService",
     "PreparedCandidates",
+    "Retired",
     "RetrievalConfig",
     "TokenBudgetView",
     "build_memory_extraction_hook",
@@ -73,6 +75,7 @@ __all__ = [
     "prepare_candidates",
     "readable_scopes",
     "resolve_kind",
+    "retired_items",
     "retrieve_prepared",
     "warm_up",
 ]

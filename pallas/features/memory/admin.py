@@ -4,6 +4,7 @@
     /pallas memory add group|ip|event|teach|knowledge [pool:名称] <内容>
     /pallas memory del <id>                   soft-delete one item readable here
     /pallas memory forget <QQ号>              drop a member's facts / notes in this group
+    /pallas memory history [QQ号]             facts a newer one replaced, with their replacement
 
 Everything is scoped to the group the command is typed in; a pool can only be written when the
 group's config lists it in `memory.shared_pools`.
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from pallas.core.admin_commands import AdminCommand, AdminContext
+from pallas.features.memory.history import retired_items
 from pallas.features.memory.isolation import group_scope, pool_scope, readable_scopes
 from pallas.features.memory.kinds import (
     GROUP_EVENTS,
@@ -50,7 +52,8 @@ USAGE = (
     "/pallas memory list [类型] [QQ号]\n"
     "/pallas memory add group|ip|event|teach|knowledge [pool:名称] <内容>\n"
     "/pallas memory del <id>\n"
-    "/pallas memory forget <QQ号>"
+    "/pallas memory forget <QQ号>\n"
+    "/pallas memory history [QQ号]"
 )
 _USER = re.compile(r"^@?(\d{5,12})$")
 
@@ -152,9 +155,31 @@ async def _forget(ctx: Ctx, args: Sequence[str]) -> str:
     return f"已忘掉 {user} 的 {len(gone)} 条记忆"
 
 
+async def _history(ctx: Ctx, args: Sequence[str]) -> str:
+    match = _USER.match(args[0]) if len(args) == 1 else None
+    if args and match is None:
+        return "用法：/pallas memory history [QQ号]"
+    user = int(match.group(1)) if match is not None else None
+    retired = await retired_items(_memory(ctx).repo, _scopes(ctx), subject_user_id=user)
+    if not retired:
+        return "还没有被新说法替换掉的记忆"
+    lines = []
+    for entry in retired:
+        now = f"{entry.new.ref}：{entry.new.text[:40]}" if entry.new else "（新的那条已不在）"
+        lines.append(f"{format_item(entry.old)}\n  → {entry.reason_zh}：{now}")
+    return "\n".join(lines)
+
+
 async def memory(ctx: Ctx) -> str:
     sub, args = (ctx.args[0], ctx.args[1:]) if ctx.args else ("list", ())
-    handlers = {"list": _list, "add": _add, "del": _delete, "delete": _delete, "forget": _forget}
+    handlers = {
+        "list": _list,
+        "add": _add,
+        "del": _delete,
+        "delete": _delete,
+        "forget": _forget,
+        "history": _history,
+    }
     handler = handlers.get(sub)
     if handler is None:
         return USAGE
@@ -164,8 +189,8 @@ async def memory(ctx: Ctx) -> str:
 COMMANDS: list[AdminCommand[MemoryAdmin]] = [
     AdminCommand(
         "memory",
-        "/pallas memory list|add|del|forget …",
-        "查看、添加、删除本群记忆",
+        "/pallas memory list|add|del|forget|history …",
+        "查看、添加、删除本群记忆，查看被替换的旧记忆",
         memory,
     )
 ]

@@ -2,27 +2,41 @@
 
 "你记得我什么" is answered locally (no LLM call): a short list of the live person facts and
 relationship notes about *the speaker* in this group — selected by their user id, never another
-member's. A teaching that updates a slot ("记住 我搬到朝阳了" after "住在海淀区") retires the
-old fact (see `slots`) and says so.
+member's. "你记得我是做哪行的吗" is answered locally when one stored fact of theirs matches
+the question; otherwise the chat answers it (with their facts in its context). A question is
+never stored. A teaching that updates a slot ("记住 我搬到朝阳了" after "住在海淀区") retires
+the old fact (see `slots`) and says so.
 
-Called by the `memory_commands` plugin for messages addressed to the bot; returns the text to
-send, or None when the message is not a memory command the bot acts on (the chat then handles
-it as usual — e.g. "记一下我们的暗号" is about the group, not the speaker, so nothing is stored
-and the chat replies).
+Every teaching gets an answer: stored (the speaker's fact, or "小王是TA的表哥" as a
+relationship note), stored for the group (admins only), or a short reply saying why not (about
+somebody else, about the group from a member, too long, about the bot itself).
 Facts are keyed on the speaker's user id; the display name is stored for listings only.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from pallas.core.turn import TurnInput
 from pallas.features.memory.fact_guard import DEFAULT_BOT_NAMES, classify_fact
-from pallas.features.memory.isolation import own_scope
-from pallas.features.memory.kinds import PERSON_FACTS, RELATIONSHIP
+from pallas.features.memory.isolation import group_scope, own_scope
+from pallas.features.memory.kinds import GROUP_MEMORY, PERSON_FACTS, RELATIONSHIP
+from pallas.features.memory.recall import (
+    RECALL_HEADER,
+    RECALL_MAX_ITEMS,
+    answer_question,
+    own_facts,
+    second_person,
+)
+from pallas.features.memory.repository import WriteOutcome
 from pallas.features.memory.service import MemoryService
-from pallas.features.memory.teaching import detect_member_command, third_person
+from pallas.features.memory.teaching import (
+    TEACH_MAX_CHARS,
+    Teaching,
+    detect_member_command,
+    read_teaching,
+)
 
 log = logging.getLogger("pallas.memory")
 
@@ -36,14 +50,20 @@ REPLY_FORGOTTEN = "好，关于你的事我都忘掉啦"
 REPLY_NOTHING_TO_FORGET = "我这里本来就没记着你的什么事哦"
 REPLY_UPDATED = "好，记下新的啦，旧的那条我划掉了～"
 REPLY_NOTHING_KNOWN = "我还没记住关于你的事哦，可以跟我说“记住 …”"
-RECALL_HEADER = "我记得你："
-RECALL_MAX_ITEMS = 8
-RECALL_ITEM_CHARS = 40
+REPLY_ABOUT_OTHERS = "别人的事要本人来跟我说哦，我只记你自己的事～"
+REPLY_GROUP_NEEDS_ADMIN = "群里的事要管理员来教我哦，我先只记你自己的事～"
+REPLY_GROUP_TAUGHT = "好，群里的这件事我记下啦～"
+REPLY_TOO_LONG = f"太长啦，挑最要紧的一句（{TEACH_MAX_CHARS} 字以内）再跟我说吧"
 
 
 async def handle_member_message(
-    service: MemoryService, turn: TurnInput, *, aliases: Iterable[str] = ()
+    service: MemoryService,
+    turn: TurnInput,
+    *,
+    aliases: Iterable[str] = (),
+    admins: Collection[int] = (),
 ) -> str | None:
+    """The reply to a memory command, or None when the chat should answer the message."""
     if turn.group_id == 0 or turn.user_id == turn.bot_id:
         return None
     command = detect_member_command(turn.text, aliases)
@@ -60,38 +80,31 @@ async def handle_member_message(
             ", ".join(i.ref for i in gone),
         )
         return REPLY_FORGOTTEN if gone else REPLY_NOTHING_TO_FORGET
+    if command.action == "recall" and command.text:
+        return await answer_question(service, turn.user_id, scope, command.text)
     if command.action == "recall":
         return await recall_reply(service, turn.user_id, scope)
-    return await _teach(service, turn, command.text, scope, tuple(aliases))
-
-
-def _second_person(text: str) -> str:
-    """A stored fact as said to its subject: "TA喜欢猫" → "喜欢猫"."""
-    body = text.strip()
-    if body.upper().startswith("TA"):
-        body = body[2:]
-    body = body.replace("TA", "你").strip(" ，,。")
-    return body[:RECALL_ITEM_CHARS]
+    is_admin = turn.speaker.is_admin or turn.user_id in admins
+    return await _teach(service, turn, command.text, scope, tuple(aliases), is_admin=is_admin)
 
 
 async def recall_reply(service: MemoryService, user_id: int, scope: str) -> str:
     """The short list of what is stored about `user_id` in `scope` (theirs only)."""
-    items = []
-    for kind in (PERSON_FACTS, RELATIONSHIP):
-        items.extend(
-            await service.repo.list_items(
-                scopes=[scope], kind=kind, subject_user_id=user_id, limit=RECALL_MAX_ITEMS
-            )
-        )
-    mine = [i for i in items if i.subject_user_id == user_id and i.scope == scope]
+    mine = await own_facts(service, user_id, scope, RECALL_MAX_ITEMS)
     if not mine:
         return REPLY_NOTHING_KNOWN
-    lines = [f"· {_second_person(i.text)}" for i in mine[:RECALL_MAX_ITEMS]]
+    lines = [f"· {second_person(i.text)}" for i in mine[:RECALL_MAX_ITEMS]]
     return "\n".join([RECALL_HEADER, *lines])
 
 
 async def _teach(
-    service: MemoryService, turn: TurnInput, text: str, scope: str, names: tuple[str, ...]
+    service: MemoryService,
+    turn: TurnInput,
+    text: str,
+    scope: str,
+    names: tuple[str, ...],
+    *,
+    is_admin: bool,
 ) -> str | None:
     verdict = classify_fact(text, (*DEFAULT_BOT_NAMES, *names))
     if not verdict.allowed:
@@ -101,15 +114,50 @@ async def _teach(
             "group %s: refused teaching from %s (%s)", turn.group_id, turn.user_id, verdict.reason
         )
         return REPLY_REFUSED
-    fact = third_person(text)
-    if fact is None:
-        # Not about the speaker ("记一下我们的暗号"): nothing is stored, and the chat answers
-        # the message as usual instead of a canned refusal.
-        log.info("group %s: teaching by %s is not about them", turn.group_id, turn.user_id)
-        return None
+    if len(text) > TEACH_MAX_CHARS:
+        return REPLY_TOO_LONG
+    teaching = read_teaching(text)
+    log.info(
+        "group %s: teaching by %s read as %s (%s)",
+        turn.group_id, turn.user_id, teaching.kind, teaching.reason,
+    )  # fmt: skip
+    if teaching.kind == "question":
+        return await answer_question(service, turn.user_id, scope, text)
+    if teaching.kind == "other":
+        return REPLY_ABOUT_OTHERS
+    if teaching.kind == "group":
+        if not is_admin:
+            return REPLY_GROUP_NEEDS_ADMIN
+        return await _teach_group(service, turn, teaching)
+    return await _teach_personal(service, turn, teaching, scope)
+
+
+async def _teach_group(service: MemoryService, turn: TurnInput, teaching: Teaching) -> str:
+    """An admin's "记住 我们周五开黑": a group memory, like `/pallas memory add group …`."""
+    try:
+        outcome = await service.remember(
+            bot_id=turn.bot_id,
+            scope=group_scope(turn.bot_id, turn.group_id),
+            kind=GROUP_MEMORY,
+            text=teaching.fact,
+            origin="teach",
+            author_user_id=turn.user_id,
+            source={"message_ids": [turn.message_id], "command": "记住", "by": turn.user_id},
+        )
+    except ValueError:
+        return REPLY_REFUSED
+    _log_taught(turn, outcome)
+    return REPLY_DUPLICATE if outcome.action == "duplicate" else REPLY_GROUP_TAUGHT
+
+
+async def _teach_personal(
+    service: MemoryService, turn: TurnInput, teaching: Teaching, scope: str
+) -> str:
+    """The speaker's own fact (person facts) or a tie of theirs (a relationship note)."""
+    kind = RELATIONSHIP if teaching.kind == "relation" else PERSON_FACTS
     existing = await service.repo.list_items(
         scopes=[scope],
-        kind=PERSON_FACTS,
+        kind=kind,
         subject_user_id=turn.user_id,
         limit=MAX_TAUGHT_PER_USER + 1,
     )
@@ -119,8 +167,8 @@ async def _teach(
         outcome = await service.remember(
             bot_id=turn.bot_id,
             scope=scope,
-            kind=PERSON_FACTS,
-            text=fact,
+            kind=kind,
+            text=teaching.fact,
             origin="teach",
             subject_user_id=turn.user_id,
             author_user_id=turn.user_id,
@@ -129,15 +177,16 @@ async def _teach(
         )
     except ValueError:
         return REPLY_REFUSED
-    log.info(
-        "group %s: user %s taught %s (%s)",
-        turn.group_id,
-        turn.user_id,
-        outcome.item.ref,
-        outcome.action,
-    )
+    _log_taught(turn, outcome)
     if outcome.action == "duplicate":
         return REPLY_DUPLICATE
     if outcome.action in ("replaced", "contradicted"):
         return REPLY_UPDATED
     return REPLY_TAUGHT
+
+
+def _log_taught(turn: TurnInput, outcome: WriteOutcome) -> None:
+    log.info(
+        "group %s: user %s taught %s %s (%s)",
+        turn.group_id, turn.user_id, outcome.item.kind, outcome.item.ref, outcome.action,
+    )  # fmt: skip

@@ -460,9 +460,12 @@ class MemoryRepository:
         kind: str | None = None,
         subject_user_id: int | None = None,
         include_deleted: bool = False,
+        replaced_only: bool = False,
         limit: int = 50,
     ) -> list[MemoryItem]:
-        """Newest first, for admin listings (`scopes=None` only from the operator CLI)."""
+        """Newest first, for admin listings (`scopes=None` only from the operator CLI).
+
+        `replaced_only`: the facts a newer one retired (`replaced_by` set), newest first."""
         stmt = select(MemoryItemRow)
         if scopes is not None:
             stmt = stmt.where(MemoryItemRow.scope.in_(sorted(scopes)))
@@ -472,7 +475,9 @@ class MemoryRepository:
             stmt = stmt.where(MemoryItemRow.kind == kind)
         if subject_user_id is not None:
             stmt = stmt.where(MemoryItemRow.subject_user_id == subject_user_id)
-        if not include_deleted:
+        if replaced_only:
+            stmt = stmt.where(MemoryItemRow.replaced_by.is_not(None))
+        elif not include_deleted:
             stmt = stmt.where(MemoryItemRow.deleted_at.is_(None))
         stmt = stmt.order_by(MemoryItemRow.id.desc()).limit(max(1, limit))
         async with self._sessions() as session:

@@ -51,8 +51,11 @@ BLOCK_DEFAULTS: dict[str, dict[str, Any]] = {
     "ip_knowledge": {"top_k": 4, "max_chars": 600, **_STABLE},
     "teachings": {"top_k": 4, "max_chars": 400, **_STABLE},
     "knowledge": {"top_k": 3, "max_chars": 800, **_STABLE},
-    "relationship": {"top_k": 3, "max_chars": 300, **_STABLE},
-    "person_facts": {"top_k": 5, "max_chars": 300, **_STABLE},
+    # About the speaker: the relevant ones first, then the rest of theirs up to these caps
+    # (`personal_fallback_k`), so a member's facts reach the model as the budget allows —
+    # not two of them whatever was asked (`benchmarks/taught_facts.py`).
+    "relationship": {"top_k": 6, "max_chars": 300, **_STABLE},
+    "person_facts": {"top_k": 16, "max_chars": 360, **_STABLE},
     "old_topics": {"top_k": 2, "max_chars": 500},
 }
 BLOCK_KINDS: tuple[str, ...] = tuple(BLOCK_DEFAULTS)
@@ -83,8 +86,8 @@ class RetrievalConfig(BaseModel):
     candidate_cap: int = Field(default=500, ge=1, le=20_000)
     # Relationship notes / person facts are about the current speaker: when fewer than this
     # many pass the relevance gate, the most recently used remaining ones fill up (within
-    # the block's top-k and char cap). 0 = strict relevance only.
-    personal_fallback_k: int = Field(default=2, ge=0, le=20)
+    # the block's top-k and char cap, which bound it in practice). 0 = strict relevance only.
+    personal_fallback_k: int = Field(default=16, ge=0, le=50)
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
     expansion: ExpansionConfig = Field(default_factory=ExpansionConfig)
 

@@ -386,10 +386,11 @@ class MemoryService:
         gone = await self.repo.retire(
             decision.retire_ids, now=self._clock.now(), reason=reason, replaced_by=new.id
         )
-        log.info(
-            "memory %s %s %s (%s)", new.ref, reason, ", ".join(i.ref for i in gone),
-            decision.reason,
-        )  # fmt: skip
+        for old_item in gone:  # the audit line: which fact replaced which, in their words
+            log.info(
+                "memory %s %s %s (%s): %r -> %r", new.ref, reason, old_item.ref,
+                decision.reason, old_item.text, new.text,
+            )  # fmt: skip
         action: WriteAction = "contradicted" if decision.action == "contradict" else "replaced"
         return WriteOutcome(action, new, outcome.replaced_ids + tuple(i.id for i in gone))
 

@@ -36,6 +36,17 @@ _TAIL = re.compile(r"[了啦哦呀吧啊的,，。.!！~～\s]+$")
 _NEG = r"(?P<neg>(?:已经|早就|现在)?(?:不再?|没再?|没有再?))"
 _V = r"(?P<v>[^，。,.;；!！?？]{1,16}?)"
 _END = r"(?:了|啦)?$"
+# What a school is called at the end of "读/上 …": "读高二", "上北京大学", "在读研究生".
+_SCHOOL = (
+    r"(?:大学|学院|中学|小学|高中|初中|学校|幼儿园|技校|职高|本科|专科|研究生|博士|硕士|专业"
+    r"|大[一二三四]|高[一二三]|初[一二三]|研[一二三]|[一二三四五六]年级|[^\s]{1,3}大)"
+)
+# A statement that opens with its date ("上周末帮表妹搬家", "昨天去了趟医院") tells an event:
+# it fills no slot, except a change of state told with its date ("昨天搬到朝阳了").
+_WHEN = re.compile(
+    r"^(?:上(?:周末?|个?星期|个?礼拜|个?月|次)|前天|昨天|今天|刚才|刚刚|去年|前年|今年|那天"
+    r"|周末|[一二三四五六七八九十两几\d]+(?:天|周|个星期|个月|年)(?:前|之前))(?:的)?"
+)
 
 # Classes that name what a favourite / liking is about, most specific first.
 _PREFERENCE_CLASSES = (
@@ -59,6 +70,7 @@ class _Rule:
     single: bool = True
     negative: bool = False  # the whole pattern is a negation
     by_class: bool = False  # slot name gets the value's preference class
+    change: bool = False  # a change of state, which may be told with its date
 
 
 def _r(text: str) -> re.Pattern[str]:
@@ -68,27 +80,29 @@ def _r(text: str) -> re.Pattern[str]:
 # fmt: off
 RULES: tuple[_Rule, ...] = (
     _Rule("residence", _r(rf"^{_NEG}?住(?:在)?{_V}{_END}")),
-    _Rule("residence", _r(rf"^(?:搬到了?|搬去了?|现在住在?){_V}{_END}")),
-    _Rule("residence", _r(rf"^从{_V}搬走{_END}"), negative=True),
-    _Rule("residence", _r(rf"^搬离(?:了)?{_V}{_END}"), negative=True),
+    _Rule("residence", _r(rf"^(?:搬到了?|搬去了?|现在住在?){_V}{_END}"), change=True),
+    _Rule("residence", _r(rf"^从{_V}搬走{_END}"), negative=True, change=True),
+    _Rule("residence", _r(rf"^搬离(?:了)?{_V}{_END}"), negative=True, change=True),
     _Rule("residence", _r(rf"^(?<!老)家(?:住)?在{_V}{_END}")),
     _Rule("hometown", _r(rf"^(?:老家|家乡|籍贯)(?:在|是){_V}{_END}")),
     _Rule("job", _r(rf"^{_NEG}?在{_V}(?:上班|工作|打工){_END}")),
     _Rule("job", _r(rf"^(?:是做|做|是干|干){_V}的{_END}")),
+    _Rule("job", _r(rf"^(?:是做|是干){_V}$")),  # "是做设计的" (the tail's 的 is cleaned off)
     _Rule("job", _r(rf"^(?:工作是|职业是|当了?|是一名|是个|是一个|是){_V}{_END}")),
-    _Rule("job", _r(r"^(?P<v>)(?:已经)?(?:辞职|离职|失业|被裁|不干)(?:了)?$"), negative=True),
-    _Rule("school", _r(rf"^(?:在读|读|上){_V}(?:了)?$")),
+    _Rule("job", _r(r"^(?P<v>)(?:已经)?(?:辞职|离职|失业|被裁|不干)(?:了)?$"), negative=True,
+          change=True),
+    _Rule("school", _r(rf"^(?:在读|读|上|在上)(?P<v>[^，。,.;；!！?？]{{0,12}}{_SCHOOL}){_END}")),
     _Rule("exam", _r(rf"^(?:在|正在)?(?:备考|准备考|准备|要考|在考){_V}(?:考试)?{_END}")),
     _Rule("wake", _r(rf"^(?:每天|平时|一般)?{_V}起床{_END}")),
     _Rule("sleep", _r(rf"^(?:每天|平时|一般)?{_V}(?:睡觉|睡){_END}")),
     _Rule("partner", _r(rf"^(?:女朋友|男朋友|对象|老婆|老公)(?:叫|是){_V}{_END}")),
-    _Rule("partner", _r(r"^(?P<v>)(?:和|跟)?.{0,6}分手(?:了)?$"), negative=True),
+    _Rule("partner", _r(r"^(?P<v>)(?:和|跟)?.{0,6}分手(?:了)?$"), negative=True, change=True),
     _Rule("favorite", _r(rf"^最(?:喜欢|爱)(?:吃|喝|玩|听|看|的)?{_V}{_END}"), by_class=True),
     _Rule("like", _r(rf"^{_NEG}?(?:喜欢|爱)(?:吃|喝|玩|听|看)?{_V}{_END}"), single=False,
           by_class=True),
     _Rule("pet", _r(rf"^{_NEG}?养(?:了|着)?{_V}{_END}"), single=False),
     _Rule("pet", _r(rf"^(?:家里?的|养的){_V}(?:去世|走|没|丢|送人){_END}"), single=False,
-          negative=True),
+          negative=True, change=True),
 )
 # fmt: on
 
@@ -108,9 +122,14 @@ def _preference_class(value: str) -> str:
 def parse_slot(text: str) -> Slot | None:
     """The slot a person fact fills, or None when no rule recognises it."""
     body = _clean(text)
+    dated = _WHEN.match(body)
+    if dated is not None:
+        body = body[dated.end() :]
     if not body:
         return None
     for rule in RULES:
+        if dated is not None and not rule.change:
+            continue  # an event ("上周末帮表妹搬家") is not a standing fact
         match = rule.pattern.match(body)
         if match is None:
             continue
@@ -120,6 +139,7 @@ def parse_slot(text: str) -> Slot | None:
             rule.name == "job"
             and not rule.negative
             and "是" in body[:4]
+            and not body.startswith(("是做", "是干"))
             and not _JOB_HINT.search(value)
         ):
             continue  # "是左撇子" is not a job

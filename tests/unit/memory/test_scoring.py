@@ -258,6 +258,6 @@ def test_retrieval_config_defaults_and_validation() -> None:
     with pytest.raises(ValidationError):
         RetrievalConfig.model_validate({"unknown": 1})
     tuned = RetrievalConfig.model_validate({"person_facts": {"top_k": 9}})
-    assert tuned.person_facts.top_k == 9 and tuned.person_facts.max_chars == 300
+    assert tuned.person_facts.top_k == 9 and tuned.person_facts.max_chars == 360
     explicit = RetrievalConfig(person_facts=BlockRetrievalConfig(top_k=9))
-    assert explicit.person_facts.max_chars == 300
+    assert explicit.person_facts.max_chars == 360

@@ -21,6 +21,13 @@ SLOTS = [
     ("TA不喜欢猫了", "like:pet", "猫", True),
     ("TA养了一只橘猫", "pet", "橘猫", False),
     ("TA女朋友叫小雨", "partner", "小雨", False),
+    ("TA是做平面设计的", "job", "平面设计", False),
+    ("TA读北京大学", "school", "北京大学", False),
+    ("TA读高二了", "school", "高二", False),
+    # a change of state told with its date still updates
+    ("TA昨天搬到朝阳了", "residence", "朝阳", False),
+    ("TA上个月辞职了", "job", "", True),
+    ("TA上周和男朋友分手了", "partner", "", True),
 ]
 
 
@@ -34,6 +41,29 @@ def test_a_fact_fills_a_slot(text: str, name: str, value: str, negative: bool) -
 @pytest.mark.parametrize("text", ["TA是左撇子", "TA对花生过敏", "TA有一个弟弟", ""])
 def test_facts_without_a_slot_are_left_alone(text: str) -> None:
     assert parse_slot(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TA上周末帮表妹搬家",  # was read as school "周末帮表妹搬家"
+        "TA上个月开始学吉他",
+        "TA上班",
+        "TA上周末去爬山了",
+        "TA昨天住在酒店",  # a night away, not where TA lives
+        "TA三天前养了只猫",  # told as an event, not a standing fact
+        "TA去年在腾讯上班",
+    ],
+)
+def test_events_fill_no_slot(text: str) -> None:
+    assert parse_slot(text) is None
+
+
+def test_an_event_is_never_retired_by_a_later_fact() -> None:
+    old = _old("TA上周末帮表妹搬家", "TA去年在腾讯上班")
+    for new in ("TA读高二了", "TA在字节上班", "TA住在朝阳区"):
+        decision = decide_update(parse_slot(new), old)
+        assert decision.retire_ids == (), new
 
 
 def _old(*texts: str) -> list[tuple[int, Slot | None]]:
