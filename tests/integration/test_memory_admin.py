@@ -104,10 +104,7 @@ async def test_admin_forget_and_member_forget(runtime: PallasRuntime) -> None:
     forget = TurnInput(BOT, A, ALICE, 6, 1.0, "忘记我", to_me=True)
     assert await handle_member_message(service, forget) == "我这里本来就没记着你的什么事哦"
     other = TurnInput(BOT, A, ALICE, 7, 1.0, "记住 群主最帅", to_me=True)
-    assert (
-        await handle_member_message(service, other)
-        == "别人的事要本人来跟我说哦，我只记你自己的事～"
-    )
+    assert await handle_member_message(service, other) == REPLY_ABOUT_OTHERS, "about someone else"
     assert await admin(runtime, A, "list") == "这里还没有记住什么"
 
 
