@@ -12,10 +12,11 @@ Never (the turn is skipped with stage `stake` and one of these reasons):
   member who spoke last, within `thread_window_s`, and this speaker alternate: A, B, A);
 - `member_follow_on` — (not in the follow-up window) a short line (≤ `short_follow_on_chars`)
   right after another member's line: "哪一关", "几抽了" react to that member, not to the group;
-- `member_only_question` — (not in the follow-up window, no persona name in it) a question only
-  the members can answer: asked of the group (大家 / 你们 / 有人 / 有没有人 / 谁 / 各位 …: their
-  own schedules, fees, "有人…吗" polls) or about local logistics (fees, forms, rooms, classes,
-  teachers, deliveries);
+- `member_only_question` — (no persona name in it) a question only the members can answer:
+  asked of the group (大家 / 你们 / 有人 / 有没有人 / 谁 / 各位 …: their own schedules, fees,
+  "有人…吗" polls — in the follow-up window too: the member turned to the group) or, outside
+  the follow-up window, about local logistics (fees, forms, rooms, classes, teachers,
+  deliveries);
 - `no_stake` — an ambient roll on a plain statement or a closed question: nothing to add.
 
 A stake (the turn goes on to necessity and the turn decision): `follow_up` (the bot was just
@@ -203,6 +204,13 @@ def in_member_thread(inp: StakeInput, config: SocialFitConfig) -> str | None:
     return None
 
 
+def asks_the_group(text: str) -> bool:
+    """A question put to the members by name ("有没有人一起", "大家吃了吗"), not for knowledge."""
+    if not is_question(text) or (_KNOW_RE.search(text) and _OPEN_Q_RE.search(text)):
+        return False
+    return bool(_GROUP_ASK_RE.search(text))
+
+
 def is_member_only_question(text: str) -> bool:
     """Asked of the members (their plans, fees, forms, rooms), not of someone who knows."""
     if not is_question(text):
@@ -227,6 +235,9 @@ def assess_stake(inp: StakeInput, config: SocialFitConfig) -> StakeResult:
     thread = in_member_thread(inp, config)
     if thread is not None and not (follow_up and thread == "member_follow_on"):
         return StakeResult(False, thread, mood)
+    if follow_up and not inp.mentioned and asks_the_group(inp.text):
+        # "有没有人一起" / "你们吃了吗" right after the bot answered them: asked of the members
+        return StakeResult(False, "member_only_question", mood)
     if follow_up:  # the member is still talking with the bot: its questions are for the bot
         return StakeResult(True, "follow_up", mood)
     if inp.mentioned:  # talk about the bot is the bot's business, even when asked of the group

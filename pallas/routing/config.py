@@ -20,6 +20,9 @@ class TriggerConfig(_Section):
     extra_aliases: tuple[str, ...] = ()  # added to the persona aliases and NICKNAME
     alias_anywhere: bool = True  # an alias inside the text counts as a mention (+35)
     follow_up_window_s: float = Field(default=90.0, ge=0)  # after the bot answered this user
+    # ...unless this many other members' lines came since: a busy group has moved on, and the
+    # member's next line is for the group (counted in the `social.recent_lines` kept).
+    follow_up_max_others: int = Field(default=6, ge=1)
     known_bot_messages: int = Field(default=64, ge=1)  # bot message ids kept for reply_to_bot
     timeline_width_addressed: int = Field(default=8, ge=0)  # @ / alias / reply / follow-up
     timeline_width_ambient: int = Field(default=4, ge=0)
@@ -61,6 +64,8 @@ class CooldownConfig(_Section):
     accumulate_max: int = Field(default=8, ge=1)  # messages kept for the next trigger
     accumulate_ttl_s: float = Field(default=120.0, gt=0)
     silence_breakable_by_address: bool = True  # an explicit @ still gets an answer
+    # An @ during the chat cooldown: answered at once (false), or when the cooldown ends (true).
+    addressed_waits_cooldown: bool = False
     turn_timeout_s: float = Field(default=120.0, gt=0)  # in-flight marker lifetime per member
     dedupe_ttl_s: float = Field(default=600.0, gt=0)  # a re-delivered message id is ignored
 

@@ -5,8 +5,11 @@
 2. a silence period (after a shut-up request) is running → `skip` (`silenced`), except for an
    explicitly addressed turn when `silence_breakable_by_address` (an @ still gets its answer);
 3. the bot started a turn in this group less than `chat_cooldown_s` ago → `accumulate`
-   (`cooldown`): the caller keeps the message and considers it at the next trigger, and for an
-   addressed turn should route it again after `retry_after_s` so a real @ is never dropped;
+   (`cooldown`): the caller keeps the message and considers it at the next trigger. An
+   addressed turn goes on at once (`addressed_waits_cooldown = false`, the default): the
+   cooldown paces what the bot says of its own accord, and in a busy group several members @
+   it within seconds — holding each for the cooldown made their answers seconds late. With
+   `addressed_waits_cooldown = true` it is routed again after `retry_after_s` (never dropped);
 4. otherwise `proceed`.
 
 `decide_admission` is the pure half of "max 2 turns per group, 8 queued, one per member".
@@ -52,7 +55,8 @@ def evaluate_cooldown(
     breaks_through = addressed and config.silence_breakable_by_address
     if silenced_until is not None and silenced and not breaks_through:
         return CooldownResult(CooldownVerdict.SKIP, "silenced", silenced_until - now)
-    if last_turn_at is not None and 0 <= now - last_turn_at < config.chat_cooldown_s:
+    waits = not addressed or config.addressed_waits_cooldown
+    if waits and last_turn_at is not None and 0 <= now - last_turn_at < config.chat_cooldown_s:
         remaining = config.chat_cooldown_s - (now - last_turn_at)
         return CooldownResult(CooldownVerdict.ACCUMULATE, "cooldown", remaining)
     return CooldownResult(CooldownVerdict.PROCEED, "proceed")

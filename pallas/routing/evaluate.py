@@ -279,7 +279,9 @@ def evaluate_route(
         now=now,
         rng=rng,
         bot_message_ids=state.bot_messages,
-        last_bot_reply_to_user_at=state.last_reply_to_user(turn.user_id),
+        last_bot_reply_to_user_at=state.follow_up_anchor(
+            turn.user_id, config.triggers.follow_up_max_others
+        ),
         ambient_times=state.ambient_times,
     )
     gate = evaluate_reply_gate(turn, trig, config.gate, rng=rng)

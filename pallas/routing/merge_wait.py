@@ -9,8 +9,13 @@ only when the message looks unfinished:
     ellipsis         ends with … / ... / 。。。
     connective       a dangling 然后 / 还有 / 而且 / 因为 … or a lone opener (我想问 / 请问 …)
     awaits_picture   "这是啥" / "看看这个" without a picture (QQ users send the picture next)
-    burst            the member sent ≥ `burst_min_lines` lines within `burst_window_s`
+    burst            the member sent ≥ `burst_min_lines` lines within `burst_window_s`, and one
+                     of their earlier ones read unfinished ("我跟你说，" … "@牛牛 我昨天…")
 
+A complete question or request (`complete_question`: "@牛牛 你知道番茄炒蛋怎么做吗") is never
+held by the burst rule: in a busy group nearly every member has sent a line in the last few
+seconds, and waiting the window for all of them made the busiest groups the slowest. Only the
+asker's own lines count, and whether they read as finished — never the group's pace.
 Everything else (`complete`) goes to the model at once. `mode = "always"` restores the old
 behaviour (wait on every turn); a zero window never waits (`window_off`).
 """
@@ -24,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pallas.routing.text_signals import is_incomplete
+from pallas.routing.text_signals import is_incomplete, is_question, is_request, meaningful_length
 
 _COMMA_TAIL = tuple("，,、：:；;")
 _ELLIPSIS_RE = re.compile(r"(?:…+|\.{2,}|。{2,}|～{2,}|~{2,})$")
@@ -34,6 +39,7 @@ _DEICTIC_RE = re.compile(
     r"^(?:你)?(?:看看|看下|看一下|瞅瞅|帮我看看|帮我看下)(?:这个|这张图|这张|这图|这|图)\S{0,2}$"
 )
 _DEICTIC_MAX_CHARS = 12
+_QUESTION_MIN_CHARS = 4  # "啥？" alone may still be the start of something
 
 
 class MergeWaitConfig(BaseModel):
@@ -59,9 +65,25 @@ class MergeWaitDecision:
         return {"wait_s": self.wait_s, "reason": self.reason}
 
 
-def lines_in_window(times: Iterable[float], *, now: float, window_s: float) -> int:
-    """How many of the member's lines arrived within the last `window_s` (this one included)."""
-    return sum(1 for t in times if 0 <= now - t <= window_s)
+@dataclass(frozen=True, slots=True)
+class OwnLine:
+    """One of the member's own recent lines: when it arrived and whether it read finished."""
+
+    at: float
+    finished: bool = True
+
+
+def lines_in_window(lines: Iterable[OwnLine], *, now: float, window_s: float) -> list[OwnLine]:
+    """The member's lines that arrived within the last `window_s` (this one included)."""
+    return [line for line in lines if 0 <= now - line.at <= window_s]
+
+
+def reads_as_complete_question(text: str) -> bool:
+    """A question or request that stands on its own ("你知道番茄炒蛋怎么做吗", "推荐部电影")."""
+    plain = text.strip()
+    if meaningful_length(plain) < _QUESTION_MIN_CHARS:
+        return False
+    return (is_question(plain) or is_request(plain)) and unfinished_reason(plain) is None
 
 
 def unfinished_reason(text: str, *, has_picture: bool = False) -> str | None:
@@ -86,10 +108,10 @@ def needs_merge_wait(
     window_s: float,
     config: MergeWaitConfig,
     has_picture: bool = False,
-    recent_line_times: Iterable[float] = (),
+    recent_lines: Iterable[OwnLine] = (),
     now: float = 0.0,
 ) -> MergeWaitDecision:
-    """Wait `window_s` or not (0), with the reason. Pure: the member's line times are given."""
+    """Wait `window_s` or not (0), with the reason. Pure: the member's own lines are given."""
     if window_s <= 0:
         return MergeWaitDecision(0.0, "window_off")
     if config.mode == "always":
@@ -97,7 +119,9 @@ def needs_merge_wait(
     reason = unfinished_reason(text, has_picture=has_picture)
     if reason is not None:
         return MergeWaitDecision(window_s, reason)
-    burst = lines_in_window(recent_line_times, now=now, window_s=config.burst_window_s)
-    if burst >= config.burst_min_lines:
+    if reads_as_complete_question(text):
+        return MergeWaitDecision(0.0, "complete_question")
+    burst = lines_in_window(recent_lines, now=now, window_s=config.burst_window_s)
+    if len(burst) >= config.burst_min_lines and not all(line.finished for line in burst):
         return MergeWaitDecision(window_s, "burst")
     return MergeWaitDecision(0.0, "complete")

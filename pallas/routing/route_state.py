@@ -51,6 +51,15 @@ class RouteState:
         times = [r.t for r in self.bot_replies if r.user == user_id and r.kind == "reply"]
         return max(times) if times else None
 
+    def follow_up_anchor(self, user_id: int, max_others: int) -> float | None:
+        """The bot's last answer to this member while they may still be following it up:
+        None once `max_others` lines of other members came after it (the group moved on)."""
+        answered = self.last_reply_to_user(user_id)
+        if answered is None:
+            return None
+        others = sum(1 for line in self.recent_lines if line.t > answered and line.user != user_id)
+        return None if others >= max_others else answered
+
     def back_and_forth(self, user_id: int, now: float, window_s: float, min_replies: int) -> bool:
         answers = sum(
             1

@@ -160,8 +160,10 @@ class Router:
                 if decided.unprompted and not result.unprompted:  # lost a claim: not spoken
                     await self._store.incr(keys.unprompted(day), -1)
                 if result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER):
-                    await self._store.delete(seen_key)
-                else:
+                    await self._store.delete(seen_key)  # routed again later: noted then
+                if result.outcome is not RouteOutcome.DEFER and not (
+                    result.outcome is RouteOutcome.ACCUMULATE and result.trigger.addressed
+                ):  # a line held by the cooldown was still said: the thread rules see it
                     await self._note_line(keys, result, config)
         await self._remember(keys, result, config)
         return result

@@ -14,7 +14,7 @@ from tests.harness.onebot_peer import OneBotPeer
 pytestmark = pytest.mark.e2e
 
 GROUP = 66_000_001
-ALICE = 46_001
+ALICE, BOB = 46_001, 46_002
 WINDOW = "[chat]\nmerge_window_s = 1.2\n"
 
 
@@ -44,6 +44,26 @@ async def test_complete_question_is_asked_before_the_next_line_arrives(
 
     # the line that came while the model answered belongs to the same session turn
     await db.wait_for(late_line_in_session, what="the late line in the session")
+
+
+async def test_a_busy_members_complete_question_is_not_held(
+    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    """Issue 32: she was chatting a second ago (a busy group); her @ question still goes at
+    once, and another member's @ during the group's cooldown is answered during it."""
+    # a long group cooldown: Bob's @ would wait 30 s if an @ were held by it
+    write_group_config(bot, GROUP, WINDOW + "[routing.cooldown]\nchat_cooldown_s = 30\n")
+    fake_llm.enqueue(Scripted(text="多放点糖", delay=1.0), "好呀")
+    await peer.send_event(peer.group_message(GROUP, ALICE, "今晚打不打排位"))
+    await asyncio.sleep(1.0)
+    await peer.send_event(peer.group_message(GROUP, ALICE, at_bot("番茄炒蛋怎么做才好吃？")))
+    await asyncio.sleep(0.6)  # half the merge window
+    await peer.send_event(peer.group_message(GROUP, ALICE, "我妈说要放糖"))
+    await peer.send_event(peer.group_message(GROUP, BOB, at_bot("推荐一部好看的电影吧")))
+    await peer.wait_for_calls("send_group_msg", count=2)
+    first, second = fake_llm.chat_requests()[:2]
+    assert "番茄炒蛋" in _user_text(first) and "我妈说要放糖" not in _user_text(first)
+    assert "推荐一部好看的电影" in _user_text(second)
 
 
 async def test_two_line_burst_still_gets_one_reply(

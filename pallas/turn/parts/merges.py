@@ -18,7 +18,13 @@ from pallas.core import state_keys
 from pallas.core.message_text import turn_display_text
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
-from pallas.routing.merge_wait import MergeWaitConfig, MergeWaitDecision, needs_merge_wait
+from pallas.routing.merge_wait import (
+    MergeWaitConfig,
+    MergeWaitDecision,
+    OwnLine,
+    needs_merge_wait,
+    unfinished_reason,
+)
 
 
 class ChatConfigLike(Protocol):  # pallas.config.ChatConfig
@@ -54,23 +60,27 @@ class TurnMerges:
         return state_keys.merge_lines(turn.bot_id, turn.group_id, turn.user_id)
 
     async def note_line(self, turn: TurnInput, now: float) -> None:
-        """Remember when this member's line arrived (the burst rule of the merge wait)."""
+        """Remember when this member's line arrived and whether it read finished (the burst
+        rule of the merge wait)."""
+        has_picture = bool(turn.image_urls) or turn.has_segment("image")
+        finished = unfinished_reason(turn.text, has_picture=has_picture) is None
+        entry = {"at": now, "finished": finished}
         await self._state.push(
-            self.lines_key(turn), now, maxlen=LINE_TIMES_KEPT, ttl=LINE_TIMES_TTL_S
+            self.lines_key(turn), entry, maxlen=LINE_TIMES_KEPT, ttl=LINE_TIMES_TTL_S
         )
 
     async def wait_decision(
         self, turn: TurnInput, content_text: str, chat: ChatConfigLike, now: float
     ) -> MergeWaitDecision:
         """Wait the merge window only when the message looks unfinished (`merge_wait`)."""
-        times = [float(t) for t in await self._state.items(self.lines_key(turn))]
+        lines = [_recent_line(e) for e in await self._state.items(self.lines_key(turn))]
         has_picture = bool(turn.image_urls) or turn.has_segment("image")
         return needs_merge_wait(
             content_text,
             window_s=chat.merge_window_s,
             config=chat.merge_wait,
             has_picture=has_picture,
-            recent_line_times=times,
+            recent_lines=lines,
             now=now,
         )
 
@@ -112,3 +122,10 @@ class TurnMerges:
         (too late for the model to see their pictures)."""
         late = await self.drain(turn)
         return "\n".join([current_text, *late.texts]) if late.texts else current_text
+
+
+def _recent_line(entry: object) -> OwnLine:
+    """A stored line: `{"at", "finished"}`, or a bare time from an older version (finished)."""
+    if isinstance(entry, Mapping):
+        return OwnLine(float(entry.get("at", 0.0)), bool(entry.get("finished", True)))
+    return OwnLine(float(entry))  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ from pallas.config import GroupConfig
 from pallas.core.config_files import GroupConfigStore
 from pallas.features.persona.pack import PersonaPack, PersonaStore
 from pallas.routing import RoutingConfig
-from pallas.routing.config import AmbientConfig
+from pallas.routing.config import AmbientConfig, CooldownConfig
 
 ROOT = Path(__file__).resolve().parents[3]
 TRANSCRIPT = ROOT / "benchmarks" / "transcripts" / "group_500.jsonl"
@@ -178,12 +178,31 @@ def test_quoting_the_bots_line_is_addressed_but_quoting_a_member_is_not() -> Non
     assert report.totals.llm_calls == 2
 
 
-def test_an_at_during_the_cooldown_is_answered_once_the_cooldown_ends() -> None:
+def test_an_at_during_the_cooldown_is_answered_at_once() -> None:
     report = run(
         [
             msg(ALICE, 51, T0, at(BOT), " 今天几号？"),
             msg(BOB, 52, T0 + 1, at(BOT), " 周末有什么好玩的？"),
         ]
+    )
+
+    kinds = [(r.kind, r.user_id, r.outcome) for r in report.rows if r.kind != "sent"]
+    assert kinds == [("message", ALICE, "reply"), ("message", BOB, "reply")]
+    assert report.totals.retries == 0
+    assert report.totals.llm_calls == 2
+
+
+def test_an_at_waits_out_the_cooldown_when_configured_so() -> None:
+    waits = RoutingConfig(
+        ambient=AmbientConfig(enabled=False),
+        cooldown=CooldownConfig(addressed_waits_cooldown=True),
+    )
+    report = run(
+        [
+            msg(ALICE, 51, T0, at(BOT), " 今天几号？"),
+            msg(BOB, 52, T0 + 1, at(BOT), " 周末有什么好玩的？"),
+        ],
+        config=GroupConfig(routing=waits),
     )
 
     kinds = [(r.kind, r.user_id, r.outcome) for r in report.rows if r.kind != "sent"]

@@ -24,7 +24,8 @@ NOW = 1_000.0
         ({"silenced_until": NOW + 60, "addressed": True}, CooldownVerdict.PROCEED, "proceed"),
         ({"silenced_until": NOW - 1}, CooldownVerdict.PROCEED, "proceed"),
         ({"last_turn_at": NOW - 1}, CooldownVerdict.ACCUMULATE, "cooldown"),
-        ({"last_turn_at": NOW - 1, "addressed": True}, CooldownVerdict.ACCUMULATE, "cooldown"),
+        # an @ is answered at once: the cooldown paces what the bot starts itself
+        ({"last_turn_at": NOW - 1, "addressed": True}, CooldownVerdict.PROCEED, "proceed"),
         ({"last_turn_at": NOW - 3}, CooldownVerdict.PROCEED, "proceed"),
         ({}, CooldownVerdict.PROCEED, "proceed"),
     ],
@@ -37,8 +38,15 @@ def test_cooldown_table(kwargs: dict[str, Any], verdict: CooldownVerdict, reason
 
 def test_cooldown_reports_when_to_retry() -> None:
     result = evaluate_cooldown(
-        CooldownConfig(), enabled=True, now=NOW, addressed=True, last_turn_at=NOW - 1
+        CooldownConfig(), enabled=True, now=NOW, addressed=False, last_turn_at=NOW - 1
     )
+    assert result.retry_after_s == pytest.approx(2.0)
+
+
+def test_an_at_may_be_made_to_wait_out_the_cooldown() -> None:
+    cfg = CooldownConfig(addressed_waits_cooldown=True)
+    result = evaluate_cooldown(cfg, enabled=True, now=NOW, addressed=True, last_turn_at=NOW - 1)
+    assert (result.verdict, result.reason) == (CooldownVerdict.ACCUMULATE, "cooldown")
     assert result.retry_after_s == pytest.approx(2.0)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pallas.routing.ambient_stake import RecentLine
 from pallas.routing.config import AmbientConfig, GateConfig, LowEngagementConfig, RoutingConfig
 from pallas.routing.evaluate import RouteExtras, RouteOutcome, evaluate_route
 from pallas.routing.route_state import BotReply, RouteState
@@ -41,10 +42,12 @@ def _route(text: str, state: RouteState = EMPTY, config: RoutingConfig = BASE, *
         ("那明天几点开始？", ANSWERED_ALICE, {}, "decision", RouteOutcome.REPLY),
         # issue 13: an ad is cut by the stake rules before necessity
         ("加我微信免费领皮肤", ANSWERED_ALICE, {}, "stake", RouteOutcome.SKIP),
+        # an @ during the group's cooldown is answered at once; other lines wait it out
+        ("你好", RouteState(last_turn_at=T0 - 1), {"at_bot": True}, "decision", RouteOutcome.REPLY),
         (
-            "你好",
-            RouteState(last_turn_at=T0 - 1),
-            {"at_bot": True},
+            "那明天几点开始？",
+            RouteState(last_turn_at=T0 - 1, bot_replies=(BotReply(T0 - 20, ALICE, "reply"),)),
+            {},
             "cooldown",
             RouteOutcome.ACCUMULATE,
         ),
@@ -120,3 +123,27 @@ def test_quote_needs_the_necessity_pass_and_a_candidate() -> None:
     assert hit.outcome is RouteOutcome.QUOTE
     plain = _route("这个什么意思", RouteState(), at_bot=True, reply_to=777, rng=FixedRandom(0.0))
     assert plain.outcome is RouteOutcome.REPLY
+
+
+def _others_since_answer(count: int) -> RouteState:
+    """Alice was answered 20 s ago; `count` lines of other members came after it."""
+    lines = tuple(RecentLine(T0 - 19 + i, BOB + i % 3, "哈哈哈哈") for i in range(count))
+    return RouteState(bot_replies=(BotReply(T0 - 20, ALICE, "reply"),), recent_lines=lines)
+
+
+@pytest.mark.parametrize(
+    ("others", "anchored"),
+    [(0, True), (5, True), (6, False), (8, False)],
+)
+def test_a_busy_group_moves_on_from_a_follow_up(others: int, anchored: bool) -> None:
+    state = _others_since_answer(others)
+    assert (state.follow_up_anchor(ALICE, 6) is not None) is anchored
+    result = _route("那明天几点开始？", state)
+    assert result.trigger.follow_up is anchored
+    assert result.calls_llm is anchored, "after the group moved on, her question is the group's"
+
+
+def test_her_own_lines_do_not_end_the_follow_up() -> None:
+    lines = tuple(RecentLine(T0 - 19 + i, ALICE, "对了") for i in range(8))
+    state = RouteState(bot_replies=(BotReply(T0 - 20, ALICE, "reply"),), recent_lines=lines)
+    assert state.follow_up_anchor(ALICE, 6) == T0 - 20

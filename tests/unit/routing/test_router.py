@@ -11,6 +11,7 @@ from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
 from pallas.routing.config import (
     AmbientConfig,
+    CooldownConfig,
     LowEngagementConfig,
     QuoteConfig,
     RoutingConfig,
@@ -22,6 +23,10 @@ from pallas.routing.router import Router
 from tests.unit.routing.helpers import ALIASES, ALICE, BOB, BOT, GROUP, T0, FixedRandom, turn
 
 QUIET = RoutingConfig(ambient=AmbientConfig(enabled=False))
+# The older behaviour, still configurable: an @ during the cooldown waits until it ends.
+AT_WAITS = RoutingConfig(
+    ambient=AmbientConfig(enabled=False), cooldown=CooldownConfig(addressed_waits_cooldown=True)
+)
 ALWAYS_PHRASE = RoutingConfig(
     ambient=AmbientConfig(enabled=False),
     low_engagement=LowEngagementConfig(probability_steps=((0, 1.0),)),
@@ -91,28 +96,52 @@ async def test_disabled_group_never_speaks(h: Harness) -> None:
     assert (result.outcome, result.reason) == (RouteOutcome.SKIP, "disabled")
 
 
-async def test_cooldown_accumulates_then_next_trigger_takes_the_messages(h: Harness) -> None:
-    first = await h.say("帮我看看这个报错", at_bot=True)
-    assert first.outcome is RouteOutcome.REPLY
+async def test_an_at_during_the_cooldown_is_answered_at_once(h: Harness) -> None:
+    assert (await h.say("帮我看看这个报错", at_bot=True)).outcome is RouteOutcome.REPLY
     h.clock.advance(1)
     second = await h.say("还有这个也帮我看下", at_bot=True, user=BOB)
+    assert second.outcome is RouteOutcome.REPLY
+    h.clock.advance(0.5)  # an unaddressed line is still paced by the cooldown
+    third = await h.say("你们说牛牛会不会生气了呢", user=ALICE)
+    assert (third.outcome, third.reason) == (RouteOutcome.ACCUMULATE, "cooldown")
+
+
+async def test_a_line_held_by_the_cooldown_still_counts_for_the_thread_rules(h: Harness) -> None:
+    assert (await h.say("帮我看看这个报错", at_bot=True)).outcome is RouteOutcome.REPLY
+    h.clock.advance(1)
+    held = await h.say("你们说牛牛会不会生气了呢", user=BOB)
+    assert held.outcome is RouteOutcome.ACCUMULATE
+    state = await h.engine.load_state(BOT, GROUP, ALICE)
+    assert [(line.user, line.text) for line in state.recent_lines][-1] == (
+        BOB,
+        "你们说牛牛会不会生气了呢",
+    )
+
+
+async def test_cooldown_accumulates_then_next_trigger_takes_the_messages(h: Harness) -> None:
+    first = await h.say("帮我看看这个报错", at_bot=True, config=AT_WAITS)
+    assert first.outcome is RouteOutcome.REPLY
+    h.clock.advance(1)
+    second = await h.say("还有这个也帮我看下", at_bot=True, user=BOB, config=AT_WAITS)
     assert (second.outcome, second.reason) == (RouteOutcome.ACCUMULATE, "cooldown")
     assert second.cooldown is not None and second.cooldown.retry_after_s == pytest.approx(2)
     assert [p["user_id"] for p in await h.engine.pending(BOT, GROUP)] == [BOB]
     h.clock.advance(3)
-    third = await h.say("那我的问题呢", at_bot=True)
+    third = await h.say("那我的问题呢", at_bot=True, config=AT_WAITS)
     assert third.outcome is RouteOutcome.REPLY
     assert [a["text"] for a in third.accumulated] == ["还有这个也帮我看下"]
     assert await h.engine.pending(BOT, GROUP) == []
 
 
 async def test_retried_accumulated_turn_is_not_duplicated(h: Harness) -> None:
-    await h.say("帮我看看这个报错", at_bot=True)
+    await h.say("帮我看看这个报错", at_bot=True, config=AT_WAITS)
     h.clock.advance(1)
-    held = await h.say("还有这个也帮我看下", at_bot=True, user=BOB, message_id=555)
+    held = await h.say("还有这个也帮我看下", at_bot=True, user=BOB, message_id=555, config=AT_WAITS)
     assert held.outcome is RouteOutcome.ACCUMULATE
     h.clock.advance(held.cooldown.retry_after_s if held.cooldown else 0)
-    retried = await h.say("还有这个也帮我看下", at_bot=True, user=BOB, message_id=555)
+    retried = await h.say(
+        "还有这个也帮我看下", at_bot=True, user=BOB, message_id=555, config=AT_WAITS
+    )
     assert retried.outcome is RouteOutcome.REPLY
     assert retried.accumulated == ()
 
@@ -276,13 +305,13 @@ async def test_ambient_respects_cooldown_and_budget(h: Harness) -> None:
 
 
 async def test_private_chats_have_their_own_scope(h: Harness) -> None:
-    first = await h.say("在吗", group=0)
+    first = await h.say("在吗", group=0, config=AT_WAITS)
     assert first.calls_llm
     h.clock.advance(1)
-    other = await h.say("在吗", group=0, user=BOB)
+    other = await h.say("在吗", group=0, user=BOB, config=AT_WAITS)
     assert other.calls_llm  # another member's private chat is not in Alice's cooldown
     h.clock.advance(0.5)
-    again = await h.say("你在干嘛", group=0)
+    again = await h.say("你在干嘛", group=0, config=AT_WAITS)
     assert again.outcome is RouteOutcome.ACCUMULATE
 
 

@@ -103,6 +103,12 @@ def _stake(text: str, **kwargs: Any):
         ("你们说牛牛会生气吗", {"mentioned": True, "trigger": "alias"}, True, "alias"),
         ("那明天几点开始", {"trigger": "follow_up"}, True, "follow_up"),
         ("那我先去吃饭了", {"trigger": "follow_up"}, True, "follow_up"),
+        ("那你觉得呢？", {"trigger": "follow_up"}, True, "follow_up"),
+        ("有人知道为什么会这样吗", {"trigger": "follow_up"}, True, "follow_up"),
+        # right after the bot answered, a question put to the members is the group's
+        ("有没有人一起", {"trigger": "follow_up"}, False, "member_only_question"),
+        ("大家晚上吃什么", {"trigger": "follow_up"}, False, "member_only_question"),
+        ("你们说牛牛会生气吗", {"trigger": "follow_up", "mentioned": True}, True, "follow_up"),
         # the hard rules hold in the follow-up window too
         (AD_JOB, {"trigger": "follow_up"}, False, "ad_or_post"),
         (

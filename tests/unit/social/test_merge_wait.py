@@ -1,10 +1,11 @@
-"""The merge window is waited only when an addressed message looks unfinished."""
+"""The merge window is waited only when an addressed message looks unfinished, or the member
+is mid-way through lines of their own — never because the group is busy."""
 
 from __future__ import annotations
 
 import pytest
 
-from pallas.routing.merge_wait import MergeWaitConfig, needs_merge_wait
+from pallas.routing.merge_wait import MergeWaitConfig, OwnLine, needs_merge_wait
 
 SMART = MergeWaitConfig()
 
@@ -12,9 +13,9 @@ SMART = MergeWaitConfig()
 @pytest.mark.parametrize(
     ("text", "has_picture", "waits", "reason"),
     [
-        ("明天天气怎么样", False, False, "complete"),
-        ("帮我算一下 3*7", False, False, "complete"),
-        ("你觉得新干员强吗？", False, False, "complete"),
+        ("明天天气怎么样", False, False, "complete_question"),
+        ("帮我算一下 3*7", False, False, "complete_question"),
+        ("你觉得新干员强吗？", False, False, "complete_question"),
         ("早", False, False, "complete"),
         ("", False, True, "bare_address"),
         ("  ", False, True, "bare_address"),
@@ -32,9 +33,9 @@ SMART = MergeWaitConfig()
         ("看看这个", False, True, "awaits_picture"),
         ("帮我看看这张图吧", False, True, "awaits_picture"),
         ("看看明天天气", False, False, "complete"),
-        ("这周末去哪玩", False, False, "complete"),
+        ("这周末去哪玩", False, False, "complete_question"),
         ("这是啥", True, False, "complete"),
-        ("这是什么道理，你给我讲讲清楚", False, False, "complete"),
+        ("这是什么道理，你给我讲讲清楚", False, False, "complete_question"),
     ],
 )
 def test_text_decides_the_wait(text: str, has_picture: bool, waits: bool, reason: str) -> None:
@@ -43,32 +44,49 @@ def test_text_decides_the_wait(text: str, has_picture: bool, waits: bool, reason
     assert decision.wait_s == (1.2 if waits else 0.0)
 
 
+def _lines(*lines: tuple[float, bool]) -> tuple[OwnLine, ...]:
+    return tuple(OwnLine(at, finished) for at, finished in lines)
+
+
 @pytest.mark.parametrize(
-    ("times", "waits", "reason"),
+    ("text", "lines", "waits", "reason"),
     [
-        ((100.0,), False, "complete"),  # only this line
-        ((97.5, 100.0), True, "burst"),  # a line 2.5 s before
-        ((90.0, 100.0), False, "complete"),  # the earlier line is too old
-        ((93.0, 99.0, 100.0), True, "burst"),
-        ((), False, "complete"),
+        # a complete question is never held, however fast the member was typing
+        ("明天天气怎么样", ((97.5, True), (100.0, True)), False, "complete_question"),
+        ("你知道番茄炒蛋怎么做才好吃吗", ((98.0, True), (99.0, True), (100.0, True)), False,
+         "complete_question"),
+        ("明天天气怎么样", ((97.5, False), (100.0, True)), False, "complete_question"),
+        # a statement after the member's own unfinished line: more may be coming
+        ("我昨天去了趟医院", ((97.5, False), (100.0, True)), True, "burst"),
+        ("我昨天去了趟医院", ((96.5, False), (99.0, True), (100.0, True)), True, "burst"),
+        # busy but every line of theirs was finished: no wait
+        ("我昨天去了趟医院", ((97.5, True), (100.0, True)), False, "complete"),
+        ("我昨天去了趟医院", ((90.0, False), (100.0, True)), False, "complete"),  # too old
+        ("我昨天去了趟医院", ((100.0, True),), False, "complete"),
+        ("我昨天去了趟医院", (), False, "complete"),
     ],
-)
-def test_a_member_typing_in_bursts_gets_the_window(
-    times: tuple[float, ...], waits: bool, reason: str
+)  # fmt: skip
+def test_only_the_members_own_unfinished_lines_make_a_burst(
+    text: str, lines: tuple[tuple[float, bool], ...], waits: bool, reason: str
 ) -> None:
     decision = needs_merge_wait(
-        "明天天气怎么样", window_s=1.2, config=SMART, recent_line_times=times, now=100.0
+        text, window_s=1.2, config=SMART, recent_lines=_lines(*lines), now=100.0
     )
     assert (decision.waits, decision.reason) == (waits, reason)
 
 
 def test_burst_threshold_is_configurable() -> None:
     config = MergeWaitConfig(burst_min_lines=3)
-    times = (98.0, 100.0)
+    lines = _lines((98.0, False), (100.0, True))
     decision = needs_merge_wait(
-        "好的呀谢谢", window_s=1.2, config=config, recent_line_times=times, now=100.0
+        "好的我知道了", window_s=1.2, config=config, recent_lines=lines, now=100.0
     )
     assert decision.reason == "complete"
+    lines = _lines((97.0, True), (98.0, False), (100.0, True))
+    decision = needs_merge_wait(
+        "好的我知道了", window_s=1.2, config=config, recent_lines=lines, now=100.0
+    )
+    assert decision.reason == "burst"
 
 
 @pytest.mark.parametrize(
