@@ -67,11 +67,15 @@ def _text_of(event: dict[str, Any]) -> str:
 
 
 def _current(request: RecordedRequest) -> str:
-    """The turn's current message: the last user message after its 【用户消息…】 header."""
+    """A reply turn's current message (the last user message after its 【用户消息…】 header);
+    '' for a background job's request (memory extraction, learning), which has none."""
     last = request.messages[-1] if request.messages else {}
-    if last.get("role") != "user":
-        return ""
-    return str(last.get("content", "")).rsplit(CURRENT_HEADER, 1)[-1]
+    content = str(last.get("content", "")) if last.get("role") == "user" else ""
+    return content.rsplit(CURRENT_HEADER, 1)[-1] if CURRENT_HEADER in content else ""
+
+
+def _is_reply(request: RecordedRequest) -> bool:
+    return bool(_current(request))
 
 
 def _carrying(requests: list[RecordedRequest], text: str) -> list[RecordedRequest]:
@@ -119,7 +123,7 @@ def measure(
     sent_at: dict[int, float],
     requests: list[RecordedRequest],
 ) -> Round:
-    out = Round(calls=len(requests))
+    out = Round(calls=sum(1 for r in requests if _is_reply(r)))
     claimed: set[int] = set()
     for i, event in enumerate(events):
         label = labels.get(str(event["message_id"]), "chatter")
@@ -148,7 +152,7 @@ def measure(
             if both:
                 out.two_line_ms.append((both[0].at - sent_at[tail["message_id"]]) * 1000)
             claimed.update(id(r) for r in _carrying(requests, _text_of(event)))
-    unasked = [r for r in requests if id(r) not in claimed]
+    unasked = [r for r in requests if _is_reply(r) and id(r) not in claimed]
     out.unprompted = len(unasked)
     out.unasked = [_current(r).split("\n", 1)[-1][-40:] for r in unasked]
     return out
@@ -176,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"round {n}: two-line questions merged into one request {r.two_line_merged}/"
             f"{r.two_line_sent}; @ questions answered exactly once {r.answered_once}/"
-            f"{r.questions}; model calls {r.calls}, unprompted {r.unprompted} "
+            f"{r.questions}; reply calls {r.calls}, unprompted {r.unprompted} "
             f"({r.unprompted * 300 / len(events):.1f} per 300 messages)"
         )
         for text in r.missed:
