@@ -37,6 +37,12 @@ probability_steps = [[0, 1.0]]
 use_group_expressions = false
 """
 
+# The older behaviour, still configurable: an @ during the group cooldown waits it out.
+AT_WAITS_COOLDOWN = """
+[routing.cooldown]
+addressed_waits_cooldown = true
+"""
+
 ONE_TURN_PER_MEMBER = """
 [cost.member]
 enabled = true
@@ -153,10 +159,26 @@ async def test_a_quick_follow_up_while_the_turn_is_in_flight_is_merged(
     assert len(fake_llm.chat_requests()) == 1
 
 
-async def test_an_address_in_the_cooldown_is_retried_when_it_ends(
+async def test_an_address_in_the_cooldown_is_answered_at_once(
     make_bot, fake_llm: FakeOpenAI, clock: FakeClock
 ) -> None:
     bot = await make_bot()
+    first = await bot.app.chat.handle(group_turn("明天几点开会？", clock, at_bot=True), bot.sender)
+    assert first.outcome == "delivered"
+    paused = len(bot.sleep.pauses)
+    bob = group_turn("那地点呢？", clock, user=BOB, at_bot=True)
+    second = await bot.app.chat.handle(bob, bot.sender)
+    assert second.outcome == "delivered"
+    assert len(fake_llm.chat_requests()) == 2
+    assert not any(p >= 0.2 for p in bot.sleep.pauses[paused:]), "no cooldown was waited"
+    decisions = await bot.app.runtime.routing.recent_decisions(BOT, GROUP)
+    assert [d["outcome"] for d in decisions if d.get("message_id") == bob.message_id] == ["reply"]
+
+
+async def test_an_address_in_the_cooldown_is_retried_when_it_ends(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    bot = await make_bot(AT_WAITS_COOLDOWN)
     first = await bot.app.chat.handle(group_turn("明天几点开会？", clock, at_bot=True), bot.sender)
     assert first.outcome == "delivered"
     paused = len(bot.sleep.pauses)
@@ -272,7 +294,7 @@ async def test_a_turn_that_waits_releases_its_hold_first(
     make_bot, fake_llm: FakeOpenAI, clock: FakeClock
 ) -> None:
     """A turn retried after the group cooldown sleeps: a sleeping turn needs no loop."""
-    bot = await make_bot()
+    bot = await make_bot(AT_WAITS_COOLDOWN)
     first = await bot.app.chat.handle(group_turn("明天几点开会？", clock, at_bot=True), bot.sender)
     assert first.outcome == "delivered"
     paused = len(bot.sleep.pauses)
