@@ -20,7 +20,8 @@ Never (the turn is skipped with stage `stake` and one of these reasons):
 - `no_stake` — an ambient roll on a plain statement or a closed question: nothing to add.
 
 A stake (the turn goes on to necessity and the turn decision): `follow_up` (the bot was just
-talking with this member), `alias` (the persona's name in the text), `topic` (one of the
+talking with this member), `alias` (the persona's name in the text — not when it is only the
+subject of a question about its bearer, "帕拉斯有皮肤吗"), `topic` (one of the
 group's `topic_keys`, e.g. the persona's game / world), `open_question` (a
 knowledge / how / why / recommendation question to nobody in particular), `emotion` (good news,
 venting, a surprise). The message's `mood` is returned too: the PASS exit picks its phrase by it.
@@ -115,6 +116,9 @@ class StakeInput:
     now: float
     trigger: str = "ambient"  # ambient | alias | follow_up
     mentioned: bool = False  # the persona's name inside the text
+    # ...as the subject of a question about its bearer ("帕拉斯有皮肤吗"): members talking
+    # about the character, which is no stake by itself
+    asked_about: bool = False
     mentions_others: bool = False
     mentions_all: bool = False
     replies_to_member: bool = False  # quotes a message of another member
@@ -240,7 +244,7 @@ def assess_stake(inp: StakeInput, config: SocialFitConfig) -> StakeResult:
         return StakeResult(False, "member_only_question", mood)
     if follow_up:  # the member is still talking with the bot: its questions are for the bot
         return StakeResult(True, "follow_up", mood)
-    if inp.mentioned:  # talk about the bot is the bot's business, even when asked of the group
+    if inp.mentioned and not inp.asked_about:  # talk about the bot is the bot's business
         return StakeResult(True, "alias", mood)
     if is_member_only_question(inp.text):
         return StakeResult(False, "member_only_question", mood)

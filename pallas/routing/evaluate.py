@@ -116,6 +116,12 @@ class RouteResult:
         return speaks and not self.trigger.addressed
 
     @property
+    def self_started(self) -> bool:
+        """Unprompted and started by the bot itself (ambient, a mention), not the follow-up of
+        a conversation a member began: what the daily cap counts."""
+        return self.unprompted and not self.trigger.follow_up
+
+    @property
     def action(self) -> CurrentTurnAction | None:
         return self.decision.action if self.decision else None
 
@@ -236,6 +242,7 @@ def _stake(
         now=now,
         trigger="follow_up" if trig.follow_up else trig.kind.value,
         mentioned=trig.mentioned,
+        asked_about=trig.alias_position == "about",
         mentions_others=turn.mentions_others,
         mentions_all=turn.mentions_all,
         replies_to_member=quoted is not None and quoted not in (turn.bot_id, turn.user_id),
@@ -250,7 +257,7 @@ def over_daily_cap(result: RouteResult) -> RouteResult:
 
 
 def _capped(result: RouteResult, config: RoutingConfig, state: RouteState) -> RouteResult:
-    if not result.unprompted or state.unprompted_today < config.social.daily_unprompted_cap:
+    if not result.self_started or state.unprompted_today < config.social.daily_unprompted_cap:
         return result
     return over_daily_cap(result)
 

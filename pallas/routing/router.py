@@ -13,9 +13,10 @@ ask why the bot did or did not speak. Effects written:
   recent bot activity but opens no follow-up window), `ambient_times` if ambient.
 
 Every routed member message is pushed to `recent_lines` (bounded, for the stake's thread rules
-and the PASS "never repeat the group" rule). An unprompted utterance (an unaddressed LLM turn or
-phrase) takes a slot of the group's counter of the day (`unprompted:<YYYYMMDD>` in the group's
-time zone, `social.day_offset_hours`) with an atomic `incr` before its effects are applied; over
+and the PASS "never repeat the group" rule). An utterance the bot starts itself (an unaddressed
+LLM turn or phrase, not a follow-up of a member's conversation with it) takes a slot of the
+group's counter of the day (`unprompted:<YYYYMMDD>` in the group's time zone,
+`social.day_offset_hours`) with an atomic `incr` before its effects are applied; over
 `daily_unprompted_cap` it becomes `restraint:daily_cap` (the snapshot's
 `RouteState.unprompted_today` gives the same verdict without a race).
 
@@ -157,7 +158,7 @@ class Router:
                 state = await self.load_state(turn.bot_id, turn.group_id, turn.user_id, day=day)
                 decided = await self._count_unprompted(keys.unprompted(day), decide(state), config)
                 result = await self._apply(decided, config, state)
-                if decided.unprompted and not result.unprompted:  # lost a claim: not spoken
+                if decided.self_started and not result.self_started:  # lost a claim: not spoken
                     await self._store.incr(keys.unprompted(day), -1)
                 if result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER):
                     await self._store.delete(seen_key)  # routed again later: noted then
@@ -173,7 +174,7 @@ class Router:
     ) -> RouteResult:
         """Take one of the day's unprompted utterances atomically, or cap the result: two
         processes deciding on the same snapshot cannot both pass the last slot."""
-        if not result.unprompted:
+        if not result.self_started:
             return result
         taken = await self._store.incr(key, ttl=ROUTE_UNPROMPTED_TTL_S)
         if taken <= config.social.daily_unprompted_cap:

@@ -49,6 +49,13 @@ _THIRD_PERSON_CUES = (
     "今天", "昨天", "最近", "以前", "之前", "刚才", "刚刚", "背后", "居然", "竟然", "好像", "应该",
     "肯定", "估计", "大概", "其实", "真是", "不是", "没", "一直", "已经", "每次", "总是", "老是",
 )  # fmt: skip
+# A question that opens with one of these is asked about the name, not of the bot
+# ("帕拉斯有皮肤吗", "帕拉斯强不强", "帕拉斯是几星"): the persona's name is also its character's.
+_ABOUT_QUESTION_CUES = (
+    "有", "是", "强", "厉害", "好用", "值得", "值不值", "怎么样", "几星", "多少", "能打", "适合",
+    "配队", "技能", "天赋", "精二", "专精", "立绘", "皮肤", "出了", "复刻",
+)  # fmt: skip
+_ABOUT_EXCEPTIONS = ("有空", "有时间", "有什么", "有没有", "在")
 # A trailing name taken as the object of these is talked about, not to: 问牛牛 / 让牛牛.
 _OBJECT_VERBS = (
     "问", "找", "叫", "让", "给", "和", "跟", "对", "被", "把", "像", "是", "的", "有", "喊",
@@ -69,12 +76,17 @@ class TriggerKind(StrEnum):
 @dataclass(frozen=True, slots=True)
 class AliasMatch:
     alias: str
-    position: str  # "start" | "end" | "whole" | "inside"
-    content: str  # the text without a vocative alias (unchanged for "inside")
+    position: str  # "start" | "end" | "whole" | "inside" | "about"
+    content: str  # the text without a vocative alias (unchanged for "inside" / "about")
 
     @property
     def vocative(self) -> bool:
-        return self.position != "inside"
+        return self.position not in ("inside", "about")
+
+    @property
+    def asked_about(self) -> bool:
+        """ "帕拉斯有皮肤吗": a question about the name's bearer (the character), not to the bot."""
+        return self.position == "about"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +104,7 @@ class TriggerResult:
     content_text: str  # what the member said, vocative alias and @others removed
     reason: str
     alias: str | None = None
-    alias_position: str | None = None  # start | end | whole | inside | adapter
+    alias_position: str | None = None  # start | end | whole | inside | about | adapter
     mentioned: bool = False  # alias inside the sentence
     follow_up: bool = False  # within the follow-up window for this user
     ambient: AmbientRoll | None = None
@@ -107,12 +119,23 @@ class TriggerResult:
         return self.kind is TriggerKind.AMBIENT
 
 
+def _asked_about(rest: str) -> bool:
+    """ "帕拉斯有皮肤吗": a question about the name's bearer, with no "你" asking the bot."""
+    return (
+        rest.startswith(_ABOUT_QUESTION_CUES)
+        and not rest.startswith(_ABOUT_EXCEPTIONS)
+        and "你" not in rest
+        and is_question(rest)
+    )
+
+
 def _leading(text: str, key: str, offset: int, talks_to_other: bool) -> str | None:
     """The position ("start" / "whole") of a vocative leading name, None when talked about.
 
     In order: a separator or nothing → vocative; an @ of another member or a repeat of the name
     → talked about; an address cue, a question or a request → vocative; a third-person cue →
-    talked about; otherwise (a greeting, teasing, "闭嘴", "掷个骰子" …) → vocative."""
+    talked about; otherwise (a greeting, teasing, "闭嘴", "掷个骰子" …) → vocative. A question
+    about the name's bearer ("帕拉斯有皮肤吗") is caught before, by `match_alias`."""
     after = text[offset + len(key) :]
     rest = after.lstrip(_LEAD_SEP).strip()
     if not rest:
@@ -140,6 +163,9 @@ def match_alias(
     for name in names:
         key = name.lower()
         if body.startswith(key):
+            after = text[offset + len(key) :]
+            if after[:1] not in _LEAD_SEP and _asked_about(after.strip()):
+                return AliasMatch(name, "about", text.strip())
             position = _leading(text, key, offset, talks_to_other)
             if position is None:
                 return AliasMatch(name, "inside", text.strip())

@@ -263,6 +263,13 @@ def test_built_in_pools_have_no_question_or_instruction_endings() -> None:
         ({"text": "牛牛今天没说话"}, TriggerKind.ALIAS, False, "alias_mention"),
         ({"text": "牛牛背后是个加班的程序员"}, TriggerKind.ALIAS, False, "alias_mention"),
         ({"text": "牛牛牛"}, TriggerKind.ALIAS, False, "alias_mention"),
+        # issue 32: a question about the name's bearer is a mention, not an address
+        ({"text": "帕拉斯有皮肤吗"}, TriggerKind.ALIAS, False, "alias_mention"),
+        ({"text": "帕拉斯是几星"}, TriggerKind.ALIAS, False, "alias_mention"),
+        ({"text": "帕拉斯，有皮肤吗"}, TriggerKind.ALIAS, True, "alias_vocative"),
+        ({"text": "牛牛你有皮肤吗"}, TriggerKind.ALIAS, True, "alias_vocative"),
+        ({"text": "牛牛有空吗"}, TriggerKind.ALIAS, True, "alias_vocative"),
+        ({"text": "牛牛有什么推荐吗"}, TriggerKind.ALIAS, True, "alias_vocative"),
         ({"text": "牛牛掷个骰子"}, TriggerKind.ALIAS, True, "alias_vocative"),
         ({"text": "牛牛yyds"}, TriggerKind.ALIAS, True, "alias_vocative"),
         ({"text": "牛牛，也是干员吗"}, TriggerKind.ALIAS, True, "alias_vocative"),
@@ -333,6 +340,31 @@ async def test_daily_cap_on_unprompted_utterances() -> None:
     t = turn("为什么冬天静电这么多", user=BOB, message_id=40, time=clock.now())
     again = await engine.route(t, config, aliases=ALIASES, now=clock.now(), rng=FixedRandom(0))
     assert again.outcome is RouteOutcome.REPLY
+
+
+async def test_daily_cap_counts_only_what_the_bot_started() -> None:
+    """Issue 32: a member's follow-up of a conversation with the bot takes no slot."""
+    clock = FakeClock(T0)
+    engine = Router(MemoryStateStore(clock))
+    config = RoutingConfig(
+        ambient=AmbientConfig(enabled=False),
+        social=SocialFitConfig(daily_unprompted_cap=1),
+    )
+
+    async def say(text: str, message_id: int, **kw: Any) -> Any:
+        t = turn(text, user=ALICE, message_id=message_id, time=clock.now(), **kw)
+        result = await engine.route(t, config, aliases=ALIASES, now=clock.now(), rng=FixedRandom(0))
+        await engine.finish_turn(BOT, GROUP, ALICE)
+        return result
+
+    for i in range(3):  # asked, answered, then followed up: three times over
+        clock.advance(60)
+        assert (await say("明天几点开会", 100 + i, at_bot=True)).outcome is RouteOutcome.REPLY
+        await engine.record_bot_reply(BOT, GROUP, ALICE, (900 + i,), clock.now())
+        clock.advance(10)
+        follow = await say("那地点定了吗？", 200 + i)
+        assert follow.trigger.follow_up and follow.unprompted and not follow.self_started
+        assert follow.calls_llm, f"follow-up {i + 1} was capped"
 
 
 async def test_daily_cap_holds_against_a_stale_snapshot() -> None:

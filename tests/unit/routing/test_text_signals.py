@@ -123,6 +123,12 @@ def test_incomplete(text: str, expected: bool) -> None:
         ("shut up", True),
         ("别闭嘴", False),
         ("不安静", False),
+        # a description is not an order (issue 32: "牛牛好安静" silenced the bot)
+        ("好安静", False),
+        ("好安静啊", False),
+        ("你怎么这么安静", False),
+        ("都给我安静点", True),
+        ("你安静一下", True),
         ("今天晚上的图书馆特别特别安静，适合学习", False),
         ("你好", False),
     ],
