@@ -154,6 +154,10 @@ def test_stake_rules_can_be_switched_off() -> None:
         ("卧槽 周年庆新干员是谁啊", False, Mood.QUESTION),
         ("我offer到手了！！", False, Mood.GOOD_NEWS),
         ("论文终于中了！！！", False, Mood.GOOD_NEWS),
+        ("终于下班了", False, Mood.GOOD_NEWS),
+        # issue 32: a keyword is not news — teasing another member is a statement
+        ("土豆终于不是菜鸡了", False, Mood.STATEMENT),
+        ("终于轮到我说话了", False, Mood.STATEMENT),
         ("歪了 又歪了 气死", False, Mood.VENTING),
         ("好累啊 改了一晚上论文", False, Mood.VENTING),
         ("诶 原来今天下午没课", False, Mood.SURPRISE),
