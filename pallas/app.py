@@ -66,13 +66,14 @@ from pallas.features.session import (
 )
 from pallas.features.stickers import StickerRepository, StickerService
 from pallas.features.tools import default_registry
+from pallas.features.worldbook import WorldbookLibrary
 from pallas.routing.freshness import FreshnessGate
 from pallas.routing.router import Router
 from pallas.runtime import PallasRuntime
 from pallas.turn.admit import AdmitStep
 from pallas.turn.call import CallStep
 from pallas.turn.context import Pause, Sleep
-from pallas.turn.contracts import PhraseSource
+from pallas.turn.contracts import PhraseSource, StakeKeySource
 from pallas.turn.deliver import DeliverStep
 from pallas.turn.parts.addressing import Addressing
 from pallas.turn.parts.extras import TurnExtras
@@ -98,6 +99,7 @@ def chat_service_for(
     cost: CostGuard,
     stickers: StickerService,
     fetch_quoted: QuotedMessageFetcher | None = None,
+    stake_keys: StakeKeySource | None = None,
 ) -> ChatTurnService:
     """The chat turn over its parts, one of each: merges, the freshness gate, the route step,
     the warm caches fed at ingest (writer and repository listeners), the reply step
@@ -118,6 +120,7 @@ def chat_service_for(
         rng=rng,
         superusers=runtime.superusers,
         phrases=phrases,
+        stake_keys=stake_keys,
     )
     message_cache = MessageCache(
         runtime.repos.messages, flush=runtime.writer.flush, unstored=runtime.writer.unstored
@@ -218,6 +221,7 @@ def build_app(
     rng = rng or random.Random()
     addressing = Addressing(nicknames=runtime.nicknames)
     memory = memory_service_for(runtime)
+    worldbooks = WorldbookLibrary(runtime.settings.worldbooks_dir)  # one, kept loaded
     # the group's learning: context blocks, and the PASS phrase pool
     learning = GroupLearningSource(runtime.sessions, runtime.state)
     turn_extras = turn_extras_for(runtime, memory)
@@ -233,7 +237,9 @@ def build_app(
         rng=rng,
         pause=Pause(sleep),
         addressing=addressing,
-        sources=context_sources(learning, memory_sources_for(runtime, memory), old_topics),
+        sources=context_sources(
+            learning, memory_sources_for(runtime, memory, worldbooks=worldbooks), old_topics
+        ),
         hooks=after_turn_hooks(
             # one topics repository: archived topics reach the old-topics source's kept rows
             session_summary_hook_for(runtime, old_topics.topics),
@@ -244,6 +250,7 @@ def build_app(
         cost=cost,
         stickers=stickers,
         fetch_quoted=fetch_quoted,
+        stake_keys=worldbooks,  # the same books: naming the persona's world is a stake
     )
     preload = group_preload_for(runtime, chat, learning, memory, old_topics, preload_yield)
     runtime.writer.listeners.append(preload.seen)  # a group's entries load when it is seen
@@ -281,6 +288,7 @@ def build_replay_router(
     persona: PersonaFor,
     rng: random.Random,
     nicknames: tuple[str, ...] = (),
+    stake_keys: StakeKeySource | None = None,
 ) -> RouteStep:
     """The live route step over a replay's fake clock and memory store (`pallas replay`):
     no database, so no group expressions; superusers are unknown to a replay."""
@@ -299,6 +307,7 @@ def build_replay_router(
         freshness=FreshnessGate(state, routing, sleep=no_wait),
         tools=default_registry(),
         rng=rng,
+        stake_keys=stake_keys,
     )
 
 

@@ -38,6 +38,7 @@ from pallas.features.session import (
 )
 from pallas.features.stickers import StickerDescriber, StickerRepository
 from pallas.features.svars import SessionVariableRepository, SvarService
+from pallas.features.worldbook import WorldbookLibrary
 from pallas.runtime import PallasRuntime
 from pallas.turn.parts.extras import TurnExtras
 
@@ -78,13 +79,16 @@ def memory_service_for(runtime: PallasRuntime) -> MemoryService:
 
 
 def memory_sources_for(
-    runtime: PallasRuntime, service: MemoryService | None = None
+    runtime: PallasRuntime,
+    service: MemoryService | None = None,
+    *,
+    worldbooks: WorldbookLibrary | None = None,
 ) -> list[ContextSource]:
     """memory → knowledge → relationship → person facts over the runtime's stores."""
     settings = runtime.settings
     return build_memory_sources(
         service or memory_service_for(runtime),
-        worldbooks_dir=settings.worldbooks_dir,
+        worldbooks=worldbooks or WorldbookLibrary(settings.worldbooks_dir),
         regex_dir=settings.pallas_config_dir / "regex",
         messages=runtime.repos.messages,
         state=runtime.state,

@@ -22,7 +22,8 @@ Never (the turn is skipped with stage `stake` and one of these reasons):
 A stake (the turn goes on to necessity and the turn decision): `follow_up` (the bot was just
 talking with this member), `alias` (the persona's name in the text — not when it is only the
 subject of a question about its bearer, "帕拉斯有皮肤吗"), `topic` (one of the
-group's `topic_keys`, e.g. the persona's game / world), `open_question` (a
+group's `topic_keys`, e.g. the persona's game / world), `worldbook` (a key of one of the
+group's worldbook entries: the persona's world named), `open_question` (a
 knowledge / how / why / recommendation question to nobody in particular), `emotion` (good news,
 venting, a surprise). The message's `mood` is returned too: the PASS exit picks its phrase by it.
 """
@@ -125,6 +126,7 @@ class StakeInput:
     mentions_all: bool = False
     replies_to_member: bool = False  # quotes a message of another member
     recent: Sequence[RecentLine] = ()  # earlier member lines, newest last
+    stake_keys: frozenset[str] = frozenset()  # the group's worldbook keys (lower-cased)
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +255,8 @@ def assess_stake(inp: StakeInput, config: SocialFitConfig) -> StakeResult:
     lowered = inp.text.lower()
     if any(key and key.lower() in lowered for key in config.topic_keys):
         return StakeResult(True, "topic", mood)
+    if any(key in lowered for key in inp.stake_keys):
+        return StakeResult(True, "worldbook", mood)
     if mood is Mood.QUESTION:
         if _OPEN_Q_RE.search(inp.text):
             return StakeResult(True, "open_question", mood)

@@ -80,6 +80,7 @@ class RouteExtras:
     tool_permitted: bool = False
     affinity: float | None = None
     group_expressions: tuple[str, ...] = ()
+    stake_keys: frozenset[str] = frozenset()  # the group's worldbook keys (a stake)
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +233,12 @@ def _decide(
 
 
 def _stake(
-    turn: TurnInput, trig: TriggerResult, config: RoutingConfig, state: RouteState, now: float
+    turn: TurnInput,
+    trig: TriggerResult,
+    config: RoutingConfig,
+    state: RouteState,
+    now: float,
+    stake_keys: frozenset[str] = frozenset(),
 ) -> StakeResult:
     quoted = turn.reply_to_user_id
     inp = StakeInput(
@@ -247,6 +253,7 @@ def _stake(
         mentions_all=turn.mentions_all,
         replies_to_member=quoted is not None and quoted not in (turn.bot_id, turn.user_id),
         recent=state.recent_lines,
+        stake_keys=stake_keys,
     )
     return assess_stake(inp, config.social)
 
@@ -301,7 +308,7 @@ def evaluate_route(
             outcome=RouteOutcome.MERGE, stage="admission", reason="user_in_flight", **base
         )
     if not trig.addressed and trig.kind in SOFT_TRIGGERS:
-        stake = _stake(turn, trig, config, state, now)
+        stake = _stake(turn, trig, config, state, now, ex.stake_keys)
         base["stake"] = stake
         if not stake.allowed:
             return RouteResult(
@@ -330,7 +337,7 @@ def evaluate_route(
             outcome=RouteOutcome.SKIP, stage="necessity", reason=necessity.reason, **base
         )
     if not trig.addressed and "stake" not in base:  # no soft trigger, yet above threshold
-        stake = _stake(turn, trig, config, state, now)
+        stake = _stake(turn, trig, config, state, now, ex.stake_keys)
         base["stake"] = stake
         if not stake.allowed:
             return RouteResult(

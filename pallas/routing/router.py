@@ -131,6 +131,7 @@ class Router:
         tool_permitted: bool = False,
         affinity: float | None = None,
         group_expressions: Sequence[str] = (),
+        stake_keys: frozenset[str] = frozenset(),
     ) -> RouteResult:
         """Decide one turn, persist its effects, log and keep the decision record.
 
@@ -139,7 +140,9 @@ class Router:
         """
         keys = self._keys(turn.bot_id, turn.group_id, turn.user_id)
         seen_key = keys.seen(turn.message_id)
-        extras = RouteExtras(tool_requested, tool_permitted, affinity, tuple(group_expressions))
+        extras = RouteExtras(
+            tool_requested, tool_permitted, affinity, tuple(group_expressions), stake_keys
+        )
 
         def decide(state: RouteState) -> RouteResult:
             return evaluate_route(

@@ -164,6 +164,12 @@ class TurnOutcome:
         object.__setattr__(self, "outcome", TurnResult(self.outcome))
 
 
+class StakeKeySource(Protocol):
+    """Words that give the bot a stake in an unaddressed line (its worldbooks' keys)."""
+
+    async def stake_keys(self, names: Sequence[str]) -> frozenset[str]: ...
+
+
 class PhraseSource(Protocol):
     """Where the PASS exit finds a group's own short expressions (group learning)."""
 

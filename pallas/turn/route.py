@@ -23,7 +23,7 @@ from pallas.routing.config import LowEngagementConfig
 from pallas.routing.evaluate import RouteOutcome, RouteResult
 from pallas.routing.freshness import FreshnessGate, FreshnessVerdict, looks_addressed
 from pallas.routing.router import Router
-from pallas.turn.contracts import PhraseSource
+from pallas.turn.contracts import PhraseSource, StakeKeySource
 from pallas.turn.parts.addressing import Addressing
 from pallas.turn.parts.merges import TurnMerges
 
@@ -94,6 +94,8 @@ class RouteStep:
     superusers: Collection[int] = frozenset()
     # the group's own short expressions for the PASS phrase pool (group learning)
     phrases: PhraseSource | None = None
+    # the keys of the group's worldbooks: naming the persona's world is a stake
+    stake_keys: StakeKeySource | None = None
 
     async def route(
         self, turn: TurnInput, *, attempt: int = 0, wait: Sleep | None = None
@@ -126,8 +128,15 @@ class RouteStep:
             tool_requested=tool.requested,
             tool_permitted=tool.permitted,
             group_expressions=await self._group_expressions(turn, config),
+            stake_keys=await self._stake_keys(config),
         )
         return RoutedTurn(turn, config, persona, fresh, tool, route, attempt)
+
+    async def _stake_keys(self, config: GroupConfig) -> frozenset[str]:
+        books = config.worldbook.books
+        if self.stake_keys is None or not books or not config.routing.social.enabled:
+            return frozenset()
+        return await self.stake_keys.stake_keys(books)
 
     async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
         """The group's own expressions for the PASS phrase pools; not loaded when no phrase can

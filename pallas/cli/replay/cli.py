@@ -39,6 +39,7 @@ def _read_lines(path: str) -> list[bytes]:
 
 def _replay_command(args: argparse.Namespace) -> int:
     from pallas.core.settings import PallasSettings
+    from pallas.features.worldbook import WorldbookLibrary
 
     settings = PallasSettings.from_env()
     config_dir = args.config_dir or settings.pallas_config_dir
@@ -71,6 +72,7 @@ def _replay_command(args: argparse.Namespace) -> int:
         args.self_id,
         reply_latency_s=args.reply_latency,
         deployment=Limits(settings.pallas_daily_call_cap, 0),  # a replay counts calls only
+        stake_keys=WorldbookLibrary(Path(config_dir) / "worldbooks"),
     )
     if args.json:
         print(json.dumps(report.to_json(), ensure_ascii=False, indent=2))

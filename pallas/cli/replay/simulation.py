@@ -26,6 +26,7 @@ from pallas.features.cost import CostGuard, Limits, UsageCounters
 from pallas.features.persona import PersonaPack
 from pallas.onebot.convert import as_int, display_text, turn_input_from_event
 from pallas.routing import RouteOutcome, RouteResult, RoutingConfig
+from pallas.turn.contracts import StakeKeySource
 from pallas.turn.parts.cost_exit import outcome_name
 from pallas.turn.route import NextStep
 
@@ -56,6 +57,7 @@ class _Replayer(_BotLineMatcher):
         claim_window_s: float,
         bubble_gap_s: float,
         deployment: Limits | None = None,
+        stake_keys: StakeKeySource | None = None,
     ) -> None:
         self.events = events
         self.bot_id = bot_id
@@ -72,6 +74,7 @@ class _Replayer(_BotLineMatcher):
             group_config=config_store.get,
             persona=personas.get,
             rng=random.Random(seed),
+            stake_keys=stake_keys,
         )
         self.engine = self.router.routing
         # the live cost guard over the replay's store (calls only: a replay has no tokens)
@@ -371,6 +374,7 @@ async def replay_events_async(
     claim_window_s: float = 12.0,
     bubble_gap_s: float = 4.0,
     deployment: Limits | None = None,
+    stake_keys: StakeKeySource | None = None,
 ) -> ReplayReport:
     """Replay OneBot v11 event lines through the routing; see the package docstring."""
     totals = ReplayTotals()
@@ -390,6 +394,7 @@ async def replay_events_async(
         claim_window_s=claim_window_s,
         bubble_gap_s=bubble_gap_s,
         deployment=deployment,
+        stake_keys=stake_keys,
     )
     await replayer.run()
     replayer.finish_totals()

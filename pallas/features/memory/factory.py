@@ -79,7 +79,7 @@ def context_token_budget(llm: LLMClient) -> Callable[[TokenBudgetView], int]:
 def build_memory_sources(
     service: MemoryService,
     *,
-    worldbooks_dir: Path,
+    worldbooks: WorldbookLibrary,
     regex_dir: Path,
     messages: MessageRepository,
     state: StateStore,
@@ -89,7 +89,7 @@ def build_memory_sources(
     """memory → knowledge → relationship → person facts (the order their blocks render in)."""
     knowledge = KnowledgeSource(
         service,
-        WorldbookLibrary(worldbooks_dir),
+        worldbooks,
         messages=messages,
         state=state,
         context_tokens=context_token_budget(llm),

@@ -57,6 +57,29 @@ class WorldbookLibrary:
         self._books: dict[str, _Loaded] = {}
         self._checked: dict[str, float] = {}
         self._missing: set[str] = set()
+        self._stake_keys: dict[tuple[object, ...], frozenset[str]] = {}
+
+    async def stake_keys(self, names: Sequence[str]) -> frozenset[str]:
+        """The primary keys of the named books' keyed entries (lower-cased, 2+ characters):
+        a member who names one of them talks about the persona's world — a stake for the bot
+        to speak (`routing.ambient_stake`). Constant and disabled entries have no say."""
+        books = [(name, await self._book(name)) for name in dict.fromkeys(names)]
+        signature = tuple((name, b.signature) for name, b in books if b is not None)
+        keys = self._stake_keys.get(signature)
+        if keys is None:
+            keys = frozenset(
+                key.strip().lower()
+                for _, book in books
+                if book is not None
+                for entry in book.result.entries
+                if entry.enabled and not entry.constant
+                for key in entry.keys
+                if len(key.strip()) >= 2 and not key.startswith("/")  # not a regex key
+            )
+            if len(self._stake_keys) >= 32:  # a few distinct book sets across the groups
+                self._stake_keys.clear()
+            self._stake_keys[signature] = keys
+        return keys
 
     async def entries(self, names: Sequence[str]) -> tuple[WorldbookEntry, ...]:
         """Entries of the named books, in the given order; missing / broken books skipped."""

@@ -13,6 +13,7 @@ from pallas.cli.replay import adapter_to_me, replay_events
 from pallas.config import GroupConfig
 from pallas.core.config_files import GroupConfigStore
 from pallas.features.persona.pack import PersonaPack, PersonaStore
+from pallas.features.worldbook import WorldbookLibrary
 from pallas.routing import RoutingConfig
 from pallas.routing.config import AmbientConfig, CooldownConfig
 
@@ -370,3 +371,19 @@ def test_the_500_message_transcript_replays_with_a_sane_llm_rate() -> None:
     assert len(gated) > 100 and all(r.outcome == "skip" for r in gated)
     # Low-engagement phrases stay rare.
     assert totals.phrases <= totals.llm_calls
+
+
+def test_the_groups_worldbook_keys_are_a_stake_in_the_replay(tmp_path: Path) -> None:
+    """Issue 32: naming the persona's world gives the bot a stake (named in the replay)."""
+    (tmp_path / "rhodes_island.json").write_text(
+        (ROOT / "tests/unit/memory/fixtures/rhodes_island.json").read_text("utf-8"), "utf-8"
+    )
+    config = GroupConfig.model_validate(
+        {"worldbook": {"books": ["rhodes_island"]}, "routing": {"ambient": {"rate": 1.0}}}
+    )
+    lines = [msg(ALICE, 95, T0, "凯尔希医生今天又在加班"), msg(BOB, 96, T0 + 400, "今天又在加班")]
+    with_books = run(lines, config=config, stake_keys=WorldbookLibrary(tmp_path))
+    without = run(lines, config=config)
+    stakes = [(r.record or {}).get("stake") for r in routed(with_books)]
+    assert stakes == ["worldbook", "no_stake"]
+    assert [(r.record or {}).get("stake") for r in routed(without)] == ["no_stake", "no_stake"]

@@ -4,6 +4,7 @@ import json
 import random
 from pathlib import Path
 
+from pallas.features.worldbook import WorldbookLibrary
 from pallas.features.worldbook.activation import activate_worldbook
 from pallas.features.worldbook.loader import (
     load_worldbook_file,
@@ -120,3 +121,17 @@ def test_fixture_activates_end_to_end(tmp_path: Path) -> None:
     assert [a.key_id for a in result.at(WorldbookPosition.AT_DEPTH)] == ["lore.2"]
     by_id = {a.key_id: a for a in result.activated}
     assert by_id["lore.0"].matched_key == "罗德岛" and by_id["lore.3"].reason == "constant"
+
+
+async def test_a_books_keyed_entries_give_the_routing_its_stake_keys(tmp_path: Path) -> None:
+    """Constant, disabled and regex-keyed entries have no say; keys are lower-cased; a changed
+    book gives new keys."""
+    book = tmp_path / "rhodes_island.json"
+    book.write_text((FIXTURES / "rhodes_island.json").read_text(encoding="utf-8"), "utf-8")
+    library = WorldbookLibrary(tmp_path, check_interval_s=0)
+    assert await library.stake_keys(["rhodes_island"]) == {"罗德岛", "rhodes island", "凯尔希"}
+    assert await library.stake_keys(["missing_book"]) == frozenset()
+    data = json.loads(book.read_text(encoding="utf-8"))
+    data["entries"]["99"] = {"uid": 99, "key": ["整合运动"], "content": "反派组织"}
+    book.write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+    assert "整合运动" in await library.stake_keys(["rhodes_island"])

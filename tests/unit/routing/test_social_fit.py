@@ -124,6 +124,21 @@ def test_stake_rules(text: str, kwargs: dict[str, Any], allowed: bool, reason: s
     assert (result.allowed, result.reason) == (allowed, reason)
 
 
+@pytest.mark.parametrize(
+    ("text", "allowed", "reason"),
+    [
+        ("凯尔希医生今天又在加班", True, "worldbook"),
+        ("Rhodes Island 的新活动好难", True, "worldbook"),
+        ("今天吃什么", False, "no_stake"),
+        ("大家周末去罗德岛联动吗", False, "member_only_question"),  # asked of the members
+    ],
+)
+def test_the_groups_worldbook_keys_are_a_stake(text: str, allowed: bool, reason: str) -> None:
+    keys = frozenset({"罗德岛", "凯尔希", "rhodes island"})
+    result = _stake(text, stake_keys=keys)
+    assert (result.allowed, result.reason) == (allowed, reason)
+
+
 def test_topic_keys_are_a_stake_but_not_for_member_only_questions() -> None:
     config = SocialFitConfig(topic_keys=("明日方舟", "干员"))
 
