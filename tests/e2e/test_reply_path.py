@@ -112,14 +112,16 @@ async def test_group_a_data_never_reaches_group_b(peer: OneBotPeer, fake_llm: Fa
     secret = "A群的暗号是蓝色海豚"
     await peer.send_event(peer.group_message(GROUP_A, ALICE, secret))
     fake_llm.enqueue("收到", "嗯嗯")
-    await peer.send_event(peer.group_message(GROUP_A, ALICE, at_bot("记一下我们的暗号")))
+    # a question (not a teaching: a member's "记一下我们的…" is answered by the memory
+    # command, which stores group facts for admins only) goes to the chat with A's timeline
+    await peer.send_event(peer.group_message(GROUP_A, ALICE, at_bot("你还记得我们的暗号吗")))
     await peer.wait_for_calls("send_group_msg", count=1)
     await peer.send_event(peer.group_message(GROUP_B, ALICE, at_bot("你知道暗号是什么吗")))
     await peer.wait_for_calls("send_group_msg", count=2)
     a_request, b_request = fake_llm.chat_requests()
     assert "蓝色海豚" in str(a_request.body)
     assert "蓝色海豚" not in str(b_request.body)
-    assert "记一下我们的暗号" not in str(b_request.body)
+    assert "你还记得我们的暗号吗" not in str(b_request.body)
 
 
 async def test_quoting_the_bot_injects_what_the_bot_said(
