@@ -43,6 +43,7 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("memory:gen", "product.llm.memory.service", "none (a counter)"),
     Namespace("learning:sweep_lock", "product.llm.learning.group_insight_processor", "LOCK_TTL"),
     Namespace("console:login_failures", "web.auth", "LOGIN_WINDOW_S"),
+    Namespace("console:revoked", "web.auth", "until the session's own expiry"),
 )
 
 
@@ -185,6 +186,11 @@ def console_login_failures(client: str) -> str:
     return f"console:login_failures:{client}"
 
 
+def console_revoked(sid: str) -> str:
+    """A console session logged out before its expiry (a saved cookie must not come back)."""
+    return f"console:revoked:{sid}"
+
+
 # -- pipeline state (product.llm.turn_extras) ---------------------------------------------
 def kb_turn(bot_id: int, group_id: int) -> str:
     """The group's turn counter (knowledge placeholders' per-turn activation)."""
@@ -260,6 +266,7 @@ __all__ = [
     "bot_reply",
     "bot_reply_index",
     "console_login_failures",
+    "console_revoked",
     "cost_limited",
     "cost_limited_members",
     "cost_member",

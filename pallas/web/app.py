@@ -9,6 +9,7 @@ else gets 401 — never data.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pallas.web.auth import COOKIE, SESSION_TTL_S, ConsoleAuth
 from pallas.web.backend import ConsoleBackend
 
+log = logging.getLogger("pallas.console")
 HERE = Path(__file__).parent
 PREFIX = "/console"
 # scripts only from our own static files (no inline handlers); inline styles for bar widths
@@ -43,6 +45,8 @@ templates = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+# `tojson` shows Chinese as Chinese (not \uXXXX); it still escapes < > & ' for HTML.
+templates.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
 
 
 class NotLoggedIn(Exception):
@@ -79,15 +83,15 @@ class Console:
             raise HTTPException(503, "the bot is starting")
         return backend
 
-    def session(self, request: Request) -> Session:
-        sid = self.auth.session_id(request.cookies.get(COOKIE))
+    async def session(self, request: Request) -> Session:
+        sid = await self.auth.session_id(request.cookies.get(COOKIE))
         if sid is None:
             raise NotLoggedIn(page=request.method == "GET" and "hx-request" not in request.headers)
         return Session(sid, self.auth.csrf_token(sid), self.backend())
 
     async def checked(self, request: Request) -> Session:
         """A logged-in session whose POST carries the right CSRF token (else 403)."""
-        session = self.session(request)
+        session = await self.session(request)
         candidate = request.headers.get("x-csrf-token")
         if candidate is None:
             form = await request.form()
@@ -141,6 +145,8 @@ def login_routes(router: APIRouter, console: Console) -> None:
     @router.post("/logout")
     async def logout(request: Request) -> Response:
         await console.checked(request)
+        await console.auth.revoke(request.cookies.get(COOKIE))
+        log.info("console: logged out (the session's cookie is refused from now on)")
         response = RedirectResponse(f"{PREFIX}/login", status_code=303)
         response.delete_cookie(COOKIE, path=PREFIX)
         return response

@@ -2,8 +2,10 @@
 
 - The token comes from `PALLAS_CONSOLE_TOKEN`; when unset, one is generated at first start into
   `<data>/console_token` (mode 0600) and printed once, like Jupyter.
-- A session is a stateless signed cookie `sid.expiry.mac`: the MAC key is derived from the token,
-  so changing the token logs everybody out. The CSRF token is another MAC of the session id.
+- A session is a signed cookie `sid.expiry.mac`: the MAC key is derived from the token, so
+  changing the token logs everybody out. The CSRF token is another MAC of the session id.
+  Logging out revokes the session id in the `StateStore` until the cookie would have expired,
+  so a saved copy of the cookie does not open the console again (every process sees it).
 - Failed logins are counted per client address in the `StateStore` (`incr` with a TTL).
 """
 
@@ -106,8 +108,8 @@ class ConsoleAuth:
         body = f"{sid}.{expiry}"
         return f"{body}.{self._mac(body)}"
 
-    def session_id(self, cookie: str | None) -> str | None:
-        """The session id of a valid, unexpired cookie; None otherwise."""
+    def _signed(self, cookie: str | None) -> tuple[str, int] | None:
+        """(session id, expiry) of a validly signed, unexpired cookie."""
         if not cookie or cookie.count(".") != 2:
             return None
         sid, expiry, mac = cookie.split(".")
@@ -115,7 +117,22 @@ class ConsoleAuth:
             return None
         if not expiry.isdigit() or int(expiry) < self._now():
             return None
-        return sid
+        return sid, int(expiry)
+
+    async def session_id(self, cookie: str | None) -> str | None:
+        """The session id of a valid, unexpired, not logged-out cookie; None otherwise."""
+        signed = self._signed(cookie)
+        if signed is None or await self._state.get(state_keys.console_revoked(signed[0])):
+            return None
+        return signed[0]
+
+    async def revoke(self, cookie: str | None) -> None:
+        """Log this session out everywhere: its cookie is refused until it would expire."""
+        signed = self._signed(cookie)
+        if signed is not None:
+            sid, expiry = signed
+            ttl = max(expiry - self._now(), 1.0)
+            await self._state.set(state_keys.console_revoked(sid), 1, ttl=ttl)
 
     def csrf_token(self, sid: str) -> str:
         return self._mac(f"csrf:{sid}")

@@ -72,7 +72,22 @@ def validate_text(groups_dir: Path, group_id: int, text: str) -> GroupConfig:
     warnings = build_chat_pipeline(config.context).warnings
     if warnings:
         raise ConfigRejected(f"{path.name}: context: " + "; ".join(warnings))
+    _check_persona(groups_dir, path.name, data)
     return config
+
+
+def _check_persona(groups_dir: Path, file_name: str, data: Mapping[str, Any]) -> None:
+    """A persona the group names must be installed: the bot would fall back to built-in
+    defaults without a word otherwise."""
+    name = data.get("persona")
+    if not isinstance(name, str):
+        return
+    personas = groups_dir.parent / "personas"
+    if (personas / f"{Path(name).name}.toml").is_file():
+        return
+    installed = sorted(p.stem for p in personas.glob("*.toml")) if personas.is_dir() else []
+    listed = "、".join(installed) if installed else "（没有）"
+    raise ConfigRejected(f"{file_name}: 人设「{name}」不存在；已安装的人设：{listed}")
 
 
 def save_text(groups_dir: Path, group_id: int, text: str) -> GroupConfig:
@@ -145,11 +160,25 @@ def parse_value(literal: str) -> Any:
         raise ConfigRejected(f"not a TOML value: {literal!r} ({exc})") from exc
 
 
+def key_path(dotted: str) -> list[str]:
+    """The parts of a TOML dotted key, quoted parts unquoted: `models."gpt-4o-mini".input_price`
+    → ["models", "gpt-4o-mini", "input_price"] (split by TOML's own rules, not on every dot)."""
+    try:
+        node: Any = tomllib.loads(f"{dotted.strip()} = 0")
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigRejected(f"不是合法的配置键：{dotted!r}") from exc
+    parts: list[str] = []
+    while isinstance(node, dict):
+        ((key, node),) = node.items()
+        parts.append(key)
+    return parts
+
+
 def set_value(groups_dir: Path, group_id: int, dotted: str, literal: str) -> GroupConfig:
     """Set one key (`context.char_budget`) in the group file; tables are created as needed."""
-    parts = [p.strip() for p in dotted.split(".") if p.strip()]
-    if not parts:
+    if not dotted.strip():
         raise ConfigRejected("empty key")
+    parts = key_path(dotted)
     value = parse_value(literal)
 
     def change(doc: tomlkit.TOMLDocument) -> None:

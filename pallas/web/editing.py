@@ -75,7 +75,7 @@ def _apply(
 def pipeline_routes(router: APIRouter, console: Console) -> None:
     @router.get("/g/{group_id}/pipeline")
     async def pipeline(request: Request, group_id: int) -> Response:
-        return pipeline_page(console, console.session(request), group_id)
+        return pipeline_page(console, await console.session(request), group_id)
 
     @router.post("/g/{group_id}/pipeline/order")
     async def reorder(request: Request, group_id: int, order: str = Form("")) -> Response:
@@ -202,7 +202,7 @@ def config_page(
 def config_routes(router: APIRouter, console: Console) -> None:
     @router.get("/g/{group_id}/config")
     async def config(request: Request, group_id: int, q: str = "") -> Response:
-        return config_page(console, console.session(request), group_id, query=q.strip())
+        return config_page(console, await console.session(request), group_id, query=q.strip())
 
     @router.post("/g/{group_id}/config/value")
     async def set_value(

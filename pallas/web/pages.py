@@ -53,7 +53,7 @@ async def group_rows(console: Console, query: str) -> list[dict[str, Any]]:
                 "bot_id": bot_id,
                 "group_id": group_id,
                 "name": name,
-                "messages": today.messages,
+                "messages": today.messages - today.bot_messages,  # members' own
                 "replies": today.bot_messages,
                 "tasks": {t: per_task.get((bot_id, group_id, t), [0, 0]) for t in TASKS},
                 "enabled": backend.group_config(group_id).enabled,
@@ -66,13 +66,13 @@ async def group_rows(console: Console, query: str) -> list[dict[str, Any]]:
 def read_pages(router: APIRouter, console: Console) -> None:
     @router.get("/")
     async def groups(request: Request, q: str = "") -> Response:
-        session = console.session(request)
+        session = await console.session(request)
         rows = await group_rows(console, q.strip())
         return console.render("groups.html", session, rows=rows, q=q, tasks=TASKS, page="groups")
 
     @router.get("/usage")
     async def usage(request: Request, group: str = "") -> Response:
-        session = console.session(request)
+        session = await console.session(request)
         backend = session.backend
         now = backend.now()
         group_id = int(group) if group.strip().isdigit() else None
@@ -104,7 +104,7 @@ def group_pages(router: APIRouter, console: Console) -> None:
     async def analyzer(
         request: Request, group_id: int, turn: str = "", n: int = DEFAULT_TURNS
     ) -> Response:
-        session = console.session(request)
+        session = await console.session(request)
         backend = session.backend
         bot_id = await backend.bot_for_group(group_id)
         limit = max(1, min(n, 50))
@@ -130,7 +130,7 @@ def group_pages(router: APIRouter, console: Console) -> None:
 
     @router.get("/g/{group_id}/routing")
     async def routing(request: Request, group_id: int, outcome: str = "") -> Response:
-        session = console.session(request)
+        session = await console.session(request)
         bot_id = await session.backend.bot_for_group(group_id)
         records = await session.backend.decisions(bot_id, group_id) if bot_id else []
         outcomes = sorted({str(r.get("outcome")) for r in records})
@@ -158,7 +158,7 @@ def group_pages(router: APIRouter, console: Console) -> None:
     async def memory(
         request: Request, group_id: int, kind: str = "", user: str = "", notice: str = ""
     ) -> Response:
-        session = console.session(request)
+        session = await console.session(request)
         bot_id = await session.backend.bot_for_group(group_id)
         resolved = resolve_kind(kind) if kind else None
         subject = int(user) if user.strip().isdigit() else None

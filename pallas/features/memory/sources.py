@@ -45,7 +45,10 @@ def turn_scopes(request: GatherRequest) -> frozenset[str]:
     return readable_scopes(turn.bot_id, turn.group_id, pools, user_id=turn.user_id)
 
 
-def _skip(request: GatherRequest) -> SourceContribution | None:
+def _skip(request: GatherRequest, processor: str) -> SourceContribution | None:
+    if processor in request.config.context.disabled_processors:
+        # its section is switched off: nothing is retrieved, shown as chosen, or counted as used
+        return SourceContribution(trace={"skipped": "processor_disabled"})
     if request.allow_persistent_memory:
         return None
     reason = SKIPPED_SHORT_SOCIAL if request.short_social else "persistent_memory_not_allowed"
@@ -81,7 +84,7 @@ class MemorySource:
         self.service = service
 
     async def gather(self, request: GatherRequest) -> SourceContribution:
-        if (skipped := _skip(request)) is not None:
+        if (skipped := _skip(request, self.name)) is not None:
             return skipped
         scopes = turn_scopes(request)
         results = [await _retrieve(self.service, request, k, scopes) for k in MEMORY_SECTION_KINDS]
@@ -106,7 +109,7 @@ class _PersonalSource:
         turn = request.turn
         if turn.group_id == 0 or turn.user_id <= 0 or turn.user_id == turn.bot_id:
             return SourceContribution(trace={"skipped": "not_a_group_member_turn"})
-        if (skipped := _skip(request)) is not None:
+        if (skipped := _skip(request, self.name)) is not None:
             return skipped
         scopes = turn_scopes(request)
         fallback = request.config.memory.personal_fallback_k

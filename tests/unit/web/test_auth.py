@@ -80,23 +80,35 @@ def make_auth(token: str = "tok") -> tuple[ConsoleAuth, FakeClock]:
     return ConsoleAuth(token, MemoryStateStore(clock), clock.now), clock
 
 
-def test_session_cookie_round_trip_tamper_and_expiry() -> None:
+async def test_session_cookie_round_trip_tamper_and_expiry() -> None:
     auth, clock = make_auth()
     cookie = auth.new_session()
-    sid = auth.session_id(cookie)
+    sid = await auth.session_id(cookie)
     assert sid is not None
-    assert auth.session_id(cookie[:-1] + ("0" if cookie[-1] != "0" else "1")) is None
-    assert auth.session_id("garbage") is None and auth.session_id(None) is None
+    assert await auth.session_id(cookie[:-1] + ("0" if cookie[-1] != "0" else "1")) is None
+    assert await auth.session_id("garbage") is None and await auth.session_id(None) is None
     other, _ = make_auth("another-token")
-    assert other.session_id(cookie) is None  # a new token logs everybody out
+    assert await other.session_id(cookie) is None  # a new token logs everybody out
     clock.advance(SESSION_TTL_S + 1)
-    assert auth.session_id(cookie) is None
+    assert await auth.session_id(cookie) is None
 
 
-def test_csrf_token_is_bound_to_the_session() -> None:
+async def test_a_logged_out_cookie_is_refused_until_it_would_expire() -> None:
+    """Issue 28: logging out only deleted the browser's cookie; a saved copy still worked."""
+    auth, clock = make_auth()
+    kept, other = auth.new_session(), auth.new_session()
+    await auth.revoke(kept)
+    assert await auth.session_id(kept) is None
+    assert await auth.session_id(other) is not None, "only that session is logged out"
+    clock.advance(SESSION_TTL_S + 1)
+    assert await auth.session_id(kept) is None
+    await auth.revoke("garbage")  # nothing to revoke: no error
+
+
+async def test_csrf_token_is_bound_to_the_session() -> None:
     auth, _ = make_auth()
-    a = auth.session_id(auth.new_session())
-    b = auth.session_id(auth.new_session())
+    a = await auth.session_id(auth.new_session())
+    b = await auth.session_id(auth.new_session())
     assert a and b and a != b
     assert auth.csrf_ok(a, auth.csrf_token(a))
     assert not auth.csrf_ok(a, auth.csrf_token(b))

@@ -4,6 +4,7 @@ nothing, and each merged value's origin."""
 from __future__ import annotations
 
 import shutil
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ char_budget = 9000
 @pytest.fixture
 def groups(tmp_path: Path) -> Path:
     shutil.copytree(REPO / "config" / "groups", tmp_path / "groups")
+    shutil.copytree(REPO / "config" / "personas", tmp_path / "personas")
     (tmp_path / "groups" / f"{GID}.toml").write_text(ORIGINAL, encoding="utf-8")
     return tmp_path / "groups"
 
@@ -72,6 +74,10 @@ def test_rejected_pipeline_change_writes_nothing(
         ("context.no_such_key", "1", "no_such_key"),  # extra="forbid"
         ("context.char_budget", "twelve", "not a TOML value"),
         ("persona", "[1, 2", "not a TOML value"),
+        # issue 28: an unknown persona was saved, and the bot ran on built-in defaults
+        ("persona", '"nonexistent"', "人设「nonexistent」不存在；已安装的人设：pallas"),
+        ("models.gpt-4o.mini.input_price", "0.1", "models"),  # unquoted dots: nested tables
+        ('models."gpt-4o-mini.input_price', "0.1", "不是合法的配置键"),
     ],
 )
 def test_rejected_value_writes_nothing(groups: Path, key: str, literal: str, problem: str) -> None:
@@ -86,6 +92,22 @@ def test_set_value_creates_tables_and_keeps_the_rest(groups: Path) -> None:
     assert "[routing]" in text(groups) and "# budget tuned by hand" in text(groups)
     config = config_edit.set_value(groups, GID, "context.char_budget", "15000")
     assert config.context.char_budget == 15000 and text(groups).count("char_budget") == 1
+
+
+def test_a_quoted_key_names_one_table(groups: Path) -> None:
+    """Issue 28: `models."gpt-4o-mini".input_price` (the docs' own form) was saved as
+    `[models."\"gpt-4o-mini\""]`, so the price never applied."""
+    config = config_edit.set_value(groups, GID, 'models."gpt-4o-mini".input_price', "0.15")
+    assert config.models["gpt-4o-mini"].input_price == 0.15
+    assert tomllib.loads(text(groups))["models"] == {"gpt-4o-mini": {"input_price": 0.15}}
+    assert config_edit.key_path('a."b.c".d') == ["a", "b.c", "d"]
+
+
+def test_an_installed_persona_is_accepted(groups: Path) -> None:
+    assert config_edit.set_value(groups, GID, "persona", '"pallas"').persona == "pallas"
+    with pytest.raises(ConfigRejected, match="不存在"):
+        config_edit.save_text(groups, GID, 'persona = "../../etc/passwd"\n')
+    assert 'persona = "pallas"' in text(groups)
 
 
 def test_whole_file_edit_is_validated(groups: Path) -> None:
