@@ -49,6 +49,15 @@ async def handle_memory_command(arrival: Arrival) -> bool:
         return False
     if reply is None:
         return False
+    # handled before routing: kept in the route log too, so /pallas why and the console see it
+    await app.runtime.routing.record_outside_decision(
+        turn,
+        config.routing,
+        now=app.runtime.clock.now(),
+        stage="memory_command",
+        reason=reply[:40],
+        outcome="memory",
+    )
     try:
         await arrival.bot.send(event, reply)
     except Exception:  # handled all the same: the chat must not answer it as well

@@ -30,6 +30,8 @@ _OUTCOME_ZH = {
     "cost_limited": "限流",
     "cost_phrase": "预算用完·短句",
     "cost_drop": "预算降级·不回",
+    "error": "模型调用失败",
+    "memory": "记忆命令",
     "cost_degraded": "降级回复",
 }
 

@@ -221,9 +221,17 @@ class Router:
         return record
 
     async def record_outside_decision(
-        self, turn: TurnInput, config: RoutingConfig, *, now: float, stage: str, reason: str
+        self,
+        turn: TurnInput,
+        config: RoutingConfig,
+        *,
+        now: float,
+        stage: str,
+        reason: str,
+        outcome: str = RouteOutcome.SKIP.value,
     ) -> None:
-        """A skip decided outside routing (a stale message), kept for `/pallas why`."""
+        """A decision made outside routing (a stale message skipped, a member's memory command
+        answered), kept for `/pallas why` and the console's routing page."""
         record = {
             "time": now,
             "bot": turn.bot_id,
@@ -231,7 +239,7 @@ class Router:
             "user": turn.user_id,
             "message_id": turn.message_id,
             "text": turn.text[:40],
-            "outcome": RouteOutcome.SKIP.value,
+            "outcome": outcome,
             "stage": stage,
             "reason": reason,
         }

@@ -154,6 +154,10 @@ class ChatTurnService:
         if not call.result.ok:
             self.recorder.save_snapshot(turn, prepared, f"error:{call.result.error}", call)
             error = call.result.error or "llm_error"
+            # the route log shows the turn failed, not just that it was meant to be a reply
+            await self.routing.note(
+                reply.route, reply.config.routing, outcome="error", stage="llm", reason=error
+            )
             return TurnOutcome(TurnResult.ERROR, error, turn_id=prepared.turn_id)
         # -- 6 answer ------------------------------------------------------------------------------
         answer = read_answer(

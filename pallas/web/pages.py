@@ -33,6 +33,7 @@ async def group_rows(console: Console, query: str) -> list[dict[str, Any]]:
     now = backend.now()
     scopes = await backend.queries.scopes_seen()
     counts = await backend.queries.messages_today(now)
+    failed = await backend.queries.failed_today(now)
     usage = await backend.queries.usage(
         since_day=local_day(now), keys=("bot_id", "group_id", "task")
     )
@@ -55,6 +56,7 @@ async def group_rows(console: Console, query: str) -> list[dict[str, Any]]:
                 "name": name,
                 "messages": today.messages - today.bot_messages,  # members' own
                 "replies": today.bot_messages,
+                "failed": failed.get((bot_id, group_id), 0),
                 "tasks": {t: per_task.get((bot_id, group_id, t), [0, 0]) for t in TASKS},
                 "enabled": backend.group_config(group_id).enabled,
             }

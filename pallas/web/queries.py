@@ -135,6 +135,19 @@ class ConsoleQueries:
             )
         return out
 
+    async def failed_today(self, now: float) -> dict[tuple[int, int], int]:
+        """Reply turns whose model call failed today, per (bot, group): flagged on the groups
+        page, each one in the routing page (`error`) and the analyzer."""
+        row = InjectionSnapshotRow
+        stmt = (
+            select(row.bot_id, row.group_id, func.count())
+            .where(row.created_at >= day_start(now), row.outcome.like("error:%"))
+            .group_by(row.bot_id, row.group_id)
+        )
+        async with self._sessions() as session:
+            rows = (await session.execute(stmt)).all()
+        return {(int(b), int(g)): int(n) for b, g, n in rows}
+
     async def snapshot_index(
         self, bot_id: int | None, group_id: int, limit: int
     ) -> list[dict[str, Any]]:

@@ -11,7 +11,7 @@ import pytest
 
 from tests.e2e.conftest import DbView, at_bot, sent_texts
 from tests.harness.bot_process import REPO, BotProcess
-from tests.harness.fake_openai import FakeOpenAI
+from tests.harness.fake_openai import FakeOpenAI, Scripted
 from tests.harness.onebot_peer import OneBotPeer
 
 pytestmark = pytest.mark.e2e
@@ -30,6 +30,29 @@ async def test_why_explains_recent_decisions(peer: OneBotPeer, fake_llm: FakeOpe
     answer = sent_texts(sends)[-1]
     assert "哈哈哈哈" in answer and "跳过" in answer and "noise" in answer
     assert "回复" in answer
+
+
+async def test_why_shows_memory_commands_and_failed_turns(
+    peer: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    """Issue 28: a turn handled before routing (记住 …) and a turn whose model call failed were
+    invisible, or shown as a plain reply."""
+    await peer.send_event(peer.group_message(GROUP, MEMBER, at_bot("记住 我喜欢猫")))
+    await peer.wait_for_calls("send_msg", "send_group_msg")
+    fake_llm.enqueue(Scripted(status=500))
+    await peer.send_event(peer.group_message(GROUP, 51_003, at_bot("今天几号？")))
+    await fake_llm.wait_for_requests(1)
+    answer = ""
+    for asked in range(2, 22):  # the failed turn's record lands once the client gives up
+        await peer.send_event(peer.group_message(GROUP, SUPERUSER, "/pallas why 5"))
+        answer = sent_texts(await peer.wait_for_calls("send_msg", "send_group_msg", count=asked))[
+            -1
+        ]
+        if "模型调用失败" in answer:
+            break
+        await asyncio.sleep(0.3)
+    assert "记忆命令" in answer and "记住啦" in answer
+    assert "模型调用失败" in answer and "server_error" in answer
 
 
 async def test_context_command_and_cli_show_last_turn(

@@ -114,6 +114,12 @@ async def test_a_failed_llm_call_sends_nothing_and_keeps_the_error_snapshot(
     assert outcome.turn_id is not None
     snapshot = await bot.app.runtime.repos.snapshots.by_turn(outcome.turn_id)
     assert snapshot is not None and snapshot.outcome.startswith("error:")
+    # issue 28: the route log said reply / rule_reply; it now ends with the failure
+    decisions = await bot.app.runtime.routing.recent_decisions(BOT, GROUP)
+    last = decisions[-1]
+    assert (last["outcome"], last["stage"], last["reason"]) == ("error", "llm", "server_error")
+    failed = await bot.app.console_backend().queries.failed_today(clock.now())
+    assert failed == {(BOT, GROUP): 1}
 
 
 async def test_without_an_api_key_routing_runs_but_no_reply_is_made(
