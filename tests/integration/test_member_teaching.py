@@ -7,9 +7,6 @@ as a relationship note, the group's fact (admins only), somebody else's (refused
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
 import pytest
 
 from pallas.app_wiring import memory_service_for
@@ -18,27 +15,14 @@ from pallas.features.memory.kinds import GROUP_MEMORY, PERSON_FACTS, RELATIONSHI
 from pallas.features.memory.member_commands import handle_member_message
 from pallas.features.memory.service import MemoryService
 from pallas.runtime import PallasRuntime
-from tests.harness.fake_openai import FakeOpenAI
-from tests.integration.test_memory_admin import ADMIN, ALICE, BOT, A, admin, start
+from tests.integration import test_memory_admin as memory_admin
+from tests.integration.test_memory_admin import ADMIN, ALICE, BOT, A, admin
 
 OWNER = 30_001
 
 
-@pytest.fixture
-async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
-    await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
-async def runtime(
-    tmp_path: Path, fake_llm: FakeOpenAI, database_url: str
-) -> AsyncIterator[PallasRuntime]:
-    rt = await start(tmp_path, fake_llm, database_url)
-    yield rt
-    await rt.stop()
+fake_llm = memory_admin.fake_llm  # the memory admin tests' fixtures: a fake model, a runtime
+runtime = memory_admin.runtime
 
 
 def said(text: str, user: int = ALICE, role: str = "member", message_id: int = 1) -> TurnInput:
