@@ -43,6 +43,14 @@ SECTION_IDS: Final[tuple[str, ...]] = (
     TOOL_CONTEXT,
 )
 SECTION_RANK: Final[dict[str, int]] = {sid: i for i, sid in enumerate(SECTION_IDS)}
+# How the spec names each section (the console shows the prompt's section order with them).
+SECTION_NAMES_ZH: Final[dict[str, str]] = {
+    GUARD: "注入护栏", PERSONA: "人设", SELF_IDENTITY: "自我标识", GROUP_EXPRESSION: "群表达指导",
+    BEHAVIOR_REFERENCE: "真人接话参考", MEMORY: "记忆", KNOWLEDGE: "知识", RELATIONSHIP: "关系",
+    PERSON_FACTS: "人物事实", MID_TERM: "旧话题", GROUP_TIMELINE: "群聊时间线",
+    REPLY_SHAPE: "回复形状", TURN_POLICY: "本轮策略", CURRENT_TIME: "当前时间",
+    TOOL_CONTEXT: "工具上下文",
+}  # fmt: skip
 
 # The retrieval-driven sections 6–11 (memory … group timeline).
 CONTEXT_BLOCK_IDS: Final = (MEMORY, KNOWLEDGE, RELATIONSHIP, PERSON_FACTS, MID_TERM, GROUP_TIMELINE)

@@ -15,6 +15,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
+from pallas.context.sections import SECTION_IDS, SECTION_NAMES_ZH
 from pallas.web.app import PREFIX, Console, Session
 from pallas.web.config_edit import (
     ConfigRejected,
@@ -49,6 +50,10 @@ def pipeline_page(
         notice=notice,
         customised=bool(config.context.processor_order or config.context.disabled_processors),
         default_order=backend.default_order(),
+        sections=[
+            (sid, SECTION_NAMES_ZH[sid], sid not in config.context.disabled_processors)
+            for sid in SECTION_IDS
+        ],
     )
     if error:
         page.status_code = 422

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 
@@ -85,3 +87,21 @@ async def test_an_unknown_persona_is_refused_with_the_installed_ones(
     assert refused.status_code == 422 and "人设「nonexistent」不存在" in refused.text
     assert "pallas" in refused.text and "已保存" not in refused.text
     assert not (runtime.settings.groups_dir / f"{GROUP}.toml").exists()
+
+
+async def test_the_pipeline_panel_says_which_order_is_which(
+    client: httpx.AsyncClient, runtime: PallasRuntime
+) -> None:
+    """Dragging changed execution order while the prompt kept its sections' fixed order, and
+    the panel did not say so: it now shows the prompt's order next to the execution order."""
+    await runtime.repos.messages.add_many([message(1, NOW)])
+    path = runtime.settings.groups_dir / f"{GROUP}.toml"
+    path.write_text('[context]\ndisabled_processors = ["person_facts"]\n', encoding="utf-8")
+    await login(client)
+    page = (await client.get(f"/console/g/{GROUP}/pipeline")).text
+    assert "执行顺序" in page and "提示词里各段的顺序是固定的" in page
+    order = page.split('id="section-order"')[1]
+    names = re.findall(r'data-section="([a-z_]+)"', order)
+    assert names[:3] == ["guard", "persona", "self_identity"] and names[-1] == "tool_context"
+    person = order.split('data-section="person_facts"')[1].split("</li>")[0]
+    assert "已关闭" in person and "人物事实" in person
