@@ -340,6 +340,13 @@ class TextWith:
 
 
 async def routed_message_ids(runtime: PallasRuntime, group_id: int) -> list[int]:
-    """Messages the chat plugin routed in a group (the decisions `/pallas why` shows)."""
+    """Messages the chat plugin routed in a group (the decisions `/pallas why` shows; a
+    member's memory command is kept there too, as answered before routing — not counted)."""
     records = await runtime.routing.recent_decisions(BOT_ID, group_id)
-    return [int(r["message_id"]) for r in records]
+    return [int(r["message_id"]) for r in records if r.get("stage") != "memory_command"]
+
+
+async def memory_command_ids(runtime: PallasRuntime, group_id: int) -> list[int]:
+    """Messages the memory-command plugin answered (kept in the route log for /pallas why)."""
+    records = await runtime.routing.recent_decisions(BOT_ID, group_id)
+    return [int(r["message_id"]) for r in records if r.get("stage") == "memory_command"]

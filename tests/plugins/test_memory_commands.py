@@ -15,6 +15,7 @@ from tests.plugins.conftest import (
     arrive,
     at_bot,
     group_message,
+    memory_command_ids,
     onebot,
     routed_message_ids,
     text_message,
@@ -46,6 +47,7 @@ async def test_teach_stores_a_fact_about_the_speaker_and_blocks_the_chat(
     assert await _facts(runtime, GROUP, BOB) == []
     assert await _facts(runtime, OTHER_GROUP, ALICE) == []
     assert await routed_message_ids(runtime, GROUP) == []  # the chat never saw it
+    assert await memory_command_ids(runtime, GROUP) == [event.message_id]  # /pallas why does
     assert pallas.fake_llm.requests == []
 
 
