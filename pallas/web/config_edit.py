@@ -175,19 +175,60 @@ def key_path(dotted: str) -> list[str]:
 
 
 def set_value(groups_dir: Path, group_id: int, dotted: str, literal: str) -> GroupConfig:
-    """Set one key (`context.char_budget`) in the group file; tables are created as needed."""
+    """Set one key (`context.char_budget`) in the group file; tables are created as needed.
+
+    A quoted number or boolean ("0.2") that the config field reads as a number is written as
+    one: the file keeps the field's TOML type, not the string the form happened to send."""
     if not dotted.strip():
         raise ConfigRejected("empty key")
     parts = key_path(dotted)
     value = parse_value(literal)
+    doc = tomlkit.parse(read_text(groups_dir, group_id))
+    _put(doc, parts, value)
+    config = validate_text(groups_dir, group_id, tomlkit.dumps(doc))
+    typed = _as_validated(config, parts, value)
+    if typed is not value:
+        _put(doc, parts, typed)
+    return save_text(groups_dir, group_id, tomlkit.dumps(doc))
 
-    def change(doc: tomlkit.TOMLDocument) -> None:
-        node: Any = doc
-        for part in parts[:-1]:
-            node = _table(node, part)
-        node[parts[-1]] = value
 
-    return edit_document(groups_dir, group_id, change)
+def reset_value(groups_dir: Path, group_id: int, dotted: str) -> GroupConfig:
+    """Drop one key from the group file: default.toml's (or the built-in) value applies again.
+    Tables the key leaves empty are dropped too."""
+    parts = key_path(dotted)
+    doc = tomlkit.parse(read_text(groups_dir, group_id))
+    tables: list[Any] = [doc]
+    for part in parts[:-1]:
+        node = tables[-1].get(part)
+        if not isinstance(node, Mapping):
+            raise ConfigRejected(f"本群配置文件里没有 {dotted}")
+        tables.append(node)
+    if parts[-1] not in tables[-1]:
+        raise ConfigRejected(f"本群配置文件里没有 {dotted}")
+    del tables[-1][parts[-1]]
+    for depth in range(len(parts) - 1, 0, -1):  # innermost first
+        if not tables[depth]:
+            del tables[depth - 1][parts[depth - 1]]
+    return save_text(groups_dir, group_id, tomlkit.dumps(doc))
+
+
+def _put(doc: tomlkit.TOMLDocument, parts: Sequence[str], value: Any) -> None:
+    node: Any = doc
+    for part in parts[:-1]:
+        node = _table(node, part)
+    node[parts[-1]] = value
+
+
+def _as_validated(config: GroupConfig, parts: Sequence[str], value: Any) -> Any:
+    """`value`, or the number / boolean the model made of it when it was a string."""
+    if not isinstance(value, str):
+        return value
+    node: Any = config.model_dump()
+    for part in parts:
+        if not isinstance(node, Mapping) or part not in node:
+            return value
+        node = node[part]
+    return node if isinstance(node, bool | int | float) else value
 
 
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

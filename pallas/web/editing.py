@@ -27,6 +27,9 @@ from pallas.web.config_edit import (
     set_pipeline,
 )
 from pallas.web.config_edit import (
+    reset_value as reset_config_value,
+)
+from pallas.web.config_edit import (
     set_value as write_config_value,
 )
 from pallas.web.views import redact_config
@@ -220,6 +223,16 @@ def config_routes(router: APIRouter, console: Console) -> None:
             return config_page(console, session, group_id, error=str(exc))
         log.info("console: group %s config %s = %s", group_id, key, value)
         return config_page(console, session, group_id, notice=f"已保存 {key} = {value}")
+
+    @router.post("/g/{group_id}/config/reset")
+    async def reset_value(request: Request, group_id: int, key: str = Form("")) -> Response:
+        session = await console.checked(request)
+        try:
+            reset_config_value(session.backend.groups_dir, group_id, key)
+        except ConfigRejected as exc:
+            return config_page(console, session, group_id, error=str(exc))
+        log.info("console: group %s config %s reset to its default", group_id, key)
+        return config_page(console, session, group_id, notice=f"已恢复默认：{key}")
 
     @router.post("/g/{group_id}/config/file")
     async def set_file(request: Request, group_id: int, text: str = Form("")) -> Response:

@@ -105,3 +105,19 @@ async def test_the_pipeline_panel_says_which_order_is_which(
     assert names[:3] == ["guard", "persona", "self_identity"] and names[-1] == "tool_context"
     person = order.split('data-section="person_facts"')[1].split("</li>")[0]
     assert "已关闭" in person and "人物事实" in person
+
+
+async def test_a_key_is_reset_to_its_default_from_the_config_page(
+    client: httpx.AsyncClient, runtime: PallasRuntime
+) -> None:
+    path = runtime.settings.groups_dir / f"{GROUP}.toml"
+    path.write_text("# keep me\n[context]\nchar_budget = 9000\n", encoding="utf-8")
+    csrf = await login(client)
+    page = (await client.get(f"/console/g/{GROUP}/config")).text
+    assert 'name="key" value="context.char_budget"' in page, "a reset button on the group's key"
+    url = f"/console/g/{GROUP}/config/reset"
+    done = await client.post(url, data={"csrf": csrf, "key": "context.char_budget"})
+    assert done.status_code == 200 and "已恢复默认：context.char_budget" in done.text
+    assert path.read_text(encoding="utf-8") == "# keep me\n"
+    again = await client.post(url, data={"csrf": csrf, "key": "context.char_budget"})
+    assert again.status_code == 422 and "没有 context.char_budget" in again.text

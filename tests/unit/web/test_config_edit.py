@@ -103,6 +103,30 @@ def test_a_quoted_key_names_one_table(groups: Path) -> None:
     assert config_edit.key_path('a."b.c".d') == ["a", "b.c", "d"]
 
 
+def test_a_quoted_number_keeps_the_fields_type(groups: Path) -> None:
+    """Issue 28: "0.2" was saved as a string."""
+    config = config_edit.set_value(groups, GID, "routing.ambient.rate", '"0.2"')
+    assert config.routing.ambient.rate == 0.2
+    assert tomllib.loads(text(groups))["routing"]["ambient"]["rate"] == 0.2
+    config_edit.set_value(groups, GID, "routing.enabled", '"false"')
+    assert tomllib.loads(text(groups))["routing"]["enabled"] is False
+    config_edit.set_value(groups, GID, "persona", '"pallas"')  # a string field stays a string
+    assert tomllib.loads(text(groups))["persona"] == "pallas"
+
+
+def test_a_key_is_reset_to_its_default(groups: Path) -> None:
+    config_edit.set_value(groups, GID, "routing.ambient.rate", "0.5")
+    config = config_edit.reset_value(groups, GID, "routing.ambient.rate")
+    assert (
+        config.routing.ambient.rate
+        == GroupConfigStore(GroupConfig, groups).get(1).routing.ambient.rate
+    )
+    assert "routing" not in tomllib.loads(text(groups)), "the emptied tables go too"
+    assert "# budget tuned by hand" in text(groups)
+    with pytest.raises(ConfigRejected, match="没有"):
+        config_edit.reset_value(groups, GID, "routing.ambient.rate")
+
+
 def test_an_installed_persona_is_accepted(groups: Path) -> None:
     assert config_edit.set_value(groups, GID, "persona", '"pallas"').persona == "pallas"
     with pytest.raises(ConfigRejected, match="不存在"):
