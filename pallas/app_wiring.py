@@ -223,4 +223,5 @@ def admin_services_for(
         stickers=StickerRepository(runtime.sessions),
         describer=describer or describer_for(runtime),
         svars=svars_for(runtime),
+        llm=runtime.llm,
     )

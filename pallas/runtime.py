@@ -28,6 +28,7 @@ from pallas.core.state import StateStore
 from pallas.core.state_redis import open_state_store
 from pallas.features.persona import PersonaStore
 from pallas.providers.client import LLMClient
+from pallas.providers.endpoints import load_providers
 from pallas.routing.router import Router
 
 log = logging.getLogger("pallas")
@@ -114,7 +115,13 @@ class PallasRuntime:
             writer=writer,
             group_configs=GroupConfigStore(GroupConfig, settings.groups_dir),
             personas=PersonaStore(settings.personas_dir),
-            llm=LLMClient(settings, repos.usage, clock),
+            llm=LLMClient(
+                settings,
+                repos.usage,
+                clock,
+                providers=load_providers(settings.pallas_config_dir),
+                state=state,
+            ),
             routing=Router(state),
             nicknames=nicknames,
             superusers=superusers,

@@ -27,6 +27,7 @@ from pallas.features.learning import FeedbackStores, GroupInsightProcessor, Lear
 from pallas.features.memory import MemoryService
 from pallas.features.stickers import StickerDescriber, StickerRepository
 from pallas.features.svars import SvarService
+from pallas.providers.client import LLMClient
 from pallas.routing.router import Router
 
 
@@ -78,6 +79,7 @@ class AdminServices:
     stickers: StickerRepository
     describer: StickerDescriber
     svars: SvarService
+    llm: LLMClient  # the endpoint chains and their breakers (status)
 
     def group_config(self, group_id: int) -> GroupConfig:
         return self.configs.get(group_id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -12,6 +13,7 @@ from pallas.admin.base import AdminCommand, AdminCtx, AppCommand
 from pallas.context.analyzer import render_snapshot
 from pallas.features.cost import Limits, UsageCounters, cost_reason_zh, status_lines
 from pallas.features.tools import ToolsConfig
+from pallas.providers.client import EndpointStatus
 
 STATUS_FLUSH_WAIT_S = 2.0
 
@@ -48,7 +50,9 @@ async def status(ctx: AdminCtx) -> str:
         f"本群已记录消息 {stored} 条" + (f"（另有 {queued} 条待写入）" if queued else ""),
         f"发言：{'开启' if config.enabled else '关闭'}；人设：{config.persona}",
         f"回复模型：{'已配置' if svc.deployment.replies_enabled else '未配置 API Key，暂不回复'}",
-        f"今日模型调用 {usage.calls} 次（失败 {usage.failures}），tokens {usage.tokens}",
+        f"今日模型调用 {usage.calls} 次（失败 {usage.failures}），tokens {usage.tokens}"
+        + (f"，提示缓存命中 {usage.cache_share:.0%}" if usage.cached_tokens else ""),
+        *endpoint_lines(await svc.llm.endpoint_status()),
         _tools_line(config.tools),
     ]
     lines += await status_lines(
@@ -64,6 +68,20 @@ async def status(ctx: AdminCtx) -> str:
         lines.append("配置文件有问题（仍在使用上一次正确的版本）：")
         lines.extend(f"- {name}" for name in errors)
     return "\n".join(lines)
+
+
+def endpoint_lines(statuses: Sequence[EndpointStatus]) -> list[str]:
+    """One line per task whose chain has a backup or a breaker not closed: `模型端点 chat：
+    primary（gpt-4o-mini）熔断中（42 秒后重试） → deepseek（deepseek-chat）正常`."""
+    by_task: dict[str, list[EndpointStatus]] = {}
+    for status in statuses:
+        by_task.setdefault(status.task, []).append(status)
+    lines = []
+    for task, chain in by_task.items():
+        if len(chain) > 1 or any(s.label != "正常" for s in chain):
+            steps = " → ".join(f"{s.name}（{s.model}）{s.label}" for s in chain)
+            lines.append(f"模型端点 {task}：{steps}")
+    return lines
 
 
 def _tools_line(tools: ToolsConfig) -> str:

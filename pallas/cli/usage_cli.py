@@ -17,9 +17,10 @@ from pallas.config import GroupConfig
 from pallas.core.clock import DAY_S, local_day
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
-from pallas.core.db.repositories.usage import DailyUsage, UsageTotals, usage_by_day
+from pallas.core.db.repositories.usage import DailyUsage, UsageTotals, add_totals, usage_by_day
 from pallas.core.settings import PallasSettings
 from pallas.features.cost import Limits, Usage, UsageCounters, budget_line
+from pallas.providers.models import price_of, profile_for
 
 
 def days_back(now: float, days: int) -> list[str]:
@@ -35,8 +36,13 @@ def render(
     by_day: dict[str, dict[tuple[int, int], dict[str, UsageTotals]]] = defaultdict(
         lambda: defaultdict(dict)
     )
+    costs: dict[tuple[str, int], list[tuple[float, float]]] = defaultdict(list)
     for row in rows:
-        by_day[row.day][(row.bot_id, row.group_id)][row.task] = row.totals
+        tasks = by_day[row.day][(row.bot_id, row.group_id)]
+        tasks[row.task] = add_totals(tasks.get(row.task, UsageTotals()), row.totals)
+        cost = _cost(row, configs)
+        if cost is not None:
+            costs[(row.day, row.group_id)].append(cost)
     out = ["usage per China day (usage ledger; replies = task chat, image replies included)"]
     for day in days:
         groups = by_day.get(day, {})
@@ -60,12 +66,41 @@ def render(
             ]
             if others:
                 out.append("    background: " + "; ".join(others))
+            out.extend(_cache_lines(tasks, costs.get((day, group_id), [])))
         if cap.calls or cap.tokens:
             default_budget = GroupConfig().cost.budget
             out.append("  " + budget_line("deployment", total, cap, default_budget))
         else:
             out.append(f"  deployment: {total.calls} reply calls / {total.tokens} tokens (no cap)")
     return out
+
+
+def _cost(row: DailyUsage, configs: GroupConfigStore[GroupConfig]) -> tuple[float, float] | None:
+    """(billed, billed as if nothing hit the cache) for one ledger row; None without prices."""
+    profile = profile_for(configs.get(row.group_id).models, row.model)
+    t = row.totals
+    billed = price_of(profile, t.prompt_tokens, t.cached_tokens, t.completion_tokens)
+    if billed is None:
+        return None
+    naive = price_of(profile, t.prompt_tokens, t.cached_tokens, t.completion_tokens, cache=False)
+    return billed, naive or 0.0
+
+
+def _cache_lines(tasks: dict[str, UsageTotals], costs: list[tuple[float, float]]) -> list[str]:
+    all_tasks = UsageTotals()
+    for totals in tasks.values():
+        all_tasks = add_totals(all_tasks, totals)
+    lines = []
+    if all_tasks.cached_tokens or all_tasks.reasoning_tokens:
+        lines.append(
+            f"    prompt cache: {all_tasks.cache_share:.0%} of {all_tasks.prompt_tokens} prompt "
+            f"tokens cached; reasoning {all_tasks.reasoning_tokens} tokens"
+        )
+    if costs:
+        billed, naive = sum(c[0] for c in costs), sum(c[1] for c in costs)
+        saved = f" (without the cache {naive:.4f})" if naive > billed else ""
+        lines.append(f"    cost: {billed:.4f}{saved}")
+    return lines
 
 
 async def _member_lines(settings: PallasSettings, group: int | None, now: float) -> list[str]:

@@ -5,10 +5,12 @@ Defaults: a 12,000-character budget, 18 own session turns, 8 ambient-excerpt tur
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from pallas.context.formatter import FormatterConfig
 from pallas.context.prompt_overrides import PromptOverrideConfig
+from pallas.providers.formatter import FormatterConfig
 
 
 class ContextConfig(BaseModel):
@@ -43,3 +45,7 @@ class ContextConfig(BaseModel):
     disabled_processors: list[str] = Field(default_factory=list)
     prompt_overrides: list[PromptOverrideConfig] = Field(default_factory=list)
     formatter: FormatterConfig = Field(default_factory=FormatterConfig)
+    # "cache": stable head → session history → this turn's blocks → the message, so providers'
+    # prefix caches hit (`context/cache_layout.py`); "spec": every section in one system
+    # message before the history, as the specification lays it out
+    prompt_layout: Literal["cache", "spec"] = "cache"

@@ -25,6 +25,7 @@ from typing import Any
 
 from pallas.context import sections as S
 from pallas.context.budget import apply_budget
+from pallas.context.cache_layout import cache_layout
 from pallas.context.chat_prompt import (
     draft_request,
     render_current_time,
@@ -34,7 +35,6 @@ from pallas.context.chat_prompt import (
     render_turn_policy,
 )
 from pallas.context.config import ContextConfig
-from pallas.context.formatter import format_messages
 from pallas.context.group_timeline import (
     ambient_snapshot_from_timeline,
     build_recent_group_timeline,
@@ -55,6 +55,7 @@ from pallas.context.rule_processors import INJECTION, expand_override_macros, ru
 from pallas.context.session_messages import build_llm_chat_messages
 from pallas.core.token_pieces import PieceTokenCounter
 from pallas.core.tokens import count_tokens
+from pallas.providers.formatter import format_messages
 
 DEFAULT_PERSONA_BASE = (
     "你是帕拉斯，在 QQ 群里和大家聊天。你温柔、亲切、有耐心，说话自然口语化，"
@@ -307,6 +308,10 @@ class FormatterProcessor(BaseProcessor):
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         cfg = ctx.config
+        if cfg.prompt_layout == "cache":
+            layout = cache_layout(draft, block_max_chars=cfg.block_max_chars)
+            request = format_messages(layout.messages, cfg.formatter, pinned=layout.pinned)
+            return draft.with_request(request).with_meta(**{"trace.formatter": layout.trace})
         raw = draft_request(draft, block_max_chars=cfg.block_max_chars)
         head = len(raw) - len(draft.messages)  # the system prompt, when there is one
         pinned = {head + i for i, m in enumerate(draft.messages) if m.kind == INJECTION}

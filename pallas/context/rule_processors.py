@@ -134,8 +134,9 @@ class WorldbookProcessor(BaseProcessor):
         if not activated:
             return draft
         cap = ctx.config.block_max_chars
-        sides: dict[str, list[str]] = {"before": [], "after": []}
-        tokens: dict[str, list[str]] = {"before": [], "after": []}
+        # constant entries apart from keyed / sticky ones: the cache-aware layout keeps the
+        # former in the stable head and sends the latter with this turn's blocks
+        groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
         placements: list[tuple[int, DraftMessage]] = []
         placed: list[dict[str, Any]] = []
         dropped: list[dict[str, Any]] = []
@@ -157,25 +158,25 @@ class WorldbookProcessor(BaseProcessor):
                 placed.append({"id": act.key_id, "position": f"depth {entry.depth}"})
                 continue
             side = "before" if position == "before_persona" else "after"
-            taken = sum(len(t) + 1 for t in sides[side])
+            taken = sum(len(t) + 1 for g, items in groups.items() if g[0] == side for t, _ in items)
             if taken + len(text) > cap:
                 dropped.append({"id": act.key_id, "reason": f"over the {cap}-char block cap"})
                 continue
-            sides[side].append(text)
-            tokens[side].append(entry.source_token)
+            name = "worldbook" if act.reason == "constant" else "worldbook_keyed"
+            groups.setdefault((side, name), []).append((text, entry.source_token))
             placed.append({"id": act.key_id, "position": f"{side}_char"})
-        for side, texts in sides.items():
-            if texts:
-                draft = draft.put_section(
-                    PromptSection(
-                        anchored_id(S.PERSONA, side, "worldbook"),
-                        "\n".join(texts),
-                        source="worldbook",
-                        source_tokens=tuple(tokens[side]),
-                        memory_ids=tuple(tokens[side]),
-                        protected=True,
-                    )
+        for (side, name), items in groups.items():
+            tokens = tuple(token for _, token in items)
+            draft = draft.put_section(
+                PromptSection(
+                    anchored_id(S.PERSONA, side, name),
+                    "\n".join(text for text, _ in items),
+                    source="worldbook",
+                    source_tokens=tokens,
+                    memory_ids=tokens,
+                    protected=True,
                 )
+            )
         if placements:
             draft = draft.with_messages(insert_at_depths(draft.messages, placements))
         draft = _record(draft, "worldbook", placed)

@@ -44,6 +44,7 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("learning:sweep_lock", "product.llm.learning.group_insight_processor", "LOCK_TTL"),
     Namespace("console:login_failures", "web.auth", "LOGIN_WINDOW_S"),
     Namespace("console:revoked", "web.auth", "until the session's own expiry"),
+    Namespace("provider:breaker", "providers.breaker", "STATE_TTL_S (7 days)"),
 )
 
 
@@ -293,3 +294,9 @@ __all__ = [
     "worldbook_state",
     "worldbook_turn",
 ]
+
+
+# -- providers (providers.breaker) ------------------------------------------------------------
+def breaker(task: str, endpoint: str) -> str:
+    """One endpoint's circuit breaker for a task (`BreakerState` as JSON)."""
+    return f"provider:breaker:{task}:{endpoint}"

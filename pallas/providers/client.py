@@ -1,10 +1,11 @@
 """The one way Pallas talks to an LLM: `AsyncOpenAI` against any compatible endpoint.
 
 Every call names its task (chat / cheap / vision / embedding) so the model, the usage ledger
-and per-group daily budgets line up. Errors never escape as exceptions or as text for the
-group: a `CompletionResult` says what happened (`ok`, an `LLMError`, the HTTP status when
-there was one), and the caller stays quiet.
-Retries with backoff on 429 / 5xx / timeouts are the `openai` client's own (`max_retries`).
+and per-group daily budgets line up. Each task has a chain of endpoints (the primary, then the
+backups of `config/providers.toml`) guarded by circuit breakers (`breaker.py`); the body each
+model gets follows its `ModelProfile` (`wire.py`). Errors never escape as exceptions or as
+text for the group: a `CompletionResult` says what happened (`ok`, an `LLMError`, the HTTP
+status when there was one, which endpoint answered), and the caller stays quiet.
 
 The `openai` package (~0.6-1 s and ~14 MB to import) is imported when the client is first
 needed, not with this module: start-up reaches "listening" without it, and the start-up
@@ -13,26 +14,49 @@ warm-up thread (`pallas.onebot.startup_loads`) imports it right after via `load_
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import re
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from email.utils import parsedate_to_datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
 from pallas.core.settings import PallasSettings
+from pallas.core.state import MemoryStateStore, StateStore
+from pallas.providers.breaker import Breakers, BreakerState, check, state_label
+from pallas.providers.endpoints import (
+    TASKS,
+    Endpoint,
+    ProvidersConfig,
+    Task,
+    resolve_chain,
+    task_model,
+)
+from pallas.providers.models import ModelProfile, profile_for
+from pallas.providers.wire import answer_text, read_usage, request_body
 
 if TYPE_CHECKING:
     import httpx2
     from openai import AsyncOpenAI
 
+__all__ = [
+    "CompletionResult",
+    "EndpointStatus",
+    "LLMClient",
+    "LLMError",
+    "Task",
+    "classify",
+    "load_sdk",
+]
+
 log = logging.getLogger("pallas.llm")
 
-Task = Literal["chat", "cheap", "vision", "embedding"]
 _CHAT_OPTIONS: Any = {"security": {"bearer_auth": True}}  # what `create` sends with
-_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
+MIN_ATTEMPT_S = 0.5  # an attempt with less time than this left is not started
 
 
 class LLMError(StrEnum):
@@ -60,9 +84,77 @@ class CompletionResult:
     completion_tokens: int = 0
     latency_ms: float = 0.0
     http_status: int | None = None  # the provider's status code when it answered with one
+    cached_tokens: int = 0  # prompt tokens the provider served from its prefix cache
+    reasoning_tokens: int = 0  # completion tokens spent thinking
+    endpoint: str = ""  # the endpoint that gave this result ("primary", a backup's name)
+    attempts: tuple[str, ...] = ()  # "primary:server_error", "backup:ok", … in call order
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointStatus:
+    task: str
+    name: str
+    model: str
+    label: str  # the breaker's state in Chinese ("正常", "熔断中（…）")
+    state: BreakerState
+
+    @property
+    def healthy(self) -> bool:
+        return self.state.open_until <= 0
+
+
+RETRYABLE = frozenset({LLMError.TIMEOUT, LLMError.RATE_LIMITED, LLMError.CONNECTION_ERROR,
+                       LLMError.SERVER_ERROR})  # fmt: skip
+_REQUEST_FAULT_STATUSES = frozenset({400, 413, 422})  # the request's fault, not the endpoint's
+
+
+def endpoint_fault(result: CompletionResult) -> bool:
+    """Whether a failure counts against the endpoint's breaker (an empty answer or a request
+    the endpoint rightly refused does not)."""
+    if result.ok or result.error in (LLMError.EMPTY, LLMError.DISABLED):
+        return False
+    return not (result.error is LLMError.CLIENT_ERROR
+                and result.http_status in _REQUEST_FAULT_STATUSES)  # fmt: skip
+
+
+def falls_over(result: CompletionResult) -> bool:
+    """Whether the next endpoint should try: any failure but an empty answer (the model
+    answered; another one would only cost twice). A refused request is tried once more too:
+    the backup may take what this endpoint's quirks refused."""
+    return not result.ok and result.error is not LLMError.EMPTY
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """A 429's `Retry-After` (seconds or an HTTP date) or `retry-after-ms`, else None."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return max(0.0, float(ms) / 1000.0)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 class LLMClient:
+    """Every LLM call of the bot, over each task's endpoint chain (`endpoints.resolve_chain`).
+
+    A call goes to the first endpoint whose breaker is closed; on a failure that is the
+    endpoint's (timeout, 5xx, 429, connection, bad key, garbage) the next one answers within
+    the same call, all inside `deadline_s`. A 429's `Retry-After` is waited out on the same
+    endpoint when short enough. The last endpoint of the chain keeps the old single-endpoint
+    behaviour: `PALLAS_LLM_MAX_RETRIES` retries with backoff. Every attempt is a ledger row
+    (with its endpoint) and moves that endpoint's breaker.
+    """
+
     def __init__(
         self,
         settings: PallasSettings,
@@ -70,50 +162,76 @@ class LLMClient:
         clock: Clock,
         *,
         http_client: httpx2.AsyncClient | None = None,
+        providers: ProvidersConfig | None = None,
+        state: StateStore | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         """`http_client` is handed to the SDK as is (tests pass one on an
-        `httpx2.MockTransport`); by default the SDK builds its own pool."""
+        `httpx2.MockTransport`); by default the SDK builds its own pool. `state` holds the
+        breakers (shared by every process on Redis; a private in-memory store when None)."""
         self._settings = settings
         self._usage = usage
         self._clock = clock
         self._http_client = http_client
         self._enabled = settings.replies_enabled
-        self._sdk_client: AsyncOpenAI | None = None
+        self.providers = providers or ProvidersConfig()
+        self._chains = {t: resolve_chain(settings, self.providers, t, env) for t in TASKS}
+        self.breakers = Breakers(state or MemoryStateStore(clock), self.providers.breaker)
+        self._sdk_clients: dict[str, AsyncOpenAI] = {}
 
     @property
     def enabled(self) -> bool:
         return self._enabled
 
-    @property
-    def _client(self) -> AsyncOpenAI | None:
-        """The SDK client, built on first use (None when replies are disabled)."""
-        if self._sdk_client is None and self._enabled:
+    def chain(self, task: Task) -> tuple[Endpoint, ...]:
+        return self._chains[task]
+
+    def _client_for(self, endpoint: Endpoint) -> AsyncOpenAI:
+        """The endpoint's SDK client, built on first use; retries are this class's own."""
+        client = self._sdk_clients.get(endpoint.name)
+        if client is None:
             from openai import AsyncOpenAI
 
-            s = self._settings
-            self._sdk_client = AsyncOpenAI(
-                api_key=s.openai_api_key,
-                base_url=s.openai_base_url,
-                timeout=s.pallas_llm_timeout_seconds,
-                max_retries=s.pallas_llm_max_retries,
+            client = AsyncOpenAI(
+                api_key=endpoint.api_key,
+                base_url=endpoint.base_url,
+                timeout=self._settings.pallas_llm_timeout_seconds,
+                max_retries=0,
                 http_client=self._http_client,
             )
-        return self._sdk_client
+            self._sdk_clients[endpoint.name] = client
+        return client
 
     def warm_client(self) -> None:
-        """Build the SDK client now (an SSL context and an httpx pool, ~50 ms): a start-up load
-        run in a worker thread, so the first @ does not build it on the loop. A no-op when
-        replies are disabled or the client exists."""
-        _ = self._client
+        """Build the primary's SDK client now (an SSL context and an httpx pool, ~50 ms): a
+        start-up load run in a worker thread, so the first @ does not build it on the loop.
+        A no-op when replies are disabled or the client exists."""
+        if self._enabled:
+            self._client_for(self._chains["chat"][0])
 
     def model_for(self, task: Task) -> str:
-        s = self._settings
-        return {
-            "chat": s.pallas_chat_model,
-            "cheap": s.pallas_cheap_model,
-            "vision": s.pallas_vision_model,
-            "embedding": s.pallas_embedding_model,
-        }[task]
+        return task_model(self._settings, task)
+
+    async def endpoint_status(self) -> list[EndpointStatus]:
+        """Every task's chain with its breakers (the console and `/pallas status`); tasks
+        without a model (no embedding model set) are left out."""
+        now = self._clock.now()
+        out = []
+        for task in TASKS:
+            for endpoint in self._chains[task]:
+                if not endpoint.model:
+                    continue
+                state = await self.breakers.get(task, endpoint.name)
+                out.append(EndpointStatus(task, endpoint.name, endpoint.model,
+                                          state_label(state, now), state))  # fmt: skip
+        return out
+
+    async def _usable(self, task: Task, chain: Sequence[Endpoint]) -> list[Endpoint]:
+        """The endpoints whose breaker lets a call through; the first one when all are open
+        (someone must be tried: that call is the probe)."""
+        now = self._clock.now()
+        usable = [e for e in chain if check(await self.breakers.get(task, e.name), now).allowed]
+        return usable or list(chain[:1])
 
     async def complete(
         self,
@@ -125,70 +243,126 @@ class LLMClient:
         max_tokens: int | None = None,
         temperature: float | None = None,
         model: str | None = None,
+        profiles: Mapping[str, ModelProfile] | None = None,
     ) -> CompletionResult:
-        model = model or self.model_for(task)
-        if self._client is None:
-            return CompletionResult(ok=False, error=LLMError.DISABLED, model=model)
+        """`model` replaces the primary's model (the cost ladder's choice); `profiles` are the
+        group's `[models]`, read for each endpoint's model (its wire quirks)."""
+        chain = self._chains[task]
+        if model:
+            chain = (replace(chain[0], model=model), *chain[1:])
+        if not self._enabled:
+            return CompletionResult(ok=False, error=LLMError.DISABLED, model=chain[0].model)
         started = time.perf_counter()
-        kwargs: dict[str, Any] = {"model": model, "messages": messages}
-        if max_tokens is not None:
-            kwargs["max_tokens"] = max_tokens
-        if temperature is not None:
-            kwargs["temperature"] = temperature
-        try:
-            response = await post_chat(self._client, kwargs)
-        except Exception as exc:  # every failure becomes a quiet, logged result
-            result = _failure(exc, model)
-            log.warning(
-                "llm %s call failed for group %s (%s, status %s): %s",
-                task,
-                group_id,
-                result.error,
-                result.http_status,
-                exc,
-            )
-        else:
-            result = _parse(response, model)
+        deadline = started + self.providers.deadline_s
+        usable = await self._usable(task, chain)
+        attempts: list[str] = []
+        result = CompletionResult(ok=False, error=LLMError.UNKNOWN, model=chain[0].model)
+        for index, endpoint in enumerate(usable):
+            profile = profile_for(dict(profiles or {}), endpoint.model)
+            body = request_body(
+                messages, model=endpoint.model, profile=profile,
+                max_tokens=max_tokens, temperature=temperature,
+            )  # fmt: skip
+            last = index == len(usable) - 1
+            retries = self._settings.pallas_llm_max_retries if last else 0
+            result = await self._attempt(endpoint, body, deadline, retries)
+            attempts.append(f"{endpoint.name}:{'ok' if result.ok else result.error}")
             if not result.ok:
-                log.warning("llm %s answer unusable for group %s: %s", task, group_id, result.error)
-        result = _with_latency(result, started)
-        await self._record(task, result, bot_id=bot_id, group_id=group_id)
-        return result
+                log.warning(
+                    "llm %s call to %s failed for group %s (%s, status %s)%s",
+                    task, endpoint.label, group_id, result.error, result.http_status,
+                    "" if last or not falls_over(result) else ", trying the next endpoint",
+                )  # fmt: skip
+            await self.breakers.record(
+                task, endpoint.name, not endpoint_fault(result), self._clock.now(),
+                str(result.error or ""),
+            )  # fmt: skip
+            await self._record(task, result, bot_id=bot_id, group_id=group_id)
+            if result.ok or not falls_over(result):
+                break
+        return replace(_with_latency(result, started), attempts=tuple(attempts))
+
+    async def _attempt(
+        self, endpoint: Endpoint, body: dict[str, Any], deadline: float, retries: int
+    ) -> CompletionResult:
+        """One endpoint: its answer, or its failure after the retries the deadline allows."""
+        client = self._client_for(endpoint)
+        tries = 0
+        while True:
+            remaining = deadline - time.perf_counter()
+            if remaining <= MIN_ATTEMPT_S:
+                return CompletionResult(False, error=LLMError.TIMEOUT, model=endpoint.model,
+                                        endpoint=endpoint.name)  # fmt: skip
+            timeout = min(self._settings.pallas_llm_timeout_seconds, remaining)
+            try:
+                response = await post_chat(client, body, timeout_s=timeout)
+            except Exception as exc:  # every failure becomes a quiet, logged result
+                result = replace(_failure(exc, endpoint.model), endpoint=endpoint.name)
+                wait = self._retry_wait(exc, result, tries, retries)
+                if wait is None or time.perf_counter() + wait + MIN_ATTEMPT_S >= deadline:
+                    return result
+                tries += 1
+                await asyncio.sleep(wait)
+                continue
+            return replace(_parse(response, endpoint.model), endpoint=endpoint.name)
+
+    def _retry_wait(
+        self, exc: Exception, result: CompletionResult, tries: int, retries: int
+    ) -> float | None:
+        """Seconds to wait before trying the same endpoint again, or None to stop."""
+        if result.error is LLMError.RATE_LIMITED:
+            after = retry_after_seconds(exc)
+            if after is not None and after <= self.providers.retry_after_max_s:
+                return after if tries < max(1, retries) else None
+        if result.error in RETRYABLE and tries < retries:
+            return float(min(8.0, 0.5 * 2**tries))
+        return None
 
     async def embed(self, texts: list[str], *, bot_id: int, group_id: int) -> list[list[float]]:
-        """Embeddings for retrieval; empty list when disabled or on failure."""
+        """Embeddings for retrieval; empty list when disabled or when every endpoint failed."""
         model = self.model_for("embedding")
-        if self._client is None or not model or not texts:
+        if not self._enabled or not model or not texts:
             return []
-        try:
-            response = await self._client.embeddings.create(model=model, input=texts)
-        except Exception as exc:
-            log.warning("embedding call failed for group %s: %s", group_id, exc)
-            await self._record("embedding", CompletionResult(False, model=model), bot_id, group_id)
-            return []
-        usage = getattr(response, "usage", None)
-        tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        ok = CompletionResult(True, model=model, prompt_tokens=tokens)
-        await self._record("embedding", ok, bot_id=bot_id, group_id=group_id)
-        return [list(item.embedding) for item in sorted(response.data, key=lambda d: d.index)]
+        for endpoint in await self._usable("embedding", self._chains["embedding"]):
+            try:
+                response = await self._client_for(endpoint).embeddings.create(
+                    model=model, input=texts
+                )
+            except Exception as exc:
+                failed = replace(_failure(exc, model), endpoint=endpoint.name)
+                log.warning("embedding call to %s failed for group %s: %s", endpoint.label,
+                            group_id, exc)  # fmt: skip
+                await self.breakers.record("embedding", endpoint.name, not endpoint_fault(failed),
+                                           self._clock.now(), str(failed.error))  # fmt: skip
+                await self._record("embedding", failed, bot_id, group_id)
+                continue
+            tokens = read_usage(getattr(response, "usage", None)).prompt
+            ok = CompletionResult(True, model=model, prompt_tokens=tokens, endpoint=endpoint.name)
+            await self.breakers.record("embedding", endpoint.name, True, self._clock.now(), "")
+            await self._record("embedding", ok, bot_id=bot_id, group_id=group_id)
+            return [list(item.embedding) for item in sorted(response.data, key=lambda d: d.index)]
+        return []
 
     async def transcribe(
         self, audio: bytes, filename: str, *, bot_id: int, group_id: int
     ) -> str | None:
-        """Speech to text (`/v1/audio/transcriptions`); None when off or on failure."""
+        """Speech to text (`/v1/audio/transcriptions`, the primary only); None when off or
+        on failure."""
         model = self._settings.pallas_transcribe_model
-        if self._client is None or not model or not audio:
+        if not self._enabled or not model or not audio:
             return None
         started = time.perf_counter()
+        primary = self._chains["chat"][0]
         try:
-            response = await self._client.audio.transcriptions.create(
+            response = await self._client_for(primary).audio.transcriptions.create(
                 model=model, file=(filename, audio)
             )
         except Exception as exc:
             log.warning("transcription failed for group %s: %s", group_id, exc)
-            await self._record("transcribe", CompletionResult(False, model=model), bot_id, group_id)
+            failed = CompletionResult(False, model=model, endpoint=primary.name)
+            await self._record("transcribe", failed, bot_id, group_id)
             return None
-        ok = _with_latency(CompletionResult(True, model=model), started)
+        ok = _with_latency(CompletionResult(True, model=model, endpoint=primary.name), started)
         await self._record("transcribe", ok, bot_id=bot_id, group_id=group_id)
         return str(getattr(response, "text", "") or "").strip() or None
 
@@ -208,17 +382,23 @@ class LLMClient:
                     prompt_tokens=result.prompt_tokens,
                     completion_tokens=result.completion_tokens,
                     failed=not result.ok,
+                    cached_tokens=result.cached_tokens,
+                    reasoning_tokens=result.reasoning_tokens,
+                    endpoint=result.endpoint,
                 )
             )
         except Exception:
             log.exception("recording llm usage failed (group %s, task %s)", group_id, task)
 
     async def close(self) -> None:
-        if self._sdk_client is not None:
-            await self._sdk_client.close()
+        for client in self._sdk_clients.values():
+            await client.close()
+        self._sdk_clients.clear()
 
 
-async def post_chat(client: AsyncOpenAI, body: dict[str, Any]) -> Any:
+async def post_chat(
+    client: AsyncOpenAI, body: dict[str, Any], *, timeout_s: float | None = None
+) -> Any:
     """`chat.completions.create` without its typed-dict transform of the body.
 
     `create` walks every message against the SDK's TypedDicts before sending (~3–7 ms of
@@ -228,8 +408,10 @@ async def post_chat(client: AsyncOpenAI, body: dict[str, Any]) -> Any:
     """
     from openai.types.chat import ChatCompletion
 
+    # the SDK's own per-request timeout (the remaining share of the call's deadline)
+    options: Any = _CHAT_OPTIONS if timeout_s is None else {**_CHAT_OPTIONS, "timeout": timeout_s}
     return await client.post(
-        "/chat/completions", cast_to=ChatCompletion, body=body, options=_CHAT_OPTIONS
+        "/chat/completions", cast_to=ChatCompletion, body=body, options=options
     )
 
 
@@ -262,21 +444,25 @@ def classify(exc: BaseException) -> LLMError:
 
 
 def _parse(response: Any, model: str) -> CompletionResult:
-    usage = getattr(response, "usage", None)
-    prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
-    completion = int(getattr(usage, "completion_tokens", 0) or 0)
+    tokens = read_usage(getattr(response, "usage", None))
+    counted = CompletionResult(
+        False,
+        model=model,
+        prompt_tokens=tokens.prompt,
+        completion_tokens=tokens.completion,
+        cached_tokens=tokens.cached,
+        reasoning_tokens=tokens.reasoning,
+    )
     choices = getattr(response, "choices", None)
     if not isinstance(choices, list) or not choices:
-        return CompletionResult(
-            False, error=LLMError.BAD_RESPONSE, model=model, prompt_tokens=prompt
-        )
+        return replace(counted, error=LLMError.BAD_RESPONSE)
     message = getattr(choices[0], "message", None)
-    content = getattr(message, "content", None)
-    if not isinstance(content, str):
-        return CompletionResult(False, error=LLMError.EMPTY, model=model, prompt_tokens=prompt)
-    if not _THINK.sub("", content).strip():
-        return CompletionResult(False, error=LLMError.EMPTY, model=model, prompt_tokens=prompt)
-    return CompletionResult(True, content, None, model, prompt, completion)
+    # only `content` is the answer: `reasoning_content` (DeepSeek-R1, QwQ) and <think> blocks
+    # are the model's thinking and never reach the group or the session
+    text = answer_text(getattr(message, "content", None))
+    if not text:
+        return replace(counted, error=LLMError.EMPTY)
+    return replace(counted, ok=True, text=text)
 
 
 def _with_latency(result: CompletionResult, started: float) -> CompletionResult:

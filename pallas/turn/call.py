@@ -54,6 +54,7 @@ class CallStep:
             max_tokens=prepared.profile.max_output_tokens,
             temperature=prepared.profile.temperature,
             model=prepared.model,
+            profiles=config.models,
         )
         images = bool(vision.trace.get("attached"))
         tokens = result.prompt_tokens + result.completion_tokens

@@ -74,11 +74,19 @@ class ModelCall:
 
     @property
     def usage(self) -> JsonDict:
-        return {
-            "prompt_tokens": self.result.prompt_tokens,
-            "completion_tokens": self.result.completion_tokens,
-            "latency_ms": round(self.result.latency_ms, 1),
+        result = self.result
+        usage: JsonDict = {
+            "prompt_tokens": result.prompt_tokens,
+            "completion_tokens": result.completion_tokens,
+            "latency_ms": round(result.latency_ms, 1),
         }
+        if result.cached_tokens or result.reasoning_tokens:
+            usage["cached_tokens"] = result.cached_tokens
+            usage["reasoning_tokens"] = result.reasoning_tokens
+        if result.endpoint:  # which endpoint answered, and who failed before it
+            usage["endpoint"] = result.endpoint
+            usage["attempts"] = list(result.attempts)
+        return usage
 
 
 @dataclass(frozen=True, slots=True)

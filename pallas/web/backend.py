@@ -20,6 +20,7 @@ from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.state import StateStore
 from pallas.features.memory import MemoryItem, Retired, readable_scopes, retired_items
+from pallas.providers.client import EndpointStatus
 from pallas.routing.router import Router
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
 from pallas.web.config_edit import ConfigRejected, read_text, validate_text
@@ -79,6 +80,14 @@ class ConsoleBackend:
     @property
     def configs(self) -> GroupConfigStore[GroupConfig]:
         return self._admin.configs
+
+    async def endpoint_status(self) -> list[EndpointStatus]:
+        """Each task's endpoint chain with its breaker state ([] when it cannot be read)."""
+        try:
+            return await self._admin.llm.endpoint_status()
+        except Exception:
+            log.exception("console: endpoint status unavailable")
+            return []
 
     def model_names(self) -> dict[str, str]:
         d = self._deployment

@@ -81,7 +81,7 @@ def read_pages(router: APIRouter, console: Console) -> None:
         days = [days_back(now, i) for i in range(29, -1, -1)]
         queries = backend.queries
         # one group: every day × task × model; all groups: 30-day totals per group × task × model
-        keys = USAGE_KEYS if group_id is not None else ("group_id", "task", "model")
+        keys = USAGE_KEYS if group_id is not None else ("group_id", "task", "model", "endpoint")
         chart, table, today = await asyncio.gather(  # separate connections, read in parallel
             queries.usage(since_day=days[0], group_id=group_id, keys=("day", "task")),
             queries.usage(since_day=days[0], group_id=group_id, keys=keys),
@@ -96,6 +96,8 @@ def read_pages(router: APIRouter, console: Console) -> None:
             group=group,
             per_day=group_id is not None,
             budgets=today_budgets(console, today),
+            endpoints=await backend.endpoint_status(),
+            clock=clock_text,
         )
 
 

@@ -19,7 +19,7 @@ from pallas.core.clock import CHINA_UTC_OFFSET_HOURS, DAY_S, local_day
 from pallas.core.db.models import InjectionSnapshotRow, MessageRow, UsageLedgerRow
 
 MAX_GROUPS = 5000
-USAGE_KEYS = ("day", "bot_id", "group_id", "task", "model")
+USAGE_KEYS = ("day", "bot_id", "group_id", "task", "model", "endpoint")
 # Skip scans: min() with an equality prefix is one index seek on (self_id, group_id, …), on
 # SQLite and PostgreSQL alike; so the cost is per (bot, group), not per message.
 _SKIP_SCAN = text(
@@ -55,6 +55,9 @@ class UsageRow:
     calls: int
     prompt_tokens: int
     completion_tokens: int
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    endpoint: str = ""
 
     @property
     def tokens(self) -> int:
@@ -109,6 +112,8 @@ class ConsoleQueries:
                 func.sum(UsageLedgerRow.calls),
                 func.sum(UsageLedgerRow.prompt_tokens),
                 func.sum(UsageLedgerRow.completion_tokens),
+                func.sum(UsageLedgerRow.cached_tokens),
+                func.sum(UsageLedgerRow.reasoning_tokens),
             )
             .where(UsageLedgerRow.day >= since_day)
             .group_by(*cols)
@@ -120,7 +125,7 @@ class ConsoleQueries:
         out = []
         for row in rows:
             values: dict[str, Any] = dict(zip(keys, row[: len(keys)], strict=True))
-            calls, prompt, completion = (int(v or 0) for v in row[len(keys) :])
+            calls, prompt, completion, cached, reasoning = (int(v or 0) for v in row[len(keys) :])
             out.append(
                 UsageRow(
                     day=str(values.get("day", "")),
@@ -131,6 +136,9 @@ class ConsoleQueries:
                     calls=calls,
                     prompt_tokens=prompt,
                     completion_tokens=completion,
+                    cached_tokens=cached,
+                    reasoning_tokens=reasoning,
+                    endpoint=str(values.get("endpoint", "")),
                 )
             )
         return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas.context.analyzer import chosen_summary
-from pallas.providers.models import ModelProfile, profile_for
+from pallas.providers.models import ModelProfile, price_of, profile_for
 from pallas.web.queries import UsageRow
 
 PALETTE = (
@@ -133,16 +133,25 @@ class UsageSeries:
     rows: list[dict[str, Any]]  # per day × group × task × model, with cost (the first TABLE_LIMIT)
     total_cost: float | None
     row_count: int = 0  # rows before the TABLE_LIMIT cut
+    prompt_tokens: int = 0  # over every table row
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_without_cache: float | None = None  # the same tokens billed with no cache hits
+
+    @property
+    def cache_share(self) -> float:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
-def cost_of(row: UsageRow, profiles: Mapping[str, ModelProfile]) -> float | None:
+def cost_of(
+    row: UsageRow, profiles: Mapping[str, ModelProfile], *, cached_discount: bool = True
+) -> float | None:
+    """The row's bill (`price_of`); `cached_discount=False`: as if nothing had hit the cache."""
     profile = profile_for(dict(profiles), row.model)
-    if profile.input_price is None and profile.output_price is None:
-        return None
-    return (
-        row.prompt_tokens * (profile.input_price or 0.0)
-        + row.completion_tokens * (profile.output_price or 0.0)
-    ) / 1_000_000
+    return price_of(
+        profile, row.prompt_tokens, row.cached_tokens, row.completion_tokens,
+        cache=cached_discount,
+    )  # fmt: skip
 
 
 def usage_series(
@@ -158,6 +167,7 @@ def usage_series(
         by_task[row.task][row.day] += row.tokens
     table = []
     costs = []
+    naive_costs = []
     profiles: dict[int, Mapping[str, ModelProfile]] = {}
     for row in table_rows:
         if row.group_id not in profiles:
@@ -165,15 +175,20 @@ def usage_series(
         cost = cost_of(row, profiles[row.group_id])
         if cost is not None:
             costs.append(cost)
+            naive_costs.append(cost_of(row, profiles[row.group_id], cached_discount=False) or 0)
         table.append(
             {
                 "day": row.day,
                 "group_id": row.group_id,
                 "task": row.task,
                 "model": row.model,
+                "endpoint": row.endpoint or "primary",
                 "calls": row.calls,
                 "prompt_tokens": row.prompt_tokens,
                 "completion_tokens": row.completion_tokens,
+                "cached_tokens": row.cached_tokens,
+                "reasoning_tokens": row.reasoning_tokens,
+                "cache_share": row.cached_tokens / row.prompt_tokens if row.prompt_tokens else 0,
                 "tokens": row.tokens,
                 "cost": None if cost is None else round(cost, 4),
             }
@@ -191,4 +206,8 @@ def usage_series(
         table[:TABLE_LIMIT],
         round(sum(costs), 4) if costs else None,
         len(table),
+        prompt_tokens=sum(r.prompt_tokens for r in table_rows),
+        cached_tokens=sum(r.cached_tokens for r in table_rows),
+        reasoning_tokens=sum(r.reasoning_tokens for r in table_rows),
+        cost_without_cache=round(sum(naive_costs), 4) if costs else None,
     )

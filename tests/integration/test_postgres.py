@@ -80,7 +80,9 @@ def message(message_id: int, t: float, text: str = "聊天", **fields: object) -
 
 
 # every Alembic branch label; a new feature branch adds its label here
-MIGRATION_BRANCHES = {"memory", "learning", "session", "pipeline_state", "stickers", "console"}
+MIGRATION_BRANCHES = {
+    "memory", "learning", "session", "pipeline_state", "stickers", "console", "provider_usage"
+}  # fmt: skip
 
 
 def _schema_state(connection) -> tuple[set[str], list]:  # type: ignore[no-untyped-def]

@@ -76,7 +76,9 @@ class UsageLedgerRow(Base):
 
     __tablename__ = "usage_ledger"
     __table_args__ = (
-        UniqueConstraint("day", "bot_id", "group_id", "task", "model", name="uq_usage_key"),
+        UniqueConstraint(
+            "day", "bot_id", "group_id", "task", "model", "endpoint", name="uq_usage_key"
+        ),
     )
 
     id: Mapped[int] = mapped_column(PrimaryKey, primary_key=True, autoincrement=True)
@@ -85,10 +87,13 @@ class UsageLedgerRow(Base):
     group_id: Mapped[int] = mapped_column(BigInteger)
     task: Mapped[str] = mapped_column(String(32))
     model: Mapped[str] = mapped_column(String(128))
+    endpoint: Mapped[str] = mapped_column(String(32), default="")  # which endpoint answered
     calls: Mapped[int] = mapped_column(Integer, default=0)
     failures: Mapped[int] = mapped_column(Integer, default=0)
     prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
     completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cached_tokens: Mapped[int] = mapped_column(BigInteger, default=0)  # of prompt_tokens
+    reasoning_tokens: Mapped[int] = mapped_column(BigInteger, default=0)  # of completion_tokens
 
 
 class InjectionSnapshotRow(Base):

@@ -69,7 +69,9 @@ def headers_at_line_start(text):
 
 
 async def test_full_request_sections_in_order_and_current_last():
-    request = await assemble_chat_request(make_ctx())
+    # the spec's layout: every section in one system message (the cache-aware default is
+    # tests/unit/context/test_cache_layout.py)
+    request = await assemble_chat_request(make_ctx(config=ContextConfig(prompt_layout="spec")))
     assert request.section_ids == (
         "guard",
         "persona",
@@ -139,8 +141,11 @@ async def test_ambient_excerpt_when_no_timeline():
     assert "group_timeline" not in request.section_ids
     assert request.draft.messages[0].kind == "ambient"
     assert "【群环境摘录】\n群友：群里别人说的" in request.draft.messages[0].content
-    # default formatter merges the ambient excerpt into the following user message
-    assert [m["role"] for m in request.messages] == ["system", "user", "assistant", "user"]
+    # cache layout: stable head, the member's history, this turn's blocks, then the ambient
+    # excerpt merged by the default formatter into the current message
+    roles = ["system", "user", "assistant", "system", "user"]
+    assert [m["role"] for m in request.messages] == roles
+    assert "【群环境摘录】" in str(request.messages[-1]["content"])
 
 
 async def test_ambient_mode_uses_four_lines():
@@ -163,7 +168,7 @@ async def test_short_social_turn_empties_persistent_memory_sections():
 
 async def test_degraded_runtime_state_only_current_message():
     request = await assemble_chat_request(make_ctx(can_read_runtime_state=False))
-    assert [m["role"] for m in request.messages] == ["system", "user"]
+    assert [m["role"] for m in request.messages] == ["system", "system", "user"]  # head, turn
 
 
 async def test_private_chat_has_no_timeline():

@@ -129,7 +129,9 @@ async def test_injections_before_after_char_depth_and_anchor():
     assert originals_after(request.draft.messages, "（提醒小红的话要认真听）") == [3]
     messages = request.messages
     depth3 = [i for i, m in enumerate(messages) if m["content"] == "（提醒小红的话要认真听）"]
-    assert depth3 == [len(messages) - 4], "3 messages after it in the request too"
+    # 3 messages after it in the request too, plus the cache layout's per-turn system block
+    assert depth3 == [len(messages) - 5]
+    assert messages[-2]["role"] == "system" and "【当前时间】" in messages[-2]["content"]
     assert messages[depth3[0]]["role"] == "system", "not merged into the system head"
     placed = request.draft.meta["rules"]["injections"]
     assert [p["name"] for p in placed] == ["pre", "post", "d3", "anchor"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import Any
 
 from sqlalchemy import func, select
@@ -20,6 +20,7 @@ __all__ = [
     "UsageEntry",
     "UsageRepository",
     "UsageTotals",
+    "add_totals",
     "ledger_day",
     "usage_by_day",
 ]
@@ -36,10 +37,17 @@ class UsageTotals:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0  # of prompt_tokens, served from the provider's prefix cache
+    reasoning_tokens: int = 0  # of completion_tokens, spent thinking
 
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def cache_share(self) -> float:
+        """The share of prompt tokens the provider billed as cache hits (0 without prompts)."""
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +62,9 @@ class UsageEntry:
     prompt_tokens: int
     completion_tokens: int
     failed: bool = False
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    endpoint: str = ""  # which endpoint of the task's chain answered ("primary", a backup)
 
     def values(self) -> dict[str, Any]:
         return {
@@ -62,10 +73,13 @@ class UsageEntry:
             "group_id": self.group_id,
             "task": self.task,
             "model": self.model[:128],
+            "endpoint": self.endpoint[:32],
             "calls": 1,
             "failures": int(self.failed),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
         }
 
 
@@ -149,8 +163,15 @@ class UsageRepository:
         }
 
 
-_LEDGER_KEY = ("day", "bot_id", "group_id", "task", "model")
-_COUNTERS = ("calls", "failures", "prompt_tokens", "completion_tokens")
+_LEDGER_KEY = ("day", "bot_id", "group_id", "task", "model", "endpoint")
+_COUNTERS = (
+    "calls",
+    "failures",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "reasoning_tokens",
+)
 
 
 def _sums() -> tuple[Any, ...]:
@@ -165,6 +186,11 @@ class DailyUsage:
     group_id: int
     task: str
     totals: UsageTotals
+    model: str = ""
+
+
+def add_totals(a: UsageTotals, b: UsageTotals) -> UsageTotals:
+    return UsageTotals(*(x + y for x, y in zip(astuple(a), astuple(b), strict=True)))
 
 
 async def usage_by_day(
@@ -173,7 +199,7 @@ async def usage_by_day(
     *,
     group_id: int | None = None,
 ) -> list[DailyUsage]:
-    """Ledger sums per day × bot × group × task over `days` (the `pallas usage` CLI)."""
+    """Ledger sums per day × bot × group × task × model over `days` (the `pallas usage` CLI)."""
     t = UsageLedgerRow
     stmt = (
         select(
@@ -181,13 +207,11 @@ async def usage_by_day(
             t.bot_id,
             t.group_id,
             t.task,
-            func.sum(t.calls),
-            func.sum(t.failures),
-            func.sum(t.prompt_tokens),
-            func.sum(t.completion_tokens),
+            t.model,
+            *(func.sum(getattr(t, c)) for c in _COUNTERS),
         )
         .where(t.day.in_(days))
-        .group_by(t.day, t.bot_id, t.group_id, t.task)
+        .group_by(t.day, t.bot_id, t.group_id, t.task, t.model)
         .order_by(t.day, t.group_id, t.task)
     )
     if group_id is not None:
@@ -195,6 +219,8 @@ async def usage_by_day(
     async with sessions() as session:
         rows = (await session.execute(stmt)).all()
     return [
-        DailyUsage(day, int(bot), int(group), task, UsageTotals(*(int(v or 0) for v in sums)))
-        for day, bot, group, task, *sums in rows
+        DailyUsage(
+            day, int(bot), int(group), task, UsageTotals(*(int(v or 0) for v in sums)), model
+        )
+        for day, bot, group, task, model, *sums in rows
     ]

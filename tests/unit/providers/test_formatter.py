@@ -1,6 +1,6 @@
 import pytest
 
-from pallas.context.formatter import FormatterConfig, format_messages, merge_content
+from pallas.providers.formatter import FormatterConfig, format_messages, merge_content
 
 IMG = {"type": "image_url", "image_url": {"url": "https://x/1.png"}}
 

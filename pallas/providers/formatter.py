@@ -72,12 +72,17 @@ def _merge_system_to_head(
     return [{"role": "system", "content": content}, *rest]
 
 
-def _merge_same_role(messages: list[Message], sep: str) -> list[Message]:
+def _merge_same_role(
+    messages: list[Message], sep: str, pinned: Collection[int] = ()
+) -> list[Message]:
+    """`pinned`: `id()`s of messages that are never merged with a neighbour."""
     out: list[Message] = []
     for msg in messages:
         prev = out[-1] if out else None
         mergeable = (
             prev is not None
+            and id(prev) not in pinned
+            and id(msg) not in pinned
             and prev.get("role") == msg.get("role")
             and msg.get("role") != "tool"
             and not prev.get("tool_calls")
@@ -110,6 +115,14 @@ def _ensure_alternation(messages: list[Message], config: FormatterConfig) -> lis
     return head + out
 
 
+def _user_role(message: Message, kept_apart: set[int]) -> Message:
+    """The message as a user message, still kept apart when it was (a pinned one)."""
+    out = {**message, "role": "user"}
+    if id(message) in kept_apart:
+        kept_apart.add(id(out))
+    return out
+
+
 def format_messages(
     messages: Sequence[Mapping[str, Any]],
     config: FormatterConfig | None = None,
@@ -118,18 +131,20 @@ def format_messages(
 ) -> list[Message]:
     """Apply the enabled rules; returns new plain `{"role", "content"}` dicts.
 
-    `pinned`: indices of depth-placed messages that `merge_system_to_head` leaves in place.
+    `pinned`: indices of placed messages (depth injections, the cache layout's per-turn block)
+    that keep their place and are never merged with a neighbour.
     """
     config = config or FormatterConfig()
     out = [_copy(m) for m in messages]
     if not out:
         return out
+    kept_apart = {id(out[i]) for i in pinned if 0 <= i < len(out)}
     if config.merge_system_to_head:
         out = _merge_system_to_head(out, config.separator, pinned)
     if config.system_to_user:
-        out = [{**m, "role": "user"} if m.get("role") == "system" else m for m in out]
+        out = [m if m.get("role") != "system" else _user_role(m, kept_apart) for m in out]
     if config.merge_consecutive_same_role:
-        out = _merge_same_role(out, config.separator)
+        out = _merge_same_role(out, config.separator, kept_apart)
     if config.ensure_alternation:
         out = _ensure_alternation(out, config)
     return out
