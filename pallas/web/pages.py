@@ -14,7 +14,13 @@ from pallas.features.cost import cost_reason_zh
 from pallas.features.memory import SHORT_NAMES, STORED_KINDS, resolve_kind
 from pallas.web.app import Console
 from pallas.web.queries import USAGE_KEYS, MessageCounts, UsageRow, days_back
-from pallas.web.views import request_json, retrieval_rows, token_bar, usage_series
+from pallas.web.views import (
+    cache_layout_view,
+    request_json,
+    retrieval_rows,
+    token_bar,
+    usage_series,
+)
 
 TASKS = ("chat", "cheap", "vision")
 DEFAULT_TURNS = 10
@@ -129,6 +135,7 @@ def group_pages(router: APIRouter, console: Console) -> None:
             bar=token_bar(data) if chosen else [],
             request_text=request_json(data) if chosen else "",
             retrieval=retrieval_rows(data) if chosen else [],
+            layout=cache_layout_view(data) if chosen else None,
             clock=clock_text,
         )
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas.context.analyzer import chosen_summary
+from pallas.context.sections import SECTION_NAMES_ZH
 from pallas.providers.models import ModelProfile, price_of, profile_for
 from pallas.web.queries import UsageRow
 
@@ -109,6 +110,40 @@ def redact_request(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [redact_request(v) for v in value]
     return value
+
+
+@dataclass(frozen=True, slots=True)
+class CacheLayoutView:
+    """Where a turn's cacheable prefix ended (the formatter's trace of the cache layout)."""
+
+    prefix_messages: int
+    prefix_chars: int
+    total_chars: int
+    stable: list[str]  # section names in Chinese
+    per_turn: list[str]
+
+    @property
+    def share(self) -> float:
+        return self.prefix_chars / self.total_chars if self.total_chars else 0.0
+
+
+def cache_layout_view(data: Mapping[str, Any]) -> CacheLayoutView | None:
+    trace = (data.get("processor_traces") or {}).get("formatter") or {}
+    if trace.get("layout") != "cache":
+        return None
+    request = data.get("request") or []
+    total = sum(len(str(m.get("content", ""))) for m in request if isinstance(m, Mapping))
+
+    def names(ids: Any) -> list[str]:
+        return [SECTION_NAMES_ZH.get(str(i), str(i)) for i in ids or []]
+
+    return CacheLayoutView(
+        prefix_messages=int(trace.get("prefix_messages", 0)),
+        prefix_chars=int(trace.get("prefix_chars", 0)),
+        total_chars=total,
+        stable=names(trace.get("stable_sections")),
+        per_turn=names(trace.get("per_turn_sections")),
+    )
 
 
 def request_json(data: Mapping[str, Any]) -> str:

@@ -248,6 +248,38 @@ async def test_usage_shows_cost_when_prices_are_configured(
     assert "<rect" in page and "750000" in page
 
 
+async def test_usage_shows_cache_hits_endpoints_and_breakers(
+    client: httpx.AsyncClient, runtime: PallasRuntime
+) -> None:
+    """Issue 29: cached prompt tokens are billed at cached_input_price, each endpoint has its
+    own row, and the endpoint table shows an open breaker in plain Chinese."""
+    (runtime.settings.groups_dir / f"{GROUP}.toml").write_text(
+        '[models."deepseek-chat"]\ninput_price = 2.0\ncached_input_price = 0.5\n'
+        "output_price = 8.0\n",
+        encoding="utf-8",
+    )
+    for endpoint, cached in (("primary", 600_000), ("backup", 0)):
+        await runtime.repos.usage.record(
+            UsageEntry(
+                now=NOW, bot_id=BOT, group_id=GROUP, task="chat", model="deepseek-chat",
+                prompt_tokens=1_000_000, completion_tokens=100_000, cached_tokens=cached,
+                endpoint=endpoint,
+            )
+        )  # fmt: skip
+    for _ in range(3):
+        await runtime.llm.breakers.record("chat", "primary", False, NOW, "server_error")
+    await login(client)
+    page = (await client.get("/console/usage")).text
+    # primary: 0.4 M × 2 + 0.6 M × 0.5 + 0.1 M × 8 = 1.9; backup: 1 M × 2 + 0.8 = 2.8
+    assert '<b id="total-cost">4.7</b>' in page
+    assert '<span id="cost-without-cache">5.6</span>' in page
+    assert "提示缓存命中：<b>30%</b>" in page
+    assert re.search(r'data-label="端点">primary<.*data-label="缓存命中">60%', page)
+    assert re.search(r'data-label="端点">backup<.*data-label="缓存命中">0%', page)
+    endpoints = page.split('id="endpoints"', 1)[1].split("</table>", 1)[0]
+    assert "熔断中" in endpoints and "server_error" in endpoints
+
+
 async def test_analyzer_shows_a_turn_with_image_hashes(
     client: httpx.AsyncClient, runtime: PallasRuntime
 ) -> None:
