@@ -111,7 +111,8 @@ async def test_the_backup_answers_while_the_primary_fails_then_the_breaker_close
     assert [_carrying(fake_llm, q) for q in questions] == [1, 1, 0]
     sends += 1
     status = await _status(chain_peer, sends)
-    assert re.search(r"模型端点 chat：primary（gpt-4o-mini）熔断中（\d+ 秒后重试） → backup", status)
+    opened = r"模型端点 chat：primary（gpt-4o-mini）熔断中（\d+ 秒后重试） → backup"
+    assert re.search(opened, status)
 
     fake_llm.script.clear()  # the primary is back
     fake_llm.default_reply = "主模型回来了"
