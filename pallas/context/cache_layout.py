@@ -7,15 +7,20 @@ group timeline, the retrieval blocks, the time) sits early and nothing after it 
 session history included — is ever cacheable. This layout sends the same sections, cleaned,
 deduplicated and budgeted exactly as before, in another order:
 
-1. one system message with the **stable** sections: guard, persona, self identity (and what
-   is anchored to them, such as constant worldbook entries): the same for every turn of a
-   group, whoever asks;
-2. the member's session history (summary, rows, placed injections), append-only between two
-   of their turns;
+1. one system message that every turn of the group shares, whoever asks: the **stable**
+   sections — guard, persona, self identity (and what is anchored to them, such as constant
+   worldbook entries), the reply-shape contract (the same until a turn asks for another
+   shape) — then the **group timeline**, anchored so that it only grows from one turn to the
+   next (`group_timeline.anchored_window`: from a content-defined chunk boundary, one to two
+   widths of lines);
+2. the member's session history (summary, rows, placed injections);
 3. one system message with the **per-turn** sections: group expression, behaviour reference,
-   memory, knowledge, relationship, person facts, old topics, group timeline, reply shape,
-   turn policy, time, tool context (and keyed worldbook entries);
+   memory, knowledge, relationship, person facts, old topics, turn policy, time, tool context
+   (and keyed worldbook entries);
 4. the ambient excerpt, timeline images, attachments and the current message.
+
+A request thus repeats the previous request of the group (any member) up to the end of that
+request's timeline: the cached share is the head plus the timeline lines both have seen.
 
 An endpoint that takes one leading system message only gets block 3 folded into the next
 user message by the client (`providers.wire.shape_messages`).
@@ -30,21 +35,33 @@ from typing import Any
 from pallas.context.chat_prompt import SECTION_SEPARATOR, ChatPromptAssembler
 from pallas.context.pipeline import AMBIENT, HISTORY, SUMMARY, DraftMessage, PromptDraft
 from pallas.context.rule_processors import INJECTION
-from pallas.context.sections import GUARD, PERSONA, SELF_IDENTITY
+from pallas.context.sections import GROUP_TIMELINE, GUARD, PERSONA, REPLY_SHAPE, SELF_IDENTITY
 
-STABLE_SECTION_IDS = frozenset({GUARD, PERSONA, SELF_IDENTITY})
+# the shared head, in this order: the stable sections, then the append-only timeline
+STABLE_SECTION_IDS = frozenset({GUARD, PERSONA, SELF_IDENTITY, REPLY_SHAPE})
+HEAD_ORDER = (GUARD, PERSONA, SELF_IDENTITY, REPLY_SHAPE, GROUP_TIMELINE)
 # anchored sections that change from turn to turn although their anchor does not
 PER_TURN_ANCHORED = frozenset({"worldbook_keyed"})
 _PREFIX_KINDS = frozenset({SUMMARY, HISTORY, INJECTION})
 
 
 def is_stable_section(section_id: str) -> bool:
-    """Whether a section belongs to the cacheable system head. Unknown (plugin) sections do
-    not: a wrong guess there would only cost cache hits, never an answer."""
+    """Whether a section is the same from turn to turn (the head's first part). Unknown
+    (plugin) sections are not: a wrong guess there would only cost cache hits."""
     anchor, at, placed = section_id.partition("@")
     if at:
         return anchor in STABLE_SECTION_IDS and placed.partition(":")[2] not in PER_TURN_ANCHORED
     return section_id in STABLE_SECTION_IDS
+
+
+def in_head(section_id: str) -> bool:
+    """Stable sections and the append-only group timeline: the shared system head."""
+    return is_stable_section(section_id) or section_id == GROUP_TIMELINE
+
+
+def _head_rank(section_id: str) -> int:
+    anchor = section_id.partition("@")[0]
+    return HEAD_ORDER.index(anchor) if anchor in HEAD_ORDER else len(HEAD_ORDER)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +84,11 @@ def _split_messages(
 
 def cache_layout(draft: PromptDraft, *, block_max_chars: int) -> CacheLayout:
     kept = ChatPromptAssembler(draft.sections, block_max_chars=block_max_chars).sections
-    stable = [s for s in kept if is_stable_section(s.section_id)]
-    per_turn = [s for s in kept if not is_stable_section(s.section_id)]
+    # sorted() is stable: anchored sections stay next to their anchor
+    stable = sorted(
+        (s for s in kept if in_head(s.section_id)), key=lambda s: _head_rank(s.section_id)
+    )
+    per_turn = [s for s in kept if not in_head(s.section_id)]
     history, turn = _split_messages(draft.messages)
     out: list[dict[str, Any]] = []
     pinned: set[int] = set()
@@ -91,7 +111,7 @@ def cache_layout(draft: PromptDraft, *, block_max_chars: int) -> CacheLayout:
         out.append(message.to_openai())
     trace = {
         "layout": "cache",
-        "stable_sections": [s.section_id for s in stable],
+        "stable_sections": [s.section_id for s in stable],  # the head (timeline last)
         "per_turn_sections": [s.section_id for s in per_turn],
         "prefix_messages": prefix_messages,
         "prefix_chars": prefix_chars,

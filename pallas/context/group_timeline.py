@@ -147,8 +147,37 @@ class GroupTimeline:
         )
 
 
+ANCHOR_SPAN = 2  # an anchored window shows at most this many times `width` lines
+
+
+def is_chunk_boundary(message_id: int, width: int) -> bool:
+    """Whether a message starts a timeline chunk: its id hashes to 0 modulo `width // 2`
+    (content-defined, so every process and every turn agrees; about one message in
+    `width // 2`)."""
+    step = max(1, width // 2)
+    return ((message_id * 0x9E3779B1) & 0xFFFFFFFF) % step == 0
+
+
+def anchored_window(ordered: Sequence[StoredMessage], width: int) -> list[StoredMessage]:
+    """The lines from the newest chunk boundary that still leaves `width` lines, at most
+    `ANCHOR_SPAN × width` of them: while the group talks, the start stays put and each turn's
+    timeline extends the previous one (a provider's prefix cache serves it again); the last
+    `width` lines when no boundary is in reach."""
+    if len(ordered) <= width:
+        return list(ordered)
+    span = list(ordered[-ANCHOR_SPAN * width :])
+    for start in range(len(span) - width, -1, -1):
+        if is_chunk_boundary(span[start].message_id, width):
+            return span[start:]
+    return list(ordered[-width:])
+
+
 def _select(
-    messages: Iterable[StoredMessage], width: int, exclude: frozenset[int], group_id: int | None
+    messages: Iterable[StoredMessage],
+    width: int,
+    exclude: frozenset[int],
+    group_id: int | None,
+    anchored: bool,
 ) -> list[StoredMessage]:
     ordered = sorted(messages, key=lambda m: (m.time, m.row_id))
     ordered = [
@@ -156,7 +185,9 @@ def _select(
         for m in ordered
         if m.message_id not in exclude and (group_id is None or m.group_id == group_id)
     ]
-    return ordered[-width:] if width > 0 else []
+    if width <= 0:
+        return []
+    return anchored_window(ordered, width) if anchored else ordered[-width:]
 
 
 def _fit_block(lines: list[TimelineLine], budget: int) -> tuple[list[TimelineLine], int]:
@@ -187,18 +218,21 @@ def build_recent_group_timeline(
     quote_label: str | None = None,
     exclude_message_ids: Iterable[int] = (),
     group_id: int | None = None,
+    anchored: bool = False,
 ) -> GroupTimeline:
     """Render the last `width` messages (oldest first) as the 【刚才的群聊】 block.
 
     `quote_label` defaults to "{bot_label}刚才说". `exclude_message_ids` usually holds the
     current message (it is sent as the user message, not repeated here). With `group_id`,
     rows of any other group are ignored (defence in depth: nothing crosses groups).
+    `anchored` (the cache-aware layout): `width` to `ANCHOR_SPAN × width` lines from a
+    chunk boundary (`anchored_window`) instead of exactly the last `width`.
     """
     label = sanitize_name(bot_label) or DEFAULT_BOT_LABEL
     labeler = _Labeler(
         bot_id, frozenset(other_bot_ids), label, sanitize_name(other_bot_label) or "别的牛"
     )
-    window = _select(messages, width, frozenset(exclude_message_ids), group_id)
+    window = _select(messages, width, frozenset(exclude_message_ids), group_id, anchored)
     speakers = {m.message_id: labeler.speaker(m) for m in window}
     names = {m.user_id: speakers[m.message_id] for m in window if not labeler.is_self(m)}
     lines: list[TimelineLine] = []

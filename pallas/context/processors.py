@@ -155,6 +155,7 @@ class GroupTimelineProcessor(BaseProcessor):
             quoted_bot_text=ctx.quoted_bot_text,
             exclude_message_ids=() if ctx.message_id is None else (ctx.message_id,),
             group_id=ctx.group_id,
+            anchored=cfg.prompt_layout == "cache",
         )
         if not timeline.present:
             return draft

@@ -120,7 +120,8 @@ def shape_messages(
     """The messages as this model's endpoint accepts them (a copy; unchanged when it takes
     system messages anywhere and any role order)."""
     out = [dict(m) for m in messages]
-    if profile.system_messages == "first_only":
+    # templates that demand alternation refuse a system message in the middle as well
+    if profile.system_messages == "first_only" or profile.strict_alternation:
         out = _fold_late_system(out)
     if profile.strict_alternation:
         out = format_messages(out, _STRICT)

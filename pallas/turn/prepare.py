@@ -194,7 +194,9 @@ class PrepareStep:
                 turn,
                 config=config,
                 persona=persona,
-                timeline=got.rows.timeline,
+                timeline=got.rows.timeline[-route.trigger.timeline_width :]
+                if route.trigger.timeline_width > 0
+                else (),
                 tool_results=got.tool.results,
                 tool_rules=got.tool.rules,
                 now=self.clock.now(),

@@ -15,10 +15,12 @@ pytestmark = pytest.mark.e2e
 GROUP_A, GROUP_B = 63_000_001, 63_000_002
 ALICE, BOB, CAROL = 41_001, 41_002, 41_239
 
+# the cache-aware layout (the default): a head every turn of the group shares (guard, persona,
+# reply shape, the append-only timeline), then this turn's blocks in a second system message
 SECTION_HEADERS_IN_ORDER = [
     "【注入护栏】",
-    "【刚才的群聊】",
     "【回复形状与输出契约】",
+    "【刚才的群聊】",
     "【本轮策略】",
     "【当前时间】",
 ]
@@ -53,7 +55,9 @@ async def test_request_has_sections_in_order_and_prefixed_current_message(
     positions = [system.find(h) for h in SECTION_HEADERS_IN_ORDER]
     assert all(p >= 0 for p in positions) and positions == sorted(positions), positions
     assert "帕拉斯" in system.split("【刚才的群聊】")[0]  # persona precedes the timeline
-    timeline = system.split("【刚才的群聊】")[1].split("【回复形状与输出契约】")[0]
+    head = request.messages[0]["content"]
+    assert head.startswith("【注入护栏】") and "【本轮策略】" not in head
+    timeline = head.split("【刚才的群聊】")[1]
     assert "阿米娅：今天的活动关卡好难啊" in timeline
     assert f"nick{BOB}：我打了三遍才过" in timeline
     assert f"群友#{CAROL % 10000:04d}：有没有抄作业的视频" in timeline

@@ -3,6 +3,13 @@
 Serves `/v1/chat/completions` and `/v1/embeddings`, records every request body, and answers
 from a script: plain replies, HTTP errors, delays, malformed bodies. The bot reaches it
 through the real `openai` client.
+
+`FakeOpenAI(flavor=...)` makes the chat answers speak a provider family's wire format
+("openai", "deepseek", "qwen", "ollama", "vllm": usage fields, error bodies, request quirks,
+visible thinking; see `tests/harness/fake_providers.py`). `simulate_cache=True` (implied by
+any flavor but "openai") reports `prompt_tokens` as the prompt's `chars // 2` and cached
+tokens from a prefix-cache simulation. `fail_for(seconds, status)` makes every chat request
+in the next `seconds` fail without consuming the script.
 """
 
 from __future__ import annotations
@@ -23,6 +30,20 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
+from tests.harness.fake_providers import (
+    REPORTS_CACHE,
+    Flavor,
+    PromptCache,
+    build_usage,
+    check_flavor,
+    check_quirks,
+    error_body,
+    ollama_content,
+    serialize_prompt,
+    thinking_for,
+    tokens_of,
+)
+
 
 @dataclass
 class Scripted:
@@ -30,7 +51,14 @@ class Scripted:
     status: int = 200
     delay: float = 0.0
     raw_body: str | None = None  # sent verbatim (garbage / malformed JSON)
+    # reported (prompt_tokens, completion_tokens) for the answer; with cache simulation on
+    # (`simulate_cache` or a flavor other than "openai") prompt_tokens is the prompt's chars // 2
     usage: tuple[int, int] = (100, 10)
+    # thinking tokens, reported where the flavor has a field and added to completion_tokens;
+    # 0 = none, or for a reasoning model's visible thinking its chars // 2
+    reasoning_tokens: int = 0
+    # extra response headers (e.g. Retry-After on a 429), on error and success answers alike
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -39,10 +67,13 @@ class RecordedRequest:
     body: dict[str, Any]
     headers: dict[str, str]
     at: float = field(default_factory=time.monotonic)
+    # answered chat requests: the simulated cached prompt tokens (in the flavor's unit)
+    cached_tokens: int | None = None
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        return self.body.get("messages", [])
+        messages: list[dict[str, Any]] = self.body.get("messages", [])
+        return messages
 
     @property
     def system_prompt(self) -> str:
@@ -54,7 +85,8 @@ class RecordedRequest:
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def fake_embedding(text: str, dims: int = 64) -> list[float]:
@@ -67,8 +99,19 @@ def fake_embedding(text: str, dims: int = 64) -> list[float]:
 
 
 class FakeOpenAI:
-    def __init__(self, default_reply: str = "好哦") -> None:
+    def __init__(
+        self,
+        default_reply: str = "好哦",
+        *,
+        flavor: Flavor = "openai",
+        simulate_cache: bool = False,
+    ) -> None:
         self.default_reply = default_reply
+        self.flavor: Flavor = check_flavor(flavor)
+        self.simulate_cache = simulate_cache or flavor != "openai"
+        self.prompt_cache = PromptCache()
+        self._failing_until = 0.0
+        self._failing_status = 500
         self.script: deque[Scripted] = deque()
         self.requests: list[RecordedRequest] = []
         # /v1/audio/transcriptions answers with this text; `files` are served at /files/<name>
@@ -87,6 +130,12 @@ class FakeOpenAI:
     def enqueue(self, *items: Scripted | str) -> None:
         for item in items:
             self.script.append(Scripted(text=item) if isinstance(item, str) else item)
+
+    def fail_for(self, seconds: float, status: int = 500) -> None:
+        """Every chat request arriving in the next `seconds` answers `status` (in the flavor's
+        error shape); scripted items wait untouched until then. `fail_for(0)` ends it early."""
+        self._failing_until = time.monotonic() + seconds
+        self._failing_status = status
 
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
@@ -109,22 +158,37 @@ class FakeOpenAI:
 
         @app.post("/v1/chat/completions")
         async def chat(request: Request) -> Response:
+            arrived = time.monotonic()
             body = await request.json()
-            self.requests.append(RecordedRequest(request.url.path, body, dict(request.headers)))
+            recorded = RecordedRequest(request.url.path, body, dict(request.headers), arrived)
+            self.requests.append(recorded)
             self._arrived.set()
+            if arrived < self._failing_until:
+                status = self._failing_status
+                return JSONResponse(
+                    error_body(self.flavor, status, "simulated outage"), status_code=status
+                )
+            refused = check_quirks(self.flavor, body)
+            if refused is not None:
+                return JSONResponse(refused.body, status_code=refused.status)
             item = self.script.popleft() if self.script else Scripted(text=self.default_reply)
             if item.delay:
                 await asyncio.sleep(item.delay)
             if item.raw_body is not None:
                 return PlainTextResponse(
-                    item.raw_body, status_code=item.status, media_type="application/json"
+                    item.raw_body,
+                    status_code=item.status,
+                    media_type="application/json",
+                    headers=item.headers,
                 )
             if item.status != 200:
                 return JSONResponse(
-                    {"error": {"message": "scripted failure", "type": "server_error"}},
+                    error_body(self.flavor, item.status, "scripted failure"),
                     status_code=item.status,
+                    headers=item.headers,
                 )
-            return JSONResponse(self._completion(body, item))
+            payload = self._flavored(self._completion(body, item), body, item, recorded)
+            return JSONResponse(payload, headers=item.headers)
 
         @app.post("/v1/embeddings")
         async def embeddings(request: Request) -> Response:
@@ -186,6 +250,43 @@ class FakeOpenAI:
                 "total_tokens": prompt + completion,
             },
         }
+
+    def _flavored(
+        self,
+        payload: dict[str, Any],
+        body: dict[str, Any],
+        item: Scripted,
+        recorded: RecordedRequest,
+    ) -> dict[str, Any]:
+        """`payload` (the historic OpenAI answer) in this server's flavor: usage, thinking."""
+        usage = payload.get("usage") or {}
+        prompt = int(usage.get("prompt_tokens", 0))
+        completion = int(usage.get("completion_tokens", 0))
+        text = serialize_prompt(body.get("messages") or [])
+        prefix_chars = self.prompt_cache.observe(text, recorded.at)
+        simulated = PromptCache.cached_tokens(self.flavor, prefix_chars, tokens_of(len(text)))
+        recorded.cached_tokens = simulated
+        cached = 0
+        if self.simulate_cache:
+            prompt = tokens_of(len(text))
+            cached = simulated if self.flavor in REPORTS_CACHE else 0
+        model = str(body.get("model", ""))
+        thinking = thinking_for(self.flavor, model)
+        reasoning = item.reasoning_tokens or (tokens_of(len(thinking)) if thinking else 0)
+        message = payload["choices"][0]["message"]
+        if thinking is not None and self.flavor == "deepseek":
+            message["reasoning_content"] = thinking
+        elif thinking is not None and self.flavor == "ollama":
+            message["content"] = ollama_content(thinking, message.get("content"))
+        payload["usage"] = build_usage(
+            self.flavor,
+            prompt_tokens=prompt,
+            completion_tokens=completion + reasoning,
+            cached_tokens=cached,
+            reasoning_tokens=reasoning,
+            model=model,
+        )
+        return payload
 
     async def start(self) -> None:
         config = uvicorn.Config(

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from pallas.config import GroupConfig
 from pallas.context.chat_prompt import ReplyShapeSpec, TurnPolicy
 from pallas.context.context import ChatContextBundle
+from pallas.context.group_timeline import ANCHOR_SPAN
 from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.recognition_question import is_recognition_question
 from pallas.core.eager import eager_gather
@@ -68,7 +69,7 @@ class SessionWindows(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class TurnRows:
-    timeline: tuple[StoredMessage, ...]
+    timeline: tuple[StoredMessage, ...]  # up to ANCHOR_SPAN × width rows (cache layout)
     user_turns: tuple[SessionTurn, ...]
     group_turns: tuple[SessionTurn, ...]
     quoted_bot_text: str | None
@@ -83,6 +84,9 @@ async def fetch_turn_rows(
     sessions: SessionWindows,
     state: StateStore,
 ) -> TurnRows:
+    # the cache-aware layout's timeline may reach back further (`anchored_window`)
+    if config.context.prompt_layout == "cache":
+        timeline_width *= ANCHOR_SPAN
     # Independent reads: run them concurrently (SQLite WAL serves readers in parallel).
     recent, user_turns, summary, group_turns, quoted = await eager_gather(
         messages.recent(turn.bot_id, turn.group_id, limit=timeline_width + 1)

@@ -39,3 +39,25 @@ def test_render_shows_each_group_against_its_budget_and_the_cap(tmp_path: Path) 
     assert "replies 480/600 次" in text and "预警" in text  # 80 % of the default budget
     assert "deployment 490/1000 次" in text
     assert lines[-2:] == ["2025-10-08:", "  no LLM calls"]
+
+
+def test_render_shows_the_cache_share_and_the_true_cost(tmp_path: Path) -> None:
+    """Issue 29: cached prompt tokens are billed at cached_input_price; the line says what
+    the same tokens would have cost without the cache."""
+    groups = tmp_path / "groups"
+    groups.mkdir()
+    (groups / "11.toml").write_text(
+        '[models."deepseek-chat"]\ninput_price = 2.0\ncached_input_price = 0.5\n'
+        "output_price = 8.0\n",
+        encoding="utf-8",
+    )
+    totals = UsageTotals(10, 0, 1_000_000, 100_000, cached_tokens=800_000, reasoning_tokens=0)
+    rows = [
+        DailyUsage("2025-10-09", 1, 11, "chat", totals, "deepseek-chat"),
+        DailyUsage("2025-10-09", 1, 11, "chat", UsageTotals(2, 2, 0, 0), "gpt-4o-mini"),
+    ]
+    lines = render(rows, ["2025-10-09"], GroupConfigStore(GroupConfig, groups), Limits(0, 0))
+    text = "\n".join(lines)
+    assert "replies 12/600 次" in text  # both models' calls count against the budget
+    assert "prompt cache: 80% of 1000000 prompt tokens cached; reasoning 0 tokens" in text
+    assert "cost: 1.6000 (without the cache 2.8000)" in text  # 0.2×2 + 0.8×0.5 + 0.1×8

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pallas.context.cache_layout import is_stable_section
+from pallas.context.cache_layout import in_head, is_stable_section
 from pallas.context.config import ContextConfig
 from pallas.turn.parts.chat_pipeline import assemble_chat_request
 from tests.unit.context.test_processors import make_ctx
@@ -41,7 +41,8 @@ async def test_stable_head_then_history_then_this_turn() -> None:
     assert head["role"] == "system"
     assert head["content"].startswith(request.draft.sections[0].text)  # the guard first
     for section in request.draft.sections:
-        assert (section.text in head["content"]) == is_stable_section(section.section_id)
+        assert (section.text in head["content"]) == in_head(section.section_id)
+    assert head["content"].endswith(request.draft.get_section("group_timeline").text)
     late = [i for i, m in enumerate(messages) if m["role"] == "system" and i > 0]
     assert len(late) == 1
     history = messages[1 : late[0]]
@@ -52,12 +53,13 @@ async def test_stable_head_then_history_then_this_turn() -> None:
     assert trace["prefix_messages"] == late[0] and trace["layout"] == "cache"
 
 
-async def test_the_head_is_the_same_whoever_asks_and_whenever() -> None:
+async def test_the_next_turn_of_anyone_repeats_this_head() -> None:
     one = await assemble_chat_request(_ctx("cache"))
-    other = await assemble_chat_request(
+    other = await assemble_chat_request(  # another member, one message later
         make_ctx(config=ContextConfig(), user_id=8, current_text="另一个人的问题", message_id=6)
     )
-    assert one.messages[0] == other.messages[0]  # no history: still its own message
+    head, next_head = one.messages[0]["content"], other.messages[0]["content"]
+    assert next_head.startswith(head) and next_head.endswith("小红：牛牛你觉得呢")
     spec = await assemble_chat_request(_ctx("spec"))
     assert spec.messages[0]["content"] != one.messages[0]["content"]  # spec: timeline inside
 
@@ -70,7 +72,8 @@ async def test_the_head_is_the_same_whoever_asks_and_whenever() -> None:
         ("self_identity", True),
         ("persona@after:worldbook", True),  # constant worldbook entries
         ("persona@after:worldbook_keyed", False),  # entries activated by this turn's words
-        ("group_timeline", False),
+        ("group_timeline", False),  # in the head, but append-only rather than stable
+        ("reply_shape", True),
         ("current_time", False),
         ("memory@before:injection", False),
         ("plugin_section", False),

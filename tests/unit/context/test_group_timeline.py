@@ -1,8 +1,11 @@
 import pytest
 
 from pallas.context.group_timeline import (
+    ANCHOR_SPAN,
     ambient_snapshot_from_timeline,
+    anchored_window,
     build_recent_group_timeline,
+    is_chunk_boundary,
 )
 from pallas.core.cq import parse_cq
 from pallas.core.records import StoredMessage
@@ -180,3 +183,41 @@ def test_rows_of_other_groups_ignored_when_group_given():
     other = StoredMessage(BOT, 999, 2, 777, 1002.0, "别的群的秘密", card="a")
     timeline = build([msg(1, 777, "本群", card="a"), other], group_id=500)
     assert "秘密" not in timeline.text
+
+
+# -- the cache-aware layout's anchored window ----------------------------------------------
+
+
+def test_anchored_windows_extend_each_other_while_the_group_talks():
+    """Each turn's timeline starts where the previous one did (a provider caches it) and
+    shows between `width` and twice `width` lines."""
+    rows = [msg(7_000 + 13 * i, 20 + i % 4, f"第{i}句") for i in range(120)]
+    width, previous, extended = 8, None, 0
+    for n in range(20, 121):
+        window = anchored_window(rows[:n], width)
+        assert width <= len(window) <= ANCHOR_SPAN * width
+        assert window[-1] is rows[n - 1]
+        if previous is not None and window[0] is previous[0]:
+            extended += 1
+            assert window[: len(previous)] == previous
+        previous = window
+    assert extended >= 60  # most turns reuse the previous start
+
+
+@pytest.mark.parametrize("count", [0, 3, 8])
+def test_short_history_is_shown_whole(count):
+    rows = [msg(i + 1, 20, "x") for i in range(count)]
+    assert anchored_window(rows, 8) == rows
+
+
+def test_without_a_boundary_in_reach_the_last_width_lines():
+    rows = [msg(i, 20, "x") for i in range(1, 40)]
+    no_boundary = [m for m in rows if not is_chunk_boundary(m.message_id, 8)]
+    assert anchored_window(no_boundary, 8) == no_boundary[-8:]
+
+
+def test_anchored_timeline_renders_the_window():
+    rows = [msg(7_000 + 13 * i, 20, f"第{i}句") for i in range(30)]
+    spec = build(rows, width=8)
+    anchored = build(rows, width=8, anchored=True)
+    assert len(body(spec)) == 8 and body(anchored)[-8:] == body(spec)

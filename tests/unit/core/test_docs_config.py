@@ -7,6 +7,7 @@ import pytest
 
 from pallas.config import GroupConfig
 from pallas.features.persona.pack import PersonaPack
+from pallas.providers.endpoints import ProvidersConfig
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -17,9 +18,20 @@ def _readme_toml_blocks() -> list[str]:
     return [part.split("```")[0] for part in text.split("```toml")[1:]]
 
 
+PROVIDERS_MARK = "# config/providers.toml"  # first line of an example of that file
+
+
 @pytest.mark.parametrize("block", _readme_toml_blocks())
 def test_readme_group_config_examples_validate(block: str) -> None:
-    GroupConfig.model_validate(tomllib.loads(block))
+    if block.lstrip().startswith(PROVIDERS_MARK):
+        ProvidersConfig.model_validate(tomllib.loads(block))
+    else:
+        GroupConfig.model_validate(tomllib.loads(block))
+
+
+def test_shipped_providers_file_validates() -> None:
+    text = (REPO / "config/providers.toml").read_text(encoding="utf-8")
+    assert ProvidersConfig.model_validate(tomllib.loads(text)).chat == ()  # backups commented
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "config/groups").glob("*.toml")), ids=str)

@@ -11,6 +11,7 @@ from pallas.providers.models import ModelProfile
 from pallas.web.config_edit import Origin
 from pallas.web.queries import UsageRow, day_start
 from pallas.web.views import (
+    cache_layout_view,
     cost_of,
     redact_config,
     redact_request,
@@ -128,3 +129,27 @@ def test_retrieval_rows_say_what_was_chosen_or_why_skipped() -> None:
     assert rows["knowledge"] == "skipped (no_query)"
     assert rows["worldbook"] == "entries: activated wb:arknights:3"
     assert retrieval_rows({}) == []
+
+
+def test_cache_layout_view_says_where_the_cacheable_prefix_ends() -> None:
+    data = {
+        "processor_traces": {
+            "formatter": {
+                "layout": "cache",
+                "stable_sections": ["guard", "persona", "group_timeline"],
+                "per_turn_sections": ["memory", "current_time"],
+                "prefix_messages": 3,
+                "prefix_chars": 600,
+            }
+        },
+        "request": [
+            {"role": "system", "content": "x" * 600},
+            {"role": "user", "content": "y" * 200},
+        ],
+    }
+    view = cache_layout_view(data)
+    assert view is not None and view.share == 0.75 and view.prefix_messages == 3
+    assert view.stable == ["注入护栏", "人设", "群聊时间线"]
+    assert view.per_turn == ["记忆", "当前时间"]
+    assert cache_layout_view({"processor_traces": {"formatter": {"layout": "spec"}}}) is None
+    assert cache_layout_view({}) is None
