@@ -13,7 +13,8 @@ head → session history → this turn's blocks → the message), and prints for
 
 Transcripts with long silences are played compressed (`--max-gap`, seconds between messages).
 
-    python -m benchmarks.prompt_cache [--transcript busy_group] [--max-gap 2.0]
+    python -m benchmarks.prompt_cache [--transcript active_group] [--max-gap 4.0]
+        [--layouts spec,cache] [--dump DIR]   # DIR/<layout>.json: the last reply request
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ WINDOW_S = 300.0
 @dataclass(frozen=True)
 class Measured:
     layout: str
+    last_request: list[dict[str, Any]]
     shares: list[float]
     first_difference: Counter[str]
     requests: int
@@ -112,7 +114,9 @@ def measure(layout: str, requests: list[RecordedRequest]) -> Measured:
             firsts[where(request.messages, best)] += 1
         seen.append((request.at, text))
     mean = statistics.fmean(sizes) if sizes else 0.0
-    return Measured(layout, shares, firsts, len(shares), mean)
+    replies = [r for r in requests if _is_reply(r)]
+    last = replies[-1].messages if replies else []
+    return Measured(layout, last, shares, firsts, len(shares), mean)
 
 
 def _segments(event: dict[str, Any]) -> list[dict[str, Any]]:
@@ -189,19 +193,29 @@ def report(result: Measured) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--transcript", default="busy_group")
-    parser.add_argument("--max-gap", type=float, default=2.0)
+    parser.add_argument("--transcript", default="active_group")
+    parser.add_argument("--max-gap", type=float, default=4.0)
+    parser.add_argument("--layouts", default="spec,cache")
+    parser.add_argument("--dump", type=Path, default=None)
     args = parser.parse_args(argv or [])
     path = TRANSCRIPTS / f"{args.transcript}.jsonl"
     events = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     print(f"{path.name}: {len(events)} messages, {len({e.get('user_id') for e in events})} members")
-    results = [asyncio.run(play(events, layout, args.max_gap)) for layout in ("spec", "cache")]
+    layouts = args.layouts.split(",")
+    results = [asyncio.run(play(events, layout, args.max_gap)) for layout in layouts]
     for result in results:
         for line in report(result):
             print(line)
-    before, after = (statistics.median(r.shares) if r.shares else 0.0 for r in results)
-    ratio = after / before if before else float("inf")
-    print(f"median share spec → cache: {before:.2f} → {after:.2f} (×{ratio:.2f})")
+        if args.dump is not None:
+            args.dump.mkdir(parents=True, exist_ok=True)
+            path = args.dump / f"{result.layout}.json"
+            path.write_text(json.dumps(result.last_request, ensure_ascii=False, indent=1), "utf-8")
+    if len(results) == 2:
+        before, after = (statistics.median(r.shares) if r.shares else 0.0 for r in results)
+        ratio = after / before if before else float("inf")
+        print(
+            f"median share {layouts[0]} → {layouts[1]}: {before:.2f} → {after:.2f} (×{ratio:.2f})"
+        )
 
 
 if __name__ == "__main__":

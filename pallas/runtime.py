@@ -105,6 +105,7 @@ class PallasRuntime:
             url, repos.messages
         )  # own thread: a busy loop can't starve it
         writer.start()
+        group_configs = GroupConfigStore(GroupConfig, settings.groups_dir)
         runtime = cls(
             settings=settings,
             clock=clock,
@@ -113,7 +114,7 @@ class PallasRuntime:
             sessions=sessions,
             repos=repos,
             writer=writer,
-            group_configs=GroupConfigStore(GroupConfig, settings.groups_dir),
+            group_configs=group_configs,
             personas=PersonaStore(settings.personas_dir),
             llm=LLMClient(
                 settings,
@@ -121,6 +122,7 @@ class PallasRuntime:
                 clock,
                 providers=load_providers(settings.pallas_config_dir),
                 state=state,
+                group_profiles=lambda group_id: group_configs.get(group_id).models,
             ),
             routing=Router(state),
             nicknames=nicknames,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
@@ -165,10 +165,13 @@ class LLMClient:
         providers: ProvidersConfig | None = None,
         state: StateStore | None = None,
         env: Mapping[str, str] | None = None,
+        group_profiles: Callable[[int], Mapping[str, ModelProfile]] | None = None,
     ) -> None:
         """`http_client` is handed to the SDK as is (tests pass one on an
         `httpx2.MockTransport`); by default the SDK builds its own pool. `state` holds the
-        breakers (shared by every process on Redis; a private in-memory store when None)."""
+        breakers (shared by every process on Redis; a private in-memory store when None).
+        `group_profiles(group_id)`: a group's `[models]`, for calls that do not pass theirs
+        (background tasks), so every call follows the operator's model profiles."""
         self._settings = settings
         self._usage = usage
         self._clock = clock
@@ -178,6 +181,7 @@ class LLMClient:
         self._chains = {t: resolve_chain(settings, self.providers, t, env) for t in TASKS}
         self.breakers = Breakers(state or MemoryStateStore(clock), self.providers.breaker)
         self._sdk_clients: dict[str, AsyncOpenAI] = {}
+        self._group_profiles = group_profiles
 
     @property
     def enabled(self) -> bool:
@@ -255,6 +259,11 @@ class LLMClient:
         started = time.perf_counter()
         deadline = started + self.providers.deadline_s
         usable = await self._usable(task, chain)
+        if profiles is None and self._group_profiles is not None:
+            try:
+                profiles = self._group_profiles(group_id)
+            except Exception:  # a config problem must not cost the call: built-in profiles
+                log.exception("model profiles of group %s unreadable", group_id)
         attempts: list[str] = []
         result = CompletionResult(ok=False, error=LLMError.UNKNOWN, model=chain[0].model)
         for index, endpoint in enumerate(usable):

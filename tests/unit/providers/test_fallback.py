@@ -16,6 +16,7 @@ from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.providers.client import CompletionResult, LLMClient, LLMError
 from pallas.providers.endpoints import ProvidersConfig, load_providers, resolve_chain
+from pallas.providers.models import ModelProfile
 
 MESSAGES = [{"role": "user", "content": "在吗"}]
 PROVIDERS = ProvidersConfig.model_validate(
@@ -172,3 +173,26 @@ def test_an_embedding_backup_must_serve_the_same_model() -> None:
     )
     settings = PallasSettings(openai_api_key="k", pallas_embedding_model="text-embedding-3-small")
     assert [e.name for e in resolve_chain(settings, providers, "embedding", env={})] == ["primary"]
+
+
+async def test_a_background_call_follows_the_groups_model_profiles() -> None:
+    """A call that passes no profiles (memory extraction, summaries) still gets the group's
+    `[models]` (here: an operator's extra_body and no temperature)."""
+    seen: list[dict[str, object]] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(json.loads(request.content))
+        return _completion("好")
+
+    settings = PallasSettings(openai_base_url="http://primary.test/v1", openai_api_key="k")
+    profiles = {"gpt-4o-mini": ModelProfile(send_temperature=False, extra_body={"seed": 7})}
+    client = LLMClient(
+        settings, None, FakeClock(),
+        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)),
+        group_profiles=lambda group_id: profiles if group_id == 7 else {},
+    )  # fmt: skip
+    await client.complete("cheap", MESSAGES, bot_id=1, group_id=7, temperature=0.0)
+    await client.complete("cheap", MESSAGES, bot_id=1, group_id=8, temperature=0.0)
+    assert seen[0].get("seed") == 7 and "temperature" not in seen[0]
+    assert "seed" not in seen[1] and seen[1]["temperature"] == 0.0
+    await client.close()
