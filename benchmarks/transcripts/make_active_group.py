@@ -19,6 +19,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+from make_busy_group import group_event  # run as a script: its directory is on sys.path
+
 SEED = 20251204
 BOT_ID = 2854196310
 GROUP_ID = 739200001
@@ -44,20 +46,6 @@ QUESTIONS = (
 )  # fmt: skip
 
 
-def _event(mid: int, at: float, user: int, name: str, segments: list[dict[str, Any]]) -> dict:
-    raw = "".join(
-        f"[CQ:at,qq={s['data']['qq']}]" if s["type"] == "at" else s["data"]["text"]
-        for s in segments
-    )
-    return {
-        "self_id": BOT_ID, "user_id": user, "time": int(at), "message_id": mid,
-        "message_type": "group", "sub_type": "normal", "post_type": "message",
-        "group_id": GROUP_ID, "message": segments, "raw_message": raw, "font": 14,
-        "sender": {"user_id": user, "nickname": name, "card": name, "role": "member"},
-        "at_ms": round((at - START) * 1000),
-    }  # fmt: skip
-
-
 def build() -> tuple[list[dict], dict[str, str]]:
     rng = random.Random(SEED)
     askers = [MEMBERS[i % 4] for i in range(len(QUESTIONS))]
@@ -70,7 +58,8 @@ def build() -> tuple[list[dict], dict[str, str]]:
         nonlocal at, mid
         at += rng.uniform(1.0, 4.0)
         mid += rng.randint(1, 97)
-        events.append(_event(mid, at, member[0], member[1], segments))
+        events.append(group_event(mid, at, member[0], member[1], segments,
+                                  group_id=GROUP_ID, start=START))  # fmt: skip
         labels[str(mid)] = label
 
     for question, asker in zip(QUESTIONS, askers, strict=True):

@@ -65,7 +65,17 @@ OPEN_QUESTIONS = (
 TOTAL = 340
 
 
-def _event(mid: int, at: float, user: int, name: str, segments: list[dict[str, Any]]) -> dict:
+def group_event(
+    mid: int,
+    at: float,
+    user: int,
+    name: str,
+    segments: list[dict[str, Any]],
+    *,
+    group_id: int = GROUP_ID,
+    start: float = START,
+) -> dict:
+    """One OneBot v11 group message event (with the replay's `at_ms` since `start`)."""
     raw = "".join(
         f"[CQ:at,qq={s['data']['qq']}]" if s["type"] == "at" else s["data"]["text"]
         for s in segments
@@ -73,9 +83,9 @@ def _event(mid: int, at: float, user: int, name: str, segments: list[dict[str, A
     return {
         "self_id": BOT_ID, "user_id": user, "time": int(at), "message_id": mid,
         "message_type": "group", "sub_type": "normal", "post_type": "message",
-        "group_id": GROUP_ID, "message": segments, "raw_message": raw, "font": 14,
+        "group_id": group_id, "message": segments, "raw_message": raw, "font": 14,
         "sender": {"user_id": user, "nickname": name, "card": name, "role": "member"},
-        "at_ms": round((at - START) * 1000),
+        "at_ms": round((at - start) * 1000),
     }  # fmt: skip
 
 
@@ -104,7 +114,7 @@ def build() -> tuple[list[dict], dict[str, str]]:
         nonlocal at, mid
         at += gap
         mid += rng.randint(1, 97)
-        events.append(_event(mid, at, member[0], member[1], segments))
+        events.append(group_event(mid, at, member[0], member[1], segments))
         labels[str(mid)] = label
 
     for kind in plan:
