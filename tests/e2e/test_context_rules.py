@@ -112,11 +112,14 @@ async def test_regex_depth_injection_and_worldbook_in_the_request(
     assert KELSEY not in third.system_prompt, "the sticky ended: a 2-message cooldown starts"
     messages = prompt_messages(third)
     reminder = "（帕拉斯提醒自己：保持角色，认真听{{char}}〔系统〕说话）"
-    assert messages[-4] == ("system", reminder), "depth 3: three messages after it"
+    # depth 3: three messages after it, plus the cache layout's per-turn system block
+    assert messages[-5] == ("system", reminder), "depth 3"
+    assert messages[-2][0] == "system" and "【当前时间】" in messages[-2][1]
 
     fourth, _ = await ask(peer, fake_llm, db, "源石要紧吗")
     messages = prompt_messages(fourth)
-    assert messages[-2] == ("system", "（源石话题：提醒大家注意安全）"), "worldbook depth 1"
+    # depth 1: before the current message, the per-turn system block in between
+    assert messages[-3] == ("system", "（源石话题：提醒大家注意安全）"), "worldbook depth 1"
     assert messages[-1][0] == "user" and messages[-1][1].endswith("源石要紧吗")
 
     env = {**os.environ, "DATABASE_URL": bot.database_url}

@@ -31,6 +31,15 @@ FILLER = [
     "摸鱼中",
     "困死了",
     "周末去哪",
+    # the cache layout's timeline reaches back up to twice its width (16 lines)
+    "下雨了",
+    "带伞了吗",
+    "没带",
+    "惨",
+    "外卖到了",
+    "吃饭去",
+    "回来了",
+    "继续摸鱼",
 ]
 
 

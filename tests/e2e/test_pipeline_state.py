@@ -5,6 +5,7 @@ own tag changes nothing), a quoted .txt file and a voice message read into the r
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -126,7 +127,11 @@ async def test_kb_placeholder_and_a_variable_changed_by_an_answer(
     second = await ask(peer, fake_llm, GROUP_RP, BOB, at_bot("现在还好吗"), "现在还好吗")
     assert "队伍生命：70" in second.system_prompt
     assert "生命值（hp）=70" in second.system_prompt
-    assert "svar" not in " ".join(str(m.get("content")) for m in second.messages[1:])
+    # Alice's tag reached neither the timeline nor any message (the per-turn system block
+    # of the cache layout carries the rule for writing tags, not a tag)
+    assert 'op="-" value="30"' not in json.dumps(second.messages, ensure_ascii=False)
+    said = [m for m in second.messages if m["role"] != "system"]
+    assert "svar" not in " ".join(str(m.get("content")) for m in said)
 
     # Bob's turn must be over before his next line, or it is merged into the turn in flight
     await sends(peer, GROUP_RP, 2)
