@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from dataclasses import asdict
 
+from pallas.cli.backup_cli import register_backup
 from pallas.cli.kb_cli import register_kb
 from pallas.cli.learning_cli import register_learn
 from pallas.cli.memory_cli import register_memory
@@ -68,6 +69,7 @@ REGISTRY: list[Callable[[argparse._SubParsersAction[argparse.ArgumentParser]], N
     register_config,
 ]
 REGISTRY.append(register_replay)
+REGISTRY.append(register_backup)
 
 
 async def _context(args: argparse.Namespace) -> int:
