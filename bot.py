@@ -65,6 +65,8 @@ _pallas_log.propagate = False
 nonebot.init()
 # NoneBot's sink at LOG_LEVEL itself, its per-message lines at DEBUG (pallas/onebot/log_setup.py)
 log_setup.install(nonebot.get_driver().config.log_level)
+# and, when PALLAS_LOG_FILE is set, a rotating file with the same lines (size-capped)
+log_setup.install_file_from_env(os.environ, nonebot.get_driver().config.log_level)
 driver = nonebot.get_driver()
 driver.register_adapter(OneBotV11Adapter)
 # Pallas's start-up / ready / shut-down and its one message entry; the plugins declare their

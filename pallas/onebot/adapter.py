@@ -65,13 +65,16 @@ from nonebot.drivers import WebSocket
 from nonebot.exception import WebSocketClosed
 from typing_extensions import override
 
+from pallas.core.log_limit import LogLimiter, skipped_note
 from pallas.onebot.edge import Edge
-from pallas.onebot.event_parse import parse_event
+from pallas.onebot.event_parse import EventRefused, parse_event
 from pallas.onebot.frame_guard import check_frame
 from pallas.onebot.lanes import PRIORITY_HOLD, Lanes
 from pallas.onebot.read_ahead import FramePump, FrameScan, Scanned, is_response_frame
 
 log = logging.getLogger("pallas.onebot")
+# refused frames and events: a few lines per kind a minute, then a count (pallas.core.log_limit)
+_REFUSALS = LogLimiter(per_window=5, window_s=60.0)
 
 MAX_ECHO_DIGITS = 20
 RECEIVE_SLICE_S = 0.03
@@ -131,12 +134,15 @@ class _GuardedSocket:
             if verdict.ok:
                 return data
             self.refused += 1
-            log.warning(
-                "refused a OneBot frame (%s, %d bytes, starts %r); the connection stays",
-                verdict.reason,
-                verdict.size,
-                data[:60],
-            )
+            logged, skipped = _REFUSALS.allow(f"frame:{verdict.reason}")
+            if logged:
+                log.warning(
+                    "refused a OneBot frame (%s, %d bytes, starts %r); the connection stays%s",
+                    verdict.reason,
+                    verdict.size,
+                    data[:60],
+                    skipped_note(skipped),
+                )
 
     async def _bounded_backlog(self) -> None:
         """Parsed events waiting for a handler slot stay under `BACKLOG_MAX` (then frames wait
@@ -301,12 +307,15 @@ class GuardedAdapter(Adapter):
         if isinstance(json_data, dict) and "post_type" not in json_data:
             deliver_result(cls._result_store, json_data)
             return None
+        if not isinstance(json_data, dict):
+            return None
         try:  # the stock parse's events, without a pydantic TypeAdapter per segment
-            return (
-                parse_event(cls, json_data, super().json_to_event)
-                if isinstance(json_data, dict)
-                else None
-            )
-        except Exception:  # one malformed frame never ends the connection
+            return parse_event(cls, json_data)
+        except EventRefused as refused:  # hostile or broken input: one line, no traceback
+            logged, skipped = _REFUSALS.allow(f"{refused.post_type}:{refused.reason[:40]}")
+            if logged:
+                log.warning("refused a OneBot %s%s", refused, skipped_note(skipped))
+            return None
+        except Exception:  # our own bug: a traceback, and the connection stays
             log.exception("skipped a OneBot frame the adapter could not turn into an event")
             return None

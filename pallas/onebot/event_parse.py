@@ -6,15 +6,19 @@ and the event's `message` field validates each segment dict with another
 schema rebuilt, for every segment, twice per message (`message` and `original_message`): about
 half of the parse. `parse_event` gives the same `Event` objects cheaper:
 
-- a `message` that is a list of well-formed segment dicts (`type` a str, `data` a dict with str
-  keys — what every OneBot implementation sends) is built into the adapter's `Message` directly:
+- a `message` that is a list of segment dicts (`type` a str, `data` a dict with str keys —
+  what every OneBot implementation sends) is built into the adapter's `Message` directly:
   `MessageSegment(type, dict(data))` is what the validation produced (extra keys ignored, `data`
-  copied shallowly); anything else (a CQ string, a malformed segment) is left for the stock
-  validation, which builds or refuses it as before;
-- the adapter's first (most specific) event model for the frame is validated with its own
-  validator (`model.model_validate`, which is what a `TypeAdapter` of a `BaseModel` runs); a
-  frame it refuses goes to the stock parse as it came (its fallbacks down to the base `Event`,
-  its log lines, its refusal).
+  copied shallowly); a malformed segment in the list is dropped and the rest kept (the stock
+  validation refused the whole message); a CQ string is left to the models' validation;
+- the adapter's event models for the frame are validated in its order with their own
+  validator (`model.model_validate`, which is what a `TypeAdapter` of a `BaseModel` runs), then
+  the base `Event` for anything but a message; a frame none accepts raises `EventRefused`, which
+  the adapter logs as one rate-limited line (the stock parse logs an ERROR with a traceback,
+  and turns a malformed message into a base `Event` that fails again, with another traceback,
+  in NoneBot's command parsing);
+- a text segment whose text is null is dropped, a non-string text becomes its string (NoneBot's
+  own to-me check calls `.strip()` on it).
 
 The caller's dict is not modified (the stock parse adds `original_message` to it).
 `tests/unit/core/test_event_parse.py` compares both parses over a table of real and broken
@@ -23,50 +27,91 @@ frames. NoneBot itself is not patched: only Pallas's adapter uses this.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from nonebot.adapters.onebot.v11 import Adapter, Message, MessageSegment
+from nonebot.adapters.onebot.v11 import Adapter, Message, MessageEvent, MessageSegment
 from nonebot.adapters.onebot.v11.event import Event
+from pydantic import ValidationError
+
+MESSAGE_POST_TYPES = frozenset({"message"})  # NapCat's message_sent has only the base Event
+
+
+class EventRefused(ValueError):
+    """No event model accepts the frame: what the adapter logs in one line."""
+
+    def __init__(self, post_type: str, ids: str, reason: str) -> None:
+        super().__init__(f"{post_type} event ({ids}): {reason}")
+        self.post_type = post_type
+        self.ids = ids
+        self.reason = reason
+
+
+def _segment(kind: str, data: dict[str, Any]) -> MessageSegment | None:
+    """One well-formed segment; a text segment whose text is not a string keeps what it
+    says (`str`), or is dropped when it is null (NoneBot's own checks call `.strip()`)."""
+    if kind == "text" and not isinstance(data.get("text"), str):
+        if data.get("text") is None:
+            return None
+        data = {**data, "text": str(data["text"])}
+    return MessageSegment(type=kind, data=dict(data))
 
 
 def built_message(segments: Any) -> Message | None:
-    """`segments` as the adapter's `Message`, or None when the stock validation must judge."""
+    """A segment list as the adapter's `Message`: every well-formed segment (`type` a str,
+    `data` a dict with str keys), the malformed ones dropped so the rest of the message is
+    still recorded; None (the models' validation judges) for anything but a list."""
     if type(segments) is not list:
         return None
     built = []
     for segment in segments:
         if type(segment) is not dict:
-            return None
+            continue
         kind, data = segment.get("type"), segment.get("data")
         if type(kind) is not str or type(data) is not dict:
-            return None
+            continue
         if not all(type(key) is str for key in data):
-            return None
-        built.append(MessageSegment(type=kind, data=dict(data)))
+            continue
+        made = _segment(kind, data)
+        if made is not None:
+            built.append(made)
     return Message(built)
 
 
-def parse_event(
-    adapter: type[Adapter],
-    json_data: dict[str, Any],
-    stock: Callable[[dict[str, Any]], Event | None],
-) -> Event | None:
-    """What `stock(json_data)` — the adapter's own `json_to_event` — returns for an event
-    frame, built without a `TypeAdapter` per segment. A frame the adapter's first (most
-    specific) event model refuses is handed to `stock` itself, untouched: its fallbacks (down
-    to the base `Event`, which keeps the raw dicts), its log lines, its refusal."""
+def _ids(frame: dict[str, Any]) -> str:
+    parts = [f"{key} {str(frame[key])[:24]}" for key in ("message_id", "group_id", "user_id")
+             if key in frame]  # fmt: skip
+    return ", ".join(parts) or "no ids"
+
+
+def _reason(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return "invalid"
+    where = ".".join(str(p) for p in errors[0]["loc"]) or "frame"
+    return f"{where}: {errors[0]['msg']} ({exc.error_count()} problem(s))"
+
+
+def parse_event(adapter: type[Adapter], json_data: dict[str, Any]) -> Event:
+    """The event the stock adapter's `json_to_event` gives for a frame, built without a
+    `TypeAdapter` per segment: its models in its order (most specific first), then, for
+    anything but a message, its base `Event`. Raises `EventRefused` when none accepts the
+    frame — and for a message no message model accepts: as a base `Event` it would only
+    fail later, in NoneBot's command parsing, with a traceback."""
     data = dict(json_data)  # the models' before-validators write `original_message` into it
     message = built_message(json_data.get("message"))
     if message is not None:
         data["message"] = message
-    model = next(iter(adapter.get_event_model(data)), None)
-    if model is None:
-        return stock(json_data)
-    try:
-        return model.model_validate(data)
-    except Exception:  # malformed: the stock parse tries its fallbacks, logs and decides
-        return stock(json_data)
-
-
-__all__ = ["built_message", "parse_event"]
+    post_type = str(json_data.get("post_type", ""))[:32]
+    models = list(adapter.get_event_model(data))  # most specific first, down to `Event`
+    if post_type in MESSAGE_POST_TYPES:
+        models = [m for m in models if issubclass(m, MessageEvent)]
+    elif Event not in models:
+        models.append(Event)
+    first: ValidationError | None = None
+    for model in models:
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            first = first or exc
+    reason = _reason(first) if first is not None else "no event model for it"
+    raise EventRefused(post_type or "untyped", _ids(json_data), reason)

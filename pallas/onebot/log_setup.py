@@ -12,11 +12,15 @@ complete"). A busy bot logs per message only at DEBUG, so those three lines are
 shown only when `LOG_LEVEL` is DEBUG or lower. Everything else NoneBot logs at INFO or above
 (start-up, plugins loaded, connections, warnings and errors of the dispatch itself) is kept, and
 Pallas's own INFO lines (decisions that speak or call a model, the periodic counters) too.
+
+`install_file` adds a rotating log file (`PALLAS_LOG_FILE`, `PALLAS_LOG_FILE_MAX_MB`,
+`PALLAS_LOG_FILE_KEEP`): the same lines, a size cap.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from nonebot import log as nonebot_log
@@ -72,4 +76,50 @@ def install(level: int | str, sink: Any = None) -> int:
     return new_id
 
 
-__all__ = ["PER_MESSAGE_FILES", "install", "keep_record", "level_number"]
+def install_file(path: str, level: int | str, *, max_mb: float = 20.0, keep: int = 5) -> int | None:
+    """Also write the log to `path` (the same records and format as stdout), rotated at
+    `max_mb` megabytes with `keep` old files kept: a bot under attack or running for years
+    cannot fill the disk. None (nothing added) when `path` is empty."""
+    if not path.strip():
+        return None
+    threshold = level_number(level)
+    return logger.add(
+        path,
+        level=threshold,
+        diagnose=False,
+        filter=lambda record: keep_record(record, threshold),
+        format=default_format,
+        rotation=int(max(1.0, max_mb) * 1_000_000),
+        retention=max(1, keep),
+        encoding="utf-8",
+    )
+
+
+def _number(environ: Mapping[str, str], name: str, default: float) -> float:
+    raw = environ.get(name, "").strip()
+    try:
+        return float(raw) if raw else default
+    except ValueError:
+        logger.warning(f"{name}={raw!r} is not a number; using {default}")
+        return default
+
+
+def install_file_from_env(environ: Mapping[str, str], level: int | str) -> int | None:
+    """`install_file` from `PALLAS_LOG_FILE` / `_MAX_MB` (20) / `_KEEP` (5); a value that is
+    not a number is reported and its default used."""
+    return install_file(
+        environ.get("PALLAS_LOG_FILE", ""),
+        level,
+        max_mb=_number(environ, "PALLAS_LOG_FILE_MAX_MB", 20.0),
+        keep=int(_number(environ, "PALLAS_LOG_FILE_KEEP", 5)),
+    )
+
+
+__all__ = [
+    "PER_MESSAGE_FILES",
+    "install",
+    "install_file",
+    "install_file_from_env",
+    "keep_record",
+    "level_number",
+]

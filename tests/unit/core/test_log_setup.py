@@ -6,6 +6,7 @@ import contextlib
 import io
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -87,3 +88,32 @@ def test_level_names() -> None:
     assert log_setup.level_number("debug") == 10
     assert log_setup.level_number(25) == 25
     assert log_setup.level_number("nonsense") == 20
+
+
+def test_the_log_file_rotates_at_its_size_cap(tmp_path: Path) -> None:
+    """Issue 33: a log file cannot grow past its cap × the files kept."""
+    path = tmp_path / "pallas.log"
+    handler = log_setup.install_file_from_env(
+        {"PALLAS_LOG_FILE": str(path), "PALLAS_LOG_FILE_MAX_MB": "1", "PALLAS_LOG_FILE_KEEP": "2"},
+        "INFO",
+    )
+    assert handler is not None
+    try:
+        line = "refused a OneBot frame " + "x" * 1000
+        for _ in range(4_000):  # ~4 MB of warnings
+            logger.warning(line)
+    finally:
+        logger.remove(handler)
+    files = sorted(tmp_path.iterdir())
+    assert 2 <= len(files) <= 3  # the live file and at most two rotated ones
+    assert all(f.stat().st_size <= 1_100_000 for f in files)
+    assert "refused a OneBot frame" in path.read_text(encoding="utf-8")
+
+
+def test_no_log_file_unless_asked_and_bad_numbers_fall_back(tmp_path: Path) -> None:
+    assert log_setup.install_file_from_env({}, "INFO") is None
+    handler = log_setup.install_file_from_env(
+        {"PALLAS_LOG_FILE": str(tmp_path / "a.log"), "PALLAS_LOG_FILE_MAX_MB": "lots"}, "INFO"
+    )
+    assert handler is not None
+    logger.remove(handler)
