@@ -74,13 +74,28 @@ def at_heads(database_url: str) -> bool:
     return {str(r[0]) for r in rows} == heads
 
 
+class UnknownRevisionError(RuntimeError):
+    """The database stands at a revision these migration files do not know: it was migrated
+    by a newer Pallas. Start-up stops rather than guess."""
+
+
 def upgrade_sync(database_url: str, revision: str = "heads") -> bool:
     """Upgrade to `revision`; False when the database already stood at the heads."""
     if revision == "heads" and at_heads(database_url):
         return False
     from alembic import command
+    from alembic.util.exc import CommandError
 
-    command.upgrade(alembic_config(database_url), revision)
+    try:
+        command.upgrade(alembic_config(database_url), revision)
+    except CommandError as exc:
+        if "Can't locate revision" not in str(exc):
+            raise
+        raise UnknownRevisionError(
+            f"the database is at a schema revision this Pallas does not know ({exc}): it was "
+            "migrated by a newer release. Run that release, or restore a backup taken before "
+            "the upgrade (`pallas restore`); nothing was changed."
+        ) from exc
     return True
 
 
