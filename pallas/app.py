@@ -60,6 +60,7 @@ from pallas.features.memory import (
     MemoryService,
     readable_scopes,
 )
+from pallas.features.retention import RetentionJob
 from pallas.features.session import (
     OldTopicsSource,
     SessionTopicRepository,
@@ -277,6 +278,12 @@ def build_app(
         admin=admin,
         preload=preload,
         topics=old_topics.topics,
+        retention=RetentionJob(
+            runtime.sessions,
+            runtime.clock,
+            scopes=runtime.repos.messages.groups,
+            config_of=lambda group_id: runtime.group_configs.get(group_id).retention,
+        ),
     )
 
 

@@ -6,6 +6,7 @@ from pallas.admin.base import AdminServices
 from pallas.features.cost import CostGuard
 from pallas.features.learning import FeedbackStores, GroupInsightProcessor, GroupLearningSource
 from pallas.features.memory import MemoryService
+from pallas.features.retention import RetentionJob
 from pallas.features.session import SessionTopicRepository
 from pallas.features.stickers import StickerDescriber, StickerService
 from pallas.runtime import PallasRuntime
@@ -40,6 +41,7 @@ class PallasApp:
         admin: AdminServices,
         preload: GroupPreload | None = None,
         topics: SessionTopicRepository | None = None,
+        retention: RetentionJob | None = None,
     ) -> None:
         self.runtime = runtime
         self.addressing = addressing
@@ -55,6 +57,7 @@ class PallasApp:
         self.admin = admin  # `/pallas …` commands, the CLI, the web console
         self.preload = preload  # a group's reply-path entries, loaded when the group is seen
         self.topics = topics  # session topics: recalls are written behind, flushed at stop
+        self.retention = retention  # old rows pruned per group (packages/retention, hourly)
         self._console: ConsoleBackend | None = None
 
     def console_backend(self, group_names: GroupNamesSource | None = None) -> ConsoleBackend:

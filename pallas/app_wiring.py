@@ -224,4 +224,5 @@ def admin_services_for(
         describer=describer or describer_for(runtime),
         svars=svars_for(runtime),
         llm=runtime.llm,
+        sessions=runtime.sessions,
     )

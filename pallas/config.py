@@ -15,6 +15,7 @@ from pallas.features.cost import CostConfig
 from pallas.features.kb import KnowledgePlaceholderConfig
 from pallas.features.learning import LearningConfig
 from pallas.features.memory import RetrievalConfig
+from pallas.features.retention import RetentionConfig
 from pallas.features.session import SessionSummaryConfig
 from pallas.features.stickers import StickerConfig
 from pallas.features.svars import SvarConfig
@@ -67,6 +68,7 @@ class GroupConfig(BaseModel):
     freshness: FreshnessConfig = Field(default_factory=FreshnessConfig)  # stale messages
     stickers: StickerConfig = Field(default_factory=StickerConfig)  # the group's sticker pool
     cost: CostConfig = Field(default_factory=CostConfig)  # reply rate limits and budgets
+    retention: RetentionConfig = Field(default_factory=RetentionConfig)  # 0 days = keep
 
     def effective_routing(self) -> RoutingConfig:
         """`enabled = false` at the top level silences routing too."""

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeAlias
 
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from pallas.config import GroupConfig
 from pallas.core.admin_commands import AdminCommand, AdminContext
 from pallas.core.clock import Clock
@@ -80,6 +82,7 @@ class AdminServices:
     describer: StickerDescriber
     svars: SvarService
     llm: LLMClient  # the endpoint chains and their breakers (status)
+    sessions: async_sessionmaker[AsyncSession]  # the database's size and oldest row (status)
 
     def group_config(self, group_id: int) -> GroupConfig:
         return self.configs.get(group_id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -11,9 +12,12 @@ from typing import Any
 
 from pallas.admin.base import AdminCommand, AdminCtx, AppCommand
 from pallas.context.analyzer import render_snapshot
+from pallas.core.db.retention import database_facts
 from pallas.features.cost import Limits, UsageCounters, cost_reason_zh, status_lines
 from pallas.features.tools import ToolsConfig
 from pallas.providers.client import EndpointStatus
+
+log = logging.getLogger("pallas.admin")
 
 STATUS_FLUSH_WAIT_S = 2.0
 
@@ -63,6 +67,11 @@ async def status(ctx: AdminCtx) -> str:
         bot_id=ctx.bot_id,
         group_id=ctx.group_id,
     )
+    try:
+        lines.append((await database_facts(svc.sessions)).line_zh())
+    except Exception:  # a status must answer even when the database cannot say
+        log.warning("status: database facts unavailable", exc_info=True)
+        lines.append("数据库：暂时读不到大小")
     errors = svc.configs.errors()
     if errors:
         lines.append("配置文件有问题（仍在使用上一次正确的版本）：")

@@ -52,6 +52,9 @@ SQLITE_POOL_SIZE = 8
 
 def _enable_sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
     cursor = dbapi_connection.cursor()
+    # a new database file frees the pages of pruned rows on request (`retention.reclaim`);
+    # on an existing file (tables already there) SQLite ignores it
+    cursor.execute("PRAGMA auto_vacuum=INCREMENTAL")
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA busy_timeout=5000")
