@@ -18,6 +18,7 @@ from pallas.config import GroupConfig
 from pallas.core.clock import Clock
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.repositories.snapshots import SnapshotRepository
+from pallas.core.db.retention import database_facts
 from pallas.core.state import StateStore
 from pallas.features.memory import MemoryItem, Retired, readable_scopes, retired_items
 from pallas.providers.client import EndpointStatus
@@ -80,6 +81,14 @@ class ConsoleBackend:
     @property
     def configs(self) -> GroupConfigStore[GroupConfig]:
         return self._admin.configs
+
+    async def database_line(self) -> str:
+        """`数据库 12.3 MB，最早保留的消息 2025-06-01` ("" when it cannot be read)."""
+        try:
+            return (await database_facts(self._admin.sessions)).line_zh()
+        except Exception:
+            log.exception("console: database facts unavailable")
+            return ""
 
     async def endpoint_status(self) -> list[EndpointStatus]:
         """Each task's endpoint chain with its breaker state ([] when it cannot be read)."""

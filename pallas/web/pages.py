@@ -76,7 +76,10 @@ def read_pages(router: APIRouter, console: Console) -> None:
     async def groups(request: Request, q: str = "") -> Response:
         session = await console.session(request)
         rows = await group_rows(console, q.strip())
-        return console.render("groups.html", session, rows=rows, q=q, tasks=TASKS, page="groups")
+        database = await session.backend.database_line()
+        return console.render(
+            "groups.html", session, rows=rows, q=q, tasks=TASKS, page="groups", database=database
+        )
 
     @router.get("/usage")
     async def usage(request: Request, group: str = "") -> Response:

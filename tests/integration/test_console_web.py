@@ -248,6 +248,16 @@ async def test_usage_shows_cost_when_prices_are_configured(
     assert "<rect" in page and "750000" in page
 
 
+async def test_groups_page_names_the_database_size_and_oldest_message(
+    client: httpx.AsyncClient, runtime: PallasRuntime
+) -> None:
+    runtime.writer.submit(message(1, NOW - 40 * 86_400))
+    await runtime.writer.flush()
+    await login(client)
+    page = (await client.get("/console/")).text
+    assert re.search(r'id="database">数据库 [\d.]+ MB，最早保留的消息 2025-10-22', page)
+
+
 async def test_usage_shows_cache_hits_endpoints_and_breakers(
     client: httpx.AsyncClient, runtime: PallasRuntime
 ) -> None:

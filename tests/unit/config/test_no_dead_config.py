@@ -42,6 +42,11 @@ READ_BY_NAME: dict[str, str] = {
     "learning.blame_weights.expression": "BlameWeights.as_mapping",
     "learning.blame_weights.semantic": "BlameWeights.as_mapping",
     "learning.blame_weights.bot_line": "BlameWeights.as_mapping",
+    # RetentionConfig.days(kind) -> getattr(self, f"{kind}_days") for each kind of row
+    "retention.messages_days": "RetentionConfig.days",
+    "retention.sessions_days": "RetentionConfig.days",
+    "retention.snapshots_days": "RetentionConfig.days",
+    "retention.usage_days": "RetentionConfig.days",
 }
 
 # keys removed by issue 10 because nothing read them (the name scan alone cannot see that)
