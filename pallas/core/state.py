@@ -167,20 +167,26 @@ def _view(value: Any) -> Any:
     return copy.deepcopy(value.value) if type(value) is _Private else value
 
 
+SWEEP_EVERY_S = 300.0  # expired keys are dropped at most this long after a write finds them
+
+
 class MemoryStateStore:
     """Single-process store with TTLs measured on the injected clock.
 
     `max_keys` bounds memory: when exceeded, expired entries go first, then the oldest, down
     to 90 % of the bound, so a full store pays one sweep per ~10 % of `max_keys` inserts
-    rather than a full scan on every insert. Callers cannot mutate stored state: values are
-    stored frozen (`_freeze`), `get` / `items` thaw a private copy and `read` hands out the
-    frozen values themselves.
+    rather than a full scan on every insert. Expired entries are also swept by the first write
+    `SWEEP_EVERY_S` after the last sweep: keys nobody reads again (each message's dedupe claim)
+    would otherwise stay until the bound (a soak grew ~1.4 MB per busy hour that way).
+    Callers cannot mutate stored state: values are stored frozen (`_freeze`), `get` / `items`
+    thaw a private copy and `read` hands out the frozen values themselves.
     """
 
     def __init__(self, clock: Clock | None = None, *, max_keys: int = 200_000) -> None:
         self._clock = clock or SystemClock()
         self._data: dict[str, _Entry] = {}
         self._max_keys = max_keys
+        self._swept_at = self._clock.now()
 
     def _live(self, key: str) -> _Entry | None:
         entry = self._data.get(key)
@@ -198,14 +204,19 @@ class MemoryStateStore:
         self._data[key] = _Entry(value, self._expiry(ttl))
         if len(self._data) > self._max_keys:
             self._evict()
+        elif self._clock.now() - self._swept_at >= SWEEP_EVERY_S:
+            self._drop_expired()  # keys nobody reads again (a message's dedupe claim) go too
 
-    def _evict(self) -> None:
-        now = self._clock.now()
+    def _drop_expired(self) -> None:
+        now = self._swept_at = self._clock.now()
         expired = [
             k for k, e in self._data.items() if e.expires_at is not None and e.expires_at <= now
         ]
         for key in expired:
             del self._data[key]
+
+    def _evict(self) -> None:
+        self._drop_expired()
         overflow = len(self._data) - int(self._max_keys * _EVICT_TO)
         if overflow > 0:
             # dict preserves insertion order: drop the oldest keys first

@@ -1,5 +1,5 @@
 from pallas.core.clock import FakeClock
-from pallas.core.state import MemoryStateStore
+from pallas.core.state import SWEEP_EVERY_S, MemoryStateStore
 
 
 async def test_ttl_expiry_on_injected_clock(clock: FakeClock) -> None:
@@ -51,6 +51,21 @@ async def test_max_keys_bounds_memory(clock: FakeClock) -> None:
         await store.set(f"k{i}", i)
     assert len(await store.keys("k")) <= 100
     assert await store.get("k249") == 249
+
+
+async def test_expired_keys_nobody_reads_again_are_swept_by_a_later_write(
+    clock: FakeClock,
+) -> None:
+    """Issue 33's soak: each message's dedupe claim (a TTL key never read again) stayed until
+    the 200,000-key bound, ~1.4 MB per busy hour. A write 5 minutes on sweeps them."""
+    store = MemoryStateStore(clock)
+    for i in range(1_000):
+        await store.set(f"seen:{i}", 1, ttl=60)
+    await store.set("keep", 1)
+    clock.advance(SWEEP_EVERY_S)
+    await store.set("next", 1)
+    assert len(store._data) == 2  # the expired claims are gone, not just invisible
+    assert await store.get("keep") == 1
 
 
 async def test_full_store_evicts_expired_first_then_oldest_with_headroom(
