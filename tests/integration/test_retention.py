@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 
 from pallas.core.clock import DAY_S, FakeClock
 from pallas.core.db.models import InjectionSnapshotRow, LlmChatMessageRow, UsageLedgerRow
+from pallas.core.db.models_pipeline import SessionVariableEventRow
 from pallas.core.db.repositories.usage import UsageEntry
 from pallas.core.db.retention import database_facts
 from pallas.core.records import StoredMessage
@@ -39,6 +40,10 @@ async def _fill(runtime: PallasRuntime) -> None:
                                             group_id=group, user_id=100, message_id=i,
                                             created_at=at, model="m", outcome="delivered",
                                             data={}) for i in range(5)]
+                    + [SessionVariableEventRow(bot_id=BOT, group_id=group, member_id=100,
+                                               name="hp", op="-", operand="1", old_value="2",
+                                               new_value="1", turn_id="t", actor="model",
+                                               created_at=at) for _ in range(3)]
                 )  # fmt: skip
                 await session.commit()
             await runtime.repos.usage.record(
@@ -62,7 +67,9 @@ async def test_each_group_is_pruned_by_its_own_rule_in_budgeted_runs(
         database_url=database_url, pallas_config_dir=tmp_path / "c", pallas_data_dir=tmp_path
     )
     runtime = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
-    rule = RetentionConfig(messages_days=30, sessions_days=30, snapshots_days=30, usage_days=30)
+    rule = RetentionConfig(
+        messages_days=30, sessions_days=30, snapshots_days=30, usage_days=30, audit_days=30
+    )
     job = RetentionJob(
         runtime.sessions, clock, scopes=runtime.repos.messages.groups,
         config_of=lambda group: rule if group == PRUNED else RetentionConfig(),
@@ -77,7 +84,7 @@ async def test_each_group_is_pruned_by_its_own_rule_in_budgeted_runs(
         assert await runtime.repos.messages.count(group_id=PRUNED) == 300  # the recent ones
         assert await runtime.repos.messages.count(group_id=KEPT) == 600  # its rule: keep
         for table, kept in ((LlmChatMessageRow, 40), (InjectionSnapshotRow, 5),
-                            (UsageLedgerRow, 1)):  # fmt: skip
+                            (UsageLedgerRow, 1), (SessionVariableEventRow, 3)):  # fmt: skip
             assert await _count(runtime, table, PRUNED) == kept
             assert await _count(runtime, table, KEPT) == 2 * kept
         oldest = await runtime.repos.messages.recent(BOT, PRUNED, limit=300)

@@ -3,8 +3,9 @@
 `prune` deletes one kind of row of one (bot, group) older than a cutoff, `batch` rows per
 statement (each statement a short transaction, the event loop free between them), at most
 `max_rows` per call: a retention run never holds the database or the loop for long. The
-indexes make each batch a range read: messages by (self_id, group_id, time), session turns and
-snapshots by (bot_id, group_id, id) from the oldest, the usage ledger by day.
+indexes make each batch a range read: messages by (self_id, group_id, time), session turns,
+snapshots and the session-variable audit log by (bot_id, group_id, id) from the oldest, the
+usage ledger by day.
 
 `reclaim` gives freed pages back to the file system: SQLite's `incremental_vacuum` (databases
 created by this version use `auto_vacuum = INCREMENTAL`; an older file keeps its free pages
@@ -28,9 +29,10 @@ from pallas.core.db.models import (
     MessageRow,
     UsageLedgerRow,
 )
+from pallas.core.db.models_pipeline import SessionVariableEventRow
 
-Kind = Literal["messages", "sessions", "snapshots", "usage"]
-KINDS: tuple[Kind, ...] = ("messages", "sessions", "snapshots", "usage")
+Kind = Literal["messages", "sessions", "snapshots", "usage", "audit"]
+KINDS: tuple[Kind, ...] = ("messages", "sessions", "snapshots", "usage", "audit")
 
 
 def _oldest(kind: Kind, bot_id: int, group_id: int, cutoff: float, batch: int) -> Any:
@@ -50,7 +52,7 @@ def _oldest(kind: Kind, bot_id: int, group_id: int, cutoff: float, batch: int) -
             .where(u.bot_id == bot_id, u.group_id == group_id, u.day < local_day(cutoff))
             .limit(batch)
         )
-    t = LlmChatMessageRow if kind == "sessions" else InjectionSnapshotRow
+    t = _TABLES[kind]
     return (
         select(t.id)
         .where(t.bot_id == bot_id, t.group_id == group_id, t.created_at < cutoff)
@@ -60,7 +62,8 @@ def _oldest(kind: Kind, bot_id: int, group_id: int, cutoff: float, batch: int) -
 
 
 _TABLES: dict[str, Any] = {"messages": MessageRow, "sessions": LlmChatMessageRow,
-           "snapshots": InjectionSnapshotRow, "usage": UsageLedgerRow}  # fmt: skip
+           "snapshots": InjectionSnapshotRow, "usage": UsageLedgerRow,
+           "audit": SessionVariableEventRow}  # fmt: skip
 
 
 async def prune(
