@@ -9,7 +9,6 @@ description per image hash).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,15 +16,15 @@ from pallas.core.clock import Clock
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.providers.client import LLMClient
 from pallas.providers.image_fetch import FetchedImage, ImageFetchConfig, ImageFetcher, to_data_url
+from pallas.providers.wire import answer_text
 
 FetcherFactory = Callable[[ImageFetchConfig], ImageFetcher]
 
-_THINK_RE = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|$)", re.IGNORECASE | re.DOTALL)
-
 
 def strip_reasoning(answer: str) -> str:
-    """The answer without a leading <think>…</think> block (an unclosed one runs to the end)."""
-    return _THINK_RE.sub("", answer or "")
+    """The answer without <think>…</think> blocks (an unclosed one runs to the end): the
+    client's own rule (`wire.answer_text`), for answers that did not come through it."""
+    return answer_text(answer or "")
 
 
 def image_question(prompt: str, data_url: str) -> list[dict[str, Any]]:
