@@ -1,4 +1,5 @@
-"""`pallas backup PATH` and `pallas restore PATH`: a consistent copy of the live database.
+"""`pallas backup PATH`, `pallas restore PATH` and `pallas vacuum`: copies of the live database,
+putting one back, and giving its free space back to the file system.
 
 The database is the deployment's `DATABASE_URL` (SQLite by default, PostgreSQL by URL). A
 backup can be taken while the bot runs; a restore replaces the database and should be run with
@@ -8,6 +9,7 @@ the bot stopped (see `pallas.core.db.backup`).
 from __future__ import annotations
 
 import argparse
+import asyncio
 from pathlib import Path
 
 from pallas.core.db.backup import (
@@ -20,6 +22,7 @@ from pallas.core.db.backup import (
     sqlite_path,
 )
 from pallas.core.db.engine import normalise_database_url
+from pallas.core.db.vacuum import VacuumError, vacuum_postgres, vacuum_sqlite
 from pallas.core.settings import PallasSettings
 
 
@@ -65,6 +68,22 @@ def _restore(args: argparse.Namespace) -> int:
         return 1
 
 
+def _vacuum(_args: argparse.Namespace) -> int:
+    url = _database_url()
+    path = sqlite_path(url)
+    try:
+        if path is not None:
+            for line in vacuum_sqlite(path).lines():
+                print(line)
+            return 0
+        seconds = asyncio.run(vacuum_postgres(url))
+        print(f"VACUUM (ANALYZE) done in {seconds:.2f} s (PostgreSQL's autovacuum does this too)")
+        return 0
+    except VacuumError as exc:
+        print(f"vacuum failed: {exc}")
+        return 1
+
+
 def register_backup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     backup = sub.add_parser("backup", help="a consistent copy of the database (bot may run)")
     backup.add_argument("path", type=Path, help="a new file (SQLite copy or pg_dump archive)")
@@ -73,3 +92,7 @@ def register_backup(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     restore.add_argument("path", type=Path, help="a file made by `pallas backup`")
     restore.add_argument("--yes", action="store_true", help="really replace the database")
     restore.set_defaults(handler=_restore)
+    vacuum = sub.add_parser(
+        "vacuum", help="give free space back to the file system once (SQLite: bot stopped)"
+    )
+    vacuum.set_defaults(handler=_vacuum)

@@ -93,13 +93,27 @@ async def prune(
     return deleted
 
 
-async def reclaim(sessions: async_sessionmaker[AsyncSession], *, pages: int = 4096) -> None:
-    """Hand up to `pages` free pages back to the OS (SQLite with incremental auto-vacuum)."""
+async def reclaim(sessions: async_sessionmaker[AsyncSession], *, pages: int = 4096) -> int:
+    """Hand up to `pages` free pages back to the OS (SQLite with incremental auto-vacuum);
+    returns how many were handed back (0 on PostgreSQL, whose autovacuum does this)."""
     async with sessions() as session:
         if dialect_name(session) != "sqlite":
-            return  # PostgreSQL: autovacuum reclaims dead rows on its own
-        await session.execute(text(f"PRAGMA incremental_vacuum({int(pages)})"))
-        await session.commit()
+            return 0
+        before = await _free_pages(session)
+        if before == 0:
+            return 0
+        connection = await session.connection()
+        raw = await connection.get_raw_connection()
+        # `incremental_vacuum` frees one page per step, and a cursor's execute() takes only the
+        # first step of a statement without result columns: executescript runs it to the end
+        await raw.driver_connection.executescript(  # type: ignore[union-attr]
+            f"PRAGMA incremental_vacuum({int(pages)});"
+        )
+        return before - await _free_pages(session)
+
+
+async def _free_pages(session: AsyncSession) -> int:
+    return int((await session.execute(text("PRAGMA freelist_count"))).scalar_one())
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,7 @@ class RetentionReport:
     groups: int = 0
     budget_spent: bool = False  # stopped at max_rows: the next run goes on
     seconds: float = 0.0
+    pages_freed: int = 0  # SQLite pages handed back to the file system
 
     @property
     def total(self) -> int:
@@ -81,12 +82,13 @@ class RetentionJob:
             if report.budget_spent:
                 break
         if report.total:
-            await reclaim(self.sessions)
+            report.pages_freed = await reclaim(self.sessions)
         report.seconds = time.perf_counter() - started
         if report.total:
             more = "; budget spent, the next run goes on" if report.budget_spent else ""
-            log.info("retention removed %s in %d group(s) in %.1f s%s",
-                     _kinds(report.deleted), report.groups, report.seconds, more)  # fmt: skip
+            log.info("retention removed %s in %d group(s) in %.1f s, %d page(s) freed%s",
+                     _kinds(report.deleted), report.groups, report.seconds,
+                     report.pages_freed, more)  # fmt: skip
         return report
 
 
