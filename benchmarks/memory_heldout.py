@@ -128,9 +128,7 @@ async def ask(
     text = "\n".join(str(m.get("content", "")) for m in request.messages)
     ids = [i for b in bundle.blocks.values() for i in b.memory_ids if i.startswith("mem:")]
     foreign = sum(1 for i in ids if subjects.get(i) not in (None, probe.user))
-    hit = (not probe.must or probe.must in text) and not (
-        probe.must_not and probe.must_not in text
-    )
+    hit = (not probe.must or probe.must in text) and not (probe.must_not and probe.must_not in text)
     return Outcome(probe, hit, count_message_tokens(request.messages), foreign)
 
 
@@ -193,8 +191,8 @@ def report(size: int, outcomes: list[Outcome], *, verbose: bool) -> None:
     if verbose:
         for o in outcomes:
             if not o.hit:
-                print(f"    miss: {o.probe.question} (want {o.probe.must!r}"
-                      f"{', not ' + repr(o.probe.must_not) if o.probe.must_not else ''})")  # fmt: skip
+                unwanted = f", not {o.probe.must_not!r}" if o.probe.must_not else ""
+                print(f"    miss: {o.probe.question} (want {o.probe.must!r}{unwanted})")
 
 
 def main(argv: list[str] | None = None) -> int:
