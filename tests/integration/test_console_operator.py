@@ -209,3 +209,14 @@ async def test_message_history_is_newest_first_searchable_and_names_members(
     assert names == {"凯尔希"}
     literal = (await client.get(f"/console/g/{GROUP}/messages", params={"q": "%"})).text
     assert "没有符合条件的消息" in literal
+
+
+async def test_the_config_page_of_a_group_never_seen_says_so(
+    client: httpx.AsyncClient, runtime: PallasRuntime
+) -> None:
+    await runtime.repos.messages.add_many([message(1, NOW)])
+    await login(client)
+    unseen = (await client.get("/console/g/999999/config")).text
+    assert "机器人还没有在群 999999 里见过任何消息" in unseen
+    seen = (await client.get(f"/console/g/{GROUP}/config")).text
+    assert "还没有在群" not in seen
