@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
@@ -26,6 +25,10 @@ log = logging.getLogger("pallas.console")
 
 MAX_GROUP_ID = 2**63 - 1
 PAGE_SIZE = 50
+NOTICES = {
+    "paused": "已暂停：机器人在本群只记录消息，不再发言",
+    "resumed": "已恢复发言",
+}
 
 
 def parse_group_id(text: str) -> int | None:
@@ -82,12 +85,13 @@ async def overview_values(session: Session, bot_id: int, group_id: int) -> dict[
 
 def overview_routes(router: APIRouter, console: Console) -> None:
     @router.get("/g/{group_id}")
-    async def overview(request: Request, group_id: str, notice: str = "") -> Response:
+    async def overview(request: Request, group_id: str, done: str = "") -> Response:
         session = await console.session(request)
         seen = await seen_group(console, session, group_id)
         if isinstance(seen, Response):
             return seen
         values = await overview_values(session, *seen)
+        notice = NOTICES.get(done, "")
         return console.render(
             "group.html", session, page="overview", notice=notice, clock=clock_text, **values
         )
@@ -111,8 +115,8 @@ def overview_routes(router: APIRouter, console: Console) -> None:
             return page
         # the same audit line as a config-page edit of the key
         log.info("console: group %s config %s = %s", gid, "enabled", value)
-        notice = "已恢复发言" if value == "true" else "已暂停：机器人在本群只记录消息，不再发言"
-        return RedirectResponse(f"{PREFIX}/g/{gid}?notice={quote(notice)}", status_code=303)
+        done = "resumed" if value == "true" else "paused"
+        return RedirectResponse(f"{PREFIX}/g/{gid}?done={done}", status_code=303)
 
 
 def message_routes(router: APIRouter, console: Console) -> None:

@@ -21,7 +21,7 @@ import pytest
 from tests.e2e.conftest import BOT_ID, at_bot
 from tests.harness.bot_process import BotProcess
 from tests.harness.browser import PHONE, artifacts_dir, browser
-from tests.harness.fake_openai import FakeOpenAI
+from tests.harness.fake_openai import FakeOpenAI, RecordedRequest
 from tests.harness.onebot_peer import OneBotPeer
 
 pytestmark = pytest.mark.e2e
@@ -70,8 +70,8 @@ class Chat:
     def __init__(self, peer: OneBotPeer, llm: FakeOpenAI) -> None:
         self.peer, self.llm = peer, llm
 
-    async def ask(self, group: int, text: str) -> str:
-        """The whole request the model got (system prompt and messages), as text."""
+    async def ask(self, group: int, text: str) -> RecordedRequest:
+        """The request the model got for this @."""
         requests, sends = len(self.llm.chat_requests()), len(self.peer.sends(group))
         self.llm.enqueue("好的呀")
         event = self.peer.group_message(group, MEMBER, at_bot(text), card="阿米娅")
@@ -81,7 +81,7 @@ class Chat:
         while len(self.peer.sends(group)) <= sends:
             assert asyncio.get_running_loop().time() < deadline, "no reply sent"
             await asyncio.sleep(0.05)
-        return json.dumps(got[requests].messages, ensure_ascii=False)
+        return got[requests]
 
     async def ignored(self, group: int, text: str) -> bool:
         requests, sends = len(self.llm.chat_requests()), len(self.peer.sends(group))
@@ -145,7 +145,7 @@ async def test_pause_persona_worldbook_logs_and_history_in_a_real_browser(
         assert PERSONA_MARK in await page.text_content("#persona-preview")
         await shoot(page, "persona-desktop")
         await asyncio.sleep(1.2)
-        assert PERSONA_MARK in await chat.ask(GROUP_B, "今天喝什么")
+        assert PERSONA_MARK in (await chat.ask(GROUP_B, "今天喝什么")).system_prompt
 
         # a SillyTavern book imported and switched on for group B fires on its key
         upload = tmp_path / "方舟 地理.json"
@@ -158,7 +158,8 @@ async def test_pause_persona_worldbook_logs_and_history_in_a_real_browser(
         await page.wait_for_selector("#worldbook-notice:has-text('已启用')")
         await shoot(page, "worldbooks-desktop")
         await asyncio.sleep(1.2)
-        assert ENTRY in await chat.ask(GROUP_B, "你去过龙门吗")
+        fired = await chat.ask(GROUP_B, "你去过龙门吗")
+        assert ENTRY in json.dumps(fired.messages, ensure_ascii=False)
 
         # the log tail of group A shows the pause; the history finds a message by its text
         await page.goto(f"{base}/logs?group={GROUP_A}")
