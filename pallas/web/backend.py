@@ -17,6 +17,7 @@ from pallas.admin import AdminContext, AdminServices, memory_command
 from pallas.config import GroupConfig
 from pallas.core.clock import Clock
 from pallas.core.config_files import GroupConfigStore
+from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.db.retention import database_facts
 from pallas.core.state import StateStore
@@ -81,6 +82,18 @@ class ConsoleBackend:
     @property
     def configs(self) -> GroupConfigStore[GroupConfig]:
         return self._admin.configs
+
+    @property
+    def messages(self) -> MessageRepository:
+        return self._admin.messages
+
+    @property
+    def personas_dir(self) -> Path:
+        return self.groups_dir.parent / "personas"
+
+    @property
+    def worldbooks_dir(self) -> Path:
+        return self.groups_dir.parent / "worldbooks"
 
     async def database_line(self) -> str:
         """`数据库 12.3 MB，最早保留的消息 2025-06-01` ("" when it cannot be read)."""
