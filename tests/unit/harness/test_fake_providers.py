@@ -376,14 +376,14 @@ async def test_fail_for_fails_every_request_then_recovers(
 ) -> None:
     fake = await start_fake(flavor=flavor, default_reply="默认")
     fake.enqueue("恢复了")
-    fake.fail_for(0.3, status=503)
+    fake.fail_for(1.5, status=503)  # long enough for three requests on a loaded machine
     async with client(fake) as llm:
         for _ in range(3):
             with pytest.raises(openai.InternalServerError) as caught:
                 await llm.chat.completions.create(model="m", messages=HELLO)
             assert caught.value.status_code == 503
         assert len(fake.script) == 1  # nothing consumed while failing
-        await asyncio.sleep(0.35)
+        await asyncio.sleep(1.6)
         reply = await llm.chat.completions.create(model="m", messages=HELLO)
     assert reply.choices[0].message.content == "恢复了"
     assert len(fake.chat_requests()) == 4  # the failed requests are recorded too
