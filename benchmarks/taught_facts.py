@@ -6,8 +6,8 @@ then asks three things: about the OLDEST fact in words it does not share ("帮�
 for "我的幸运数字是7"), something unrelated, and about the newest. For each question the real
 memory sources and request assembly run in-process; printed: how many of the member's facts
 the request carries, whether the oldest is among them, and the request's tokens. The same run
-with the old limits (`personal_fallback_k = 2`, person_facts top_k 5 / 300 chars) is printed
-beside it, as "before".
+with the old limits (`personal_fallback_k = 2`, person_facts top_k 5 / 300 chars) and with a
+line per fact (`[memory.profile] enabled = false`: top_k 16 / 360 chars) are printed beside it.
 
     python -m benchmarks.taught_facts
 """
@@ -49,9 +49,11 @@ QUESTIONS = {
 }
 BEFORE_TOML = (
     "[memory]\npersonal_fallback_k = 2\n"
+    "[memory.profile]\nenabled = false\n"
     "[memory.person_facts]\ntop_k = 5\nmax_chars = 300\n"
     "[memory.relationship]\ntop_k = 3\n"
 )
+LIST_TOML = "[memory.profile]\nenabled = false\n"  # a line per fact, person_facts 16 / 360
 _THINGS = (
     "火锅", "寿司", "拉面", "螺蛳粉", "榴莲", "芒果", "奶茶", "咖啡", "乌龙茶", "可乐", "羽毛球",
     "游泳", "篮球", "跑步", "围棋", "象棋", "吉他", "钢琴", "尤克里里", "摄影", "登山", "钓鱼",
@@ -140,17 +142,17 @@ async def one_member(
 
 
 def main() -> None:
-    before = asyncio.run(measure(BEFORE_TOML))
-    now = asyncio.run(measure(""))
-    print("facts of the member in the request (oldest there?) [request tokens]: before → now")
+    runs = [asyncio.run(measure(toml)) for toml in (BEFORE_TOML, LIST_TOML, "")]
+    print("facts of the member in the request (oldest there?) [request tokens]:")
+    print("  old limits (top 5 / 300 chars) → a line per fact (16 / 360) → profile (600 chars)")
     for label in QUESTIONS:
         print(f"\n  {label} — “{QUESTIONS[label]}”")
         for n in COUNTS:
-            b, a = before[n][label], now[n][label]
-            print(
-                f"    {n:>3} facts: {b[0]:>2} ({'yes' if b[1] else 'no '}) [{b[2]:>4}]"
-                f"  →  {a[0]:>2} ({'yes' if a[1] else 'no '}) [{a[2]:>4}]"
-            )
+            cells = [
+                f"{r[n][label][0]:>2} ({'yes' if r[n][label][1] else 'no '}) [{r[n][label][2]:>4}]"
+                for r in runs
+            ]
+            print(f"    {n:>3} facts: " + "  →  ".join(cells))
 
 
 if __name__ == "__main__":

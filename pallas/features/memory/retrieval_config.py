@@ -61,6 +61,17 @@ BLOCK_DEFAULTS: dict[str, dict[str, Any]] = {
 BLOCK_KINDS: tuple[str, ...] = tuple(BLOCK_DEFAULTS)
 
 
+class MemberProfileConfig(BaseModel):
+    """The speaker's facts as a compact profile (`profile.py`): every live fact, relevant
+    first, then newest, up to `max_chars` of fact text (~0.7 token a char) and `max_facts`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = True  # false: the relevant + newest facts, a line each (person_facts caps)
+    max_chars: int = Field(default=600, ge=0, le=4000)
+    max_facts: int = Field(default=60, ge=1, le=200)
+
+
 def _block(kind: str) -> Any:
     return Field(default_factory=lambda: BlockRetrievalConfig(**BLOCK_DEFAULTS[kind]))
 
@@ -90,6 +101,7 @@ class RetrievalConfig(BaseModel):
     personal_fallback_k: int = Field(default=16, ge=0, le=50)
     extraction: ExtractionConfig = Field(default_factory=ExtractionConfig)
     expansion: ExpansionConfig = Field(default_factory=ExpansionConfig)
+    profile: MemberProfileConfig = Field(default_factory=MemberProfileConfig)
 
     group_memory: BlockRetrievalConfig = _block("group_memory")
     group_events: BlockRetrievalConfig = _block("group_events")

@@ -30,7 +30,10 @@ from pallas.core.state import StateStore
 from pallas.core.tokens import count_tokens
 from pallas.features.memory.isolation import readable_scopes
 from pallas.features.memory.kinds import KNOWLEDGE, MEMORY_SECTION_KINDS, PERSON_FACTS, RELATIONSHIP
+from pallas.features.memory.profile import compose_profile, profile_block
 from pallas.features.memory.render import KindBlock, build_block
+from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import BlockResult, MemoryService
 from pallas.features.worldbook import WorldbookLibrary, WorldbookTurn, activate_for_turn
 
@@ -63,12 +66,13 @@ async def _retrieve(
     *,
     subject: int | None = None,
     fallback_k: int = 0,
+    config: RetrievalConfig | None = None,
 ) -> BlockResult:
     return await service.retrieve(
         kind,
         request.current_text,
         scopes=scopes,
-        config=request.config.memory,
+        config=config or request.config.memory,
         now=request.now,
         bot_id=request.turn.bot_id,
         group_id=request.turn.group_id,
@@ -112,14 +116,24 @@ class _PersonalSource:
         if (skipped := _skip(request, self.name)) is not None:
             return skipped
         scopes = turn_scopes(request)
-        fallback = request.config.memory.personal_fallback_k
+        config, fallback = self._retrieval(request.config.memory)
         result = await _retrieve(
-            self.service, request, self.kind, scopes, subject=turn.user_id, fallback_k=fallback
-        )
-        block = build_block([KindBlock(self.kind, result.items)], source=self.name)
+            self.service, request, self.kind, scopes,
+            subject=turn.user_id, fallback_k=fallback, config=config,
+        )  # fmt: skip
+        block, extra = self._block(result.items, request.config.memory)
         self.service.touch(result.ids)
         trace = {"scopes": sorted(scopes), "subject_user_id": turn.user_id, **result.trace}
+        trace.update(extra)
         return SourceContribution(blocks={self.section: block} if block else {}, trace=trace)
+
+    def _retrieval(self, memory: RetrievalConfig) -> tuple[RetrievalConfig, int]:
+        return memory, memory.personal_fallback_k
+
+    def _block(
+        self, items: tuple[MemoryItem, ...], memory: RetrievalConfig
+    ) -> tuple[RetrievedBlock | None, dict[str, Any]]:
+        return build_block([KindBlock(self.kind, items)], source=self.name), {}
 
 
 class RelationshipSource(_PersonalSource):
@@ -127,7 +141,40 @@ class RelationshipSource(_PersonalSource):
 
 
 class PersonFactsSource(_PersonalSource):
+    """The speaker's facts: as their profile (every live fact, compact: `profile`), or, with
+    `[memory.profile] enabled = false`, the relevant ones and the newest up to the block's
+    caps, a line each."""
+
     name, kind, section = "person_facts", PERSON_FACTS, S.PERSON_FACTS
+
+    def __init__(self, service: MemoryService) -> None:
+        super().__init__(service)
+        self._widened: dict[int, tuple[RetrievalConfig, RetrievalConfig]] = {}
+
+    def _retrieval(self, memory: RetrievalConfig) -> tuple[RetrievalConfig, int]:
+        profile = memory.profile
+        if not profile.enabled:
+            return super()._retrieval(memory)
+        cached = self._widened.get(id(memory))  # one copy per config object, not per turn
+        if cached is None or cached[0] is not memory:
+            block = memory.person_facts.model_copy(
+                update={"top_k": profile.max_facts, "max_chars": profile.max_chars}
+            )
+            if len(self._widened) > 256:
+                self._widened.clear()
+            cached = self._widened[id(memory)] = (
+                memory, memory.model_copy(update={"person_facts": block})
+            )  # fmt: skip
+        return cached[1], profile.max_facts
+
+    def _block(
+        self, items: tuple[MemoryItem, ...], memory: RetrievalConfig
+    ) -> tuple[RetrievedBlock | None, dict[str, Any]]:
+        if not memory.profile.enabled:
+            return super()._block(items, memory)
+        profile = compose_profile(items, max_chars=memory.profile.max_chars)
+        trace = {"profile": {"facts": len(profile.refs), "left_out": profile.left_out}}
+        return profile_block(profile, source=self.name), trace
 
 
 class KnowledgeSource:
