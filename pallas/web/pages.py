@@ -170,6 +170,8 @@ def group_pages(router: APIRouter, console: Console) -> None:
             await session.backend.queries.snapshot_index(bot_id, group_id, 200) if bot_id else []
         )
         turn_by_message = {s["message_id"]: s["turn_id"] for s in snaps}
+        keys = [(bot_id or 0, group_id, int(r.get("message_id") or 0)) for r in records]
+        senders = await session.backend.queries.senders(keys) if bot_id else {}
         return console.render(
             "routing.html",
             session,
@@ -179,6 +181,7 @@ def group_pages(router: APIRouter, console: Console) -> None:
             outcomes=outcomes,
             outcome=outcome,
             turn_by_message=turn_by_message,
+            members={mid: name for (_, _, mid), name in senders.items() if name},
             cost_reason=cost_reason_zh,
             failure_reason=failure_reason_zh,
             outcome_zh=outcome_zh,
