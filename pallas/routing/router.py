@@ -47,7 +47,7 @@ import random
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any
 
 from pallas.core.state import StateStore, StateUnavailableError, claim
 from pallas.core.state_keys import (
@@ -68,6 +68,7 @@ from pallas.routing.evaluate import (
     evaluate_route,
     over_daily_cap,
 )
+from pallas.routing.history import RouteHistory
 from pallas.routing.reply_gate import GateVerdict
 from pallas.routing.reply_memo import BotReplyMemo
 from pallas.routing.reply_targets import add_candidate, resolve_quote_reply_target
@@ -89,16 +90,6 @@ _VALUE_NAMES = (*_SCALAR_KEYS, "candidates", "last_phrase")
 _LIST_NAMES = ("bot_replies", "bot_messages", "recent_lines")
 _BOT_REPLIES_MAX = 64
 STATE_RETRY_S = 3.0  # an addressed message seen while the state store is unreachable
-
-
-class RouteHistory(Protocol):
-    """Where decision records are kept across restarts (`RouteHistoryRepository`)."""
-
-    def add(self, record: Mapping[str, Any]) -> None: ...  # queue; never awaited
-
-    async def recent(
-        self, bot_id: int, group_id: int, *, limit: int = 50, outcome: str | None = None
-    ) -> list[dict[str, Any]]: ...
 
 
 class Router:

@@ -22,7 +22,7 @@ from pallas.core.db.models_routes import RouteDecisionRow
 from pallas.core.db.write_behind import WriteBehind
 
 ERROR = "error"  # the outcome of a turn that failed after routing (the model call, a step)
-LINGER_S = 0.5  # a burst of messages shares one insert
+LINGER_S = 0.1  # a burst of messages shares one insert
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +86,9 @@ class RouteHistoryRepository:
         )
 
     def add(self, record: Mapping[str, Any]) -> None:
-        """Queue one decision record (stored in a batch shortly after)."""
-        self._behind.add(_row_values(record))
+        """Queue one decision record (stored in a batch shortly after; made a row there, off
+        the routing path)."""
+        self._behind.add(dict(record))
 
     @property
     def queued(self) -> int:
@@ -96,7 +97,8 @@ class RouteHistoryRepository:
     async def flush(self) -> None:
         await self._behind.flush()
 
-    async def _store(self, rows: list[dict[str, Any]]) -> None:
+    async def _store(self, records: list[dict[str, Any]]) -> None:
+        rows = [_row_values(record) for record in records]
         async with self._sessions() as session, session.begin():
             await session.execute(insert(RouteDecisionRow), rows)
 
@@ -104,7 +106,7 @@ class RouteHistoryRepository:
         if group_id is None:
             await self.flush()
         else:
-            await self._behind.flush_matching(lambda row: row["group_id"] == group_id)
+            await self._behind.flush_matching(lambda record: record.get("group") == group_id)
 
     async def recent(
         self, bot_id: int, group_id: int, *, limit: int = 50, outcome: str | None = None
