@@ -19,7 +19,10 @@ from fastapi import FastAPI
 
 from pallas.admin import AdminContext, find_command
 from pallas.app import PallasApp, start_app
-from pallas.core.clock import FakeClock
+from pallas.core.clock import DAY_S, FakeClock
+from pallas.core.db import migrate
+from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.repositories.routes import RouteHistoryRepository
 from pallas.core.records import StoredMessage
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
@@ -164,3 +167,31 @@ async def test_the_error_list_filters_by_group_and_pages_newest_first(
     finally:
         await client.aclose()
         await app.stop()
+
+
+async def test_the_history_reads_back_in_order_on_each_backend(database_url: str) -> None:
+    """The repository on SQLite and PostgreSQL: a group's newest records oldest first, one
+    outcome, the failures of the day per group (queued rows are read too: readers flush)."""
+    await migrate.upgrade(database_url)
+    engine = create_engine(database_url)
+    routes = RouteHistoryRepository(session_factory(engine))
+    try:
+        for i in range(6):
+            routes.add({"time": T0 + i, "bot": BOT, "group": GROUP, "user": ALICE,
+                        "message_id": i, "text": "在吗\x00", "outcome": "error" if i % 3 == 0
+                        else "skip", "stage": "llm", "reason": "timeout",
+                        "terms": [("addressed", 50)]})  # fmt: skip
+        routes.add({"time": T0 - DAY_S, "bot": BOT, "group": 9, "user": BOB, "message_id": 1,
+                    "outcome": "error", "stage": "turn", "reason": "exception"})  # fmt: skip
+        recent = await routes.recent(BOT, GROUP, limit=4)
+        assert [r["message_id"] for r in recent] == [2, 3, 4, 5]
+        assert recent[0]["terms"] == [["addressed", 50]]
+        errors = await routes.recent(BOT, GROUP, outcome="error")
+        assert [r["message_id"] for r in errors] == [0, 3]
+        assert await routes.failure_counts(T0 - 1) == {(BOT, GROUP): 2}
+        failures = await routes.failures(limit=2)
+        assert [(f.group_id, f.message_id) for f in failures] == [(9, 1), (GROUP, 3)]
+        older = await routes.failures(before_id=failures[-1].id)
+        assert [(f.group_id, f.message_id) for f in older] == [(GROUP, 0)]
+    finally:
+        await engine.dispose()
