@@ -11,13 +11,11 @@ Migration: `migrations/versions/0013_route_history.py` (branch ``route_history``
 
 from __future__ import annotations
 
-from typing import Any
-
-from sqlalchemy import JSON, BigInteger, Float, Index
+from sqlalchemy import BigInteger, Float, Index
 from sqlalchemy.orm import Mapped, mapped_column
 
 from pallas.core.db.models import Base, PrimaryKey
-from pallas.core.db.types import String
+from pallas.core.db.types import String, Text
 
 
 class RouteDecisionRow(Base):
@@ -36,4 +34,6 @@ class RouteDecisionRow(Base):
     outcome: Mapped[str] = mapped_column(String(32))  # reply / skip / … / error
     stage: Mapped[str] = mapped_column(String(32))
     reason: Mapped[str] = mapped_column(String(128))
-    data: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)  # the whole record
+    # the whole record as JSON text: serialised once when the batch is written (a JSON column
+    # would encode it again), parsed only when a page reads it
+    data: Mapped[str] = mapped_column(Text, default="{}")

@@ -22,7 +22,7 @@ from pallas.core.db.models_routes import RouteDecisionRow
 from pallas.core.db.write_behind import WriteBehind
 
 ERROR = "error"  # the outcome of a turn that failed after routing (the model call, a step)
-LINGER_S = 0.1  # a burst of messages shares one insert
+LINGER_S = 0.25  # a burst of messages shares one insert
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +46,6 @@ class RouteRecord:
 
 
 def _row_values(record: Mapping[str, Any]) -> dict[str, Any]:
-    # a JSON round trip keeps the row storable whatever a later stage added to the record
-    data = json.loads(json.dumps(dict(record), ensure_ascii=False, default=str))
     return {
         "bot_id": int(record.get("bot") or 0),
         "group_id": int(record.get("group") or 0),
@@ -57,8 +55,17 @@ def _row_values(record: Mapping[str, Any]) -> dict[str, Any]:
         "outcome": str(record.get("outcome") or "")[:32],
         "stage": str(record.get("stage") or "")[:32],
         "reason": str(record.get("reason") or "")[:128],
-        "data": data,
+        # whatever a later stage added to the record is stored (`default=str`)
+        "data": json.dumps(record, default=str),  # ASCII: the text type's fast path
     }
+
+
+def _data(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _record(row: RouteDecisionRow) -> RouteRecord:
@@ -72,7 +79,7 @@ def _record(row: RouteDecisionRow) -> RouteRecord:
         outcome=row.outcome,
         stage=row.stage,
         reason=row.reason,
-        data=dict(row.data or {}),
+        data=_data(row.data),
     )
 
 

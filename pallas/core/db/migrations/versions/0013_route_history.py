@@ -30,7 +30,7 @@ def upgrade() -> None:
         sa.Column("outcome", sa.String(length=32), nullable=False),
         sa.Column("stage", sa.String(length=32), nullable=False),
         sa.Column("reason", sa.String(length=128), nullable=False),
-        sa.Column("data", sa.JSON(), nullable=False),
+        sa.Column("data", sa.Text(), nullable=False),
         sa.PrimaryKeyConstraint("id"),
     )
     with op.batch_alter_table("route_decision", schema=None) as batch_op:
