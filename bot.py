@@ -67,6 +67,8 @@ nonebot.init()
 log_setup.install(nonebot.get_driver().config.log_level)
 # and, when PALLAS_LOG_FILE is set, a rotating file with the same lines (size-capped)
 log_setup.install_file_from_env(os.environ, nonebot.get_driver().config.log_level)
+# and the newest lines in memory, for the web console's log tail (/console/logs)
+log_setup.install_ring(nonebot.get_driver().config.log_level)
 driver = nonebot.get_driver()
 driver.register_adapter(OneBotV11Adapter)
 # Pallas's start-up / ready / shut-down and its one message entry; the plugins declare their

@@ -79,6 +79,7 @@ from pallas.turn.deliver import DeliverStep
 from pallas.turn.parts.addressing import Addressing
 from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.group_preload import GroupPreload, YieldTo
+from pallas.turn.parts.known_stakes import KnownStakes
 from pallas.turn.parts.merges import TurnMerges
 from pallas.turn.parts.vision import QuotedMessageFetcher
 from pallas.turn.prepare import PrepareStep
@@ -101,6 +102,7 @@ def chat_service_for(
     stickers: StickerService,
     fetch_quoted: QuotedMessageFetcher | None = None,
     stake_keys: StakeKeySource | None = None,
+    known_stakes: KnownStakes | None = None,
 ) -> ChatTurnService:
     """The chat turn over its parts, one of each: merges, the freshness gate, the route step,
     the warm caches fed at ingest (writer and repository listeners), the reply step
@@ -122,6 +124,7 @@ def chat_service_for(
         superusers=runtime.superusers,
         phrases=phrases,
         stake_keys=stake_keys,
+        known_stakes=known_stakes,
     )
     message_cache = MessageCache(
         runtime.repos.messages, flush=runtime.writer.flush, unstored=runtime.writer.unstored
@@ -252,6 +255,7 @@ def build_app(
         stickers=stickers,
         fetch_quoted=fetch_quoted,
         stake_keys=worldbooks,  # the same books: naming the persona's world is a stake
+        known_stakes=KnownStakes(memory.repo, old_topics.topics, runtime.clock),
     )
     preload = group_preload_for(runtime, chat, learning, memory, old_topics, preload_yield)
     runtime.writer.listeners.append(preload.seen)  # a group's entries load when it is seen

@@ -82,6 +82,8 @@ class PallasApp:
         """Finish after-turn work, then close the runtime (LLM client, writer, database)."""
         if self.preload is not None:
             await self.preload.close()
+        if self.router.known_stakes is not None:
+            await self.router.known_stakes.close()
         await self.chat.drain_background()
         if self.topics is not None:
             await self.topics.flush()

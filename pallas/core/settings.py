@@ -27,7 +27,7 @@ class PallasSettings(BaseModel):
     pallas_state_prefix: str = ""  # namespace inside Redis: pallas:<prefix>:…
 
     openai_base_url: str = "https://api.openai.com/v1"
-    openai_api_key: str = ""
+    openai_api_key: str = Field(default="", repr=False)  # never in a logged repr
     pallas_chat_model: str = "gpt-4o-mini"
     pallas_cheap_model: str = "gpt-4o-mini"
     pallas_vision_model: str = "gpt-4o-mini"
@@ -40,7 +40,7 @@ class PallasSettings(BaseModel):
     pallas_daily_token_cap: int = Field(default=0, ge=0)
     # web console under /console: login token (empty = generated once into data/console_token)
     pallas_console_enabled: bool = True
-    pallas_console_token: str = ""
+    pallas_console_token: str = Field(default="", repr=False)
 
     @field_validator("openai_api_key", "pallas_state_url", "pallas_console_token", mode="before")
     @classmethod

@@ -179,7 +179,10 @@ def deliver_result(store: Any, result: dict[str, Any]) -> bool:
     echo = result.get("echo")
     futures = getattr(store, "_futures", {})
     if not (isinstance(echo, str) and echo.isdecimal() and len(echo) <= MAX_ECHO_DIGITS):
-        log.warning("ignored an API response with an unusable echo %r", str(echo)[:40])
+        logged, skipped = _REFUSALS.allow("echo")
+        if logged:
+            log.warning("ignored an API response with an unusable echo %r%s", str(echo)[:40],
+                        skipped_note(skipped))  # fmt: skip
         return False
     future = futures.get(int(echo))
     if future is None or future.done():
@@ -326,7 +329,7 @@ class GuardedAdapter(Adapter):
         try:  # the stock parse's events, without a pydantic TypeAdapter per segment
             return parse_event(cls, json_data)
         except EventRefused as refused:  # hostile or broken input: one line, no traceback
-            logged, skipped = _REFUSALS.allow(f"{refused.post_type}:{refused.reason[:40]}")
+            logged, skipped = _REFUSALS.allow(refused.kind)
             if logged:
                 log.warning("refused a OneBot %s%s", refused, skipped_note(skipped))
             return None

@@ -33,17 +33,25 @@ from nonebot.adapters.onebot.v11 import Adapter, Message, MessageEvent, MessageS
 from nonebot.adapters.onebot.v11.event import Event
 from pydantic import ValidationError
 
+ID_FIELDS = ("self_id", "message_id", "group_id", "user_id", "operator_id", "target_id")
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 MESSAGE_POST_TYPES = frozenset({"message"})  # NapCat's message_sent has only the base Event
 
 
 class EventRefused(ValueError):
     """No event model accepts the frame: what the adapter logs in one line."""
 
-    def __init__(self, post_type: str, ids: str, reason: str) -> None:
+    def __init__(self, post_type: str, ids: str, reason: str, *, field: str = "") -> None:
         super().__init__(f"{post_type} event ({ids}): {reason}")
         self.post_type = post_type
         self.ids = ids
         self.reason = reason
+        self.field = field  # what was wrong ("type", "time", "message.0"…): the log's kind
+
+    @property
+    def kind(self) -> str:
+        """What the log rate-limits by: the event type and the field at fault."""
+        return f"{self.post_type[:16]}:{self.field or self.reason[:40]}"
 
 
 def _segment(kind: str, data: dict[str, Any]) -> MessageSegment | None:
@@ -91,6 +99,24 @@ def _reason(exc: ValidationError) -> str:
     return f"{where}: {errors[0]['msg']} ({exc.error_count()} problem(s))"
 
 
+def _type_reason(frame: dict[str, Any]) -> str:
+    fields = ("post_type", "message_type", "notice_type", "request_type", "meta_event_type",
+              "sub_type")  # fmt: skip
+    shown = ", ".join(f"{k}={str(frame[k])[:16]!r}" for k in fields if k in frame)
+    return f"no event type for {shown or 'a frame without type fields'}"
+
+
+def _check_id_range(event: Event, post_type: str, frame: dict[str, Any]) -> None:
+    """QQ ids and message ids are 64-bit at most: a bigger one (what the models accept, and
+    the database refuses) is a broken frame, refused here rather than at the insert."""
+    for name in ID_FIELDS:
+        value = getattr(event, name, None)
+        if isinstance(value, int) and not INT64_MIN <= value <= INT64_MAX:
+            raise EventRefused(
+                post_type or "untyped", _ids(frame), f"{name} out of range", field=name
+            )
+
+
 def parse_event(adapter: type[Adapter], json_data: dict[str, Any]) -> Event:
     """The event the stock adapter's `json_to_event` gives for a frame, built without a
     `TypeAdapter` per segment: its models in its order (most specific first), then, for
@@ -102,7 +128,12 @@ def parse_event(adapter: type[Adapter], json_data: dict[str, Any]) -> Event:
     if message is not None:
         data["message"] = message
     post_type = str(json_data.get("post_type", ""))[:32]
-    models = list(adapter.get_event_model(data))  # most specific first, down to `Event`
+    try:  # the adapter's type trie joins the type fields: a non-string one is a TypeError
+        models = list(adapter.get_event_model(data))  # most specific first, down to `Event`
+    except (TypeError, ValueError):
+        raise EventRefused(
+            post_type or "untyped", _ids(json_data), _type_reason(json_data), field="type"
+        ) from None
     if post_type in MESSAGE_POST_TYPES:
         models = [m for m in models if issubclass(m, MessageEvent)]
     elif Event not in models:
@@ -110,8 +141,16 @@ def parse_event(adapter: type[Adapter], json_data: dict[str, Any]) -> Event:
     first: ValidationError | None = None
     for model in models:
         try:
-            return model.model_validate(data)
+            event = model.model_validate(data)
         except ValidationError as exc:
             first = first or exc
-    reason = _reason(first) if first is not None else "no event model for it"
-    raise EventRefused(post_type or "untyped", _ids(json_data), reason)
+            continue
+        _check_id_range(event, post_type, json_data)
+        return event
+    if first is None:  # no model of that type (a message whose message_type is "notice")
+        raise EventRefused(
+            post_type or "untyped", _ids(json_data), _type_reason(json_data), field="type"
+        )
+    errors = first.errors()
+    field = str(errors[0]["loc"][0]) if errors and errors[0]["loc"] else "frame"
+    raise EventRefused(post_type or "untyped", _ids(json_data), _reason(first), field=field[:24])

@@ -13,6 +13,7 @@ shown only when `LOG_LEVEL` is DEBUG or lower. Everything else NoneBot logs at I
 (start-up, plugins loaded, connections, warnings and errors of the dispatch itself) is kept, and
 Pallas's own INFO lines (decisions that speak or call a model, the periodic counters) too.
 
+`install_ring` keeps the newest lines in memory for the console's log tail.
 `install_file` adds a rotating log file (`PALLAS_LOG_FILE`, `PALLAS_LOG_FILE_MAX_MB`,
 `PALLAS_LOG_FILE_KEEP`): the same lines, a size cap.
 """
@@ -27,6 +28,8 @@ from nonebot import log as nonebot_log
 from nonebot import message as nonebot_message
 from nonebot.internal.matcher import matcher as nonebot_matcher
 from nonebot.log import default_filter, default_format, logger
+
+from pallas.core.log_ring import LOG_RING, LogRing
 
 if TYPE_CHECKING:
     from loguru import Record
@@ -95,6 +98,24 @@ def install_file(path: str, level: int | str, *, max_mb: float = 20.0, keep: int
     )
 
 
+def install_ring(level: int | str, ring: LogRing = LOG_RING) -> int:
+    """Also keep the newest lines in memory (`pallas.core.log_ring`) for the console's log
+    tail: the same records and format as stdout, secrets masked, with or without a file."""
+    threshold = level_number(level)
+
+    def sink(message: Any) -> None:
+        ring.add(message.record["level"].name, str(message))
+
+    return logger.add(
+        sink,
+        level=threshold,
+        diagnose=False,
+        colorize=False,
+        filter=lambda record: keep_record(record, threshold),
+        format=default_format,
+    )
+
+
 def _number(environ: Mapping[str, str], name: str, default: float) -> float:
     raw = environ.get(name, "").strip()
     try:
@@ -120,6 +141,7 @@ __all__ = [
     "install",
     "install_file",
     "install_file_from_env",
+    "install_ring",
     "keep_record",
     "level_number",
 ]

@@ -5,6 +5,7 @@ triggers → reply_gate → cooldown / disabled → reply_necessity → decide_c
 function returning a frozen result with a reason; `Router` owns the StateStore I/O.
 """
 
+from pallas.routing.ambient_stake import StakeKeys
 from pallas.routing.config import RoutingConfig
 from pallas.routing.current_turn_decision import (
     CurrentTurnAction,
@@ -31,6 +32,7 @@ __all__ = [
     "Router",
     "RoutingConfig",
     "SocialAction",
+    "StakeKeys",
     "TriggerKind",
     "decide_current_turn_by_rule",
     "evaluate_route",

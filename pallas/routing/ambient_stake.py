@@ -23,7 +23,10 @@ A stake (the turn goes on to necessity and the turn decision): `follow_up` (the 
 talking with this member), `alias` (the persona's name in the text — not when it is only the
 subject of a question about its bearer, "帕拉斯有皮肤吗"), `topic` (one of the
 group's `topic_keys`, e.g. the persona's game / world), `worldbook` (a key of one of the
-group's worldbook entries: the persona's world named), `open_question` (a
+group's worldbook entries: the persona's world named), `knowledge` (a key word of the group's
+knowledge or group memory), `remembered_topic` (a word of the speaker's earlier conversations
+with the bot), `member_memory` (a word of what the bot remembers about the speaker: "日语" for
+a member it knows is learning Japanese) — these four as `StakeKeys` — `open_question` (a
 knowledge / how / why / recommendation question to nobody in particular), `emotion` (good news,
 venting, a surprise). The message's `mood` is returned too: the PASS exit picks its phrase by it.
 """
@@ -112,6 +115,26 @@ class RecentLine:
 
 
 @dataclass(frozen=True, slots=True)
+class StakeKeys:
+    """Words that give the bot a stake in an unaddressed line, by where they come from; the
+    first source that matches names the stake (lower-cased words, matched as substrings)."""
+
+    worldbook: frozenset[str] = frozenset()  # keys of the group's worldbook entries
+    knowledge: frozenset[str] = frozenset()  # the group's knowledge and group memory
+    remembered_topic: frozenset[str] = frozenset()  # the speaker's earlier talks with the bot
+    member_memory: frozenset[str] = frozenset()  # what the bot remembers about the speaker
+
+    def match(self, lowered: str) -> str | None:
+        for reason in ("worldbook", "knowledge", "remembered_topic", "member_memory"):
+            if any(key and key in lowered for key in getattr(self, reason)):
+                return reason
+        return None
+
+
+NO_STAKE_KEYS = StakeKeys()
+
+
+@dataclass(frozen=True, slots=True)
 class StakeInput:
     text: str  # the content text (vocative alias / @bot removed)
     raw_text: str  # what the member typed, line breaks kept
@@ -126,7 +149,7 @@ class StakeInput:
     mentions_all: bool = False
     replies_to_member: bool = False  # quotes a message of another member
     recent: Sequence[RecentLine] = ()  # earlier member lines, newest last
-    stake_keys: frozenset[str] = frozenset()  # the group's worldbook keys (lower-cased)
+    stake_keys: StakeKeys = NO_STAKE_KEYS
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,8 +278,9 @@ def assess_stake(inp: StakeInput, config: SocialFitConfig) -> StakeResult:
     lowered = inp.text.lower()
     if any(key and key.lower() in lowered for key in config.topic_keys):
         return StakeResult(True, "topic", mood)
-    if any(key in lowered for key in inp.stake_keys):
-        return StakeResult(True, "worldbook", mood)
+    known = inp.stake_keys.match(lowered)
+    if known is not None:
+        return StakeResult(True, known, mood)
     if mood is Mood.QUESTION:
         if _OPEN_Q_RE.search(inp.text):
             return StakeResult(True, "open_question", mood)

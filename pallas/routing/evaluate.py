@@ -25,7 +25,13 @@ from enum import StrEnum
 from typing import Any
 
 from pallas.core.turn import TurnInput
-from pallas.routing.ambient_stake import StakeInput, StakeResult, assess_stake
+from pallas.routing.ambient_stake import (
+    NO_STAKE_KEYS,
+    StakeInput,
+    StakeKeys,
+    StakeResult,
+    assess_stake,
+)
 from pallas.routing.config import RoutingConfig
 from pallas.routing.cooldown import CooldownResult, CooldownVerdict, evaluate_cooldown
 from pallas.routing.current_turn_decision import (
@@ -80,7 +86,7 @@ class RouteExtras:
     tool_permitted: bool = False
     affinity: float | None = None
     group_expressions: tuple[str, ...] = ()
-    stake_keys: frozenset[str] = frozenset()  # the group's worldbook keys (a stake)
+    stake_keys: StakeKeys = NO_STAKE_KEYS  # words that give the bot a stake, by source
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,7 +244,7 @@ def _stake(
     config: RoutingConfig,
     state: RouteState,
     now: float,
-    stake_keys: frozenset[str] = frozenset(),
+    stake_keys: StakeKeys = NO_STAKE_KEYS,
 ) -> StakeResult:
     quoted = turn.reply_to_user_id
     inp = StakeInput(

@@ -26,12 +26,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pallas.context.chat_prompt import ReplyShapeSpec
 from pallas.core import state_keys
+from pallas.core.log_limit import LogLimiter, skipped_note
 from pallas.core.state import StateStore, claim
 from pallas.core.turn import TurnInput
 from pallas.routing.config import RoutingConfig
 from pallas.routing.router import Router
 
 log = logging.getLogger("pallas.chat")
+_STALE_LINES = LogLimiter(per_window=3, window_s=60.0)
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -146,13 +148,17 @@ class FreshnessGate:
             wait=wait,
         )
         if not verdict.answers:
-            log.info(
-                "group %s: message %s is %.0f s old: %s",
-                turn.group_id,
-                turn.message_id,
-                verdict.age_s,
-                verdict.reason,
-            )
+            # a reconnect's backlog is hundreds of these: a few lines per group, then a count
+            logged, skipped = _STALE_LINES.allow(f"{turn.bot_id}:{turn.group_id}")
+            if logged:
+                log.info(
+                    "group %s: message %s is %.0f s old: %s%s",
+                    turn.group_id,
+                    turn.message_id,
+                    verdict.age_s,
+                    verdict.reason,
+                    skipped_note(skipped),
+                )
             await self._routing.record_outside_decision(
                 turn, group.routing, now=now, stage=stage, reason=verdict.reason
             )

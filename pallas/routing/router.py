@@ -58,6 +58,7 @@ from pallas.core.state_keys import (
     route_turn_ttl,
 )
 from pallas.core.turn import TurnInput
+from pallas.routing.ambient_stake import NO_STAKE_KEYS, StakeKeys
 from pallas.routing.config import RoutingConfig
 from pallas.routing.cooldown import CooldownResult, CooldownVerdict
 from pallas.routing.evaluate import (
@@ -137,7 +138,7 @@ class Router:
         tool_permitted: bool = False,
         affinity: float | None = None,
         group_expressions: Sequence[str] = (),
-        stake_keys: frozenset[str] = frozenset(),
+        stake_keys: StakeKeys = NO_STAKE_KEYS,
     ) -> RouteResult:
         """Decide one turn, persist its effects, log and keep the decision record.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Awaitable, Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from pallas.config import GroupConfig
@@ -19,12 +19,14 @@ from pallas.core.clock import Clock
 from pallas.core.turn import TurnInput
 from pallas.features.persona import PersonaPack
 from pallas.features.tools import NO_TOOL, ToolPlan, ToolRegistry, plan_turn_tool
+from pallas.routing import StakeKeys
 from pallas.routing.config import LowEngagementConfig
 from pallas.routing.evaluate import RouteOutcome, RouteResult
 from pallas.routing.freshness import FreshnessGate, FreshnessVerdict, looks_addressed
 from pallas.routing.router import Router
 from pallas.turn.contracts import PhraseSource, StakeKeySource
 from pallas.turn.parts.addressing import Addressing
+from pallas.turn.parts.known_stakes import KnownStakes
 from pallas.turn.parts.merges import TurnMerges
 
 log = logging.getLogger("pallas.chat")
@@ -96,6 +98,8 @@ class RouteStep:
     phrases: PhraseSource | None = None
     # the keys of the group's worldbooks: naming the persona's world is a stake
     stake_keys: StakeKeySource | None = None
+    # what the bot remembers (knowledge, the speaker's topics and facts): also a stake
+    known_stakes: KnownStakes | None = None
 
     async def route(
         self, turn: TurnInput, *, attempt: int = 0, wait: Sleep | None = None
@@ -128,15 +132,28 @@ class RouteStep:
             tool_requested=tool.requested,
             tool_permitted=tool.permitted,
             group_expressions=await self._group_expressions(turn, config),
-            stake_keys=await self._stake_keys(config),
+            stake_keys=await self._stake_keys(turn, config, persona),
         )
         return RoutedTurn(turn, config, persona, fresh, tool, route, attempt)
 
-    async def _stake_keys(self, config: GroupConfig) -> frozenset[str]:
+    async def _stake_keys(
+        self, turn: TurnInput, config: GroupConfig, persona: PersonaPack
+    ) -> StakeKeys:
+        if not config.routing.social.enabled:
+            return StakeKeys()
+        known = StakeKeys()
+        if self.known_stakes is not None:
+            known = self.known_stakes.peek(
+                turn.bot_id,
+                turn.group_id,
+                turn.user_id,
+                config.memory.shared_pools,
+                exclude=self.addressing.aliases(persona, config),
+            )
         books = config.worldbook.books
-        if self.stake_keys is None or not books or not config.routing.social.enabled:
-            return frozenset()
-        return await self.stake_keys.stake_keys(books)
+        if self.stake_keys is None or not books:
+            return known
+        return replace(known, worldbook=await self.stake_keys.stake_keys(books))
 
     async def _group_expressions(self, turn: TurnInput, config: GroupConfig) -> tuple[str, ...]:
         """The group's own expressions for the PASS phrase pools; not loaded when no phrase can

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from fastapi import APIRouter, FastAPI
 
 from pallas.core.clock import Clock
+from pallas.core.log_ring import LOG_RING
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.web.app import PREFIX, Console, ConsoleRoute, login_routes, static_files
@@ -19,8 +20,12 @@ from pallas.web.auth import ConsoleAuth, load_or_create_token, startup_lines
 from pallas.web.backend import ConsoleBackend
 from pallas.web.editing import config_routes, memory_routes, pipeline_routes, pipeline_switch_routes
 from pallas.web.failures import error_pages
+from pallas.web.group_pages import message_routes, overview_routes
+from pallas.web.log_pages import log_routes
 from pallas.web.pages import group_pages, read_pages
+from pallas.web.persona_pages import persona_routes
 from pallas.web.status import status_pages
+from pallas.web.worldbook_pages import worldbook_routes
 
 log = logging.getLogger("pallas.console")
 
@@ -43,6 +48,11 @@ def build_router(console: Console) -> APIRouter:
     pipeline_switch_routes(router, console)
     memory_routes(router, console)
     config_routes(router, console)
+    overview_routes(router, console)
+    message_routes(router, console)
+    persona_routes(router, console)
+    worldbook_routes(router, console)
+    log_routes(router, console)
     return router
 
 
@@ -65,6 +75,7 @@ def start_console(
 ) -> None:
     """Load (or create) the token, arm the auth, log the URL and any warnings."""
     token = load_or_create_token(settings.pallas_console_token, settings.pallas_data_dir)
+    LOG_RING.mask(token.value, settings.openai_api_key)  # never shown by the console's log tail
     console.start(ConsoleAuth(token.value, state, clock.now))
     for level, line in startup_lines(token, host, console_url(host, port)):
         getattr(log, level)(line)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Form, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
@@ -170,8 +171,26 @@ class ConsoleRoute(APIRoute):
                 return await handler(request)
             except NotLoggedIn as exc:
                 return not_logged_in_response(exc)
+            except RequestValidationError as exc:
+                if not bad_group_id(exc):
+                    raise
+                return group_not_found_page(request.path_params.get("group_id", ""))
 
         return guarded
+
+
+def bad_group_id(exc: RequestValidationError) -> bool:
+    """The URL's group id is not a number (`/g/abc/routing`)."""
+    return any(tuple(e.get("loc", ()))[:2] == ("path", "group_id") for e in exc.errors())
+
+
+def group_not_found_page(raw: str) -> HTMLResponse:
+    """A Chinese 404 page (not FastAPI's JSON) for a group id that is not a number; it shows
+    no data, so it needs no session."""
+    html = templates.get_template("not_found.html").render(
+        prefix=PREFIX, csrf="", page="", message=f"「{raw}」不是群号：群号是一串数字。"
+    )
+    return HTMLResponse(html, status_code=404, headers=SECURITY_HEADERS)
 
 
 def static_files() -> StaticFiles:

@@ -18,6 +18,7 @@ from pallas.config import GroupConfig
 from pallas.core.accounts import Account, Accounts
 from pallas.core.clock import Clock
 from pallas.core.config_files import GroupConfigStore
+from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.repositories.routes import RouteHistoryRepository, RouteRecord
 from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.db.repositories.usage import UsageTotals
@@ -90,6 +91,18 @@ class ConsoleBackend:
     @property
     def configs(self) -> GroupConfigStore[GroupConfig]:
         return self._admin.configs
+
+    @property
+    def messages(self) -> MessageRepository:
+        return self._admin.messages
+
+    @property
+    def personas_dir(self) -> Path:
+        return self.groups_dir.parent / "personas"
+
+    @property
+    def worldbooks_dir(self) -> Path:
+        return self.groups_dir.parent / "worldbooks"
 
     async def database_line(self) -> str:
         """`数据库 12.3 MB，最早保留的消息 2025-06-01` ("" when it cannot be read)."""

@@ -93,17 +93,21 @@ def _check_persona(groups_dir: Path, file_name: str, data: Mapping[str, Any]) ->
 def save_text(groups_dir: Path, group_id: int, text: str) -> GroupConfig:
     """Validate, then replace the file atomically."""
     config = validate_text(groups_dir, group_id, text)
-    path = group_path(groups_dir, group_id)
+    write_atomic(group_path(groups_dir, group_id), text)
+    return config
+
+
+def write_atomic(path: Path, text: str | bytes) -> None:
+    """Replace `path` with `text` in one step: a reader sees the old file or the new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return config
 
 
 def edit_document(

@@ -184,6 +184,7 @@ def config_page(
     notice: str = "",
     text: str | None = None,
     query: str = "",
+    unseen: bool = False,
 ) -> Response:
     backend = session.backend
     merged = backend.fresh_config(group_id)
@@ -201,6 +202,7 @@ def config_page(
         file_text=read_text(backend.groups_dir, group_id) if text is None else text,
         file_name=group_path(backend.groups_dir, group_id).name,
         q=query,
+        unseen=unseen,
     )
     if error:
         page.status_code = 422
@@ -210,7 +212,9 @@ def config_page(
 def config_routes(router: APIRouter, console: Console) -> None:
     @router.get("/g/{group_id}/config")
     async def config(request: Request, group_id: int, q: str = "") -> Response:
-        return config_page(console, await console.session(request), group_id, query=q.strip())
+        session = await console.session(request)
+        unseen = await session.backend.bot_for_group(group_id) is None
+        return config_page(console, session, group_id, query=q.strip(), unseen=unseen)
 
     @router.post("/g/{group_id}/config/value")
     async def set_value(

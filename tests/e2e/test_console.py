@@ -43,6 +43,14 @@ section_id = "persona"
 mode = "append"
 text = "{MARK}"
 """
+# the operator's pages (tests/e2e/test_console_operator.py acts on them)
+OPERATOR_PAGES = (
+    ("overview", f"/g/{GROUP}"),
+    ("personas", "/personas"),
+    ("persona", "/personas/pallas"),
+    ("worldbooks", f"/worldbooks?group={GROUP}"),
+    ("logs", f"/logs?group={GROUP}"),
+)
 
 
 @pytest.fixture
@@ -238,8 +246,11 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
         step = await page.get_attribute('#steps li[data-step="current_time"]', "class")
         assert step == "disabled"
 
-        for name in ("routing", "config"):
+        for name in ("routing", "config", "messages"):
             await page.goto(f"{base}/g/{GROUP}/{name}")
+            await shoot(page, f"{name}-desktop")
+        for name, path in OPERATOR_PAGES:
+            await page.goto(base + path)
             await shoot(page, f"{name}-desktop")
 
         # memory: what the admin taught in the group, deleted here after a confirmation
@@ -281,6 +292,8 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
             ("memory", f"/g/{GROUP}/memory"),
             ("config", f"/g/{GROUP}/config"),
             ("usage", "/usage"),
+            ("messages", f"/g/{GROUP}/messages"),
+            *OPERATOR_PAGES,
         ):
             await phone.goto(base + path)
             await shoot(phone, f"{name}-phone")

@@ -17,6 +17,7 @@ import pytest
 
 from tests.e2e.conftest import BOT_ID, DbView
 from tests.harness.bot_process import BotProcess
+from tests.harness.event_fuzz import fuzzed_events
 from tests.harness.onebot_peer import OneBotPeer
 
 pytestmark = pytest.mark.e2e
@@ -73,3 +74,39 @@ async def test_hostile_events_cost_a_few_lines_and_no_traceback(
     # what could be kept is kept: the good segment around the malformed ones
     kept = await db.messages.find_by_message_ids(BOT_ID, GROUP, [900_000, 900_014])
     assert {m.text for m in kept.values()} == {"半截"}
+
+
+FUZZ_EVENTS = 1_000  # benchmarks/hostile.py sends 5,000 of the same kind
+
+
+async def test_fuzzed_events_write_no_traceback_and_lose_no_good_message(
+    bot: BotProcess, peer: OneBotPeer, db: DbView
+) -> None:
+    """Seeded mutations of every event kind (wrong types, missing fields, broken segments and
+    CQ codes, odd unicode): each costs at most a warning, none a traceback; the well-formed
+    messages sent in between are all kept."""
+    fuzz_group = GROUP + 1
+    good: list[int] = []
+    for i, event in enumerate(fuzzed_events(33, FUZZ_EVENTS, self_id=BOT_ID, group_id=fuzz_group)):
+        await peer.send_event(event)
+        if i % 100 == 0:
+            good.append(950_000 + i)
+            await peer.send_event(
+                peer.group_message(fuzz_group, 20_002, f"正常消息{i}", message_id=good[-1])
+            )
+
+    async def all_kept() -> bool:
+        found = await db.messages.find_by_message_ids(BOT_ID, fuzz_group, good)
+        return len(found) == len(good)
+
+    await db.wait_for(all_kept, what="every well-formed message among the fuzzed ones")
+    await asyncio.sleep(0.5)
+    assert bot.proc is not None and bot.proc.poll() is None
+    log = bot.log_path.read_text(encoding="utf-8")
+    assert log.count("Traceback") == 0, _first_traceback(log)
+    assert len(log.splitlines()) < 400, bot.tail_log(80)  # rate-limited, not one per event
+
+
+def _first_traceback(log: str) -> str:
+    start = log.find("Traceback")
+    return log[max(0, start - 400) : start + 3_000]

@@ -27,7 +27,9 @@ from pallas.features.memory.isolation import (
 )
 from pallas.features.memory.items import normalise_key
 from pallas.features.memory.kinds import (
+    GROUP_MEMORY,
     KNOWLEDGE,
+    PERSON_FACTS,
     PERSONAL_KINDS,
     SHORT_NAMES,
     STORED_KINDS,
@@ -36,6 +38,7 @@ from pallas.features.memory.kinds import (
 )
 from pallas.features.memory.member_commands import handle_member_message
 from pallas.features.memory.prepared import PreparedCandidates, prepare_candidates
+from pallas.features.memory.remembered_words import heading_of, stake_words
 from pallas.features.memory.repository import MemoryItem, MemoryRepository
 from pallas.features.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
 from pallas.features.memory.scoring import retrieve_prepared
@@ -43,9 +46,11 @@ from pallas.features.memory.service import TEXT_MAX_CHARS, MemoryService
 from pallas.features.memory.text import warm_up
 
 __all__ = [
+    "GROUP_MEMORY",
     "KNOWLEDGE",
     "MEMORY_COMMANDS",
     "PERSONAL_KINDS",
+    "PERSON_FACTS",
     "SHORT_NAMES",
     "STORED_KINDS",
     "TEXT_MAX_CHARS",
@@ -68,6 +73,7 @@ __all__ = [
     "build_memory_sources",
     "group_scope",
     "handle_member_message",
+    "heading_of",
     "normalise_key",
     "own_scope",
     "parse_ref",
@@ -77,5 +83,6 @@ __all__ = [
     "resolve_kind",
     "retired_items",
     "retrieve_prepared",
+    "stake_words",
     "warm_up",
 ]

@@ -24,7 +24,7 @@ class PersonaSections(BaseModel):
 class PersonaPack(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)  # one instance is shared per file
 
-    name: str = "帕拉斯"
+    name: str = Field(default="帕拉斯", min_length=1, max_length=32)
     aliases: list[str] = Field(default_factory=lambda: ["帕拉斯", "牛牛"])
     bot_label: str = "牛牛"  # how the bot's own lines are labelled in the group timeline
     other_bot_label: str = "别的牛"  # other bots of the same deployment in the timeline

@@ -30,6 +30,12 @@
       dialog.querySelector(".cancel").addEventListener("click", function () { dialog.close(); });
     }
   }
+  // the log tail: newest line in view (on load and after each auto-refresh)
+  function scrollLog(root) {
+    var log = root.querySelector ? root.querySelector("#log-lines") : null;
+    if (!log && root.id === "log-lines") log = root;
+    if (log) log.scrollTop = log.scrollHeight;
+  }
   // no inline handlers (the console's CSP allows scripts from 'self' only)
   document.addEventListener("submit", function (evt) {
     var message = evt.target.getAttribute && evt.target.getAttribute("data-confirm");
@@ -49,7 +55,9 @@
         { code: "[45]..", swap: false, error: true },
       ];
       htmx.onLoad(initPipeline); // content swapped in later
+      htmx.onLoad(scrollLog);
     }
     initPipeline(document);
+    scrollLog(document);
   });
 })();

@@ -182,3 +182,28 @@ def test_a_refusal_names_the_event_and_the_reason(frame: dict[str, Any], says: s
         parse_event(GuardedAdapter, frame)
     assert str(refused.value).startswith(says)
     assert "problem(s)" in refused.value.reason
+
+
+@pytest.mark.parametrize(
+    ("frame", "field", "says"),
+    [
+        ({**group([text("x")]), "message_type": 7}, "type", "no event type for"),
+        ({**group([text("x")]), "sub_type": ["a"]}, "type", "no event type for"),
+        ({**group([text("x")]), "post_type": None}, "type", "no event type for"),
+        ({**group([text("x")]), "self_id": 2**70}, "self_id", "self_id out of range"),
+        ({**group([text("x")]), "group_id": -(2**64)}, "group_id", "group_id out of range"),
+        ({**group([text("x")]), "user_id": str(2**80)}, "user_id", "user_id out of range"),
+        ({**group([text("x")]), "time": "yesterday"}, "time", "time: "),
+    ],
+)
+def test_frames_the_adapter_cannot_type_are_refused_by_the_field_at_fault(
+    frame: dict[str, Any], field: str, says: str
+) -> None:
+    """Found by the event fuzzer (benchmarks/hostile.py): a type field that is not a string made
+    the adapter's type lookup raise a TypeError (a traceback per event), and an id beyond 64
+    bits passed the models and failed at the database insert."""
+    with pytest.raises(EventRefused) as refused:
+        parse_event(GuardedAdapter, frame)
+    assert refused.value.field == field
+    assert says in refused.value.reason
+    assert refused.value.kind.endswith(f":{field}")

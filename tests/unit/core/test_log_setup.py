@@ -15,6 +15,7 @@ from nonebot import message as nonebot_message
 from nonebot.internal.matcher import matcher as nonebot_matcher
 from nonebot.log import default_filter, default_format, logger
 
+from pallas.core.log_ring import LogRing, redact
 from pallas.onebot import log_setup
 
 MESSAGE, MATCHER = nonebot_message.__file__, nonebot_matcher.__file__
@@ -117,3 +118,37 @@ def test_no_log_file_unless_asked_and_bad_numbers_fall_back(tmp_path: Path) -> N
     )
     assert handler is not None
     logger.remove(handler)
+
+
+def test_the_ring_keeps_the_newest_lines_without_a_file_and_masks_secrets() -> None:
+    """Issue 28: the console's log tail works without PALLAS_LOG_FILE and shows no key."""
+    ring = LogRing(capacity=3)
+    ring.mask("console-token-abcdef")
+    handler = log_setup.install_ring("INFO", ring)
+    try:
+        logger.debug("too detailed for INFO")
+        for i in range(4):
+            logger.info(f"group 1001 line {i}")
+        logger.warning("login with console-token-abcdef, key=sk-abcdefghijklmnop")
+    finally:
+        logger.remove(handler)
+    lines = ring.tail(10)
+    assert [line.level for line in lines] == ["INFO", "INFO", "WARNING"]
+    assert lines[0].text.endswith("group 1001 line 2") and "[INFO]" in lines[0].text
+    assert lines[-1].text.endswith("login with ***, key=sk-***")
+    assert [line.text[-6:] for line in ring.tail(10, group_id=1001)] == ["line 2", "line 3"]
+    assert ring.tail(10, group_id=100) == [] and ring.tail(1)[0] == lines[-1]
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("Authorization: Bearer sk-live1234567890", "Authorization: Bearer ***"),
+        ("{'openai_api_key': 'zz-secret-value', 'x': 1}", "{'openai_api_key': '***', 'x': 1}"),
+        ("OPENAI_API_KEY=abcd1234xyz", "OPENAI_API_KEY=***"),
+        ("prompt_tokens=1234567 total_tokens: 9", "prompt_tokens=1234567 total_tokens: 9"),
+        ("group 1001 config enabled = false", "group 1001 config enabled = false"),
+    ],
+)
+def test_key_shaped_text_is_masked(line: str, shown: str) -> None:
+    assert redact(line) == shown

@@ -10,7 +10,14 @@ import pytest
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore
 from pallas.routing import phrases
-from pallas.routing.ambient_stake import Mood, RecentLine, StakeInput, assess_stake, classify_mood
+from pallas.routing.ambient_stake import (
+    Mood,
+    RecentLine,
+    StakeInput,
+    StakeKeys,
+    assess_stake,
+    classify_mood,
+)
 from pallas.routing.config import AmbientConfig, LowEngagementConfig, RoutingConfig, SocialFitConfig
 from pallas.routing.current_turn_decision import CurrentTurnAction
 from pallas.routing.evaluate import RouteOutcome
@@ -134,8 +141,39 @@ def test_stake_rules(text: str, kwargs: dict[str, Any], allowed: bool, reason: s
     ],
 )
 def test_the_groups_worldbook_keys_are_a_stake(text: str, allowed: bool, reason: str) -> None:
-    keys = frozenset({"罗德岛", "凯尔希", "rhodes island"})
+    keys = StakeKeys(worldbook=frozenset({"罗德岛", "凯尔希", "rhodes island"}))
     result = _stake(text, stake_keys=keys)
+    assert (result.allowed, result.reason) == (allowed, reason)
+
+
+REMEMBERED = StakeKeys(
+    worldbook=frozenset({"罗德岛"}),
+    knowledge=frozenset({"源石病", "值班表"}),
+    remembered_topic=frozenset({"番茄", "菜谱"}),
+    member_memory=frozenset({"日语", "羽毛球"}),
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "allowed", "reason"),
+    [
+        ("罗德岛的值班表出来了", True, "worldbook"),  # the first source that matches names it
+        ("源石病到底会不会传染", True, "knowledge"),
+        ("这周值班表怎么排的", True, "knowledge"),
+        ("上次那个番茄炒蛋我做成功了", True, "remembered_topic"),
+        ("日语的敬语真的好难", True, "member_memory"),
+        ("周末约了羽毛球，好开心", True, "member_memory"),
+        ("今天好累", True, "emotion"),  # nothing remembered in it: the other rules decide
+        ("我吃过饭了", False, "no_stake"),
+        ("有没有人周末一起打羽毛球", False, "member_only_question"),  # asked of the members
+        ("日语你也学过吗", False, "member_thread"),  # to another member (below)
+    ],
+)
+def test_what_the_bot_remembers_is_a_stake(text: str, allowed: bool, reason: str) -> None:
+    """Issue 32: knowledge keys, remembered topics and what the bot knows about the speaker
+    count as a stake, each named; they never override the rules that keep the bot out."""
+    others = {"mentions_others": True} if text.startswith("日语你") else {}
+    result = _stake(text, stake_keys=REMEMBERED, **others)
     assert (result.allowed, result.reason) == (allowed, reason)
 
 

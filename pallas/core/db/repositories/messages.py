@@ -219,3 +219,28 @@ class MessageRepository:
         )
         async with self._sessions() as session:
             return int((await session.execute(stmt)).scalar_one())
+
+    async def search(
+        self,
+        bot_id: int,
+        group_id: int,
+        *,
+        text: str = "",
+        user_id: int | None = None,
+        limit: int,
+        offset: int = 0,
+    ) -> list[StoredMessage]:
+        """A group's messages, newest first: those whose text contains `text` (a plain
+        substring, `%` / `_` matched literally) and / or sent by `user_id`; `offset` pages."""
+        stmt = select(MessageRow).where(
+            MessageRow.self_id == bot_id, MessageRow.group_id == group_id
+        )
+        if text:
+            stmt = stmt.where(MessageRow.plain_text.contains(text, autoescape=True))
+        if user_id is not None:
+            stmt = stmt.where(MessageRow.user_id == user_id)
+        stmt = stmt.order_by(MessageRow.time.desc(), MessageRow.id.desc())
+        stmt = stmt.offset(max(0, offset)).limit(max(0, limit))
+        async with self._sessions() as session:
+            rows = (await session.scalars(stmt)).all()
+        return [_to_record(r) for r in rows]

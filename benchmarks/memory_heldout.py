@@ -1,0 +1,212 @@
+"""The held-out memory set (issue 34): recall on facts nobody tuned on, at 1 to 50 facts a member.
+
+`benchmarks/_memory_heldout_data.py` was written once and frozen (see its docstring). Every
+fact is taught by its own member with "@牛牛 记住 …" through the real member-command path, then
+that member teaches `n - 1` newer facts (the issue's own setup is `n = 4`: three newer facts),
+and days later asks the question. The real memory sources and request assembly run in-process
+(as `benchmarks.memory_quality` does); a hit is the fact's answer fragment in the request.
+
+Updates: each of 6 corrections is taught with 记住 after the old fact, each of 2 denials is said
+to the bot in plain chat; afterwards the new state must reach the request and the old one must
+not. Plain-chat lines go through the member-command path and, when the product has one, the
+rule fallback for denials (`MemoryService.apply_plain_chat`, if present).
+
+    python -m benchmarks.memory_heldout [--facts 1,4,10,50] [--expansion] [--verbose]
+
+Prints recall per question kind and per area for each member size, the request tokens, foreign
+facts (another member's facts in the request: must be 0), and corrections / denials right.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchmarks._memory_expansion_script import ScriptedExpansionModel
+from benchmarks._memory_heldout_data import FACTS, FROZEN_ON, NEWER, UPDATES, HeldOutFact
+from benchmarks.memory_quality import BOT, BOT_ALIAS, END, GROUP, REPO, USER0
+from benchmarks.stats import describe
+from pallas.app_wiring import memory_service_for, memory_sources_for
+from pallas.context.context import GatherRequest, assemble_direct_chat_context
+from pallas.context.processor_inputs import ChatTurnContext
+from pallas.core.clock import FakeClock
+from pallas.core.settings import PallasSettings
+from pallas.core.state import MemoryStateStore
+from pallas.core.tokens import count_message_tokens
+from pallas.core.turn import Sender, TurnInput
+from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.member_commands import handle_member_message
+from pallas.features.memory.service import MemoryService
+from pallas.features.memory.text import warm_up
+from pallas.runtime import PallasRuntime
+from pallas.turn.parts.chat_pipeline import assemble_chat_request
+
+DAY = 86_400.0
+START = END - 20 * DAY
+UPDATE_USER0 = USER0 + 500
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    user: int
+    question: str
+    must: str  # "" = nothing required
+    must_not: str = ""
+    fact: HeldOutFact | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    probe: Probe
+    hit: bool
+    tokens: int
+    foreign: int
+
+
+_ids = iter(range(5_000_000, 9_000_000))
+
+
+def _turn(user: int, text: str, at: float) -> TurnInput:
+    return TurnInput(BOT, GROUP, user, next(_ids), at, text,
+                     sender=Sender(user, card=f"成员{user - USER0}"), to_me=True)  # fmt: skip
+
+
+async def say(service: MemoryService, clock: FakeClock, user: int, text: str, at: float) -> None:
+    """A line addressed to the bot: a 记住 teaching, or plain chat (denials)."""
+    clock.set(at)
+    turn = _turn(user, f"{BOT_ALIAS} {text}", at)
+    handled = await handle_member_message(service, turn, aliases=(BOT_ALIAS,))
+    plain_chat = getattr(service, "apply_plain_chat", None)
+    if handled is None and plain_chat is not None:
+        await plain_chat(turn)
+
+
+async def teach_all(service: MemoryService, clock: FakeClock, facts_per_member: int) -> list[Probe]:
+    probes: list[Probe] = []
+    for i, fact in enumerate(FACTS):
+        user = USER0 + i
+        at = START + i * 600
+        await say(service, clock, user, f"记住 {fact.taught}", at)
+        for k in range(facts_per_member - 1):
+            newer = NEWER[(i * 7 + k) % len(NEWER)]
+            await say(service, clock, user, f"记住 {newer}", at + (k + 1) * 3_600)
+        probes.append(Probe(user, fact.question, fact.answer, fact=fact))
+    for j, update in enumerate(UPDATES):
+        user = UPDATE_USER0 + j
+        at = START + 5 * DAY + j * 600
+        await say(service, clock, user, f"记住 {update.old}", at)
+        line = f"记住 {update.new}" if update.how == "correction" else update.new
+        await say(service, clock, user, line, at + 2 * DAY)
+        probes.append(Probe(user, update.question, update.new_answer, update.old_answer))
+    await service.drain()
+    clock.set(END)
+    return probes
+
+
+async def ask(
+    rt: PallasRuntime, sources: list[Any], probe: Probe, subjects: dict[str, int | None]
+) -> Outcome:
+    turn = _turn(probe.user, probe.question, END)
+    config = rt.group_configs.get(GROUP)
+    bundle = await assemble_direct_chat_context(
+        sources, GatherRequest(turn, probe.question, END, config, "帕拉斯", True, False, True)
+    )
+    ctx = ChatTurnContext(
+        bot_id=BOT, group_id=GROUP, user_id=probe.user, now=datetime.fromtimestamp(END, UTC),
+        current_text=probe.question, config=config.context, message_id=turn.message_id,
+        timeline_messages=(), blocks=bundle.blocks, token_budget=31_200,
+    )  # fmt: skip
+    request = await assemble_chat_request(ctx)
+    text = "\n".join(str(m.get("content", "")) for m in request.messages)
+    ids = [i for b in bundle.blocks.values() for i in b.memory_ids if i.startswith("mem:")]
+    foreign = sum(1 for i in ids if subjects.get(i) not in (None, probe.user))
+    hit = (not probe.must or probe.must in text) and not (probe.must_not and probe.must_not in text)
+    return Outcome(probe, hit, count_message_tokens(request.messages), foreign)
+
+
+async def run_size(facts_per_member: int, *, expansion: bool) -> list[Outcome]:
+    workdir = Path(tempfile.mkdtemp(prefix="pallas-heldout-"))
+    shutil.copytree(REPO / "config", workdir / "config")
+    model = ScriptedExpansionModel() if expansion else None
+    llm: dict[str, Any] = {}
+    if model is not None:
+        await model.start()
+        llm = {"openai_api_key": "sk-bench", "openai_base_url": model.base_url}
+        toml = "[memory.expansion]\nenabled = true\ndaily_token_budget = 100000000\n"
+        (workdir / "config" / "groups" / f"{GROUP}.toml").write_text(toml, encoding="utf-8")
+    settings = PallasSettings(
+        database_url=f"sqlite+aiosqlite:///{workdir / 'h.db'}",
+        pallas_config_dir=workdir / "config",
+        **llm,
+    )
+    clock = FakeClock(START)
+    rt = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
+    try:
+        service = memory_service_for(rt)
+        warm_up()
+        probes = await teach_all(service, clock, facts_per_member)
+        items = await service.repo.list_items(
+            scopes=[group_scope(BOT, GROUP)], include_deleted=True, limit=100_000
+        )
+        subjects = {i.ref: i.subject_user_id for i in items}
+        sources = memory_sources_for(rt)
+        return [await ask(rt, sources, p, subjects) for p in probes]
+    finally:
+        await rt.stop()
+        if model is not None:
+            await model.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _share(rows: list[Outcome]) -> str:
+    hits = sum(o.hit for o in rows)
+    return f"{hits:2d}/{len(rows):2d} ({100 * hits / max(1, len(rows)):3.0f} %)"
+
+
+def report(size: int, outcomes: list[Outcome], *, verbose: bool) -> None:
+    facts = [o for o in outcomes if o.probe.fact is not None]
+    updates = [o for o in outcomes if o.probe.fact is None]
+    by_kind: dict[str, list[Outcome]] = defaultdict(list)
+    by_area: dict[str, list[Outcome]] = defaultdict(list)
+    for o in facts:
+        assert o.probe.fact is not None
+        by_kind[o.probe.fact.kind].append(o)
+        by_area[o.probe.fact.area].append(o)
+    corrections, denials = updates[:6], updates[6:]
+    print(f"\n{size} fact(s) per member — recall {_share(facts)}")
+    print("  " + "  ".join(f"{k} {_share(v)}" for k, v in sorted(by_kind.items())))
+    print("  " + "  ".join(f"{k} {sum(o.hit for o in v)}/{len(v)}" for k, v in by_area.items()))
+    print(f"  corrections right {sum(o.hit for o in corrections)}/6, "
+          f"denials right {sum(o.hit for o in denials)}/2, "
+          f"foreign facts in requests {sum(o.foreign for o in outcomes)}")  # fmt: skip
+    print("  " + describe("request tokens", [float(o.tokens) for o in facts], unit=""))
+    if verbose:
+        for o in outcomes:
+            if not o.hit:
+                unwanted = f", not {o.probe.must_not!r}" if o.probe.must_not else ""
+                print(f"    miss: {o.probe.question} (want {o.probe.must!r}{unwanted})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.memory_heldout")
+    parser.add_argument("--facts", default="1,4,10,50", help="facts per member, comma-separated")
+    parser.add_argument("--expansion", action="store_true", help="scripted expansion model on")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    print(f"held-out set frozen on {FROZEN_ON}: {len(FACTS)} facts, {len(UPDATES)} updates"
+          f"{'; scripted expansion on' if args.expansion else '; offline (no model)'}")  # fmt: skip
+    for size in (int(s) for s in args.facts.split(",")):
+        report(size, asyncio.run(run_size(size, expansion=args.expansion)), verbose=args.verbose)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
