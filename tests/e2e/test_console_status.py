@@ -104,6 +104,10 @@ async def test_status_and_the_error_list_in_a_real_bot_across_a_restart(
         assert 'data-endpoint="chat:primary"' in status
         errors = await page_until(http, "/errors", lambda t: "模型服务出错" in t)
         assert "模型服务出错（5xx）" in error_row(errors, failed["message_id"])
+        status = (await http.get("/status")).text  # the breaker saw the failure
+        chat = status.split('data-endpoint="chat:primary"')[1].split("</tr>")[0]
+        assert "最近一次调用失败" in chat and "模型服务出错（5xx）" in chat
+        await shoot_pages(status_bot, (("status", "/status"),))
     finally:
         await http.aclose()
         await peer.close()
@@ -122,7 +126,8 @@ async def test_status_and_the_error_list_in_a_real_bot_across_a_restart(
         status = await page_until(http, "/status", lambda t: NICKNAME in t)
         assert re.search(r'id="today-failed"[^>]*><b>1</b> 轮', status)
         assert re.search(r'id="today-messages">2<', status), "the members' two messages"
-        await shoot_pages(status_bot)
+        await shoot_pages(status_bot, (("errors", "/errors"),
+                                       ("routing-history", f"/g/{GROUP}/routing")))  # fmt: skip
     finally:
         await http.aclose()
 
@@ -134,8 +139,8 @@ async def test_status_and_the_error_list_in_a_real_bot_across_a_restart(
         await peer.close()
 
 
-async def shoot_pages(bot: BotProcess) -> None:
-    """Status, errors and routing at both widths; no page wider than a phone's screen."""
+async def shoot_pages(bot: BotProcess, shots: tuple[tuple[str, str], ...]) -> None:
+    """(name, path) pages at both widths; no page wider than a phone's screen."""
     base = f"http://127.0.0.1:{bot.port}/console"
     folder = artifacts_dir("console")
     async with browser() as chromium:
@@ -145,8 +150,6 @@ async def shoot_pages(bot: BotProcess) -> None:
         await page.fill("input[name=token]", TOKEN)
         await page.click("button[type=submit]")
         await page.wait_for_selector("#groups")
-        shots = (("status", "/status"), ("errors", "/errors"),
-                 ("routing-history", f"/g/{GROUP}/routing"))  # fmt: skip
         for size_name, size in (("desktop", DESKTOP), ("phone", PHONE)):
             await page.set_viewport_size(size)
             for name, path in shots:
