@@ -63,8 +63,14 @@ class PallasApp:
     def console_backend(self, group_names: GroupNamesSource | None = None) -> ConsoleBackend:
         """The web console's adapter over this app (built once, on first use)."""
         if self._console is None:
+            runtime = self.runtime
             self._console = ConsoleBackend(
-                self.admin, ConsoleQueries(self.runtime.sessions), group_names=group_names
+                self.admin,
+                ConsoleQueries(runtime.sessions),
+                group_names=group_names,
+                routes=runtime.repos.routes,
+                accounts=runtime.accounts,
+                started_at=runtime.started_at,
             )
         return self._console
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from pallas.config import GroupConfig
+from pallas.core.accounts import Accounts
 from pallas.core.clock import Clock, SystemClock
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db import migrate
@@ -20,6 +21,7 @@ from pallas.core.db.durable_writer import ThreadedMessageWriter, build_message_w
 from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.db.repositories.routes import RouteHistoryRepository
 from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.db.writer import MessageWriter
@@ -40,6 +42,7 @@ class Repositories:
     chat_sessions: ChatSessionRepository
     usage: UsageRepository
     snapshots: SnapshotRepository
+    routes: RouteHistoryRepository
 
     @classmethod
     def build(cls, sessions: async_sessionmaker[AsyncSession]) -> Repositories:
@@ -48,11 +51,13 @@ class Repositories:
             chat_sessions=ChatSessionRepository(sessions),
             usage=UsageRepository(sessions),
             snapshots=SnapshotRepository(sessions),
+            routes=RouteHistoryRepository(sessions),
         )
 
     async def flush(self) -> None:
-        """Store the write-behind rows (snapshots, session turns, usage) queued so far."""
-        for repo in (self.snapshots, self.chat_sessions, self.usage):
+        """Store the write-behind rows (snapshots, session turns, usage, routing decisions)
+        queued so far."""
+        for repo in (self.snapshots, self.chat_sessions, self.usage, self.routes):
             await repo.flush()
 
 
@@ -72,6 +77,8 @@ class PallasRuntime:
     nicknames: tuple[str, ...] = ()
     superusers: frozenset[int] = field(default_factory=frozenset)
     owns_state: bool = False  # the runtime opened the store (and closes it on stop)
+    accounts: Accounts = field(default_factory=Accounts)  # the QQ accounts connected (the edge)
+    started_at: float = 0.0  # unix seconds (the clock's) when the runtime started
 
     @classmethod
     async def start(
@@ -124,10 +131,12 @@ class PallasRuntime:
                 state=state,
                 group_profiles=lambda group_id: group_configs.get(group_id).models,
             ),
-            routing=Router(state),
+            routing=Router(state, history=repos.routes),
             nicknames=nicknames,
             superusers=superusers,
             owns_state=owns_state,
+            accounts=Accounts(clock.now),
+            started_at=clock.now(),
         )
         for name, problem in runtime.group_configs.errors().items():
             log.error("group config %s: %s", name, problem)

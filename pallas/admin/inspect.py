@@ -16,30 +16,12 @@ from pallas.core.db.retention import database_facts
 from pallas.features.cost import Limits, UsageCounters, cost_reason_zh, status_lines
 from pallas.features.tools import ToolsConfig
 from pallas.providers.client import EndpointStatus
+from pallas.providers.error_text import llm_error_zh
+from pallas.routing.outcome_text import outcome_zh
 
 log = logging.getLogger("pallas.admin")
 
 STATUS_FLUSH_WAIT_S = 2.0
-
-_OUTCOME_ZH = {
-    "reply": "回复",
-    "quote": "引用回复",
-    "follow_up": "追问",
-    "tool": "工具",
-    "pass_phrase": "短句",
-    "pass_silent": "静默",
-    "skip": "跳过",
-    "accumulate": "冷却中攒着",
-    "defer": "等下文",
-    "merge": "并入上一轮",
-    "duplicate": "重复事件",
-    "cost_limited": "限流",
-    "cost_phrase": "预算用完·短句",
-    "cost_drop": "预算降级·不回",
-    "error": "模型调用失败",
-    "memory": "记忆命令",
-    "cost_degraded": "降级回复",
-}
 
 
 async def status(ctx: AdminCtx) -> str:
@@ -108,21 +90,26 @@ def _decision_line(record: dict[str, Any]) -> str:
     score = record.get("score")
     score_text = f" 分数{score}/{record.get('threshold')}" if score is not None else ""
     reason = str(record.get("reason"))
-    said = cost_reason_zh(reason) if outcome.startswith("cost_") else None
+    failed_call = outcome == "error" and record.get("stage") == "llm"
+    if outcome.startswith("cost_"):
+        said = cost_reason_zh(reason)
+    else:  # 模型服务出错（5xx）
+        said = llm_error_zh(reason) if failed_call else None
+    label = "模型调用失败" if failed_call else outcome_zh(outcome)
     return (
         f"{clock} {record.get('user')}「{str(record.get('text', ''))[:12]}」"
-        f"→ {_OUTCOME_ZH.get(outcome, outcome)}（{record.get('stage')}:{reason}"
-        f"{score_text}）" + (f"：{said}" if said else "")
+        f"→ {label}（{record.get('stage')}:{reason}{score_text}）" + (f"：{said}" if said else "")
     )
 
 
 async def why(ctx: AdminCtx) -> str:
     """The latest routing decisions of this group, newest last."""
     count = int(ctx.args[0]) if ctx.args and ctx.args[0].isdigit() else 5
-    records = await ctx.services.routing.recent_decisions(ctx.bot_id, ctx.group_id)
+    wanted = max(1, min(count, 20))
+    records = await ctx.services.routing.recent_decisions(ctx.bot_id, ctx.group_id, limit=wanted)
     if not records:
         return "最近没有记录到本群的决策"
-    return "\n".join(_decision_line(r) for r in records[-max(1, min(count, 20)) :])
+    return "\n".join(_decision_line(r) for r in records[-wanted:])
 
 
 async def context(ctx: AdminCtx) -> str:

@@ -69,6 +69,7 @@ from pallas.core.log_limit import LogLimiter, skipped_note
 from pallas.onebot.edge import Edge
 from pallas.onebot.event_parse import EventRefused, parse_event
 from pallas.onebot.frame_guard import check_frame
+from pallas.onebot.identify import identify
 from pallas.onebot.lanes import PRIORITY_HOLD, Lanes
 from pallas.onebot.read_ahead import FramePump, FrameScan, Scanned, is_response_frame
 
@@ -251,6 +252,7 @@ class GuardedAdapter(Adapter):
         self.bot_connect(bot)
         self.connections[self_id] = websocket
         log.info("OneBot bot %s connected", self_id)
+        identifying = self._identify(bot, edge)
         guarded = _GuardedSocket(
             websocket,
             lanes=edge.lanes if edge is not None else None,
@@ -265,10 +267,22 @@ class GuardedAdapter(Adapter):
             log.exception("OneBot connection of bot %s failed", self_id)
         finally:
             guarded.stop()
+            if identifying is not None:
+                identifying.cancel()
             with contextlib.suppress(Exception):
                 await websocket.close()
             self.connections.pop(self_id, None)
             self.bot_disconnect(bot)
+            if edge is not None and self_id.isdecimal():
+                edge.app.runtime.accounts.disconnected(int(self_id))
+
+    def _identify(self, bot: GuardedBot, edge: Edge | None) -> asyncio.Task[None] | None:
+        """Note the account as connected and ask who it is, beside the receive loop."""
+        if edge is None or not bot.self_id.isdecimal():
+            return None
+        accounts = edge.app.runtime.accounts
+        accounts.connected(int(bot.self_id))
+        return asyncio.create_task(identify(bot, accounts), name=f"identify:{bot.self_id}")
 
     async def _receive_events(
         self, socket: _GuardedSocket, bot: GuardedBot, edge: Edge | None

@@ -1,8 +1,10 @@
 """Router: the StateStore side of routing (the decisions themselves are pure).
 
 `route()` loads the group's `RouteState`, runs `evaluate_route`, writes the effects back and
-logs one structured record, also kept in a per-group ring (`recent_decisions`) so an admin can
-ask why the bot did or did not speak. Effects written:
+logs one structured record, also kept in a per-group ring in the store and handed to the
+routing history (`RouteHistory`: the database, written behind, so the records survive a
+restart) so an admin can ask why the bot did or did not speak (`recent_decisions` reads the
+history when there is one). Effects written:
 
 - shut-up → `silenced_until` (TTL = the silence period); pending messages are dropped;
 - accumulate / defer → the message is pushed to `pending` (bounded, TTL);
@@ -67,6 +69,7 @@ from pallas.routing.evaluate import (
     evaluate_route,
     over_daily_cap,
 )
+from pallas.routing.history import RouteHistory
 from pallas.routing.reply_gate import GateVerdict
 from pallas.routing.reply_memo import BotReplyMemo
 from pallas.routing.reply_targets import add_candidate, resolve_quote_reply_target
@@ -91,9 +94,12 @@ STATE_RETRY_S = 3.0  # an addressed message seen while the state store is unreac
 
 
 class Router:
-    def __init__(self, store: StateStore, *, prefix: str = ROUTE_PREFIX) -> None:
+    def __init__(
+        self, store: StateStore, *, prefix: str = ROUTE_PREFIX, history: RouteHistory | None = None
+    ) -> None:
         self._store = store
         self._prefix = prefix
+        self._history = history
         self._replies = BotReplyMemo()  # parsed bot_replies of recently routed groups
 
     def _keys(self, bot_id: int, group_id: int, user_id: int = 0) -> RouteKeys:
@@ -211,12 +217,7 @@ class Router:
         self, keys: RouteKeys, result: RouteResult, config: RoutingConfig, **changes: Any
     ) -> dict[str, Any]:
         record = {**result.to_log_dict(), **changes}
-        await self._store.push(
-            keys.key("decisions"),
-            record,
-            maxlen=config.decisions_kept,
-            ttl=config.decisions_ttl_s,
-        )
+        await self._keep(keys, record, config)
         if log.isEnabledFor(level := _route_log_level(record)):
             log.log(level, "route %s", json.dumps(record, ensure_ascii=False))
         return record
@@ -244,11 +245,16 @@ class Router:
             "stage": stage,
             "reason": reason,
         }
-        keys = self._keys(turn.bot_id, turn.group_id, turn.user_id)
+        await self._keep(self._keys(turn.bot_id, turn.group_id, turn.user_id), record, config)
+        log.debug("route %s", json.dumps(record, ensure_ascii=False))
+
+    async def _keep(self, keys: RouteKeys, record: dict[str, Any], config: RoutingConfig) -> None:
+        """The record in the group's ring (the store) and queued for the history."""
         await self._store.push(
             keys.key("decisions"), record, maxlen=config.decisions_kept, ttl=config.decisions_ttl_s
         )
-        log.debug("route %s", json.dumps(record, ensure_ascii=False))
+        if self._history is not None:
+            self._history.add(record)
 
     async def _apply(
         self, result: RouteResult, config: RoutingConfig, state: RouteState
@@ -452,10 +458,22 @@ class Router:
         return await self._store.items(self._keys(bot_id, group_id, user_id).key("pending"))
 
     async def recent_decisions(
-        self, bot_id: int, group_id: int, user_id: int = 0
+        self,
+        bot_id: int,
+        group_id: int,
+        user_id: int = 0,
+        *,
+        limit: int = 50,
+        outcome: str | None = None,
     ) -> list[dict[str, Any]]:
-        """The latest decision records of the group, oldest first (admin "why")."""
-        return await self._store.items(self._keys(bot_id, group_id, user_id).key("decisions"))
+        """The latest decision records of the group, oldest first (admin "why", the console):
+        from the history when there is one (it outlives a restart), else the store's ring."""
+        if self._history is not None:
+            return await self._history.recent(bot_id, group_id, limit=limit, outcome=outcome)
+        records = await self._store.items(self._keys(bot_id, group_id, user_id).key("decisions"))
+        if outcome:
+            records = [r for r in records if r.get("outcome") == outcome]
+        return records[-limit:]
 
 
 def day_of(now: float, offset_hours: float) -> str:

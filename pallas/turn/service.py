@@ -128,6 +128,7 @@ class ChatTurnService:
             return await self._reply(reply)
         except Exception:  # a bug in a step: the group hears nothing, the log has it all
             log.exception("group %s: reply to message %s failed", turn.group_id, turn.message_id)
+            await self._note_failure(reply, "turn", "exception")
             return TurnOutcome(TurnResult.ERROR, "exception")
         finally:
             # A no-op when delivery already recorded the reply; frees the member otherwise.
@@ -147,6 +148,7 @@ class ChatTurnService:
             log.error(
                 "group %s: core processor %s failed: %s", turn.group_id, exc.processor_id, exc
             )
+            await self._note_failure(reply, "prepare", f"core_processor:{exc.processor_id}")
             return TurnOutcome(TurnResult.ERROR, f"core_processor:{exc.processor_id}")
         prepared.snapshot.soon()  # built while the model is awaited (needed after it answers)
         # -- 5 call --------------------------------------------------------------------------------
@@ -154,10 +156,7 @@ class ChatTurnService:
         if not call.result.ok:
             self.recorder.save_snapshot(turn, prepared, f"error:{call.result.error}", call)
             error = call.result.error or "llm_error"
-            # the route log shows the turn failed, not just that it was meant to be a reply
-            await self.routing.note(
-                reply.route, reply.config.routing, outcome="error", stage="llm", reason=error
-            )
+            await self._note_failure(reply, "llm", str(error), http_status=call.result.http_status)
             return TurnOutcome(TurnResult.ERROR, error, turn_id=prepared.turn_id)
         # -- 6 answer ------------------------------------------------------------------------------
         answer = read_answer(
@@ -183,6 +182,19 @@ class ChatTurnService:
                 CompletedTurn(turn, user_text, reply_text, outcome.sent_ids, prepared.turn_id)
             )
         return TurnOutcome(outcome.outcome, outcome.reason, outcome.sent_ids, prepared.turn_id)
+
+    async def _note_failure(
+        self, reply: ReplyTurn, stage: str, reason: str, **more: object
+    ) -> None:
+        """The route log (and the console's error list) shows the turn failed, not just that
+        it was meant to be a reply; a failure to note it is only logged."""
+        try:
+            await self.routing.note(
+                reply.route, reply.config.routing, outcome="error", stage=stage, reason=reason,
+                **more,
+            )  # fmt: skip
+        except Exception:
+            log.exception("group %s: the failed turn was not noted", reply.turn.group_id)
 
     async def _deliver(
         self, reply: ReplyTurn, prepared: PreparedTurn, call: ModelCall, answer: Answer

@@ -19,10 +19,12 @@ from pallas.web.app import PREFIX, Console, ConsoleRoute, login_routes, static_f
 from pallas.web.auth import ConsoleAuth, load_or_create_token, startup_lines
 from pallas.web.backend import ConsoleBackend
 from pallas.web.editing import config_routes, memory_routes, pipeline_routes, pipeline_switch_routes
+from pallas.web.failures import error_pages
 from pallas.web.group_pages import message_routes, overview_routes
 from pallas.web.log_pages import log_routes
 from pallas.web.pages import group_pages, read_pages
 from pallas.web.persona_pages import persona_routes
+from pallas.web.status import status_pages
 from pallas.web.worldbook_pages import worldbook_routes
 
 log = logging.getLogger("pallas.console")
@@ -39,6 +41,8 @@ def build_router(console: Console) -> APIRouter:
     router = APIRouter(prefix=PREFIX, include_in_schema=False, route_class=ConsoleRoute)
     login_routes(router, console)
     read_pages(router, console)
+    status_pages(router, console)
+    error_pages(router, console)
     group_pages(router, console)
     pipeline_routes(router, console)
     pipeline_switch_routes(router, console)

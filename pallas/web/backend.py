@@ -15,10 +15,13 @@ from typing import Any
 
 from pallas.admin import AdminContext, AdminServices, memory_command
 from pallas.config import GroupConfig
+from pallas.core.accounts import Account, Accounts
 from pallas.core.clock import Clock
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.db.repositories.routes import RouteHistoryRepository, RouteRecord
 from pallas.core.db.repositories.snapshots import SnapshotRepository
+from pallas.core.db.repositories.usage import UsageTotals
 from pallas.core.db.retention import database_facts
 from pallas.core.state import StateStore
 from pallas.features.memory import MemoryItem, Retired, readable_scopes, retired_items
@@ -26,7 +29,7 @@ from pallas.providers.client import EndpointStatus
 from pallas.routing.router import Router
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
 from pallas.web.config_edit import ConfigRejected, read_text, validate_text
-from pallas.web.queries import ConsoleQueries
+from pallas.web.queries import ConsoleQueries, day_start
 
 log = logging.getLogger("pallas.console")
 
@@ -43,6 +46,9 @@ class ConsoleBackend:
         queries: ConsoleQueries,
         *,
         group_names: GroupNamesSource | None = None,
+        routes: RouteHistoryRepository | None = None,
+        accounts: Accounts | None = None,
+        started_at: float = 0.0,
     ):
         self._admin = admin
         self._deployment = admin.deployment
@@ -51,6 +57,9 @@ class ConsoleBackend:
         self._routing: Router = admin.routing
         self._memory = admin.memory  # the app's one memory service
         self._group_names = group_names
+        self._routes = routes
+        self._accounts = accounts
+        self.started_at = started_at  # when the bot's runtime started (the status page)
         self.queries = queries
 
     async def group_names(self) -> dict[int, str]:
@@ -155,8 +164,36 @@ class ConsoleBackend:
         snap = await self._snapshots.by_turn(turn_id)
         return asdict(snap) if snap is not None else None
 
-    async def decisions(self, bot_id: int, group_id: int) -> list[dict[str, Any]]:
-        return await self._routing.recent_decisions(bot_id, group_id)
+    async def decisions(
+        self, bot_id: int, group_id: int, *, outcome: str | None = None, limit: int = 100
+    ) -> list[dict[str, Any]]:
+        """The group's latest routing records, oldest first (from the routing history: they
+        outlive a restart)."""
+        return await self._routing.recent_decisions(
+            bot_id, group_id, outcome=outcome or None, limit=limit
+        )
+
+    async def failures(
+        self, *, group_id: int | None = None, before_id: int | None = None, limit: int = 50
+    ) -> list[RouteRecord]:
+        """Failed turns, newest first ([] without a routing history)."""
+        if self._routes is None:
+            return []
+        return await self._routes.failures(group_id=group_id, before_id=before_id, limit=limit)
+
+    async def failure_counts(self, now: float) -> dict[tuple[int, int], int]:
+        """Today's failed turns per (bot, group)."""
+        if self._routes is None:
+            return {}
+        return await self._routes.failure_counts(day_start(now))
+
+    def accounts(self) -> list[Account]:
+        """The QQ accounts connected to this process (and the ones that went away)."""
+        return self._accounts.listed() if self._accounts is not None else []
+
+    async def usage_today(self) -> UsageTotals:
+        """Today's model calls, failures and tokens over every group (the ledger)."""
+        return await self._admin.usage.totals(now=self.now())
 
     async def memories(
         self, bot_id: int, group_id: int, *, kind: str | None, user: int | None

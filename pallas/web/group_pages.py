@@ -66,7 +66,7 @@ async def overview_values(session: Session, bot_id: int, group_id: int) -> dict[
     backend = session.backend
     now = backend.now()
     counts = (await backend.queries.messages_today(now)).get((bot_id, group_id), MessageCounts())
-    failed = (await backend.queries.failed_today(now)).get((bot_id, group_id), 0)
+    failed = (await backend.failure_counts(now)).get((bot_id, group_id), 0)
     last = await backend.messages.recent(bot_id, group_id, limit=1)
     config = backend.fresh_config(group_id)
     return {

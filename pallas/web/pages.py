@@ -12,6 +12,8 @@ from fastapi.responses import Response
 from pallas.core.clock import CHINA, local_day
 from pallas.features.cost import cost_reason_zh
 from pallas.features.memory import SHORT_NAMES, STORED_KINDS, resolve_kind
+from pallas.providers.error_text import llm_error_zh
+from pallas.routing.outcome_text import OUTCOME_ZH, outcome_zh
 from pallas.web.app import Console
 from pallas.web.queries import USAGE_KEYS, MessageCounts, UsageRow, days_back
 from pallas.web.views import (
@@ -24,7 +26,19 @@ from pallas.web.views import (
 
 TASKS = ("chat", "cheap", "vision")
 DEFAULT_TURNS = 10
+ROUTING_ROWS = 100  # the newest records on the routing page (of the chosen outcome)
 LLM_OUTCOMES = ("reply", "quote", "follow_up", "tool")
+
+
+def failure_reason_zh(stage: str, reason: str) -> str:
+    """Why a turn failed, in Chinese (the code goes next to it, on hover)."""
+    if stage == "llm":
+        return llm_error_zh(reason) or "模型调用失败"
+    if reason.startswith("core_processor:"):
+        return f"准备上下文时核心步骤 {reason.partition(':')[2]} 出错（见日志）"
+    if reason == "exception":
+        return "处理这条消息时程序出错（见日志）"
+    return "回复失败"
 
 
 def clock_text(ts: float | None) -> str:
@@ -39,7 +53,7 @@ async def group_rows(console: Console, query: str) -> list[dict[str, Any]]:
     now = backend.now()
     scopes = await backend.queries.scopes_seen()
     counts = await backend.queries.messages_today(now)
-    failed = await backend.queries.failed_today(now)
+    failed = await backend.failure_counts(now)
     usage = await backend.queries.usage(
         since_day=local_day(now), keys=("bot_id", "group_id", "task")
     )
@@ -146,14 +160,18 @@ def group_pages(router: APIRouter, console: Console) -> None:
     async def routing(request: Request, group_id: int, outcome: str = "") -> Response:
         session = await console.session(request)
         bot_id = await session.backend.bot_for_group(group_id)
-        records = await session.backend.decisions(bot_id, group_id) if bot_id else []
-        outcomes = sorted({str(r.get("outcome")) for r in records})
-        if outcome:
-            records = [r for r in records if r.get("outcome") == outcome]
+        records = (
+            await session.backend.decisions(bot_id, group_id, outcome=outcome, limit=ROUTING_ROWS)
+            if bot_id
+            else []
+        )
+        outcomes = sorted({*OUTCOME_ZH, *(str(r.get("outcome")) for r in records)})
         snaps = (
             await session.backend.queries.snapshot_index(bot_id, group_id, 200) if bot_id else []
         )
         turn_by_message = {s["message_id"]: s["turn_id"] for s in snaps}
+        keys = [(bot_id or 0, group_id, int(r.get("message_id") or 0)) for r in records]
+        senders = await session.backend.queries.senders(keys) if bot_id else {}
         return console.render(
             "routing.html",
             session,
@@ -163,8 +181,12 @@ def group_pages(router: APIRouter, console: Console) -> None:
             outcomes=outcomes,
             outcome=outcome,
             turn_by_message=turn_by_message,
+            members={mid: name for (_, _, mid), name in senders.items() if name},
             cost_reason=cost_reason_zh,
+            failure_reason=failure_reason_zh,
+            outcome_zh=outcome_zh,
             llm_outcomes=LLM_OUTCOMES,
+            limit=ROUTING_ROWS,
             clock=clock_text,
         )
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import case, func, select, text
+from sqlalchemy import and_, case, func, or_, select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.clock import CHINA_UTC_OFFSET_HOURS, DAY_S, local_day
@@ -143,18 +143,24 @@ class ConsoleQueries:
             )
         return out
 
-    async def failed_today(self, now: float) -> dict[tuple[int, int], int]:
-        """Reply turns whose model call failed today, per (bot, group): flagged on the groups
-        page, each one in the routing page (`error`) and the analyzer."""
-        row = InjectionSnapshotRow
-        stmt = (
-            select(row.bot_id, row.group_id, func.count())
-            .where(row.created_at >= day_start(now), row.outcome.like("error:%"))
-            .group_by(row.bot_id, row.group_id)
-        )
-        async with self._sessions() as session:
-            rows = (await session.execute(stmt)).all()
-        return {(int(b), int(g)): int(n) for b, g, n in rows}
+    async def senders(
+        self, keys: Sequence[tuple[int, int, int]]
+    ) -> dict[tuple[int, int, int], str]:
+        """The card (else nickname) of each stored message's sender, by (bot, group, message
+        id): one seek of `uq_message_scope_id` per message."""
+        m = MessageRow
+        found: dict[tuple[int, int, int], str] = {}
+        wanted = list(dict.fromkeys(keys))
+        for start in range(0, len(wanted), 100):
+            chunk = wanted[start : start + 100]
+            match = or_(*(and_(m.self_id == b, m.group_id == g, m.message_id == i)
+                          for b, g, i in chunk))  # fmt: skip
+            stmt = select(m.self_id, m.group_id, m.message_id, m.card, m.nickname).where(match)
+            async with self._sessions() as session:
+                rows = (await session.execute(stmt)).all()
+            for b, g, i, card, nickname in rows:
+                found[(int(b), int(g), int(i))] = str(card or nickname or "")
+        return found
 
     async def snapshot_index(
         self, bot_id: int | None, group_id: int, limit: int

@@ -118,7 +118,7 @@ async def test_a_failed_llm_call_sends_nothing_and_keeps_the_error_snapshot(
     decisions = await bot.app.runtime.routing.recent_decisions(BOT, GROUP)
     last = decisions[-1]
     assert (last["outcome"], last["stage"], last["reason"]) == ("error", "llm", "server_error")
-    failed = await bot.app.console_backend().queries.failed_today(clock.now())
+    failed = await bot.app.console_backend().failure_counts(clock.now())
     assert failed == {(BOT, GROUP): 1}
 
 

@@ -10,6 +10,7 @@ from sqlalchemy import func, select, text
 from pallas.core.clock import DAY_S, FakeClock
 from pallas.core.db.models import InjectionSnapshotRow, LlmChatMessageRow, UsageLedgerRow
 from pallas.core.db.models_pipeline import SessionVariableEventRow
+from pallas.core.db.models_routes import RouteDecisionRow
 from pallas.core.db.repositories.usage import UsageEntry
 from pallas.core.db.retention import database_facts
 from pallas.core.records import StoredMessage
@@ -46,6 +47,11 @@ async def _fill(runtime: PallasRuntime) -> None:
                                                created_at=at) for _ in range(3)]
                 )  # fmt: skip
                 await session.commit()
+            for i in range(4):  # the routing history, written behind like the router does
+                runtime.repos.routes.add({"time": at, "bot": BOT, "group": group, "user": 100,
+                                          "message_id": i, "outcome": "skip", "stage": "gate",
+                                          "reason": "not_addressed"})  # fmt: skip
+            await runtime.repos.routes.flush()
             await runtime.repos.usage.record(
                 UsageEntry(now=at, bot_id=BOT, group_id=group, task="chat", model="m",
                            prompt_tokens=1, completion_tokens=1)
@@ -67,9 +73,8 @@ async def test_each_group_is_pruned_by_its_own_rule_in_budgeted_runs(
         database_url=database_url, pallas_config_dir=tmp_path / "c", pallas_data_dir=tmp_path
     )
     runtime = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
-    rule = RetentionConfig(
-        messages_days=30, sessions_days=30, snapshots_days=30, usage_days=30, audit_days=30
-    )
+    rule = RetentionConfig(messages_days=30, sessions_days=30, snapshots_days=30,
+                           usage_days=30, audit_days=30, routes_days=30)  # fmt: skip
     job = RetentionJob(
         runtime.sessions, clock, scopes=runtime.repos.messages.groups,
         config_of=lambda group: rule if group == PRUNED else RetentionConfig(),
@@ -89,7 +94,8 @@ async def test_each_group_is_pruned_by_its_own_rule_in_budgeted_runs(
         assert await runtime.repos.messages.count(group_id=PRUNED) == 300  # the recent ones
         assert await runtime.repos.messages.count(group_id=KEPT) == 600  # its rule: keep
         for table, kept in ((LlmChatMessageRow, 40), (InjectionSnapshotRow, 5),
-                            (UsageLedgerRow, 1), (SessionVariableEventRow, 3)):  # fmt: skip
+                            (UsageLedgerRow, 1), (SessionVariableEventRow, 3),
+                            (RouteDecisionRow, 4)):  # fmt: skip
             assert await _count(runtime, table, PRUNED) == kept
             assert await _count(runtime, table, KEPT) == 2 * kept
         oldest = await runtime.repos.messages.recent(BOT, PRUNED, limit=300)

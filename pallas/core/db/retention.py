@@ -4,8 +4,8 @@
 statement (each statement a short transaction, the event loop free between them), at most
 `max_rows` per call: a retention run never holds the database or the loop for long. The
 indexes make each batch a range read: messages by (self_id, group_id, time), session turns,
-snapshots and the session-variable audit log by (bot_id, group_id, id) from the oldest, the
-usage ledger by day.
+snapshots, the session-variable audit log and the routing history by (bot_id, group_id, id)
+from the oldest, the usage ledger by day.
 
 `reclaim` gives freed pages back to the file system: SQLite's `incremental_vacuum` (databases
 created by this version use `auto_vacuum = INCREMENTAL`; an older file keeps its free pages
@@ -30,9 +30,10 @@ from pallas.core.db.models import (
     UsageLedgerRow,
 )
 from pallas.core.db.models_pipeline import SessionVariableEventRow
+from pallas.core.db.models_routes import RouteDecisionRow
 
-Kind = Literal["messages", "sessions", "snapshots", "usage", "audit"]
-KINDS: tuple[Kind, ...] = ("messages", "sessions", "snapshots", "usage", "audit")
+Kind = Literal["messages", "sessions", "snapshots", "usage", "audit", "routes"]
+KINDS: tuple[Kind, ...] = ("messages", "sessions", "snapshots", "usage", "audit", "routes")
 
 
 def _oldest(kind: Kind, bot_id: int, group_id: int, cutoff: float, batch: int) -> Any:
@@ -63,7 +64,7 @@ def _oldest(kind: Kind, bot_id: int, group_id: int, cutoff: float, batch: int) -
 
 _TABLES: dict[str, Any] = {"messages": MessageRow, "sessions": LlmChatMessageRow,
            "snapshots": InjectionSnapshotRow, "usage": UsageLedgerRow,
-           "audit": SessionVariableEventRow}  # fmt: skip
+           "audit": SessionVariableEventRow, "routes": RouteDecisionRow}  # fmt: skip
 
 
 async def prune(

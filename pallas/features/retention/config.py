@@ -18,6 +18,7 @@ class RetentionConfig(BaseModel):
     snapshots_days: int = Field(default=0, ge=0, le=36_500)  # injection snapshots (analyzer)
     usage_days: int = Field(default=0, ge=0, le=36_500)  # usage ledger rows (cost reports)
     audit_days: int = Field(default=0, ge=0, le=36_500)  # session-variable change log
+    routes_days: int = Field(default=0, ge=0, le=36_500)  # routing decisions (console, why)
 
     def days(self, kind: str) -> int:
         return int(getattr(self, f"{kind}_days"))

@@ -48,6 +48,7 @@ READ_BY_NAME: dict[str, str] = {
     "retention.snapshots_days": "RetentionConfig.days",
     "retention.usage_days": "RetentionConfig.days",
     "retention.audit_days": "RetentionConfig.days",
+    "retention.routes_days": "RetentionConfig.days",
 }
 
 # keys removed by issue 10 because nothing read them (the name scan alone cannot see that)

@@ -1,0 +1,179 @@
+"""The status page (`/console/status`): is the bot up, connected, answered by its model, and
+what did it do today. The view models are pure; `status_pages` registers the route."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from pallas.core.accounts import Account
+from pallas.core.clock import local_day
+from pallas.providers.client import EndpointStatus
+from pallas.providers.error_text import llm_error_zh
+from pallas.providers.models import ModelProfile
+from pallas.web.app import Console
+from pallas.web.pages import clock_text
+from pallas.web.queries import MessageCounts, UsageRow
+from pallas.web.views import cost_of
+
+
+def duration_zh(seconds: float) -> str:
+    """`3 天 4 小时`, `2 小时 5 分钟`, `7 分钟`, `12 秒` (the two largest units)."""
+    total = max(int(seconds), 0)
+    days, rest = divmod(total, 86_400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} 天 {hours} 小时" if hours else f"{days} 天"
+    if hours:
+        return f"{hours} 小时 {minutes} 分钟" if minutes else f"{hours} 小时"
+    if minutes:
+        return f"{minutes} 分钟"
+    return f"{secs} 秒"
+
+
+@dataclass(frozen=True, slots=True)
+class AccountView:
+    self_id: int
+    nickname: str
+    online: bool
+    state: str  # 在线 / 已断开
+    since: float
+    for_how_long: str  # 在线 3 小时 / 断开 5 分钟
+    implementation: str  # "NapCat.Onebot 4.8.0" or 未知
+    protocol: str
+
+
+def account_views(accounts: Iterable[Account], now: float) -> list[AccountView]:
+    out = []
+    for a in accounts:
+        state = "在线" if a.connected else "已断开"
+        lasted = duration_zh(now - a.since)
+        out.append(
+            AccountView(
+                self_id=a.self_id,
+                nickname=a.nickname or "（未知）",
+                online=a.connected,
+                state=state,
+                since=a.since,
+                for_how_long=f"已在线 {lasted}" if a.connected else f"已断开 {lasted}",
+                implementation=a.implementation or "（未告知）",
+                protocol=a.protocol_version or "-",
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointView:
+    task: str
+    name: str
+    model: str
+    healthy: bool
+    state: str  # the breaker's label
+    answers: str  # 能应答 / 最近一次调用失败 / 熔断中 / 还没有调用
+    last_success_at: float
+    last_failure_at: float
+    last_error: str  # the code
+    last_error_zh: str
+
+
+def endpoint_view(status: EndpointStatus) -> EndpointView:
+    """Whether the endpoint answers, told by its last success and last failure (the breaker
+    records both; a healthy endpoint's success at most once a minute)."""
+    s = status.state
+    if not status.healthy:
+        answers = "不应答（熔断中）"
+    elif s.last_failure_at > s.last_success_at:
+        answers = "最近一次调用失败"
+    elif s.last_success_at:
+        answers = "能应答"
+    else:
+        answers = "还没有调用记录"
+    return EndpointView(
+        task=status.task,
+        name=status.name,
+        model=status.model,
+        healthy=status.healthy and s.last_failure_at <= s.last_success_at,
+        state=status.label,
+        answers=answers,
+        last_success_at=s.last_success_at,
+        last_failure_at=s.last_failure_at,
+        last_error=s.last_error,
+        last_error_zh=(llm_error_zh(s.last_error) or s.last_error) if s.last_error else "",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TodayTotals:
+    messages: int  # members' messages (the bot's own are not counted)
+    replies: int  # messages the bot sent
+    calls: int  # model calls (every task)
+    failed_calls: int
+    tokens: int
+    cost: float | None  # None: no price configured for any model used
+    failed_turns: int  # reply turns that ended in an error (the error list)
+    groups: int  # groups with messages today
+
+
+def today_totals(
+    counts: Mapping[tuple[int, int], MessageCounts],
+    usage: Sequence[UsageRow],
+    *,
+    failed_calls: int,
+    failed_turns: Mapping[tuple[int, int], int],
+    profiles_of: Callable[[int], Mapping[str, ModelProfile]],
+) -> TodayTotals:
+    """Today's numbers over every group: messages from the message table, calls / tokens /
+    cost from the usage ledger (`usage`: rows per group × task × model), failures from the
+    ledger (calls) and the routing history (turns)."""
+    costs = [cost_of(row, profiles_of(row.group_id)) for row in usage]
+    priced = [c for c in costs if c is not None]
+    return TodayTotals(
+        messages=sum(c.messages - c.bot_messages for c in counts.values()),
+        replies=sum(c.bot_messages for c in counts.values()),
+        calls=sum(r.calls for r in usage),
+        failed_calls=failed_calls,
+        tokens=sum(r.tokens for r in usage),
+        cost=round(sum(priced), 4) if priced else None,
+        failed_turns=sum(failed_turns.values()),
+        groups=len(counts),
+    )
+
+
+def status_pages(router: APIRouter, console: Console) -> None:
+    @router.get("/status")
+    async def status(request: Request) -> Response:
+        session = await console.session(request)
+        backend = session.backend
+        now = backend.now()
+        queries = backend.queries
+        counts, usage, failed, ledger, endpoints, database = await asyncio.gather(
+            queries.messages_today(now),
+            queries.usage(since_day=local_day(now), keys=("group_id", "task", "model")),
+            backend.failure_counts(now),
+            backend.usage_today(),
+            backend.endpoint_status(),
+            backend.database_line(),
+        )
+        today = today_totals(
+            counts,
+            usage,
+            failed_calls=ledger.failures,
+            failed_turns=failed,
+            profiles_of=lambda gid: backend.group_config(gid).models,
+        )
+        values: dict[str, Any] = {
+            "accounts": account_views(backend.accounts(), now),
+            "uptime": duration_zh(now - backend.started_at) if backend.started_at else "",
+            "started_at": backend.started_at,
+            "endpoints": [endpoint_view(e) for e in endpoints],
+            "today": today,
+            "database": database,
+        }
+        return console.render("status.html", session, page="status", clock=clock_text, **values)
