@@ -18,7 +18,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from pallas.context.prompt_guard import sanitize_inline
@@ -26,7 +26,9 @@ from pallas.core import state_keys
 from pallas.core.clock import Clock
 from pallas.core.state import StateStore
 from pallas.features.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
+from pallas.features.memory.denials import rule_update
 from pallas.features.memory.items import fingerprint, normalise_key, to_candidate, with_fallback
+from pallas.features.memory.judgement import Judgement
 from pallas.features.memory.kinds import (
     KNOWLEDGE,
     MEMORY_SECTION_KINDS,
@@ -42,7 +44,6 @@ from pallas.features.memory.repository import (
 )
 from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.scoring import MemoryCandidate, ScopedCache, retrieve
-from pallas.features.memory.slots import decide_update, parse_slot
 from pallas.features.memory.text import normalize_query
 from pallas.features.memory.vector_store import MemoryVectors
 from pallas.providers.client import LLMClient
@@ -339,8 +340,12 @@ class MemoryService:
         author_user_id: int | None = None,
         subject_name: str = "",
         source: dict[str, Any] | None = None,
+        judged: Judgement | None = None,
     ) -> WriteOutcome:
-        """Store one row (deduped / newer-replaces-older by key). Raises ValueError if empty."""
+        """Store one row (deduped / newer-replaces-older by key). Raises ValueError if empty.
+
+        A member's fact may retire their older ones: as `judged` says (the model's judgement,
+        its ids re-checked here), or else as the rules say (`denials.rule_update`)."""
         clean = sanitize_inline(text, TEXT_MAX_CHARS).strip()
         fp = fingerprint(clean)
         if not fp:
@@ -363,26 +368,43 @@ class MemoryService:
             )
         )
         if outcome.action != "duplicate" and kind == PERSON_FACTS and subject_user_id is not None:
-            outcome = await self._apply_slot_rules(outcome)
+            outcome = await self._apply_update(outcome, judged)
         await self.invalidate([scope])
-        if outcome.action != "duplicate":
+        if outcome.action not in ("duplicate", "contradicted"):  # a denial is history only
             for listener in self.write_listeners:
                 self._spawn(listener(self, outcome.item))
-        if outcome.action != "duplicate" and self._embeddings:
+        if outcome.action not in ("duplicate", "contradicted") and self._embeddings:
             self._spawn(self._backfill([outcome.item], bot_id, _group_of(scope)))
         return outcome
 
-    async def _apply_slot_rules(self, outcome: WriteOutcome) -> WriteOutcome:
-        """Retire the member's older facts the new one replaces or contradicts (see `slots`)."""
+    async def _apply_update(self, outcome: WriteOutcome, judged: Judgement | None) -> WriteOutcome:
+        """Retire the member's older facts the new one updates or denies (see `judgement`).
+
+        The ids of a judgement must be live facts of the same member, scope and kind (others
+        are dropped and logged; a judgement left without any is replaced by the rules'). A
+        denial keeps the new row only as history: it is soft-deleted as ``denial`` once the
+        facts it denies are retired, so the bare negation is never injected.
+        """
         new = outcome.item
         live = await self.repo.candidates(
             [new.scope], new.kind, subject_user_id=new.subject_user_id, limit=500
         )
-        old = [(i.id, parse_slot(i.text)) for i in live if i.id != new.id]
-        decision = decide_update(parse_slot(new.text), old)
-        if not decision.retire_ids:
+        others = {i.id: i for i in live if i.id != new.id}
+        decision = judged
+        if decision is not None and decision.op != "add":
+            valid = tuple(i for i in decision.retire_ids if i in others)
+            if len(valid) < len(decision.retire_ids):
+                log.info(
+                    "memory %s: %s ignored ids %s (not this member's live facts here)",
+                    new.ref, decision.retire_reason,
+                    sorted(set(decision.retire_ids) - set(valid)),
+                )  # fmt: skip
+            decision = replace(decision, retire_ids=valid) if valid else None
+        if decision is None:
+            decision = rule_update(new.text, [(i.id, i.text) for i in others.values()])
+        if decision.op == "add" or not decision.retire_ids:
             return outcome
-        reason = "contradicted" if decision.action == "contradict" else "replaced"
+        reason = decision.retire_reason
         gone = await self.repo.retire(
             decision.retire_ids, now=self._clock.now(), reason=reason, replaced_by=new.id
         )
@@ -391,8 +413,17 @@ class MemoryService:
                 "memory %s %s %s (%s): %r -> %r", new.ref, reason, old_item.ref,
                 decision.reason, old_item.text, new.text,
             )  # fmt: skip
-        action: WriteAction = "contradicted" if decision.action == "contradict" else "replaced"
-        return WriteOutcome(action, new, outcome.replaced_ids + tuple(i.id for i in gone))
+        if not gone:
+            return outcome
+        if decision.op == "deny":
+            await self.repo.soft_delete([new.id], now=self._clock.now(), reason="denial")
+        action: WriteAction = "contradicted" if decision.op == "deny" else "replaced"
+        return WriteOutcome(
+            action,
+            new,
+            outcome.replaced_ids + tuple(i.id for i in gone),
+            retired_texts=tuple(i.text for i in gone),
+        )
 
     async def forget_user(self, user_id: int, scopes: Collection[str]) -> list[MemoryItem]:
         """Soft-delete person facts, relationship notes and teachings about `user_id`."""
