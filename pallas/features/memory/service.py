@@ -45,6 +45,7 @@ from pallas.features.memory.repository import (
 from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.scoring import MemoryCandidate, ScopedCache, retrieve
 from pallas.features.memory.text import normalize_query
+from pallas.features.memory.update_judge import TeachJudge
 from pallas.features.memory.vector_store import MemoryVectors
 from pallas.providers.client import LLMClient
 
@@ -117,6 +118,8 @@ class MemoryService:
         self._touch_task: asyncio.Task[None] | None = None
         self._backfilled: set[int] = set()
         self._background: set[asyncio.Task[Any]] = set()
+        # Decides by meaning what a member's taught fact replaces (`update_judge`; None: rules).
+        self.judge: TeachJudge | None = None
         # Called in the background with every row stored (not duplicates): index-time expansion.
         self.write_listeners: list[Callable[[MemoryService, MemoryItem], Awaitable[Any]]] = []
 
