@@ -98,7 +98,9 @@ async def test_an_extracted_denial_retires_the_taught_fact(service: MemoryServic
     old = next(i for i in history if i.text == "TA住在海淀区")
     denial = next(i for i in history if i.text == "已经不住海淀了")
     assert (old.delete_reason, old.replaced_by, denial.delete_reason) == (
-        "rule:deny", denial.id, "denial"
+        "rule:deny",
+        denial.id,
+        "denial",
     )
 
 
