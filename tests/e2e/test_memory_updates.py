@@ -16,8 +16,8 @@ import pytest
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.features.memory.repository import MemoryItem, MemoryRepository
 from pallas.features.memory.update_judge import JUDGE_SYSTEM
-from tests.e2e.conftest import write_group_config
-from tests.e2e.test_memory import ask, person_facts_block
+from tests.e2e.conftest import at_bot, write_group_config
+from tests.e2e.test_memory import ask, person_facts_block, wait_for_reply
 from tests.e2e.test_teaching import GROUP, teach
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest, Scripted
@@ -26,6 +26,7 @@ from tests.harness.onebot_peer import OneBotPeer
 pytestmark = pytest.mark.e2e
 
 ALICE = 53_001
+OTHER_GROUP = GROUP + 7
 COOLDOWN_S = 3.2  # the group's reply cooldown between two asks
 
 
@@ -102,9 +103,13 @@ async def test_with_the_model_a_correction_and_a_denial_retire_the_old_facts(
     # A denial said in chat, judged by the extraction model: it names the ref the prompt gave
     # Alice's cat, and the message ref of her line (offered for each line of the batch).
     assert await teach(peer, ALICE, "记住 我养了一只猫") == "记住啦～"
+    before = len(peer.sends(OTHER_GROUP))
+    await peer.send_event(peer.group_message(OTHER_GROUP, ALICE, at_bot("记住 我养了一只狗")))
+    await wait_for_reply(peer, OTHER_GROUP, before + 1)
     fake_llm.enqueue("好哦", Scripted(respond=deny_the_cat))
     job = await chat_denial(peer, fake_llm, "我已经不养猫了")
     assert job.body["response_format"]["json_schema"]["name"] == "memory_facts"
+    assert "狗" not in job.messages[-1]["content"], "another group's facts are never listed"
     cat = await retired(repo, "TA养了一只猫")
     assert cat.delete_reason == "model:deny"
     denial = (await history(repo))["已经不养猫了"]

@@ -110,6 +110,7 @@ class TeachJudge:
         self.usage = usage
         self.llm = llm
         self.memory_config = memory_config
+        self._late: set[asyncio.Task[Any]] = set()  # calls outlasting their wait, finishing
 
     async def judge(
         self,
@@ -138,13 +139,19 @@ class TeachJudge:
         )
         if spent.tokens + count_message_tokens(prompt) + JUDGE_MAX_TOKENS > cfg.daily_token_budget:
             return JudgeVerdict(None, "budget")
-        call = self.llm.complete(
-            "cheap", prompt, bot_id=bot_id, group_id=group_id, max_tokens=JUDGE_MAX_TOKENS,
-            temperature=0.0, json_schema=JUDGE_SCHEMA,
+        call = asyncio.ensure_future(
+            self.llm.complete(
+                "cheap", prompt, bot_id=bot_id, group_id=group_id, max_tokens=JUDGE_MAX_TOKENS,
+                temperature=0.0, json_schema=JUDGE_SCHEMA,
+            )
         )  # fmt: skip
         try:
-            result = await asyncio.wait_for(call, timeout=cfg.teach_timeout_s)
+            # shielded: a late call still finishes in the background, so its tokens reach the
+            # usage ledger (the budget) and its endpoint's breaker; its answer is not used
+            result = await asyncio.wait_for(asyncio.shield(call), timeout=cfg.teach_timeout_s)
         except TimeoutError:
+            self._late.add(call)
+            call.add_done_callback(self._late.discard)
             log.info("group %s: teaching judge timed out; the rules decide", group_id)
             return JudgeVerdict(None, "timeout")
         if not result.ok:
