@@ -104,6 +104,25 @@ async def test_an_extracted_denial_retires_the_taught_fact(service: MemoryServic
     )
 
 
+async def test_a_denial_said_in_plain_chat_retires_the_fact_by_rules(
+    service: MemoryService,
+) -> None:
+    """The offline path for one chat line (what the extraction job falls back to)."""
+    await say(service, A, ALICE, "牛牛 记住 我养了一只猫")
+    await say(service, A, ALICE, "牛牛 记住 我养狗", 2)
+    await say(service, B, ALICE, "牛牛 记住 我养了一只猫", 3)
+    await say(service, A, BOB, "牛牛 记住 我养了一只猫", 4)
+    for text in ("我不养猫，但是我养狗", "我朋友不养猫了", "你不养猫了吗"):
+        turn = TurnInput(BOT, A, ALICE, 5, 0.0, text, sender=Sender(ALICE, card="u"))
+        assert await service.apply_plain_chat(turn) == []
+    denial = TurnInput(BOT, A, ALICE, 6, 0.0, "牛牛 我已经不养猫了", sender=Sender(ALICE, card="u"))
+    [outcome] = await service.apply_plain_chat(denial)
+    assert outcome.action == "contradicted"
+    assert await live(service, A, ALICE) == ["TA养狗"]
+    assert await live(service, B, ALICE) == ["TA养了一只猫"], "another group's fact stays"
+    assert await live(service, A, BOB) == ["TA养了一只猫"], "another member's fact stays"
+
+
 async def test_recall_lists_only_the_speakers_own_facts_in_this_group(
     service: MemoryService,
 ) -> None:

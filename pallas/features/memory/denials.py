@@ -30,7 +30,8 @@ from pallas.features.memory.slots import decide_update, parse_slot
 from pallas.features.memory.text import STOPWORDS, normalize_text, tokenize
 
 _SUBJECT = re.compile(r"^(?:ta|我|本人|俺)")
-_CLAUSES = re.compile(r"[,，。.!！;；~～\n]+|但是|不过|可是")
+# clauses: punctuation, a contrast, or a space before the speaker ("牛牛 我已经不养猫了")
+_CLAUSES = re.compile(r"[,，。.!！;；~～\n]+|但是|不过|可是|\s+(?=我|俺)")
 _END_NOISE = re.compile(r"[啊呀哦哈嘛吧~～!！。.\s]+$")
 _QUESTION = re.compile(r"[?？]|(?:吗|么|呢|没有|是不是)$")
 # a habit given up: information of its own ("戒烟了")

@@ -33,7 +33,6 @@ from pallas.core.records import StoredMessage
 from pallas.core.state import StateStore, claim
 from pallas.core.tokens import count_message_tokens
 from pallas.core.turn import CompletedTurn
-from pallas.features.memory.denials import chat_denials, rule_update
 from pallas.features.memory.extraction import (
     EXTRACTION_SCHEMA,
     KNOWN_PER_MEMBER,
@@ -213,28 +212,18 @@ class MemoryExtractionHook:
         self, bot: int, group: int, batch: Batch, turn_id: str
     ) -> list[dict[str, Any]]:
         """The offline fallback: each member's denials in the batch retire what they deny."""
-        scope = group_scope(bot, group)
         out: list[dict[str, Any]] = []
         for message in batch.messages:
             if message.is_bot:
                 continue
-            for denial in chat_denials(message.text):
-                live = await self.service.repo.candidates(
-                    [scope], PERSON_FACTS, subject_user_id=message.user_id, limit=500
-                )
-                judged = rule_update(denial.fact, [(i.id, i.text) for i in live])
-                if judged.op == "add":
-                    continue  # denies nothing stored: a bare negation is not kept
-                outcome = await self.service.remember(
-                    bot_id=bot, scope=scope, kind=PERSON_FACTS, text=denial.fact,
-                    origin="extract", subject_user_id=message.user_id,
-                    author_user_id=message.user_id, subject_name=message.name,
-                    source={"message_ids": [message.message_id], "turn_id": turn_id,
-                            "rule": denial.reason},
-                    judged=judged,
-                )  # fmt: skip
-                out.append({"id": outcome.item.ref, "action": outcome.action,
-                            "replaced": outcome.replaced_ids, "reason": judged.reason})  # fmt: skip
+            outcomes = await self.service.deny_by_rules(
+                bot_id=bot, scope=group_scope(bot, group), user_id=message.user_id,
+                text=message.text, subject_name=message.name,
+                source={"message_ids": [message.message_id], "turn_id": turn_id},
+            )  # fmt: skip
+            out.extend(
+                {"id": o.item.ref, "action": o.action, "replaced": o.replaced_ids} for o in outcomes
+            )
         if out:
             log.info("group %s: memory rule denials %s", group, out)
         return out

@@ -79,6 +79,7 @@ CHAT = [
     ("唉，我已经不住海淀了", (5,)),
     ("我戒烟了！", (8,)),
     ("我不再玩原神了", (10,)),
+    ("牛牛 我已经不养猫了", (6,)),  # said to the bot by name
     # not a denial of the speaker's own stored fact
     ("我不养猫，但是我养狗", ()),  # states a fact, retracts nothing; the dog stays
     ("我朋友不养猫了", ()),  # somebody else
