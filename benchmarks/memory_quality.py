@@ -297,8 +297,11 @@ async def run(args: argparse.Namespace) -> tuple[list[ProbeResult], list[StoredM
     if args.no_fallback:
         toml = "[memory]\npersonal_fallback_k = 0\n" + toml
     model = ScriptedExpansionModel() if args.expansion else None
-    if model is not None:
-        toml = "[memory.expansion]\nenabled = true\ndaily_token_budget = 100000000\n" + toml
+    if model is not None:  # it scripts expansions only: teachings are judged by the rules
+        toml = (
+            "[memory.expansion]\nenabled = true\ndaily_token_budget = 100000000\n"
+            "[memory.extraction]\nteach_judge = false\n" + toml
+        )
         await model.start()
     if toml:
         (workdir / "config" / "groups" / f"{GROUP}.toml").write_text(toml, encoding="utf-8")

@@ -61,7 +61,7 @@ def after_turn_hooks(
 ) -> list[AfterTurnHook]:
     return [
         session_summary,  # 长会话压缩
-        memory_extraction,  # ADD-only facts, batched, budgeted
+        memory_extraction,  # facts that add / update / deny, batched, budgeted
     ]
 
 

@@ -248,9 +248,12 @@ class LLMClient:
         temperature: float | None = None,
         model: str | None = None,
         profiles: Mapping[str, ModelProfile] | None = None,
+        json_schema: Mapping[str, Any] | None = None,
     ) -> CompletionResult:
         """`model` replaces the primary's model (the cost ladder's choice); `profiles` are the
-        group's `[models]`, read for each endpoint's model (its wire quirks)."""
+        group's `[models]`, read for each endpoint's model (its wire quirks); `json_schema`
+        ({"name", "schema"}) asks for a JSON answer of that shape where the model's profile
+        allows `response_format` (`structured_output`)."""
         chain = self._chains[task]
         if model:
             chain = (replace(chain[0], model=model), *chain[1:])
@@ -270,7 +273,7 @@ class LLMClient:
             profile = profile_for(dict(profiles or {}), endpoint.model)
             body = request_body(
                 messages, model=endpoint.model, profile=profile,
-                max_tokens=max_tokens, temperature=temperature,
+                max_tokens=max_tokens, temperature=temperature, json_schema=json_schema,
             )  # fmt: skip
             last = index == len(usable) - 1
             retries = self._settings.pallas_llm_max_retries if last else 0

@@ -17,6 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 SystemPlacement = Literal["anywhere", "first_only"]
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
+# How a caller that wants a JSON answer may ask for it: a JSON schema (OpenAI structured
+# outputs, Ollama), any JSON object (DeepSeek, DashScope), or only in the prompt.
+StructuredOutput = Literal["json_schema", "json_object", "none"]
 
 
 class ModelProfile(BaseModel):
@@ -46,6 +49,9 @@ class ModelProfile(BaseModel):
     # (`max_tokens` counts the thinking on DeepSeek-R1, o-series, QwQ), never to the reply
     thinking_budget: int = Field(default=0, ge=0, le=64_000)
     extra_body: dict[str, Any] = Field(default_factory=dict)  # sent as is (enable_thinking …)
+    # `response_format` for calls that want JSON (memory extraction): unknown models get
+    # "none" (the JSON is asked for in the prompt only; an endpoint may refuse the field)
+    structured_output: StructuredOutput = "none"
 
 
 def default_profiles() -> dict[str, ModelProfile]:
@@ -59,18 +65,28 @@ _O_SERIES = {
 }
 # Family name prefix → the wire quirks that differ from `ModelProfile()` (the longest prefix
 # wins). Capacities (context window, image input, prices) stay the operator's to declare.
+_SCHEMA: dict[str, Any] = {"structured_output": "json_schema"}
 BUILTIN_PROFILES: dict[str, dict[str, Any]] = {
-    "gpt-5": dict(_O_SERIES),
-    "o1": dict(_O_SERIES),
-    "o3": dict(_O_SERIES),
-    "o4": dict(_O_SERIES),
+    # OpenAI structured outputs: gpt-4o (mini) and later; gpt-4 / gpt-3.5 stay "none"
+    "gpt-4o": dict(_SCHEMA),
+    "gpt-4.1": dict(_SCHEMA),
+    "gpt-5": {**_O_SERIES, **_SCHEMA},
+    "o1": {**_O_SERIES, **_SCHEMA},
+    "o3": {**_O_SERIES, **_SCHEMA},
+    "o4": {**_O_SERIES, **_SCHEMA},
+    # DeepSeek's JSON Output: json_object (no schema); R1 has no JSON mode
+    "deepseek": {"structured_output": "json_object"},
     # R1 ignores temperature and spends max_tokens on its reasoning_content first
     "deepseek-reasoner": {"send_temperature": False, "thinking_budget": 2000},
     "deepseek-r1": {"send_temperature": False, "thinking_budget": 2000},  # Ollama / vLLM builds
     # DashScope compatible mode: one leading system message; Qwen3 refuses non-streaming
-    # calls with thinking on
-    "qwen": {"system_messages": "first_only"},
-    "qwen3": {"system_messages": "first_only", "extra_body": {"enable_thinking": False}},
+    # calls with thinking on; json_object in non-thinking mode
+    "qwen": {"system_messages": "first_only", "structured_output": "json_object"},
+    "qwen3": {
+        "system_messages": "first_only",
+        "extra_body": {"enable_thinking": False},
+        "structured_output": "json_object",
+    },
     "qwq": {"system_messages": "first_only", "thinking_budget": 2000},
 }
 

@@ -135,7 +135,10 @@ def request_body(
     profile: ModelProfile,
     max_tokens: int | None,
     temperature: float | None,
+    json_schema: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The chat request body. `json_schema` ({"name", "schema"}): the caller wants JSON of
+    that shape, sent as `response_format` as far as the profile's `structured_output` allows."""
     body: dict[str, Any] = {**profile.extra_body}
     body["model"] = model
     body["messages"] = shape_messages(messages, profile)
@@ -143,4 +146,19 @@ def request_body(
         body[profile.max_tokens_param] = output_budget(profile, max_tokens)
     if temperature is not None and profile.send_temperature:
         body["temperature"] = temperature
+    if json_schema is not None:
+        response_format = response_format_for(profile, json_schema)
+        if response_format is not None:
+            body["response_format"] = response_format
     return body
+
+
+def response_format_for(
+    profile: ModelProfile, json_schema: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """`response_format` for a JSON answer: the schema (strict), any JSON object, or None."""
+    if profile.structured_output == "json_schema":
+        return {"type": "json_schema", "json_schema": {**json_schema, "strict": True}}
+    if profile.structured_output == "json_object":
+        return {"type": "json_object"}
+    return None

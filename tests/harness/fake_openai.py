@@ -23,7 +23,8 @@ import re
 import socket
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import uvicorn
@@ -59,6 +60,9 @@ class Scripted:
     reasoning_tokens: int = 0
     # extra response headers (e.g. Retry-After on a 429), on error and success answers alike
     headers: dict[str, str] = field(default_factory=dict)
+    # the assistant content computed from the request body (replaces `text`): an answer that
+    # names what the request showed, e.g. a ref the prompt assigned
+    respond: Callable[[dict[str, Any]], str] | None = None
 
 
 @dataclass
@@ -172,6 +176,8 @@ class FakeOpenAI:
             if refused is not None:
                 return JSONResponse(refused.body, status_code=refused.status)
             item = self.script.popleft() if self.script else Scripted(text=self.default_reply)
+            if item.respond is not None:
+                item = replace(item, text=item.respond(body))
             if item.delay:
                 await asyncio.sleep(item.delay)
             if item.raw_body is not None:

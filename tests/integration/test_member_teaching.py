@@ -97,7 +97,8 @@ async def test_history_shows_what_replaced_a_fact(runtime: PallasRuntime) -> Non
     await handle_member_message(service, said("记住 我住在海淀区"))
     await handle_member_message(service, said("记住 我上周末帮表妹搬家", message_id=2))
     moved = said("记住 我搬到朝阳了", message_id=3)
-    assert await handle_member_message(service, moved) == "好，记下新的啦，旧的那条我划掉了～"
+    reply = await handle_member_message(service, moved)
+    assert reply == "记住啦～ 之前记的「你住在海淀区」我划掉了"
     history = await admin(runtime, A, "history", str(ALICE))
     assert "TA住在海淀区" in history and "被新说法替换" in history and "TA搬到朝阳了" in history
     assert "搬家" not in history, "the event was not retired"

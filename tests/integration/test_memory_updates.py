@@ -19,7 +19,6 @@ from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.member_commands import (
     RECALL_HEADER,
     REPLY_NOTHING_KNOWN,
-    REPLY_UPDATED,
     handle_member_message,
 )
 from pallas.features.memory.service import MemoryService
@@ -58,14 +57,16 @@ async def test_a_new_place_replaces_the_old_and_the_old_stays_in_history(
 ) -> None:
     assert await say(service, A, ALICE, "牛牛 记住 我住在海淀区") == "记住啦～"
     await say(service, A, ALICE, "牛牛 记住 我喜欢猫", 2)
-    assert await say(service, A, ALICE, "牛牛 记住 我搬到朝阳了", 3) == REPLY_UPDATED
+    assert await say(service, A, ALICE, "牛牛 记住 我搬到朝阳了", 3) == (
+        "记住啦～ 之前记的「你住在海淀区」我划掉了"
+    )
     assert await live(service, A, ALICE) == ["TA喜欢猫", "TA搬到朝阳了"]
     history = await service.repo.list_items(
         scopes=[group_scope(BOT, A)], subject_user_id=ALICE, include_deleted=True
     )
     old = next(i for i in history if i.text == "TA住在海淀区")
     new = next(i for i in history if i.text == "TA搬到朝阳了")
-    assert (old.delete_reason, old.replaced_by) == ("replaced", new.id)
+    assert (old.delete_reason, old.replaced_by) == ("rule:update", new.id)
 
 
 async def test_liking_a_second_animal_adds_and_a_denial_contradicts(
@@ -74,19 +75,52 @@ async def test_liking_a_second_animal_adds_and_a_denial_contradicts(
     await say(service, A, ALICE, "牛牛 记住 我喜欢猫")
     assert await say(service, A, ALICE, "牛牛 记住 我喜欢狗", 2) == "记住啦～"
     assert await live(service, A, ALICE) == ["TA喜欢狗", "TA喜欢猫"]
-    assert await say(service, A, ALICE, "牛牛 记住 我不喜欢猫了", 3) == REPLY_UPDATED
+    # a dislike is information of its own: kept as the new fact
+    assert await say(service, A, ALICE, "牛牛 记住 我不喜欢猫了", 3) == (
+        "记住啦～ 之前记的「你喜欢猫」我划掉了"
+    )
     assert await live(service, A, ALICE) == ["TA不喜欢猫了", "TA喜欢狗"]
 
 
 async def test_an_extracted_denial_retires_the_taught_fact(service: MemoryService) -> None:
-    """Extraction of "@牛牛 我已经不住海淀了" stores "已经不住海淀了" for the speaker."""
+    """Extraction of "@牛牛 我已经不住海淀了": the bare negation retires the fact and is kept
+    only as history (never injected next to anything)."""
     await say(service, A, ALICE, "牛牛 记住 我住在海淀区")
     outcome = await service.remember(
         bot_id=BOT, scope=group_scope(BOT, A), kind="person_facts", text="已经不住海淀了",
         origin="extract", key="residence", subject_user_id=ALICE,
     )  # fmt: skip
     assert outcome.action == "contradicted"
-    assert await live(service, A, ALICE) == ["已经不住海淀了"]
+    assert await live(service, A, ALICE) == []
+    history = await service.repo.list_items(
+        scopes=[group_scope(BOT, A)], subject_user_id=ALICE, include_deleted=True
+    )
+    old = next(i for i in history if i.text == "TA住在海淀区")
+    denial = next(i for i in history if i.text == "已经不住海淀了")
+    assert (old.delete_reason, old.replaced_by, denial.delete_reason) == (
+        "rule:deny",
+        denial.id,
+        "denial",
+    )
+
+
+async def test_a_denial_said_in_plain_chat_retires_the_fact_by_rules(
+    service: MemoryService,
+) -> None:
+    """The offline path for one chat line (what the extraction job falls back to)."""
+    await say(service, A, ALICE, "牛牛 记住 我养了一只猫")
+    await say(service, A, ALICE, "牛牛 记住 我养狗", 2)
+    await say(service, B, ALICE, "牛牛 记住 我养了一只猫", 3)
+    await say(service, A, BOB, "牛牛 记住 我养了一只猫", 4)
+    for text in ("我不养猫，但是我养狗", "我朋友不养猫了", "你不养猫了吗"):
+        turn = TurnInput(BOT, A, ALICE, 5, 0.0, text, sender=Sender(ALICE, card="u"))
+        assert await service.apply_plain_chat(turn) == []
+    denial = TurnInput(BOT, A, ALICE, 6, 0.0, "牛牛 我已经不养猫了", sender=Sender(ALICE, card="u"))
+    [outcome] = await service.apply_plain_chat(denial)
+    assert outcome.action == "contradicted"
+    assert await live(service, A, ALICE) == ["TA养狗"]
+    assert await live(service, B, ALICE) == ["TA养了一只猫"], "another group's fact stays"
+    assert await live(service, A, BOB) == ["TA养了一只猫"], "another member's fact stays"
 
 
 async def test_recall_lists_only_the_speakers_own_facts_in_this_group(

@@ -21,3 +21,8 @@ class ExtractionConfig(BaseModel):
     # Per-group daily cap on the cheap model's tokens (usage ledger, task "cheap", Asia/
     # Shanghai day). Extraction skips a job that could push the group past it.
     daily_token_budget: int = Field(default=40_000, ge=0)
+    # "记住 …" from a member who has stored facts: one cheap call decides by meaning which of
+    # them the new fact replaces (within the same daily budget), waiting at most this long
+    # before the rules decide instead. Off: the rules alone.
+    teach_judge: bool = True
+    teach_timeout_s: float = Field(default=3.0, ge=0.5, le=30.0)

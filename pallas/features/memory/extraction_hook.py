@@ -3,8 +3,15 @@
 After every delivered reply a per-group counter goes up; once it reaches
 `extraction.every_n_turns` (and `min_interval_s` has passed since the last job) one job runs:
 the group's messages since the last job (at most `max_messages`, newest kept) go to the cheap
-model once, the answer is parsed and attributed (`extraction.attribute`), and the surviving
-ADD-only facts are stored with `origin = "extract"` (dedupe / newer-replaces-older by key).
+model once, with the live facts already stored about each speaker (refs ``f1`` …), asking for a
+JSON-schema answer where the model allows it. The answer is parsed and attributed
+(`extraction.attribute`), and the surviving facts are stored with `origin = "extract"`; each
+one adds, updates or denies stored facts as the model judged (`judgement.model_judgement`:
+refs checked, else the rules decide).
+
+When no model answer is usable (the call failed, the budget is spent, the answer is not JSON),
+the offline fallback still honours denials said in chat: `denials.chat_denials` finds "我已经不
+养猫了" in each member's messages and `denials.rule_update` retires the fact it denies.
 
 Budget: before calling, today's cheap-model tokens of the group (usage ledger) plus this job's
 estimate (prompt tokens + max output) must stay within `daily_token_budget`; otherwise the job
@@ -27,14 +34,21 @@ from pallas.core.state import StateStore, claim
 from pallas.core.tokens import count_message_tokens
 from pallas.core.turn import CompletedTurn
 from pallas.features.memory.extraction import (
+    EXTRACTION_SCHEMA,
+    KNOWN_PER_MEMBER,
+    Batch,
     ExtractedFact,
     attribute,
     build_batch,
     extraction_messages,
+    is_json_answer,
+    known_facts,
     parse_extraction,
 )
 from pallas.features.memory.extraction_config import ExtractionConfig
 from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.judgement import KnownFact, model_judgement
+from pallas.features.memory.kinds import PERSON_FACTS
 from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import MemoryService
 from pallas.features.persona import PersonaPack
@@ -138,7 +152,8 @@ class MemoryExtractionHook:
             rows, bot_id=bot, quoted_bot_texts=quoted, max_chars=cfg.message_max_chars
         )
         persona = self.persona(self.group_config(group).persona)
-        prompt = extraction_messages(batch, bot_name=persona.name)
+        known = await self._known(bot, group, batch)
+        prompt = extraction_messages(batch, bot_name=persona.name, known=known)
         now = self.clock.now()
         spent = await self.usage.totals(now=now, bot_id=bot, group_id=group, task="cheap")
         estimate = count_message_tokens(prompt) + cfg.max_output_tokens
@@ -150,21 +165,27 @@ class MemoryExtractionHook:
                 estimate,
                 cfg.daily_token_budget,
             )
-            return {"outcome": "budget", "spent": spent.tokens, "estimate": estimate}
+            denied = await self._rule_denials(bot, group, batch, turn_id)
+            return {"outcome": "budget", "spent": spent.tokens, "estimate": estimate,
+                    "rule_denials": denied}  # fmt: skip
         result = await self.llm.complete(
             "cheap", prompt, bot_id=bot, group_id=group, max_tokens=cfg.max_output_tokens,
-            temperature=0.0,
+            temperature=0.0, json_schema=EXTRACTION_SCHEMA,
         )  # fmt: skip
-        if not result.ok:
-            log.warning("group %s: memory extraction call failed (%s)", group, result.error)
-            return {"outcome": f"error:{result.error}"}
+        if not result.ok or not is_json_answer(result.text):
+            error = result.error if not result.ok else "not_json"
+            log.warning("group %s: memory extraction call failed (%s)", group, error)
+            denied = await self._rule_denials(bot, group, batch, turn_id)
+            return {"outcome": f"error:{error}", "rule_denials": denied}
         accepted, rejected = attribute(
             parse_extraction(result.text),
             batch,
             limit=cfg.max_facts_per_job,
             bot_names=(persona.name, *persona.aliases),
         )
-        stored = [await self._store(bot, group, fact, turn_id, result.model) for fact in accepted]
+        stored = [
+            await self._store(bot, group, fact, turn_id, result.model, known) for fact in accepted
+        ]
         await self.state.set(_key("cursor", bot, group), max(m.row_id for m in rows), ttl=None)
         report = {
             "outcome": "ok",
@@ -176,12 +197,57 @@ class MemoryExtractionHook:
         log.info("group %s: memory extraction %s", group, report)
         return report
 
+    async def _known(self, bot: int, group: int, batch: Batch) -> dict[str, KnownFact]:
+        """The live person facts of the batch's speakers in this group (their newest few)."""
+        scope = group_scope(bot, group)
+        facts: list[tuple[int, int, str, str]] = []
+        for message in batch.users().values():
+            items = await self.service.repo.candidates(
+                [scope], PERSON_FACTS, subject_user_id=message.user_id, limit=KNOWN_PER_MEMBER
+            )
+            facts.extend((i.id, message.user_id, i.scope, i.text) for i in items)
+        return known_facts(facts)
+
+    async def _rule_denials(
+        self, bot: int, group: int, batch: Batch, turn_id: str
+    ) -> list[dict[str, Any]]:
+        """The offline fallback: each member's denials in the batch retire what they deny."""
+        out: list[dict[str, Any]] = []
+        for message in batch.messages:
+            if message.is_bot:
+                continue
+            outcomes = await self.service.deny_by_rules(
+                bot_id=bot, scope=group_scope(bot, group), user_id=message.user_id,
+                text=message.text, subject_name=message.name,
+                source={"message_ids": [message.message_id], "turn_id": turn_id},
+            )  # fmt: skip
+            out.extend(
+                {"id": o.item.ref, "action": o.action, "replaced": o.replaced_ids} for o in outcomes
+            )
+        if out:
+            log.info("group %s: memory rule denials %s", group, out)
+        return out
+
     async def _store(
-        self, bot: int, group: int, fact: ExtractedFact, turn_id: str, model: str
+        self,
+        bot: int,
+        group: int,
+        fact: ExtractedFact,
+        turn_id: str,
+        model: str,
+        known: dict[str, KnownFact],
     ) -> dict[str, Any]:
+        scope = group_scope(bot, group)
+        judged, dropped = None, list[str]()
+        if fact.kind == PERSON_FACTS:
+            judged, dropped = model_judgement(
+                fact.op, fact.replaces, known, subject_user_id=fact.subject_user_id, scope=scope
+            )
+        if dropped:
+            log.info("group %s: extraction judgement of %r: %s", group, fact.text[:40], dropped)
         outcome = await self.service.remember(
             bot_id=bot,
-            scope=group_scope(bot, group),
+            scope=scope,
             kind=fact.kind,
             text=fact.text,
             origin="extract",
@@ -190,5 +256,7 @@ class MemoryExtractionHook:
             author_user_id=fact.subject_user_id,
             subject_name=fact.subject_name,
             source={"message_ids": list(fact.message_ids), "turn_id": turn_id, "model": model},
+            judged=judged,
         )
-        return {"id": outcome.item.ref, "action": outcome.action, "replaced": outcome.replaced_ids}
+        return {"id": outcome.item.ref, "action": outcome.action, "replaced": outcome.replaced_ids,
+                "op": judged.op if judged else "rules", "dropped": dropped}  # fmt: skip

@@ -30,6 +30,7 @@ from pallas.features.memory.sources import (
     PersonFactsSource,
     RelationshipSource,
 )
+from pallas.features.memory.update_judge import TeachJudge
 from pallas.features.persona import PersonaPack, PersonaStore
 from pallas.features.worldbook import WorldbookLibrary
 from pallas.providers.client import LLMClient
@@ -61,6 +62,7 @@ def build_memory_service(
     )
     expander = MemoryExpander(clock=clock, usage=usage, llm=llm, memory_config=memory_config)
     service.write_listeners.append(expander.expand)
+    service.judge = TeachJudge(clock=clock, usage=usage, llm=llm, memory_config=memory_config)
     return service
 
 

@@ -4,8 +4,10 @@
 relationship notes about *the speaker* in this group — selected by their user id, never another
 member's. "你记得我是做哪行的吗" is answered locally when one stored fact of theirs matches
 the question; otherwise the chat answers it (with their facts in its context). A question is
-never stored. A teaching that updates a slot ("记住 我搬到朝阳了" after "住在海淀区") retires
-the old fact (see `slots`) and says so.
+never stored. A teaching that updates or denies a stored fact ("记住 我搬到朝阳了" after "住在
+海淀区", "记住 我换工作了，现在在做产品经理", "记住 我已经不养猫了") retires the old fact —
+decided by the cheap model when it answers in time (`update_judge`), else by the rules
+(`denials.rule_update`) — and the reply names what was crossed out.
 
 Every teaching gets an answer: stored (the speaker's fact, or "小王是TA的表哥" as a
 relationship note), stored for the group (admins only), or a short reply saying why not (about
@@ -21,12 +23,14 @@ from collections.abc import Collection, Iterable
 from pallas.core.turn import TurnInput
 from pallas.features.memory.fact_guard import DEFAULT_BOT_NAMES, classify_fact
 from pallas.features.memory.isolation import group_scope, own_scope
+from pallas.features.memory.judgement import Judgement
 from pallas.features.memory.kinds import GROUP_MEMORY, PERSON_FACTS, RELATIONSHIP
 from pallas.features.memory.recall import (
     RECALL_HEADER,
     RECALL_MAX_ITEMS,
     answer_question,
     own_facts,
+    said_to_subject,
     second_person,
 )
 from pallas.features.memory.repository import WriteOutcome
@@ -48,7 +52,8 @@ REPLY_REFUSED = "这个我可记不了哦"
 REPLY_TOO_MANY = "关于你的事我已经记了好多啦，先忘掉一些再教我吧"
 REPLY_FORGOTTEN = "好，关于你的事我都忘掉啦"
 REPLY_NOTHING_TO_FORGET = "我这里本来就没记着你的什么事哦"
-REPLY_UPDATED = "好，记下新的啦，旧的那条我划掉了～"
+REPLY_CROSSED_OUT = "之前记的{old}我划掉了"
+REPLY_DENIED = "好～"
 REPLY_NOTHING_KNOWN = "我还没记住关于你的事哦，可以跟我说“记住 …”"
 REPLY_ABOUT_OTHERS = "别人的事要本人来跟我说哦，我只记你自己的事～"
 REPLY_GROUP_NEEDS_ADMIN = "群里的事要管理员来教我哦，我先只记你自己的事～"
@@ -163,6 +168,7 @@ async def _teach_personal(
     )
     if len([i for i in existing if i.origin == "teach"]) >= MAX_TAUGHT_PER_USER:
         return REPLY_TOO_MANY
+    judged = await _judge(service, turn, teaching.fact, scope) if kind == PERSON_FACTS else None
     try:
         outcome = await service.remember(
             bot_id=turn.bot_id,
@@ -174,15 +180,41 @@ async def _teach_personal(
             author_user_id=turn.user_id,
             subject_name=turn.speaker.display_name,
             source={"message_ids": [turn.message_id], "command": "记住", "by": turn.user_id},
+            judged=judged,
         )
     except ValueError:
         return REPLY_REFUSED
     _log_taught(turn, outcome)
     if outcome.action == "duplicate":
         return REPLY_DUPLICATE
-    if outcome.action in ("replaced", "contradicted"):
-        return REPLY_UPDATED
-    return REPLY_TAUGHT
+    return taught_reply(outcome)
+
+
+async def _judge(
+    service: MemoryService, turn: TurnInput, fact: str, scope: str
+) -> Judgement | None:
+    """The model's judgement of what `fact` replaces (None: the rules decide)."""
+    if service.judge is None:
+        return None
+    live = await service.repo.candidates(
+        [scope], PERSON_FACTS, subject_user_id=turn.user_id, limit=MAX_TAUGHT_PER_USER
+    )
+    verdict = await service.judge.judge(
+        fact, live, bot_id=turn.bot_id, group_id=turn.group_id, scope=scope,
+        subject_user_id=turn.user_id,
+    )  # fmt: skip
+    return verdict.judgement
+
+
+def taught_reply(outcome: WriteOutcome) -> str:
+    """ "记住啦～", and what it crossed out: "记住啦～ 之前记的「你住在海淀区」我划掉了"."""
+    if outcome.action not in ("replaced", "contradicted") or not outcome.retired_texts:
+        return REPLY_TAUGHT if outcome.action != "contradicted" else REPLY_DENIED
+    shown = "".join(f"「{said_to_subject(t)}」" for t in outcome.retired_texts[:2])
+    if len(outcome.retired_texts) > 2:
+        shown += f"等{len(outcome.retired_texts)}条"
+    lead = REPLY_DENIED if outcome.action == "contradicted" else REPLY_TAUGHT
+    return f"{lead} {REPLY_CROSSED_OUT.format(old=shown)}"
 
 
 def _log_taught(turn: TurnInput, outcome: WriteOutcome) -> None:

@@ -76,6 +76,7 @@ class WriteOutcome:
     action: WriteAction
     item: MemoryItem
     replaced_ids: tuple[int, ...] = ()
+    retired_texts: tuple[str, ...] = ()  # what the facts a newer one retired said
 
 
 _c = MemoryItemRow.__table__.c

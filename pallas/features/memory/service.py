@@ -25,8 +25,12 @@ from pallas.context.prompt_guard import sanitize_inline
 from pallas.core import state_keys
 from pallas.core.clock import Clock
 from pallas.core.state import StateStore
+from pallas.core.turn import TurnInput
 from pallas.features.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
+from pallas.features.memory.denials import chat_denials, rule_update
+from pallas.features.memory.isolation import own_scope
 from pallas.features.memory.items import fingerprint, normalise_key, to_candidate, with_fallback
+from pallas.features.memory.judgement import Judgement
 from pallas.features.memory.kinds import (
     KNOWLEDGE,
     MEMORY_SECTION_KINDS,
@@ -37,13 +41,13 @@ from pallas.features.memory.repository import (
     MemoryItem,
     MemoryRepository,
     NewMemory,
-    WriteAction,
     WriteOutcome,
 )
 from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.scoring import MemoryCandidate, ScopedCache, retrieve
-from pallas.features.memory.slots import decide_update, parse_slot
 from pallas.features.memory.text import normalize_query
+from pallas.features.memory.update_judge import TeachJudge
+from pallas.features.memory.updates import retire_superseded
 from pallas.features.memory.vector_store import MemoryVectors
 from pallas.providers.client import LLMClient
 
@@ -116,6 +120,8 @@ class MemoryService:
         self._touch_task: asyncio.Task[None] | None = None
         self._backfilled: set[int] = set()
         self._background: set[asyncio.Task[Any]] = set()
+        # Decides by meaning what a member's taught fact replaces (`update_judge`; None: rules).
+        self.judge: TeachJudge | None = None
         # Called in the background with every row stored (not duplicates): index-time expansion.
         self.write_listeners: list[Callable[[MemoryService, MemoryItem], Awaitable[Any]]] = []
 
@@ -339,8 +345,12 @@ class MemoryService:
         author_user_id: int | None = None,
         subject_name: str = "",
         source: dict[str, Any] | None = None,
+        judged: Judgement | None = None,
     ) -> WriteOutcome:
-        """Store one row (deduped / newer-replaces-older by key). Raises ValueError if empty."""
+        """Store one row (deduped / newer-replaces-older by key). Raises ValueError if empty.
+
+        A member's fact may retire their older ones: as `judged` says (the model's judgement,
+        its ids re-checked here), or else as the rules say (`denials.rule_update`)."""
         clean = sanitize_inline(text, TEXT_MAX_CHARS).strip()
         fp = fingerprint(clean)
         if not fp:
@@ -363,36 +373,52 @@ class MemoryService:
             )
         )
         if outcome.action != "duplicate" and kind == PERSON_FACTS and subject_user_id is not None:
-            outcome = await self._apply_slot_rules(outcome)
+            outcome = await retire_superseded(self.repo, self._clock.now(), outcome, judged)
         await self.invalidate([scope])
-        if outcome.action != "duplicate":
+        if outcome.action not in ("duplicate", "contradicted"):  # a denial is history only
             for listener in self.write_listeners:
                 self._spawn(listener(self, outcome.item))
-        if outcome.action != "duplicate" and self._embeddings:
+        if outcome.action not in ("duplicate", "contradicted") and self._embeddings:
             self._spawn(self._backfill([outcome.item], bot_id, _group_of(scope)))
         return outcome
 
-    async def _apply_slot_rules(self, outcome: WriteOutcome) -> WriteOutcome:
-        """Retire the member's older facts the new one replaces or contradicts (see `slots`)."""
-        new = outcome.item
-        live = await self.repo.candidates(
-            [new.scope], new.kind, subject_user_id=new.subject_user_id, limit=500
-        )
-        old = [(i.id, parse_slot(i.text)) for i in live if i.id != new.id]
-        decision = decide_update(parse_slot(new.text), old)
-        if not decision.retire_ids:
-            return outcome
-        reason = "contradicted" if decision.action == "contradict" else "replaced"
-        gone = await self.repo.retire(
-            decision.retire_ids, now=self._clock.now(), reason=reason, replaced_by=new.id
-        )
-        for old_item in gone:  # the audit line: which fact replaced which, in their words
-            log.info(
-                "memory %s %s %s (%s): %r -> %r", new.ref, reason, old_item.ref,
-                decision.reason, old_item.text, new.text,
+    async def deny_by_rules(
+        self,
+        *,
+        bot_id: int,
+        scope: str,
+        user_id: int,
+        text: str,
+        subject_name: str = "",
+        source: dict[str, Any] | None = None,
+    ) -> list[WriteOutcome]:
+        """The offline fallback for a line a member said in chat: each of their own denials in
+        it ("我已经不养猫了") retires the live fact it denies, by rules (`denials`). A denial
+        of nothing stored stores nothing. The extraction job calls it when no model answered."""
+        out: list[WriteOutcome] = []
+        for denial in chat_denials(text):
+            live = await self.repo.candidates([scope], PERSON_FACTS, subject_user_id=user_id)
+            judged = rule_update(denial.fact, [(i.id, i.text) for i in live])
+            if judged.op == "add":
+                continue
+            outcome = await self.remember(
+                bot_id=bot_id, scope=scope, kind=PERSON_FACTS, text=denial.fact,
+                origin="extract", subject_user_id=user_id, author_user_id=user_id,
+                subject_name=subject_name, source={**(source or {}), "rule": denial.reason},
+                judged=judged,
             )  # fmt: skip
-        action: WriteAction = "contradicted" if decision.action == "contradict" else "replaced"
-        return WriteOutcome(action, new, outcome.replaced_ids + tuple(i.id for i in gone))
+            out.append(outcome)
+        return out
+
+    async def apply_plain_chat(self, turn: TurnInput) -> list[WriteOutcome]:
+        """`deny_by_rules` for one group message of a member (the offline path, one line)."""
+        if turn.group_id == 0 or turn.user_id == turn.bot_id:
+            return []
+        return await self.deny_by_rules(
+            bot_id=turn.bot_id, scope=own_scope(turn.bot_id, turn.group_id, turn.user_id),
+            user_id=turn.user_id, text=turn.text, subject_name=turn.speaker.display_name,
+            source={"message_ids": [turn.message_id]},
+        )  # fmt: skip
 
     async def forget_user(self, user_id: int, scopes: Collection[str]) -> list[MemoryItem]:
         """Soft-delete person facts, relationship notes and teachings about `user_id`."""

@@ -71,11 +71,18 @@ class _Rule:
     negative: bool = False  # the whole pattern is a negation
     by_class: bool = False  # slot name gets the value's preference class
     change: bool = False  # a change of state, which may be told with its date
+    job_hint: bool = False  # the value must look like an occupation ("产品经理", not "饭")
 
 
 def _r(text: str) -> re.Pattern[str]:
     return re.compile(text)
 
+
+# "换工作了，现在在做…" / "换手机了，现在用的是…": the change told before the new value
+_NEW_JOB = r"(?:换(?:了)?(?:个|份)?(?:新)?工作了?,?)?"
+_NEW_PHONE = r"换(?:了)?(?:个|部)?(?:新)?手机了?,?(?:现在)?"
+# "升高三了" / "读到大二了": a school year reached
+_SCHOOL_UP = r"^(?:升|升到|升上|读到|上到|进入)了?"
 
 # fmt: off
 RULES: tuple[_Rule, ...] = (
@@ -85,11 +92,17 @@ RULES: tuple[_Rule, ...] = (
     _Rule("residence", _r(rf"^搬离(?:了)?{_V}{_END}"), negative=True, change=True),
     _Rule("residence", _r(rf"^(?<!老)家(?:住)?在{_V}{_END}")),
     _Rule("hometown", _r(rf"^(?:老家|家乡|籍贯)(?:在|是){_V}{_END}")),
-    _Rule("job", _r(rf"^{_NEG}?在{_V}(?:上班|工作|打工){_END}")),
+    _Rule("job", _r(rf"^{_NEG}?{_NEW_JOB}(?:现在)?在{_V}(?:上班|工作|打工){_END}")),
+    _Rule("job", _r(rf"^{_NEW_JOB}现在(?:在)?(?:做|当|干|是){_V}{_END}"), change=True,
+          job_hint=True),
+    _Rule("job", _r(rf"^(?:已经|早就)?从{_V}(?:辞职|离职|跳槽|被裁)(?:了)?$"), negative=True,
+          change=True),
     _Rule("job", _r(rf"^(?:是做|做|是干|干){_V}的{_END}")),
     _Rule("job", _r(rf"^(?:是做|是干){_V}$")),  # "是做设计的" (the tail's 的 is cleaned off)
     _Rule("job", _r(rf"^(?:工作是|职业是|当了?|是一名|是个|是一个|是){_V}{_END}")),
     _Rule("job", _r(r"^(?P<v>)(?:已经)?(?:辞职|离职|失业|被裁|不干)(?:了)?$"), negative=True,
+          change=True),
+    _Rule("school", _r(rf"{_SCHOOL_UP}(?P<v>[^，。,.;；!！?？]{{0,12}}{_SCHOOL}){_END}"),
           change=True),
     _Rule("school", _r(rf"^(?:在读|读|上|在上)(?P<v>[^，。,.;；!！?？]{{0,12}}{_SCHOOL}){_END}")),
     _Rule("exam", _r(rf"^(?:在|正在)?(?:备考|准备考|准备|要考|在考){_V}(?:考试)?{_END}")),
@@ -97,7 +110,15 @@ RULES: tuple[_Rule, ...] = (
     _Rule("sleep", _r(rf"^(?:每天|平时|一般)?{_V}(?:睡觉|睡){_END}")),
     _Rule("partner", _r(rf"^(?:女朋友|男朋友|对象|老婆|老公)(?:叫|是){_V}{_END}")),
     _Rule("partner", _r(r"^(?P<v>)(?:和|跟)?.{0,6}分手(?:了)?$"), negative=True, change=True),
-    _Rule("favorite", _r(rf"^最(?:喜欢|爱)(?:吃|喝|玩|听|看|的)?{_V}{_END}"), by_class=True),
+    _Rule("phone", _r(rf"^{_NEW_PHONE}(?:用的是|用的|换成了?|用上了?|用){_V}{_END}"),
+          change=True),
+    _Rule("phone", _r(rf"^的?手机(?:是|用的是|换成了?){_V}{_END}")),
+    _Rule("phone", _r(rf"^(?:现在)?用(?:的是|的|着)?{_V}手机{_END}")),
+    # "最喜欢的水果是草莓" / "现在最喜欢的水果变成芒果了": the favourite of a named kind
+    _Rule("favorite", _r(rf"^(?:现在)?最(?:喜欢|爱)的(?P<kind>[^,是]{{1,6}}?)"
+                         rf"(?:是|变成了?|换成了?|改成了?){_V}{_END}"), by_class=True),
+    _Rule("favorite", _r(rf"^(?:现在)?最(?:喜欢|爱)(?:吃|喝|玩|听|看|的)?{_V}{_END}"),
+          by_class=True),
     _Rule("like", _r(rf"^{_NEG}?(?:喜欢|爱)(?:吃|喝|玩|听|看)?{_V}{_END}"), single=False,
           by_class=True),
     _Rule("pet", _r(rf"^{_NEG}?养(?:了|着)?{_V}{_END}"), single=False),
@@ -135,18 +156,31 @@ def parse_slot(text: str) -> Slot | None:
             continue
         groups = match.groupdict()
         value = next((v for k, v in groups.items() if k.startswith("v") and v), "") or ""
-        if (
-            rule.name == "job"
-            and not rule.negative
-            and "是" in body[:4]
-            and not body.startswith(("是做", "是干"))
-            and not _JOB_HINT.search(value)
-        ):
-            continue  # "是左撇子" is not a job
+        if _not_a_job(rule, body, value):
+            continue  # "是左撇子" / "现在在做饭" is not a job
         negative = rule.negative or bool(groups.get("neg"))
-        name = f"{rule.name}:{_preference_class(value)}" if rule.by_class else rule.name
+        name = _slot_name(rule, value, groups.get("kind") or "")
         return Slot(name, _value_key(value), negative, rule.single)
     return None
+
+
+def _not_a_job(rule: _Rule, body: str, value: str) -> bool:
+    if rule.name != "job" or rule.negative or _JOB_HINT.search(value):
+        return False
+    if rule.job_hint:
+        return "工作" not in body  # "换工作了，现在在做运营" names the job whatever it is
+    return "是" in body[:4] and not body.startswith(("是做", "是干"))
+
+
+def _slot_name(rule: _Rule, value: str, kind: str) -> str:
+    """The slot's name; a favourite of a named kind ("最喜欢的水果") is that kind's when no
+    preference class knows it ("favorite:歌"), so two favourites of one kind meet."""
+    if not rule.by_class:
+        return rule.name
+    cls = _preference_class(kind + value) if kind else _preference_class(value)
+    if cls == "other" and kind:
+        return f"{rule.name}:{kind}"
+    return f"{rule.name}:{cls}"
 
 
 def _value_key(value: str) -> str:
