@@ -28,7 +28,7 @@ from pallas.context.turn_rules import ScanCleaner, scan_cleaner
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.state import StateStore
 from pallas.core.tokens import count_tokens
-from pallas.features.memory.isolation import readable_scopes
+from pallas.features.memory.isolation import private_fact_scopes, readable_scopes
 from pallas.features.memory.kinds import KNOWLEDGE, MEMORY_SECTION_KINDS, PERSON_FACTS, RELATIONSHIP
 from pallas.features.memory.render import KindBlock, build_block
 from pallas.features.memory.service import BlockResult, MemoryService
@@ -37,6 +37,7 @@ from pallas.features.worldbook import WorldbookLibrary, WorldbookTurn, activate_
 log = logging.getLogger("pallas.memory")
 
 SKIPPED_SHORT_SOCIAL = "skipped_short_social_turn"
+GROUP_FACT_ROWS = 200  # a private chat looks this far for the groups the user taught facts in
 
 
 def turn_scopes(request: GatherRequest) -> frozenset[str]:
@@ -107,11 +108,11 @@ class _PersonalSource:
 
     async def gather(self, request: GatherRequest) -> SourceContribution:
         turn = request.turn
-        if turn.group_id == 0 or turn.user_id <= 0 or turn.user_id == turn.bot_id:
-            return SourceContribution(trace={"skipped": "not_a_group_member_turn"})
+        if turn.user_id <= 0 or turn.user_id == turn.bot_id:
+            return SourceContribution(trace={"skipped": "not_a_member_turn"})
         if (skipped := _skip(request, self.name)) is not None:
             return skipped
-        scopes = turn_scopes(request)
+        scopes = await self._scopes(request)
         fallback = request.config.memory.personal_fallback_k
         result = await _retrieve(
             self.service, request, self.kind, scopes, subject=turn.user_id, fallback_k=fallback
@@ -121,6 +122,9 @@ class _PersonalSource:
         trace = {"scopes": sorted(scopes), "subject_user_id": turn.user_id, **result.trace}
         return SourceContribution(blocks={self.section: block} if block else {}, trace=trace)
 
+    async def _scopes(self, request: GatherRequest) -> frozenset[str]:
+        return turn_scopes(request)
+
 
 class RelationshipSource(_PersonalSource):
     name, kind, section = "relationship", RELATIONSHIP, S.RELATIONSHIP
@@ -128,6 +132,28 @@ class RelationshipSource(_PersonalSource):
 
 class PersonFactsSource(_PersonalSource):
     name, kind, section = "person_facts", PERSON_FACTS, S.PERSON_FACTS
+
+    async def _scopes(self, request: GatherRequest) -> frozenset[str]:
+        """A group reads its own scope; a private chat reads the private scope plus, with
+        `[private] use_group_facts`, the groups where this user taught the bot about
+        themselves (their own rows only: retrieval selects by their user id)."""
+        turn = request.turn
+        if not turn.is_private:
+            return turn_scopes(request)
+        private = getattr(request.config, "private", None)
+        use_group_facts = bool(getattr(private, "use_group_facts", False))
+        found: list[str] = []
+        if use_group_facts:
+            mine = await self.service.repo.list_items(
+                bot_id=turn.bot_id,
+                kind=PERSON_FACTS,
+                subject_user_id=turn.user_id,
+                limit=GROUP_FACT_ROWS,
+            )
+            found = [item.scope for item in mine]
+        return private_fact_scopes(
+            turn.bot_id, turn.user_id, found, use_group_facts=use_group_facts
+        )
 
 
 class KnowledgeSource:
