@@ -140,8 +140,7 @@ class PersonFactsSource(_PersonalSource):
         turn = request.turn
         if not turn.is_private:
             return turn_scopes(request)
-        private = getattr(request.config, "private", None)
-        use_group_facts = bool(getattr(private, "use_group_facts", False))
+        use_group_facts = bool(request.config.private.use_group_facts)
         found: list[str] = []
         if use_group_facts:
             mine = await self.service.repo.list_items(
