@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pallas.context.config import ContextConfig
 from pallas.context.rules_config import ContextRulesConfig
+from pallas.core.config_files import DEFAULT_ONLY
 from pallas.features.attachments import AttachmentConfig
 from pallas.features.cost import BudgetConfig, CostConfig
 from pallas.features.kb import KnowledgePlaceholderConfig
@@ -94,7 +95,9 @@ class GroupConfig(BaseModel):
     stickers: StickerConfig = Field(default_factory=StickerConfig)  # the group's sticker pool
     cost: CostConfig = Field(default_factory=CostConfig)  # reply rate limits and budgets
     retention: RetentionConfig = Field(default_factory=RetentionConfig)  # 0 days = keep
-    private: PrivateConfig = Field(default_factory=PrivateConfig)  # default.toml only
+    # who is answered in private and what private chats cost: default.toml only (a private
+    # chat has no group file), rejected by name in a group file
+    private: PrivateConfig = Field(default_factory=PrivateConfig, json_schema_extra=DEFAULT_ONLY)
 
     def for_private_chat(self) -> GroupConfig:
         """The config a private turn runs on: these defaults with `[private.budget]` as the
