@@ -130,7 +130,8 @@ class Edge:
             converted = self._convert(event)
             if converted is not None:
                 self._record(event, converted)
-                verdict = self.lane_choice.for_turn(converted.turn)
+                if not isinstance(event, PrivateMessageEvent) or self.gate.decide(event).allowed:
+                    verdict = self.lane_choice.for_turn(converted.turn)
         claim = None
         if verdict.priority:
             log_priority(event, verdict)
@@ -197,10 +198,14 @@ class Edge:
     async def dispatch(self, arrival: Arrival) -> str | None:
         return await dispatch(self.handlers, arrival, self.counters)
 
-    def _answers_private(self, event: PrivateMessageEvent, record: ReadRecord | None) -> bool:
+    @property
+    def gate(self) -> PrivateGate:
         if self.private is None:
             self.private = PrivateGate(self.app.runtime)
-        if self.private.admission(event).allowed:
+        return self.private
+
+    def _answers_private(self, event: PrivateMessageEvent, record: ReadRecord | None) -> bool:
+        if self.gate.admission(event).allowed:
             return True
         if record is None:  # the stock adapter (plugin tests): not recorded at read
             converted = self._convert(event)

@@ -27,11 +27,19 @@ class PrivateGate:
         self._limiter = limiter or LogLimiter(per_window=3, window_s=60.0)
         self.refused = 0
 
-    def admission(self, event: PrivateMessageEvent) -> PrivateAdmission:
+    def decide(self, event: PrivateMessageEvent) -> PrivateAdmission:
+        """The verdict alone (the edge's lane choice at read: a refused message never takes
+        the priority lane)."""
         runtime = self._runtime
         config = runtime.group_configs.get(PRIVATE_CONFIG_GROUP)
+        return admit_private(
+            str(event.sub_type), int(event.user_id), config.private, runtime.superusers
+        )
+
+    def admission(self, event: PrivateMessageEvent) -> PrivateAdmission:
+        """The verdict, counted and (rate-limited) logged when it refuses."""
+        verdict = self.decide(event)
         user_id = int(event.user_id)
-        verdict = admit_private(str(event.sub_type), user_id, config.private, runtime.superusers)
         if not verdict.allowed:
             self.refused += 1
             allowed, skipped = self._limiter.allow(verdict.reason)

@@ -148,3 +148,18 @@ async def test_admin_commands_in_private_are_for_superusers_only(
     assert "私聊已记录消息" in await dm(peer, SUPERUSER, "/pallas status", 1)
     assert await dm(peer, ALICE, "/pallas status", 1) == "私聊里只有超级用户可以用这个命令哦"
     assert fake_llm.chat_requests() == []
+
+
+async def test_quick_follow_up_dms_are_one_turn(
+    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.enqueue("明天多云，记得带伞")
+    await peer.send_event(peer.private_message(ALICE, "我想问，"))
+    await asyncio.sleep(0.4)
+    await peer.send_event(peer.private_message(ALICE, "明天天气怎么样"))
+    assert await wait_private(peer, ALICE, 1) == ["明天多云，记得带伞"]
+    await asyncio.sleep(2.0)
+    [request] = fake_llm.chat_requests()
+    said = str(request.messages[-1]["content"])
+    assert "我想问" in said and "明天天气怎么样" in said
+    assert len(peer.private_sends(ALICE)) == 1
