@@ -45,6 +45,9 @@ class ChatConfig(BaseModel):
     allow_sticker: bool = False  # send real stickers from the group's pool ([stickers])
 
 
+GROUP_ONLY_TOOLS = frozenset({"activity"})  # reads the group's messages: none in private
+
+
 def _private_budget() -> BudgetConfig:
     return BudgetConfig(chat_calls=300, chat_tokens=1_500_000, vision_calls=50)
 
@@ -101,9 +104,15 @@ class GroupConfig(BaseModel):
 
     def for_private_chat(self) -> GroupConfig:
         """The config a private turn runs on: these defaults with `[private.budget]` as the
-        daily budget of the bot's private chats."""
+        daily budget of the bot's private chats, and nothing that group id 0 would share
+        between users (every private chat is group 0): no group-scope session variables, no
+        group activity tool."""
         cost = self.cost.model_copy(update={"budget": self.private.budget})
-        return self.model_copy(update={"cost": cost})
+        own = [v for v in self.svars.variables if v.scope == "member"]
+        svars = self.svars.model_copy(update={"variables": own})
+        allowed = tuple(t for t in self.tools.allowed if t not in GROUP_ONLY_TOOLS)
+        tools = self.tools.model_copy(update={"allowed": allowed})
+        return self.model_copy(update={"cost": cost, "svars": svars, "tools": tools})
 
     def effective_routing(self) -> RoutingConfig:
         """`enabled = false` at the top level silences routing too."""
