@@ -124,7 +124,7 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, float]:
             fresh = [Adapter.json_to_event(f) for f in raw]
             started = time.perf_counter()
             for event in fresh:
-                record_received(runtime, event, convert_event(event).turn)  # type: ignore[arg-type]
+                record_received(runtime, convert_event(event).turn)  # type: ignore[arg-type]
             record_s = min(record_s, time.perf_counter() - started)
         results["convert + record"] = record_s / n * 1e6
         turns_read = [convert(e) for e in fresh]  # type: ignore[arg-type]

@@ -44,7 +44,7 @@ from pallas.app_wiring import (
     session_summary_hook_for,
     turn_extras_for,
 )
-from pallas.config import GroupConfig
+from pallas.config import GroupConfig, TurnConfigs
 from pallas.context.context import ContextSource
 from pallas.core.clock import Clock
 from pallas.core.db.message_cache import MessageCache
@@ -114,7 +114,7 @@ def chat_service_for(
     router = RouteStep(
         clock=clock,
         routing=routing,
-        group_config=runtime.group_configs.get,
+        group_config=TurnConfigs(runtime.group_configs.get),
         persona=runtime.personas.get,
         addressing=addressing,
         merges=merges,

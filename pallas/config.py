@@ -6,12 +6,15 @@ embedded defaults (see `pallas.core.config_files.GroupConfigStore`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from pallas.context.config import ContextConfig
 from pallas.context.rules_config import ContextRulesConfig
+from pallas.core.config_files import DEFAULT_ONLY
 from pallas.features.attachments import AttachmentConfig
-from pallas.features.cost import CostConfig
+from pallas.features.cost import BudgetConfig, CostConfig
 from pallas.features.kb import KnowledgePlaceholderConfig
 from pallas.features.learning import LearningConfig
 from pallas.features.memory import RetrievalConfig
@@ -42,6 +45,32 @@ class ChatConfig(BaseModel):
     allow_sticker: bool = False  # send real stickers from the group's pool ([stickers])
 
 
+GROUP_ONLY_TOOLS = frozenset({"activity"})  # reads the group's messages: none in private
+
+
+def _private_budget() -> BudgetConfig:
+    return BudgetConfig(chat_calls=300, chat_tokens=1_500_000, vision_calls=50)
+
+
+class PrivateConfig(BaseModel):
+    """`[private]`: who may DM the bot, and what a private chat may cost. Read from
+    `config/groups/default.toml` only (a private chat has no group file: group id 0 is the
+    defaults); the private turn itself runs on the rest of the defaults (persona, `[chat]`,
+    `[cost.member]`, ...)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    friends: bool = True  # answer the bot's QQ friends
+    group_temp: bool = False  # answer temp sessions started from a group
+    strangers: bool = False  # answer anyone else who can reach the bot
+    blocklist: list[int] = Field(default_factory=list)  # never answered (superusers always are)
+    # in private, the user's own person facts taught in groups are recalled too (never other
+    # members' facts, never group memory)
+    use_group_facts: bool = True
+    # every private chat of one bot account together, per China day (0 = no limit)
+    budget: BudgetConfig = Field(default_factory=_private_budget)
+
+
 class GroupConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -69,9 +98,43 @@ class GroupConfig(BaseModel):
     stickers: StickerConfig = Field(default_factory=StickerConfig)  # the group's sticker pool
     cost: CostConfig = Field(default_factory=CostConfig)  # reply rate limits and budgets
     retention: RetentionConfig = Field(default_factory=RetentionConfig)  # 0 days = keep
+    # who is answered in private and what private chats cost: default.toml only (a private
+    # chat has no group file), rejected by name in a group file
+    private: PrivateConfig = Field(default_factory=PrivateConfig, json_schema_extra=DEFAULT_ONLY)
+
+    def for_private_chat(self) -> GroupConfig:
+        """The config a private turn runs on: these defaults with `[private.budget]` as the
+        daily budget of the bot's private chats, and nothing that group id 0 would share
+        between users (every private chat is group 0): no group-scope session variables, no
+        group activity tool."""
+        cost = self.cost.model_copy(update={"budget": self.private.budget})
+        own = [v for v in self.svars.variables if v.scope == "member"]
+        svars = self.svars.model_copy(update={"variables": own})
+        allowed = tuple(t for t in self.tools.allowed if t not in GROUP_ONLY_TOOLS)
+        tools = self.tools.model_copy(update={"allowed": allowed})
+        return self.model_copy(update={"cost": cost, "svars": svars, "tools": tools})
 
     def effective_routing(self) -> RoutingConfig:
         """`enabled = false` at the top level silences routing too."""
         if self.enabled:
             return self.routing
         return self.routing.model_copy(update={"enabled": False})
+
+
+class TurnConfigs:
+    """A chat turn's config by group id: the group's own, or for a private chat (group 0) the
+    defaults with `[private.budget]` as the daily budget (`GroupConfig.for_private_chat`),
+    rebuilt only when the defaults were reloaded."""
+
+    def __init__(self, group_config: Callable[[int], GroupConfig]) -> None:
+        self._group_config = group_config
+        self._private: tuple[GroupConfig, GroupConfig] | None = None
+
+    def __call__(self, group_id: int) -> GroupConfig:
+        config = self._group_config(group_id)
+        if group_id:
+            return config
+        cached = self._private
+        if cached is None or cached[0] is not config:
+            cached = self._private = (config, config.for_private_chat())
+        return cached[1]

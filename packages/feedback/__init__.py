@@ -66,6 +66,8 @@ async def _recall(bot: Bot, group_id: int, quoted: StoredMessage, now: float) ->
 
 async def handle_feedback(arrival: Arrival) -> bool:
     bot, event, app = arrival.bot, arrival.event, arrival.app
+    if not isinstance(event, GroupMessageEvent):
+        return False  # feedback trains a group's learning: a private chat has none
     if not any(seg.type == "reply" for seg in event.original_message):
         return False
     runtime = app.runtime

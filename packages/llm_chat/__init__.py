@@ -1,4 +1,5 @@
-"""Group chat: every group message goes through Pallas's routing and, when it earns one, a reply.
+"""Chat: every group message goes through Pallas's routing and, when it earns one, a reply;
+every private message the edge lets through (`[private]`) is answered in private.
 
 Thin on purpose: take the message's `TurnInput`, hand it to `ChatTurnService` with a OneBot
 sender and the message's hold on the event loop (an @ holds it until its model request is out).
@@ -13,7 +14,7 @@ from nonebot.plugin import PluginMetadata
 
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
-from pallas.onebot.sender import OneBotGroupSender
+from pallas.onebot.sender import sender_for
 
 log = logging.getLogger("pallas.chat")
 
@@ -33,7 +34,7 @@ async def handle_group_message(arrival: Arrival) -> bool:
     replied = False
     try:
         outcome = await arrival.app.chat.handle(
-            turn, OneBotGroupSender(arrival.bot), hold=arrival.hold
+            turn, sender_for(arrival.bot, turn), hold=arrival.hold
         )
         replied = bool(outcome.sent_ids)
     finally:

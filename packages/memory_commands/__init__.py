@@ -26,7 +26,7 @@ async def handle_memory_command(arrival: Arrival) -> bool:
     event, app = arrival.event, arrival.app
     if not event.to_me:
         return False
-    config = app.runtime.group_configs.get(event.group_id)
+    config = app.runtime.group_configs.get(arrival.group_id)
     if not config.enabled:
         return False
     try:

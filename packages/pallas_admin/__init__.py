@@ -1,4 +1,5 @@
-"""Admin commands: `/pallas <subcommand>` in a group (owner, admins, superusers).
+"""Admin commands: `/pallas <subcommand>` in a group (owner, admins, superusers) and in
+private (superusers only; the commands then act on the private chats, group id 0).
 
 Permission check and dispatch only; the commands live in `pallas.admin`. Matched by
 NoneBot's own command rule (`COMMAND_START`, e.g. `/pallas`, also right after an @bot), run at
@@ -37,10 +38,12 @@ async def handle_admin(arrival: Arrival) -> bool:
 
 
 async def _answer(arrival: Arrival, words: list[str]) -> str:
-    event, app = arrival.event, arrival.app
+    event, app, group_id = arrival.event, arrival.app, arrival.group_id
     runtime = app.runtime
     if not is_group_admin(runtime.superusers, runtime.group_configs.get, event):
-        log.info("refused /pallas from %s in group %s: not an admin", event.user_id, event.group_id)
+        log.info("refused /pallas from %s in group %s: not an admin", event.user_id, group_id)
+        if not group_id:
+            return "私聊里只有超级用户可以用这个命令哦"
         return "只有群主、管理员或超级用户可以用这个命令哦"
     name = words[0] if words else "status"
     command_ = find_command(name)
@@ -50,16 +53,16 @@ async def _answer(arrival: Arrival, words: list[str]) -> str:
     context = AdminContext(
         services=app.admin,
         bot_id=int(event.self_id),
-        group_id=event.group_id,
+        group_id=group_id,
         user_id=event.user_id,
         args=tuple(words[1:]),
         reply_to=reply_to,
     )
-    log.info("admin /pallas %s by %s in group %s", " ".join(words), event.user_id, event.group_id)
+    log.info("admin /pallas %s by %s in group %s", " ".join(words), event.user_id, group_id)
     try:
         text = await command_.handler(context)
     except Exception:
-        log.exception("admin command %s failed in group %s", name, event.group_id)
+        log.exception("admin command %s failed in group %s", name, group_id)
         text = "命令执行出错了，详情见日志"
     return text or "好了"
 

@@ -36,7 +36,7 @@ async def record_incoming(arrival: Arrival) -> bool:
     except ValueError as exc:
         log.warning("unrecordable event %s: %s", arrival.event.message_id, exc)
         return False
-    record_received(arrival.app.runtime, arrival.event, turn)
+    record_received(arrival.app.runtime, turn)
     return False
 
 

@@ -36,7 +36,7 @@ async def collect_stickers(arrival: Arrival) -> bool:
         await arrival.app.stickers.collect(arrival.turn())
     except Exception:  # collecting is a side job: the message goes on
         log.exception(
-            "group %s: collecting stickers of %s failed", event.group_id, event.message_id
+            "group %s: collecting stickers of %s failed", arrival.group_id, event.message_id
         )
     return False
 

@@ -27,13 +27,17 @@ STATUS_FLUSH_WAIT_S = 2.0
 async def status(ctx: AdminCtx) -> str:
     svc = ctx.services
     config = svc.group_config(ctx.group_id)
+    private = not ctx.group_id  # a superuser's /pallas in private: the bot's private chats
+    if private:
+        config = config.for_private_chat()
     with contextlib.suppress(TimeoutError):  # the database may be down: report, don't hang
         await asyncio.wait_for(svc.writer.flush(), STATUS_FLUSH_WAIT_S)
     stored = await svc.messages.count(bot_id=ctx.bot_id, group_id=ctx.group_id)  # on disk
     usage = await svc.usage.totals(now=svc.clock.now(), bot_id=ctx.bot_id, group_id=ctx.group_id)
     queued = svc.writer.queued  # all groups: received, not yet committed
     lines = [
-        f"本群已记录消息 {stored} 条" + (f"（另有 {queued} 条待写入）" if queued else ""),
+        f"{'私聊' if private else '本群'}已记录消息 {stored} 条"
+        + (f"（另有 {queued} 条待写入）" if queued else ""),
         f"发言：{'开启' if config.enabled else '关闭'}；人设：{config.persona}",
         f"回复模型：{'已配置' if svc.deployment.replies_enabled else '未配置 API Key，暂不回复'}",
         f"今日模型调用 {usage.calls} 次（失败 {usage.failures}），tokens {usage.tokens}"

@@ -54,9 +54,11 @@ def render(
         for (bot_id, group_id), tasks in sorted(groups.items(), key=lambda kv: kv[0][1]):
             chat = tasks.get("chat", UsageTotals())
             total = Usage(total.calls + chat.calls, total.tokens + chat.tokens)
-            budget = configs.get(group_id).cost.budget
+            config = configs.get(group_id)
+            budget = config.cost.budget if group_id else config.private.budget
             limits = Limits(budget.chat_calls, budget.chat_tokens)
-            out.append(f"  group {group_id} (bot {bot_id}):")
+            where = f"group {group_id}" if group_id else "private chats (私聊)"
+            out.append(f"  {where} (bot {bot_id}):")
             used = Usage(chat.calls, chat.tokens)
             out.append("    " + budget_line("replies", used, limits, budget))
             others = [

@@ -72,8 +72,8 @@ def reject_default_only(model: type[BaseModel], path: Path, data: Mapping[str, A
     if found:
         raise DefaultOnlyKeyError(
             f"{path}: {', '.join(found)}: process-wide setting, read from default.toml only "
-            "(it drives a job that runs once for every group); set it in default.toml and "
-            "remove it from this group file"
+            "(it drives a job that runs once for every group, or the private chats, which have "
+            "no group file); set it in default.toml and remove it from this group file"
         )
 
 

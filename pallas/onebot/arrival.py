@@ -1,4 +1,4 @@
-"""`Arrival`: one group message on its way through the inbound handlers.
+"""`Arrival`: one group or private message on its way through the inbound handlers.
 
 It carries what the edge already knows about the message — the turn converted when its frame
 was read, an addressed message's hold on the event loop — and what a handler needs from the
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent, Message
+from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
 from nonebot.consts import CMD_ARG_KEY, CMD_KEY, PREFIX_KEY
 from nonebot.typing import T_State
 
@@ -27,7 +27,7 @@ class Arrival:
     def __init__(
         self,
         bot: Bot,
-        event: GroupMessageEvent,
+        event: MessageEvent,
         app: PallasApp,
         *,
         loads: StartupLoads,
@@ -51,6 +51,11 @@ class Arrival:
         unusable event."""
         self._converted = turn_from_event(self.event, self._converted)
         return self._converted.turn
+
+    @property
+    def group_id(self) -> int:
+        """The message's group; 0 for a private message."""
+        return int(getattr(self.event, "group_id", 0) or 0)
 
     def command(self) -> tuple[tuple[str, ...], Message] | None:
         """(command, argument) when NoneBot's command trie matched this message."""

@@ -9,12 +9,15 @@ attribute set at start-up or a registry filled at import.
 
 For each event the edge does, in order:
 
-    on_read      (the adapter, as the frame is parsed) convert a group message once, record it,
-                 choose its lane, and for an addressed one claim the loop (`PriorityHold`)
+    on_read      (the adapter, as the frame is parsed) convert a group or private message
+                 once, record it, choose its lane, and for an addressed one claim the loop
+                 (`PriorityHold`)
     admitted     (the bot's handle_event) wait for a slot of the lane; hold the claim until the
                  turn releases it or the handling ends
     handle       (the inbound entry) engage a reply's claim once it is known to quote the bot,
                  let unaddressed work wait while an @ prepares, run the handlers in order
+                 (a private message only when `[private]` lets its sender be answered:
+                 `PrivateGate`)
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
-from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent
+from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent, MessageEvent, PrivateMessageEvent
 from nonebot.typing import T_State
 
 from pallas.app_model import PallasApp
@@ -35,6 +38,7 @@ from pallas.onebot.events import ConvertedTurn, convert_event
 from pallas.onebot.lane_choice import NORMAL, LaneChoice, LaneVerdict
 from pallas.onebot.lanes import Lanes, PriorityHold, admitted, log_priority
 from pallas.onebot.plugin_parts import InboundHandler, PluginParts
+from pallas.onebot.private_gate import PrivateGate
 from pallas.onebot.reads import EventReads, ReadRecord
 from pallas.onebot.recording import record_received
 from pallas.onebot.startup_loads import Loader, StartupLoads
@@ -75,6 +79,7 @@ class Edge:
     parts: PluginParts = field(default_factory=PluginParts)
     counters: InboundCounters = field(default_factory=InboundCounters)
     reads: EventReads = field(default_factory=EventReads)
+    private: PrivateGate | None = None  # built from the app when None
     counter_interval_s: float = 60.0
     _counter_task: CounterTask | None = None
 
@@ -121,11 +126,12 @@ class Edge:
     def on_read(self, event: Any) -> None:
         """A frame was parsed into `event`: convert, record, choose the lane, claim the loop."""
         converted, verdict = None, NORMAL
-        if isinstance(event, GroupMessageEvent):
+        if isinstance(event, (GroupMessageEvent, PrivateMessageEvent)):
             converted = self._convert(event)
             if converted is not None:
                 self._record(event, converted)
-                verdict = self.lane_choice.for_turn(converted.turn)
+                if not isinstance(event, PrivateMessageEvent) or self.gate.decide(event).allowed:
+                    verdict = self.lane_choice.for_turn(converted.turn)
         claim = None
         if verdict.priority:
             log_priority(event, verdict)
@@ -151,24 +157,27 @@ class Edge:
 
         return handle_and_forget
 
-    def _convert(self, event: GroupMessageEvent) -> ConvertedTurn | None:
+    def _convert(self, event: MessageEvent) -> ConvertedTurn | None:
         try:
             return convert_event(event)
         except ValueError as exc:
             log.warning("unrecordable event %s: %s", event.message_id, exc)
             return None
 
-    def _record(self, event: GroupMessageEvent, converted: ConvertedTurn) -> None:
+    def _record(self, event: MessageEvent, converted: ConvertedTurn) -> None:
         try:
-            record_received(self.app.runtime, event, converted.turn)
+            record_received(self.app.runtime, converted.turn)
         except Exception:  # recording must never stop the event's handling
             log.exception("recording message %s failed", event.message_id)
 
     # -- the inbound entry's side --------------------------------------------------------------
-    async def handle(self, bot: Bot, event: GroupMessageEvent, state: T_State) -> None:
-        """One group message through the handlers (the one NoneBot entry's handler)."""
+    async def handle(self, bot: Bot, event: MessageEvent, state: T_State) -> None:
+        """One group or private message through the handlers (the one NoneBot entry's
+        handler); a private message its sender may not be answered in goes to none."""
         self.counters.messages += 1
         record = self.reads.get(event)
+        if isinstance(event, PrivateMessageEvent) and not self._answers_private(event, record):
+            return
         hold = record.claim if record is not None else None
         if hold is not None and event.to_me:
             hold.engage()  # a reply found (by NoneBot's get_msg) to quote the bot holds from now
@@ -189,6 +198,22 @@ class Edge:
     async def dispatch(self, arrival: Arrival) -> str | None:
         return await dispatch(self.handlers, arrival, self.counters)
 
+    @property
+    def gate(self) -> PrivateGate:
+        if self.private is None:
+            self.private = PrivateGate(self.app.runtime)
+        return self.private
+
+    def _answers_private(self, event: PrivateMessageEvent, record: ReadRecord | None) -> bool:
+        if self.gate.admission(event).allowed:
+            return True
+        if record is None:  # the stock adapter (plugin tests): not recorded at read
+            converted = self._convert(event)
+            if converted is not None:
+                self._record(event, converted)
+        self.counters.stopped["private_policy"] = self.counters.stopped.get("private_policy", 0) + 1
+        return False
+
 
 async def dispatch(
     handlers: Sequence[InboundHandler], arrival: Arrival, counters: InboundCounters
@@ -207,7 +232,7 @@ async def dispatch(
                 log.exception(
                     "inbound handler %s failed (group %s, message %s)",
                     handler.name,
-                    arrival.event.group_id,
+                    getattr(arrival.event, "group_id", 0),
                     arrival.event.message_id,
                 )
         if stopped_by is not None:

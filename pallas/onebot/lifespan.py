@@ -1,10 +1,10 @@
 """Pallas's lifespan inside NoneBot's: start-up, ready, shut-down — installed once by `bot.py`.
 
 `install(driver)` registers one start-up and one shut-down hook with the NoneBot driver and the
-one NoneBot entry for group messages (`on_message`, priority 1, `block=False`, so an operator's
-third-party plugins still see every message). Nothing else registers anything: the plugins
-declare their parts in their metadata (`pallas.onebot.plugin_parts`), collected here when the
-edge is built.
+one NoneBot entry for group and private messages (`on_message`, priority 1, `block=False`, so
+an operator's third-party plugins still see every message). Nothing else registers anything:
+the plugins declare their parts in their metadata (`pallas.onebot.plugin_parts`), collected
+here when the edge is built.
 
     startup    the runtime and the app (`pallas.app.start_app`, the composition root), the
                edge over them (`Edge.build`: lanes, lane choice, inbound handlers, start-up
@@ -28,7 +28,7 @@ from typing import Any
 
 import nonebot
 from nonebot import get_plugin_config, on_message
-from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent
+from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent, PrivateMessageEvent
 from nonebot.adapters.onebot.v11.config import Config as OneBotConfig
 from nonebot.typing import T_State
 
@@ -140,10 +140,10 @@ class Lifespan:
             await app.stop()
 
     async def handle_group_message(
-        self, bot: Bot, event: GroupMessageEvent, state: T_State
+        self, bot: Bot, event: GroupMessageEvent | PrivateMessageEvent, state: T_State
     ) -> None:
-        """The one NoneBot entry's handler (no `Depends`: nothing here runs in a worker
-        thread)."""
+        """The one NoneBot entry's handler, for group and private messages (no `Depends`:
+        nothing here runs in a worker thread)."""
         edge = self.edge
         if edge is not None:
             await edge.handle(bot, event, state)

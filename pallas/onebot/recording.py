@@ -1,4 +1,5 @@
-"""Recording at the edge: every group message the bot receives, and every one it sends.
+"""Recording at the edge: every group or private message the bot receives, and every group
+message it sends (its private answers are kept in the private chat's session).
 
 A received group message is handed to the message writer the moment its frame is parsed
 (`Edge.on_read`), however far behind the busy event loop's handlers are; with the stock adapter
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from nonebot.adapters.onebot.v11 import GroupMessageEvent, Message
+from nonebot.adapters.onebot.v11 import Message
 
 from pallas.core.turn import TurnInput
 from pallas.onebot.convert import as_int, stored_message_from_sent, stored_message_from_turn
@@ -21,9 +22,10 @@ from pallas.runtime import PallasRuntime
 log = logging.getLogger("pallas.recorder")
 
 
-def record_received(runtime: PallasRuntime, event: GroupMessageEvent, turn: TurnInput) -> None:
-    """The received group message, unless its group is configured not to be recorded."""
-    if not runtime.group_configs.get(event.group_id).record:
+def record_received(runtime: PallasRuntime, turn: TurnInput) -> None:
+    """The received group message, unless its group is configured not to be recorded; a
+    private message is stored with group id 0 (unless the defaults say `record = false`)."""
+    if not runtime.group_configs.get(turn.group_id).record:
         return
     runtime.writer.submit(stored_message_from_turn(turn))
 

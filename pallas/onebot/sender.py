@@ -7,6 +7,7 @@ from typing import Any
 
 from nonebot.adapters.onebot.v11 import Bot, Message, MessageSegment
 
+from pallas.core.turn import TurnInput
 from pallas.onebot.convert import as_int
 
 log = logging.getLogger("pallas.onebot")
@@ -36,3 +37,39 @@ class OneBotGroupSender:
             log.warning("send_private_msg to %s failed: %r", user_id, exc)
             return False
         return True
+
+
+class OneBotPrivateSender(OneBotGroupSender):
+    """A private chat's answers (`send_private_msg` to the user): the turn's `GroupSender`
+    for group id 0, so the spine delivers a private turn like a group one."""
+
+    def __init__(self, bot: Bot, user_id: int) -> None:
+        super().__init__(bot)
+        self._user_id = user_id
+
+    async def send_group(self, group_id: int, segments: list[dict[str, Any]]) -> int | None:
+        # the first bubble's quote is kept; an @ means nothing in a private chat
+        message = Message(
+            [
+                MessageSegment(s["type"], dict(s.get("data") or {}))
+                for s in segments
+                if s["type"] != "at"
+            ]
+        )
+        user_id = self._user_id
+        try:
+            result = await self._bot.send_private_msg(user_id=user_id, message=message)
+        except Exception as exc:
+            log.warning("send_private_msg to %s failed: %r", user_id, exc)
+            return None
+        message_id = as_int(result.get("message_id")) if isinstance(result, dict) else None
+        if message_id is None:
+            log.warning("send_private_msg to %s returned no message_id: %r", user_id, result)
+        return message_id
+
+
+def sender_for(bot: Bot, turn: TurnInput) -> OneBotGroupSender:
+    """Where a turn's answers go: its group, or the private chat with its user."""
+    if turn.is_private:
+        return OneBotPrivateSender(bot, turn.user_id)
+    return OneBotGroupSender(bot)

@@ -19,6 +19,7 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
+from pallas.core import state_keys
 from pallas.core.clock import Clock
 from pallas.core.state import StateStore
 from pallas.features.cost import CostGuard
@@ -43,20 +44,22 @@ class _GroupSlots:
 
 class GroupAdmission:
     def __init__(self) -> None:
-        self._groups: dict[tuple[int, int], _GroupSlots] = {}
+        self._groups: dict[tuple[int, str], _GroupSlots] = {}
 
-    def _slots(self, bot_id: int, group_id: int) -> _GroupSlots:
-        slots = self._groups.setdefault((bot_id, group_id), _GroupSlots())
+    def _slots(self, bot_id: int, group_id: int, user_id: int) -> _GroupSlots:
+        # a group's slots, or one private chat's (private chats never share a queue)
+        key = (bot_id, state_keys.route_scope(group_id, user_id))
+        slots = self._groups.setdefault(key, _GroupSlots())
         if slots.condition is None:
             slots.condition = asyncio.Condition()
         return slots
 
     @contextlib.asynccontextmanager
     async def slot(
-        self, bot_id: int, group_id: int, config: CooldownConfig
+        self, bot_id: int, group_id: int, config: CooldownConfig, user_id: int = 0
     ) -> AsyncIterator[str | None]:
         """Yields None when the turn may run, or the refusal reason (`queue_full`)."""
-        slots = self._slots(bot_id, group_id)
+        slots = self._slots(bot_id, group_id, user_id)
         assert slots.condition is not None
         refused: str | None = None
         async with slots.condition:
@@ -104,7 +107,8 @@ class AdmitStep:
         the turn ended here (refused: queue full, stale after the queue, the cost guard)."""
         turn, config, route = routed.turn, routed.config, routed.route
         assert route is not None, "only a routed turn is admitted"
-        async with self.slots.slot(turn.bot_id, turn.group_id, config.routing.cooldown) as no:
+        cooldown = config.routing.cooldown
+        async with self.slots.slot(turn.bot_id, turn.group_id, cooldown, turn.user_id) as no:
             if no is not None:
                 log.warning("group %s: turn %s dropped (%s)", turn.group_id, turn.message_id, no)
                 await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)

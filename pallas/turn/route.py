@@ -139,8 +139,8 @@ class RouteStep:
     async def _stake_keys(
         self, turn: TurnInput, config: GroupConfig, persona: PersonaPack
     ) -> StakeKeys:
-        if not config.routing.social.enabled:
-            return StakeKeys()
+        if turn.is_private or not config.routing.social.enabled:
+            return StakeKeys()  # a private message is always addressed: stakes decide nothing
         known = StakeKeys()
         if self.known_stakes is not None:
             known = self.known_stakes.peek(

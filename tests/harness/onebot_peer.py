@@ -120,7 +120,7 @@ class OneBotPeer:
         if action in self.handlers:
             result = self.handlers[action](params)
             return await result if asyncio.iscoroutine(result) else result
-        if action in ("send_msg", "send_group_msg"):
+        if action in ("send_msg", "send_group_msg", "send_private_msg"):
             message_id = next(self._send_ids) + next(self._send_counter)
             group_id = int(params.get("group_id") or 0)
             self.messages[message_id] = self._msg_payload(
@@ -199,12 +199,57 @@ class OneBotPeer:
         )
         return event
 
+    def private_message(
+        self,
+        user_id: int,
+        message: str | list[dict[str, Any]],
+        *,
+        sub_type: str = "friend",
+        message_id: int | None = None,
+        nickname: str | None = None,
+        time_: int | None = None,
+    ) -> dict[str, Any]:
+        """A `message.private.<sub_type>` event: `friend`, `group` (a temp session started
+        from a group) or `other` (a stranger); `message` is text or a segment list."""
+        segments = (
+            [{"type": "text", "data": {"text": message}}] if isinstance(message, str) else message
+        )
+        message_id = next(self._event_ids) if message_id is None else message_id
+        nickname = f"user{user_id}" if nickname is None else nickname
+        event = {
+            "time": self.now() if time_ is None else time_,
+            "self_id": self.self_id,
+            "post_type": "message",
+            "message_type": "private",
+            "sub_type": sub_type,
+            "message_id": message_id,
+            "user_id": user_id,
+            "target_id": self.self_id,
+            "message": segments,
+            "raw_message": _cq(segments),
+            "font": 0,
+            "sender": {"user_id": user_id, "nickname": nickname, "sex": "unknown", "age": 0},
+        }
+        self.messages[message_id] = self._msg_payload(
+            message_id, 0, user_id, segments, nickname=nickname
+        )
+        return event
+
+    def private_sends(self, user_id: int | None = None) -> list[ApiCall]:
+        """The bot's `send_private_msg` (and private `send_msg`) calls, to `user_id` if given."""
+        return [
+            c
+            for c in self.calls_of("send_msg", "send_private_msg")
+            if (c.action == "send_private_msg" or c.params.get("message_type") == "private")
+            and (user_id is None or int(c.params.get("user_id") or 0) == user_id)
+        ]
+
     def _msg_payload(
         self, message_id: int, group_id: int, user_id: int, message: Any, *, nickname: str
     ) -> dict[str, Any]:
         return {
             "time": self.now(),
-            "message_type": "group",
+            "message_type": "group" if group_id else "private",
             "message_id": message_id,
             "real_id": message_id,
             "group_id": group_id,

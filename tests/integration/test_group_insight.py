@@ -209,3 +209,17 @@ async def test_a_second_sweep_while_one_runs_is_refused(
     await runtime.state.set("learning:sweep_lock", 1.0, ttl=60)
     report = await run_sweep(insight_for(runtime))
     assert report.busy and report.jobs == () and label_requests(fake) == []
+
+
+async def test_private_chats_are_never_learned_from(
+    runtime: PallasRuntime, fake: FakeOpenAI, clock: FakeClock
+) -> None:
+    """Every user's private messages are stored under group id 0: not a group's style."""
+    await feed(runtime, 0, 12, clock, first_id=1)
+    fake.enqueue(label_answer())
+
+    report = await run_sweep(insight_for(runtime))
+
+    repo = LearningRepository(runtime.sessions)
+    assert report.llm_calls == 0 and label_requests(fake) == []
+    assert await repo.pairs(BOT, 0) == []

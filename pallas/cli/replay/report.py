@@ -240,6 +240,7 @@ _OUTCOME_LABEL = {
     "merge": "merge",
     "bot": "· bot",
     "sent": "· sent",
+    "private_refused": "private-refused",
 }
 
 
@@ -261,7 +262,7 @@ def format_table(rows: Sequence[ReplayRow]) -> str:
             reason = "retry after cooldown: " + reason
         values = (
             _clock_text(row.time),
-            str(row.group_id) if row.group_id else "private",
+            str(row.group_id) if row.group_id else "私聊",
             row.name,
             str(row.message_id),
             row.text,

@@ -18,7 +18,7 @@ from pallas.app import build_replay_router
 from pallas.cli.replay.events import _Event, _parse, adapter_to_me
 from pallas.cli.replay.matching import _BotLineMatcher, _Claim
 from pallas.cli.replay.report import DISPLAY_TZ, ReplayReport, ReplayRow, ReplayTotals
-from pallas.config import GroupConfig
+from pallas.config import GroupConfig, TurnConfigs
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
@@ -26,6 +26,7 @@ from pallas.features.cost import CostGuard, Limits, UsageCounters
 from pallas.features.persona import PersonaPack
 from pallas.onebot.convert import as_int, display_text, turn_input_from_event
 from pallas.routing import RouteOutcome, RouteResult, RoutingConfig
+from pallas.routing.private_policy import admit_private
 from pallas.turn.contracts import StakeKeySource
 from pallas.turn.parts.cost_exit import outcome_name
 from pallas.turn.route import NextStep
@@ -71,7 +72,7 @@ class _Replayer(_BotLineMatcher):
         self.router = build_replay_router(
             self.clock,
             self.store,
-            group_config=config_store.get,
+            group_config=TurnConfigs(config_store.get),  # a private chat: [private.budget]
             persona=personas.get,
             rng=random.Random(seed),
             stake_keys=stake_keys,
@@ -163,13 +164,25 @@ class _Replayer(_BotLineMatcher):
             return
         self.turns[event.index] = turn
         self.totals.messages += 1
+        if turn.is_private and not self.private_allowed(event):
+            return
         await self.route(event, attempt=0)
+
+    def private_allowed(self, event: _Event) -> bool:
+        """The live edge's `[private]` gate (superusers are unknown to a replay): a refused
+        private message is recorded, never routed."""
+        sub_type = str(event.payload.get("sub_type") or "")
+        access = self.config_store.get(0).private
+        verdict = admit_private(sub_type, event.user_id, access, frozenset())
+        if not verdict.allowed:
+            self.rows.append(self._plain_row(event, "message", "private_refused", verdict.reason))
+        return verdict.allowed
 
     async def route(self, event: _Event, *, attempt: int) -> None:
         turn = self.turns[event.index]
         routing, _ = self.config(turn.group_id)
         now = self.clock.now()
-        group = self.config_store.get(turn.group_id)
+        group = self.router.group_config(turn.group_id)
         # the live route step (superusers are unknown to a replay; no group expressions)
         routed = await self.router.route(turn, attempt=attempt)
         result = routed.route

@@ -4,7 +4,7 @@ LLM work (proceed, shorter context, cheaper model, a local phrase, or nothing);
 `UsageCounters` keeps today's calls and tokens; `status_lines` / `budget_line` report them.
 """
 
-from pallas.features.cost.config import CostConfig
+from pallas.features.cost.config import BudgetConfig, CostConfig
 from pallas.features.cost.counters import UsageCounters
 from pallas.features.cost.explain import cost_reason_zh
 from pallas.features.cost.guard import PROCEED, CostCheckView, CostGuard, CostVerdict
@@ -13,6 +13,7 @@ from pallas.features.cost.report import budget_line, status_lines
 
 __all__ = [
     "PROCEED",
+    "BudgetConfig",
     "CostCheckView",
     "CostConfig",
     "CostGuard",

@@ -179,6 +179,8 @@ class GroupInsightProcessor:
         cursors = await self.repo.cursors()
         works = []
         for bot_id, group_id in sorted(await self.messages.groups()):
+            if group_id == 0:  # every user's private chats: never a group's style to learn
+                continue
             config = self.config(group_id)
             cursor = cursors.get((bot_id, group_id)) or CursorState(bot_id, group_id)
             enabled = config.collects_for(bot_id)

@@ -78,6 +78,26 @@ def readable_scopes(
     return frozenset(scopes)
 
 
+def bot_group_scopes(bot_id: int, scopes: Iterable[str]) -> frozenset[str]:
+    """Of `scopes`, the group scopes of `bot_id` (never a pool, a private chat or another
+    bot's group): in a private chat, where that user's own person facts taught in groups are
+    read from (`private_fact_scopes`)."""
+    prefix = f"{GROUP_PREFIX}{int(bot_id)}:"
+    return frozenset(s for s in scopes if s.startswith(prefix))
+
+
+def private_fact_scopes(
+    bot_id: int, user_id: int, fact_scopes: Iterable[str], *, use_group_facts: bool
+) -> frozenset[str]:
+    """Scopes a private chat reads the user's person facts from: the private chat, plus (with
+    `use_group_facts`) the bot's groups where `fact_scopes` says this user has facts. The
+    rows are still selected by the user's own id, so another member's facts never come."""
+    scopes = {private_scope(bot_id, user_id)}
+    if use_group_facts:
+        scopes.update(bot_group_scopes(bot_id, fact_scopes))
+    return frozenset(scopes)
+
+
 def can_read(scope: str, allowed: Collection[str]) -> bool:
     return scope in allowed
 

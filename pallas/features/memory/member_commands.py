@@ -58,6 +58,7 @@ REPLY_NOTHING_KNOWN = "我还没记住关于你的事哦，可以跟我说“记
 REPLY_ABOUT_OTHERS = "别人的事要本人来跟我说哦，我只记你自己的事～"
 REPLY_GROUP_NEEDS_ADMIN = "群里的事要管理员来教我哦，我先只记你自己的事～"
 REPLY_GROUP_TAUGHT = "好，群里的这件事我记下啦～"
+REPLY_GROUP_IN_PRIVATE = "群里的事要在群里教我哦，私聊里我只记你自己的事～"
 REPLY_TOO_LONG = f"太长啦，挑最要紧的一句（{TEACH_MAX_CHARS} 字以内）再跟我说吧"
 
 
@@ -69,7 +70,7 @@ async def handle_member_message(
     admins: Collection[int] = (),
 ) -> str | None:
     """The reply to a memory command, or None when the chat should answer the message."""
-    if turn.group_id == 0 or turn.user_id == turn.bot_id:
+    if turn.user_id == turn.bot_id:
         return None
     command = detect_member_command(turn.text, aliases)
     if command is None:
@@ -131,6 +132,8 @@ async def _teach(
     if teaching.kind == "other":
         return REPLY_ABOUT_OTHERS
     if teaching.kind == "group":
+        if turn.is_private:  # a private chat is no group: its scope is the user's own
+            return REPLY_GROUP_IN_PRIVATE
         if not is_admin:
             return REPLY_GROUP_NEEDS_ADMIN
         return await _teach_group(service, turn, teaching)

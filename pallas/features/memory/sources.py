@@ -28,7 +28,7 @@ from pallas.context.turn_rules import ScanCleaner, scan_cleaner
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.state import StateStore
 from pallas.core.tokens import count_tokens
-from pallas.features.memory.isolation import readable_scopes
+from pallas.features.memory.isolation import private_fact_scopes, readable_scopes
 from pallas.features.memory.kinds import KNOWLEDGE, MEMORY_SECTION_KINDS, PERSON_FACTS, RELATIONSHIP
 from pallas.features.memory.profile import compose_profile, profile_block
 from pallas.features.memory.render import KindBlock, build_block
@@ -40,6 +40,7 @@ from pallas.features.worldbook import WorldbookLibrary, WorldbookTurn, activate_
 log = logging.getLogger("pallas.memory")
 
 SKIPPED_SHORT_SOCIAL = "skipped_short_social_turn"
+GROUP_FACT_ROWS = 200  # a private chat looks this far for the groups the user taught facts in
 
 
 def turn_scopes(request: GatherRequest) -> frozenset[str]:
@@ -111,11 +112,11 @@ class _PersonalSource:
 
     async def gather(self, request: GatherRequest) -> SourceContribution:
         turn = request.turn
-        if turn.group_id == 0 or turn.user_id <= 0 or turn.user_id == turn.bot_id:
-            return SourceContribution(trace={"skipped": "not_a_group_member_turn"})
+        if turn.user_id <= 0 or turn.user_id == turn.bot_id:
+            return SourceContribution(trace={"skipped": "not_a_member_turn"})
         if (skipped := _skip(request, self.name)) is not None:
             return skipped
-        scopes = turn_scopes(request)
+        scopes = await self._scopes(request)
         config, fallback = self._retrieval(request.config.memory)
         result = await _retrieve(
             self.service, request, self.kind, scopes,
@@ -126,6 +127,9 @@ class _PersonalSource:
         trace = {"scopes": sorted(scopes), "subject_user_id": turn.user_id, **result.trace}
         trace.update(extra)
         return SourceContribution(blocks={self.section: block} if block else {}, trace=trace)
+
+    async def _scopes(self, request: GatherRequest) -> frozenset[str]:
+        return turn_scopes(request)
 
     def _retrieval(self, memory: RetrievalConfig) -> tuple[RetrievalConfig, int]:
         return memory, memory.personal_fallback_k
@@ -175,6 +179,27 @@ class PersonFactsSource(_PersonalSource):
         profile = compose_profile(items, max_chars=memory.profile.max_chars)
         trace = {"profile": {"facts": len(profile.refs), "left_out": profile.left_out}}
         return profile_block(profile, source=self.name), trace
+
+    async def _scopes(self, request: GatherRequest) -> frozenset[str]:
+        """A group reads its own scope; a private chat reads the private scope plus, with
+        `[private] use_group_facts`, the groups where this user taught the bot about
+        themselves (their own rows only: retrieval selects by their user id)."""
+        turn = request.turn
+        if not turn.is_private:
+            return turn_scopes(request)
+        use_group_facts = bool(request.config.private.use_group_facts)
+        found: list[str] = []
+        if use_group_facts:
+            mine = await self.service.repo.list_items(
+                bot_id=turn.bot_id,
+                kind=PERSON_FACTS,
+                subject_user_id=turn.user_id,
+                limit=GROUP_FACT_ROWS,
+            )
+            found = [item.scope for item in mine]
+        return private_fact_scopes(
+            turn.bot_id, turn.user_id, found, use_group_facts=use_group_facts
+        )
 
 
 class KnowledgeSource:

@@ -96,7 +96,9 @@ async def fetch_turn_rows(
             turn.bot_id, turn.group_id, turn.user_id, limit=config.context.session_user_window
         ),
         sessions.latest_summary(turn.bot_id, turn.group_id, turn.user_id),
-        sessions.recent_for_group(
+        _nothing_session()  # group 0 holds every private chat: never another user's turns
+        if turn.is_private
+        else sessions.recent_for_group(
             turn.bot_id,
             turn.group_id,
             limit=config.context.session_group_window,
@@ -116,6 +118,10 @@ async def fetch_turn_rows(
 
 
 async def _nothing() -> list[StoredMessage]:
+    return []
+
+
+async def _nothing_session() -> list[SessionTurn]:
     return []
 
 

@@ -387,3 +387,38 @@ def test_the_groups_worldbook_keys_are_a_stake_in_the_replay(tmp_path: Path) -> 
     stakes = [(r.record or {}).get("stake") for r in routed(with_books)]
     assert stakes == ["worldbook", "no_stake"]
     assert [(r.record or {}).get("stake") for r in routed(without)] == ["no_stake", "no_stake"]
+
+
+def dm(user: int, mid: int, t: float, words: str, sub_type: str = "friend") -> str:
+    return json.dumps(
+        {
+            "post_type": "message",
+            "message_type": "private",
+            "sub_type": sub_type,
+            "self_id": BOT,
+            "user_id": user,
+            "message_id": mid,
+            "time": t,
+            "sender": {"user_id": user, "nickname": f"u{user}"},
+            "message": [text(words)],
+        },
+        ensure_ascii=False,
+    )
+
+
+def test_private_messages_replay_as_the_live_edge_answers_them() -> None:
+    """A friend's DM is a private turn (shown as 私聊); a stranger's is refused as the live
+    `[private]` gate refuses it, until the config lets strangers in."""
+    lines = [dm(ALICE, 11, T0, "在吗"), dm(CAROL, 12, T0 + 30, "你好", sub_type="other")]
+    report = run(lines)
+    friend, stranger = routed(report)
+    assert (friend.group_id, friend.trigger, friend.outcome) == (0, "private", "reply")
+    assert (stranger.outcome, stranger.reason) == ("private_refused", "strangers_off")
+    assert report.totals.llm_calls == 1
+    assert "私聊" in report.format_table()
+
+    opened = GroupConfig(
+        routing=RoutingConfig(ambient=AmbientConfig(enabled=False)),
+        private={"strangers": True},
+    )
+    assert run(lines, config=opened).totals.llm_calls == 2

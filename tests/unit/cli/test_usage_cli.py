@@ -61,3 +61,20 @@ def test_render_shows_the_cache_share_and_the_true_cost(tmp_path: Path) -> None:
     assert "replies 12/600 次" in text  # both models' calls count against the budget
     assert "prompt cache: 80% of 1000000 prompt tokens cached; reasoning 0 tokens" in text
     assert "cost: 1.6000 (without the cache 2.8000)" in text  # 0.2×2 + 0.8×0.5 + 0.1×8
+
+
+def test_render_shows_private_chats_as_their_own_kind_against_the_private_budget(
+    tmp_path: Path,
+) -> None:
+    groups = tmp_path / "groups"
+    groups.mkdir()
+    (groups / "default.toml").write_text("[private.budget]\nchat_calls = 20\n", encoding="utf-8")
+    rows = [
+        DailyUsage("2025-10-09", 1, 0, "chat", UsageTotals(20, 0, 900, 100)),
+        DailyUsage("2025-10-09", 1, 11, "chat", UsageTotals(20, 0, 900, 100)),
+    ]
+    configs = GroupConfigStore(GroupConfig, groups)
+    text = "\n".join(render(rows, ["2025-10-09"], configs, Limits(0, 0)))
+    assert "private chats (私聊) (bot 1):" in text
+    assert "replies 20/20 次" in text and "已达上限" in text  # the private budget
+    assert "replies 20/600 次" in text  # a group: its own budget

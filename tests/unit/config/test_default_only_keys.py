@@ -35,7 +35,18 @@ def _value(config: GroupConfig, key: str) -> int:
 
 
 def test_the_process_wide_keys_are_exactly_the_marked_fields():
-    assert set(default_only_keys(GroupConfig)) == set(PROCESS_WIDE)
+    # `[private]` as a whole: a private chat has no group file, its policy is the defaults'
+    assert set(default_only_keys(GroupConfig)) == {*PROCESS_WIDE, "private"}
+
+
+def test_private_is_set_in_default_toml_and_rejected_in_a_group_file(tmp_path: Path):
+    (tmp_path / "default.toml").write_text("[private]\nstrangers = true\n", encoding="utf-8")
+    (tmp_path / "123.toml").write_text("[private]\nfriends = false\n", encoding="utf-8")
+    store = GroupConfigStore(GroupConfig, tmp_path)
+    assert store.get(0).private.strangers is True
+    assert store.get(123).private.friends is True  # the group file is rejected whole
+    problem = store.errors()["123.toml"]
+    assert "private" in problem and "default.toml" in problem
 
 
 @pytest.mark.parametrize(("key", "value"), PROCESS_WIDE.items())

@@ -9,6 +9,7 @@ from pallas.features.memory.isolation import (
     group_scope,
     own_scope,
     pool_scope,
+    private_fact_scopes,
     private_scope,
     readable_scopes,
 )
@@ -76,3 +77,40 @@ def test_private_chat_scope_is_per_user() -> None:
         own_scope(BOT, 0)
     with pytest.raises(ValueError):
         group_scope(BOT, 0)
+
+
+OTHER_BOT = 11
+USER = 5
+
+
+@pytest.mark.parametrize(
+    ("fact_scopes", "use_group_facts", "expected"),
+    [
+        # nothing taught in groups: the private chat only
+        ((), True, {private_scope(BOT, USER)}),
+        # the user's own facts from the bot's groups come along…
+        (
+            (group_scope(BOT, GROUP_A), group_scope(BOT, GROUP_B)),
+            True,
+            {private_scope(BOT, USER), group_scope(BOT, GROUP_A), group_scope(BOT, GROUP_B)},
+        ),
+        # …unless the operator says no
+        ((group_scope(BOT, GROUP_A),), False, {private_scope(BOT, USER)}),
+        # never another bot's group, a pool, or another private chat
+        (
+            (
+                group_scope(OTHER_BOT, GROUP_A),
+                pool_scope("shared"),
+                private_scope(BOT, 6),
+                private_scope(OTHER_BOT, USER),
+            ),
+            True,
+            {private_scope(BOT, USER)},
+        ),
+    ],
+)
+def test_a_private_chat_reads_its_own_scope_and_the_users_group_facts(
+    fact_scopes, use_group_facts, expected
+) -> None:
+    scopes = private_fact_scopes(BOT, USER, fact_scopes, use_group_facts=use_group_facts)
+    assert scopes == expected
