@@ -66,7 +66,7 @@ from pallas.features.session import (
     SessionTopicRepository,
 )
 from pallas.features.stickers import StickerRepository, StickerService
-from pallas.features.tools import default_registry
+from pallas.features.tools import McpHub, default_registry, load_mcp
 from pallas.features.worldbook import WorldbookLibrary
 from pallas.routing.freshness import FreshnessGate
 from pallas.routing.router import Router
@@ -81,6 +81,7 @@ from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.group_preload import GroupPreload, YieldTo
 from pallas.turn.parts.known_stakes import KnownStakes
 from pallas.turn.parts.merges import TurnMerges
+from pallas.turn.parts.tool_loop import ModelTools
 from pallas.turn.parts.vision import QuotedMessageFetcher
 from pallas.turn.prepare import PrepareStep
 from pallas.turn.remember import TurnRecorder
@@ -166,6 +167,14 @@ def chat_service_for(
             fetch_quoted_message=fetch_quoted,
         ),
         deliver=DeliverStep(routing=routing, stickers=stickers, state=state, clock=clock, rng=rng),
+        tools=ModelTools(
+            hub=McpHub(load_mcp(runtime.settings.pallas_config_dir)),  # started on first use
+            state=state,
+            clock=clock,
+            routing=routing,
+            usage=runtime.repos.usage,
+            superusers=runtime.superusers,
+        ),
         recorder=TurnRecorder(
             clock, runtime.repos.snapshots, runtime.repos.chat_sessions, hooks=hooks
         ),

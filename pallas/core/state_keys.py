@@ -45,6 +45,7 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("console:login_failures", "web.auth", "LOGIN_WINDOW_S"),
     Namespace("console:revoked", "web.auth", "until the session's own expiry"),
     Namespace("provider:breaker", "providers.breaker", "STATE_TTL_S (7 days)"),
+    Namespace("tools", "product.llm.turn.tool_loop", "TOOL_DAY_TTL_S"),
 )
 
 
@@ -116,6 +117,16 @@ def route_turn_ttl(chat_cooldown_s: float) -> float:
 def route_recent_lines_ttl(thread_window_s: float) -> float:
     """TTL of `recent_lines`: a few thread windows."""
     return max(thread_window_s, 60.0) * ROUTE_RECENT_LINES_FACTOR
+
+
+# -- model-chosen tools (product.llm.turn.tool_loop) -----------------------------------------
+TOOLS_PREFIX = "tools"
+TOOL_DAY_TTL_S = 2 * DAY_S  # a per-day counter outlives its local day
+
+
+def tool_calls_today(day: str, bot_id: int, group_id: int) -> str:
+    """The group's MCP tool calls of a local day (its `[tools.mcp] daily_calls` budget)."""
+    return f"{TOOLS_PREFIX}:calls:{day}:{bot_id}:{group_id}"
 
 
 # -- cost guard (product.llm.cost) -----------------------------------------------------------

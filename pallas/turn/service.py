@@ -9,7 +9,8 @@
     3 admit      `AdmitStep` (admit.py): the group's slot, freshness after the queue, the cost
                  guard
     4 prepare    `PrepareStep` (prepare.py): merge wait, rows, retrieval, tool, the request
-    5 call       `CallStep` (call.py): the one model call
+    5 call       `CallStep` (call.py): the model call; with MCP tools offered
+                 (`parts.tool_loop`), the calls the model asks for and the call again
     6 answer     `read_answer` (answer.py): svar tags out, output rules, bubbles, output guard
     7 deliver    `DeliverStep` (deliver.py): quote, sticker, paced bubbles
     8 remember   `TurnRecorder` (remember.py): the snapshot (every ending), the session
@@ -23,7 +24,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pallas.context.pipeline import CoreProcessorError
 from pallas.core.clock import Clock
@@ -46,6 +49,7 @@ from pallas.turn.deliver import DeliverStep
 from pallas.turn.parts.delivery import GroupSender, joined_reply, send_phrase
 from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.merges import TurnMerges
+from pallas.turn.parts.tool_loop import ModelTools
 from pallas.turn.prepare import PrepareStep
 from pallas.turn.remember import TurnRecorder
 from pallas.turn.route import NextStep, RoutedTurn, RouteStep
@@ -71,6 +75,7 @@ class ChatTurnService:
     state: StateStore
     clock: Clock
     pause: Pause  # how every turn waits (tests swap its sleep)
+    tools: ModelTools | None = None  # model-chosen MCP tools (none: never offered)
     _warned_disabled: bool = False
 
     @property
@@ -149,8 +154,8 @@ class ChatTurnService:
             )
             return TurnOutcome(TurnResult.ERROR, f"core_processor:{exc.processor_id}")
         prepared.snapshot.soon()  # built while the model is awaited (needed after it answers)
-        # -- 5 call --------------------------------------------------------------------------------
-        call = await self.call.run(reply, prepared)
+        # -- 5 call (and the tools the model asks for) ----------------------------------------
+        prepared, call = await self._call(reply, prepared)
         if not call.result.ok:
             self.recorder.save_snapshot(turn, prepared, f"error:{call.result.error}", call)
             error = call.result.error or "llm_error"
@@ -183,6 +188,23 @@ class ChatTurnService:
                 CompletedTurn(turn, user_text, reply_text, outcome.sent_ids, prepared.turn_id)
             )
         return TurnOutcome(outcome.outcome, outcome.reason, outcome.sent_ids, prepared.turn_id)
+
+    async def _call(
+        self, reply: ReplyTurn, prepared: PreparedTurn
+    ) -> tuple[PreparedTurn, ModelCall]:
+        """The model call; when it asks for offered tools, the tool loop runs them and asks
+        again (`parts.tool_loop`)."""
+        offer = await self.tools.offer(reply) if self.tools is not None else None
+        call = await self.call.run(reply, prepared, offer.schemas if offer else ())
+        if self.tools is None or offer is None or not offer.schemas:
+            return prepared, call
+
+        async def ask(again: PreparedTurn, tools: Sequence[Mapping[str, Any]]) -> ModelCall:
+            return await self.call.run(reply, again, tools)
+
+        return await self.tools.follow(
+            reply, prepared, call, offer, ask=ask, reassemble=self.prepare.reassemble
+        )
 
     async def _deliver(
         self, reply: ReplyTurn, prepared: PreparedTurn, call: ModelCall, answer: Answer

@@ -59,6 +59,14 @@ class Scripted:
     reasoning_tokens: int = 0
     # extra response headers (e.g. Retry-After on a 429), on error and success answers alike
     headers: dict[str, str] = field(default_factory=dict)
+    # functions the model asks for: (name, arguments JSON) each; the answer's text is `text`
+    # (usually None) and finish_reason "tool_calls"
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)
+
+
+def tool_call(name: str, **arguments: Any) -> Scripted:
+    """A scripted answer that asks for one function (the request must have offered it)."""
+    return Scripted(tool_calls=[(name, json.dumps(arguments, ensure_ascii=False))])
 
 
 @dataclass
@@ -232,6 +240,13 @@ class FakeOpenAI:
     @staticmethod
     def _completion(body: dict[str, Any], item: Scripted) -> dict[str, Any]:
         prompt, completion = item.usage
+        message: dict[str, Any] = {"role": "assistant", "content": item.text}
+        if item.tool_calls:
+            message["tool_calls"] = [
+                {"id": f"call_{n}", "type": "function",
+                 "function": {"name": name, "arguments": arguments}}
+                for n, (name, arguments) in enumerate(item.tool_calls)
+            ]  # fmt: skip
         return {
             "id": "chatcmpl-test",
             "object": "chat.completion",
@@ -240,8 +255,8 @@ class FakeOpenAI:
             "choices": [
                 {
                     "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": item.text},
+                    "finish_reason": "tool_calls" if item.tool_calls else "stop",
+                    "message": message,
                 }
             ],
             "usage": {
