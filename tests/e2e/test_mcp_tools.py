@@ -16,6 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.repositories.snapshots import SnapshotRepository
+from pallas.core.db.repositories.usage import UsageRepository
 from tests.e2e.conftest import at_bot, sent_texts, write_group_config
 from tests.harness.bot_process import REPO, BotProcess
 from tests.harness.fake_openai import FakeOpenAI, free_port, tool_call
@@ -96,9 +99,24 @@ async def test_model_asks_for_the_weather_tool_and_the_answer_uses_its_result(
     assert first.body["tool_choice"] == "auto"
     block = _tool_block(second.system_prompt)
     assert "北京明天：晴转多云，3~12°C" in block
-    # the route log has the call; the usage ledger too (task tool)
+    # the route log has the call, the turn's snapshot and the usage ledger (task tool) too
     log = mcp_bot.log_text()
     assert '"stage": "tools"' in log and '"tool": "weather.weather"' in log
+    engine = create_engine(mcp_bot.database_url)
+    try:
+        snapshots = SnapshotRepository(session_factory(engine))
+        deadline = time.monotonic() + 10
+        while not (saved := await snapshots.latest(GROUP)) and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        model_tools = saved[0].data["tool"]["model_tools"]
+        assert model_tools["offered"] == ["weather__hostile", "weather__weather"]
+        (call,) = model_tools["calls"]
+        assert (call["tool"], call["ok"], call["reason"]) == ("weather.weather", True, "ok")
+        ledger = UsageRepository(session_factory(engine))
+        totals = await ledger.totals(now=time.time(), group_id=GROUP, task="tool")
+        assert totals.calls == 1
+    finally:
+        await engine.dispose()
 
 
 async def test_no_permission_no_schemas_and_members_below_the_audience_get_none(
