@@ -22,6 +22,7 @@ Failures are quiet for the group and loud in the log: nothing but parsed bubbles
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -49,7 +50,7 @@ from pallas.turn.deliver import DeliverStep
 from pallas.turn.parts.delivery import GroupSender, joined_reply, send_phrase
 from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.merges import TurnMerges
-from pallas.turn.parts.tool_loop import ModelTools
+from pallas.turn.parts.tool_loop import NO_OFFER, ModelTools, ToolOffer
 from pallas.turn.prepare import PrepareStep
 from pallas.turn.remember import TurnRecorder
 from pallas.turn.route import NextStep, RoutedTurn, RouteStep
@@ -145,7 +146,8 @@ class ChatTurnService:
                 self._warned_disabled = True
                 log.warning("reply skipped: no OPENAI_API_KEY configured (logged once)")
             return TurnOutcome(TurnResult.DISABLED, "no_api_key")
-        # -- 4 prepare -----------------------------------------------------------------------------
+        # -- 4 prepare (the MCP tools on offer are listed meanwhile) -----------------------------
+        offer = self._start_offer(reply)  # a task only where tools may be offered
         try:
             prepared = await self.prepare.run(reply)
         except CoreProcessorError as exc:
@@ -155,7 +157,7 @@ class ChatTurnService:
             return TurnOutcome(TurnResult.ERROR, f"core_processor:{exc.processor_id}")
         prepared.snapshot.soon()  # built while the model is awaited (needed after it answers)
         # -- 5 call (and the tools the model asks for) ----------------------------------------
-        prepared, call = await self._call(reply, prepared)
+        prepared, call = await self._call(reply, prepared, await offer if offer else NO_OFFER)
         if not call.result.ok:
             self.recorder.save_snapshot(turn, prepared, f"error:{call.result.error}", call)
             error = call.result.error or "llm_error"
@@ -189,14 +191,20 @@ class ChatTurnService:
             )
         return TurnOutcome(outcome.outcome, outcome.reason, outcome.sent_ids, prepared.turn_id)
 
+    def _start_offer(self, reply: ReplyTurn) -> asyncio.Task[ToolOffer] | None:
+        """List the MCP tools this turn may offer while the request is prepared (a server's
+        first start takes a second); None where none can be (most turns)."""
+        if self.tools is None or not self.tools.may_offer(reply):
+            return None
+        return asyncio.create_task(self.tools.offer(reply))
+
     async def _call(
-        self, reply: ReplyTurn, prepared: PreparedTurn
+        self, reply: ReplyTurn, prepared: PreparedTurn, offer: ToolOffer
     ) -> tuple[PreparedTurn, ModelCall]:
-        """The model call; when it asks for offered tools, the tool loop runs them and asks
-        again (`parts.tool_loop`)."""
-        offer = await self.tools.offer(reply) if self.tools is not None else None
-        call = await self.call.run(reply, prepared, offer.schemas if offer else ())
-        if self.tools is None or offer is None or not offer.schemas:
+        """The model call; when MCP tools are offered, the tool loop runs the calls the model
+        asks for and asks again (`parts.tool_loop`)."""
+        call = await self.call.run(reply, prepared, offer.schemas)
+        if self.tools is None or not offer.schemas:
             return prepared, call
 
         async def ask(again: PreparedTurn, tools: Sequence[Mapping[str, Any]]) -> ModelCall:

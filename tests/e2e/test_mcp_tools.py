@@ -21,7 +21,7 @@ from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.db.repositories.usage import UsageRepository
 from tests.e2e.conftest import at_bot, sent_texts, write_group_config
 from tests.harness.bot_process import REPO, BotProcess
-from tests.harness.fake_openai import FakeOpenAI, free_port, tool_call
+from tests.harness.fake_openai import FakeOpenAI, Scripted, free_port, tool_call
 from tests.harness.onebot_peer import OneBotPeer
 
 pytestmark = pytest.mark.e2e
@@ -222,3 +222,33 @@ async def _wait_listening(port: int, timeout: float = 20.0) -> None:
             except httpx.HTTPError:
                 await asyncio.sleep(0.2)
     raise TimeoutError(f"MCP server on {port} did not listen")
+
+
+async def test_made_up_tools_bad_arguments_and_the_daily_budget_fail_quietly(
+    mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    write_group_config(mcp_bot, GROUP, '[tools.mcp]\nallow = ["weather"]\ndaily_calls = 1\n')
+    asked = Scripted(
+        tool_calls=[
+            ("weather__radar", "{}"),  # never offered
+            ("weather__weather", "{city: 北京"),  # not JSON
+            ("weather__weather", '{"city": "北京"}'),
+            ("weather__weather", '{"city": "上海"}'),  # one of these two is over the budget
+        ]
+    )
+    fake_llm.enqueue(asked, "北京明天晴转多云")
+    await mcp_peer.send_event(mcp_peer.group_message(GROUP, ALICE, at_bot(ASK)))
+    sends = await mcp_peer.wait_for_calls("send_group_msg", count=1, timeout=20)
+    assert sent_texts(sends) == ["北京明天晴转多云"]
+    block = _tool_block(fake_llm.chat_requests()[1].system_prompt)
+    assert block.count("晴转多云") + block.count("小雨") == 1 and block.count("没有查到") == 3
+    log = mcp_bot.log_text()
+    for reason in ("weather__radar not used: not_offered", "not used: arguments_bad_json",
+                   "not used: budget"):  # fmt: skip
+        assert reason in log
+    # the budget is spent for today: the next turn offers no tool
+    fake_llm.enqueue("好")
+    await asyncio.sleep(3.5)
+    await mcp_peer.send_event(mcp_peer.group_message(GROUP, ALICE, at_bot("上海呢")))
+    await fake_llm.wait_for_requests(3, timeout=20)
+    assert "tools" not in fake_llm.chat_requests()[2].body

@@ -12,7 +12,7 @@ from pallas.features.tools import McpConfig, McpHub, ServerState
 from tests.harness.bot_process import REPO
 
 
-def _hub(tmp_path: Path, clock: list[float], **server: object) -> McpHub:
+def _hub(tmp_path: Path, clock: list[float], delay_s: str = "0", **server: object) -> McpHub:
     config = McpConfig.model_validate(
         {
             "backoff_s": 30,
@@ -22,13 +22,13 @@ def _hub(tmp_path: Path, clock: list[float], **server: object) -> McpHub:
                     "command": sys.executable,
                     "args": ["-m", "tests.harness.mcp_weather"],
                     "cwd": str(REPO),
-                    "env": ["MCP_PID_FILE"],
+                    "env": ["MCP_PID_FILE", "MCP_WEATHER_DELAY_S"],
                     **server,
                 }
             ],
         }
     )
-    environ = {"MCP_PID_FILE": str(tmp_path / "pid")}
+    environ = {"MCP_PID_FILE": str(tmp_path / "pid"), "MCP_WEATHER_DELAY_S": delay_s}
     return McpHub(config, now=lambda: clock[0], environ=environ)
 
 
@@ -79,5 +79,19 @@ async def test_a_server_that_cannot_start_rests_with_a_doubling_backoff(tmp_path
         assert failed.reason == "unavailable" and server.failures == 2
         status = hub.statuses()[0]
         assert (status.name, status.transport, status.state) == ("weather", "stdio", "resting")
+    finally:
+        await hub.close()
+
+
+async def test_a_slow_call_times_out_and_the_server_stays_up(tmp_path: Path) -> None:
+    clock = [0.0]
+    hub = _hub(tmp_path, clock, delay_s="2")  # the weather tool waits 2 s
+    server = hub.servers["weather"]
+    try:
+        slow = await hub.call("weather", "weather", {"city": "北京"}, 0.5)
+        assert (slow.ok, slow.reason) == (False, "timeout")
+        assert server.state is ServerState.READY and server.failures == 0
+        quick = await hub.call("weather", "hostile", {}, 5)
+        assert quick.ok and len(quick.text) > 1_000_000  # the hub passes it on; the turn caps
     finally:
         await hub.close()

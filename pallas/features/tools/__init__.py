@@ -24,6 +24,7 @@ from pallas.features.tools.mcp_policy import (
     McpGroupConfig,
     ToolPermission,
     decide_tool,
+    may_use_any,
     member_role,
 )
 from pallas.features.tools.mcp_wire import (
@@ -65,6 +66,7 @@ __all__ = [
     "decide_tool",
     "default_registry",
     "load_mcp",
+    "may_use_any",
     "member_role",
     "model_name",
     "openai_tool",

@@ -194,6 +194,10 @@ class McpServer:
             await self._teardown()
             self._crashed(reason)
             raise Unavailable(reason) from None
+        except asyncio.CancelledError:  # the turn was cancelled: leave nothing half-started
+            await self._teardown()
+            self.state = ServerState.IDLE
+            raise
         self.state = ServerState.READY
         self._tools_at = None
         log.info("mcp server %s started (%s)", self.name, self.config.transport)

@@ -103,6 +103,15 @@ def member_role(
     return "member"
 
 
+def may_use_any(config: McpGroupConfig, role: Role) -> bool:
+    """Whether some allowed tool could be offered to this role at all (else no server is
+    started or listed for the turn)."""
+    if not config.allow:
+        return False
+    audiences = [config.who, *(o.who for o in config.tool.values() if o.who is not None)]
+    return any(_RANK[role] >= _RANK[who] for who in audiences)
+
+
 def decide_tool(
     config: McpGroupConfig,
     server: str,

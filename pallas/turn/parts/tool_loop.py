@@ -40,6 +40,7 @@ from pallas.features.tools import (
     McpTool,
     clean_result,
     decide_tool,
+    may_use_any,
     member_role,
     model_name,
     openai_tool,
@@ -97,11 +98,24 @@ class ModelTools:
     usage: UsageRepository | None = None
     superusers: Collection[int] = frozenset()
 
+    def may_offer(self, reply: ReplyTurn) -> bool:
+        """Cheap: a server, a group that allows MCP tools, a turn addressed to the bot."""
+        allowed = reply.config.tools.mcp.allow
+        return self.hub is not None and bool(allowed) and reply.route.trigger.addressed
+
     async def offer(self, reply: ReplyTurn) -> ToolOffer:
-        """The MCP tools this turn may offer the model (none unless the group allows some)."""
+        """The MCP tools this turn may offer the model (none unless the group allows some);
+        never raises (a failure offers nothing, logged)."""
+        try:
+            return await self._offer(reply)
+        except Exception:
+            log.exception("group %s: MCP tools not offered", reply.turn.group_id)
+            return NO_OFFER
+
+    async def _offer(self, reply: ReplyTurn) -> ToolOffer:
         turn, config = reply.turn, reply.config
         mcp = config.tools.mcp
-        if self.hub is None or not mcp.allow or not reply.route.trigger.addressed:
+        if self.hub is None or not self.may_offer(reply):
             return NO_OFFER
         role = member_role(
             turn.user_id,
@@ -109,6 +123,8 @@ class ModelTools:
             admins=config.admins,
             superusers=self.superusers,
         )
+        if not config.tools.enabled or not may_use_any(mcp, role):
+            return NO_OFFER  # no server is started for a member who may use none
         used = await self._calls_today(reply)
         servers = tuple(dict.fromkeys(entry.split(".")[0] for entry in mcp.allow))
         offered: dict[str, McpTool] = {}
@@ -154,7 +170,8 @@ class ModelTools:
             prepared = await self._with_results(prepared, [t for _, t in results], reassemble)
             more = offer.schemas if round_no < mcp.rounds else ()
             call = await ask(prepared, more)
-        await self._note(reply, offer, records)
+        if records:
+            await self._note(reply, offer, records)
         return _with_trace(prepared, offer, records), call
 
     async def _run(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.features.tools import McpGroupConfig, decide_tool, member_role
+from pallas.features.tools import McpGroupConfig, decide_tool, may_use_any, member_role
 
 ALLOW = McpGroupConfig(allow=("weather",), daily_calls=10)
 ADMINS = McpGroupConfig(allow=("weather",), who="admins")
@@ -66,3 +66,19 @@ def test_decide_tool(
 def test_member_role(user: int, group_admin: bool, expected: str) -> None:
     role = member_role(user, is_group_admin=group_admin, admins={2}, superusers={3})
     assert role == expected
+
+
+@pytest.mark.parametrize(
+    ("config", "role", "expected"),
+    [
+        (McpGroupConfig(), "superuser", False),  # nothing allowed: no server is started
+        (ALLOW, "member", True),
+        (ADMINS, "member", False),
+        (ADMINS, "admin", True),
+        (McpGroupConfig.model_validate(
+            {"allow": ["w"], "who": "superusers", "tool": {"w.f": {"who": "admins"}}}
+        ), "admin", True),
+    ],
+)  # fmt: skip
+def test_may_use_any(config: McpGroupConfig, role: str, expected: bool) -> None:
+    assert may_use_any(config, role) is expected  # type: ignore[arg-type]
