@@ -66,7 +66,7 @@ from pallas.features.session import (
     SessionTopicRepository,
 )
 from pallas.features.stickers import StickerRepository, StickerService
-from pallas.features.tools import McpHub, default_registry, load_mcp
+from pallas.features.tools import McpHub, PendingCalls, default_registry, load_mcp
 from pallas.features.worldbook import WorldbookLibrary
 from pallas.routing.freshness import FreshnessGate
 from pallas.routing.router import Router
@@ -104,10 +104,14 @@ def chat_service_for(
     fetch_quoted: QuotedMessageFetcher | None = None,
     stake_keys: StakeKeySource | None = None,
     known_stakes: KnownStakes | None = None,
+    mcp: McpHub | None = None,
 ) -> ChatTurnService:
     """The chat turn over its parts, one of each: merges, the freshness gate, the route step,
     the warm caches fed at ingest (writer and repository listeners), the reply step
-    (`fetch_quoted`: the OneBot get_msg for quoted images the message store lacks)."""
+    (`fetch_quoted`: the OneBot get_msg for quoted images the message store lacks; `mcp`:
+    the MCP servers of `config/mcp.toml`, read here when not given)."""
+    if mcp is None:
+        mcp = McpHub(load_mcp(runtime.settings.pallas_config_dir))
     state, clock, routing = runtime.state, runtime.clock, runtime.routing
     merges = TurnMerges(state)
     freshness = FreshnessGate(state, routing, sleep=pause)
@@ -168,8 +172,9 @@ def chat_service_for(
         ),
         deliver=DeliverStep(routing=routing, stickers=stickers, state=state, clock=clock, rng=rng),
         tools=ModelTools(
-            hub=McpHub(load_mcp(runtime.settings.pallas_config_dir)),  # started on first use
+            hub=mcp,  # its servers are started on first use
             state=state,
+            pending=PendingCalls(state),
             clock=clock,
             routing=routing,
             usage=runtime.repos.usage,
@@ -242,6 +247,7 @@ def build_app(
         StickerRepository(runtime.sessions), runtime.state, runtime.clock, runtime.group_configs.get
     )
     cost = cost_guard_for(runtime, rng)
+    mcp = McpHub(load_mcp(runtime.settings.pallas_config_dir))  # chat turns and /pallas tool
     old_topics = OldTopicsSource(
         topics=SessionTopicRepository(runtime.sessions), chat_sessions=runtime.repos.chat_sessions
     )
@@ -265,6 +271,7 @@ def build_app(
         fetch_quoted=fetch_quoted,
         stake_keys=worldbooks,  # the same books: naming the persona's world is a stake
         known_stakes=KnownStakes(memory.repo, old_topics.topics, runtime.clock),
+        mcp=mcp,
     )
     preload = group_preload_for(runtime, chat, learning, memory, old_topics, preload_yield)
     runtime.writer.listeners.append(preload.seen)  # a group's entries load when it is seen
@@ -274,7 +281,12 @@ def build_app(
         describer_for(runtime),
     )
     admin = admin_services_for(
-        runtime, memory=memory, feedback=feedback, insight=insight, describer=describer
+        runtime,
+        memory=memory,
+        feedback=feedback,
+        insight=insight,
+        describer=describer,
+        mcp=mcp,
     )
     return PallasApp(
         runtime=runtime,

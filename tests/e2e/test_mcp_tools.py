@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -252,3 +253,37 @@ async def test_made_up_tools_bad_arguments_and_the_daily_budget_fail_quietly(
     await mcp_peer.send_event(mcp_peer.group_message(GROUP, ALICE, at_bot("上海呢")))
     await fake_llm.wait_for_requests(3, timeout=20)
     assert "tools" not in fake_llm.chat_requests()[2].body
+
+
+async def test_a_side_effect_tool_waits_for_an_admin_to_confirm_it_once(
+    mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    write_group_config(
+        mcp_bot,
+        GROUP,
+        '[tools.mcp]\nallow = ["weather"]\n\n[tools.mcp.tool."weather.weather"]\n'
+        "side_effects = true\n",
+    )
+    fake_llm.enqueue(tool_call("weather__weather", city="北京"), "已经帮你提交给管理员啦")
+    await mcp_peer.send_event(mcp_peer.group_message(GROUP, ALICE, at_bot(ASK)))
+    await mcp_peer.wait_for_calls("send_group_msg", count=1, timeout=20)
+    block = _tool_block(fake_llm.chat_requests()[1].system_prompt)
+    assert "还没有执行" in block and "晴转多云" not in block  # not run on the model's word
+    code = re.search(r"/pallas tool confirm ([0-9a-f]{6})", block)
+    assert code is not None, block
+    # a member cannot confirm it; an admin can, once
+    await mcp_peer.send_event(
+        mcp_peer.group_message(GROUP, ALICE, f"/pallas tool confirm {code[1]}")
+    )
+    await asyncio.sleep(1.0)
+    await mcp_peer.send_event(
+        mcp_peer.group_message(GROUP, SUPERUSER, f"/pallas tool confirm {code[1]}")
+    )
+    answers = sent_texts(await mcp_peer.wait_for_calls("send_msg", "send_group_msg", count=3))
+    assert answers[-1] == "已执行 weather.weather：北京明天：晴转多云，3~12°C，北风3级"
+    await mcp_peer.send_event(
+        mcp_peer.group_message(GROUP, SUPERUSER, f"/pallas tool confirm {code[1]}")
+    )
+    answers = sent_texts(await mcp_peer.wait_for_calls("send_msg", "send_group_msg", count=4))
+    assert answers[-1].startswith(f"没有待确认的 {code[1]}")
+    assert len(fake_llm.chat_requests()) == 2  # commands are no chat turns

@@ -11,6 +11,8 @@ turns them into OpenAI `tools` schemas and their results into guarded prompt tex
 
 from pallas.features.tools.base import GroupActivityReader  # the message log implements it
 from pallas.features.tools.config import ToolsConfig
+from pallas.features.tools.mcp_admin import COMMANDS as TOOL_COMMANDS
+from pallas.features.tools.mcp_admin import ToolAdmin
 from pallas.features.tools.mcp_client import (
     McpCallResult,
     McpHub,
@@ -20,6 +22,7 @@ from pallas.features.tools.mcp_client import (
     ServerStatus,
 )
 from pallas.features.tools.mcp_config import McpConfig, McpServerConfig, load_mcp
+from pallas.features.tools.mcp_pending import PendingCall, PendingCalls
 from pallas.features.tools.mcp_policy import (
     McpGroupConfig,
     ToolPermission,
@@ -46,6 +49,7 @@ from pallas.features.tools.service import (
 
 __all__ = [
     "NO_TOOL",
+    "TOOL_COMMANDS",
     "CleanResult",
     "GroupActivityReader",
     "McpCallResult",
@@ -55,8 +59,11 @@ __all__ = [
     "McpServer",
     "McpServerConfig",
     "McpTool",
+    "PendingCall",
+    "PendingCalls",
     "ServerState",
     "ServerStatus",
+    "ToolAdmin",
     "ToolPermission",
     "ToolPlan",
     "ToolRegistry",

@@ -13,7 +13,7 @@ HTTP (a URL)::
     name = "search"
     url = "https://mcp.example.com/mcp"
     headers = { Authorization = "SEARCH_MCP_AUTH" }   # header → the variable holding it
-    side_effects = ["bookmark"]        # tools that change something outside: never run unasked
+    side_effects = ["bookmark"]        # tools that change something: an admin confirms each call
 
 Secrets come only from the environment, as in `config/providers.toml`: a literal value for
 `env` or a header is refused. A missing file means no servers; a broken one is logged and

@@ -11,7 +11,7 @@ A group uses no MCP tool until its file allows one::
 
     [tools.mcp.tool."weather.forecast"]
     timeout_s = 15               # this tool's own timeout, cap, audience
-    side_effects = true          # acts on the world: needs an admin's confirmation
+    side_effects = true          # acts on the world: held until an admin confirms it
 
 `decide_tool` says, with a reason, whether one tool may be offered on this turn; the turn
 offers the model only the tools it allows, so a refused tool's schema is never sent.
@@ -89,7 +89,8 @@ class McpGroupConfig(BaseModel):
 @dataclass(frozen=True, slots=True)
 class ToolPermission:
     allowed: bool
-    reason: str  # ok | tools_disabled | not_allowed | audience | side_effects | budget
+    reason: str  # ok | needs_confirmation | tools_disabled | not_allowed | audience | budget
+    confirm: bool = False  # side effects: the call is held until an admin confirms it
 
 
 def member_role(
@@ -130,9 +131,8 @@ def decide_tool(
     override = config.override(server, tool)
     if _RANK[role] < _RANK[override.who or config.who]:
         return ToolPermission(False, "audience")
-    if override.side_effects or tool in server_side_effects:
-        # an admin's confirmation in chat is not built yet: such tools are never run
-        return ToolPermission(False, "side_effects")
     if calls_today >= config.daily_calls:
         return ToolPermission(False, "budget")
+    if override.side_effects or tool in server_side_effects:
+        return ToolPermission(True, "needs_confirmation", confirm=True)
     return ToolPermission(True, "ok")

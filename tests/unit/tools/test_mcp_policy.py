@@ -29,14 +29,25 @@ PER_TOOL = McpGroupConfig.model_validate(
         (ALLOW, "search", "web", "member", True, (), 0, False, "not_allowed"),
         (ALLOW, "weather", "forecast", "member", True, (), 10, False, "budget"),
         (ALLOW, "weather", "forecast", "member", True, (), 9, True, "ok"),
-        (ALLOW, "weather", "forecast", "member", True, ("forecast",), 0, False, "side_effects"),
+        (
+            ALLOW,
+            "weather",
+            "forecast",
+            "member",
+            True,
+            ("forecast",),
+            0,
+            True,
+            "needs_confirmation",
+        ),
+        (ALLOW, "weather", "forecast", "member", True, ("forecast",), 10, False, "budget"),
         (ADMINS, "weather", "forecast", "member", True, (), 0, False, "audience"),
         (ADMINS, "weather", "forecast", "admin", True, (), 0, True, "ok"),
         (ADMINS, "weather", "forecast", "superuser", True, (), 0, True, "ok"),
         (PER_TOOL, "weather", "radar", "admin", True, (), 0, False, "audience"),
         (PER_TOOL, "weather", "radar", "superuser", True, (), 0, True, "ok"),
         (PER_TOOL, "weather", "forecast", "member", True, (), 0, True, "ok"),
-        (PER_TOOL, "mail", "send", "superuser", True, (), 0, False, "side_effects"),
+        (PER_TOOL, "mail", "send", "superuser", True, (), 0, True, "needs_confirmation"),
         (PER_TOOL, "mail", "read", "superuser", True, (), 0, False, "not_allowed"),
     ],
 )
@@ -56,6 +67,7 @@ def test_decide_tool(
         server_side_effects=side, calls_today=used,
     )  # fmt: skip
     assert (decision.allowed, decision.reason) == (allowed, reason)
+    assert decision.confirm is (reason == "needs_confirmation")
 
 
 @pytest.mark.parametrize(
