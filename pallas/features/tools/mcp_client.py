@@ -111,7 +111,8 @@ class McpServer:
         )
 
     # -- the connection --------------------------------------------------------------------
-    def _client_for(self) -> Any:
+    def _client_for(self) -> tuple[Any, Any]:
+        """The SDK client for this server, and the HTTP client to close after it (None)."""
         from mcp import Client, StdioServerParameters
 
         if self.config.transport == "stdio":
@@ -121,13 +122,13 @@ class McpServer:
                 env=dict(self._secrets.env),
                 cwd=self.config.cwd or None,
             )
-            return Client(params, message_handler=self._on_message)
+            return Client(params, message_handler=self._on_message), None
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
         http = httpx2.AsyncClient(headers=self._secrets.headers, timeout=30.0)
         transport = streamable_http_client(self.config.url, http_client=http)
-        return Client(transport, message_handler=self._on_message)
+        return Client(transport, message_handler=self._on_message), http
 
     async def _on_message(self, message: Any) -> None:
         import mcp_types
@@ -139,8 +140,9 @@ class McpServer:
 
     async def _run(self, started: asyncio.Future[None]) -> None:
         """Own the SDK client for the connection's whole life (entered and left here)."""
+        sdk_client, http = self._client_for()
         try:
-            async with self._client_for() as client:
+            async with sdk_client as client:
                 self._client = client
                 started.set_result(None)
                 watcher = asyncio.create_task(self._watch(client))
@@ -157,6 +159,9 @@ class McpServer:
                 self._crashed(_describe(exc))
         finally:
             self._client = None
+            if http is not None:
+                with contextlib.suppress(Exception):
+                    await http.aclose()
 
     async def _watch(self, client: Any) -> None:
         """Tool-list changes on 2026 sessions (a `subscriptions/listen` stream)."""
