@@ -118,6 +118,13 @@ async def test_model_asks_for_the_weather_tool_and_the_answer_uses_its_result(
         assert totals.calls == 1
     finally:
         await engine.dispose()
+    # what an admin sees in the group
+    for command in ("/pallas context", "/pallas status", "/pallas tool"):
+        await mcp_peer.send_event(mcp_peer.group_message(GROUP, SUPERUSER, command))
+    answers = sent_texts(await mcp_peer.wait_for_calls("send_msg", "send_group_msg", count=4))
+    assert any("call weather.weather" in a and "→ ok (ok" in a for a in answers), answers
+    assert any("MCP：weather（所有人可用，每日 200 次）" in a for a in answers), answers
+    assert any("- weather（stdio）：正常，工具：weather、hostile" in a for a in answers), answers
 
 
 async def test_no_permission_no_schemas_and_members_below_the_audience_get_none(
