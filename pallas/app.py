@@ -179,6 +179,9 @@ def chat_service_for(
             routing=routing,
             usage=runtime.repos.usage,
             superusers=runtime.superusers,
+            local=tools,  # calc, dice, … offered where `[tools.mcp]` allows "local"
+            rng=rng,
+            activity=runtime.repos.messages,
         ),
         recorder=TurnRecorder(
             clock, runtime.repos.snapshots, runtime.repos.chat_sessions, hooks=hooks

@@ -294,3 +294,25 @@ async def test_a_side_effect_tool_waits_for_an_admin_to_confirm_it_once(
     answers = sent_texts(await mcp_peer.wait_for_calls("send_msg", "send_group_msg", count=4))
     assert answers[-1].startswith(f"没有待确认的 {code[1]}")
     assert len(fake_llm.chat_requests()) == 2  # commands are no chat turns
+
+
+async def test_the_bots_own_rule_tools_can_be_offered_to_the_model_the_same_way(
+    mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    write_group_config(
+        mcp_bot,
+        GROUP,
+        '[tools]\nadmin_only = ["activity"]\n\n[tools.mcp]\nallow = ["local"]\n',
+    )
+    fake_llm.enqueue(tool_call("local__calc", request="算一下 3.5*34"), "一共119块")
+    await mcp_peer.send_event(
+        mcp_peer.group_message(GROUP, ALICE, at_bot("一打鸡蛋三块五，买34打要多少钱"))
+    )
+    sends = await mcp_peer.wait_for_calls("send_group_msg", count=1, timeout=20)
+    assert sent_texts(sends) == ["一共119块"]
+    first, second = fake_llm.chat_requests()[:2]
+    offered = _tool_names(first.body)
+    assert "local__calc" in offered and "local__dice" in offered
+    assert "local__activity" not in offered  # admin-only here, and ALICE is a member
+    assert "weather__weather" not in offered  # the MCP server is not allowed in this group
+    assert "119" in _tool_block(second.system_prompt)

@@ -9,7 +9,10 @@ turns: `[tools.mcp]` decides which a group offers and to whom (`decide_tool`); `
 turns them into OpenAI `tools` schemas and their results into guarded prompt text.
 """
 
-from pallas.features.tools.base import GroupActivityReader  # the message log implements it
+from pallas.features.tools.base import (
+    GroupActivityReader,  # the message log implements it
+    ToolEnv,
+)
 from pallas.features.tools.config import ToolsConfig
 from pallas.features.tools.mcp_admin import COMMANDS as TOOL_COMMANDS
 from pallas.features.tools.mcp_admin import ToolAdmin
@@ -25,6 +28,7 @@ from pallas.features.tools.mcp_config import McpConfig, McpServerConfig, load_mc
 from pallas.features.tools.mcp_pending import PendingCall, PendingCalls
 from pallas.features.tools.mcp_policy import (
     McpGroupConfig,
+    Role,
     ToolPermission,
     decide_tool,
     may_use_any,
@@ -38,6 +42,7 @@ from pallas.features.tools.mcp_wire import (
     parse_arguments,
     split_name,
 )
+from pallas.features.tools.model_local import LOCAL, local_tools, run_local
 from pallas.features.tools.registry import ToolRegistry, default_registry
 from pallas.features.tools.service import (
     NO_TOOL,
@@ -48,6 +53,7 @@ from pallas.features.tools.service import (
 )
 
 __all__ = [
+    "LOCAL",
     "NO_TOOL",
     "TOOL_COMMANDS",
     "CleanResult",
@@ -61,9 +67,11 @@ __all__ = [
     "McpTool",
     "PendingCall",
     "PendingCalls",
+    "Role",
     "ServerState",
     "ServerStatus",
     "ToolAdmin",
+    "ToolEnv",
     "ToolPermission",
     "ToolPlan",
     "ToolRegistry",
@@ -73,12 +81,14 @@ __all__ = [
     "decide_tool",
     "default_registry",
     "load_mcp",
+    "local_tools",
     "may_use_any",
     "member_role",
     "model_name",
     "openai_tool",
     "parse_arguments",
     "plan_turn_tool",
+    "run_local",
     "run_planned_tool",
     "split_name",
 ]

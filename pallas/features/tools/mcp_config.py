@@ -120,6 +120,8 @@ class McpConfig(BaseModel):
         names = [s.name for s in self.servers]
         if len(set(names)) != len(names):
             raise ValueError("[[servers]] names must be unique")
+        if "local" in names:
+            raise ValueError("'local' is reserved for the bot's own tools (calc, dice, …)")
         return self
 
     def server(self, name: str) -> McpServerConfig | None:

@@ -3,7 +3,8 @@
 A group uses no MCP tool until its file allows one::
 
     [tools.mcp]
-    allow = ["weather"]          # a server's every tool, or one tool as "server.tool"
+    allow = ["weather"]          # a server's every tool, or one tool as "server.tool";
+                                 # "local": the bot's own calc, dice, … (model_local.py)
     who = "everyone"             # everyone | admins | superusers
     timeout_s = 8                # one call
     max_result_chars = 1200      # what a result may put into the prompt

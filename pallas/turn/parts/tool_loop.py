@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pallas.config import GroupConfig
 from pallas.context.chat_prompt import ToolResult
 from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.turn_rules import tools_text
@@ -39,17 +41,26 @@ from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
 from pallas.core.deferred import Deferred
 from pallas.core.state import StateStore
 from pallas.features.tools import (
+    LOCAL,
+    GroupActivityReader,
+    McpCallResult,
     McpGroupConfig,
     McpHub,
     McpTool,
     PendingCalls,
+    Role,
+    ToolEnv,
+    ToolPermission,
+    ToolRegistry,
     clean_result,
     decide_tool,
+    local_tools,
     may_use_any,
     member_role,
     model_name,
     openai_tool,
     parse_arguments,
+    run_local,
 )
 from pallas.providers.wire import ModelToolCall
 from pallas.routing.router import Router
@@ -110,11 +121,16 @@ class ModelTools:
     pending: PendingCalls  # side-effect calls waiting for an admin
     usage: UsageRepository | None = None
     superusers: Collection[int] = frozenset()
+    # the bot's own rule tools, offered as the server `local` where a group allows them
+    local: ToolRegistry | None = None
+    rng: random.Random = field(default_factory=random.Random)
+    activity: GroupActivityReader | None = None  # today's group activity (the `activity` tool)
 
     def may_offer(self, reply: ReplyTurn) -> bool:
         """Cheap: a server, a group that allows MCP tools, a turn addressed to the bot."""
         allowed = reply.config.tools.mcp.allow
-        return self.hub is not None and bool(allowed) and reply.route.trigger.addressed
+        some = self.hub is not None or self.local is not None
+        return some and bool(allowed) and reply.route.trigger.addressed
 
     async def offer(self, reply: ReplyTurn) -> ToolOffer:
         """The MCP tools this turn may offer the model (none unless the group allows some);
@@ -128,7 +144,7 @@ class ModelTools:
     async def _offer(self, reply: ReplyTurn) -> ToolOffer:
         turn, config = reply.turn, reply.config
         mcp = config.tools.mcp
-        if self.hub is None or not self.may_offer(reply):
+        if not self.may_offer(reply):
             return NO_OFFER
         role = member_role(
             turn.user_id,
@@ -144,14 +160,8 @@ class ModelTools:
         schemas: list[dict[str, Any]] = []
         refused: list[tuple[str, str]] = []
         confirm: set[str] = set()
-        for tool in await self.hub.tools(servers):
-            server = self.hub.servers[tool.server].config
-            decision = decide_tool(
-                mcp, tool.server, tool.name, role=role, tools_enabled=config.tools.enabled,
-                server_side_effects=server.side_effects, calls_today=used,
-            )  # fmt: skip
-            schema = openai_tool(tool.server, tool.name, tool.description, tool.input_schema,
-                                 description_chars=server.description_chars)  # fmt: skip
+        for tool in await self._listed(servers):
+            decision, schema = self._decide(tool, config, role, used)
             if not decision.allowed or schema is None:
                 reason = decision.reason if not decision.allowed else "schema"
                 refused.append((f"{tool.server}.{tool.name}", reason))
@@ -161,6 +171,39 @@ class ModelTools:
             if decision.confirm:
                 confirm.add(model_name(tool.server, tool.name))
         return ToolOffer(tuple(schemas), offered, tuple(refused), frozenset(confirm))
+
+    def _decide(
+        self, tool: McpTool, config: GroupConfig, role: Role, used: int
+    ) -> tuple[ToolPermission, dict[str, Any] | None]:
+        """Whether this member's turn may offer `tool`, and its schema."""
+        decision = decide_tool(
+            config.tools.mcp, tool.server, tool.name, role=role,
+            tools_enabled=config.tools.enabled,
+            server_side_effects=self._side_effects(tool.server), calls_today=used,
+        )  # fmt: skip
+        local_ok = config.tools.permits(tool.name, is_admin=role != "member")
+        if decision.allowed and tool.server == LOCAL and not local_ok:
+            decision = ToolPermission(False, "local_not_allowed")
+        chars = self._description_chars(tool.server)
+        schema = openai_tool(
+            tool.server, tool.name, tool.description, tool.input_schema, description_chars=chars
+        )
+        return decision, schema
+
+    async def _listed(self, servers: tuple[str, ...]) -> tuple[McpTool, ...]:
+        """The tools of the allowed servers (the bot's own under `local`)."""
+        listed = await self.hub.tools(servers) if self.hub is not None else ()
+        if LOCAL in servers and self.local is not None:
+            listed = (*local_tools(self.local), *listed)
+        return listed
+
+    def _side_effects(self, server: str) -> tuple[str, ...]:
+        found = self.hub.server(server) if self.hub is not None else None
+        return found.config.side_effects if found is not None else ()
+
+    def _description_chars(self, server: str) -> int:
+        found = self.hub.server(server) if self.hub is not None else None
+        return found.config.description_chars if found is not None else 300
 
     async def follow(
         self,
@@ -209,7 +252,7 @@ class ModelTools:
             record = ToolCallRecord(name, args_shown, False, reason, chars, ms)
             return record, ToolResult(name, FAILED_TEXT, source_token=f"mcp:{name}")
 
-        if tool is None or self.hub is None:  # not offered: a name the model made up
+        if tool is None:  # not offered: a name the model made up
             return failed(request.name[:64], "not_offered")
         name = f"{tool.server}.{tool.name}"
         parsed = parse_arguments(request.arguments)
@@ -223,7 +266,7 @@ class ModelTools:
         if request.name in offer.confirm:
             return await self._hold(reply, tool, parsed.args, args_shown)
         timeout = min(mcp.timeout_for(tool.server, tool.name), remaining)
-        outcome = await self.hub.call(tool.server, tool.name, parsed.args, timeout)
+        outcome = await self._call_tool(reply, tool, parsed.args, timeout)
         self._ledger(reply, name, outcome.ok)
         if not outcome.ok:
             detail = f"{outcome.reason}: {outcome.text[:200]}" if outcome.text else outcome.reason
@@ -236,6 +279,18 @@ class ModelTools:
                         clean.raw_chars)  # fmt: skip
         record = ToolCallRecord(name, args_shown, True, clean.reason, clean.raw_chars, outcome.ms)
         return record, ToolResult(name, clean.text, source_token=f"mcp:{name}")
+
+    async def _call_tool(
+        self, reply: ReplyTurn, tool: McpTool, args: Mapping[str, Any], timeout_s: float
+    ) -> McpCallResult:
+        if tool.server == LOCAL and self.local is not None:
+            turn = reply.turn
+            env = ToolEnv(turn.bot_id, turn.group_id, turn.user_id, self.clock.now(), self.rng,
+                          self.activity)  # fmt: skip
+            return await run_local(self.local, tool.name, args, env, timeout_s)
+        if self.hub is None:
+            return McpCallResult(False, "", "unavailable")
+        return await self.hub.call(tool.server, tool.name, args, timeout_s)
 
     async def _hold(
         self, reply: ReplyTurn, tool: McpTool, args: Mapping[str, Any], args_shown: str

@@ -42,6 +42,8 @@ def test_valid_servers_and_their_transports() -> None:
     assert [s.transport for s in config.servers] == ["stdio", "http"]
     with pytest.raises(ValidationError, match="unique"):
         McpConfig.model_validate({"servers": [STDIO, STDIO]})
+    with pytest.raises(ValidationError, match="'local' is reserved"):
+        McpConfig.model_validate({"servers": [{**STDIO, "name": "local"}]})
 
 
 def test_secrets_come_from_the_environment_and_unset_ones_are_named() -> None:
