@@ -66,7 +66,7 @@ from pallas.features.session import (
     SessionTopicRepository,
 )
 from pallas.features.stickers import StickerRepository, StickerService
-from pallas.features.tools import default_registry
+from pallas.features.tools import McpHub, PendingCalls, default_registry, load_mcp
 from pallas.features.worldbook import WorldbookLibrary
 from pallas.routing.freshness import FreshnessGate
 from pallas.routing.router import Router
@@ -81,6 +81,7 @@ from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.group_preload import GroupPreload, YieldTo
 from pallas.turn.parts.known_stakes import KnownStakes
 from pallas.turn.parts.merges import TurnMerges
+from pallas.turn.parts.tool_loop import ModelTools
 from pallas.turn.parts.vision import QuotedMessageFetcher
 from pallas.turn.prepare import PrepareStep
 from pallas.turn.remember import TurnRecorder
@@ -103,10 +104,14 @@ def chat_service_for(
     fetch_quoted: QuotedMessageFetcher | None = None,
     stake_keys: StakeKeySource | None = None,
     known_stakes: KnownStakes | None = None,
+    mcp: McpHub | None = None,
 ) -> ChatTurnService:
     """The chat turn over its parts, one of each: merges, the freshness gate, the route step,
     the warm caches fed at ingest (writer and repository listeners), the reply step
-    (`fetch_quoted`: the OneBot get_msg for quoted images the message store lacks)."""
+    (`fetch_quoted`: the OneBot get_msg for quoted images the message store lacks; `mcp`:
+    the MCP servers of `config/mcp.toml`, read here when not given)."""
+    if mcp is None:
+        mcp = McpHub(load_mcp(runtime.settings.pallas_config_dir))
     state, clock, routing = runtime.state, runtime.clock, runtime.routing
     merges = TurnMerges(state)
     freshness = FreshnessGate(state, routing, sleep=pause)
@@ -166,6 +171,18 @@ def chat_service_for(
             fetch_quoted_message=fetch_quoted,
         ),
         deliver=DeliverStep(routing=routing, stickers=stickers, state=state, clock=clock, rng=rng),
+        tools=ModelTools(
+            hub=mcp,  # its servers are started on first use
+            state=state,
+            pending=PendingCalls(state),
+            clock=clock,
+            routing=routing,
+            usage=runtime.repos.usage,
+            superusers=runtime.superusers,
+            local=tools,  # calc, dice, … offered where `[tools.mcp]` allows "local"
+            rng=rng,
+            activity=runtime.repos.messages,
+        ),
         recorder=TurnRecorder(
             clock, runtime.repos.snapshots, runtime.repos.chat_sessions, hooks=hooks
         ),
@@ -233,6 +250,7 @@ def build_app(
         StickerRepository(runtime.sessions), runtime.state, runtime.clock, runtime.group_configs.get
     )
     cost = cost_guard_for(runtime, rng)
+    mcp = McpHub(load_mcp(runtime.settings.pallas_config_dir))  # chat turns and /pallas tool
     old_topics = OldTopicsSource(
         topics=SessionTopicRepository(runtime.sessions), chat_sessions=runtime.repos.chat_sessions
     )
@@ -256,6 +274,7 @@ def build_app(
         fetch_quoted=fetch_quoted,
         stake_keys=worldbooks,  # the same books: naming the persona's world is a stake
         known_stakes=KnownStakes(memory.repo, old_topics.topics, runtime.clock),
+        mcp=mcp,
     )
     preload = group_preload_for(runtime, chat, learning, memory, old_topics, preload_yield)
     runtime.writer.listeners.append(preload.seen)  # a group's entries load when it is seen
@@ -265,7 +284,12 @@ def build_app(
         describer_for(runtime),
     )
     admin = admin_services_for(
-        runtime, memory=memory, feedback=feedback, insight=insight, describer=describer
+        runtime,
+        memory=memory,
+        feedback=feedback,
+        insight=insight,
+        describer=describer,
+        mcp=mcp,
     )
     return PallasApp(
         runtime=runtime,

@@ -85,6 +85,8 @@ class PallasApp:
         if self.router.known_stakes is not None:
             await self.router.known_stakes.close()
         await self.chat.drain_background()
+        if self.chat.tools is not None:  # the MCP servers it started
+            await self.chat.tools.close()
         if self.topics is not None:
             await self.topics.flush()
         await self.runtime.stop()

@@ -38,6 +38,7 @@ from pallas.features.session import (
 )
 from pallas.features.stickers import StickerDescriber, StickerRepository
 from pallas.features.svars import SessionVariableRepository, SvarService
+from pallas.features.tools import McpHub
 from pallas.features.worldbook import WorldbookLibrary
 from pallas.runtime import PallasRuntime
 from pallas.turn.parts.extras import TurnExtras
@@ -203,6 +204,7 @@ def admin_services_for(
     feedback: FeedbackStores | None = None,
     insight: GroupInsightProcessor | None = None,
     describer: StickerDescriber | None = None,
+    mcp: McpHub | None = None,
 ) -> AdminServices:
     """The admin commands' services (`build_app` passes the app's own; the CLI and tests
     build them over a runtime)."""
@@ -225,4 +227,5 @@ def admin_services_for(
         svars=svars_for(runtime),
         llm=runtime.llm,
         sessions=runtime.sessions,
+        mcp=mcp,
     )

@@ -14,6 +14,7 @@ from pallas.features.learning import LEARNING_COMMANDS, LearningAdmin
 from pallas.features.memory import MEMORY_COMMANDS, MemoryAdmin
 from pallas.features.stickers import STICKER_COMMANDS, StickerAdmin
 from pallas.features.svars import SVAR_COMMANDS, SvarAdmin
+from pallas.features.tools import TOOL_COMMANDS, PendingCalls, ToolAdmin
 
 
 def learning_admin(services: AdminServices) -> LearningAdmin:
@@ -43,12 +44,22 @@ def sticker_admin(services: AdminServices) -> StickerAdmin:
     )
 
 
+def tool_admin(services: AdminServices) -> ToolAdmin:
+    return ToolAdmin(
+        services.mcp,
+        PendingCalls(services.state),
+        services.clock,
+        lambda group_id: services.group_config(group_id).tools.mcp,
+    )
+
+
 ALL_COMMANDS: list[AppCommand] = [
     *inspect.COMMANDS,  # /pallas status, why, context
     *(c.bind(learning_admin) for c in LEARNING_COMMANDS),  # /pallas learn, /pallas feedback
     *(c.bind(memory_admin) for c in MEMORY_COMMANDS),  # /pallas memory list|add|del|forget
     *(c.bind(svar_admin) for c in SVAR_COMMANDS),  # /pallas svar list|set|reset
     *(c.bind(sticker_admin) for c in STICKER_COMMANDS),  # /pallas sticker list|ban|…
+    *(c.bind(tool_admin) for c in TOOL_COMMANDS),  # /pallas tool [confirm|deny CODE]
 ]
 
 
@@ -86,4 +97,5 @@ __all__ = [
     "memory_command",
     "sticker_admin",
     "svar_admin",
+    "tool_admin",
 ]

@@ -29,6 +29,7 @@ from pallas.features.learning import FeedbackStores, GroupInsightProcessor, Lear
 from pallas.features.memory import MemoryService
 from pallas.features.stickers import StickerDescriber, StickerRepository
 from pallas.features.svars import SvarService
+from pallas.features.tools import McpHub
 from pallas.providers.client import LLMClient
 from pallas.routing.router import Router
 
@@ -83,6 +84,7 @@ class AdminServices:
     svars: SvarService
     llm: LLMClient  # the endpoint chains and their breakers (status)
     sessions: async_sessionmaker[AsyncSession]  # the database's size and oldest row (status)
+    mcp: McpHub | None = None  # the chat turns' MCP servers (/pallas tool)
 
     def group_config(self, group_id: int) -> GroupConfig:
         return self.configs.get(group_id)

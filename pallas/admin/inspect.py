@@ -85,7 +85,12 @@ def _tools_line(tools: ToolsConfig) -> str:
     open_to_all = [n for n in tools.allowed if n not in tools.admin_only]
     admin = [n for n in tools.allowed if n in tools.admin_only]
     text = f"工具：{'、'.join(open_to_all) or '无'}"
-    return text + (f"；仅管理员：{'、'.join(admin)}" if admin else "")
+    text += f"；仅管理员：{'、'.join(admin)}" if admin else ""
+    mcp = tools.mcp
+    if mcp.allow:  # model-chosen MCP tools (see /pallas tool)
+        who = {"everyone": "所有人", "admins": "管理员", "superusers": "超级用户"}[mcp.who]
+        text += f"；MCP：{'、'.join(mcp.allow)}（{who}可用，每日 {mcp.daily_calls} 次）"
+    return text
 
 
 def _decision_line(record: dict[str, Any]) -> str:

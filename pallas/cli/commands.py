@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pallas.cli.backup_cli import register_backup
 from pallas.cli.kb_cli import register_kb
 from pallas.cli.learning_cli import register_learn
+from pallas.cli.mcp_cli import register_mcp
 from pallas.cli.memory_cli import register_memory
 from pallas.cli.replay import register_replay
 from pallas.cli.usage_cli import register_usage
@@ -117,6 +118,7 @@ REGISTRY.append(register_learn)
 
 REGISTRY.append(register_kb)  # pallas kb import DIR --pool NAME
 REGISTRY.append(register_usage)
+REGISTRY.append(register_mcp)  # pallas mcp list
 
 from pallas.cli.deps import register_deps  # noqa: E402  (pallas deps [--check])
 

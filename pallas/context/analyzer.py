@@ -197,6 +197,24 @@ def _rules_lines(data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _model_tool_lines(model_tools: Any) -> list[str]:
+    """The MCP tools offered on the turn, those refused with their reason, and each call."""
+    if not isinstance(model_tools, dict):
+        return []
+    refused = ", ".join(f"{name} ({why})" for name, why in model_tools.get("refused", []))
+    lines = [
+        f"model tools: offered {', '.join(model_tools.get('offered', [])) or 'none'}"
+        + (f"; refused {refused}" if refused else "")
+    ]
+    for call in model_tools.get("calls", []):
+        state = "ok" if call.get("ok") else "failed"
+        lines.append(
+            f"  call {call.get('tool')} {call.get('args')} → {state} ({call.get('reason')}, "
+            f"{call.get('chars')} chars, {call.get('ms')} ms)"
+        )
+    return lines
+
+
 def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -> str:
     """Human-readable view of one stored snapshot (`InjectionSnapshot` fields + data)."""
     data = snapshot.get("data", {})
@@ -229,13 +247,14 @@ def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -
         ]
     lines += _retrieval_lines(data)
     lines += _rules_lines(data)
-    tool = data.get("tool")
-    if tool:
+    tool = data.get("tool") or {}
+    if "tool" in tool:
         lines.append(
             f"tool: {tool.get('tool')} {tool.get('args', {})} permitted={tool.get('permitted')} "
             f"({tool.get('reason')})"
             + (f" → {tool.get('result')} [{tool.get('why')}]" if "result" in tool else "")
         )
+    lines += _model_tool_lines(tool.get("model_tools"))
     for pid, trace in (data.get("processor_traces") or {}).items():
         lines.append(f"processor {pid}: {json.dumps(trace, ensure_ascii=False)[:600]}")
     if data.get("svars"):

@@ -45,6 +45,7 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("console:login_failures", "web.auth", "LOGIN_WINDOW_S"),
     Namespace("console:revoked", "web.auth", "until the session's own expiry"),
     Namespace("provider:breaker", "providers.breaker", "STATE_TTL_S (7 days)"),
+    Namespace("tools", "product.llm.turn.tool_loop", "TOOL_DAY_TTL_S / TOOL_PENDING_TTL_S"),
 )
 
 
@@ -116,6 +117,29 @@ def route_turn_ttl(chat_cooldown_s: float) -> float:
 def route_recent_lines_ttl(thread_window_s: float) -> float:
     """TTL of `recent_lines`: a few thread windows."""
     return max(thread_window_s, 60.0) * ROUTE_RECENT_LINES_FACTOR
+
+
+# -- model-chosen tools (product.llm.turn.tool_loop) -----------------------------------------
+TOOLS_PREFIX = "tools"
+TOOL_DAY_TTL_S = 2 * DAY_S  # a per-day counter outlives its local day
+
+
+TOOL_PENDING_TTL_S = 600.0  # a side-effect call waits this long for an admin's confirmation
+
+
+def tool_calls_today(day: str, bot_id: int, group_id: int) -> str:
+    """The group's MCP tool calls of a local day (its `[tools.mcp] daily_calls` budget)."""
+    return f"{TOOLS_PREFIX}:calls:{day}:{bot_id}:{group_id}"
+
+
+def tool_pending(bot_id: int, group_id: int, code: str = "") -> str:
+    """A side-effect tool call waiting for an admin (`code` "": the group's prefix)."""
+    return f"{TOOLS_PREFIX}:pending:{bot_id}:{group_id}:{code}"
+
+
+def tool_pending_claim(bot_id: int, group_id: int, code: str) -> str:
+    """Claimed once: the pending call was confirmed or refused (never run twice)."""
+    return f"{TOOLS_PREFIX}:decided:{bot_id}:{group_id}:{code}"
 
 
 # -- cost guard (product.llm.cost) -----------------------------------------------------------

@@ -37,7 +37,13 @@ from pallas.providers.endpoints import (
     task_model,
 )
 from pallas.providers.models import ModelProfile, profile_for
-from pallas.providers.wire import answer_text, read_usage, request_body
+from pallas.providers.wire import (
+    ModelToolCall,
+    answer_text,
+    read_tool_calls,
+    read_usage,
+    request_body,
+)
 
 if TYPE_CHECKING:
     import httpx2
@@ -88,6 +94,8 @@ class CompletionResult:
     reasoning_tokens: int = 0  # completion tokens spent thinking
     endpoint: str = ""  # the endpoint that gave this result ("primary", a backup's name)
     attempts: tuple[str, ...] = ()  # "primary:server_error", "backup:ok", … in call order
+    # functions the model asked for (only when the call offered `tools`); `ok` with no text
+    tool_calls: tuple[ModelToolCall, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,11 +257,13 @@ class LLMClient:
         model: str | None = None,
         profiles: Mapping[str, ModelProfile] | None = None,
         json_schema: Mapping[str, Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] = (),
     ) -> CompletionResult:
         """`model` replaces the primary's model (the cost ladder's choice); `profiles` are the
         group's `[models]`, read for each endpoint's model (its wire quirks); `json_schema`
         ({"name", "schema"}) asks for a JSON answer of that shape where the model's profile
-        allows `response_format` (`structured_output`)."""
+        allows `response_format` (`structured_output`); `tools` are offered to the model
+        (OpenAI format): an answer asking for them has `tool_calls`."""
         chain = self._chains[task]
         if model:
             chain = (replace(chain[0], model=model), *chain[1:])
@@ -274,6 +284,7 @@ class LLMClient:
             body = request_body(
                 messages, model=endpoint.model, profile=profile,
                 max_tokens=max_tokens, temperature=temperature, json_schema=json_schema,
+                tools=tools,
             )  # fmt: skip
             last = index == len(usable) - 1
             retries = self._settings.pallas_llm_max_retries if last else 0
@@ -472,6 +483,9 @@ def _parse(response: Any, model: str) -> CompletionResult:
     # only `content` is the answer: `reasoning_content` (DeepSeek-R1, QwQ) and <think> blocks
     # are the model's thinking and never reach the group or the session
     text = answer_text(getattr(message, "content", None))
+    calls = read_tool_calls(message)
+    if calls:  # the model asked for tools first (any text beside them is not the answer)
+        return replace(counted, ok=True, tool_calls=calls)
     if not text:
         return replace(counted, error=LLMError.EMPTY)
     return replace(counted, ok=True, text=text)

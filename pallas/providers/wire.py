@@ -9,6 +9,8 @@
   `prompt_cache_hit_tokens`, Kimi `cached_tokens`, `completion_tokens_details.reasoning_tokens`).
 - `answer_text`: the reply text without a reasoning model's thinking (`<think>` blocks; the
   `reasoning_content` field is never read as the answer).
+- `read_tool_calls`: the functions a model asked to call (`tool_calls`), when the request
+  offered `tools`.
 """
 
 from __future__ import annotations
@@ -78,6 +80,35 @@ def answer_text(content: Any) -> str:
     return _THINK.sub("", content).strip()
 
 
+@dataclass(frozen=True, slots=True)
+class ModelToolCall:
+    """One function the model asked for: its call id, name and raw JSON arguments."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+MAX_TOOL_CALLS = 8  # more in one answer are ignored
+
+
+def read_tool_calls(message: Any) -> tuple[ModelToolCall, ...]:
+    """`message.tool_calls` of type function (an SDK object or a dict); () when none."""
+    calls = _field(message, "tool_calls")
+    if not isinstance(calls, list):
+        return ()
+    out: list[ModelToolCall] = []
+    for call in calls[:MAX_TOOL_CALLS]:
+        function = _field(call, "function")
+        name = _field(function, "name")
+        if not isinstance(name, str) or not name:
+            continue
+        arguments = _field(function, "arguments")
+        raw = arguments if isinstance(arguments, str) else ""
+        out.append(ModelToolCall(str(_field(call, "id") or ""), name, raw))
+    return tuple(out)
+
+
 def output_budget(profile: ModelProfile, max_tokens: int) -> int:
     """Tokens to ask for: the reply's budget plus what a reasoning model may think first."""
     return max_tokens + profile.thinking_budget
@@ -136,9 +167,11 @@ def request_body(
     max_tokens: int | None,
     temperature: float | None,
     json_schema: Mapping[str, Any] | None = None,
+    tools: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The chat request body. `json_schema` ({"name", "schema"}): the caller wants JSON of
-    that shape, sent as `response_format` as far as the profile's `structured_output` allows."""
+    that shape, sent as `response_format` as far as the profile's `structured_output` allows;
+    `tools` (OpenAI format) are offered with `tool_choice = "auto"` (none: no such keys)."""
     body: dict[str, Any] = {**profile.extra_body}
     body["model"] = model
     body["messages"] = shape_messages(messages, profile)
@@ -150,6 +183,9 @@ def request_body(
         response_format = response_format_for(profile, json_schema)
         if response_format is not None:
             body["response_format"] = response_format
+    if tools:
+        body["tools"] = [dict(t) for t in tools]
+        body["tool_choice"] = "auto"
     return body
 
 

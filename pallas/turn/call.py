@@ -9,7 +9,9 @@ The call is counted by the cost guard.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.messages import MessageRepository
@@ -33,7 +35,13 @@ class CallStep:
         """Whether a model is configured at all (no API key: replies are disabled)."""
         return self.llm.enabled
 
-    async def run(self, reply: ReplyTurn, prepared: PreparedTurn) -> ModelCall:
+    async def run(
+        self,
+        reply: ReplyTurn,
+        prepared: PreparedTurn,
+        tools: Sequence[Mapping[str, Any]] = (),
+    ) -> ModelCall:
+        """`tools`: the MCP tools offered to the model (`parts.tool_loop`); none by default."""
         turn, config, cost = reply.turn, reply.config, reply.cost
         if prepared.merged_image_urls:
             turn = replace(turn, image_urls=(*turn.image_urls, *prepared.merged_image_urls))
@@ -55,6 +63,7 @@ class CallStep:
             temperature=prepared.profile.temperature,
             model=prepared.model,
             profiles=config.models,
+            tools=tools,
         )
         images = bool(vision.trace.get("attached"))
         tokens = result.prompt_tokens + result.completion_tokens

@@ -18,10 +18,10 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pallas.config import GroupConfig
 from pallas.context.analyzer import build_snapshot
@@ -132,6 +132,11 @@ class PrepareStep:
             started=started,
             merged_image_urls=got.merged_images,
         )
+
+    async def reassemble(self, ctx: ChatTurnContext) -> Sequence[Mapping[str, Any]]:
+        """The request again from a changed context (tool results added by the tool loop)."""
+        request = await assemble_chat_request(ctx, self.pipelines.for_config(ctx.config))
+        return request.messages
 
     async def _gather(
         self, reply: ReplyTurn, stage_ms: dict[str, float], started: float

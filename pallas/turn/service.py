@@ -9,7 +9,8 @@
     3 admit      `AdmitStep` (admit.py): the group's slot, freshness after the queue, the cost
                  guard
     4 prepare    `PrepareStep` (prepare.py): merge wait, rows, retrieval, tool, the request
-    5 call       `CallStep` (call.py): the one model call
+    5 call       `CallStep` (call.py): the model call; with MCP tools offered
+                 (`parts.tool_loop`), the calls the model asks for and the call again
     6 answer     `read_answer` (answer.py): svar tags out, output rules, bubbles, output guard
     7 deliver    `DeliverStep` (deliver.py): quote, sticker, paced bubbles
     8 remember   `TurnRecorder` (remember.py): the snapshot (every ending), the session
@@ -21,9 +22,12 @@ Failures are quiet for the group and loud in the log: nothing but parsed bubbles
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pallas.context.pipeline import CoreProcessorError
 from pallas.core.clock import Clock
@@ -46,6 +50,7 @@ from pallas.turn.deliver import DeliverStep
 from pallas.turn.parts.delivery import GroupSender, joined_reply, send_phrase
 from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.merges import TurnMerges
+from pallas.turn.parts.tool_loop import NO_OFFER, ModelTools, ToolOffer
 from pallas.turn.prepare import PrepareStep
 from pallas.turn.remember import TurnRecorder
 from pallas.turn.route import NextStep, RoutedTurn, RouteStep
@@ -71,6 +76,7 @@ class ChatTurnService:
     state: StateStore
     clock: Clock
     pause: Pause  # how every turn waits (tests swap its sleep)
+    tools: ModelTools | None = None  # model-chosen MCP tools (none: never offered)
     _warned_disabled: bool = False
 
     @property
@@ -141,7 +147,8 @@ class ChatTurnService:
                 self._warned_disabled = True
                 log.warning("reply skipped: no OPENAI_API_KEY configured (logged once)")
             return TurnOutcome(TurnResult.DISABLED, "no_api_key")
-        # -- 4 prepare -----------------------------------------------------------------------------
+        # -- 4 prepare (the MCP tools on offer are listed meanwhile) -----------------------------
+        offer = self._start_offer(reply)  # a task only where tools may be offered
         try:
             prepared = await self.prepare.run(reply)
         except CoreProcessorError as exc:
@@ -151,8 +158,8 @@ class ChatTurnService:
             await self._note_failure(reply, "prepare", f"core_processor:{exc.processor_id}")
             return TurnOutcome(TurnResult.ERROR, f"core_processor:{exc.processor_id}")
         prepared.snapshot.soon()  # built while the model is awaited (needed after it answers)
-        # -- 5 call --------------------------------------------------------------------------------
-        call = await self.call.run(reply, prepared)
+        # -- 5 call (and the tools the model asks for) ----------------------------------------
+        prepared, call = await self._call(reply, prepared, await offer if offer else NO_OFFER)
         if not call.result.ok:
             self.recorder.save_snapshot(turn, prepared, f"error:{call.result.error}", call)
             error = call.result.error or "llm_error"
@@ -195,6 +202,29 @@ class ChatTurnService:
             )  # fmt: skip
         except Exception:
             log.exception("group %s: the failed turn was not noted", reply.turn.group_id)
+
+    def _start_offer(self, reply: ReplyTurn) -> asyncio.Task[ToolOffer] | None:
+        """List the MCP tools this turn may offer while the request is prepared (a server's
+        first start takes a second); None where none can be (most turns)."""
+        if self.tools is None or not self.tools.may_offer(reply):
+            return None
+        return asyncio.create_task(self.tools.offer(reply))
+
+    async def _call(
+        self, reply: ReplyTurn, prepared: PreparedTurn, offer: ToolOffer
+    ) -> tuple[PreparedTurn, ModelCall]:
+        """The model call; when MCP tools are offered, the tool loop runs the calls the model
+        asks for and asks again (`parts.tool_loop`)."""
+        call = await self.call.run(reply, prepared, offer.schemas)
+        if self.tools is None or not offer.schemas:
+            return prepared, call
+
+        async def ask(again: PreparedTurn, tools: Sequence[Mapping[str, Any]]) -> ModelCall:
+            return await self.call.run(reply, again, tools)
+
+        return await self.tools.follow(
+            reply, prepared, call, offer, ask=ask, reassemble=self.prepare.reassemble
+        )
 
     async def _deliver(
         self, reply: ReplyTurn, prepared: PreparedTurn, call: ModelCall, answer: Answer

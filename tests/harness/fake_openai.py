@@ -63,6 +63,14 @@ class Scripted:
     # the assistant content computed from the request body (replaces `text`): an answer that
     # names what the request showed, e.g. a ref the prompt assigned
     respond: Callable[[dict[str, Any]], str] | None = None
+    # functions the model asks for: (name, arguments JSON) each; the answer's text is `text`
+    # (usually None) and finish_reason "tool_calls"
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)
+
+
+def tool_call(name: str, **arguments: Any) -> Scripted:
+    """A scripted answer that asks for one function (the request must have offered it)."""
+    return Scripted(tool_calls=[(name, json.dumps(arguments, ensure_ascii=False))])
 
 
 @dataclass
@@ -238,6 +246,13 @@ class FakeOpenAI:
     @staticmethod
     def _completion(body: dict[str, Any], item: Scripted) -> dict[str, Any]:
         prompt, completion = item.usage
+        message: dict[str, Any] = {"role": "assistant", "content": item.text}
+        if item.tool_calls:
+            message["tool_calls"] = [
+                {"id": f"call_{n}", "type": "function",
+                 "function": {"name": name, "arguments": arguments}}
+                for n, (name, arguments) in enumerate(item.tool_calls)
+            ]  # fmt: skip
         return {
             "id": "chatcmpl-test",
             "object": "chat.completion",
@@ -246,8 +261,8 @@ class FakeOpenAI:
             "choices": [
                 {
                     "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": item.text},
+                    "finish_reason": "tool_calls" if item.tool_calls else "stop",
+                    "message": message,
                 }
             ],
             "usage": {

@@ -13,7 +13,7 @@ from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.settings import PallasSettings
 from pallas.providers.client import LLMClient
-from tests.harness.fake_openai import FakeOpenAI, Scripted
+from tests.harness.fake_openai import FakeOpenAI, Scripted, tool_call
 
 MESSAGES = [{"role": "user", "content": "你好"}]
 
@@ -123,3 +123,21 @@ async def test_embeddings(server, usage, clock) -> None:
     )
     vectors = await LLMClient(settings, usage, clock).embed(["a", "b"], bot_id=1, group_id=7)
     assert len(vectors) == 2 and len(vectors[0]) == 64
+
+
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {"name": "weather__forecast", "description": "天气", "parameters": {}},
+}
+
+
+async def test_offered_tools_are_sent_and_a_tool_call_answer_is_read(server, usage, clock) -> None:
+    server.enqueue(tool_call("weather__forecast", city="北京"))
+    client = _client(server, usage, clock)
+    result = await client.complete("chat", MESSAGES, bot_id=1, group_id=7, tools=[WEATHER_TOOL])
+    assert result.ok and result.text == ""
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [
+        ("weather__forecast", '{"city": "北京"}')
+    ]
+    body = server.chat_requests()[0].body
+    assert body["tools"] == [WEATHER_TOOL] and body["tool_choice"] == "auto"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from pallas.features.tools.mcp_policy import McpGroupConfig
+
 ALL_TOOLS: tuple[str, ...] = ("calc", "dice", "choose", "countdown", "activity")
 
 
@@ -17,6 +19,7 @@ class ToolsConfig(BaseModel):
     allowed: tuple[str, ...] = ALL_TOOLS
     admin_only: tuple[str, ...] = ()  # owner / admins / configured admins / superusers only
     timeout_s: float = Field(default=2.0, gt=0, le=10)
+    mcp: McpGroupConfig = Field(default_factory=McpGroupConfig)  # model-chosen MCP tools
 
     @field_validator("allowed", "admin_only")
     @classmethod

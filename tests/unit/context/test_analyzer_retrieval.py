@@ -74,3 +74,36 @@ def test_retrieval_section_lists_chosen_ids_skips_and_failures() -> None:
 def test_no_retrieval_data_adds_nothing() -> None:
     bare = {"data": {"decision": {}, "sections": []}}
     assert "retrieval:" not in render_snapshot(bare, with_request=False)
+
+
+def test_model_tool_calls_are_listed_with_their_reasons() -> None:
+    snap = snapshot()
+    snap["data"]["tool"] = {
+        "model_tools": {
+            "offered": ["weather__weather"],
+            "refused": [["weather.radar", "audience"]],
+            "calls": [
+                {
+                    "tool": "weather.weather",
+                    "args": '{"city": "北京"}',
+                    "ok": True,
+                    "reason": "capped",
+                    "chars": 5000,
+                    "ms": 41.5,
+                },
+                {
+                    "tool": "weather.weather",
+                    "args": "{",
+                    "ok": False,
+                    "reason": "arguments_bad_json",
+                    "chars": 0,
+                    "ms": 0.0,
+                },
+            ],
+        }
+    }
+    text = render_snapshot(snap, with_request=False)
+    assert "model tools: offered weather__weather; refused weather.radar (audience)" in text
+    assert '  call weather.weather {"city": "北京"} → ok (capped, 5000 chars, 41.5 ms)' in text
+    assert "  call weather.weather { → failed (arguments_bad_json, 0 chars, 0.0 ms)" in text
+    assert "tool: None" not in text  # no local tool ran

@@ -16,6 +16,7 @@ from pallas.admin import (
     memory_admin,
     sticker_admin,
     svar_admin,
+    tool_admin,
 )
 from pallas.core.admin_commands import AdminCommand, AdminContext
 
@@ -73,6 +74,7 @@ class _Configs:
                 svars=f"svars of {group_id}",
                 learning=f"learning of {group_id}",
                 chat=SimpleNamespace(allow_sticker=group_id == 7),
+                tools=SimpleNamespace(mcp=f"mcp of {group_id}"),
             ),
         )
 
@@ -100,6 +102,8 @@ SERVICES = _services()
         (learning_admin, "insight", SERVICES.insight),
         (learning_admin, "clock", SERVICES.clock),
         (learning_admin, "flush", SERVICES.writer.flush),
+        (tool_admin, "hub", SERVICES.mcp),
+        (tool_admin, "clock", SERVICES.clock),
     ],
 )
 def test_each_slice_gets_the_app_service_it_reads(project: Any, attribute: str, expected: Any):
@@ -114,6 +118,7 @@ def test_each_slice_gets_the_app_service_it_reads(project: Any, attribute: str, 
         (learning_admin, "config", 6, "learning of 6"),
         (sticker_admin, "allow_sticker", 7, True),
         (sticker_admin, "allow_sticker", 8, False),
+        (tool_admin, "config", 9, "mcp of 9"),
     ],
 )
 def test_each_slice_reads_its_own_config_slice_of_the_group(
@@ -133,4 +138,5 @@ def test_the_registry_lists_every_command_once_in_help_order() -> None:
         "memory",
         "svar",
         "sticker",
+        "tool",
     ]

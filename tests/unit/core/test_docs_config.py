@@ -7,6 +7,7 @@ import pytest
 
 from pallas.config import GroupConfig
 from pallas.features.persona.pack import PersonaPack
+from pallas.features.tools import McpConfig
 from pallas.providers.endpoints import ProvidersConfig
 
 REPO = Path(__file__).resolve().parents[3]
@@ -19,14 +20,22 @@ def _readme_toml_blocks() -> list[str]:
 
 
 PROVIDERS_MARK = "# config/providers.toml"  # first line of an example of that file
+MCP_MARK = "# config/mcp.toml"
 
 
 @pytest.mark.parametrize("block", _readme_toml_blocks())
 def test_readme_group_config_examples_validate(block: str) -> None:
     if block.lstrip().startswith(PROVIDERS_MARK):
         ProvidersConfig.model_validate(tomllib.loads(block))
+    elif block.lstrip().startswith(MCP_MARK):
+        assert McpConfig.model_validate(tomllib.loads(block)).servers
     else:
         GroupConfig.model_validate(tomllib.loads(block))
+
+
+def test_shipped_mcp_file_validates_and_runs_no_server() -> None:
+    text = (REPO / "config/mcp.toml").read_text(encoding="utf-8")
+    assert McpConfig.model_validate(tomllib.loads(text)).servers == ()  # examples commented
 
 
 def test_shipped_providers_file_validates() -> None:
