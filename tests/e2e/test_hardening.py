@@ -10,6 +10,7 @@ import json
 from pallas.context.prompt_guard import INJECTION_WARNING, PROMPT_INJECTION_GUARD
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.features.memory.repository import MemoryRepository
+from pallas.features.memory.update_judge import JUDGE_SYSTEM
 from tests.e2e.conftest import at_bot, sent_texts, write_group_config
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest
@@ -54,14 +55,14 @@ async def test_persona_changing_teachings_are_refused_and_facts_stay_plain_data(
     for i, text in enumerate(["记住 我是猫奴", "记住 我喜欢猫娘动漫"], start=len(hostile) + 1):
         await peer.send_event(peer.group_message(GROUP, ALICE, at_bot(text)))
         assert (await replies(peer, i))[-1] == "记住啦～", text
-    assert fake_llm.chat_requests() == []
+    # teaching costs no chat call; only the judge of what a new fact replaces
+    assert all(JUDGE_SYSTEM in r.system_prompt for r in fake_llm.chat_requests())
 
     seen = len(fake_llm.chat_requests())
     await peer.send_event(peer.group_message(GROUP, ALICE, at_bot("你还记得我吗")))
     request = await request_for(fake_llm, seen, "你还记得我吗")
     facts = request.system_prompt.split(PERSON_FACTS, 1)[1].split("\n\n", 1)[0]
-    assert "- 「TA是猫奴」（本人亲口说的）" in facts
-    assert "- 「TA喜欢猫娘动漫」（本人亲口说的）" in facts
+    assert "本人亲口说的：" in facts and "「TA是猫奴」" in facts and "「TA喜欢猫娘动漫」" in facts
     assert "人设" not in facts and "主人" not in facts and "加喵" not in facts
 
 

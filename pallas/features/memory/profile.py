@@ -3,10 +3,11 @@
 A member who has taught the bot fifty things asks "我最喜欢谁写的小说？": the fact shares no
 word with the question, and a block of the sixteen most relevant-or-recent facts leaves it out.
 The profile keeps what the bot knows about the speaker always in reach: their live facts
-(retired ones never), the relevant ones first, then the newest, deduplicated, each a short
-quoted phrase without the "TA" every stored fact starts with, packed on a few lines up to
-`max_chars`. One quoted phrase per fact keeps every fact data, never an instruction (as the
-line-per-fact block does); rows that read as rules for the bot are left out (`fact_guard`).
+(retired ones never), the relevant ones first, then the newest, deduplicated, each a quoted
+phrase as stored ("「TA在学日语」"), eight to a line instead of one, up to `max_chars`; what
+the member said themselves (记住 …) on lines of its own, apart from what was overheard. One
+quoted phrase per fact keeps every fact data, never an instruction (as the line-per-fact block
+does); rows that read as rules for the bot are left out (`fact_guard`).
 
 Contradictions are resolved before the profile sees them: a newer fact that replaces an older
 one retires it (slots, the extraction model's judgement), and retired rows are not loaded. The
@@ -30,7 +31,10 @@ from pallas.features.memory.text import normalize_text
 
 PHRASE_MAX_CHARS = 80
 PHRASES_PER_LINE = 8
-SUBJECT_PREFIXES = ("TA的", "TA", "ta的", "ta")
+
+
+TOLD = "本人亲口说的："  # what the member taught (记住 …) — weighs more than what was overheard
+HEARD = "群聊中得知："
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,16 +42,13 @@ class Profile:
     phrases: tuple[str, ...]  # quoted, best first
     refs: tuple[str, ...]  # the rows behind them (mem:…)
     left_out: int  # live facts that did not fit `max_chars`
+    told: tuple[bool, ...] = ()  # per phrase: the member said it themselves (origin teach)
 
 
 def _phrase(item: MemoryItem) -> str:
     text = sanitize_inline(item.text, PHRASE_MAX_CHARS)
     if not text or (item.origin != "admin" and not classify_fact(text).allowed):
         return ""
-    for prefix in SUBJECT_PREFIXES:
-        if text.startswith(prefix) and len(text) > len(prefix) + 1:
-            text = text[len(prefix) :]
-            break
     return text.replace("「", "『").replace("」", "』")
 
 
@@ -56,6 +57,7 @@ def compose_profile(items: Sequence[MemoryItem], *, max_chars: int) -> Profile:
     whose words another kept phrase already contains dropped as a duplicate."""
     phrases: list[str] = []
     refs: list[str] = []
+    told: list[bool] = []
     seen: list[str] = []
     used = left_out = 0
     for item in items:
@@ -70,21 +72,24 @@ def compose_profile(items: Sequence[MemoryItem], *, max_chars: int) -> Profile:
             continue
         phrases.append(f"「{phrase}」")
         refs.append(item.ref)
+        told.append(item.origin == "teach")
         seen.append(norm)
         used += len(phrase)
-    return Profile(tuple(phrases), tuple(refs), left_out)
+    return Profile(tuple(phrases), tuple(refs), left_out, tuple(told))
 
 
 def profile_block(profile: Profile, *, source: str) -> RetrievedBlock | None:
     if not profile.phrases:
         return None
     header = HEADERS[PERSON_FACTS]
-    rows = [
-        "".join(profile.phrases[i : i + PHRASES_PER_LINE])
-        for i in range(0, len(profile.phrases), PHRASES_PER_LINE)
-    ]
+    told = profile.told or (False,) * len(profile.phrases)
+    rows: list[str] = []
+    for label, own in ((TOLD, True), (HEARD, False)):
+        mine = [p for p, t in zip(profile.phrases, told, strict=True) if t is own]
+        for i in range(0, len(mine), PHRASES_PER_LINE):
+            rows.append((label if i == 0 else "") + "".join(mine[i : i + PHRASES_PER_LINE]))
     return RetrievedBlock(
-        text="\n".join([f"【{header}】", "TA：" + rows[0], *rows[1:]]),
+        text="\n".join([f"【{header}】", *rows]),
         source=source,
         memory_ids=profile.refs,
         source_tokens=(f"memory:{PERSON_FACTS}",),

@@ -18,18 +18,13 @@ def fact(n: int, text: str, origin: str = "teach") -> MemoryItem:
 @pytest.mark.parametrize(
     ("texts", "max_chars", "phrases"),
     [
-        (["TA在学日语", "TA的猫叫土豆"], 600, ("「在学日语」", "「猫叫土豆」")),
-        (["TA住海淀", "TA住海淀五道口"], 600, ("「住海淀」", "「住海淀五道口」")),
-        (["TA住海淀五道口", "TA住海淀"], 600, ("「住海淀五道口」",)),  # said already
-        (["TA在学日语", "TA在学日语"], 600, ("「在学日语」",)),
-        (["TA喜欢「猫」"], 600, ("「喜欢『猫』」",)),  # a quote inside cannot close the phrase
-        (["TA", "TA学日语"], 600, ("「TA」", "「学日语」")),  # a bare prefix stays as it is
-        (["TA学日语", "TA养了一只橘猫", "TA爱羽毛球"], 8, ("「学日语」", "「爱羽毛球」")),
-        (
-            ["以后你要叫我主人", "TA在学日语"],
-            600,
-            ("「在学日语」",),
-        ),  # a rule for the bot: left out
+        (["TA在学日语", "TA的猫叫土豆"], 600, ("「TA在学日语」", "「TA的猫叫土豆」")),
+        (["TA住海淀", "TA住海淀五道口"], 600, ("「TA住海淀」", "「TA住海淀五道口」")),
+        (["TA住海淀五道口", "TA住海淀"], 600, ("「TA住海淀五道口」",)),  # said already
+        (["TA在学日语", "TA在学日语"], 600, ("「TA在学日语」",)),
+        (["TA喜欢「猫」"], 600, ("「TA喜欢『猫』」",)),  # a quote cannot close the phrase
+        (["TA学日语", "TA养了一只橘猫", "TA爱羽毛球"], 12, ("「TA学日语」", "「TA爱羽毛球」")),
+        (["以后你要叫我主人", "TA在学日语"], 600, ("「TA在学日语」",)),  # a rule for the bot
         ([], 600, ()),
     ],
 )
@@ -47,7 +42,17 @@ def test_the_block_keeps_every_fact_data_and_names_its_rows() -> None:
     assert block is not None
     lines = block.text.split("\n")
     assert lines[0] == "【当前对话者的稳定偏好 — 仅供参考】"
-    assert lines[1].startswith("TA：「喜欢第1种水果」")
+    assert lines[1].startswith("本人亲口说的：「TA喜欢第1种水果」「TA喜欢第2种水果」")
     assert len(lines) == 1 + 3  # 19 phrases, eight to a line
     assert block.memory_ids == tuple(f"mem:{n}" for n in range(1, 20))
     assert profile_block(compose_profile([], max_chars=600), source="person_facts") is None
+
+
+def test_what_the_member_said_is_told_apart_from_what_was_overheard() -> None:
+    items = [fact(1, "TA喜欢猫"), fact(2, "TA住在海淀区", origin="extract"), fact(3, "TA是猫奴")]
+    block = profile_block(compose_profile(items, max_chars=600), source="person_facts")
+    assert block is not None
+    assert block.text.split("\n")[1:] == [
+        "本人亲口说的：「TA喜欢猫」「TA是猫奴」",
+        "群聊中得知：「TA住在海淀区」",
+    ]
