@@ -28,6 +28,7 @@ from pallas.core.config_files import (
     reject_default_only,
 )
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
+from pallas.web.config_docs import quote_part
 
 
 class ConfigRejected(ValueError):
@@ -238,7 +239,7 @@ def _as_validated(config: GroupConfig, parts: Sequence[str], value: Any) -> Any:
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
-        name = f"{prefix}{key}"
+        name = f"{prefix}{quote_part(key)}"  # `models."gpt-4.1".input_price` splits right
         if isinstance(value, Mapping) and value:
             out.update(_flatten(value, name + "."))
         else:
