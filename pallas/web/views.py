@@ -7,13 +7,14 @@ import binascii
 import hashlib
 import json
 import re
+import zlib
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pallas.context.analyzer import chosen_summary
-from pallas.context.sections import SECTION_NAMES_ZH
+from pallas.context.sections import SECTION_IDS, SECTION_NAMES_ZH
 from pallas.providers.models import ModelProfile, price_of, profile_for
 from pallas.web.queries import UsageRow
 
@@ -41,22 +42,108 @@ class BarPart:
     percent: float
     color: str
     kind: str  # "section" | "message"
+    key: str = ""  # the section id / message kind (shown on hover)
+
+
+# one fixed colour per system-prompt section (by its place in SECTION_IDS), so a section has
+# the same colour in every turn; messages get one per role:kind
+SECTION_COLORS = (
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+    "#9c755f", "#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#a6761d", "#666666",
+)  # fmt: skip
+MESSAGE_COLORS = ("#bab0ac", "#8cd17d", "#a0cbe8", "#ffbe7d", "#d4a6c8", "#86bcb6", "#f1ce63")
+MESSAGE_KINDS_ZH = {"session": "会话记录", "ambient": "群环境摘录", "current": "本条消息"}
+
+
+def section_color(section_id: str) -> str:
+    if section_id in SECTION_IDS:
+        return SECTION_COLORS[SECTION_IDS.index(section_id) % len(SECTION_COLORS)]
+    return SECTION_COLORS[zlib.crc32(section_id.encode()) % len(SECTION_COLORS)]
+
+
+def message_color(role_kind: str) -> str:
+    return MESSAGE_COLORS[zlib.crc32(role_kind.encode()) % len(MESSAGE_COLORS)]
 
 
 def token_bar(data: Mapping[str, Any]) -> list[BarPart]:
-    """One stacked bar: every system section, then every message, sized by tokens."""
-    items = [
-        ("section", str(s.get("id")), int(s.get("tokens") or 0)) for s in data.get("sections", [])
-    ]
-    items += [
-        ("message", f"{m.get('role')}:{m.get('kind')}#{i}", int(m.get("tokens") or 0))
-        for i, m in enumerate(data.get("messages", []))
-    ]
-    total = sum(t for _, _, t in items) or 1
+    """One stacked bar: every system section, then every message, sized by tokens; a colour
+    belongs to the section (or the message's role and kind), not to its position."""
+    parts: list[tuple[str, str, int, str, str]] = []  # kind, label, tokens, colour, key
+    for s in data.get("sections", []):
+        sid = str(s.get("id"))
+        label = SECTION_NAMES_ZH.get(sid, sid)
+        parts.append(("section", label, int(s.get("tokens") or 0), section_color(sid), sid))
+    for i, m in enumerate(data.get("messages", [])):
+        key = f"{m.get('role')}:{m.get('kind')}"
+        label = f"#{i} {m.get('role')} {MESSAGE_KINDS_ZH.get(str(m.get('kind')), m.get('kind'))}"
+        parts.append(("message", label, int(m.get("tokens") or 0), message_color(key), key))
+    total = sum(p[2] for p in parts) or 1
     return [
-        BarPart(label, tokens, round(100 * tokens / total, 2), PALETTE[i % len(PALETTE)], kind)
-        for i, (kind, label, tokens) in enumerate(items)
+        BarPart(label, tokens, round(100 * tokens / total, 2), color, kind, key)
+        for kind, label, tokens, color, key in parts
     ]
+
+
+PROVENANCE_ZH = {
+    "mem": "记忆",
+    "memory": "记忆块",
+    "session": "会话记录",
+    "ambient": "群环境摘录",
+    "current": "本条消息",
+    "topic": "旧话题",
+    "session_topic": "旧话题",
+    "worldbook": "世界书",
+    "pair": "学到的接话",
+    "strategy": "接话策略",
+    "tool": "工具",
+    "attachments": "附件",
+    "image": "图片",
+    "global": "全局提示覆盖",
+    "override": "提示覆盖",
+    "kb": "知识库",
+    "svar": "会话变量",
+}
+MEMORY_KINDS_ZH = {
+    "group_memory": "群记忆", "group_events": "群事件", "ip_knowledge": "设定知识",
+    "teachings": "教学", "knowledge": "知识库", "relationship": "关系",
+    "person_facts": "人物事实", "old_topics": "旧话题",
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """One readable source of a section or message: `世界书「方舟」×2`, the raw ids on hover."""
+
+    label: str
+    ids: str  # the raw tokens, space-separated (the `title`)
+
+
+def provenance(tokens: Iterable[Any], members: Mapping[int, str] | None = None) -> list[Provenance]:
+    """Raw provenance tokens (`mem:12`, `worldbook:book#3`, `current:991`) grouped into readable
+    sources, in first-seen order; `members`: a message id's sender name, for `current:<id>`."""
+    groups: dict[str, list[str]] = {}
+    for token in dict.fromkeys(str(t) for t in tokens if t):
+        groups.setdefault(_provenance_label(token, members or {}), []).append(token)
+    return [
+        Provenance(label if len(ids) == 1 else f"{label} ×{len(ids)}", " ".join(ids))
+        for label, ids in groups.items()
+    ]
+
+
+def _provenance_label(token: str, members: Mapping[int, str]) -> str:
+    kind, _, rest = token.partition(":")
+    if not rest:
+        return f"编号 {token}" if token.isdigit() else token
+    name = PROVENANCE_ZH.get(kind, kind)
+    if kind == "memory":
+        return f"记忆块·{MEMORY_KINDS_ZH.get(rest, rest)}"
+    if kind == "worldbook":
+        return f"世界书「{rest.rsplit('#', 1)[0]}」"
+    if kind == "tool":
+        return f"工具 {rest}"
+    if kind == "current" and rest.isdigit() and members.get(int(rest)):
+        return f"本条消息（{members[int(rest)]}）"
+    return name
 
 
 def retrieval_rows(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
