@@ -9,7 +9,6 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from pallas.context.sections import SECTION_NAMES_ZH
 from pallas.core.clock import CHINA, local_day
 from pallas.features.cost import cost_reason_zh
 from pallas.features.memory import SHORT_NAMES, STORED_KINDS, resolve_kind
@@ -23,6 +22,8 @@ from pallas.web.views import (
     provenance,
     request_json,
     retrieval_rows,
+    section_zh,
+    snapshot_outcome_zh,
     token_bar,
     usage_series,
 )
@@ -160,7 +161,8 @@ def group_pages(router: APIRouter, console: Console) -> None:
             retrieval=retrieval_rows(data) if chosen else [],
             layout=cache_layout_view(data) if chosen else None,
             clock=clock_text,
-            section_zh=SECTION_NAMES_ZH,
+            section_zh=section_zh,
+            outcome_text=snapshot_outcome_zh,
             names=by_message,  # message id → the sender's card / nickname
             sources=lambda tokens: provenance(tokens, by_message),
         )

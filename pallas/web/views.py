@@ -15,6 +15,7 @@ from typing import Any
 
 from pallas.context.analyzer import chosen_summary
 from pallas.context.sections import SECTION_IDS, SECTION_NAMES_ZH
+from pallas.providers.error_text import llm_error_zh
 from pallas.providers.models import ModelProfile, price_of, profile_for
 from pallas.web.queries import UsageRow
 
@@ -55,6 +56,31 @@ MESSAGE_COLORS = ("#bab0ac", "#8cd17d", "#a0cbe8", "#ffbe7d", "#d4a6c8", "#86bcb
 MESSAGE_KINDS_ZH = {"session": "会话记录", "ambient": "群环境摘录", "current": "本条消息"}
 
 
+def section_zh(section_id: str) -> str:
+    """`persona` → 人设; a placed injection `persona@before:worldbook_keyed` → 人设前·注入."""
+    base, _, where = section_id.partition("@")
+    name = SECTION_NAMES_ZH.get(base, base)
+    if not where:
+        return name
+    side = {"before": "前", "after": "后"}.get(where.partition(":")[0], "")
+    return f"{name}{side}·注入" if side else f"{name}·注入"
+
+
+SNAPSHOT_OUTCOME_ZH = {
+    "delivered": "已发送", "partial": "只发出一部分", "silent": "模型选择不说",
+    "rejected": "回答不合格·未发", "stale": "消息过时·未发", "disabled": "本群已暂停",
+}  # fmt: skip
+
+
+def snapshot_outcome_zh(outcome: str) -> str:
+    """A reply turn's outcome as the analyzer lists it: `delivered` → 已发送,
+    `error:server_error` → 失败：模型服务出错（5xx）."""
+    kind, _, code = outcome.partition(":")
+    if kind == "error":
+        return "失败：" + (llm_error_zh(code) or code)
+    return SNAPSHOT_OUTCOME_ZH.get(outcome, outcome)
+
+
 def section_color(section_id: str) -> str:
     if section_id in SECTION_IDS:
         return SECTION_COLORS[SECTION_IDS.index(section_id) % len(SECTION_COLORS)]
@@ -71,7 +97,7 @@ def token_bar(data: Mapping[str, Any]) -> list[BarPart]:
     parts: list[tuple[str, str, int, str, str]] = []  # kind, label, tokens, colour, key
     for s in data.get("sections", []):
         sid = str(s.get("id"))
-        label = SECTION_NAMES_ZH.get(sid, sid)
+        label = section_zh(sid)
         parts.append(("section", label, int(s.get("tokens") or 0), section_color(sid), sid))
     for i, m in enumerate(data.get("messages", [])):
         key = f"{m.get('role')}:{m.get('kind')}"
@@ -133,7 +159,7 @@ def provenance(tokens: Iterable[Any], members: Mapping[int, str] | None = None) 
 def _provenance_label(token: str, members: Mapping[int, str]) -> str:
     kind, _, rest = token.partition(":")
     if not rest:
-        return f"编号 {token}" if token.isdigit() else token
+        return "群消息" if token.lstrip("-").isdigit() else token  # a timeline's message ids
     name = PROVENANCE_ZH.get(kind, kind)
     if kind == "memory":
         return f"记忆块·{MEMORY_KINDS_ZH.get(rest, rest)}"

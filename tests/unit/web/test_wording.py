@@ -10,7 +10,7 @@ import pytest
 from pallas.admin.inspect import _decision_line
 from pallas.web.log_pages import log_zone
 from pallas.web.members import match_member
-from pallas.web.views import provenance, token_bar
+from pallas.web.views import provenance, section_zh, snapshot_outcome_zh, token_bar
 
 BEIJING_1133 = 1_764_560_000.0  # 2025-12-01 11:33:20 Beijing, 03:33:20 UTC
 
@@ -28,6 +28,8 @@ BEIJING_1133 = 1_764_560_000.0  # 2025-12-01 11:33:20 Beijing, 03:33:20 UTC
          [("学到的接话", "pair:7:1001:5:6"), ("工具 calc", "tool:calc"),
           ("群环境摘录", "ambient:1001:4-5-6")]),
         (["", "topic:4", "topic:4"], {}, [("旧话题", "topic:4")]),  # blanks and repeats dropped
+        (["1001", "-1999999996", "ambient:1:2"], {},
+         [("群消息 ×2", "1001 -1999999996"), ("群环境摘录", "ambient:1:2")]),
     ],
 )  # fmt: skip
 def test_provenance_reads_as_sources_with_the_ids_on_hover(
@@ -89,3 +91,21 @@ def test_pallas_why_says_beijing_time_on_a_utc_server(monkeypatch: pytest.Monkey
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+@pytest.mark.parametrize(
+    ("section", "shown"),
+    [("persona", "人设"), ("persona@before:worldbook_keyed", "人设前·注入"),
+     ("group_timeline@after:x", "群聊时间线后·注入"), ("custom", "custom")],
+)  # fmt: skip
+def test_sections_read_in_chinese(section: str, shown: str) -> None:
+    assert section_zh(section) == shown
+
+
+@pytest.mark.parametrize(
+    ("outcome", "shown"),
+    [("delivered", "已发送"), ("error:server_error", "失败：模型服务出错（5xx）"),
+     ("error:weird", "失败：weird"), ("silent", "模型选择不说")],
+)  # fmt: skip
+def test_a_turns_outcome_reads_in_chinese(outcome: str, shown: str) -> None:
+    assert snapshot_outcome_zh(outcome) == shown
