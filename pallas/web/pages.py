@@ -13,7 +13,7 @@ from pallas.core.clock import CHINA, local_day
 from pallas.features.cost import cost_reason_zh
 from pallas.features.memory import SHORT_NAMES, STORED_KINDS, resolve_kind
 from pallas.providers.error_text import llm_error_zh
-from pallas.routing.outcome_text import OUTCOME_ZH, outcome_zh
+from pallas.routing.outcome_text import OUTCOME_ZH, outcome_zh, reason_zh, trigger_zh
 from pallas.web.app import Console
 from pallas.web.members import match_member
 from pallas.web.queries import USAGE_KEYS, MessageCounts, UsageRow, days_back
@@ -195,6 +195,8 @@ def group_pages(router: APIRouter, console: Console) -> None:
             members={mid: name for (_, _, mid), name in senders.items() if name},
             cost_reason=cost_reason_zh,
             failure_reason=failure_reason_zh,
+            reason_text=reason_zh,
+            trigger_zh=trigger_zh,
             outcome_zh=outcome_zh,
             llm_outcomes=LLM_OUTCOMES,
             limit=ROUTING_ROWS,

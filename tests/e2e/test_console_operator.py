@@ -156,7 +156,7 @@ async def find_today_and_why_not(page, base: str, noise_id: int) -> None:
     row = page.locator(f'#decisions tr[data-message="{noise_id}"]')
     await row.wait_for()
     text = await row.inner_text()
-    assert NOISE in text and "路人" in text
+    assert NOISE in text and "路人" in text and "无意义的刷屏" in text, text
     assert re.search(r"跳过|静默|短句", text), f"no outcome that says it stayed quiet: {text}"
 
 

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from pallas.admin.inspect import _decision_line
+from pallas.routing.outcome_text import reason_zh, trigger_zh
 from pallas.web.log_pages import log_zone
 from pallas.web.members import match_member
 from pallas.web.views import provenance, section_zh, snapshot_outcome_zh, token_bar
@@ -109,3 +110,28 @@ def test_sections_read_in_chinese(section: str, shown: str) -> None:
 )  # fmt: skip
 def test_a_turns_outcome_reads_in_chinese(outcome: str, shown: str) -> None:
     assert snapshot_outcome_zh(outcome) == shown
+
+
+@pytest.mark.parametrize(
+    ("stage", "reason", "shown"),
+    [
+        ("gate", "noise", "闸门：无意义的刷屏（哈哈哈 / 666 之类）"),
+        ("stake", "member_thread", "插话判断：两位群友在对话"),
+        (
+            "low_engagement",
+            "rule_pass_low_necessity:roll_miss",
+            "不回时的短句：分数不够，不回，没抽中短句，不说话",
+        ),
+        ("cooldown", "disabled", "冷却：本群已暂停"),
+        ("new_stage", "new_code", "new_stage：new_code"),  # unknown codes stay readable as codes
+        ("", "noise", "无意义的刷屏（哈哈哈 / 666 之类）"),
+    ],
+)
+def test_routing_reasons_read_in_chinese(stage: str, reason: str, shown: str) -> None:
+    assert reason_zh(stage, reason) == shown
+
+
+def test_triggers_read_in_chinese() -> None:
+    assert [trigger_zh(t) for t in ("at", "ambient_disabled", "odd")] == [
+        "@ 机器人", "没叫机器人（旁听插话已关）", "odd"
+    ]  # fmt: skip
