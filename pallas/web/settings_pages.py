@@ -27,17 +27,9 @@ from pallas.web.settings_edit import (
     save_default,
     set_default_value,
 )
-from pallas.web.views import redact_config
+from pallas.web.views import TASKS_ZH, redact_config
 
 log = logging.getLogger("pallas.console")
-
-TASKS_ZH = {
-    "chat": "回复",
-    "cheap": "便宜任务（抽取记忆、学习、摘要）",
-    "vision": "看图",
-    "embedding": "向量检索",
-    "transcribe": "语音转文字",
-}
 
 
 @dataclass(frozen=True, slots=True)

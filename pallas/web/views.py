@@ -31,6 +31,13 @@ PALETTE = (
     "#9c755f",
     "#bab0ac",
 )
+TASKS_ZH = {
+    "chat": "回复",
+    "cheap": "便宜任务（抽取记忆、学习、摘要）",
+    "vision": "看图",
+    "embedding": "向量检索",
+    "transcribe": "语音转文字",
+}
 TABLE_LIMIT = 100  # usage table rows shown (biggest first); the cost total covers them all
 _SECRET_KEY = re.compile(r"(api_key|apikey|secret|password|access_token|authorization)$", re.I)
 _DATA_URL = re.compile(r"^data:([\w/+.-]+);base64,(.*)$", re.S)
@@ -54,6 +61,11 @@ SECTION_COLORS = (
 )  # fmt: skip
 MESSAGE_COLORS = ("#bab0ac", "#8cd17d", "#a0cbe8", "#ffbe7d", "#d4a6c8", "#86bcb6", "#f1ce63")
 MESSAGE_KINDS_ZH = {"session": "会话记录", "ambient": "群环境摘录", "current": "本条消息"}
+
+
+def task_zh(task: str) -> str:
+    """A model task in Chinese (`cheap` → 便宜任务…); the code itself when unknown."""
+    return TASKS_ZH.get(task, task)
 
 
 def section_zh(section_id: str) -> str:

@@ -128,3 +128,13 @@ async def test_default_toml_edits_are_validated_and_logged(
     assert reset.status_code == 200 and "chat_calls = 300" not in (
         groups / "default.toml"
     ).read_text("utf-8")
+
+
+async def test_model_tasks_read_in_chinese_on_status_and_usage(
+    settings_client: httpx.AsyncClient,
+) -> None:
+    await login(settings_client)
+    for path in ("/console/status", "/console/usage"):
+        page = (await settings_client.get(path)).text
+        assert '<span title="chat">回复</span>' in page, path
+        assert '<span title="cheap">便宜任务（抽取记忆、学习、摘要）</span>' in page, path
