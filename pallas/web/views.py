@@ -63,6 +63,27 @@ MESSAGE_COLORS = ("#bab0ac", "#8cd17d", "#a0cbe8", "#ffbe7d", "#d4a6c8", "#86bcb
 MESSAGE_KINDS_ZH = {"session": "会话记录", "ambient": "群环境摘录", "current": "本条消息"}
 
 
+PROCESSOR_ZH = {
+    "session_messages": "会话消息",
+    "regex": "正则规则",
+    "attachments": "附件",
+    "timeline_images": "时间线图片",
+    "worldbook": "世界书",
+    "macros": "宏",
+    "prompt_overrides": "提示词覆盖",
+    "injections": "定位注入",
+    "kb_placeholders": "知识库占位符",
+    "svars": "会话变量",
+    "budget": "预算裁剪",
+    "formatter": "格式化",
+}
+
+
+def processor_zh(processor_id: str) -> str:
+    """A pipeline processor's name in Chinese: its section's name, or what it does."""
+    return PROCESSOR_ZH.get(processor_id) or SECTION_NAMES_ZH.get(processor_id, "")
+
+
 def task_zh(task: str) -> str:
     """A model task in Chinese (`cheap` → 便宜任务…); the code itself when unknown."""
     return TASKS_ZH.get(task, task)

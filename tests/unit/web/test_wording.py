@@ -9,9 +9,16 @@ import pytest
 
 from pallas.admin.inspect import _decision_line
 from pallas.routing.outcome_text import reason_zh, trigger_zh
+from pallas.turn.parts.chat_pipeline import build_chat_pipeline
 from pallas.web.log_pages import log_zone
 from pallas.web.members import match_member
-from pallas.web.views import provenance, section_zh, snapshot_outcome_zh, token_bar
+from pallas.web.views import (
+    processor_zh,
+    provenance,
+    section_zh,
+    snapshot_outcome_zh,
+    token_bar,
+)
 
 BEIJING_1133 = 1_764_560_000.0  # 2025-12-01 11:33:20 Beijing, 03:33:20 UTC
 
@@ -135,3 +142,10 @@ def test_triggers_read_in_chinese() -> None:
     assert [trigger_zh(t) for t in ("at", "ambient_disabled", "odd")] == [
         "@ 机器人", "没叫机器人（旁听插话已关）", "odd"
     ]  # fmt: skip
+
+
+def test_every_pipeline_processor_has_a_chinese_name() -> None:
+    order = build_chat_pipeline().reset().order
+    assert len(order) > 20
+    assert [p for p in order if not processor_zh(p)] == []
+    assert processor_zh("kb_placeholders") == "知识库占位符" and processor_zh("persona") == "人设"
