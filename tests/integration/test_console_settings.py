@@ -94,7 +94,7 @@ async def test_global_settings_show_models_prices_and_caps_never_the_key(
     assert "bge-m3" in page.split('data-task="embedding"')[1].split("</tr>")[0]
     assert "未开启" in page.split('data-task="transcribe"')[1].split("</tr>")[0]
     caps = page.split('id="caps"')[1].split("</section>")[0]
-    assert "/ 500" in caps and "不限" in caps and "600" in caps  # calls cap, tokens, budget
+    assert "/ 上限 500" in caps and "没有上限" in caps and "600" in caps  # calls, tokens, budget
     assert 'data-table="routing.ambient"' in page, "default.toml's keys, grouped"
 
 
