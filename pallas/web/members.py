@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,3 +41,32 @@ def match_member(text: str, candidates: Sequence[tuple[int, str, str]]) -> Membe
     choices = tuple((uid, _name(card, nick)) for uid, card, nick in candidates[:10])
     note = f"「{wanted}」对应多个成员，请选一个"
     return MemberMatch(None, note, choices, reason="ambiguous")
+
+
+ORIGIN_ZH = {
+    "teach": "群友教的",
+    "admin": "管理员加的",
+    "extract": "从聊天里记下的",
+    "kb_import": "知识库导入",
+}
+
+
+def memory_source_text(origin: str, source: Mapping[str, Any] | None) -> str:
+    """Where a memory came from, in words: `群友教的 · 命令「记住」· 来自 51201 · 消息 1004`;
+    the JSON itself goes on hover."""
+    parts = [ORIGIN_ZH.get(origin, origin)]
+    src = source or {}
+    if src.get("command"):
+        parts.append(f"命令「{src['command']}」")
+    if src.get("by"):
+        parts.append(f"来自 {src['by']}")
+    if src.get("file"):
+        parts.append(f"文件 {src['file']}")
+    ids = src.get("message_ids") or []
+    if ids:
+        parts.append(
+            "消息 " + "、".join(str(i) for i in list(ids)[:3]) + ("…" if len(ids) > 3 else "")
+        )
+    if src.get("model"):
+        parts.append(f"模型 {src['model']}")
+    return " · ".join(p for p in parts if p)

@@ -15,7 +15,7 @@ from pallas.features.memory import SHORT_NAMES, STORED_KINDS, resolve_kind
 from pallas.providers.error_text import llm_error_zh
 from pallas.routing.outcome_text import OUTCOME_ZH, outcome_zh, reason_zh, trigger_zh
 from pallas.web.app import Console
-from pallas.web.members import match_member
+from pallas.web.members import match_member, memory_source_text
 from pallas.web.queries import USAGE_KEYS, MessageCounts, UsageRow, days_back
 from pallas.web.views import (
     cache_layout_view,
@@ -241,6 +241,7 @@ def group_pages(router: APIRouter, console: Console) -> None:
             kind=resolved or "",
             user=user,
             match=match,
+            source_text=memory_source_text,
             notice=notice,
             clock=clock_text,
         )

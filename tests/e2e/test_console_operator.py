@@ -216,7 +216,7 @@ async def import_a_book(page, base: str, chat: Chat, folder: Path) -> None:
     assert ENTRY in json.dumps(fired.messages, ensure_ascii=False)
 
 
-async def delete_the_memory(page, base: str) -> None:
+async def delete_the_memory(page, base: str, label: str) -> None:
     """Found by the member's card (not a QQ number), deleted, gone."""
     await page.goto(f"{base}/g/{GROUP_A}/memory")
     await page.fill("input[name=user]", "阿米娅")
@@ -224,6 +224,8 @@ async def delete_the_memory(page, base: str) -> None:
     await page.wait_for_selector("#member-match")
     row = page.locator("#memories tr[data-ref]", has_text=STORED)
     assert await row.count() == 1, await page.inner_text("#memories")
+    assert "群友教的" in await row.inner_text()
+    await shoot(page, f"memory-by-card-{label}")
     await row.locator("button", has_text="删除").click()  # the confirm dialog is accepted
     await page.wait_for_selector("p.notice")
     assert await page.locator("#memories tr[data-ref]", has_text=STORED).count() == 0
@@ -312,7 +314,7 @@ async def test_an_operators_tasks_end_to_end_in_a_real_browser(
         await pause_group_a(page, base, operator_bot, chat)
         await edit_the_persona(page, base, chat)
         await import_a_book(page, base, chat, tmp_path)
-        await delete_the_memory(page, base)
+        await delete_the_memory(page, base, label)
         await logs_and_history(page, base)
         await shoot_every_page(page, base, label, size)
         await log_out_and_reuse_the_cookie(chromium, page, base, size)

@@ -61,6 +61,8 @@ async def test_the_memory_filter_takes_a_card_as_well_as_a_number(
     url = f"/console/g/{GROUP}/memory"
     by_card = (await client.get(url, params={"user": "阿米娅"})).text
     assert "喜欢吃甜食" in by_card and "住在龙门" not in by_card
+    row = by_card.split("喜欢吃甜食")[1].split("</tr>")[0]
+    assert ">管理员加的</span>" in row and f'title="QQ {AMIYA}"' in by_card
     by_number = (await client.get(url, params={"user": str(FAN)})).text
     assert "住在龙门" in by_number and "喜欢吃甜食" not in by_number
     several = (await client.get(url, params={"user": "阿米"})).text

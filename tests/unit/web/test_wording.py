@@ -11,7 +11,7 @@ from pallas.admin.inspect import _decision_line
 from pallas.routing.outcome_text import reason_zh, trigger_zh
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
 from pallas.web.log_pages import log_zone
-from pallas.web.members import match_member
+from pallas.web.members import match_member, memory_source_text
 from pallas.web.views import (
     processor_zh,
     provenance,
@@ -149,3 +149,20 @@ def test_every_pipeline_processor_has_a_chinese_name() -> None:
     assert len(order) > 20
     assert [p for p in order if not processor_zh(p)] == []
     assert processor_zh("kb_placeholders") == "知识库占位符" and processor_zh("persona") == "人设"
+
+
+@pytest.mark.parametrize(
+    ("origin", "source", "shown"),
+    [
+        ("teach", {"message_ids": [1004], "command": "记住", "by": 51201},
+         "群友教的 · 命令「记住」 · 来自 51201 · 消息 1004"),
+        ("extract", {"message_ids": [1, 2, 3, 4], "turn_id": "t", "model": "gpt-4o-mini"},
+         "从聊天里记下的 · 消息 1、2、3… · 模型 gpt-4o-mini"),
+        ("kb_import", {"file": "lore.md", "chunk": 2}, "知识库导入 · 文件 lore.md"),
+        ("admin", None, "管理员加的"),
+    ],
+)  # fmt: skip
+def test_a_memorys_source_reads_as_words(
+    origin: str, source: dict[str, object] | None, shown: str
+) -> None:
+    assert memory_source_text(origin, source) == shown
