@@ -60,7 +60,9 @@ SECTION_COLORS = (
     "#9c755f", "#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#a6761d", "#666666",
 )  # fmt: skip
 MESSAGE_COLORS = ("#bab0ac", "#8cd17d", "#a0cbe8", "#ffbe7d", "#d4a6c8", "#86bcb6", "#f1ce63")
-MESSAGE_KINDS_ZH = {"session": "会话记录", "ambient": "群环境摘录", "current": "本条消息"}
+MESSAGE_KINDS_ZH = {
+    "history": "对话历史", "session": "会话记录", "ambient": "群环境摘录", "current": "本条消息",
+}  # fmt: skip
 
 
 PROCESSOR_ZH = {
