@@ -40,8 +40,9 @@ class ChatConfig(BaseModel):
     # quick follow-up lines ("等下" / "还有…") are folded into the same turn.
     merge_window_s: float = Field(default=1.2, ge=0, le=10)
     merge_wait: MergeWaitConfig = Field(default_factory=MergeWaitConfig)  # only when unfinished
+    # times a turn re-waits for more lines
     max_accumulate_retries: int = Field(default=3, ge=0, le=10)
-    at_sender_on_first_bubble: bool = False
+    at_sender_on_first_bubble: bool = False  # @ the member in the first bubble
     allow_sticker: bool = False  # send real stickers from the group's pool ([stickers])
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import asdict
+from datetime import datetime
 from typing import Any
 
 from pallas.admin.base import AdminCommand, AdminCtx, AppCommand
 from pallas.context.analyzer import render_snapshot
+from pallas.core.clock import CHINA
 from pallas.core.db.retention import database_facts
 from pallas.features.cost import Limits, UsageCounters, cost_reason_zh, status_lines
 from pallas.features.tools import ToolsConfig
@@ -94,7 +95,8 @@ def _tools_line(tools: ToolsConfig) -> str:
 
 
 def _decision_line(record: dict[str, Any]) -> str:
-    clock = time.strftime("%H:%M:%S", time.localtime(float(record.get("time", 0))))
+    # Beijing time, as the console shows it (the server's own zone is often UTC)
+    clock = datetime.fromtimestamp(float(record.get("time", 0)), CHINA).strftime("%H:%M:%S")
     outcome = str(record.get("outcome"))
     score = record.get("score")
     score_text = f" 分数{score}/{record.get('threshold')}" if score is not None else ""
@@ -118,7 +120,8 @@ async def why(ctx: AdminCtx) -> str:
     records = await ctx.services.routing.recent_decisions(ctx.bot_id, ctx.group_id, limit=wanted)
     if not records:
         return "最近没有记录到本群的决策"
-    return "\n".join(_decision_line(r) for r in records[-wanted:])
+    lines = [_decision_line(r) for r in records[-wanted:]]
+    return "\n".join(["（时间为北京时间）", *lines])
 
 
 async def context(ctx: AdminCtx) -> str:

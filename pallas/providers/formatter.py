@@ -25,13 +25,14 @@ Message = dict[str, Any]
 class FormatterConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    merge_system_to_head: bool = True
-    merge_consecutive_same_role: bool = True
-    system_to_user: bool = False
-    ensure_alternation: bool = False
-    user_placeholder: str = Field(default="（继续）", min_length=1)
+    merge_system_to_head: bool = True  # all system messages merged into the first
+    merge_consecutive_same_role: bool = True  # adjacent messages of one role merged
+    system_to_user: bool = False  # system messages sent as user messages
+    ensure_alternation: bool = False  # insert placeholders so user / assistant alternate
+    user_placeholder: str = Field(default="（继续）", min_length=1)  # the inserted user message
+    # the inserted assistant message
     assistant_placeholder: str = Field(default="嗯。", min_length=1)
-    separator: str = "\n\n"
+    separator: str = "\n\n"  # joins merged messages
 
 
 def _as_blocks(content: Any) -> list[Any]:

@@ -72,9 +72,10 @@ class ImageFetchConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_bytes: int = Field(default=10 * MIB, gt=0)
-    timeout_seconds: float = Field(default=10.0, gt=0)
-    max_redirects: int = Field(default=3, ge=0, le=10)
+    max_bytes: int = Field(default=10 * MIB, gt=0)  # larger images are not fetched
+    timeout_seconds: float = Field(default=10.0, gt=0)  # download timeout per image
+    max_redirects: int = Field(default=3, ge=0, le=10)  # redirects followed per image
+    # URL schemes images are fetched from
     allowed_schemes: frozenset[str] = frozenset({"http", "https"})
     # Current + quoted images attached to one reply turn (vision models only).
     max_images_per_turn: int = Field(default=4, ge=0, le=16)

@@ -27,16 +27,17 @@ class ModelProfile(BaseModel):
 
     context_window: int = Field(default=32_000, ge=1_000)  # tokens
     reserved_output: int = Field(default=800, ge=64)  # tokens kept free for the answer
-    max_output_tokens: int = Field(default=400, ge=16)
-    temperature: float = Field(default=0.8, ge=0, le=2)
-    supports_images: bool = False
+    max_output_tokens: int = Field(default=400, ge=16)  # answer tokens asked for
+    temperature: float = Field(default=0.8, ge=0, le=2)  # sampling temperature
+    supports_images: bool = False  # images are sent to this model
     image_tokens: int = Field(default=765, ge=0, le=20_000)  # budget cost of one attached image
     # prices per 1,000,000 tokens (any currency; the console's usage page shows cost when set);
     # cached_input_price bills the prompt tokens the provider served from its prefix cache
     # (unset: billed at input_price)
-    input_price: float | None = Field(default=None, ge=0)
+    input_price: float | None = Field(default=None, ge=0)  # price per 1M prompt tokens
+    # price per 1M cached prompt tokens
     cached_input_price: float | None = Field(default=None, ge=0)
-    output_price: float | None = Field(default=None, ge=0)
+    output_price: float | None = Field(default=None, ge=0)  # price per 1M answer tokens
 
     # --- how the model is asked (wire quirks) ---
     send_temperature: bool = True  # o-series and most reasoning models refuse `temperature`

@@ -24,6 +24,7 @@ from pallas.web.group_pages import message_routes, overview_routes
 from pallas.web.log_pages import log_routes
 from pallas.web.pages import group_pages, read_pages
 from pallas.web.persona_pages import persona_routes
+from pallas.web.settings_pages import settings_routes
 from pallas.web.status import status_pages
 from pallas.web.worldbook_pages import worldbook_routes
 
@@ -53,6 +54,7 @@ def build_router(console: Console) -> APIRouter:
     persona_routes(router, console)
     worldbook_routes(router, console)
     log_routes(router, console)
+    settings_routes(router, console)
     return router
 
 

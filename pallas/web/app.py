@@ -22,8 +22,10 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from pallas.providers.error_text import llm_error_zh
 from pallas.web.auth import COOKIE, SESSION_TTL_S, ConsoleAuth
 from pallas.web.backend import ConsoleBackend
+from pallas.web.views import processor_zh, task_zh
 
 log = logging.getLogger("pallas.console")
 HERE = Path(__file__).parent
@@ -48,6 +50,9 @@ templates = Environment(
 )
 # `tojson` shows Chinese as Chinese (not \uXXXX); it still escapes < > & ' for HTML.
 templates.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
+templates.globals["task_zh"] = task_zh  # model tasks and error codes in Chinese on every page
+templates.globals["llm_error_zh"] = llm_error_zh
+templates.globals["processor_zh"] = processor_zh
 
 
 class NotLoggedIn(Exception):

@@ -121,8 +121,19 @@ class ConsoleBackend:
             return []
 
     def model_names(self) -> dict[str, str]:
+        """The model each task uses ("" = the task is off); names only, never a key."""
         d = self._deployment
-        return {"chat": d.chat_model, "cheap": d.cheap_model, "vision": d.vision_model}
+        return {
+            "chat": d.chat_model,
+            "cheap": d.cheap_model,
+            "vision": d.vision_model,
+            "embedding": d.embedding_model,
+            "transcribe": d.transcribe_model,
+        }
+
+    def daily_caps(self) -> tuple[int, int]:
+        """The deployment's daily reply caps (calls, tokens) over every group; 0 = none."""
+        return self._deployment.daily_call_cap, self._deployment.daily_token_cap
 
     def group_config(self, group_id: int) -> GroupConfig:
         return self._admin.group_config(group_id)

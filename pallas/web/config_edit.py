@@ -28,6 +28,7 @@ from pallas.core.config_files import (
     reject_default_only,
 )
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
+from pallas.web.config_docs import quote_part
 
 
 class ConfigRejected(ValueError):
@@ -58,21 +59,34 @@ def _load_default(groups_dir: Path) -> dict[str, Any]:
 def validate_text(groups_dir: Path, group_id: int, text: str) -> GroupConfig:
     """The merged config this file text would give, or `ConfigRejected` with the reason."""
     path = group_path(groups_dir, group_id)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigRejected(f"{path.name}: cannot parse: {exc}") from exc
+    data = parse_file(path.name, text)
     try:
         reject_default_only(GroupConfig, Path(path.name), data)  # they belong in default.toml
-        config = GroupConfig.model_validate(deep_merge(_load_default(groups_dir), data))
     except DefaultOnlyKeyError as exc:
         raise ConfigRejected(str(exc)) from exc
+    return validate_merged(groups_dir, path.name, _load_default(groups_dir), data)
+
+
+def parse_file(file_name: str, text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigRejected(f"{file_name}: cannot parse: {exc}") from exc
+
+
+def validate_merged(
+    groups_dir: Path, file_name: str, default: Mapping[str, Any], data: Mapping[str, Any]
+) -> GroupConfig:
+    """`data` merged over `default` as the store does it: the model, the pipeline and the
+    persona must all hold (`file_name` names the file in the reason)."""
+    try:
+        config = GroupConfig.model_validate(deep_merge(default, data))
     except ValidationError as exc:
-        raise ConfigRejected(describe_validation_error(Path(path.name), exc)) from exc
+        raise ConfigRejected(describe_validation_error(Path(file_name), exc)) from exc
     warnings = build_chat_pipeline(config.context).warnings
     if warnings:
-        raise ConfigRejected(f"{path.name}: context: " + "; ".join(warnings))
-    _check_persona(groups_dir, path.name, data)
+        raise ConfigRejected(f"{file_name}: context: " + "; ".join(warnings))
+    _check_persona(groups_dir, file_name, data)
     return config
 
 
@@ -188,42 +202,48 @@ def set_value(groups_dir: Path, group_id: int, dotted: str, literal: str) -> Gro
     parts = key_path(dotted)
     value = parse_value(literal)
     doc = tomlkit.parse(read_text(groups_dir, group_id))
-    _put(doc, parts, value)
+    put_value(doc, parts, value)
     config = validate_text(groups_dir, group_id, tomlkit.dumps(doc))
-    typed = _as_validated(config, parts, value)
+    typed = as_validated(config, parts, value)
     if typed is not value:
-        _put(doc, parts, typed)
+        put_value(doc, parts, typed)
     return save_text(groups_dir, group_id, tomlkit.dumps(doc))
 
 
 def reset_value(groups_dir: Path, group_id: int, dotted: str) -> GroupConfig:
     """Drop one key from the group file: default.toml's (or the built-in) value applies again.
     Tables the key leaves empty are dropped too."""
-    parts = key_path(dotted)
     doc = tomlkit.parse(read_text(groups_dir, group_id))
+    drop_key(doc, dotted, f"本群配置文件里没有 {dotted}")
+    return save_text(groups_dir, group_id, tomlkit.dumps(doc))
+
+
+def drop_key(doc: tomlkit.TOMLDocument, dotted: str, missing: str) -> None:
+    """Delete one dotted key and the tables it leaves empty (`ConfigRejected(missing)` when
+    the file does not set it)."""
+    parts = key_path(dotted)
     tables: list[Any] = [doc]
     for part in parts[:-1]:
         node = tables[-1].get(part)
         if not isinstance(node, Mapping):
-            raise ConfigRejected(f"本群配置文件里没有 {dotted}")
+            raise ConfigRejected(missing)
         tables.append(node)
     if parts[-1] not in tables[-1]:
-        raise ConfigRejected(f"本群配置文件里没有 {dotted}")
+        raise ConfigRejected(missing)
     del tables[-1][parts[-1]]
     for depth in range(len(parts) - 1, 0, -1):  # innermost first
         if not tables[depth]:
             del tables[depth - 1][parts[depth - 1]]
-    return save_text(groups_dir, group_id, tomlkit.dumps(doc))
 
 
-def _put(doc: tomlkit.TOMLDocument, parts: Sequence[str], value: Any) -> None:
+def put_value(doc: tomlkit.TOMLDocument, parts: Sequence[str], value: Any) -> None:
     node: Any = doc
     for part in parts[:-1]:
         node = _table(node, part)
     node[parts[-1]] = value
 
 
-def _as_validated(config: GroupConfig, parts: Sequence[str], value: Any) -> Any:
+def as_validated(config: GroupConfig, parts: Sequence[str], value: Any) -> Any:
     """`value`, or the number / boolean the model made of it when it was a string."""
     if not isinstance(value, str):
         return value
@@ -238,7 +258,7 @@ def _as_validated(config: GroupConfig, parts: Sequence[str], value: Any) -> Any:
 def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in data.items():
-        name = f"{prefix}{key}"
+        name = f"{prefix}{quote_part(key)}"  # `models."gpt-4.1".input_price` splits right
         if isinstance(value, Mapping) and value:
             out.update(_flatten(value, name + "."))
         else:
@@ -257,9 +277,15 @@ def merged_with_origin(groups_dir: Path, group_id: int, merged: GroupConfig) -> 
     """Each leaf of the merged config with the layer it came from (group file wins)."""
     group_file = group_path(groups_dir, group_id)
     group_data = tomllib.loads(read_text(groups_dir, group_id) or "")
-    layers = [
-        (group_file.name, _flatten(group_data)),
-        ("default.toml", _flatten(_load_default(groups_dir))),
-    ]
+    return with_origin(
+        merged, [(group_file.name, group_data), ("default.toml", _load_default(groups_dir))]
+    )
+
+
+def with_origin(
+    merged: GroupConfig, layers: Sequence[tuple[str, Mapping[str, Any]]]
+) -> list[Origin]:
+    """Each leaf of `merged` with the first of `layers` (name, file data) that sets it."""
+    flat_layers = [(label, _flatten(data)) for label, data in layers]
     flat = _flatten(merged.model_dump(mode="json"))
-    return [Origin(k, v, _origin(k, layers)) for k, v in sorted(flat.items())]
+    return [Origin(k, v, _origin(k, flat_layers)) for k, v in sorted(flat.items())]

@@ -17,6 +17,7 @@ from fastapi.responses import RedirectResponse, Response
 
 from pallas.context.sections import SECTION_IDS, SECTION_NAMES_ZH
 from pallas.web.app import PREFIX, Console, Session
+from pallas.web.config_docs import group_keys
 from pallas.web.config_edit import (
     ConfigRejected,
     group_path,
@@ -189,18 +190,20 @@ def config_page(
     backend = session.backend
     merged = backend.fresh_config(group_id)
     rows = redact_config(merged_with_origin(backend.groups_dir, group_id, merged))
-    if query:
-        rows = [r for r in rows if query in r.key]
+    file_name = group_path(backend.groups_dir, group_id).name
+    groups = group_keys(rows, group_file=file_name, query=query)
     page = console.render(
         "config.html",
         session,
         page="config",
         group_id=group_id,
         rows=rows,
+        groups=groups,
+        shown=sum(len(g.keys) for g in groups),
         error=error,
         notice=notice,
         file_text=read_text(backend.groups_dir, group_id) if text is None else text,
-        file_name=group_path(backend.groups_dir, group_id).name,
+        file_name=file_name,
         q=query,
         unseen=unseen,
     )

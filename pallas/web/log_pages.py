@@ -4,6 +4,8 @@ optional auto-refresh (htmx polling of the same URL, which then answers with the
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
@@ -13,6 +15,16 @@ from pallas.web.group_pages import parse_group_id
 
 DEFAULT_LINES = 200
 REFRESH_S = 5
+
+
+def log_zone(now: datetime | None = None) -> str:
+    """The zone the log lines' times are in (the bot process's local zone): `UTC+8`, `UTC+0`,
+    `UTC+5:30`."""
+    offset = (now or datetime.now().astimezone()).utcoffset() or timedelta(0)
+    minutes = int(offset.total_seconds() // 60)
+    sign = "+" if minutes >= 0 else "-"
+    hours, rest = divmod(abs(minutes), 60)
+    return f"UTC{sign}{hours}" + (f":{rest:02d}" if rest else "")
 
 
 def log_routes(router: APIRouter, console: Console) -> None:
@@ -28,7 +40,7 @@ def log_routes(router: APIRouter, console: Console) -> None:
         values = {
             "page": "logs", "lines": lines, "group": group.strip(), "q": q.strip(), "n": limit,
             "auto": bool(auto), "refresh": REFRESH_S, "capacity": LOG_RING.capacity,
-            "error": error,
+            "error": error, "zone": log_zone(),
         }  # fmt: skip
         if "hx-request" in request.headers:
             return console.render("log_lines.html", session, **values)

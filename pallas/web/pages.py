@@ -13,13 +13,17 @@ from pallas.core.clock import CHINA, local_day
 from pallas.features.cost import cost_reason_zh
 from pallas.features.memory import SHORT_NAMES, STORED_KINDS, resolve_kind
 from pallas.providers.error_text import llm_error_zh
-from pallas.routing.outcome_text import OUTCOME_ZH, outcome_zh
+from pallas.routing.outcome_text import OUTCOME_ZH, outcome_zh, reason_zh, trigger_zh
 from pallas.web.app import Console
+from pallas.web.members import match_member, memory_source_text
 from pallas.web.queries import USAGE_KEYS, MessageCounts, UsageRow, days_back
 from pallas.web.views import (
     cache_layout_view,
+    provenance,
     request_json,
     retrieval_rows,
+    section_zh,
+    snapshot_outcome_zh,
     token_bar,
     usage_series,
 )
@@ -141,6 +145,9 @@ def group_pages(router: APIRouter, console: Console) -> None:
         if chosen is not None and chosen["group_id"] != group_id:
             chosen = None  # a turn of another group is not shown under this one
         data = chosen["data"] if chosen else {}
+        keys = [(int(x["bot_id"]), group_id, int(x["message_id"])) for x in snaps if x["bot_id"]]
+        senders = await backend.queries.senders(keys) if keys else {}
+        by_message = {mid: name for (_, _, mid), name in senders.items() if name}
         return console.render(
             "analyzer.html",
             session,
@@ -154,6 +161,10 @@ def group_pages(router: APIRouter, console: Console) -> None:
             retrieval=retrieval_rows(data) if chosen else [],
             layout=cache_layout_view(data) if chosen else None,
             clock=clock_text,
+            section_zh=section_zh,
+            outcome_text=snapshot_outcome_zh,
+            names=by_message,  # message id → the sender's card / nickname
+            sources=lambda tokens: provenance(tokens, by_message),
         )
 
     @router.get("/g/{group_id}/routing")
@@ -184,6 +195,8 @@ def group_pages(router: APIRouter, console: Console) -> None:
             members={mid: name for (_, _, mid), name in senders.items() if name},
             cost_reason=cost_reason_zh,
             failure_reason=failure_reason_zh,
+            reason_text=reason_zh,
+            trigger_zh=trigger_zh,
             outcome_zh=outcome_zh,
             llm_outcomes=LLM_OUTCOMES,
             limit=ROUTING_ROWS,
@@ -197,14 +210,24 @@ def group_pages(router: APIRouter, console: Console) -> None:
         session = await console.session(request)
         bot_id = await session.backend.bot_for_group(group_id)
         resolved = resolve_kind(kind) if kind else None
-        subject = int(user) if user.strip().isdigit() else None
+        named = user.strip() and not user.strip().isdigit() and bot_id
+        found = (
+            await session.backend.queries.members_named(bot_id, group_id, user.strip()[:64])
+            if named and bot_id
+            else []
+        )
+        match = match_member(user, found)
+        subject = match.user_id
+        shown = bool(bot_id) and (subject is not None or match.reason == "empty")
         items = (
             await session.backend.memories(bot_id, group_id, kind=resolved, user=subject)
-            if bot_id
+            if shown and bot_id
             else []
         )
         retired = (
-            await session.backend.retired_memories(bot_id, group_id, user=subject) if bot_id else []
+            await session.backend.retired_memories(bot_id, group_id, user=subject)
+            if shown and bot_id
+            else []
         )
         return console.render(
             "memory.html",
@@ -217,6 +240,8 @@ def group_pages(router: APIRouter, console: Console) -> None:
             names=SHORT_NAMES,
             kind=resolved or "",
             user=user,
+            match=match,
+            source_text=memory_source_text,
             notice=notice,
             clock=clock_text,
         )

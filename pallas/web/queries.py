@@ -181,6 +181,33 @@ class ConsoleQueries:
         names = ("turn_id", "bot_id", "user_id", "message_id", "created_at", "model", "outcome")
         return [dict(zip(names, r, strict=True)) for r in rows]
 
+    async def members_named(
+        self, bot_id: int, group_id: int, name: str, *, scan: int = 5000
+    ) -> list[tuple[int, str, str]]:
+        """(user id, card, nickname) of members whose card or nickname contains `name`, among
+        the senders of the group's newest `scan` messages, newest first (a bounded read)."""
+        m = MessageRow
+        recent = (
+            select(m.user_id, m.card, m.nickname)
+            .where(m.self_id == bot_id, m.group_id == group_id, m.is_bot.is_(False))
+            .order_by(m.id.desc())
+            .limit(scan)
+            .subquery()
+        )
+        pattern = "%" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        stmt = select(recent.c.user_id, recent.c.card, recent.c.nickname).where(
+            or_(
+                recent.c.card.like(pattern, escape="\\"),
+                recent.c.nickname.like(pattern, escape="\\"),
+            )
+        )
+        async with self._sessions() as session:
+            rows = (await session.execute(stmt)).all()
+        seen: dict[int, tuple[int, str, str]] = {}
+        for user_id, card, nickname in rows:
+            seen.setdefault(int(user_id), (int(user_id), str(card or ""), str(nickname or "")))
+        return list(seen.values())
+
 
 def days_back(now: float, days: int) -> str:
     return local_day(now - days * DAY_S)

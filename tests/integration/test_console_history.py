@@ -105,6 +105,7 @@ async def test_decisions_and_failed_turns_are_still_there_after_a_restart(
             ("skip", str(noise.message_id)),
         ]
         assert "哈哈哈哈" in routing and "模型服务出错（5xx）" in routing
+        assert '<span title="gate:noise">闸门：无意义的刷屏' in routing, "reasons in Chinese"
         assert f"成员{BOB} <small" in routing, "the member's card next to the QQ id"
         only_errors = (await client.get(f"/console/g/{GROUP}/routing?outcome=error")).text
         assert "哈哈哈哈" not in only_errors and "帕拉斯在吗" in only_errors

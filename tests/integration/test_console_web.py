@@ -205,8 +205,8 @@ async def test_config_edit_rejects_without_writing(
     assert good.status_code == 200 and "已保存" in good.text
     assert path.read_text(encoding="utf-8") == "# keep me\n[context]\nchar_budget = 8000\n"
     page = (await client.get(f"/console/g/{GROUP}/config")).text
-    origin = r"context\.char_budget</code></td><td[^>]*><code>8000</code></td><td[^>]*>1001\.toml"
-    assert re.search(origin, page)
+    row = page.split('data-key="context.char_budget"')[1].split("</tr>")[0]
+    assert re.search(r"<code[^>]*>8000</code></td>\s*<td[^>]*>1001\.toml", row)
     broken = await client.post(
         f"/console/g/{GROUP}/config/file", data={"csrf": csrf, "text": "[context\n"}
     )

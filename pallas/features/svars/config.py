@@ -55,11 +55,12 @@ class SvarConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    variables: list[SvarDef] = Field(default_factory=list)
+    variables: list[SvarDef] = Field(default_factory=list)  # declared session variables
     # apply <svar> tags from the model's answer (False: tags are still stripped, never applied)
     apply_from_answer: bool = True
     # a 【会话变量】 section with the current values and the tag syntax, for the model
     state_section: bool = True
+    # svar changes applied per answer at most
     max_ops_per_answer: int = Field(default=16, ge=0, le=200)
 
     @model_validator(mode="after")

@@ -15,10 +15,10 @@ class ToolsConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = True
-    allowed: tuple[str, ...] = ALL_TOOLS
+    enabled: bool = True  # false: no local tools
+    allowed: tuple[str, ...] = ALL_TOOLS  # tool names the group may use
     admin_only: tuple[str, ...] = ()  # owner / admins / configured admins / superusers only
-    timeout_s: float = Field(default=2.0, gt=0, le=10)
+    timeout_s: float = Field(default=2.0, gt=0, le=10)  # a tool taking longer is dropped
     mcp: McpGroupConfig = Field(default_factory=McpGroupConfig)  # model-chosen MCP tools
 
     @field_validator("allowed", "admin_only")

@@ -179,20 +179,21 @@ class WorldbookConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    enabled: bool = True
+    enabled: bool = True  # false: no worldbook entries in prompts
     books: tuple[str, ...] = ()  # file names under config/worldbooks/ bound to the group
     scan_depth: int = Field(default=4, ge=0, le=1000)  # recent messages scanned for keys
     recursion: bool = True  # scan activated content for more keys
     max_recursion_steps: int = Field(default=3, ge=0, le=50)  # passes after the initial scan
     budget_share: float = Field(default=0.25, ge=0, le=1)  # of the context token budget
     budget_cap_tokens: int = Field(default=1000, ge=0)  # 0 = no cap
-    case_sensitive: bool = False
+    case_sensitive: bool = False  # keys match case-sensitively
     # SillyTavern's default; never applied to keys containing CJK characters
     match_whole_words: bool = True
-    use_group_scoring: bool = False
+    use_group_scoring: bool = False  # inclusion groups pick by score (SillyTavern)
     # sticky / cooldown unit: "messages" = chat messages in the group (SillyTavern),
     # "replies" = this bot's reply turns (Pallas before 0012)
     timed_unit: Literal["messages", "replies"] = "messages"
+    # per-book overrides, by book name
     book_options: dict[str, BookOptions] = Field(default_factory=dict)
 
     def budget_tokens(self, context_tokens: int) -> int:

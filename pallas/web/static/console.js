@@ -36,6 +36,39 @@
     if (!log && root.id === "log-lines") log = root;
     if (log) log.scrollTop = log.scrollHeight;
   }
+  // config page: filter keys as one types (key or description); groups with a match open
+  function filterConfig(input) {
+    var needle = input.value.trim().toLowerCase();
+    var groups = document.querySelectorAll("details.cfg-group");
+    var shown = 0;
+    Array.prototype.forEach.call(groups, function (group) {
+      var hits = 0;
+      Array.prototype.forEach.call(group.querySelectorAll("tr.cfg-key"), function (row) {
+        var text = (row.dataset.key + " " + row.dataset.desc).toLowerCase();
+        var hit = !needle || text.indexOf(needle) >= 0;
+        row.classList.toggle("hidden", !hit);
+        if (hit) hits += 1;
+      });
+      group.classList.toggle("hidden", hits === 0);
+      group.open = !!needle && hits > 0;
+      shown += hits;
+    });
+    var count = document.getElementById("config-count");
+    if (count) count.textContent = (needle ? "筛选“" + input.value.trim() + "”：" : "") + shown + " 个键";
+  }
+  document.addEventListener("input", function (evt) {
+    if (evt.target.id === "config-filter") filterConfig(evt.target);
+  });
+  // config page: "改" puts the key and its current value into the edit form
+  document.addEventListener("click", function (evt) {
+    var button = evt.target.closest ? evt.target.closest("button.cfg-edit") : null;
+    if (!button) return;
+    document.getElementById("edit-key").value = button.dataset.key;
+    var value = document.getElementById("edit-value");
+    value.value = button.dataset.value;
+    value.scrollIntoView({ block: "center" });
+    value.focus();
+  });
   // no inline handlers (the console's CSP allows scripts from 'self' only)
   document.addEventListener("submit", function (evt) {
     var message = evt.target.getAttribute && evt.target.getAttribute("data-confirm");

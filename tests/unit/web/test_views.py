@@ -27,7 +27,8 @@ def test_token_bar_covers_sections_then_messages() -> None:
         "messages": [{"role": "user", "kind": "current", "tokens": 60}],
     }
     bar = token_bar(data)
-    assert [p.label for p in bar] == ["guard", "persona", "user:current#0"]
+    assert [p.label for p in bar] == ["注入护栏", "人设", "#0 user 本条消息"]
+    assert [p.key for p in bar] == ["guard", "persona", "user:current"]
     assert [p.percent for p in bar] == [30.0, 10.0, 60.0]
     assert [p.kind for p in bar] == ["section", "section", "message"]
     assert token_bar({}) == []
