@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pallas.admin.base import AdminServices
 from pallas.features.cost import CostGuard
 from pallas.features.learning import FeedbackStores, GroupInsightProcessor, GroupLearningSource
@@ -9,6 +11,7 @@ from pallas.features.memory import MemoryService
 from pallas.features.retention import RetentionJob
 from pallas.features.session import SessionTopicRepository
 from pallas.features.stickers import StickerDescriber, StickerService
+from pallas.features.tools import ServerStatus
 from pallas.runtime import PallasRuntime
 from pallas.turn.parts.addressing import Addressing
 from pallas.turn.parts.extras import TurnExtras
@@ -71,8 +74,13 @@ class PallasApp:
                 routes=runtime.repos.routes,
                 accounts=runtime.accounts,
                 started_at=runtime.started_at,
+                mcp_statuses=self._mcp_statuses(),
             )
         return self._console
+
+    def _mcp_statuses(self) -> Callable[[], list[ServerStatus]] | None:
+        hub = self.chat.tools.hub if self.chat.tools is not None else None
+        return hub.statuses if hub is not None else None
 
     @property
     def router(self) -> RouteStep:

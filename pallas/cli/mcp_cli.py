@@ -10,15 +10,8 @@ from __future__ import annotations
 import argparse
 
 from pallas.core.settings import PallasSettings
+from pallas.features.tools import MCP_STATE_ZH as STATE_ZH
 from pallas.features.tools import McpHub, ServerStatus, load_mcp
-
-STATE_ZH = {
-    "idle": "未启动",
-    "starting": "启动中",
-    "ready": "正常",
-    "resting": "故障（稍后重试）",
-    "closed": "已关闭",
-}
 
 
 def render_status(status: ServerStatus, descriptions: dict[str, str]) -> list[str]:

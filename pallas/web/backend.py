@@ -25,6 +25,7 @@ from pallas.core.db.repositories.usage import UsageTotals
 from pallas.core.db.retention import database_facts
 from pallas.core.state import StateStore
 from pallas.features.memory import MemoryItem, Retired, readable_scopes, retired_items
+from pallas.features.tools import ServerStatus
 from pallas.providers.client import EndpointStatus
 from pallas.routing.router import Router
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
@@ -49,6 +50,7 @@ class ConsoleBackend:
         routes: RouteHistoryRepository | None = None,
         accounts: Accounts | None = None,
         started_at: float = 0.0,
+        mcp_statuses: Callable[[], list[ServerStatus]] | None = None,
     ):
         self._admin = admin
         self._deployment = admin.deployment
@@ -58,9 +60,15 @@ class ConsoleBackend:
         self._memory = admin.memory  # the app's one memory service
         self._group_names = group_names
         self._routes = routes
+        self._mcp_statuses = mcp_statuses
         self._accounts = accounts
         self.started_at = started_at  # when the bot's runtime started (the status page)
         self.queries = queries
+
+    def mcp_servers(self) -> list[ServerStatus]:
+        """The MCP servers of `config/mcp.toml` as the chat turns see them (not started here:
+        a server starts on a turn's first use)."""
+        return self._mcp_statuses() if self._mcp_statuses is not None else []
 
     async def group_names(self) -> dict[int, str]:
         """Group names from the connected accounts ({} when none can tell)."""

@@ -13,6 +13,7 @@ from fastapi.responses import Response
 
 from pallas.core.accounts import Account
 from pallas.core.clock import local_day
+from pallas.features.tools import MCP_STATE_ZH, ServerStatus
 from pallas.providers.client import EndpointStatus
 from pallas.providers.error_text import llm_error_zh
 from pallas.providers.models import ModelProfile
@@ -146,6 +147,35 @@ def today_totals(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class McpServerView:
+    name: str
+    transport: str
+    state: str  # in Chinese
+    healthy: bool
+    tools: str  # the tools it offers, comma-separated ("" before its first start)
+    problem: str  # its last error and the variables it lacks, "" when none
+
+
+def mcp_views(statuses: Iterable[ServerStatus]) -> list[McpServerView]:
+    views = []
+    for s in statuses:
+        problems = [s.error] if s.error else []
+        if s.missing_env:
+            problems.append("未设置环境变量：" + "、".join(s.missing_env))
+        views.append(
+            McpServerView(
+                name=s.name,
+                transport=s.transport,
+                state=MCP_STATE_ZH.get(s.state, s.state),
+                healthy=s.state in ("idle", "starting", "ready") and not s.missing_env,
+                tools="、".join(s.tools),
+                problem="；".join(problems),
+            )
+        )
+    return views
+
+
 def status_pages(router: APIRouter, console: Console) -> None:
     @router.get("/status")
     async def status(request: Request) -> Response:
@@ -175,5 +205,6 @@ def status_pages(router: APIRouter, console: Console) -> None:
             "endpoints": [endpoint_view(e) for e in endpoints],
             "today": today,
             "database": database,
+            "mcp": mcp_views(backend.mcp_servers()),
         }
         return console.render("status.html", session, page="status", clock=clock_text, **values)

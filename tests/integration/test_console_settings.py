@@ -140,3 +140,41 @@ async def test_model_tasks_read_in_chinese_on_status_and_usage(
         page = (await settings_client.get(path)).text
         assert '<span title="chat">回复</span>' in page, path
         assert '<span title="cheap">便宜任务（抽取记忆、学习、摘要）</span>' in page, path
+
+
+async def test_the_status_page_lists_the_mcp_servers_without_starting_them(
+    deployed: PallasRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 31: the console shows the MCP servers, their state and what they lack."""
+    monkeypatch.delenv("WEATHER_API_KEY", raising=False)
+    (deployed.settings.pallas_config_dir / "mcp.toml").write_text(
+        '[[servers]]\nname = "weather"\ncommand = "no-such-mcp-server"\n'
+        'env = ["WEATHER_API_KEY"]\n',
+        encoding="utf-8",
+    )
+    app = FastAPI()
+    console = mount_console(app, build_app(deployed).console_backend)
+    start_console(console, deployed.settings, deployed.state, deployed.clock, "127.0.0.1", 8080)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://console"
+    ) as http:
+        await login(http)
+        page = (await http.get("/console/status")).text
+    row = page.split('data-server="weather"')[1].split("</tr>")[0]
+    assert "stdio" in row and "未启动" in row
+    assert "未设置环境变量：WEATHER_API_KEY" in row
+    assert "第一次使用时启动后列出" in row
+
+
+def test_mcp_server_states_read_in_chinese() -> None:
+    from pallas.features.tools import ServerStatus
+    from pallas.web.status import mcp_views
+
+    ready = ServerStatus("weather", "stdio", "ready", ("weather", "forecast"), 0, "", ())
+    resting = ServerStatus("search", "http", "resting", (), 3, "connection refused", ())
+    views = mcp_views([ready, resting])
+    assert [(v.state, v.healthy, v.tools) for v in views] == [
+        ("正常", True, "weather、forecast"),
+        ("故障（稍后重试）", False, ""),
+    ]
+    assert views[1].problem == "connection refused"

@@ -15,6 +15,7 @@ from pallas.features.tools.base import (
 )
 from pallas.features.tools.config import ToolsConfig
 from pallas.features.tools.mcp_admin import COMMANDS as TOOL_COMMANDS
+from pallas.features.tools.mcp_admin import STATE_ZH as MCP_STATE_ZH
 from pallas.features.tools.mcp_admin import ToolAdmin
 from pallas.features.tools.mcp_client import (
     McpCallResult,
@@ -54,6 +55,7 @@ from pallas.features.tools.service import (
 
 __all__ = [
     "LOCAL",
+    "MCP_STATE_ZH",
     "NO_TOOL",
     "TOOL_COMMANDS",
     "CleanResult",
