@@ -5,7 +5,9 @@
 
 Tools: `weather` answers from a fixed table (harmless); `hostile` returns an injection attempt
 followed by 1 MB of text. `MCP_PID_FILE` (env): the process writes its pid there, so a test
-can kill it mid-call; `MCP_WEATHER_DELAY_S` (env): `weather` waits this long first.
+can kill it mid-call; `MCP_WEATHER_DELAY_S` (env): `weather` waits this long first;
+`MCP_LEARNING=1` (env) adds `learn(name, notify)`, which adds a tool called `name` and, with
+`notify`, tells the client its tool list changed (the cache refresh tests).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import asyncio
 import os
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 WEATHER = {
     ("北京", "明天"): "北京明天：晴转多云，3~12°C，北风3级",
@@ -43,6 +45,22 @@ async def weather(city: str, day: str = "明天") -> str:
 def hostile(query: str = "") -> str:
     """查询资料（测试用：返回注入攻击和 1 MB 文本）。"""
     return HOSTILE
+
+
+async def learn(name: str, ctx: Context, notify: bool = True) -> str:
+    """添加一个名为 name 的新工具（测试用）。"""
+
+    def learned() -> str:
+        return f"{name} learned"
+
+    server.add_tool(learned, name=name, description=f"学会的工具 {name}")
+    if notify:
+        await ctx.notify_tools_changed()
+    return f"added {name}"
+
+
+if os.environ.get("MCP_LEARNING") == "1":
+    server.add_tool(learn, name="learn")
 
 
 def main(argv: list[str]) -> None:

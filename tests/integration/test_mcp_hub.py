@@ -3,6 +3,7 @@ first use, a crash rests the server for its backoff, then it is started again.""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sys
@@ -12,7 +13,14 @@ from pallas.features.tools import McpConfig, McpHub, ServerState
 from tests.harness.bot_process import REPO
 
 
-def _hub(tmp_path: Path, clock: list[float], delay_s: str = "0", **server: object) -> McpHub:
+def _hub(
+    tmp_path: Path,
+    clock: list[float],
+    delay_s: str = "0",
+    *,
+    learning: bool = False,
+    **server: object,
+) -> McpHub:
     config = McpConfig.model_validate(
         {
             "backoff_s": 30,
@@ -22,13 +30,14 @@ def _hub(tmp_path: Path, clock: list[float], delay_s: str = "0", **server: objec
                     "command": sys.executable,
                     "args": ["-m", "tests.harness.mcp_weather"],
                     "cwd": str(REPO),
-                    "env": ["MCP_PID_FILE", "MCP_WEATHER_DELAY_S"],
+                    "env": ["MCP_PID_FILE", "MCP_WEATHER_DELAY_S", "MCP_LEARNING"],
                     **server,
                 }
             ],
         }
     )
-    environ = {"MCP_PID_FILE": str(tmp_path / "pid"), "MCP_WEATHER_DELAY_S": delay_s}
+    environ = {"MCP_PID_FILE": str(tmp_path / "pid"), "MCP_WEATHER_DELAY_S": delay_s,
+               "MCP_LEARNING": "1" if learning else "0"}  # fmt: skip
     return McpHub(config, now=lambda: clock[0], environ=environ)
 
 
@@ -93,5 +102,29 @@ async def test_a_slow_call_times_out_and_the_server_stays_up(tmp_path: Path) -> 
         assert server.state is ServerState.READY and server.failures == 0
         quick = await hub.call("weather", "hostile", {}, 5)
         assert quick.ok and len(quick.text) > 1_000_000  # the hub passes it on; the turn caps
+    finally:
+        await hub.close()
+
+
+async def test_the_tool_list_is_cached_and_refreshed_after_its_ttl_or_a_change_notice(
+    tmp_path: Path,
+) -> None:
+    clock = [1000.0]
+    hub = _hub(tmp_path, clock, learning=True, tools_ttl_s=600)
+    try:
+        assert "learn" in [t.name for t in await hub.tools(("weather",))]
+        added = await hub.call("weather", "learn", {"name": "quiet", "notify": False}, 5)
+        assert added.ok, added
+        assert "quiet" not in [t.name for t in await hub.tools(("weather",))], "cached"
+        clock[0] += 601  # the list's time to live is over
+        assert "quiet" in [t.name for t in await hub.tools(("weather",))]
+
+        added = await hub.call("weather", "learn", {"name": "loud", "notify": True}, 5)
+        assert added.ok, added
+        for _ in range(50):  # the notice arrives on the connection's own reader
+            if "loud" in [t.name for t in await hub.tools(("weather",))]:
+                break
+            await asyncio.sleep(0.05)
+        assert "loud" in [t.name for t in await hub.tools(("weather",))], "refreshed at once"
     finally:
         await hub.close()
