@@ -194,6 +194,7 @@ async def test_streamable_http_server_with_a_header_from_the_environment(
     server = subprocess.Popen(  # noqa: ASYNC220 - spawning returns at once
         [sys.executable, "-m", "tests.harness.mcp_weather", "http", str(port)],
         cwd=REPO,
+        env={**os.environ, "MCP_REQUIRE_HEADER": "X-Weather-Token:t-123"},  # the bot must send it
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -6,7 +6,8 @@
 Tools: `weather` answers from a fixed table (harmless); `hostile` returns an injection attempt
 followed by 1 MB of text. `MCP_PID_FILE` (env): the process writes its pid there, so a test
 can kill it mid-call; `MCP_WEATHER_DELAY_S` (env): `weather` waits this long first;
-`MCP_LEARNING=1` (env) adds `learn(name, notify)`, which adds a tool called `name` and, with
+`MCP_REQUIRE_HEADER=Name:value` (env, HTTP) makes `weather` answer only a request carrying that
+header; `MCP_LEARNING=1` (env) adds `learn(name, notify)`, which adds a tool called `name` and, with
 `notify`, tells the client its tool list changed (the cache refresh tests).
 """
 
@@ -33,8 +34,13 @@ server = MCPServer("pallas-test-weather")
 
 
 @server.tool()
-async def weather(city: str, day: str = "明天") -> str:
+async def weather(city: str, ctx: Context, day: str = "明天") -> str:
     """查询城市某天的天气预报（day: 今天 / 明天）。"""
+    required = os.environ.get("MCP_REQUIRE_HEADER", "")  # "Name:value" over HTTP
+    if required:
+        name, _, value = required.partition(":")
+        if (ctx.headers or {}).get(name.lower()) != value:
+            return "unauthorized: missing or wrong " + name
     delay = float(os.environ.get("MCP_WEATHER_DELAY_S", "0") or 0)
     if delay:
         await asyncio.sleep(delay)
