@@ -44,7 +44,10 @@ async def env(database_url: str) -> AsyncIterator[Env]:
     await migrate.upgrade(database_url)
     engine = create_engine(database_url)
     sessions = session_factory(engine)
-    yield Env(sessions, MessageRepository(sessions), ChatSessionRepository(sessions))
+    # queued turns wait for a read or an explicit flush, never for a timer the test could lose
+    # a race against on a loaded machine
+    chat = ChatSessionRepository(sessions, linger=60.0)
+    yield Env(sessions, MessageRepository(sessions), chat)
     await engine.dispose()
 
 

@@ -47,9 +47,11 @@ class SessionListener(Protocol):
 
 
 class ChatSessionRepository:
-    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], *, linger: float = 0.05) -> None:
         self._sessions = sessions
-        self._behind: WriteBehind[SessionTurn] = WriteBehind(self._store, name="sessions")
+        self._behind: WriteBehind[SessionTurn] = WriteBehind(
+            self._store, name="sessions", linger=linger
+        )
         self.listeners: list[SessionListener] = []
 
     async def append(self, turns: Iterable[SessionTurn]) -> None:
