@@ -18,7 +18,7 @@ from pallas.features.cost import Limits, UsageCounters, cost_reason_zh, status_l
 from pallas.features.tools import ToolsConfig
 from pallas.providers.client import EndpointStatus
 from pallas.providers.error_text import llm_error_zh
-from pallas.routing.outcome_text import outcome_zh
+from pallas.routing.outcome_text import outcome_zh, reason_zh
 
 log = logging.getLogger("pallas.admin")
 
@@ -100,16 +100,18 @@ def _decision_line(record: dict[str, Any]) -> str:
     outcome = str(record.get("outcome"))
     score = record.get("score")
     score_text = f" 分数{score}/{record.get('threshold')}" if score is not None else ""
-    reason = str(record.get("reason"))
-    failed_call = outcome == "error" and record.get("stage") == "llm"
+    reason, stage = str(record.get("reason")), str(record.get("stage"))
+    failed_call = outcome == "error" and stage == "llm"
     if outcome.startswith("cost_"):
         said = cost_reason_zh(reason)
-    else:  # 模型服务出错（5xx）
-        said = llm_error_zh(reason) if failed_call else None
+    elif failed_call:  # 模型服务出错（5xx）
+        said = llm_error_zh(reason)
+    else:  # 闸门：无意义的刷屏 — the code stays beside it (a chat has no hover)
+        said = reason_zh(stage, reason)
     label = "模型调用失败" if failed_call else outcome_zh(outcome)
     return (
         f"{clock} {record.get('user')}「{str(record.get('text', ''))[:12]}」"
-        f"→ {label}（{record.get('stage')}:{reason}{score_text}）" + (f"：{said}" if said else "")
+        f"→ {label}（{stage}:{reason}{score_text}）" + (f"：{said}" if said else "")
     )
 
 

@@ -71,6 +71,14 @@ REASON_ZH: dict[str, str] = {
     "member_thread": "两位群友在对话",
     "member_follow_on": "接着别的群友的话",
     "member_only_question": "问的是群友",
+    # stakes that let an unaddressed line go on (`ambient_stake`)
+    "worldbook": "说到了世界书里的词",
+    "knowledge": "说到了群知识里的词",
+    "remembered_topic": "说到了这位群友和机器人聊过的话题",
+    "member_memory": "说到了机器人记得的这位群友的事",
+    "topic": "说到了人设关心的话题",
+    "open_question": "问了一个开放的问题",
+    "emotion": "带着情绪（好消息、吐槽或惊讶）",
     # admission / cooldown
     "user_in_flight": "这位群友的上一轮还没回完，并入其中",
     "cooldown_claimed": "冷却中",

@@ -166,3 +166,22 @@ def test_a_memorys_source_reads_as_words(
     origin: str, source: dict[str, object] | None, shown: str
 ) -> None:
     assert memory_source_text(origin, source) == shown
+
+
+@pytest.mark.parametrize(
+    ("stage", "reason", "said"),
+    [
+        ("gate", "noise", "（gate:noise）："),  # the code stays, its Chinese after it
+        ("cost", "member_rate_limited", "（cost:member_rate_limited）："),
+    ],
+)
+def test_pallas_why_says_the_reason_in_chinese_beside_its_code(
+    stage: str, reason: str, said: str
+) -> None:
+    outcome = "cost_limited" if stage == "cost" else "skip"
+    record = {"time": BEIJING_1133, "user": 5, "text": "哈哈哈哈", "outcome": outcome,
+              "stage": stage, "reason": reason}  # fmt: skip
+    line = _decision_line(record)
+    assert said in line
+    tail = line.split(said, 1)[1]
+    assert tail and not tail.isascii(), line  # words, not another code
