@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -27,20 +28,40 @@ async def fake_llm() -> AsyncIterator[FakeOpenAI]:
     await server.stop()
 
 
-@pytest.fixture
-async def bot(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[BotProcess]:
+@contextlib.asynccontextmanager
+async def running_bot(
+    workdir: Path,
+    fake_llm: FakeOpenAI,
+    *,
+    prepare: Callable[[BotProcess], None] | None = None,
+    **env: str,
+) -> AsyncIterator[BotProcess]:
+    """The bot process on the fake model (3 s timeout, no retries) plus `env`; `prepare` runs
+    on its prepared work dir before the start (config files). Its log tail is printed after."""
     process = BotProcess(
-        tmp_path / "bot",
+        workdir,
         env_overrides={
             "OPENAI_BASE_URL": fake_llm.base_url,
             "PALLAS_LLM_TIMEOUT_SECONDS": "3",
             "PALLAS_LLM_MAX_RETRIES": "0",
+            **env,
         },
     )
+    if prepare is not None:
+        process.prepare()
+        prepare(process)
     await process.start()
-    yield process
-    await process.stop()
-    print(f"--- bot log (tail) ---\n{process.tail_log(80)}")  # shown by pytest on failure
+    try:
+        yield process
+    finally:
+        await process.stop()
+        print(f"--- bot log (tail) ---\n{process.tail_log(80)}")  # shown by pytest on failure
+
+
+@pytest.fixture
+async def bot(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[BotProcess]:
+    async with running_bot(tmp_path / "bot", fake_llm) as process:
+        yield process
 
 
 @pytest.fixture

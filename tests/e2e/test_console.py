@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import BOT_ID, at_bot
+from tests.e2e.conftest import BOT_ID, at_bot, running_bot
 from tests.harness.bot_process import REPO, BotProcess
 from tests.harness.browser import DESKTOP, PHONE, TALL, artifacts_dir, browser
 from tests.harness.fake_openai import FakeOpenAI
@@ -53,23 +53,16 @@ OPERATOR_PAGES = (
 )
 
 
+def _group_file(process: BotProcess) -> None:
+    (process.config_dir / "groups" / f"{GROUP}.toml").write_text(GROUP_TOML, encoding="utf-8")
+
+
 @pytest.fixture
 async def console_bot(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[BotProcess]:
-    process = BotProcess(
-        tmp_path / "bot",
-        env_overrides={
-            "OPENAI_BASE_URL": fake_llm.base_url,
-            "PALLAS_LLM_TIMEOUT_SECONDS": "3",
-            "PALLAS_LLM_MAX_RETRIES": "0",
-            "PALLAS_CONSOLE_TOKEN": TOKEN,
-        },
-    )
-    process.prepare()
-    (process.config_dir / "groups" / f"{GROUP}.toml").write_text(GROUP_TOML, encoding="utf-8")
-    await process.start()
-    yield process
-    await process.stop()
-    print(f"--- bot log (tail) ---\n{process.tail_log(80)}")
+    async with running_bot(
+        tmp_path / "bot", fake_llm, PALLAS_CONSOLE_TOKEN=TOKEN, prepare=_group_file
+    ) as process:
+        yield process
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import BOT_ID, at_bot, sent_texts
+from tests.e2e.conftest import BOT_ID, at_bot, running_bot, sent_texts
 from tests.harness.bot_process import BotProcess
 from tests.harness.browser import DESKTOP, PHONE, artifacts_dir, browser
 from tests.harness.fake_openai import FakeOpenAI, Scripted
@@ -35,19 +35,8 @@ IMPLEMENTATION = ("NapCat.Onebot", "4.8.99")
 
 @pytest.fixture
 async def status_bot(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[BotProcess]:
-    process = BotProcess(
-        tmp_path / "bot",
-        env_overrides={
-            "OPENAI_BASE_URL": fake_llm.base_url,
-            "PALLAS_LLM_TIMEOUT_SECONDS": "3",
-            "PALLAS_LLM_MAX_RETRIES": "0",
-            "PALLAS_CONSOLE_TOKEN": TOKEN,
-        },
-    )
-    await process.start()
-    yield process
-    await process.stop()
-    print(f"--- bot log (tail) ---\n{process.tail_log(80)}")
+    async with running_bot(tmp_path / "bot", fake_llm, PALLAS_CONSOLE_TOKEN=TOKEN) as process:
+        yield process
 
 
 async def connect(bot: BotProcess) -> OneBotPeer:
