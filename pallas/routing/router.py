@@ -1,10 +1,8 @@
 """Router: the StateStore side of routing (the decisions themselves are pure).
 
 `route()` loads the group's `RouteState`, runs `evaluate_route`, writes the effects back and
-logs one structured record, also kept in a per-group ring in the store and handed to the
-routing history (`RouteHistory`: the database, written behind, so the records survive a
-restart) so an admin can ask why the bot did or did not speak (`recent_decisions` reads the
-history when there is one). Effects written:
+logs one structured record, kept in a per-group ring and in the `RouteHistory` (the database,
+written behind: it survives a restart) for "why". Effects written:
 
 - shut-up → `silenced_until` (TTL = the silence period); pending messages are dropped;
 - accumulate / defer → the message is pushed to `pending` (bounded, TTL);
@@ -94,9 +92,8 @@ STATE_RETRY_S = 3.0  # an addressed message seen while the state store is unreac
 
 
 class Router:
-    def __init__(
-        self, store: StateStore, *, prefix: str = ROUTE_PREFIX, history: RouteHistory | None = None
-    ) -> None:
+    def __init__(self, store: StateStore, *, prefix: str = ROUTE_PREFIX,
+                 history: RouteHistory | None = None) -> None:  # fmt: skip
         self._store = store
         self._prefix = prefix
         self._history = history

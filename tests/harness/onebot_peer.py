@@ -174,29 +174,13 @@ class OneBotPeer:
         raw_message: str | None = None,
     ) -> dict[str, Any]:
         """A `message.group.normal` event; `message` is text or a segment list."""
-        segments = (
-            [{"type": "text", "data": {"text": message}}] if isinstance(message, str) else message
+        event = self._message_event(
+            "group", "normal", group_id, user_id, message, message_id, nickname, time_
         )
-        message_id = next(self._event_ids) if message_id is None else message_id
-        nickname = f"user{user_id}" if nickname is None else nickname
-        event = {
-            "time": self.now() if time_ is None else time_,
-            "self_id": self.self_id,
-            "post_type": "message",
-            "message_type": "group",
-            "sub_type": "normal",
-            "message_id": message_id,
-            "group_id": group_id,
-            "user_id": user_id,
-            "anonymous": None,
-            "message": segments,
-            "raw_message": raw_message if raw_message is not None else _cq(segments),
-            "font": 0,
-            "sender": {"user_id": user_id, "nickname": nickname, "card": card, "role": role},
-        }
-        self.messages[message_id] = self._msg_payload(
-            message_id, group_id, user_id, segments, nickname=nickname
-        )
+        if raw_message is not None:
+            event["raw_message"] = raw_message
+        event.update(group_id=group_id, anonymous=None)
+        event["sender"].update(card=card, role=role)
         return event
 
     def private_message(
@@ -211,29 +195,46 @@ class OneBotPeer:
     ) -> dict[str, Any]:
         """A `message.private.<sub_type>` event: `friend`, `group` (a temp session started
         from a group) or `other` (a stranger); `message` is text or a segment list."""
+        event = self._message_event(
+            "private", sub_type, 0, user_id, message, message_id, nickname, time_
+        )
+        event["target_id"] = self.self_id
+        event["sender"].update(sex="unknown", age=0)
+        return event
+
+    def _message_event(
+        self,
+        message_type: str,
+        sub_type: str,
+        group_id: int,
+        user_id: int,
+        message: str | list[dict[str, Any]],
+        message_id: int | None,
+        nickname: str | None,
+        time_: int | None,
+    ) -> dict[str, Any]:
+        """The fields every message event has; the message is kept for the bot's get_msg."""
         segments = (
             [{"type": "text", "data": {"text": message}}] if isinstance(message, str) else message
         )
         message_id = next(self._event_ids) if message_id is None else message_id
         nickname = f"user{user_id}" if nickname is None else nickname
-        event = {
+        self.messages[message_id] = self._msg_payload(
+            message_id, group_id, user_id, segments, nickname=nickname
+        )
+        return {
             "time": self.now() if time_ is None else time_,
             "self_id": self.self_id,
             "post_type": "message",
-            "message_type": "private",
+            "message_type": message_type,
             "sub_type": sub_type,
             "message_id": message_id,
             "user_id": user_id,
-            "target_id": self.self_id,
             "message": segments,
             "raw_message": _cq(segments),
             "font": 0,
-            "sender": {"user_id": user_id, "nickname": nickname, "sex": "unknown", "age": 0},
+            "sender": {"user_id": user_id, "nickname": nickname},
         }
-        self.messages[message_id] = self._msg_payload(
-            message_id, 0, user_id, segments, nickname=nickname
-        )
-        return event
 
     def private_sends(self, user_id: int | None = None) -> list[ApiCall]:
         """The bot's `send_private_msg` (and private `send_msg`) calls, to `user_id` if given."""
