@@ -12,8 +12,12 @@ cleaned, see pallas/core/db/types.py), very long text, and nested JSON.
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from pathlib import Path
+from subprocess import PIPE, STDOUT
 
 import pytest
 from alembic import command
@@ -60,6 +64,7 @@ THIRD_GROUP = 5_550_000_001
 AMIYA, KALTSIT = 12_345_678_901, 2_222_222_222
 MAX_ID, MIN_ID = 2**63 - 1, -(2**63)  # QQ message ids are signed 64-bit
 T0 = 1_780_000_000.25
+REPO = Path(__file__).resolve().parents[2]
 EMOJI = "博士🐑晚上好😀👨‍👩‍👧"
 
 
@@ -152,6 +157,39 @@ async def test_startup_migration_on_an_empty_postgres_database(
         await migrate.upgrade(url)
     finally:
         postgres_server.drop_database("pallas_fresh")
+
+
+@pytest.mark.postgres
+async def test_processes_starting_at_once_migrate_one_after_the_other(
+    postgres_server: PostgresServer,
+) -> None:
+    """Three bot processes started together on one empty database (`pallas db upgrade` is the
+    start-up migration): all succeed and the schema is at the heads once. Without the
+    migration lock one of them failed creating `alembic_version` (a duplicate key) each time."""
+    url = postgres_server.create_database("pallas_race")
+    env = {**os.environ, "DATABASE_URL": url}
+    argv = [sys.executable, "-m", "pallas.cli", "db", "upgrade"]
+    procs: list[asyncio.subprocess.Process] = []
+    try:
+        for _ in range(2):  # a fresh database, then all again at the heads
+            procs = [
+                await asyncio.create_subprocess_exec(
+                    *argv, env=env, stdout=PIPE, stderr=STDOUT, cwd=REPO
+                )
+                for _ in range(3)
+            ]
+            outputs = await asyncio.wait_for(
+                asyncio.gather(*(p.communicate() for p in procs)), timeout=90
+            )
+            for proc, (out, _) in zip(procs, outputs, strict=True):
+                assert proc.returncode == 0, out.decode(errors="replace")[-2000:]
+        heads = postgres_server.sql("SELECT count(*) FROM alembic_version", database="pallas_race")
+        assert int(heads.strip()) == len(MIGRATION_BRANCHES)
+    finally:
+        for proc in procs:
+            if proc.returncode is None:
+                proc.kill()
+        postgres_server.drop_database("pallas_race")
 
 
 # ------------------------------------------------------------------------------- messages
