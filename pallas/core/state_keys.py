@@ -189,14 +189,16 @@ def cost_notices(day: str) -> str:
     return f"{COST_PREFIX}:notices:{day}"
 
 
-def cost_member(bot_id: int, group_id: int, user_id: int) -> str:
-    """A member's rate-limit bucket."""
-    return f"{COST_PREFIX}:member:{member(bot_id, group_id, user_id)}"
+def cost_member(user_id: int) -> str:
+    """A QQ user's rate-limit bucket: one per user across every group, their private chat and
+    every account of the deployment, so moving to a DM or another group does not reset it."""
+    return f"{COST_PREFIX}:member:{user_id}"
 
 
-def cost_conversation(day: str, bot_id: int, group_id: int, user_id: int) -> str:
-    """A member's conversation turns on one China day (`cost.member.conversation_daily_turns`)."""
-    return f"{COST_PREFIX}:conversation:{day}:{member(bot_id, group_id, user_id)}"
+def cost_conversation(day: str, user_id: int) -> str:
+    """A user's conversation turns on one China day (`cost.member.conversation_daily_turns`),
+    counted across groups and private chat like the bucket."""
+    return f"{COST_PREFIX}:conversation:{day}:{user_id}"
 
 
 def memory_generation(scope: str) -> str:

@@ -148,6 +148,19 @@ async def test_admin_commands_in_private_are_for_superusers_only(
     assert "私聊已记录消息" in await dm(peer, SUPERUSER, "/pallas status", 1)
     assert await dm(peer, ALICE, "/pallas status", 1) == "私聊里只有超级用户可以用这个命令哦"
     assert fake_llm.chat_requests() == []
+    # why / context in private look at the private chats, or at a group named by number
+    fake_llm.enqueue("在的")
+    assert await dm(peer, BOB, "在吗", 1) == "在的"
+    await peer.send_event(peer.group_message(GROUP, ALICE, "今天好热"))
+    await asyncio.sleep(1.0)  # the history is written behind
+    why_private = await dm(peer, SUPERUSER, "/pallas why", 2)
+    assert why_private.startswith("（私聊，") and f"{BOB}「在吗」" in why_private
+    assert "今天好热" not in why_private
+    why_group = await dm(peer, SUPERUSER, f"/pallas why {GROUP} 3", 3)
+    assert f"{ALICE}「今天好热」" in why_group and "在吗" not in why_group
+    private_context = await dm(peer, SUPERUSER, "/pallas context", 4)
+    assert f"private chat · user {BOB}" in private_context and "在的" in private_context
+    assert await dm(peer, SUPERUSER, f"/pallas context {GROUP}", 5) == f"群 {GROUP} 还没有回复记录"
 
 
 async def test_quick_follow_up_dms_are_one_turn(
