@@ -262,9 +262,11 @@ def learning_generation(bot_id: int, group_id: int) -> str:
     return f"learning:gen:{bot_id}:{group_id}"
 
 
-def memory_extraction(name: str, bot_id: int, group_id: int) -> str:
-    """`name`: `pending`, `lock` or `last`."""
-    return f"memory:extract:{name}:{bot_id}:{group_id}"
+def memory_extraction(name: str, bot_id: int, group_id: int, user_id: int = 0) -> str:
+    """`name`: `pending`, `lock`, `last`, `cursor` or `report`; a private chat (group 0) has
+    its own per user (`…:{bot}:p{user}`), so one friend's chat never waits on another's."""
+    chat = f"p{user_id}" if not group_id else str(group_id)
+    return f"memory:extract:{name}:{bot_id}:{chat}"
 
 
 def worldbook_state(bot_id: int, group_id: int) -> str:

@@ -19,6 +19,7 @@ from pallas.core import state_keys as k
         (k.sticker_sent(1, 2, 9), "sticker:sent:1:2:9"),
         (k.learning_generation(1, 2), "learning:gen:1:2"),
         (k.memory_extraction("lock", 1, 2), "memory:extract:lock:1:2"),
+        (k.memory_extraction("lock", 1, 0, 3), "memory:extract:lock:1:p3"),
         (k.worldbook_state(1, 2), "worldbook:state:1:2"),
         (k.worldbook_turn(1, 2), "worldbook:turn:1:2"),
         (k.session_summary("lock", 1, 2, 3), "session_summary:lock:1:2:3"),
