@@ -189,14 +189,16 @@ def cost_notices(day: str) -> str:
     return f"{COST_PREFIX}:notices:{day}"
 
 
-def cost_member(bot_id: int, group_id: int, user_id: int) -> str:
-    """A member's rate-limit bucket."""
-    return f"{COST_PREFIX}:member:{member(bot_id, group_id, user_id)}"
+def cost_member(user_id: int) -> str:
+    """A QQ user's rate-limit bucket: one per user across every group, their private chat and
+    every account of the deployment, so moving to a DM or another group does not reset it."""
+    return f"{COST_PREFIX}:member:{user_id}"
 
 
-def cost_conversation(day: str, bot_id: int, group_id: int, user_id: int) -> str:
-    """A member's conversation turns on one China day (`cost.member.conversation_daily_turns`)."""
-    return f"{COST_PREFIX}:conversation:{day}:{member(bot_id, group_id, user_id)}"
+def cost_conversation(day: str, user_id: int) -> str:
+    """A user's conversation turns on one China day (`cost.member.conversation_daily_turns`),
+    counted across groups and private chat like the bucket."""
+    return f"{COST_PREFIX}:conversation:{day}:{user_id}"
 
 
 def memory_generation(scope: str) -> str:
@@ -260,9 +262,11 @@ def learning_generation(bot_id: int, group_id: int) -> str:
     return f"learning:gen:{bot_id}:{group_id}"
 
 
-def memory_extraction(name: str, bot_id: int, group_id: int) -> str:
-    """`name`: `pending`, `lock` or `last`."""
-    return f"memory:extract:{name}:{bot_id}:{group_id}"
+def memory_extraction(name: str, bot_id: int, group_id: int, user_id: int = 0) -> str:
+    """`name`: `pending`, `lock`, `last`, `cursor` or `report`; a private chat (group 0) has
+    its own per user (`…:{bot}:p{user}`), so one friend's chat never waits on another's."""
+    chat = f"p{user_id}" if not group_id else str(group_id)
+    return f"memory:extract:{name}:{bot_id}:{chat}"
 
 
 def worldbook_state(bot_id: int, group_id: int) -> str:

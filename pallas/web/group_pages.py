@@ -32,12 +32,13 @@ NOTICES = {
 
 
 def parse_group_id(text: str) -> int | None:
-    """A QQ group number as typed in the URL, or None (not digits, zero, or too large)."""
+    """A QQ group number as typed in the URL, or None (not digits, or too large); 0 names the
+    private chats, stored as group 0."""
     text = text.strip()
     if not text.isascii() or not text.isdigit():
         return None
     value = int(text)
-    return value if 0 < value <= MAX_GROUP_ID else None
+    return value if value <= MAX_GROUP_ID else None
 
 
 def not_found(console: Console, session: Session | None, message: str) -> Response:

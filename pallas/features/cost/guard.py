@@ -185,7 +185,7 @@ class CostGuard:
         await self.counters.record(now, turn.bot_id, turn.group_id, kind, tokens)
         if member is None or not member.enabled:
             return
-        key = state_keys.cost_member(turn.bot_id, turn.group_id, turn.user_id)
+        key = state_keys.cost_member(turn.user_id)
         state = BucketState.from_json(await self.state.get(key))
         if state is not None:
             await self.state.set(key, state.answered(now).to_json(), ttl=state_ttl(member))
@@ -196,11 +196,9 @@ class CostGuard:
         limits = config.cost.member
         if not config.cost.enabled:
             return decide_member_turn(None, now, limits.model_copy(update={"enabled": False}))
-        key = state_keys.cost_member(turn.bot_id, turn.group_id, turn.user_id)
+        key = state_keys.cost_member(turn.user_id)
         state = BucketState.from_json(await self.state.get(key))
-        talked = state_keys.cost_conversation(
-            local_day(now), turn.bot_id, turn.group_id, turn.user_id
-        )
+        talked = state_keys.cost_conversation(local_day(now), turn.user_id)
         decision = decide_member_turn(
             state,
             now,

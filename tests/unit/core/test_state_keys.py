@@ -19,6 +19,7 @@ from pallas.core import state_keys as k
         (k.sticker_sent(1, 2, 9), "sticker:sent:1:2:9"),
         (k.learning_generation(1, 2), "learning:gen:1:2"),
         (k.memory_extraction("lock", 1, 2), "memory:extract:lock:1:2"),
+        (k.memory_extraction("lock", 1, 0, 3), "memory:extract:lock:1:p3"),
         (k.worldbook_state(1, 2), "worldbook:state:1:2"),
         (k.worldbook_turn(1, 2), "worldbook:turn:1:2"),
         (k.session_summary("lock", 1, 2, 3), "session_summary:lock:1:2:3"),
@@ -44,7 +45,7 @@ from pallas.core import state_keys as k
         (k.cost_once("d", k.cost_warning("1:2", "group:chat")), "cost:once:d:warn:1:2:group:chat"),
         (k.cost_once("d", k.cost_trip("1:2")), "cost:once:d:trip:1:2"),
         (k.cost_notices("2026-12-01"), "cost:notices:2026-12-01"),
-        (k.cost_member(1, 2, 3), "cost:member:1:2:3"),
+        (k.cost_member(3), "cost:member:3"),
         (k.kb_turn(1, 2), "kb:turn:1:2"),
         (k.memory_generation("group:1:2"), "memory:gen:group:1:2"),
         (k.LEARNING_SWEEP_LOCK, "learning:sweep_lock"),
@@ -66,7 +67,7 @@ def test_every_key_belongs_to_a_registered_namespace_and_prefixes_are_unique() -
         k.memory_extraction("pending", 1, 2),
         k.session_summary("x", 1, 2, 3),
         k.RouteKeys.of(1, 2).key("decisions"),
-        k.cost_member(1, 2, 3),
+        k.cost_member(3),
         k.kb_turn(1, 2),
     ]
     for key in built:

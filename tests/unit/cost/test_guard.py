@@ -77,6 +77,22 @@ async def test_member_over_the_limit_gets_one_phrase_then_silence() -> None:
     assert (await h.check(config, user=BOB)).action == "proceed"
 
 
+async def test_the_limit_follows_the_user_into_another_group_and_their_private_chat() -> None:
+    """One bucket per QQ user: a member who used it up in one group is not fresh elsewhere."""
+    h = Harness()
+    config = group_config(member={"burst": 2, "turns": 6, "window_s": 600})
+    assert [(await h.check(config)).action for _ in range(2)] == ["proceed", "proceed"]
+    elsewhere = await h.check(config, group_id=GROUP + 1)
+    assert (elsewhere.action, elsewhere.reason) == ("phrase", "member_rate_limited:notified")
+    route = await h.route()
+    dm = replace(route, turn=replace(route.turn, group_id=0))
+    verdict = await h.guard.check(dm.turn, dm, config, h.clock.now())
+    assert (verdict.action, verdict.reason) == ("drop", "member_rate_limited")
+    # another user's first DM is untouched
+    other = replace(route, turn=replace(route.turn, group_id=0, user_id=BOB))
+    assert (await h.guard.check(other.turn, other, config, h.clock.now())).action == "proceed"
+
+
 @pytest.mark.parametrize(
     "speaker",
     [
