@@ -281,6 +281,34 @@ async def test_one_hundred_concurrent_claims_have_exactly_one_winner(backend: Ba
     assert await a.get("claim") == wins.index(True)
 
 
+async def test_compare_and_set_writes_only_over_the_value_read(backend: Backend) -> None:
+    store, other = backend.store, other_process(backend)
+    assert not await store.compare_and_set("b", {"tokens": 1}, {"tokens": 0})  # missing
+    assert await store.compare_and_set("b", None, {"tokens": 2.5, "t": "牛"}, ttl=TTL)
+    assert not await other.compare_and_set("b", None, {"tokens": 9})  # no longer missing
+    seen = await other.get("b")
+    assert await other.compare_and_set("b", seen, {"tokens": 1.5, "t": "牛"}, ttl=TTL)
+    assert not await store.compare_and_set("b", seen, {"tokens": 0})  # changed since read
+    assert await store.get("b") == {"tokens": 1.5, "t": "牛"}
+    await store.push("l", 1, maxlen=3)
+    assert not await store.compare_and_set("l", [1], 2)  # a list is not a value
+    await backend.elapse(TTL * 1.5)
+    assert await store.compare_and_set("b", None, 1)  # expired counts as missing
+
+
+async def test_concurrent_read_modify_writes_lose_nothing(backend: Backend) -> None:
+    a, b = backend.store, other_process(backend)
+
+    async def add_one(store: StateStore) -> None:
+        while True:
+            seen = await store.get("n")
+            if await store.compare_and_set("n", seen, {"n": (seen or {"n": 0})["n"] + 1}):
+                return
+
+    await asyncio.gather(*(add_one((a, b)[i % 2]) for i in range(40)))
+    assert await a.get("n") == {"n": 40}
+
+
 # -- bounded lists ----------------------------------------------------------------------------
 
 

@@ -13,12 +13,22 @@ warm-up seeds a group when the bot sees it (`seed_today`, after midnight). The l
 tell image-carrying replies apart, so seeded calls all count as `chat`. Seeding adds (`incr`)
 rather than overwrites, so a race at the first turn of a day can over-count by a call, never
 under.
+
+A reply call is counted before it is made (`reserve`, at the cost guard's check): one `incr`
+of the group's and of the deployment's chat calls gives the turn its place in today's count,
+so concurrent turns — in one process or in several sharing Redis — each see the calls taken
+before theirs and a budget of N calls admits exactly N. A turn that does not go ahead gives its
+place back (`release`); one that calls the model settles it (`record` with the reservation:
+its tokens are added, and an image-carrying call moves from `chat` to `vision`). Tokens are
+known only after the call, so the token budgets can be passed by the calls in flight; the call
+budgets cannot.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pallas.core import state_keys as keys
@@ -43,10 +53,20 @@ ALL = "all"
 EVERY_GROUP = "*"  # marker scope: every group's counters of the day were seeded in one query
 
 
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """One reply call counted ahead (`UsageCounters.reserve`): its China day and scope."""
+
+    day: str
+    scope: str  # the group's cost scope (`group_scope`); the deployment's is `ALL`
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
 @dataclass
 class UsageCounters:
     state: StateStore
     ledger: UsageRepository | None = None  # None: no seeding (replay, tests)
+    _open: set[str] = field(default_factory=set, repr=False)  # reservations not yet settled
 
     # -- keys ---------------------------------------------------------------------------------
     @staticmethod
@@ -148,14 +168,70 @@ class UsageCounters:
         deployment = Usage(all_chat.calls + all_vision.calls, all_chat.tokens + all_vision.tokens)
         return TodayUsage(chat, vision, deployment)
 
-    async def record(self, now: float, bot_id: int, group_id: int, kind: Kind, tokens: int) -> None:
-        """One reply LLM call (failed calls count too, as in the ledger)."""
+    async def reserve(
+        self, now: float, bot_id: int, group_id: int
+    ) -> tuple[Reservation, TodayUsage]:
+        """Count one chat call of the group ahead of the model call; returns the reservation
+        and today's usage *before* it (the calls reserved or made by earlier turns)."""
+        scope = group_scope(bot_id, group_id)
+        await self.seed_today(now, bot_id, group_id)
+        day = local_day(now)
+        mine = await self.state.incr(self.key(day, scope, "chat", "calls"), 1, ttl=DAY_TTL_S)
+        every = await self.state.incr(self.key(day, ALL, "chat", "calls"), 1, ttl=DAY_TTL_S)
+        reservation = Reservation(day, scope)
+        self._open.add(reservation.id)
+        chat_tokens = await self.state.get(self.key(day, scope, "chat", "tokens"))
+        vision = await self.usage(now, scope, "vision")
+        all_tokens = await self.state.get(self.key(day, ALL, "chat", "tokens"))
+        all_vision = await self.usage(now, ALL, "vision")
+        before = TodayUsage(
+            Usage(mine - 1, int(chat_tokens or 0)),
+            vision,
+            Usage(every - 1 + all_vision.calls, int(all_tokens or 0) + all_vision.tokens),
+        )
+        return reservation, before
+
+    async def release(self, reservation: Reservation | None) -> None:
+        """Give back a reservation whose call was not made (a no-op once settled)."""
+        if reservation is None or reservation.id not in self._open:
+            return
+        self._open.discard(reservation.id)
+        for scope in (reservation.scope, ALL):
+            await self.state.incr(self.key(reservation.day, scope, "chat", "calls"), -1)
+
+    async def record(
+        self,
+        now: float,
+        bot_id: int,
+        group_id: int,
+        kind: Kind,
+        tokens: int,
+        reservation: Reservation | None = None,
+    ) -> None:
+        """One reply LLM call (failed calls count too, as in the ledger). The call a
+        `reservation` counted ahead is settled: only its tokens (and its kind) are added."""
+        if reservation is not None and reservation.id in self._open:
+            self._open.discard(reservation.id)
+            await self._settle(reservation, kind, tokens)
+            return
         day = local_day(now)
         for scope in (group_scope(bot_id, group_id), ALL):
             await self.ensure_seeded(now, scope)
             await self.state.incr(self.key(day, scope, kind, "calls"), 1, ttl=DAY_TTL_S)
             if tokens:
                 await self.state.incr(self.key(day, scope, kind, "tokens"), tokens, ttl=DAY_TTL_S)
+
+    async def _settle(self, reservation: Reservation, kind: Kind, tokens: int) -> None:
+        for scope in (reservation.scope, ALL):
+            if kind == "vision":  # reserved as a chat call: it attached images after all
+                await self.state.incr(self.key(reservation.day, scope, "chat", "calls"), -1)
+                await self.state.incr(
+                    self.key(reservation.day, scope, "vision", "calls"), 1, ttl=DAY_TTL_S
+                )
+            if tokens:
+                await self.state.incr(
+                    self.key(reservation.day, scope, kind, "tokens"), tokens, ttl=DAY_TTL_S
+                )
 
     # -- member limit hits --------------------------------------------------------------------
     async def note_limited(self, now: float, bot_id: int, group_id: int, user_id: int) -> None:

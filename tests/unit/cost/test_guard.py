@@ -135,7 +135,10 @@ async def test_group_budget_reached_phrases_every_at_until_the_next_china_day() 
     for _ in range(2):
         verdict = await h.check(config)
         assert verdict.proceeds
-        await h.guard.record(verdict_turn(), h.clock.now(), images=False, tokens=100)
+        await h.guard.record(
+            verdict_turn(), h.clock.now(), images=False, tokens=100,
+            reservation=verdict.reservation,
+        )  # fmt: skip
     refused = [await h.check(config) for _ in range(3)]
     assert [v.action for v in refused] == ["phrase"] * 3
     assert all(v.reason == "group_budget:phrase" and v.phrase for v in refused)
