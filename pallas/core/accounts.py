@@ -68,6 +68,10 @@ class Accounts:
         if account is not None and account.connected:
             self._accounts[self_id] = replace(account, connected=False, since=self._now())
 
+    def connected_ids(self) -> frozenset[int]:
+        """The accounts connected now (each one's lines are another bot's in the others')."""
+        return frozenset(a.self_id for a in self._accounts.values() if a.connected)
+
     def listed(self) -> list[Account]:
         """Connected accounts first (longest connected first), then the ones that left."""
         return sorted(self._accounts.values(), key=lambda a: (not a.connected, a.since))

@@ -46,6 +46,7 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("console:revoked", "web.auth", "until the session's own expiry"),
     Namespace("provider:breaker", "providers.breaker", "STATE_TTL_S (7 days)"),
     Namespace("tools", "product.llm.turn.tool_loop", "TOOL_DAY_TTL_S / TOOL_PENDING_TTL_S"),
+    Namespace("answer", "turn.parts.accounts", "ANSWER_CLAIM_TTL_S"),
 )
 
 
@@ -281,7 +282,19 @@ def session_summary(suffix: str, bot_id: int, group_id: int, user_id: int) -> st
     return f"session_summary:{suffix}:{member(bot_id, group_id, user_id)}"
 
 
+# -- several accounts in one group (turn.parts.accounts) ------------------------------------
+ANSWER_CLAIM_TTL_S = 600.0  # outlives an addressed line's cooldown retries and its reply
+
+
+def answer_claim(group_id: int, line_key: str) -> str:
+    """Claimed by the one account that answers a group line several accounts may answer
+    (`pallas.routing.accounts`); `line_key` is the same for every account's copy
+    (`pallas.core.lines`), so the claim holds across accounts and, on Redis, processes."""
+    return f"answer:{group_id}:{line_key}"
+
+
 __all__ = [
+    "ANSWER_CLAIM_TTL_S",
     "COST_DAY_TTL_S",
     "COST_MEMBER_TTL_MARGIN_S",
     "COST_PREFIX",
@@ -292,6 +305,7 @@ __all__ = [
     "ROUTE_UNPROMPTED_TTL_S",
     "Namespace",
     "RouteKeys",
+    "answer_claim",
     "bot_reply",
     "bot_reply_index",
     "console_login_failures",

@@ -1,6 +1,6 @@
 """Read-only aggregate queries for the console, each one an index range scan.
 
-- groups seen: a skip scan over `ix_message_scope_time` (one index seek per (bot, group));
+- groups seen: a skip scan over `uq_message_scope_id` (one index seek per (bot, group));
 - today's messages / bot messages per group: `ix_message_time_scope` (covering, today only);
 - usage: `usage_ledger` rows are already per day × bot × group × task × model.
 """
@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.clock import CHINA_UTC_OFFSET_HOURS, DAY_S, local_day
 from pallas.core.db.models import InjectionSnapshotRow, MessageRow, UsageLedgerRow
+from pallas.core.db.repositories.messages import message_scope
 
 MAX_GROUPS = 5000
 USAGE_KEYS = ("day", "bot_id", "group_id", "task", "model", "endpoint")
@@ -189,7 +190,7 @@ class ConsoleQueries:
         m = MessageRow
         recent = (
             select(m.user_id, m.card, m.nickname)
-            .where(m.self_id == bot_id, m.group_id == group_id, m.is_bot.is_(False))
+            .where(*message_scope(bot_id, group_id), m.is_bot.is_(False))
             .order_by(m.id.desc())
             .limit(scan)
             .subquery()
