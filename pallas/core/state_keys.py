@@ -149,12 +149,14 @@ COST_DAY_TTL_S = 2 * DAY_S  # per-day counters outlive their local day
 COST_MEMBER_TTL_MARGIN_S = 60.0  # a member's bucket outlives its refill / notice window
 
 
-def cost_scope(bot_id: int, group_id: int) -> str:
-    return f"{bot_id}:{group_id}"
+def cost_scope(group_id: int) -> str:
+    """A group's budget scope: one per group, whichever account of the deployment (and
+    whichever process) answers there; group 0 is every private chat of the deployment."""
+    return f"g{group_id}"
 
 
 def cost_use(day: str, scope: str, kind: str, unit: str) -> str:
-    """Today's `calls` / `tokens` of `kind` (chat, vision) in a scope (`all` or bot:group)."""
+    """Today's `calls` / `tokens` of `kind` (chat, vision) in a scope (`all` or `g<group>`)."""
     return f"{COST_PREFIX}:use:{day}:{scope}:{kind}:{unit}"
 
 

@@ -27,6 +27,7 @@ from tests.harness.redis_server import RedisServer, running_redis, unavailable_r
 
 NOW = 1_760_000_000.0
 BOT, GROUP = 1, 2
+ACCOUNTS = (BOT, 7)  # each process serves its own QQ account; both are in GROUP
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +60,9 @@ async def guards(request: pytest.FixtureRequest) -> AsyncIterator[tuple[CostGuar
             await opened_store.aclose()
 
 
-def addressed(user_id: int, message_id: int) -> tuple[TurnInput, RouteResult]:
+def addressed(user_id: int, message_id: int, bot_id: int = BOT) -> tuple[TurnInput, RouteResult]:
     turn = TurnInput(
-        bot_id=BOT, group_id=GROUP, user_id=user_id, message_id=message_id, time=NOW, text="在吗"
+        bot_id=bot_id, group_id=GROUP, user_id=user_id, message_id=message_id, time=NOW, text="在吗"
     )
     base = duplicate_result(turn, NOW)
     return turn, replace(base, trigger=replace(base.trigger, kind=TriggerKind.AT, addressed=True))
@@ -70,10 +71,11 @@ def addressed(user_id: int, message_id: int) -> tuple[TurnInput, RouteResult]:
 async def check_all(
     guards: tuple[CostGuard, CostGuard], config: GroupConfig, users: list[int]
 ) -> list[CostVerdict]:
-    """One @ per entry of `users`, all checked before any model call is made."""
+    """One @ per entry of `users`, all checked before any model call is made; the first
+    guard serves one account, the second the other."""
 
     async def one(i: int, user: int) -> CostVerdict:
-        turn, route = addressed(user, 100 + i)
+        turn, route = addressed(user, 100 + i, ACCOUNTS[i % 2])
         return await guards[i % 2].check(turn, route, config, NOW)
 
     return list(await asyncio.gather(*(one(i, u) for i, u in enumerate(users))))
@@ -87,15 +89,15 @@ BUDGET = GroupConfig.model_validate(
 async def test_a_budget_of_five_calls_admits_five_overlapping_turns(
     guards: tuple[CostGuard, CostGuard],
 ) -> None:
-    """12 members @ the bot at once, split over two processes: 5 calls, 7 budget phrases
-    (before the calls were counted ahead, all 12 passed: each saw the count before any
-    call was recorded)."""
+    """12 members @ the group's two accounts at once, split over two processes: 5 calls, 7
+    budget phrases (before the calls were counted ahead, all 12 passed: each saw the count
+    before any call was recorded; and the budget was per account, 5 each)."""
     verdicts = await check_all(guards, BUDGET, list(range(1_000, 1_012)))
     assert sorted(v.action for v in verdicts) == ["phrase"] * 7 + ["proceed"] * 5
     admitted = [(i, v) for i, v in enumerate(verdicts) if v.proceeds]
     # three turns call the model (one attaches images); two end without calling it
     for n, (i, verdict) in enumerate(admitted[:3]):
-        turn, _ = addressed(1_000 + i, 100 + i)
+        turn, _ = addressed(1_000 + i, 100 + i, ACCOUNTS[i % 2])
         await guards[i % 2].record(
             turn, NOW, images=n == 0, tokens=50, reservation=verdict.reservation
         )

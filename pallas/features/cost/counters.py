@@ -1,6 +1,7 @@
 """Today's reply usage as StateStore counters, so the reply path never aggregates the DB.
 
-Counters are per China day (as the usage ledger) × scope (`<bot>:<group>` or `all`) × kind
+Counters are per China day (as the usage ledger) × scope (`g<group>`, shared by the
+deployment's accounts in that group, or `all`) × kind
 (`chat`: reply calls without images, `vision`: reply calls that attached images) × calls /
 tokens, incremented by the chat turn right after its LLM call (`record`). They live two days.
 
@@ -46,7 +47,10 @@ MEMBERS_KEPT = 500
 
 
 def group_scope(bot_id: int, group_id: int) -> str:
-    return keys.cost_scope(bot_id, group_id)
+    """The group's scope; `bot_id` does not enter it: the deployment's accounts in one group
+    share its budget (`state_keys.cost_scope`)."""
+    del bot_id
+    return keys.cost_scope(group_id)
 
 
 ALL = "all"
@@ -87,10 +91,8 @@ class UsageCounters:
             if scope == ALL:
                 totals = await self.ledger.totals(now=now, task="chat")
             else:
-                bot_id, group_id = (int(x) for x in scope.split(":"))
-                totals = await self.ledger.totals(
-                    now=now, bot_id=bot_id, group_id=group_id, task="chat"
-                )
+                group_id = int(scope.removeprefix("g"))
+                totals = await self.ledger.totals(now=now, group_id=group_id, task="chat")
         except Exception:
             log.exception("seeding today's usage counters (%s) from the ledger failed", scope)
             await self.state.delete(marker)
@@ -114,9 +116,15 @@ class UsageCounters:
         except Exception:
             log.exception("seeding today's usage counters of every group from the ledger failed")
             return 0
+        per_group: dict[int, UsageTotals] = {}
+        for (_, group_id), totals in by_group.items():  # the accounts of a group add up
+            had = per_group.get(group_id, UsageTotals())
+            per_group[group_id] = UsageTotals(
+                calls=had.calls + totals.calls, prompt_tokens=had.tokens + totals.tokens
+            )
         seeded = 0
-        for (bot_id, group_id), totals in by_group.items():
-            seeded += await self._seed_if_unclaimed(now, day, group_scope(bot_id, group_id), totals)
+        for group_id, totals in per_group.items():
+            seeded += await self._seed_if_unclaimed(now, day, keys.cost_scope(group_id), totals)
         deployment = UsageTotals(
             calls=sum(t.calls for t in by_group.values()),
             prompt_tokens=sum(t.tokens for t in by_group.values()),

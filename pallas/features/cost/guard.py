@@ -281,7 +281,7 @@ class CostGuard:
     async def _announce(self, turn: TurnInput, plan: BudgetPlan, now: float) -> str | None:
         """Warn once a day at `warn_pct`; the deployment cap's trip is an error + notice
         (returned the one time it trips, for the superusers)."""
-        scope, notice = state_keys.cost_scope(turn.bot_id, turn.group_id), None
+        scope, notice = state_keys.cost_scope(turn.group_id), None
         for what in plan.warnings:
             key = state_keys.cost_warning(None if what == "deployment" else scope, what)
             if await self.counters.once_today(now, key):
