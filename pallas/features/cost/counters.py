@@ -1,6 +1,6 @@
 """Today's reply usage as StateStore counters, so the reply path never aggregates the DB.
 
-Counters are per China day (as the usage ledger) × scope (`<bot>:<group>` or `all`) × kind
+Counters are per China day (as the usage ledger) × scope (`group:<id>` or `all`) × kind
 (`chat`: reply calls without images, `vision`: reply calls that attached images) × calls /
 tokens, incremented by the chat turn right after its LLM call (`record`). They live two days.
 
@@ -23,7 +23,7 @@ from typing import Literal
 
 from pallas.core import state_keys as keys
 from pallas.core.clock import local_day
-from pallas.core.db.repositories.usage import UsageRepository, UsageTotals
+from pallas.core.db.repositories.usage import UsageRepository, UsageTotals, add_totals
 from pallas.core.state import StateStore, claim
 from pallas.features.cost.ladder import TodayUsage, Usage
 
@@ -35,8 +35,9 @@ DAY_TTL_S = keys.COST_DAY_TTL_S
 MEMBERS_KEPT = 500
 
 
-def group_scope(bot_id: int, group_id: int) -> str:
-    return keys.cost_scope(bot_id, group_id)
+def group_scope(group_id: int) -> str:
+    """Every account of the deployment in a group spends the group's one budget."""
+    return keys.cost_scope(group_id)
 
 
 ALL = "all"
@@ -67,10 +68,8 @@ class UsageCounters:
             if scope == ALL:
                 totals = await self.ledger.totals(now=now, task="chat")
             else:
-                bot_id, group_id = (int(x) for x in scope.split(":"))
-                totals = await self.ledger.totals(
-                    now=now, bot_id=bot_id, group_id=group_id, task="chat"
-                )
+                group_id = int(scope.rpartition(":")[2])
+                totals = await self.ledger.totals(now=now, group_id=group_id, task="chat")
         except Exception:
             log.exception("seeding today's usage counters (%s) from the ledger failed", scope)
             await self.state.delete(marker)
@@ -95,8 +94,8 @@ class UsageCounters:
             log.exception("seeding today's usage counters of every group from the ledger failed")
             return 0
         seeded = 0
-        for (bot_id, group_id), totals in by_group.items():
-            seeded += await self._seed_if_unclaimed(now, day, group_scope(bot_id, group_id), totals)
+        for group_id, totals in _per_group(by_group).items():
+            seeded += await self._seed_if_unclaimed(now, day, group_scope(group_id), totals)
         deployment = UsageTotals(
             calls=sum(t.calls for t in by_group.values()),
             prompt_tokens=sum(t.tokens for t in by_group.values()),
@@ -131,16 +130,16 @@ class UsageCounters:
         tokens = await self.state.get(self.key(day, scope, kind, "tokens"))
         return Usage(int(calls or 0), int(tokens or 0))
 
-    async def seed_today(self, now: float, bot_id: int, group_id: int) -> None:
+    async def seed_today(self, now: float, group_id: int) -> None:
         """Seed the group's and the deployment's counters of today if no turn did yet: the
         group warm-up calls it when a group is seen, so its first @ of the day (each of
         many at once in a burst) does not wait for a ledger query on its critical path."""
-        await self.ensure_seeded(now, group_scope(bot_id, group_id))
+        await self.ensure_seeded(now, group_scope(group_id))
         await self.ensure_seeded(now, ALL)
 
-    async def today(self, now: float, bot_id: int, group_id: int) -> TodayUsage:
-        scope = group_scope(bot_id, group_id)
-        await self.seed_today(now, bot_id, group_id)
+    async def today(self, now: float, group_id: int) -> TodayUsage:
+        scope = group_scope(group_id)
+        await self.seed_today(now, group_id)
         chat = await self.usage(now, scope, "chat")
         vision = await self.usage(now, scope, "vision")
         all_chat = await self.usage(now, ALL, "chat")
@@ -148,26 +147,26 @@ class UsageCounters:
         deployment = Usage(all_chat.calls + all_vision.calls, all_chat.tokens + all_vision.tokens)
         return TodayUsage(chat, vision, deployment)
 
-    async def record(self, now: float, bot_id: int, group_id: int, kind: Kind, tokens: int) -> None:
+    async def record(self, now: float, group_id: int, kind: Kind, tokens: int) -> None:
         """One reply LLM call (failed calls count too, as in the ledger)."""
         day = local_day(now)
-        for scope in (group_scope(bot_id, group_id), ALL):
+        for scope in (group_scope(group_id), ALL):
             await self.ensure_seeded(now, scope)
             await self.state.incr(self.key(day, scope, kind, "calls"), 1, ttl=DAY_TTL_S)
             if tokens:
                 await self.state.incr(self.key(day, scope, kind, "tokens"), tokens, ttl=DAY_TTL_S)
 
     # -- member limit hits --------------------------------------------------------------------
-    async def note_limited(self, now: float, bot_id: int, group_id: int, user_id: int) -> None:
-        day, scope = local_day(now), group_scope(bot_id, group_id)
+    async def note_limited(self, now: float, group_id: int, user_id: int) -> None:
+        day, scope = local_day(now), group_scope(group_id)
         await self.state.incr(keys.cost_limited(day, scope), 1, ttl=DAY_TTL_S)
         await self.state.push(
             keys.cost_limited_members(day, scope), user_id, maxlen=MEMBERS_KEPT, ttl=DAY_TTL_S
         )
 
-    async def limited_today(self, now: float, bot_id: int, group_id: int) -> tuple[int, list[int]]:
+    async def limited_today(self, now: float, group_id: int) -> tuple[int, list[int]]:
         """(refused turns, distinct members) of the member limit today."""
-        day, scope = local_day(now), group_scope(bot_id, group_id)
+        day, scope = local_day(now), group_scope(group_id)
         count = int(await self.state.get(keys.cost_limited(day, scope)) or 0)
         members = await self.state.items(keys.cost_limited_members(day, scope))
         return count, sorted({int(m) for m in members})
@@ -183,3 +182,11 @@ class UsageCounters:
     async def add_notice(self, now: float, text: str) -> None:
         key = keys.cost_notices(local_day(now))
         await self.state.push(key, text, maxlen=20, ttl=DAY_TTL_S)
+
+
+def _per_group(by_account: dict[tuple[int, int], UsageTotals]) -> dict[int, UsageTotals]:
+    """The ledger's (account, group) totals summed per group (the budget is the group's)."""
+    out: dict[int, UsageTotals] = {}
+    for (_, group_id), totals in by_account.items():
+        out[group_id] = add_totals(out.get(group_id, UsageTotals()), totals)
+    return out

@@ -138,7 +138,7 @@ class CostGuard:
     ) -> CostVerdict:
         cost: CostConfig = config.cost
         budget_cfg = cost.budget if cost.enabled else _NO_BUDGET
-        usage = await self.counters.today(now, turn.bot_id, turn.group_id)
+        usage = await self.counters.today(now, turn.group_id)
         plan = plan_budget(
             usage,
             budget_cfg,
@@ -156,7 +156,7 @@ class CostGuard:
         member = await self._member(turn, route, config, now)
         if not member.allowed:
             phrase = self.rng.choice(_phrases(cost, member)) if member.notify else None
-            await self.counters.note_limited(now, turn.bot_id, turn.group_id, turn.user_id)
+            await self.counters.note_limited(now, turn.group_id, turn.user_id)
             action: Literal["phrase", "drop"] = "phrase" if phrase else "drop"
             return CostVerdict(action, member.reason, phrase, plan, member, notice=notice)
         return CostVerdict(
@@ -182,10 +182,10 @@ class CostGuard:
         """Count one reply LLM call into today's counters. With the group's `member` limit,
         the member's bucket also notes the answer (their next paced line is conversation)."""
         kind: Literal["chat", "vision"] = "vision" if images else "chat"
-        await self.counters.record(now, turn.bot_id, turn.group_id, kind, tokens)
+        await self.counters.record(now, turn.group_id, kind, tokens)
         if member is None or not member.enabled:
             return
-        key = state_keys.cost_member(turn.bot_id, turn.group_id, turn.user_id)
+        key = state_keys.cost_member(turn.group_id, turn.user_id)
         state = BucketState.from_json(await self.state.get(key))
         if state is not None:
             await self.state.set(key, state.answered(now).to_json(), ttl=state_ttl(member))
@@ -196,11 +196,9 @@ class CostGuard:
         limits = config.cost.member
         if not config.cost.enabled:
             return decide_member_turn(None, now, limits.model_copy(update={"enabled": False}))
-        key = state_keys.cost_member(turn.bot_id, turn.group_id, turn.user_id)
+        key = state_keys.cost_member(turn.group_id, turn.user_id)
         state = BucketState.from_json(await self.state.get(key))
-        talked = state_keys.cost_conversation(
-            local_day(now), turn.bot_id, turn.group_id, turn.user_id
-        )
+        talked = state_keys.cost_conversation(local_day(now), turn.group_id, turn.user_id)
         decision = decide_member_turn(
             state,
             now,
@@ -230,7 +228,7 @@ class CostGuard:
     async def _announce(self, turn: TurnInput, plan: BudgetPlan, now: float) -> str | None:
         """Warn once a day at `warn_pct`; the deployment cap's trip is an error + notice
         (returned the one time it trips, for the superusers)."""
-        scope, notice = state_keys.cost_scope(turn.bot_id, turn.group_id), None
+        scope, notice = state_keys.cost_scope(turn.group_id), None
         for what in plan.warnings:
             key = state_keys.cost_warning(None if what == "deployment" else scope, what)
             if await self.counters.once_today(now, key):
