@@ -149,12 +149,14 @@ COST_DAY_TTL_S = 2 * DAY_S  # per-day counters outlive their local day
 COST_MEMBER_TTL_MARGIN_S = 60.0  # a member's bucket outlives its refill / notice window
 
 
-def cost_scope(bot_id: int, group_id: int) -> str:
-    return f"{bot_id}:{group_id}"
+def cost_scope(group_id: int) -> str:
+    """A group's budget scope (group 0: the private chats). Shared by every account of the
+    deployment in the group: two accounts spend one daily budget."""
+    return f"group:{group_id}"
 
 
 def cost_use(day: str, scope: str, kind: str, unit: str) -> str:
-    """Today's `calls` / `tokens` of `kind` (chat, vision) in a scope (`all` or bot:group)."""
+    """Today's `calls` / `tokens` of `kind` (chat, vision) in a scope (`all` or group:<id>)."""
     return f"{COST_PREFIX}:use:{day}:{scope}:{kind}:{unit}"
 
 
@@ -182,7 +184,7 @@ def cost_warning(scope: str | None, what: str) -> str:
 
 
 def cost_trip(scope: str) -> str:
-    """A budget tripped (`deployment`, or a bot:group scope)."""
+    """A budget tripped (`deployment`, or a group:<id> scope)."""
     return f"trip:{scope}"
 
 
@@ -190,14 +192,15 @@ def cost_notices(day: str) -> str:
     return f"{COST_PREFIX}:notices:{day}"
 
 
-def cost_member(bot_id: int, group_id: int, user_id: int) -> str:
-    """A member's rate-limit bucket."""
-    return f"{COST_PREFIX}:member:{member(bot_id, group_id, user_id)}"
+def cost_member(group_id: int, user_id: int) -> str:
+    """A member's rate-limit bucket in a group (0: private), whichever account answers."""
+    return f"{COST_PREFIX}:member:{group_id}:{user_id}"
 
 
-def cost_conversation(day: str, bot_id: int, group_id: int, user_id: int) -> str:
-    """A member's conversation turns on one China day (`cost.member.conversation_daily_turns`)."""
-    return f"{COST_PREFIX}:conversation:{day}:{member(bot_id, group_id, user_id)}"
+def cost_conversation(day: str, group_id: int, user_id: int) -> str:
+    """A member's conversation turns on one China day (`cost.member.conversation_daily_turns`),
+    whichever account answers."""
+    return f"{COST_PREFIX}:conversation:{day}:{group_id}:{user_id}"
 
 
 def memory_generation(scope: str) -> str:
@@ -257,8 +260,9 @@ def sticker_sent(bot_id: int, group_id: int, message_id: int) -> str:
     return f"sticker:sent:{bot_id}:{group_id}:{message_id}"
 
 
-def learning_generation(bot_id: int, group_id: int) -> str:
-    return f"learning:gen:{bot_id}:{group_id}"
+def learning_generation(group_id: int) -> str:
+    """Bumped when a group's learning changed (every account of the group reloads it)."""
+    return f"learning:gen:{group_id}"
 
 
 def memory_extraction(name: str, bot_id: int, group_id: int) -> str:
