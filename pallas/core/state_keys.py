@@ -128,9 +128,10 @@ TOOL_DAY_TTL_S = 2 * DAY_S  # a per-day counter outlives its local day
 TOOL_PENDING_TTL_S = 600.0  # a side-effect call waits this long for an admin's confirmation
 
 
-def tool_calls_today(day: str, bot_id: int, group_id: int) -> str:
-    """The group's MCP tool calls of a local day (its `[tools.mcp] daily_calls` budget)."""
-    return f"{TOOLS_PREFIX}:calls:{day}:{bot_id}:{group_id}"
+def tool_calls_today(day: str, group_id: int) -> str:
+    """The group's MCP tool calls of a local day (its `[tools.mcp] daily_calls` budget),
+    whichever account of the deployment made them."""
+    return f"{TOOLS_PREFIX}:calls:{day}:{group_id}"
 
 
 def tool_pending(bot_id: int, group_id: int, code: str = "") -> str:
