@@ -225,7 +225,7 @@ def group_preload_for(
     prepare = chat.prepare
 
     async def usage_today(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
-        await chat.cost.counters.seed_today(now, bot_id, group_id)
+        await chat.cost.counters.seed_today(now, group_id)
 
     async def timeline(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
         await prepare.message_cache.recent(bot_id, group_id, limit=1)

@@ -128,9 +128,10 @@ TOOL_DAY_TTL_S = 2 * DAY_S  # a per-day counter outlives its local day
 TOOL_PENDING_TTL_S = 600.0  # a side-effect call waits this long for an admin's confirmation
 
 
-def tool_calls_today(day: str, bot_id: int, group_id: int) -> str:
-    """The group's MCP tool calls of a local day (its `[tools.mcp] daily_calls` budget)."""
-    return f"{TOOLS_PREFIX}:calls:{day}:{bot_id}:{group_id}"
+def tool_calls_today(day: str, group_id: int) -> str:
+    """The group's MCP tool calls of a local day (its `[tools.mcp] daily_calls` budget),
+    whichever account of the deployment made them."""
+    return f"{TOOLS_PREFIX}:calls:{day}:{group_id}"
 
 
 def tool_pending(bot_id: int, group_id: int, code: str = "") -> str:
@@ -150,13 +151,13 @@ COST_MEMBER_TTL_MARGIN_S = 60.0  # a member's bucket outlives its refill / notic
 
 
 def cost_scope(group_id: int) -> str:
-    """A group's budget scope: one per group, whichever account of the deployment (and
-    whichever process) answers there; group 0 is every private chat of the deployment."""
-    return f"g{group_id}"
+    """A group's budget scope (group 0: the private chats). Shared by every account of the
+    deployment in the group: two accounts spend one daily budget."""
+    return f"group:{group_id}"
 
 
 def cost_use(day: str, scope: str, kind: str, unit: str) -> str:
-    """Today's `calls` / `tokens` of `kind` (chat, vision) in a scope (`all` or `g<group>`)."""
+    """Today's `calls` / `tokens` of `kind` (chat, vision) in a scope (`all` or group:<id>)."""
     return f"{COST_PREFIX}:use:{day}:{scope}:{kind}:{unit}"
 
 
@@ -184,7 +185,7 @@ def cost_warning(scope: str | None, what: str) -> str:
 
 
 def cost_trip(scope: str) -> str:
-    """A budget tripped (`deployment`, or a bot:group scope)."""
+    """A budget tripped (`deployment`, or a group:<id> scope)."""
     return f"trip:{scope}"
 
 
@@ -261,8 +262,9 @@ def sticker_sent(bot_id: int, group_id: int, message_id: int) -> str:
     return f"sticker:sent:{bot_id}:{group_id}:{message_id}"
 
 
-def learning_generation(bot_id: int, group_id: int) -> str:
-    return f"learning:gen:{bot_id}:{group_id}"
+def learning_generation(group_id: int) -> str:
+    """Bumped when a group's learning changed (every account of the group reloads it)."""
+    return f"learning:gen:{group_id}"
 
 
 def memory_extraction(name: str, bot_id: int, group_id: int, user_id: int = 0) -> str:

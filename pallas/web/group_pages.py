@@ -19,7 +19,7 @@ from pallas.web.app import PREFIX, Console, Session
 from pallas.web.config_edit import ConfigRejected
 from pallas.web.config_edit import set_value as write_config_value
 from pallas.web.pages import clock_text
-from pallas.web.queries import MessageCounts
+from pallas.web.queries import MessageCounts, members_today
 
 log = logging.getLogger("pallas.console")
 
@@ -66,7 +66,8 @@ async def seen_group(console: Console, session: Session, raw: str) -> tuple[int,
 async def overview_values(session: Session, bot_id: int, group_id: int) -> dict[str, Any]:
     backend = session.backend
     now = backend.now()
-    counts = (await backend.queries.messages_today(now)).get((bot_id, group_id), MessageCounts())
+    today = await backend.queries.messages_today(now)
+    counts = today.get((bot_id, group_id), MessageCounts())
     failed = (await backend.failure_counts(now)).get((bot_id, group_id), 0)
     last = await backend.messages.recent(bot_id, group_id, limit=1)
     config = backend.fresh_config(group_id)
@@ -74,7 +75,7 @@ async def overview_values(session: Session, bot_id: int, group_id: int) -> dict[
         "bot_id": bot_id,
         "group_id": group_id,
         "group_name": (await backend.group_names()).get(group_id, ""),
-        "messages": counts.messages - counts.bot_messages,  # members' own
+        "messages": members_today(today, group_id),  # members' own, any account
         "replies": counts.bot_messages,
         "failed": failed,
         "last": last[-1] if last else None,

@@ -72,6 +72,12 @@ def day_start(now: float) -> float:
     return (midnight - timedelta(hours=CHINA_UTC_OFFSET_HOURS)).timestamp()
 
 
+def members_today(counts: dict[tuple[int, int], MessageCounts], group_id: int) -> int:
+    """Members' lines of a group today, over every account that stored some (each line is
+    stored once, by whichever account of the deployment got it first)."""
+    return sum(c.messages - c.bot_messages for (_, g), c in counts.items() if g == group_id)
+
+
 class ConsoleQueries:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions

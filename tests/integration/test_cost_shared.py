@@ -105,7 +105,7 @@ async def test_a_budget_of_five_calls_admits_five_overlapping_turns(
         await guards[i % 2].release(verdict)
     for i, verdict in admitted:
         await guards[i % 2].release(verdict)  # after the record: nothing more is given back
-    usage = await guards[0].counters.today(NOW, BOT, GROUP)
+    usage = await guards[0].counters.today(NOW, GROUP)
     assert (usage.chat.calls, usage.chat.tokens) == (2, 100)
     assert (usage.vision.calls, usage.vision.tokens) == (1, 50)
     # the two unused calls are back and the image call counts against vision: 2 chat calls of
@@ -124,4 +124,4 @@ async def test_one_members_burst_takes_only_their_bucket_across_processes(
     assert [v.action for v in verdicts].count("proceed") == 2
     assert all(v.reason.startswith("member_rate_limited") for v in verdicts if not v.proceeds)
     # the refused turns gave their reserved calls back: only the two admitted ones count
-    assert (await guards[1].counters.today(NOW, BOT, GROUP)).chat.calls == 2
+    assert (await guards[1].counters.today(NOW, GROUP)).chat.calls == 2

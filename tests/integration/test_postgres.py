@@ -423,12 +423,12 @@ async def test_every_groups_usage_counters_are_seeded_in_one_query(sessions) -> 
         for _ in range(calls):
             await repo.record(UsageEntry(T0, BOT, group, "chat", "m", 40, 10))
     counters = UsageCounters(MemoryStateStore(FakeClock(T0)), repo)
-    await counters.today(T0, BOT, OTHER_GROUP)  # a turn seeded its group first (2 queries)
+    await counters.today(T0, OTHER_GROUP)  # a turn seeded its group first (2 queries)
     assert repo.queries == 2
     assert await counters.seed_every_group(T0) == 1  # GROUP; OTHER_GROUP and all were seeded
     assert repo.queries == 3
     for group, calls in ((GROUP, 3), (OTHER_GROUP, 1), (THIRD_GROUP, 0)):
-        usage = await counters.today(T0, BOT, group)
+        usage = await counters.today(T0, group)
         assert (usage.chat.calls, usage.chat.tokens) == (calls, 50 * calls)
         assert usage.deployment.calls == 4, "no call counted twice"
     assert repo.queries == 3, "a group without ledger rows reads no ledger"

@@ -1,7 +1,6 @@
 """Today's reply usage as StateStore counters, so the reply path never aggregates the DB.
 
-Counters are per China day (as the usage ledger) × scope (`g<group>`, shared by the
-deployment's accounts in that group, or `all`) × kind
+Counters are per China day (as the usage ledger) × scope (`group:<id>` or `all`) × kind
 (`chat`: reply calls without images, `vision`: reply calls that attached images) × calls /
 tokens, incremented by the chat turn right after its LLM call (`record`). They live two days.
 
@@ -34,7 +33,7 @@ from typing import Literal
 
 from pallas.core import state_keys as keys
 from pallas.core.clock import local_day
-from pallas.core.db.repositories.usage import UsageRepository, UsageTotals
+from pallas.core.db.repositories.usage import UsageRepository, UsageTotals, add_totals
 from pallas.core.state import StateStore, claim
 from pallas.features.cost.ladder import TodayUsage, Usage
 
@@ -46,10 +45,8 @@ DAY_TTL_S = keys.COST_DAY_TTL_S
 MEMBERS_KEPT = 500
 
 
-def group_scope(bot_id: int, group_id: int) -> str:
-    """The group's scope; `bot_id` does not enter it: the deployment's accounts in one group
-    share its budget (`state_keys.cost_scope`)."""
-    del bot_id
+def group_scope(group_id: int) -> str:
+    """Every account of the deployment in a group spends the group's one budget."""
     return keys.cost_scope(group_id)
 
 
@@ -91,7 +88,7 @@ class UsageCounters:
             if scope == ALL:
                 totals = await self.ledger.totals(now=now, task="chat")
             else:
-                group_id = int(scope.removeprefix("g"))
+                group_id = int(scope.rpartition(":")[2])
                 totals = await self.ledger.totals(now=now, group_id=group_id, task="chat")
         except Exception:
             log.exception("seeding today's usage counters (%s) from the ledger failed", scope)
@@ -116,15 +113,9 @@ class UsageCounters:
         except Exception:
             log.exception("seeding today's usage counters of every group from the ledger failed")
             return 0
-        per_group: dict[int, UsageTotals] = {}
-        for (_, group_id), totals in by_group.items():  # the accounts of a group add up
-            had = per_group.get(group_id, UsageTotals())
-            per_group[group_id] = UsageTotals(
-                calls=had.calls + totals.calls, prompt_tokens=had.tokens + totals.tokens
-            )
         seeded = 0
-        for group_id, totals in per_group.items():
-            seeded += await self._seed_if_unclaimed(now, day, keys.cost_scope(group_id), totals)
+        for group_id, totals in _per_group(by_group).items():
+            seeded += await self._seed_if_unclaimed(now, day, group_scope(group_id), totals)
         deployment = UsageTotals(
             calls=sum(t.calls for t in by_group.values()),
             prompt_tokens=sum(t.tokens for t in by_group.values()),
@@ -159,16 +150,16 @@ class UsageCounters:
         tokens = await self.state.get(self.key(day, scope, kind, "tokens"))
         return Usage(int(calls or 0), int(tokens or 0))
 
-    async def seed_today(self, now: float, bot_id: int, group_id: int) -> None:
+    async def seed_today(self, now: float, group_id: int) -> None:
         """Seed the group's and the deployment's counters of today if no turn did yet: the
         group warm-up calls it when a group is seen, so its first @ of the day (each of
         many at once in a burst) does not wait for a ledger query on its critical path."""
-        await self.ensure_seeded(now, group_scope(bot_id, group_id))
+        await self.ensure_seeded(now, group_scope(group_id))
         await self.ensure_seeded(now, ALL)
 
-    async def today(self, now: float, bot_id: int, group_id: int) -> TodayUsage:
-        scope = group_scope(bot_id, group_id)
-        await self.seed_today(now, bot_id, group_id)
+    async def today(self, now: float, group_id: int) -> TodayUsage:
+        scope = group_scope(group_id)
+        await self.seed_today(now, group_id)
         chat = await self.usage(now, scope, "chat")
         vision = await self.usage(now, scope, "vision")
         all_chat = await self.usage(now, ALL, "chat")
@@ -176,13 +167,11 @@ class UsageCounters:
         deployment = Usage(all_chat.calls + all_vision.calls, all_chat.tokens + all_vision.tokens)
         return TodayUsage(chat, vision, deployment)
 
-    async def reserve(
-        self, now: float, bot_id: int, group_id: int
-    ) -> tuple[Reservation, TodayUsage]:
+    async def reserve(self, now: float, group_id: int) -> tuple[Reservation, TodayUsage]:
         """Count one chat call of the group ahead of the model call; returns the reservation
         and today's usage *before* it (the calls reserved or made by earlier turns)."""
-        scope = group_scope(bot_id, group_id)
-        await self.seed_today(now, bot_id, group_id)
+        scope = group_scope(group_id)
+        await self.seed_today(now, group_id)
         day = local_day(now)
         mine = await self.state.incr(self.key(day, scope, "chat", "calls"), 1, ttl=DAY_TTL_S)
         every = await self.state.incr(self.key(day, ALL, "chat", "calls"), 1, ttl=DAY_TTL_S)
@@ -210,7 +199,6 @@ class UsageCounters:
     async def record(
         self,
         now: float,
-        bot_id: int,
         group_id: int,
         kind: Kind,
         tokens: int,
@@ -223,7 +211,7 @@ class UsageCounters:
             await self._settle(reservation, kind, tokens)
             return
         day = local_day(now)
-        for scope in (group_scope(bot_id, group_id), ALL):
+        for scope in (group_scope(group_id), ALL):
             await self.ensure_seeded(now, scope)
             await self.state.incr(self.key(day, scope, kind, "calls"), 1, ttl=DAY_TTL_S)
             if tokens:
@@ -242,16 +230,16 @@ class UsageCounters:
                 )
 
     # -- member limit hits --------------------------------------------------------------------
-    async def note_limited(self, now: float, bot_id: int, group_id: int, user_id: int) -> None:
-        day, scope = local_day(now), group_scope(bot_id, group_id)
+    async def note_limited(self, now: float, group_id: int, user_id: int) -> None:
+        day, scope = local_day(now), group_scope(group_id)
         await self.state.incr(keys.cost_limited(day, scope), 1, ttl=DAY_TTL_S)
         await self.state.push(
             keys.cost_limited_members(day, scope), user_id, maxlen=MEMBERS_KEPT, ttl=DAY_TTL_S
         )
 
-    async def limited_today(self, now: float, bot_id: int, group_id: int) -> tuple[int, list[int]]:
+    async def limited_today(self, now: float, group_id: int) -> tuple[int, list[int]]:
         """(refused turns, distinct members) of the member limit today."""
-        day, scope = local_day(now), group_scope(bot_id, group_id)
+        day, scope = local_day(now), group_scope(group_id)
         count = int(await self.state.get(keys.cost_limited(day, scope)) or 0)
         members = await self.state.items(keys.cost_limited_members(day, scope))
         return count, sorted({int(m) for m in members})
@@ -267,3 +255,11 @@ class UsageCounters:
     async def add_notice(self, now: float, text: str) -> None:
         key = keys.cost_notices(local_day(now))
         await self.state.push(key, text, maxlen=20, ttl=DAY_TTL_S)
+
+
+def _per_group(by_account: dict[tuple[int, int], UsageTotals]) -> dict[int, UsageTotals]:
+    """The ledger's (account, group) totals summed per group (the budget is the group's)."""
+    out: dict[int, UsageTotals] = {}
+    for (_, group_id), totals in by_account.items():
+        out[group_id] = add_totals(out.get(group_id, UsageTotals()), totals)
+    return out

@@ -142,7 +142,7 @@ class CostGuard:
         settled by `record` after the model call or given back by `release`."""
         cost: CostConfig = config.cost
         budget_cfg = cost.budget if cost.enabled else _NO_BUDGET
-        reservation, usage = await self.counters.reserve(now, turn.bot_id, turn.group_id)
+        reservation, usage = await self.counters.reserve(now, turn.group_id)
         plan = plan_budget(
             usage,
             budget_cfg,
@@ -163,7 +163,7 @@ class CostGuard:
         if not member.allowed:
             await self.counters.release(reservation)
             phrase = self.rng.choice(_phrases(cost, member)) if member.notify else None
-            await self.counters.note_limited(now, turn.bot_id, turn.group_id, turn.user_id)
+            await self.counters.note_limited(now, turn.group_id, turn.user_id)
             action: Literal["phrase", "drop"] = "phrase" if phrase else "drop"
             return CostVerdict(action, member.reason, phrase, plan, member, notice=notice)
         return CostVerdict(
@@ -196,7 +196,7 @@ class CostGuard:
         `reservation` its verdict holds). With the group's `member` limit, the member's
         bucket also notes the answer (their next paced line is conversation)."""
         kind: Literal["chat", "vision"] = "vision" if images else "chat"
-        await self.counters.record(now, turn.bot_id, turn.group_id, kind, tokens, reservation)
+        await self.counters.record(now, turn.group_id, kind, tokens, reservation)
         if member is None or not member.enabled:
             return
         key = state_keys.cost_member(turn.user_id)

@@ -93,6 +93,16 @@ class LearningCursorRepository:
             rows = (await session.scalars(stmt)).all()
         return {(r.bot_id, r.group_id): _to_cursor(r) for r in rows}
 
+    async def collecting_accounts(self, group_id: int) -> list[int]:
+        """The accounts that learned any of the group's lines (a cursor past 0)."""
+        stmt = select(LearningCursorRow.bot_id).where(
+            LearningCursorRow.scene == DEFAULT_SCENE,
+            LearningCursorRow.group_id == group_id,
+            LearningCursorRow.last_row_id > 0,
+        )
+        async with self._sessions() as session:
+            return [int(b) for b in (await session.scalars(stmt)).all()]
+
     async def save_cursor(self, state: CursorState) -> None:
         values = {
             "bot_id": state.bot_id,

@@ -17,7 +17,7 @@ from pallas.core import state_keys as k
         (k.bot_reply_index(1), "botreply-index:1"),
         (k.upload(1, 2, 3), "upload:1:2:3"),
         (k.sticker_sent(1, 2, 9), "sticker:sent:1:2:9"),
-        (k.learning_generation(1, 2), "learning:gen:1:2"),
+        (k.learning_generation(2), "learning:gen:2"),
         (k.memory_extraction("lock", 1, 2), "memory:extract:lock:1:2"),
         (k.memory_extraction("lock", 1, 0, 3), "memory:extract:lock:1:p3"),
         (k.worldbook_state(1, 2), "worldbook:state:1:2"),
@@ -46,6 +46,9 @@ from pallas.core import state_keys as k
         (k.cost_once("d", k.cost_trip("1:2")), "cost:once:d:trip:1:2"),
         (k.cost_notices("2026-12-01"), "cost:notices:2026-12-01"),
         (k.cost_member(3), "cost:member:3"),
+        (k.cost_scope(2), "group:2"),
+        (k.cost_conversation("d", 3), "cost:conversation:d:3"),
+        (k.answer_claim(2, "ab12:1"), "answer:2:ab12:1"),
         (k.kb_turn(1, 2), "kb:turn:1:2"),
         (k.memory_generation("group:1:2"), "memory:gen:group:1:2"),
         (k.LEARNING_SWEEP_LOCK, "learning:sweep_lock"),
@@ -68,6 +71,7 @@ def test_every_key_belongs_to_a_registered_namespace_and_prefixes_are_unique() -
         k.session_summary("x", 1, 2, 3),
         k.RouteKeys.of(1, 2).key("decisions"),
         k.cost_member(3),
+        k.answer_claim(2, "ab12:1"),
         k.kb_turn(1, 2),
     ]
     for key in built:
