@@ -201,16 +201,16 @@ def chat_service_for(
 
 class DeploymentBots:
     """The deployment's accounts as a group sees them: the accounts connected to this process
-    (filled automatically) and the group's `other_bot_ids` (accounts of other processes, other
-    bots the operator names)."""
+    or announced by the other processes on the shared state store (filled automatically) and
+    the group's `other_bot_ids` (other bots the operator names)."""
 
     def __init__(self, runtime: PallasRuntime) -> None:
         self._runtime = runtime
 
     def __call__(self, group_id: int) -> frozenset[int]:
         configured = self._runtime.group_configs.get(group_id).other_bot_ids
-        connected = self._runtime.accounts.connected_ids()
-        return connected.union(configured) if configured else connected
+        ours = self._runtime.deployment_ids()  # connected here, or announced by other processes
+        return ours.union(configured) if configured else ours
 
 
 def group_preload_for(
@@ -391,6 +391,8 @@ async def start_app(
     )
     # one grouped ledger query now instead of one per group's first @ of the day
     await app.cost.counters.seed_every_group(runtime.clock.now())
+    if runtime.deployment_accounts is not None:
+        runtime.deployment_accounts.start()  # announce ours, learn other processes' accounts
     return app
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from pallas.config import GroupConfig
-from pallas.core.accounts import Accounts
+from pallas.core.accounts import Accounts, DeploymentAccounts
 from pallas.core.clock import Clock, SystemClock
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db import migrate
@@ -78,6 +78,8 @@ class PallasRuntime:
     superusers: frozenset[int] = field(default_factory=frozenset)
     owns_state: bool = False  # the runtime opened the store (and closes it on stop)
     accounts: Accounts = field(default_factory=Accounts)  # the QQ accounts connected (the edge)
+    # every account of the deployment, other processes' too (announced in the state store)
+    deployment_accounts: DeploymentAccounts | None = None
     started_at: float = 0.0  # unix seconds (the clock's) when the runtime started
 
     @classmethod
@@ -140,7 +142,8 @@ class PallasRuntime:
             nicknames=nicknames,
             superusers=superusers,
             owns_state=owns_state,
-            accounts=Accounts(clock.now),
+            accounts=(accounts := Accounts(clock.now)),
+            deployment_accounts=DeploymentAccounts(accounts, state, clock.now),
             started_at=clock.now(),
         )
         for name, problem in runtime.group_configs.errors().items():
@@ -152,7 +155,15 @@ class PallasRuntime:
             )
         return runtime
 
+    def deployment_ids(self) -> frozenset[int]:
+        """The deployment's accounts (this process's connected ones and the others')."""
+        if self.deployment_accounts is None:
+            return self.accounts.connected_ids()
+        return self.deployment_accounts.ids()
+
     async def stop(self) -> None:
+        if self.deployment_accounts is not None:
+            await self.deployment_accounts.close()
         await self.llm.close()
         await self.writer.close()
         await self.repos.flush()

@@ -47,6 +47,7 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("provider:breaker", "providers.breaker", "STATE_TTL_S (7 days)"),
     Namespace("tools", "product.llm.turn.tool_loop", "TOOL_DAY_TTL_S / TOOL_PENDING_TTL_S"),
     Namespace("answer", "turn.parts.accounts", "ANSWER_CLAIM_TTL_S"),
+    Namespace("accounts", "core.accounts", "ACCOUNTS_LIVE_TTL_S"),
 )
 
 
@@ -297,7 +298,16 @@ def answer_claim(group_id: int, line_key: str) -> str:
     return f"answer:{group_id}:{line_key}"
 
 
+# -- the deployment's accounts across processes (core.accounts) -----------------------------
+ACCOUNTS_LIVE = "accounts:live"  # bounded list of {"id", "t"}: each process's connected ids
+ACCOUNTS_LIVE_TTL_S = 35.0  # an account not announced for this long is gone
+ACCOUNTS_LIVE_MAXLEN = 512  # processes × accounts × announcements kept within the TTL
+
+
 __all__ = [
+    "ACCOUNTS_LIVE",
+    "ACCOUNTS_LIVE_MAXLEN",
+    "ACCOUNTS_LIVE_TTL_S",
     "ANSWER_CLAIM_TTL_S",
     "COST_DAY_TTL_S",
     "COST_MEMBER_TTL_MARGIN_S",

@@ -183,8 +183,8 @@ class Edge:
         return with_line_key(converted, key)
 
     def _record(self, event: MessageEvent, converted: ConvertedTurn) -> None:
-        if converted.turn.user_id in self.app.runtime.accounts.connected_ids():
-            return  # an account of this process: its own sent message is its record
+        if converted.turn.user_id in self.app.runtime.deployment_ids():
+            return  # an account of the deployment: its own sent message is its record
         try:
             record_received(self.app.runtime, converted.turn)
         except Exception:  # recording must never stop the event's handling

@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from pallas.core.accounts import ANNOUNCE_EVERY_S
 from tests.e2e.conftest import BOT_ID, sent_texts
 from tests.harness import postgres as pg
 from tests.harness import redis_server
@@ -171,6 +172,17 @@ async def test_a_burst_over_two_processes_keeps_the_budget_and_answers_each_line
     assert len(answers) == BUDGET == reply_calls(fake_llm)  # exact across both processes
     assert all("明天" in t for t in texts_a + texts_b if t not in answers)  # the budget phrase
     assert cluster.count(f"message WHERE group_id = {GROUP} AND NOT is_bot") == len(MEMBERS)
+
+    # QQ shows A's answer to B as a group line from A: B knows A as the deployment's (A's
+    # process announced it on Redis), so it is neither answered nor stored a second time
+    await asyncio.sleep(ANNOUNCE_EVERY_S + 1)
+    a_rows = f"message WHERE group_id = {GROUP} AND user_id = {ACCOUNT_A}"
+    assert cluster.count(a_rows) == len(texts_a)
+    relayed = cluster.peer_b.group_message(GROUP, ACCOUNT_A, texts_a[0], message_id=B_IDS + 1)
+    await cluster.peer_b.send_event(relayed)
+    await asyncio.sleep(1.5)
+    assert cluster.count(a_rows) == len(texts_a), "another process's account stored twice"
+    assert len(cluster.peer_b.sends(GROUP)) == 5
 
     # kill -9 of A: B goes on serving, and what B recorded stays
     b_sessions = f"llm_chat_message WHERE bot_id = {ACCOUNT_B} AND role = 'assistant'"
