@@ -31,7 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks._memory_updates_data import CASES, UNRELATED, UpdateCase
+from benchmarks._memory_updates_data import CASES as FIRST_CASES
+from benchmarks._memory_updates_data import UNRELATED, UpdateCase
+from benchmarks._memory_updates_dev import DEV_CASES
 from pallas.app_wiring import extraction_hook_for, memory_service_for
 from pallas.core.clock import FakeClock
 from pallas.core.records import StoredMessage
@@ -46,6 +48,8 @@ from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI, Scripted
 
 BOT, GROUP0, USER0 = 2_900_000_001, 779_000_001, 40_001
+CASES: tuple[UpdateCase, ...] = FIRST_CASES + DEV_CASES
+SETS = {"first": FIRST_CASES, "dev": DEV_CASES, "all": CASES}
 REPO = Path(__file__).resolve().parents[1]
 ALIAS = "牛牛"
 _NEW_FACT = re.compile(r"新事实：(.+)$")
@@ -139,7 +143,7 @@ def is_right(case: UpdateCase, live: set[str]) -> bool:
     return any(case.new_marker in text for text in new)
 
 
-async def run(model: bool) -> list[Outcome]:
+async def run(model: bool, cases: tuple[UpdateCase, ...] = CASES) -> list[Outcome]:
     workdir = Path(tempfile.mkdtemp(prefix="pallas-memu-"))
     shutil.copytree(REPO / "config", workdir / "config")
     server = ScriptedJudge() if model else None
@@ -156,7 +160,7 @@ async def run(model: bool) -> list[Outcome]:
     try:
         service = memory_service_for(rt)
         outcomes = []
-        for n, case in enumerate(CASES):
+        for n, case in enumerate(cases):
             clock.advance(60)
             outcomes.append(await run_case(rt, service, n, case))
         await service.drain()
@@ -174,7 +178,7 @@ def _count(outcomes: list[Outcome], group: str) -> str:
 
 
 def report(offline: list[Outcome], scripted: list[Outcome], verbose: bool) -> None:
-    print(f"updates and denials: {len(CASES)} cases, right = old retired, new as expected")
+    print(f"updates and denials: {len(offline)} cases, right = old retired, new as expected")
     print(f"{'':34}{'offline (rules)':>18}{'scripted model':>18}")
     for group, label in (
         ("issue", "issue: 6 corrections, 2 denials"),
@@ -182,7 +186,12 @@ def report(offline: list[Outcome], scripted: list[Outcome], verbose: bool) -> No
         ("denial", "more denials (said in chat)"),
         ("meaning", "meaning only (no rule)"),
         ("keep", "not a denial: nothing retires"),
+        ("dev-correction", "dev: corrections (taught)"),
+        ("dev-denial", "dev: denials (said in chat)"),
+        ("dev-keep", "dev: nothing may retire"),
     ):
+        if not any(o.case.group == group for o in offline):
+            continue
         print(f"  {label:<32}{_count(offline, group):>18}{_count(scripted, group):>18}")
     print(f"  {'all':<32}{_all(offline):>18}{_all(scripted):>18}")
     if verbose:
@@ -200,9 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("pallas").setLevel(logging.ERROR)  # the offline run's failed calls
     parser = argparse.ArgumentParser(prog="python -m benchmarks.memory_updates")
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--set", choices=sorted(SETS), default="all")
     args = parser.parse_args(argv or [])
-    offline = asyncio.run(run(model=False))
-    scripted = asyncio.run(run(model=True))
+    offline = asyncio.run(run(model=False, cases=SETS[args.set]))
+    scripted = asyncio.run(run(model=True, cases=SETS[args.set]))
     report(offline, scripted, args.verbose)
     return 0
 
