@@ -65,7 +65,7 @@ class Model:
                 {"text": "TA在字节上班", "refs": [ref["TA现在在字节上班"]]},
                 {"text": "TA对花生过敏", "refs": [ref["TA对花生过敏"]]},
             ],
-            "superseded": [ref["TA在腾讯上班"]],
+            "superseded": [{"ref": ref["TA在腾讯上班"], "by": ref["TA现在在字节上班"]}],
         }
         return json.dumps(answer, ensure_ascii=False)
 
@@ -106,7 +106,8 @@ async def test_the_cheap_model_consolidates_a_members_facts_and_the_next_request
     assert call.body["response_format"]["json_schema"]["name"] == "member_profile"
     assert "左撇子" not in call.messages[-1]["content"], "another member's facts are never listed"
     tencent = await row(repo, "TA在腾讯上班")
-    assert tencent.delete_reason == "model:consolidate"
+    bytedance = await row(repo, "TA现在在字节上班")
+    assert (tencent.delete_reason, tencent.replaced_by) == ("model:consolidate", bytedance.id)
     assert (await row(repo, "TA很喜欢猫咪")).deleted_at is None, "raw facts are kept for audit"
 
     request = await ask(peer, fake_llm, GROUP, ALICE, "我平时喜欢什么，在哪上班")

@@ -73,8 +73,10 @@ class MemberConsolidator:
         if group is None or subject is None:
             return {"outcome": "not_a_group_member"}
         cfg = self.memory_config(group).profile
-        if not cfg.enabled or not cfg.consolidate:
+        if not cfg.enabled or not cfg.consolidate or not self.llm.enabled:
             return {"outcome": "off"}
+        if len(await self._live(service, item.scope, subject)) < cfg.consolidate_min_facts:
+            return {"outcome": "few_facts"}  # no wait: the rule profile is enough
         key = (item.scope, subject)
         self._ticket += 1
         ticket = self._latest[key] = self._ticket
@@ -93,16 +95,13 @@ class MemberConsolidator:
         group = _group_of(scope)
         assert group is not None
         memory = self.memory_config(group)
-        live = await service.repo.candidates(
-            [scope], PERSON_FACTS, subject_user_id=subject, limit=MAX_FACTS + 1
-        )
-        live = [i for i in live if i.subject_user_id == subject and i.scope == scope]
+        live = await self._live(service, scope, subject)
         if len(live) < memory.profile.consolidate_min_facts:
             return {"outcome": "few_facts", "facts": len(live)}
         if len(live) > MAX_FACTS:
             return {"outcome": "too_many_facts", "facts": len(live)}
-        refs = fact_refs(sorted(live, key=lambda i: i.created_at))
-        prompt = consolidation_messages(refs)
+        refs = fact_refs(sorted(live, key=lambda i: (i.created_at, i.id)))
+        prompt = consolidation_messages(refs, max_chars=memory.profile.max_chars)
         cap = memory.profile.consolidate_max_tokens
         spent = await self.usage.totals(
             now=self.clock.now(), bot_id=bot_id, group_id=group, task="cheap"
@@ -121,9 +120,11 @@ class MemberConsolidator:
             log.warning("group %s: consolidation answer unusable (%s)", group, reason)
             return {"outcome": f"unusable:{reason}"}
         now = self.clock.now()
-        gone = await service.repo.soft_delete(
-            checked.superseded, now=now, reason=CONSOLIDATE_REASON, scopes=[scope]
-        )
+        gone: list[MemoryItem] = []
+        for old_id, by in zip(checked.superseded, checked.superseded_by, strict=True):
+            gone += await service.repo.retire(
+                [old_id], now=now, reason=CONSOLIDATE_REASON, replaced_by=by
+            )
         for old in gone:
             log.info("memory %s %s: %r", old.ref, CONSOLIDATE_REASON, old.text)
         await self.profiles.put(
@@ -134,3 +135,10 @@ class MemberConsolidator:
         await service.invalidate([scope])
         return {"outcome": "ok", "facts": len(live), "statements": len(checked.statements),
                 "superseded": [i.ref for i in gone]}  # fmt: skip
+
+    async def _live(self, service: MemoryService, scope: str, subject: int) -> list[MemoryItem]:
+        """The member's live person facts in `scope` (one more than are ever listed)."""
+        live = await service.repo.candidates(
+            [scope], PERSON_FACTS, subject_user_id=subject, limit=MAX_FACTS + 1
+        )
+        return [i for i in live if i.subject_user_id == subject and i.scope == scope]

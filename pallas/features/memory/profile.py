@@ -87,27 +87,31 @@ def compose_profile(items: Sequence[MemoryItem], *, max_chars: int) -> Profile:
 
 
 def consolidated_profile(
-    stored: StoredProfile | None, live: Sequence[MemoryItem]
+    stored: StoredProfile | None, live: Sequence[MemoryItem], *, max_chars: int
 ) -> Profile | None:
-    """The model's consolidated profile (`consolidation_job`) as a `Profile`, when it stands
-    for exactly the member's `live` facts — none added, retired or deleted since — else None
-    (the rule-based profile is built instead)."""
+    """The model's consolidated profile (`consolidation_job`) as a `Profile`, up to
+    `max_chars`, when it stands for exactly the member's `live` facts — none added, retired
+    or deleted since — else None (the rule-based profile is built instead)."""
     if stored is None or not live or tuple(sorted(i.id for i in live)) != stored.basis:
         return None
     phrases: list[str] = []
     told: list[bool] = []
+    refs: list[str] = []
+    used = left_out = 0
     for statement in stored.statements:
         text = sanitize_inline(statement.text, PHRASE_MAX_CHARS)
         if not text or not classify_fact(text).allowed:
             continue
+        if used + len(text) > max_chars:
+            left_out += len(statement.item_ids)
+            continue
+        used += len(text)
         phrases.append("「" + text.replace("「", "『").replace("」", "』") + "」")
         told.append(statement.told)
+        refs.extend(f"mem:{i}" for i in statement.item_ids)
     if not phrases:
         return None
-    refs = tuple(
-        f"mem:{i}" for i in dict.fromkeys(i for s in stored.statements for i in s.item_ids)
-    )
-    return Profile(tuple(phrases), refs, 0, tuple(told))
+    return Profile(tuple(phrases), tuple(dict.fromkeys(refs)), left_out, tuple(told))
 
 
 def profile_block(profile: Profile, *, source: str) -> RetrievedBlock | None:

@@ -75,7 +75,7 @@ class MemberProfileConfig(BaseModel):
     consolidate: bool = True
     consolidate_delay_s: float = Field(default=60.0, ge=0, le=86_400)  # after the last change
     consolidate_min_facts: int = Field(default=4, ge=1, le=200)
-    consolidate_max_tokens: int = Field(default=600, ge=50, le=4000)
+    consolidate_max_tokens: int = Field(default=1200, ge=50, le=8000)
 
 
 def _block(kind: str) -> Any:

@@ -201,7 +201,7 @@ class PersonFactsSource(_PersonalSource):
         if len(live_scopes) != 1:
             return None
         stored = await profiles.get(next(iter(live_scopes)), subject, gen=gen)
-        return consolidated_profile(stored, live)
+        return consolidated_profile(stored, live, max_chars=request.config.memory.profile.max_chars)
 
     async def _scopes(self, request: GatherRequest) -> frozenset[str]:
         """A group reads its own scope; a private chat reads the private scope plus, with

@@ -97,7 +97,9 @@ SLOTS = [
 
 
 @pytest.mark.parametrize(("fact", "name", "value", "negative"), SLOTS)
-def test_the_slot_a_statement_fills(fact: str, name: str | None, value: str, negative: bool) -> None:
+def test_the_slot_a_statement_fills(
+    fact: str, name: str | None, value: str, negative: bool
+) -> None:
     slot = parse_slot(fact)
     if name is None:
         assert slot is None
