@@ -34,9 +34,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id"),
     )
     with op.batch_alter_table("member_profile", schema=None) as batch_op:
-        batch_op.create_index(
-            "ix_member_profile_member", ["scope", "subject_user_id"], unique=True
-        )
+        batch_op.create_index("ix_member_profile_member", ["scope", "subject_user_id"], unique=True)
 
 
 def downgrade() -> None:
