@@ -10,6 +10,8 @@ machine):
                next to the stock adapter's parse (what a bare bot pays)
     convert    the event → `TurnInput` (once per event, at read: the steps below share it)
     record     the edge's recording at read (the conversion, config, `writer.submit`)
+    line key   the edge's line key of a group line (`pallas.core.lines`: the fingerprint every
+               account's copy shares, numbered per account), what several accounts dedupe on
     lane       the edge's lane choice (`LaneChoice`)
     route      `RouteStep.route` (freshness, tool plan, routing with its state)
 
@@ -34,6 +36,7 @@ from typing import Any
 from nonebot.adapters.onebot.v11 import Adapter, GroupMessageEvent
 
 from pallas.app import build_app
+from pallas.core.lines import Occurrences
 from pallas.core.settings import PallasSettings
 from pallas.core.turn import TurnInput
 from pallas.onebot.adapter import GuardedAdapter
@@ -128,6 +131,15 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, float]:
             record_s = min(record_s, time.perf_counter() - started)
         results["convert + record"] = record_s / n * 1e6
         turns_read = [convert(e) for e in fresh]  # type: ignore[arg-type]
+        now = time.time()
+
+        def line_keys() -> None:
+            occurrences = Occurrences()
+            for t in turns_read:
+                segments = [seg.to_dict() for seg in t.segments]
+                occurrences.key_for(t.bot_id, t.group_id, t.user_id, t.time, segments, now)
+
+        results["line key"] = per_message_us(line_keys, n, args.repeat)
         lane = LaneChoice(GroupAliases(app))
         results["lane"] = per_message_us(
             lambda: [lane.for_turn(t) for t in turns_read], n, args.repeat
@@ -171,7 +183,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{args.messages} unaddressed messages over {args.groups} groups, best of {args.repeat}")
     for name, us in results.items():
         print(f"  {name:<24} {us:8.1f} µs/message")
-    steps = ("parse (GuardedAdapter)", "convert + record", "lane", "route")
+    steps = ("parse (GuardedAdapter)", "convert + record", "line key", "lane", "route")
     print(f"  {'Pallas steps, total':<24} {sum(results[s] for s in steps):8.1f} µs/message")
 
 

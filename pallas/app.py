@@ -76,6 +76,7 @@ from pallas.turn.call import CallStep
 from pallas.turn.context import Pause, Sleep
 from pallas.turn.contracts import PhraseSource, StakeKeySource
 from pallas.turn.deliver import DeliverStep
+from pallas.turn.parts.accounts import AnswerClaims
 from pallas.turn.parts.addressing import Addressing
 from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.group_preload import GroupPreload, YieldTo
@@ -131,6 +132,7 @@ def chat_service_for(
         stake_keys=stake_keys,
         known_stakes=known_stakes,
     )
+    deployment_bots = DeploymentBots(runtime)
     message_cache = MessageCache(
         runtime.repos.messages, flush=runtime.writer.flush, unstored=runtime.writer.unstored
     )
@@ -162,6 +164,7 @@ def chat_service_for(
             tools=tools,
             sources=sources,
             nicknames=runtime.nicknames,
+            deployment_bots=deployment_bots,
         ),
         call=CallStep(
             llm=runtime.llm,
@@ -192,7 +195,22 @@ def chat_service_for(
         state=state,
         clock=clock,
         pause=pause,
+        accounts=AnswerClaims(state, deployment_bots),
     )
+
+
+class DeploymentBots:
+    """The deployment's accounts as a group sees them: the accounts connected to this process
+    (filled automatically) and the group's `other_bot_ids` (accounts of other processes, other
+    bots the operator names)."""
+
+    def __init__(self, runtime: PallasRuntime) -> None:
+        self._runtime = runtime
+
+    def __call__(self, group_id: int) -> frozenset[int]:
+        configured = self._runtime.group_configs.get(group_id).other_bot_ids
+        connected = self._runtime.accounts.connected_ids()
+        return connected.union(configured) if configured else connected
 
 
 def group_preload_for(
@@ -207,7 +225,7 @@ def group_preload_for(
     prepare = chat.prepare
 
     async def usage_today(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
-        await chat.cost.counters.seed_today(now, bot_id, group_id)
+        await chat.cost.counters.seed_today(now, group_id)
 
     async def timeline(bot_id: int, group_id: int, config: GroupConfig, now: float) -> None:
         await prepare.message_cache.recent(bot_id, group_id, limit=1)

@@ -106,6 +106,7 @@ def extraction_hook_for(
         state=runtime.state,
         clock=runtime.clock,
         messages=runtime.repos.messages,
+        chat_sessions=runtime.repos.chat_sessions,
         usage=runtime.repos.usage,
         llm=runtime.llm,
         flush=runtime.writer.flush,

@@ -99,6 +99,11 @@ class PallasRuntime:
                 settings.pallas_state_url, settings.pallas_state_prefix, clock=clock
             )
         url = normalise_database_url(settings.database_url, base_dir=base_dir)
+        if settings.pallas_state_url.strip() and url.startswith("sqlite"):
+            log.warning(
+                "PALLAS_STATE_URL shares state between processes, but DATABASE_URL is SQLite: "
+                "SQLite serves one process; run several on PostgreSQL (docs/scaling.md)"
+            )
         try:
             await migrate.upgrade(url)
         except BaseException:

@@ -115,22 +115,44 @@ def _decision_line(record: dict[str, Any]) -> str:
     )
 
 
+MIN_GROUP_NUMBER = 10_000  # QQ group numbers have 5+ digits; a smaller number is a count
+
+
+def _target(ctx: AdminCtx) -> tuple[int, str, tuple[str, ...]]:
+    """Which chat a `why` / `context` looks at: the group it was typed in; in a superuser's
+    private chat the bot's private chats, or the group whose number is given
+    (`/pallas why 123456 10`). Returns the group id (0 = private chats), its label and the
+    arguments left."""
+    if ctx.group_id:
+        return ctx.group_id, "本群", ctx.args
+    for i, arg in enumerate(ctx.args):
+        if arg.isdigit() and int(arg) >= MIN_GROUP_NUMBER:
+            rest = ctx.args[:i] + ctx.args[i + 1 :]
+            return int(arg), f"群 {arg} ", rest
+    return 0, "私聊", ctx.args
+
+
 async def why(ctx: AdminCtx) -> str:
-    """The latest routing decisions of this group, newest last."""
-    count = int(ctx.args[0]) if ctx.args and ctx.args[0].isdigit() else 5
+    """The latest routing decisions of this group (or, in private, of the private chats or of
+    a group named by number), newest last."""
+    group_id, label, args = _target(ctx)
+    count = int(args[0]) if args and args[0].isdigit() else 5
     wanted = max(1, min(count, 20))
-    records = await ctx.services.routing.recent_decisions(ctx.bot_id, ctx.group_id, limit=wanted)
+    records = await ctx.services.routing.recent_decisions(ctx.bot_id, group_id, limit=wanted)
     if not records:
-        return "最近没有记录到本群的决策"
+        return f"最近没有记录到{label}的决策"
     lines = [_decision_line(r) for r in records[-wanted:]]
-    return "\n".join(["（时间为北京时间）", *lines])
+    head = "（时间为北京时间）" if ctx.group_id else f"（{label.strip()}，时间为北京时间）"
+    return "\n".join([head, *lines])
 
 
 async def context(ctx: AdminCtx) -> str:
-    """The last REPLY turn: sections with sizes, trims, usage (the full request is in the CLI)."""
-    snapshots = await ctx.services.snapshots.latest(ctx.group_id, bot_id=ctx.bot_id)
+    """The last REPLY turn: sections with sizes, trims, usage (the full request is in the CLI).
+    In private: the private chats' last reply, or that of a group named by number."""
+    group_id, label, _ = _target(ctx)
+    snapshots = await ctx.services.snapshots.latest(group_id, bot_id=ctx.bot_id)
     if not snapshots:
-        return "本群还没有回复记录"
+        return f"{label}还没有回复记录"
     snap = snapshots[0]
     view = asdict(snap)
     return render_snapshot(view, with_request=False)[:3000]
@@ -138,6 +160,13 @@ async def context(ctx: AdminCtx) -> str:
 
 COMMANDS: list[AppCommand] = [
     AdminCommand("status", "/pallas status", "记录条数、发言开关、今日用量与预算、限流", status),
-    AdminCommand("why", "/pallas why [条数]", "最近几条消息的路由决策和原因", why),
-    AdminCommand("context", "/pallas context", "上一轮回复的上下文分段与大小", context),
+    AdminCommand(
+        "why", "/pallas why [条数] [群号]", "最近几条消息的路由决策和原因（私聊里可指定群号）", why
+    ),
+    AdminCommand(
+        "context",
+        "/pallas context [群号]",
+        "上一轮回复的上下文分段与大小（私聊里可指定群号）",
+        context,
+    ),
 ]

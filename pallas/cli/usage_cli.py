@@ -14,6 +14,7 @@ from collections import defaultdict
 from sqlalchemy.exc import OperationalError
 
 from pallas.config import GroupConfig
+from pallas.core import state_keys as keys
 from pallas.core.clock import DAY_S, local_day
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
@@ -114,13 +115,13 @@ async def _member_lines(settings: PallasSettings, group: int | None, now: float)
         settings.pallas_state_url, settings.pallas_state_prefix, wait_s=2.0
     )
     try:
-        prefix = f"cost:limited:{local_day(now)}:"
+        prefix = keys.cost_limited(local_day(now), keys.cost_scope(0)).removesuffix("0")
         lines = []
         for key in await store.keys(prefix):
-            bot_id, group_id = (int(x) for x in key[len(prefix) :].split(":"))
+            group_id = int(key[len(prefix) :])
             if group is not None and group_id != group:
                 continue
-            count, members = await UsageCounters(store).limited_today(now, bot_id, group_id)
+            count, members = await UsageCounters(store).limited_today(now, group_id)
             lines.append(f"  group {group_id}: {count} refused turns, members {members}")
         return ["member limits hit today:", *(lines or ["  none"])]
     finally:

@@ -215,11 +215,15 @@ def _model_tool_lines(model_tools: Any) -> list[str]:
     return lines
 
 
+def _chat(group_id: Any) -> str:
+    return f"group {group_id}" if group_id else "private chat"
+
+
 def render_snapshot(snapshot: Mapping[str, Any], *, with_request: bool = True) -> str:
     """Human-readable view of one stored snapshot (`InjectionSnapshot` fields + data)."""
     data = snapshot.get("data", {})
     head = (
-        f"turn {snapshot.get('turn_id')} · group {snapshot.get('group_id')} · "
+        f"turn {snapshot.get('turn_id')} · {_chat(snapshot.get('group_id'))} · "
         f"user {snapshot.get('user_id')} · message {snapshot.get('message_id')} · "
         f"model {snapshot.get('model')} · outcome {snapshot.get('outcome')}"
     )

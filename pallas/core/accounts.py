@@ -34,9 +34,11 @@ class Accounts:
     def __init__(self, now: Callable[[], float] = time.time) -> None:
         self._now = now
         self._accounts: dict[int, Account] = {}
+        self._connected: frozenset[int] = frozenset()  # read on every message: kept, not built
 
     def connected(self, self_id: int) -> None:
         self._accounts[self_id] = Account(self_id, True, self._now())
+        self._connected = self._connected | {self_id}
 
     def identified(
         self,
@@ -67,6 +69,11 @@ class Accounts:
         account = self._accounts.get(self_id)
         if account is not None and account.connected:
             self._accounts[self_id] = replace(account, connected=False, since=self._now())
+            self._connected = self._connected - {self_id}
+
+    def connected_ids(self) -> frozenset[int]:
+        """The accounts connected now (each one's lines are another bot's in the others')."""
+        return self._connected
 
     def listed(self) -> list[Account]:
         """Connected accounts first (longest connected first), then the ones that left."""

@@ -26,6 +26,7 @@ class StoredMessage:
     reply_to: int | None = None
     is_bot: bool = False
     row_id: int = 0
+    line_key: str = ""  # `pallas.core.lines`: one stored copy per group line ("" none)
 
     @property
     def display_name(self) -> str:

@@ -6,9 +6,10 @@ Values must be JSON-compatible (str, int, float, bool, None, list, dict with str
 
 Two implementations: `MemoryStateStore` (this module, one process) and `RedisStateStore`
 (`pallas.core.state_redis`, shared by several processes; `PALLAS_STATE_URL`). Only
-`set_if_absent` may raise `StateUnavailableError` (the shared store is unreachable and a claim
-cannot be verified); every other operation has a documented fallback and never raises for a
-connection problem. Callers that claim use `claim()` to say which way to fail.
+`set_if_absent` and `compare_and_set` may raise `StateUnavailableError` (the shared store is
+unreachable and a claim cannot be verified); every other operation has a documented fallback
+and never raises for a connection problem. Callers that claim use `claim()` to say which way
+to fail.
 """
 
 from __future__ import annotations
@@ -41,6 +42,14 @@ class StateStore(Protocol):
         """Atomically claim `key`; False when it already holds a live value.
 
         Raises `StateUnavailableError` when a shared store cannot be reached."""
+        ...
+
+    async def compare_and_set(
+        self, key: str, expected: JSONValue | None, value: JSONValue, *, ttl: float | None = None
+    ) -> bool:
+        """Atomically set `key` to `value` only while it still holds `expected` (None: only
+        while it is missing); False when another writer changed it first (read again and
+        decide again). Raises `StateUnavailableError` when a shared store cannot be reached."""
         ...
 
     async def delete(self, key: str) -> None: ...
@@ -264,6 +273,18 @@ class MemoryStateStore:
         if self._live(key) is not None:
             return False
         self._store(key, _freeze(value), ttl)
+        return True
+
+    async def compare_and_set(
+        self, key: str, expected: Any | None, value: Any, *, ttl: float | None = None
+    ) -> bool:
+        entry = self._live(key)
+        if entry is None:
+            if expected is not None:
+                return False
+        elif expected is None or isinstance(entry.value, deque) or _thaw(entry.value) != expected:
+            return False  # a list is not a value (as on Redis)
+        await self.set(key, value, ttl=ttl)
         return True
 
     async def delete(self, key: str) -> None:

@@ -46,6 +46,7 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("console:revoked", "web.auth", "until the session's own expiry"),
     Namespace("provider:breaker", "providers.breaker", "STATE_TTL_S (7 days)"),
     Namespace("tools", "product.llm.turn.tool_loop", "TOOL_DAY_TTL_S / TOOL_PENDING_TTL_S"),
+    Namespace("answer", "turn.parts.accounts", "ANSWER_CLAIM_TTL_S"),
 )
 
 
@@ -127,9 +128,10 @@ TOOL_DAY_TTL_S = 2 * DAY_S  # a per-day counter outlives its local day
 TOOL_PENDING_TTL_S = 600.0  # a side-effect call waits this long for an admin's confirmation
 
 
-def tool_calls_today(day: str, bot_id: int, group_id: int) -> str:
-    """The group's MCP tool calls of a local day (its `[tools.mcp] daily_calls` budget)."""
-    return f"{TOOLS_PREFIX}:calls:{day}:{bot_id}:{group_id}"
+def tool_calls_today(day: str, group_id: int) -> str:
+    """The group's MCP tool calls of a local day (its `[tools.mcp] daily_calls` budget),
+    whichever account of the deployment made them."""
+    return f"{TOOLS_PREFIX}:calls:{day}:{group_id}"
 
 
 def tool_pending(bot_id: int, group_id: int, code: str = "") -> str:
@@ -148,12 +150,14 @@ COST_DAY_TTL_S = 2 * DAY_S  # per-day counters outlive their local day
 COST_MEMBER_TTL_MARGIN_S = 60.0  # a member's bucket outlives its refill / notice window
 
 
-def cost_scope(bot_id: int, group_id: int) -> str:
-    return f"{bot_id}:{group_id}"
+def cost_scope(group_id: int) -> str:
+    """A group's budget scope (group 0: the private chats). Shared by every account of the
+    deployment in the group: two accounts spend one daily budget."""
+    return f"group:{group_id}"
 
 
 def cost_use(day: str, scope: str, kind: str, unit: str) -> str:
-    """Today's `calls` / `tokens` of `kind` (chat, vision) in a scope (`all` or bot:group)."""
+    """Today's `calls` / `tokens` of `kind` (chat, vision) in a scope (`all` or group:<id>)."""
     return f"{COST_PREFIX}:use:{day}:{scope}:{kind}:{unit}"
 
 
@@ -181,7 +185,7 @@ def cost_warning(scope: str | None, what: str) -> str:
 
 
 def cost_trip(scope: str) -> str:
-    """A budget tripped (`deployment`, or a bot:group scope)."""
+    """A budget tripped (`deployment`, or a group:<id> scope)."""
     return f"trip:{scope}"
 
 
@@ -189,14 +193,16 @@ def cost_notices(day: str) -> str:
     return f"{COST_PREFIX}:notices:{day}"
 
 
-def cost_member(bot_id: int, group_id: int, user_id: int) -> str:
-    """A member's rate-limit bucket."""
-    return f"{COST_PREFIX}:member:{member(bot_id, group_id, user_id)}"
+def cost_member(user_id: int) -> str:
+    """A QQ user's rate-limit bucket: one per user across every group, their private chat and
+    every account of the deployment, so moving to a DM or another group does not reset it."""
+    return f"{COST_PREFIX}:member:{user_id}"
 
 
-def cost_conversation(day: str, bot_id: int, group_id: int, user_id: int) -> str:
-    """A member's conversation turns on one China day (`cost.member.conversation_daily_turns`)."""
-    return f"{COST_PREFIX}:conversation:{day}:{member(bot_id, group_id, user_id)}"
+def cost_conversation(day: str, user_id: int) -> str:
+    """A user's conversation turns on one China day (`cost.member.conversation_daily_turns`),
+    counted across groups and private chat like the bucket."""
+    return f"{COST_PREFIX}:conversation:{day}:{user_id}"
 
 
 def memory_generation(scope: str) -> str:
@@ -256,13 +262,16 @@ def sticker_sent(bot_id: int, group_id: int, message_id: int) -> str:
     return f"sticker:sent:{bot_id}:{group_id}:{message_id}"
 
 
-def learning_generation(bot_id: int, group_id: int) -> str:
-    return f"learning:gen:{bot_id}:{group_id}"
+def learning_generation(group_id: int) -> str:
+    """Bumped when a group's learning changed (every account of the group reloads it)."""
+    return f"learning:gen:{group_id}"
 
 
-def memory_extraction(name: str, bot_id: int, group_id: int) -> str:
-    """`name`: `pending`, `lock` or `last`."""
-    return f"memory:extract:{name}:{bot_id}:{group_id}"
+def memory_extraction(name: str, bot_id: int, group_id: int, user_id: int = 0) -> str:
+    """`name`: `pending`, `lock`, `last`, `cursor` or `report`; a private chat (group 0) has
+    its own per user (`…:{bot}:p{user}`), so one friend's chat never waits on another's."""
+    chat = f"p{user_id}" if not group_id else str(group_id)
+    return f"memory:extract:{name}:{bot_id}:{chat}"
 
 
 def worldbook_state(bot_id: int, group_id: int) -> str:
@@ -277,7 +286,19 @@ def session_summary(suffix: str, bot_id: int, group_id: int, user_id: int) -> st
     return f"session_summary:{suffix}:{member(bot_id, group_id, user_id)}"
 
 
+# -- several accounts in one group (turn.parts.accounts) ------------------------------------
+ANSWER_CLAIM_TTL_S = 600.0  # outlives an addressed line's cooldown retries and its reply
+
+
+def answer_claim(group_id: int, line_key: str) -> str:
+    """Claimed by the one account that answers a group line several accounts may answer
+    (`pallas.routing.accounts`); `line_key` is the same for every account's copy
+    (`pallas.core.lines`), so the claim holds across accounts and, on Redis, processes."""
+    return f"answer:{group_id}:{line_key}"
+
+
 __all__ = [
+    "ANSWER_CLAIM_TTL_S",
     "COST_DAY_TTL_S",
     "COST_MEMBER_TTL_MARGIN_S",
     "COST_PREFIX",
@@ -288,6 +309,7 @@ __all__ = [
     "ROUTE_UNPROMPTED_TTL_S",
     "Namespace",
     "RouteKeys",
+    "answer_claim",
     "bot_reply",
     "bot_reply_index",
     "console_login_failures",

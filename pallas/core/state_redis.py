@@ -7,8 +7,9 @@ URL is configured, so a deployment without the extra runs on the memory store as
 Semantics are those of `MemoryStateStore` (the contract tests run one table over both):
 values are JSON text (`ensure_ascii=False`); TTLs are milliseconds (`PX`, rounded up, at least
 1 ms; `ttl=None` = no expiry) on the Redis server's clock; `set_if_absent` is `SET NX`; `incr`,
-`push` and `take` are Lua scripts (atomic: `incr` sets the TTL only when it created the key,
-`push` is RPUSH + LTRIM + PEXPIRE, `take` is LRANGE + DEL); `keys` is `SCAN MATCH` with the
+`push`, `take` and `compare_and_set` are Lua scripts (atomic: `incr` sets the TTL only when it
+created the key, `push` is RPUSH + LTRIM + PEXPIRE, `take` is LRANGE + DEL,
+`compare_and_set` is GET + compare the JSON text + SET); `keys` is `SCAN MATCH` with the
 prefix glob-escaped, returned sorted and without the namespace.
 
 Every key lives under `pallas:` plus the optional deployment prefix (`PALLAS_STATE_PREFIX`,
@@ -24,10 +25,11 @@ success afterwards logs the recovery. Per operation:
 - `set`, `delete`, `push` → dropped (every transient key has a TTL; a stale in-flight marker or
   lock ends by itself);
 - `incr` → `amount` (as if the counter were created; the increment is lost);
-- `set_if_absent` → raises `StateUnavailableError`. A claim cannot be guessed safely: granting
-  it can double work (two replies, two summaries), refusing it can drop work. Callers decide
-  through `pallas.core.state.claim(..., when_unavailable=...)`: locks (session summary,
-  memory extraction, learning sweep) fail closed and run on a later turn; the router's
+- `set_if_absent` and `compare_and_set` → raise `StateUnavailableError` (the cost guard's
+  member bucket then goes on unsaved, like a dropped `set`). A claim cannot be guessed
+  safely: granting it can double work (two replies, two summaries), refusing it can drop work.
+  Callers decide through `pallas.core.state.claim(..., when_unavailable=...)`: locks (session
+  summary, memory extraction, learning sweep) fail closed and run on a later turn; the router's
   per-message dedupe fails closed too but an addressed message is routed again after a short
   wait (the accumulate-retry path), so an @ is neither answered twice nor dropped silently
   during a blip; the in-flight / cooldown claims taken after a won dedupe fail open.
@@ -86,6 +88,20 @@ if n <= 0 then redis.call('DEL', KEYS[1]) return 0 end
 redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('LTRIM', KEYS[1], -n, -1)
 if ARGV[3] ~= '' then redis.call('PEXPIRE', KEYS[1], ARGV[3]) end
+return 1
+"""
+
+# KEYS[1]; ARGV: expected json ('' = the key must be missing), new json, px ('' = none).
+# The stored text is compared: every value is written by `_encode`, which reads back the same.
+_CAS = """
+local kind = redis.call('TYPE', KEYS[1]).ok
+if ARGV[1] == '' then
+  if kind ~= 'none' then return 0 end
+elseif kind ~= 'string' or redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+if ARGV[3] ~= '' then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+else redis.call('SET', KEYS[1], ARGV[2]) end
 return 1
 """
 
@@ -183,6 +199,7 @@ class RedisStateStore:
         self._incr = client.register_script(_INCR)
         self._push = client.register_script(_PUSH)
         self._take = client.register_script(_TAKE)
+        self._cas = client.register_script(_CAS)
 
     @classmethod
     def from_url(
@@ -309,6 +326,20 @@ class RedisStateStore:
             "set_if_absent",
             key,
             lambda: self._client.set(self._k(key), data, px=_px(ttl), nx=True),
+        )
+        return bool(done)
+
+    async def compare_and_set(
+        self, key: str, expected: Any | None, value: Any, *, ttl: float | None = None
+    ) -> bool:
+        px = _px(ttl)
+        args = [
+            "" if expected is None else _encode(expected),
+            _encode(value),
+            "" if px is None else px,
+        ]
+        done = await self._call(
+            "compare_and_set", key, lambda: self._cas(keys=[self._k(key)], args=args)
         )
         return bool(done)
 

@@ -77,6 +77,8 @@ class TurnInput:
     mentions_all: bool = False
     to_me: bool = False  # adapter's verdict: @bot, reply to bot, leading nickname, private
     image_urls: tuple[str, ...] = ()
+    # the line as every account of the deployment sees it (`pallas.core.lines`); "" unknown
+    line_key: str = ""
 
     @property
     def is_private(self) -> bool:

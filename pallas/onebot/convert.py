@@ -139,6 +139,7 @@ def stored_message_from_turn(turn: TurnInput, *, is_bot: bool = False) -> Stored
         role=sender.role,
         reply_to=turn.reply_to,
         is_bot=is_bot,
+        line_key=turn.line_key,
     )
 
 

@@ -32,9 +32,10 @@ from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent, MessageEvent, Pr
 from nonebot.typing import T_State
 
 from pallas.app_model import PallasApp
+from pallas.core.lines import Occurrences
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.counters import CounterTask, InboundCounters
-from pallas.onebot.events import ConvertedTurn, convert_event
+from pallas.onebot.events import ConvertedTurn, convert_event, with_line_key
 from pallas.onebot.lane_choice import NORMAL, LaneChoice, LaneVerdict
 from pallas.onebot.lanes import Lanes, PriorityHold, admitted, log_priority
 from pallas.onebot.plugin_parts import InboundHandler, PluginParts
@@ -80,6 +81,7 @@ class Edge:
     counters: InboundCounters = field(default_factory=InboundCounters)
     reads: EventReads = field(default_factory=EventReads)
     private: PrivateGate | None = None  # built from the app when None
+    occurrences: Occurrences = field(default_factory=Occurrences)  # per account (line keys)
     counter_interval_s: float = 60.0
     _counter_task: CounterTask | None = None
 
@@ -129,6 +131,7 @@ class Edge:
         if isinstance(event, (GroupMessageEvent, PrivateMessageEvent)):
             converted = self._convert(event)
             if converted is not None:
+                converted = self._numbered(converted)
                 self._record(event, converted)
                 if not isinstance(event, PrivateMessageEvent) or self.gate.decide(event).allowed:
                     verdict = self.lane_choice.for_turn(converted.turn)
@@ -164,7 +167,24 @@ class Edge:
             log.warning("unrecordable event %s: %s", event.message_id, exc)
             return None
 
+    def _numbered(self, converted: ConvertedTurn) -> ConvertedTurn:
+        """A group line gets its line key: the same for every account's copy of it."""
+        turn = converted.turn
+        if turn.is_private:
+            return converted
+        key = self.occurrences.key_for(
+            turn.bot_id,
+            turn.group_id,
+            turn.user_id,
+            turn.time,
+            [seg.to_dict() for seg in turn.segments],
+            self.app.runtime.clock.now(),
+        )
+        return with_line_key(converted, key)
+
     def _record(self, event: MessageEvent, converted: ConvertedTurn) -> None:
+        if converted.turn.user_id in self.app.runtime.accounts.connected_ids():
+            return  # an account of this process: its own sent message is its record
         try:
             record_received(self.app.runtime, converted.turn)
         except Exception:  # recording must never stop the event's handling

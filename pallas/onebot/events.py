@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from nonebot.adapters.onebot.v11 import GroupMessageEvent, MessageEvent
@@ -47,6 +47,10 @@ def _reply_user(event: MessageEvent) -> int | None:
     return None
 
 
+def with_line_key(converted: ConvertedTurn, line_key: str) -> ConvertedTurn:
+    return replace(converted, turn=replace(converted.turn, line_key=line_key))
+
+
 def convert_event(event: MessageEvent) -> ConvertedTurn:
     """The event's `TurnInput` as it stands now (raises ValueError for an unusable event)."""
     reply_user = _reply_user(event)
@@ -62,7 +66,11 @@ def turn_from_event(event: MessageEvent, earlier: ConvertedTurn | None = None) -
     NoneBot's own checks changed what the turn depends on."""
     if earlier is not None and earlier.still_fits(event):
         return earlier
-    return convert_event(event)
+    converted = convert_event(event)
+    if earlier is not None and earlier.turn.line_key:  # numbered once, at read
+        turn = replace(converted.turn, line_key=earlier.turn.line_key)
+        converted = replace(converted, turn=turn)
+    return converted
 
 
-__all__ = ["ConvertedTurn", "convert_event", "event_payload", "turn_from_event"]
+__all__ = ["ConvertedTurn", "convert_event", "event_payload", "turn_from_event", "with_line_key"]

@@ -6,7 +6,8 @@
     freshness   an @ that waited behind the group's queue is judged again (`stage=queue`)
     cost        the cost guard: the daily budgets and the member's rate limit, before any LLM
                 work; a refused turn ends here with at most one local phrase; a degraded one
-                gets the ladder's shorter context
+                gets the ladder's shorter context; an admitted one holds its reply call counted
+                ahead, given back when the turn ends without calling the model
 
 The admitted turn (`ReplyTurn`) keeps its slot until its reply steps are done.
 """
@@ -137,12 +138,15 @@ class AdmitStep:
                 return
             await note_verdict(self.routing, self.superusers, route, config, verdict, ctx.sender)
             route, config = verdict.shape(route, config)  # the ladder's shorter context
-            yield ReplyTurn(
-                ctx,
-                route,
-                config,
-                routed.persona,
-                routed.tool,
-                verdict,
-                short=fresh.action is FreshAction.SHORT,
-            )
+            try:
+                yield ReplyTurn(
+                    ctx,
+                    route,
+                    config,
+                    routed.persona,
+                    routed.tool,
+                    verdict,
+                    short=fresh.action is FreshAction.SHORT,
+                )
+            finally:  # the call counted ahead is given back if the turn never made it
+                await self.cost.release(verdict)

@@ -68,6 +68,11 @@ class CallStep:
         images = bool(vision.trace.get("attached"))
         tokens = result.prompt_tokens + result.completion_tokens
         await self.cost.record(
-            turn, self.clock.now(), images=images, tokens=tokens, member=config.cost.member
+            turn,
+            self.clock.now(),
+            images=images,
+            tokens=tokens,
+            member=config.cost.member,
+            reservation=cost.reservation,
         )
         return ModelCall(result, request=vision.snapshot, vision=vision.trace)

@@ -18,7 +18,7 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -51,6 +51,7 @@ from pallas.routing.evaluate import RouteOutcome, RouteResult
 from pallas.routing.freshness import STALE_REPLY_SHAPE
 from pallas.routing.merge_wait import MergeWaitDecision
 from pallas.turn.contracts import PreparedTurn, ReplyTurn
+from pallas.turn.parts.accounts import no_other_bots
 from pallas.turn.parts.chat_pipeline import assemble_chat_request, chat_pipelines
 from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.merges import TurnMerges
@@ -90,6 +91,8 @@ class PrepareStep:
     tools: ToolRegistry
     sources: Sequence[ContextSource] = ()
     nicknames: tuple[str, ...] = ()  # the bot's first nickname names it in the prompt
+    # the deployment's accounts in a group (`parts.accounts.DeploymentBots`): "别的牛" lines
+    deployment_bots: Callable[[int], Collection[int]] = no_other_bots
     # the chat pipelines (built once per order / disabled setting) and the token counter of
     # the budget and the snapshot (exact counts from cached line counts)
     pipelines: ChatPipelines = field(default_factory=chat_pipelines)
@@ -192,6 +195,7 @@ class PrepareStep:
             persona=persona,
             profile=profile,
             bot_nickname=next(iter(self.nicknames), persona.name),
+            other_bots=self.deployment_bots(turn.group_id),
             now=self.clock.now(),
             tool=got.tool,
             tool_turn=route.outcome is RouteOutcome.TOOL,

@@ -26,14 +26,15 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pallas.context.pipeline import CoreProcessorError
 from pallas.core.clock import Clock
-from pallas.core.state import StateStore
+from pallas.core.state import MemoryStateStore, StateStore
 from pallas.core.turn import CompletedTurn, TurnInput
 from pallas.features.cost import CostGuard
+from pallas.routing.accounts import FROM_OTHER_BOT
 from pallas.routing.router import Router
 from pallas.turn.admit import AdmitStep
 from pallas.turn.answer import Answer, read_answer
@@ -47,6 +48,7 @@ from pallas.turn.contracts import (
     TurnResult,
 )
 from pallas.turn.deliver import DeliverStep
+from pallas.turn.parts.accounts import AnswerClaims, no_other_bots
 from pallas.turn.parts.delivery import GroupSender, joined_reply, send_phrase
 from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.merges import TurnMerges
@@ -77,6 +79,10 @@ class ChatTurnService:
     clock: Clock
     pause: Pause  # how every turn waits (tests swap its sleep)
     tools: ModelTools | None = None  # model-chosen MCP tools (none: never offered)
+    # which account of the deployment answers a line (one account: always this one)
+    accounts: AnswerClaims = field(
+        default_factory=lambda: AnswerClaims(MemoryStateStore(), no_other_bots)
+    )
     _warned_disabled: bool = False
 
     @property
@@ -93,6 +99,9 @@ class ChatTurnService:
 
     # -- 2 route, and act on it ----------------------------------------------------------------
     async def run(self, ctx: TurnContext) -> TurnOutcome:
+        verdict = self.accounts.verdict(ctx.turn)
+        if verdict.reason == FROM_OTHER_BOT:  # another account's line: never routed
+            return TurnOutcome(TurnResult.SKIP, verdict.reason)
         routed = await self.router.route(ctx.turn, attempt=ctx.attempt, wait=ctx.wait)
         return await self.act(routed, ctx)
 
@@ -100,6 +109,10 @@ class ChatTurnService:
         turn, step, route = routed.turn, routed.step, routed.route
         if route is None:  # too old: recorded, not answered
             return TurnOutcome(TurnResult.STALE, routed.fresh.reason)
+        if step in (NextStep.PASS_PHRASE, NextStep.REPLY):
+            verdict = await self.accounts.may_answer(turn)
+            if not verdict.answers:  # another account of the deployment answers this line
+                return await self._left_to_other_account(routed, verdict.reason)
         if step is NextStep.PASS_PHRASE and route.phrase:
             sent = await send_phrase(
                 turn.bot_id, turn.group_id, route.phrase, ctx.sender, self.state
@@ -119,6 +132,17 @@ class ChatTurnService:
             if isinstance(admitted, TurnOutcome):
                 return admitted
             return await self._reply_safely(admitted)
+
+    async def _left_to_other_account(self, routed: RoutedTurn, reason: str) -> TurnOutcome:
+        turn, route = routed.turn, routed.route
+        assert route is not None
+        try:
+            await self.routing.note(
+                route, routed.config.routing, outcome="skip", stage="accounts", reason=reason
+            )
+        finally:
+            await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
+        return TurnOutcome(TurnResult.SKIP, reason)
 
     async def _retry_later(self, routed: RoutedTurn, ctx: TurnContext) -> TurnOutcome:
         """An addressed message that hit the group cooldown is answered once it ends."""

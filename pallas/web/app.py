@@ -25,7 +25,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from pallas.providers.error_text import llm_error_zh
 from pallas.web.auth import COOKIE, SESSION_TTL_S, ConsoleAuth
 from pallas.web.backend import ConsoleBackend
-from pallas.web.views import processor_zh, task_zh
+from pallas.web.views import chat_zh, processor_zh, task_zh
 
 log = logging.getLogger("pallas.console")
 HERE = Path(__file__).parent
@@ -53,6 +53,7 @@ templates.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": Fa
 templates.globals["task_zh"] = task_zh  # model tasks and error codes in Chinese on every page
 templates.globals["llm_error_zh"] = llm_error_zh
 templates.globals["processor_zh"] = processor_zh
+templates.globals["chat_zh"] = chat_zh  # group 0 holds the private chats: 私聊
 
 
 class NotLoggedIn(Exception):

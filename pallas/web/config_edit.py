@@ -35,6 +35,9 @@ class ConfigRejected(ValueError):
     """The change does not validate; nothing was written."""
 
 
+PRIVATE_HAS_NO_FILE = "私聊没有单独的配置文件：私聊的设置在默认配置（设置页）的 [private] 表里"
+
+
 @dataclass(frozen=True, slots=True)
 class Origin:
     key: str
@@ -58,6 +61,8 @@ def _load_default(groups_dir: Path) -> dict[str, Any]:
 
 def validate_text(groups_dir: Path, group_id: int, text: str) -> GroupConfig:
     """The merged config this file text would give, or `ConfigRejected` with the reason."""
+    if not group_id:  # group 0 is every private chat; a 0.toml would be a hidden second place
+        raise ConfigRejected(PRIVATE_HAS_NO_FILE)
     path = group_path(groups_dir, group_id)
     data = parse_file(path.name, text)
     try:

@@ -19,7 +19,7 @@ from pallas.web.app import PREFIX, Console, Session
 from pallas.web.config_edit import ConfigRejected
 from pallas.web.config_edit import set_value as write_config_value
 from pallas.web.pages import clock_text
-from pallas.web.queries import MessageCounts
+from pallas.web.queries import MessageCounts, members_today
 
 log = logging.getLogger("pallas.console")
 
@@ -32,12 +32,13 @@ NOTICES = {
 
 
 def parse_group_id(text: str) -> int | None:
-    """A QQ group number as typed in the URL, or None (not digits, zero, or too large)."""
+    """A QQ group number as typed in the URL, or None (not digits, or too large); 0 names the
+    private chats, stored as group 0."""
     text = text.strip()
     if not text.isascii() or not text.isdigit():
         return None
     value = int(text)
-    return value if 0 < value <= MAX_GROUP_ID else None
+    return value if value <= MAX_GROUP_ID else None
 
 
 def not_found(console: Console, session: Session | None, message: str) -> Response:
@@ -65,7 +66,8 @@ async def seen_group(console: Console, session: Session, raw: str) -> tuple[int,
 async def overview_values(session: Session, bot_id: int, group_id: int) -> dict[str, Any]:
     backend = session.backend
     now = backend.now()
-    counts = (await backend.queries.messages_today(now)).get((bot_id, group_id), MessageCounts())
+    today = await backend.queries.messages_today(now)
+    counts = today.get((bot_id, group_id), MessageCounts())
     failed = (await backend.failure_counts(now)).get((bot_id, group_id), 0)
     last = await backend.messages.recent(bot_id, group_id, limit=1)
     config = backend.fresh_config(group_id)
@@ -73,7 +75,7 @@ async def overview_values(session: Session, bot_id: int, group_id: int) -> dict[
         "bot_id": bot_id,
         "group_id": group_id,
         "group_name": (await backend.group_names()).get(group_id, ""),
-        "messages": counts.messages - counts.bot_messages,  # members' own
+        "messages": members_today(today, group_id),  # members' own, any account
         "replies": counts.bot_messages,
         "failed": failed,
         "last": last[-1] if last else None,

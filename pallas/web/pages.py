@@ -16,7 +16,7 @@ from pallas.providers.error_text import llm_error_zh
 from pallas.routing.outcome_text import OUTCOME_ZH, outcome_zh, reason_zh, trigger_zh
 from pallas.web.app import Console
 from pallas.web.members import match_member, memory_source_text
-from pallas.web.queries import USAGE_KEYS, MessageCounts, UsageRow, days_back
+from pallas.web.queries import USAGE_KEYS, MessageCounts, UsageRow, days_back, members_today
 from pallas.web.views import (
     cache_layout_view,
     provenance,
@@ -78,7 +78,7 @@ async def group_rows(console: Console, query: str) -> list[dict[str, Any]]:
                 "bot_id": bot_id,
                 "group_id": group_id,
                 "name": name,
-                "messages": today.messages - today.bot_messages,  # members' own
+                "messages": members_today(counts, group_id),  # members' own, any account
                 "replies": today.bot_messages,
                 "failed": failed.get((bot_id, group_id), 0),
                 "tasks": {t: per_task.get((bot_id, group_id, t), [0, 0]) for t in TASKS},

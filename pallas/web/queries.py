@@ -1,6 +1,6 @@
 """Read-only aggregate queries for the console, each one an index range scan.
 
-- groups seen: a skip scan over `ix_message_scope_time` (one index seek per (bot, group));
+- groups seen: a skip scan over `uq_message_scope_id` (one index seek per (bot, group));
 - today's messages / bot messages per group: `ix_message_time_scope` (covering, today only);
 - usage: `usage_ledger` rows are already per day × bot × group × task × model.
 """
@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.clock import CHINA_UTC_OFFSET_HOURS, DAY_S, local_day
 from pallas.core.db.models import InjectionSnapshotRow, MessageRow, UsageLedgerRow
+from pallas.core.db.repositories.messages import message_scope
 
 MAX_GROUPS = 5000
 USAGE_KEYS = ("day", "bot_id", "group_id", "task", "model", "endpoint")
@@ -69,6 +70,12 @@ def day_start(now: float) -> float:
     local = datetime.fromtimestamp(now, UTC) + timedelta(hours=CHINA_UTC_OFFSET_HOURS)
     midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
     return (midnight - timedelta(hours=CHINA_UTC_OFFSET_HOURS)).timestamp()
+
+
+def members_today(counts: dict[tuple[int, int], MessageCounts], group_id: int) -> int:
+    """Members' lines of a group today, over every account that stored some (each line is
+    stored once, by whichever account of the deployment got it first)."""
+    return sum(c.messages - c.bot_messages for (_, g), c in counts.items() if g == group_id)
 
 
 class ConsoleQueries:
@@ -189,7 +196,7 @@ class ConsoleQueries:
         m = MessageRow
         recent = (
             select(m.user_id, m.card, m.nickname)
-            .where(m.self_id == bot_id, m.group_id == group_id, m.is_bot.is_(False))
+            .where(*message_scope(bot_id, group_id), m.is_bot.is_(False))
             .order_by(m.id.desc())
             .limit(scan)
             .subquery()

@@ -86,6 +86,11 @@ def processor_zh(processor_id: str) -> str:
     return PROCESSOR_ZH.get(processor_id) or SECTION_NAMES_ZH.get(processor_id, "")
 
 
+def chat_zh(group_id: int) -> str:
+    """How the console names a chat: `群 123456`, or 私聊 for group 0 (every private chat)."""
+    return f"群 {group_id}" if group_id else "私聊"
+
+
 def task_zh(task: str) -> str:
     """A model task in Chinese (`cheap` → 便宜任务…); the code itself when unknown."""
     return TASKS_ZH.get(task, task)

@@ -10,10 +10,13 @@ OpenAI-compatible model.
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
+from pallas.core.db.engine import create_engine, session_factory
 from pallas.features.cost.config import LIMIT_PHRASES
+from pallas.features.memory import MemoryRepository
 from tests.e2e.conftest import DbView, at_bot, sent_texts
 from tests.e2e.test_memory import ask, person_facts_block, wait_for_reply
 from tests.harness.bot_process import BotProcess
@@ -148,6 +151,19 @@ async def test_admin_commands_in_private_are_for_superusers_only(
     assert "私聊已记录消息" in await dm(peer, SUPERUSER, "/pallas status", 1)
     assert await dm(peer, ALICE, "/pallas status", 1) == "私聊里只有超级用户可以用这个命令哦"
     assert fake_llm.chat_requests() == []
+    # why / context in private look at the private chats, or at a group named by number
+    fake_llm.enqueue("在的")
+    assert await dm(peer, BOB, "在吗", 1) == "在的"
+    await peer.send_event(peer.group_message(GROUP, ALICE, "今天好热"))
+    await asyncio.sleep(1.0)  # the history is written behind
+    why_private = await dm(peer, SUPERUSER, "/pallas why", 2)
+    assert why_private.startswith("（私聊，") and f"{BOB}「在吗」" in why_private
+    assert "今天好热" not in why_private
+    why_group = await dm(peer, SUPERUSER, f"/pallas why {GROUP} 3", 3)
+    assert f"{ALICE}「今天好热」" in why_group and "在吗" not in why_group
+    private_context = await dm(peer, SUPERUSER, "/pallas context", 4)
+    assert f"private chat · user {BOB}" in private_context and "在的" in private_context
+    assert await dm(peer, SUPERUSER, f"/pallas context {GROUP}", 5) == f"群 {GROUP} 还没有回复记录"
 
 
 async def test_quick_follow_up_dms_are_one_turn(
@@ -163,3 +179,45 @@ async def test_quick_follow_up_dms_are_one_turn(
     said = str(request.messages[-1]["content"])
     assert "我想问" in said and "明天天气怎么样" in said
     assert len(peer.private_sends(ALICE)) == 1
+
+
+def extraction_answer(text: str) -> str:
+    facts = [{"subject": "u1", "kind": "person", "key": "plan", "text": text, "source": ["m1"]}]
+    return json.dumps({"facts": facts}, ensure_ascii=False)
+
+
+async def test_what_a_friend_says_in_passing_is_remembered_in_their_private_chat_only(
+    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    """Background extraction runs per private chat: one friend's lines never reach the job of
+    another's, and what it finds is stored in that friend's private scope."""
+    set_defaults(bot, memory={"extraction": {"every_n_turns": 1, "min_interval_s": 0}})
+    await asyncio.sleep(1.2)
+    fake_llm.enqueue("深圳挺好的", json.dumps({"facts": []}))
+    await dm_request(peer, fake_llm, BOB, "我在深圳上班")
+    await fake_llm.wait_for_requests(2, timeout=15)  # Bob's reply, then his chat's job
+    fake_llm.enqueue("加油呀", extraction_answer("下个月要去杭州读研"))
+    await dm_request(peer, fake_llm, ALICE, "跟你说，我下个月要去杭州读研了")
+    await fake_llm.wait_for_requests(4, timeout=15)
+    job = fake_llm.chat_requests()[3]
+    assert "只输出 JSON" in job.system_prompt and "杭州读研" in str(job.body)
+    assert "深圳" not in str(job.body), "another friend's private lines never in the job"
+
+    engine = create_engine(bot.database_url)
+    try:
+        repo = MemoryRepository(session_factory(engine))
+        for _ in range(100):
+            items = await repo.list_items(subject_user_id=ALICE)
+            if items:
+                break
+            await asyncio.sleep(0.05)
+        assert [(i.text, i.scope, i.origin) for i in items] == [
+            ("下个月要去杭州读研", f"private:{peer.self_id}:{ALICE}", "extract")
+        ]
+    finally:
+        await engine.dispose()
+
+    in_group = await ask(peer, fake_llm, GROUP, ALICE, "最近有什么安排吗")
+    assert "杭州" not in str(in_group.body), "a private fact never enters a group request"
+    later = await dm_request(peer, fake_llm, ALICE, "你还记得我最近要干嘛吗")
+    assert "下个月要去杭州读研" in person_facts_block(later.system_prompt)

@@ -256,7 +256,7 @@ async def test_todays_usage_is_seeded_at_start_up_so_a_groups_first_at_reads_no_
         await UsageRepository(session_factory(engine)).record(entry)
     await engine.dispose()
     bot = await make_bot('[cost.budget]\nchat_calls = 2\nstep_pct = 0\nphrases = ["今天说累了"]\n')
-    counters, scope = bot.app.cost.counters, state_keys.cost_scope(BOT, GROUP)
+    counters, scope = bot.app.cost.counters, state_keys.cost_scope(GROUP)
     counted = await counters.usage(clock.now(), scope, "chat")
     assert (counted.calls, counted.tokens) == (2, 100), "seeded at start-up"
     await bot.app.chat.handle(group_turn("在吗", clock, at_bot=True), bot.sender)

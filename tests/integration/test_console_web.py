@@ -321,3 +321,23 @@ async def test_analyzer_shows_a_turn_with_image_hashes(
     assert "sha256:" in page and base64.b64encode(b"jpeg-bytes").decode()[:12] not in page
     other = await client.get(f"/console/g/{OTHER}/context", params={"turn": "turn-1"})
     assert "turn-1" not in other.text  # a turn of another group is not shown here
+
+
+async def test_the_private_chats_are_named_as_such(
+    client: httpx.AsyncClient, runtime: PallasRuntime
+) -> None:
+    """Group 0 holds every private chat: the console says 私聊, never 群 0."""
+    await runtime.repos.messages.add_many([message(1, NOW - 5, group=0), message(2, NOW)])
+    csrf = await login(client)
+    index = (await client.get("/console/")).text
+    row = index.split('data-group="0"')[1].split("</tr>")[0]
+    assert ">私聊</a>" in row
+    overview = (await client.get("/console/g/0")).text
+    assert "群 0" not in overview and "私聊（所有私聊）" in overview
+    assert ">私聊</a>" in overview  # the chat's name in the nav
+    assert 'id="pause"' not in overview  # private chats follow default.toml's [private]
+    refused = await client.post(
+        "/console/g/0/config/value", data={"csrf": csrf, "key": "enabled", "value": "false"}
+    )
+    assert refused.status_code == 422 and "私聊没有单独的配置文件" in refused.text
+    assert not (runtime.settings.pallas_config_dir / "groups" / "0.toml").exists()

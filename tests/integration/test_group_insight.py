@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,9 @@ import pytest
 from pallas.app_wiring import insight_for
 from pallas.core.clock import FakeClock
 from pallas.core.records import StoredMessage
+from pallas.features.learning.feedback_repository import FeedbackRepository
 from pallas.features.learning.group_insight_processor import run_sweep
+from pallas.features.learning.group_store import GroupLearningCache
 from pallas.features.learning.pairs import LearningType
 from pallas.features.learning.repository import LearningRepository
 from pallas.runtime import PallasRuntime
@@ -223,3 +226,34 @@ async def test_private_chats_are_never_learned_from(
     repo = LearningRepository(runtime.sessions)
     assert report.llm_calls == 0 and label_requests(fake) == []
     assert await repo.pairs(BOT, 0) == []
+
+
+async def test_a_group_two_accounts_share_is_learned_once_from_all_its_lines(
+    runtime: PallasRuntime, fake: FakeOpenAI, clock: FakeClock
+) -> None:
+    """Each line is stored by whichever account got it first: the group's collector (the
+    lowest account) learns from all of them, as one account would; the other learns nothing."""
+    lines = group_script(12, first_id=1, users=MEMBERS)
+    alone = stored(lines, group_id=GROUP, t0=clock.now() - 3600)
+    shared = [
+        replace(m, group_id=GROUP_C, bot_id=(BOT, OTHER_BOT)[i % 2])
+        for i, m in enumerate(stored(lines, group_id=GROUP_C, t0=clock.now() - 3600))
+    ]
+    await runtime.repos.messages.add_many([*alone, *shared])
+    fake.enqueue(label_answer(), label_answer())
+    await run_sweep(insight_for(runtime))
+    repo = LearningRepository(runtime.sessions)
+    collector, other = sorted((BOT, OTHER_BOT))
+
+    def texts(pairs: list) -> set[tuple[str, str]]:
+        return {(p.trigger_text, p.response_text) for p in pairs}
+
+    learned = await repo.pairs(collector, GROUP_C)
+    ref = await repo.pairs(BOT, GROUP)
+    assert learned and texts(learned) == texts(ref)
+    assert await repo.pairs(other, GROUP_C) == []
+    # the reply path of either account reads what the collector learned
+    cache = GroupLearningCache(repo, FeedbackRepository(runtime.sessions), runtime.state)
+    for account in (BOT, OTHER_BOT):
+        data = await cache.get(account, GROUP_C, now=clock.now(), pool_size=200, ttl=60)
+        assert data.bot_id == collector and texts(list(data.observed_pairs)) == texts(learned)

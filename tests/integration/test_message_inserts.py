@@ -42,3 +42,37 @@ async def test_a_batch_is_stored_whole_and_a_repeat_is_ignored(database_url: str
         assert len(seen) == 452, "listeners hear every batch"
     finally:
         await engine.dispose()
+
+
+async def test_another_accounts_copy_of_a_line_is_refused_by_both_inserts(
+    database_url: str,
+) -> None:
+    """Two accounts in one group: the same line key (pallas.core.lines) is stored once, with
+    either insert; lines without a key (the bot's own sent messages) are never refused."""
+    await migrate.upgrade(database_url)
+    engine = create_engine(database_url)
+    other = BOT + 1
+    try:
+        sessions = session_factory(engine)
+        fast, orm = BatchInsertMessageRepository(sessions), MessageRepository(sessions)
+        for repo, base in ((fast, 0), (orm, 100)):
+            first = message(base + 1, line_key=f"fp{base}:1")
+            again = message(base + 2, line_key=f"fp{base}:2")  # the same line said twice
+            copies = [
+                message(base + 50_001, bot_id=other, line_key=f"fp{base}:1"),
+                message(base + 50_002, bot_id=other, line_key=f"fp{base}:2"),
+            ]
+            sent = [message(base + 3, is_bot=True), message(base + 50_003, bot_id=other)]
+            await repo.add_many([first, again, *sent])
+            await repo.add_many(copies)
+        rows = await orm.recent(other, GROUP, limit=20)
+        assert [(r.bot_id, r.message_id) for r in rows] == [
+            (BOT, 1), (BOT, 2), (BOT, 3), (BOT, 101), (BOT, 102), (BOT, 103),
+            (other, 50_003), (other, 50_103),
+        ]  # fmt: skip
+        assert rows == await orm.recent(BOT, GROUP, limit=20), "one group, one timeline"
+        assert await orm.find_by_message_ids(other, GROUP, [50_001, 50_003]) == {50_003: rows[6]}, (
+            "a message id is the account's own"
+        )
+    finally:
+        await engine.dispose()

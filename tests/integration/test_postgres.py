@@ -12,8 +12,12 @@ cleaned, see pallas/core/db/types.py), very long text, and nested JSON.
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from pathlib import Path
+from subprocess import PIPE, STDOUT
 
 import pytest
 from alembic import command
@@ -60,6 +64,7 @@ THIRD_GROUP = 5_550_000_001
 AMIYA, KALTSIT = 12_345_678_901, 2_222_222_222
 MAX_ID, MIN_ID = 2**63 - 1, -(2**63)  # QQ message ids are signed 64-bit
 T0 = 1_780_000_000.25
+REPO = Path(__file__).resolve().parents[2]
 EMOJI = "博士🐑晚上好😀👨‍👩‍👧"
 
 
@@ -82,7 +87,7 @@ def message(message_id: int, t: float, text: str = "聊天", **fields: object) -
 # every Alembic branch label; a new feature branch adds its label here
 MIGRATION_BRANCHES = {
     "memory", "learning", "session", "pipeline_state", "stickers", "console", "provider_usage",
-    "route_history", "member_profile",
+    "route_history", "message_line_key", "member_profile",
 }  # fmt: skip
 
 
@@ -152,6 +157,39 @@ async def test_startup_migration_on_an_empty_postgres_database(
         await migrate.upgrade(url)
     finally:
         postgres_server.drop_database("pallas_fresh")
+
+
+@pytest.mark.postgres
+async def test_processes_starting_at_once_migrate_one_after_the_other(
+    postgres_server: PostgresServer,
+) -> None:
+    """Three bot processes started together on one empty database (`pallas db upgrade` is the
+    start-up migration): all succeed and the schema is at the heads once. Without the
+    migration lock one of them failed creating `alembic_version` (a duplicate key) each time."""
+    url = postgres_server.create_database("pallas_race")
+    env = {**os.environ, "DATABASE_URL": url}
+    argv = [sys.executable, "-m", "pallas.cli", "db", "upgrade"]
+    procs: list[asyncio.subprocess.Process] = []
+    try:
+        for _ in range(2):  # a fresh database, then all again at the heads
+            procs = [
+                await asyncio.create_subprocess_exec(
+                    *argv, env=env, stdout=PIPE, stderr=STDOUT, cwd=REPO
+                )
+                for _ in range(3)
+            ]
+            outputs = await asyncio.wait_for(
+                asyncio.gather(*(p.communicate() for p in procs)), timeout=90
+            )
+            for proc, (out, _) in zip(procs, outputs, strict=True):
+                assert proc.returncode == 0, out.decode(errors="replace")[-2000:]
+        heads = postgres_server.sql("SELECT count(*) FROM alembic_version", database="pallas_race")
+        assert int(heads.strip()) == len(MIGRATION_BRANCHES)
+    finally:
+        for proc in procs:
+            if proc.returncode is None:
+                proc.kill()
+        postgres_server.drop_database("pallas_race")
 
 
 # ------------------------------------------------------------------------------- messages
@@ -385,12 +423,12 @@ async def test_every_groups_usage_counters_are_seeded_in_one_query(sessions) -> 
         for _ in range(calls):
             await repo.record(UsageEntry(T0, BOT, group, "chat", "m", 40, 10))
     counters = UsageCounters(MemoryStateStore(FakeClock(T0)), repo)
-    await counters.today(T0, BOT, OTHER_GROUP)  # a turn seeded its group first (2 queries)
+    await counters.today(T0, OTHER_GROUP)  # a turn seeded its group first (2 queries)
     assert repo.queries == 2
     assert await counters.seed_every_group(T0) == 1  # GROUP; OTHER_GROUP and all were seeded
     assert repo.queries == 3
     for group, calls in ((GROUP, 3), (OTHER_GROUP, 1), (THIRD_GROUP, 0)):
-        usage = await counters.today(T0, BOT, group)
+        usage = await counters.today(T0, group)
         assert (usage.chat.calls, usage.chat.tokens) == (calls, 50 * calls)
         assert usage.deployment.calls == 4, "no call counted twice"
     assert repo.queries == 3, "a group without ledger rows reads no ledger"

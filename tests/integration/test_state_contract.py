@@ -281,6 +281,34 @@ async def test_one_hundred_concurrent_claims_have_exactly_one_winner(backend: Ba
     assert await a.get("claim") == wins.index(True)
 
 
+async def test_compare_and_set_writes_only_over_the_value_read(backend: Backend) -> None:
+    store, other = backend.store, other_process(backend)
+    assert not await store.compare_and_set("b", {"tokens": 1}, {"tokens": 0})  # missing
+    assert await store.compare_and_set("b", None, {"tokens": 2.5, "t": "牛"}, ttl=TTL)
+    assert not await other.compare_and_set("b", None, {"tokens": 9})  # no longer missing
+    seen = await other.get("b")
+    assert await other.compare_and_set("b", seen, {"tokens": 1.5, "t": "牛"}, ttl=TTL)
+    assert not await store.compare_and_set("b", seen, {"tokens": 0})  # changed since read
+    assert await store.get("b") == {"tokens": 1.5, "t": "牛"}
+    await store.push("l", 1, maxlen=3)
+    assert not await store.compare_and_set("l", [1], 2)  # a list is not a value
+    await backend.elapse(TTL * 1.5)
+    assert await store.compare_and_set("b", None, 1)  # expired counts as missing
+
+
+async def test_concurrent_read_modify_writes_lose_nothing(backend: Backend) -> None:
+    a, b = backend.store, other_process(backend)
+
+    async def add_one(store: StateStore) -> None:
+        while True:
+            seen = await store.get("n")
+            if await store.compare_and_set("n", seen, {"n": (seen or {"n": 0})["n"] + 1}):
+                return
+
+    await asyncio.gather(*(add_one((a, b)[i % 2]) for i in range(40)))
+    assert await a.get("n") == {"n": 40}
+
+
 # -- bounded lists ----------------------------------------------------------------------------
 
 
@@ -391,19 +419,19 @@ async def test_cost_counters_add_up_across_processes_and_seed_once(backend: Back
     b = UsageCounters(other_process(backend), ledger)  # type: ignore[arg-type]
     await asyncio.gather(
         *(
-            ((a, b)[i % 2]).record(COST_NOW, 1, 2, "vision" if i % 5 == 0 else "chat", 10)
+            ((a, b)[i % 2]).record(COST_NOW, 2, "vision" if i % 5 == 0 else "chat", 10)
             for i in range(40)
         )
     )
-    seen_a, seen_b = await a.today(COST_NOW, 1, 2), await b.today(COST_NOW, 1, 2)
+    seen_a, seen_b = await a.today(COST_NOW, 2), await b.today(COST_NOW, 2)
     assert seen_a == seen_b
     assert (seen_a.chat.calls, seen_a.chat.tokens) == (5 + 32, 500 + 320)
     assert (seen_a.vision.calls, seen_a.vision.tokens) == (8, 80)
     assert seen_a.deployment.calls == 45
     assert ledger.queries == 2  # the group and the deployment scope, seeded once each
-    other_group = await a.today(COST_NOW, 1, 3)
+    other_group = await a.today(COST_NOW, 3)
     assert other_group.chat.calls == 5 and other_group.deployment.calls == 45
-    tomorrow = await a.today(COST_NOW + 86_400, 1, 2)
+    tomorrow = await a.today(COST_NOW + 86_400, 2)
     assert tomorrow.chat.calls == 5  # a new day is seeded from that day's ledger, not carried
 
 
@@ -416,13 +444,14 @@ async def test_cost_once_today_and_limit_hits_are_shared(backend: Backend) -> No
     )
     assert wins.count(True) == 1
     for user in (7, 8, 7):
-        await b.note_limited(COST_NOW, 1, 2, user)
-    assert await a.limited_today(COST_NOW, 1, 2) == (3, [7, 8])
+        await b.note_limited(COST_NOW, 2, user)
+    assert await a.limited_today(COST_NOW, 2) == (3, [7, 8])
     await b.add_notice(COST_NOW, "全部群今日回复总量已达部署上限")
     assert await a.notices(COST_NOW) == ["全部群今日回复总量已达部署上限"]
 
 
-async def test_cost_member_bucket_holds_across_processes(backend: Backend) -> None:
+async def test_cost_member_bucket_holds_across_processes_and_accounts(backend: Backend) -> None:
+    """One member's bucket in a group, whichever process and whichever account answers."""
     import random
     from dataclasses import replace
 
@@ -441,5 +470,8 @@ async def test_cost_member_bucket_holds_across_processes(backend: Backend) -> No
     turn = TurnInput(bot_id=1, group_id=2, user_id=3, message_id=4, time=COST_NOW, text="在吗")
     base = duplicate_result(turn, COST_NOW)
     route = replace(base, trigger=replace(base.trigger, kind=TriggerKind.AT, addressed=True))
-    actions = [(await guards[i % 2].check(turn, route, config, COST_NOW)).action for i in range(4)]
+    turns = [turn, replace(turn, bot_id=5)]  # a second account of the deployment
+    actions = [
+        (await guards[i % 2].check(turns[i // 2], route, config, COST_NOW)).action for i in range(4)
+    ]
     assert actions == ["proceed", "proceed", "phrase", "drop"]

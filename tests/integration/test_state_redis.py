@@ -4,6 +4,7 @@ shared by two processes (two engines, two clients, one Redis)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 import uuid
@@ -159,7 +160,7 @@ async def test_an_unreachable_redis_fails_start_up_without_leaking_the_password(
 
 
 async def test_the_runtime_opens_and_closes_the_configured_store(
-    server: RedisServer, tmp_path: Path
+    server: RedisServer, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     settings = PallasSettings(
         database_url=f"sqlite+aiosqlite:///{tmp_path / 'pallas.db'}",
@@ -167,7 +168,10 @@ async def test_the_runtime_opens_and_closes_the_configured_store(
         pallas_state_url=server.url,
         pallas_state_prefix=_prefix(),
     )
-    rt = await PallasRuntime.start(settings)
+    with caplog.at_level(logging.WARNING, logger="pallas"):
+        rt = await PallasRuntime.start(settings)
+    # shared state on a one-process database: the operator is told at start-up
+    assert any("SQLite serves one process" in r.message for r in caplog.records)
     try:
         assert isinstance(rt.state, RedisStateStore) and rt.owns_state
         await rt.state.set("k", 1)

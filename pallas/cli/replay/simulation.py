@@ -213,7 +213,12 @@ class _Replayer(_BotLineMatcher):
         if verdict.proceeds:
             images = bool(result.turn.image_urls)
             await self.cost.record(
-                result.turn, now, images=images, tokens=0, member=group.cost.member
+                result.turn,
+                now,
+                images=images,
+                tokens=0,
+                member=group.cost.member,
+                reservation=verdict.reservation,
             )
             return True
         outcome = outcome_name(verdict)

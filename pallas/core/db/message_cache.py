@@ -17,6 +17,10 @@ group keeps talking) are kept aside and placed into the new window as if it had 
 they arrived (a duplicate of a loaded row is ignored). Only when more than `per_group` of them
 arrive during one read is the read answered from the DB and the window built by a later read.
 
+A window is a group's chat as every account reads it (`message_scope`): a line noted by two
+accounts (the same line key, `pallas.core.lines`) is held once, as the table stores it once; a
+private chat's window is the account's own.
+
 Stored form: a noted message is normalised as the database returns it (the same truncation and
 defaults; `row_id` stays 0, "not known"). Duplicates of a (bot, group, message_id) already held are
 ignored as the table's unique index ignores them; a message older than the window's oldest
@@ -47,7 +51,8 @@ _INT64 = 2**63
 class _Window:
     keys: list[tuple[float, int, int]] = field(default_factory=list)  # (time, phase, seq)
     rows: list[StoredMessage] = field(default_factory=list)
-    ids: set[int] = field(default_factory=set)
+    ids: set[tuple[int, int]] = field(default_factory=set)  # (account, message id)
+    lines: set[str] = field(default_factory=set)  # line keys held (another account's copy)
     complete: bool = False  # the window holds the group's whole history
 
 
@@ -72,6 +77,12 @@ def stored_form(message: StoredMessage) -> StoredMessage | None:
         role=(message.role or "member")[:16],
         row_id=0,
     )
+
+
+def _scope(bot_id: int, group_id: int) -> tuple[int, int]:
+    """A window's key: (0, group) for a group (every account's rows, as `message_scope`),
+    (bot, 0) for the account's private chats."""
+    return (0, group_id) if group_id else (bot_id, 0)
 
 
 class MessageCache:
@@ -99,7 +110,7 @@ class MessageCache:
 
     def note(self, message: StoredMessage) -> None:
         """A message handed to the writer (or stored through the repository)."""
-        key = (message.bot_id, message.group_id)
+        key = _scope(message.bot_id, message.group_id)
         if key in self._loading:
             arrived = self._loading[key]
             if arrived is not None and len(arrived) < self._per_group:
@@ -107,8 +118,10 @@ class MessageCache:
             else:
                 self._loading[key] = None
         window = self._groups.get(key)
-        if window is None or message.message_id in window.ids:
+        if window is None or (message.bot_id, message.message_id) in window.ids:
             return
+        if message.line_key and message.line_key in window.lines:
+            return  # another account's copy of a line held
         stored = stored_form(message)
         if stored is None:
             return
@@ -118,9 +131,12 @@ class MessageCache:
             return  # older than the window: not ours to place
         window.keys.insert(at, sort_key)
         window.rows.insert(at, stored)
-        window.ids.add(stored.message_id)
+        window.ids.add((stored.bot_id, stored.message_id))
+        if stored.line_key:
+            window.lines.add(stored.line_key)
         if len(window.rows) > self._per_group:
-            window.ids.discard(window.rows[0].message_id)
+            window.ids.discard((window.rows[0].bot_id, window.rows[0].message_id))
+            window.lines.discard(window.rows[0].line_key)
             del window.keys[0], window.rows[0]
             window.complete = False
 
@@ -142,19 +158,24 @@ class MessageCache:
     async def find_by_message_ids(
         self, bot_id: int, group_id: int, message_ids: Sequence[int]
     ) -> dict[int, StoredMessage]:
-        """As the repository; messages inside a warm window come from memory."""
-        window = self._groups.get((bot_id, group_id))
+        """As the repository (the rows `bot_id` stored: ids are per account); messages inside
+        a warm window come from memory."""
+        window = self._groups.get(_scope(bot_id, group_id))
         found: dict[int, StoredMessage] = {}
         if window is not None:
-            wanted = set(message_ids).intersection(window.ids)
-            found = {m.message_id: m for m in window.rows if m.message_id in wanted}
+            wanted = {i for i in message_ids if (bot_id, i) in window.ids}
+            found = {
+                m.message_id: m
+                for m in window.rows
+                if m.message_id in wanted and m.bot_id == bot_id
+            }
         missing = [i for i in message_ids if i not in found]
         if missing:
             found.update(await self._repo.find_by_message_ids(bot_id, group_id, missing))
         return found
 
     async def _window(self, bot_id: int, group_id: int) -> _Window | None:
-        key = (bot_id, group_id)
+        key = _scope(bot_id, group_id)
         window = self._groups.get(key)
         if window is not None:
             self._groups.move_to_end(key)
@@ -177,7 +198,7 @@ class MessageCache:
         return window
 
     async def _load(self, key: tuple[int, int]) -> _Window | None:
-        bot_id, group_id = key
+        bot_id, group_id = key  # bot 0: a group's window (any account's rows)
         self._loading[key] = []
         try:
             unstored = self._unstored_rows(bot_id, group_id)
@@ -191,7 +212,8 @@ class MessageCache:
         window = _Window(
             keys=[(m.time, 0, m.row_id or 0) for m in rows],
             rows=[replace(m, row_id=0) for m in rows],
-            ids={m.message_id for m in rows},
+            ids={(m.bot_id, m.message_id) for m in rows},
+            lines={m.line_key for m in rows if m.line_key},
             complete=len(rows) < self._per_group,
         )
         self._groups[key] = window
@@ -204,4 +226,5 @@ class MessageCache:
     def _unstored_rows(self, bot_id: int, group_id: int) -> list[StoredMessage] | None:
         if self._unstored is None:
             return None
-        return [m for m in self._unstored(group_id) if m.bot_id == bot_id]
+        key = (bot_id, group_id)
+        return [m for m in self._unstored(group_id) if _scope(m.bot_id, m.group_id) == key]

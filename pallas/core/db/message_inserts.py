@@ -23,17 +23,18 @@ from pallas.core.db.repositories.messages import MessageRepository, _row_values
 from pallas.core.records import StoredMessage
 
 _TABLE = cast(Table, MessageRow.__table__)
-_CONFLICT = ["self_id", "group_id", "message_id"]
+# no conflict target: a duplicate of either unique index is skipped — the same account's id
+# (a re-delivered event) or the same line key (another account's copy, `pallas.core.lines`)
 _STATEMENTS = {
-    "postgresql": postgresql.insert(_TABLE).on_conflict_do_nothing(index_elements=_CONFLICT),
-    "sqlite": sqlite.insert(_TABLE).on_conflict_do_nothing(index_elements=_CONFLICT),
+    "postgresql": postgresql.insert(_TABLE).on_conflict_do_nothing(),
+    "sqlite": sqlite.insert(_TABLE).on_conflict_do_nothing(),
 }
 
 
 class BatchInsertMessageRepository(MessageRepository):
     async def add_many(self, messages: Iterable[StoredMessage]) -> int:
-        """Insert, ignoring duplicates of (bot, group, message_id). Returns rows inserted
-        (as the driver counts them for an executemany; 0 or more)."""
+        """Insert, ignoring duplicates of (bot, group, message_id) or (group, line key).
+        Returns rows inserted (as the driver counts them for an executemany; 0 or more)."""
         messages = list(messages)
         values = [_row_values(m) for m in messages]
         if not values:

@@ -30,8 +30,10 @@ class MessageRow(Base):
 
     __tablename__ = "message"
     __table_args__ = (
-        Index("ix_message_scope_time", "self_id", "group_id", "time"),
+        # a group's lines are read by group, whichever account stored them (`line_key`)
+        Index("ix_message_group_time", "group_id", "time"),
         Index("uq_message_scope_id", "self_id", "group_id", "message_id", unique=True),
+        Index("uq_message_group_line", "group_id", "line_key", unique=True),
         Index("ix_message_time_scope", "time", "self_id", "group_id", "is_bot"),  # console
     )
 
@@ -49,6 +51,9 @@ class MessageRow(Base):
     reply_to: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     is_bot: Mapped[bool] = mapped_column(Boolean, default=False)
     time: Mapped[float] = mapped_column(Float)
+    # `pallas.core.lines`: the same for every account's copy of a member's line (one is
+    # stored); NULL for the bot's own sent messages and rows from before it existed
+    line_key: Mapped[str | None] = mapped_column(String(48), nullable=True)
 
 
 class LlmChatMessageRow(Base):

@@ -1,6 +1,6 @@
 """Today's reply usage as StateStore counters, so the reply path never aggregates the DB.
 
-Counters are per China day (as the usage ledger) × scope (`<bot>:<group>` or `all`) × kind
+Counters are per China day (as the usage ledger) × scope (`group:<id>` or `all`) × kind
 (`chat`: reply calls without images, `vision`: reply calls that attached images) × calls /
 tokens, incremented by the chat turn right after its LLM call (`record`). They live two days.
 
@@ -13,17 +13,27 @@ warm-up seeds a group when the bot sees it (`seed_today`, after midnight). The l
 tell image-carrying replies apart, so seeded calls all count as `chat`. Seeding adds (`incr`)
 rather than overwrites, so a race at the first turn of a day can over-count by a call, never
 under.
+
+A reply call is counted before it is made (`reserve`, at the cost guard's check): one `incr`
+of the group's and of the deployment's chat calls gives the turn its place in today's count,
+so concurrent turns — in one process or in several sharing Redis — each see the calls taken
+before theirs and a budget of N calls admits exactly N. A turn that does not go ahead gives its
+place back (`release`); one that calls the model settles it (`record` with the reservation:
+its tokens are added, and an image-carrying call moves from `chat` to `vision`). Tokens are
+known only after the call, so the token budgets can be passed by the calls in flight; the call
+budgets cannot.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pallas.core import state_keys as keys
 from pallas.core.clock import local_day
-from pallas.core.db.repositories.usage import UsageRepository, UsageTotals
+from pallas.core.db.repositories.usage import UsageRepository, UsageTotals, add_totals
 from pallas.core.state import StateStore, claim
 from pallas.features.cost.ladder import TodayUsage, Usage
 
@@ -35,18 +45,29 @@ DAY_TTL_S = keys.COST_DAY_TTL_S
 MEMBERS_KEPT = 500
 
 
-def group_scope(bot_id: int, group_id: int) -> str:
-    return keys.cost_scope(bot_id, group_id)
+def group_scope(group_id: int) -> str:
+    """Every account of the deployment in a group spends the group's one budget."""
+    return keys.cost_scope(group_id)
 
 
 ALL = "all"
 EVERY_GROUP = "*"  # marker scope: every group's counters of the day were seeded in one query
 
 
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """One reply call counted ahead (`UsageCounters.reserve`): its China day and scope."""
+
+    day: str
+    scope: str  # the group's cost scope (`group_scope`); the deployment's is `ALL`
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+
 @dataclass
 class UsageCounters:
     state: StateStore
     ledger: UsageRepository | None = None  # None: no seeding (replay, tests)
+    _open: set[str] = field(default_factory=set, repr=False)  # reservations not yet settled
 
     # -- keys ---------------------------------------------------------------------------------
     @staticmethod
@@ -67,10 +88,8 @@ class UsageCounters:
             if scope == ALL:
                 totals = await self.ledger.totals(now=now, task="chat")
             else:
-                bot_id, group_id = (int(x) for x in scope.split(":"))
-                totals = await self.ledger.totals(
-                    now=now, bot_id=bot_id, group_id=group_id, task="chat"
-                )
+                group_id = int(scope.rpartition(":")[2])
+                totals = await self.ledger.totals(now=now, group_id=group_id, task="chat")
         except Exception:
             log.exception("seeding today's usage counters (%s) from the ledger failed", scope)
             await self.state.delete(marker)
@@ -95,8 +114,8 @@ class UsageCounters:
             log.exception("seeding today's usage counters of every group from the ledger failed")
             return 0
         seeded = 0
-        for (bot_id, group_id), totals in by_group.items():
-            seeded += await self._seed_if_unclaimed(now, day, group_scope(bot_id, group_id), totals)
+        for group_id, totals in _per_group(by_group).items():
+            seeded += await self._seed_if_unclaimed(now, day, group_scope(group_id), totals)
         deployment = UsageTotals(
             calls=sum(t.calls for t in by_group.values()),
             prompt_tokens=sum(t.tokens for t in by_group.values()),
@@ -131,16 +150,16 @@ class UsageCounters:
         tokens = await self.state.get(self.key(day, scope, kind, "tokens"))
         return Usage(int(calls or 0), int(tokens or 0))
 
-    async def seed_today(self, now: float, bot_id: int, group_id: int) -> None:
+    async def seed_today(self, now: float, group_id: int) -> None:
         """Seed the group's and the deployment's counters of today if no turn did yet: the
         group warm-up calls it when a group is seen, so its first @ of the day (each of
         many at once in a burst) does not wait for a ledger query on its critical path."""
-        await self.ensure_seeded(now, group_scope(bot_id, group_id))
+        await self.ensure_seeded(now, group_scope(group_id))
         await self.ensure_seeded(now, ALL)
 
-    async def today(self, now: float, bot_id: int, group_id: int) -> TodayUsage:
-        scope = group_scope(bot_id, group_id)
-        await self.seed_today(now, bot_id, group_id)
+    async def today(self, now: float, group_id: int) -> TodayUsage:
+        scope = group_scope(group_id)
+        await self.seed_today(now, group_id)
         chat = await self.usage(now, scope, "chat")
         vision = await self.usage(now, scope, "vision")
         all_chat = await self.usage(now, ALL, "chat")
@@ -148,26 +167,79 @@ class UsageCounters:
         deployment = Usage(all_chat.calls + all_vision.calls, all_chat.tokens + all_vision.tokens)
         return TodayUsage(chat, vision, deployment)
 
-    async def record(self, now: float, bot_id: int, group_id: int, kind: Kind, tokens: int) -> None:
-        """One reply LLM call (failed calls count too, as in the ledger)."""
+    async def reserve(self, now: float, group_id: int) -> tuple[Reservation, TodayUsage]:
+        """Count one chat call of the group ahead of the model call; returns the reservation
+        and today's usage *before* it (the calls reserved or made by earlier turns)."""
+        scope = group_scope(group_id)
+        await self.seed_today(now, group_id)
         day = local_day(now)
-        for scope in (group_scope(bot_id, group_id), ALL):
+        mine = await self.state.incr(self.key(day, scope, "chat", "calls"), 1, ttl=DAY_TTL_S)
+        every = await self.state.incr(self.key(day, ALL, "chat", "calls"), 1, ttl=DAY_TTL_S)
+        reservation = Reservation(day, scope)
+        self._open.add(reservation.id)
+        chat_tokens = await self.state.get(self.key(day, scope, "chat", "tokens"))
+        vision = await self.usage(now, scope, "vision")
+        all_tokens = await self.state.get(self.key(day, ALL, "chat", "tokens"))
+        all_vision = await self.usage(now, ALL, "vision")
+        before = TodayUsage(
+            Usage(mine - 1, int(chat_tokens or 0)),
+            vision,
+            Usage(every - 1 + all_vision.calls, int(all_tokens or 0) + all_vision.tokens),
+        )
+        return reservation, before
+
+    async def release(self, reservation: Reservation | None) -> None:
+        """Give back a reservation whose call was not made (a no-op once settled)."""
+        if reservation is None or reservation.id not in self._open:
+            return
+        self._open.discard(reservation.id)
+        for scope in (reservation.scope, ALL):
+            await self.state.incr(self.key(reservation.day, scope, "chat", "calls"), -1)
+
+    async def record(
+        self,
+        now: float,
+        group_id: int,
+        kind: Kind,
+        tokens: int,
+        reservation: Reservation | None = None,
+    ) -> None:
+        """One reply LLM call (failed calls count too, as in the ledger). The call a
+        `reservation` counted ahead is settled: only its tokens (and its kind) are added."""
+        if reservation is not None and reservation.id in self._open:
+            self._open.discard(reservation.id)
+            await self._settle(reservation, kind, tokens)
+            return
+        day = local_day(now)
+        for scope in (group_scope(group_id), ALL):
             await self.ensure_seeded(now, scope)
             await self.state.incr(self.key(day, scope, kind, "calls"), 1, ttl=DAY_TTL_S)
             if tokens:
                 await self.state.incr(self.key(day, scope, kind, "tokens"), tokens, ttl=DAY_TTL_S)
 
+    async def _settle(self, reservation: Reservation, kind: Kind, tokens: int) -> None:
+        for scope in (reservation.scope, ALL):
+            if kind == "vision":  # reserved as a chat call: it attached images after all
+                await self.state.incr(self.key(reservation.day, scope, "chat", "calls"), -1)
+                await self.state.incr(
+                    self.key(reservation.day, scope, "vision", "calls"), 1, ttl=DAY_TTL_S
+                )
+            if tokens:
+                await self.state.incr(
+                    self.key(reservation.day, scope, kind, "tokens"), tokens, ttl=DAY_TTL_S
+                )
+
     # -- member limit hits --------------------------------------------------------------------
-    async def note_limited(self, now: float, bot_id: int, group_id: int, user_id: int) -> None:
-        day, scope = local_day(now), group_scope(bot_id, group_id)
+    async def note_limited(self, now: float, group_id: int, user_id: int) -> None:
+        day, scope = local_day(now), group_scope(group_id)
         await self.state.incr(keys.cost_limited(day, scope), 1, ttl=DAY_TTL_S)
         await self.state.push(
             keys.cost_limited_members(day, scope), user_id, maxlen=MEMBERS_KEPT, ttl=DAY_TTL_S
         )
 
-    async def limited_today(self, now: float, bot_id: int, group_id: int) -> tuple[int, list[int]]:
+    async def limited_today(self, now: float, group_id: int) -> tuple[int, list[int]]:
         """(refused turns, distinct members) of the member limit today."""
-        day, scope = local_day(now), group_scope(bot_id, group_id)
+        day, scope = local_day(now), group_scope(group_id)
         count = int(await self.state.get(keys.cost_limited(day, scope)) or 0)
         members = await self.state.items(keys.cost_limited_members(day, scope))
         return count, sorted({int(m) for m in members})
@@ -183,3 +255,11 @@ class UsageCounters:
     async def add_notice(self, now: float, text: str) -> None:
         key = keys.cost_notices(local_day(now))
         await self.state.push(key, text, maxlen=20, ttl=DAY_TTL_S)
+
+
+def _per_group(by_account: dict[tuple[int, int], UsageTotals]) -> dict[int, UsageTotals]:
+    """The ledger's (account, group) totals summed per group (the budget is the group's)."""
+    out: dict[int, UsageTotals] = {}
+    for (_, group_id), totals in by_account.items():
+        out[group_id] = add_totals(out.get(group_id, UsageTotals()), totals)
+    return out

@@ -19,10 +19,10 @@ from typing import Any, Literal, Protocol, Self, TypeVar
 from pallas.context.config import ContextConfig
 from pallas.core import state_keys
 from pallas.core.clock import local_day
-from pallas.core.state import StateStore
+from pallas.core.state import StateStore, StateUnavailableError
 from pallas.core.turn import TurnInput
 from pallas.features.cost.config import BudgetConfig, CostConfig, MemberLimitConfig
-from pallas.features.cost.counters import UsageCounters
+from pallas.features.cost.counters import Reservation, UsageCounters
 from pallas.features.cost.ladder import BudgetPlan, Limits, plan_budget
 from pallas.features.cost.rate_limit import (
     CEILING,
@@ -60,6 +60,7 @@ class ShapeableConfig(Protocol):
 
 
 C = TypeVar("C", bound=ShapeableConfig)
+BUCKET_ATTEMPTS = 8  # reads of a member's bucket when other turns keep writing it first
 _NO_BUDGET = BudgetConfig(chat_calls=0, chat_tokens=0, vision_calls=0, vision_tokens=0)
 
 
@@ -74,6 +75,7 @@ class CostVerdict:
     model: str | None = None  # the cheaper model for this turn
     text_only: bool = False
     notice: str | None = None  # the deployment cap tripped on this turn: tell the superusers
+    reservation: Reservation | None = None  # the reply call counted ahead (proceed only)
 
     @property
     def proceeds(self) -> bool:
@@ -136,9 +138,11 @@ class CostGuard:
     async def check(
         self, turn: TurnInput, route: RouteResult, config: CostCheckView, now: float
     ) -> CostVerdict:
+        """The turn's verdict. One that proceeds holds a reserved call (`verdict.reservation`),
+        settled by `record` after the model call or given back by `release`."""
         cost: CostConfig = config.cost
         budget_cfg = cost.budget if cost.enabled else _NO_BUDGET
-        usage = await self.counters.today(now, turn.bot_id, turn.group_id)
+        reservation, usage = await self.counters.reserve(now, turn.group_id)
         plan = plan_budget(
             usage,
             budget_cfg,
@@ -147,6 +151,8 @@ class CostGuard:
             ambient=route.trigger.is_ambient,
             cheap_model=self.cheap_model,
         )
+        if plan.action != "proceed":
+            await self.counters.release(reservation)
         notice = await self._announce(turn, plan, now)
         if plan.action == "phrase":
             said = self.rng.choice(budget_cfg.phrases)
@@ -155,8 +161,9 @@ class CostGuard:
             return CostVerdict("drop", plan.reason, budget=plan, notice=notice)
         member = await self._member(turn, route, config, now)
         if not member.allowed:
+            await self.counters.release(reservation)
             phrase = self.rng.choice(_phrases(cost, member)) if member.notify else None
-            await self.counters.note_limited(now, turn.bot_id, turn.group_id, turn.user_id)
+            await self.counters.note_limited(now, turn.group_id, turn.user_id)
             action: Literal["phrase", "drop"] = "phrase" if phrase else "drop"
             return CostVerdict(action, member.reason, phrase, plan, member, notice=notice)
         return CostVerdict(
@@ -168,7 +175,12 @@ class CostGuard:
             model=plan.cheap_model,
             text_only=plan.text_only,
             notice=notice,
+            reservation=reservation,
         )
+
+    async def release(self, verdict: CostVerdict) -> None:
+        """The turn ended: a reserved call it did not make is given back."""
+        await self.counters.release(verdict.reservation)
 
     async def record(
         self,
@@ -178,33 +190,66 @@ class CostGuard:
         images: bool,
         tokens: int,
         member: MemberLimitConfig | None = None,
+        reservation: Reservation | None = None,
     ) -> None:
-        """Count one reply LLM call into today's counters. With the group's `member` limit,
-        the member's bucket also notes the answer (their next paced line is conversation)."""
+        """Count one reply LLM call into today's counters (the turn's first call settles the
+        `reservation` its verdict holds). With the group's `member` limit, the member's
+        bucket also notes the answer (their next paced line is conversation)."""
         kind: Literal["chat", "vision"] = "vision" if images else "chat"
-        await self.counters.record(now, turn.bot_id, turn.group_id, kind, tokens)
+        await self.counters.record(now, turn.group_id, kind, tokens, reservation)
         if member is None or not member.enabled:
             return
-        key = state_keys.cost_member(turn.bot_id, turn.group_id, turn.user_id)
-        state = BucketState.from_json(await self.state.get(key))
-        if state is not None:
-            await self.state.set(key, state.answered(now).to_json(), ttl=state_ttl(member))
+        key = state_keys.cost_member(turn.user_id)
+        for _ in range(BUCKET_ATTEMPTS):  # the bucket as it is now, whoever wrote it last
+            raw = await self.state.get(key)
+            state = BucketState.from_json(raw)
+            if state is None or await self._write_bucket(
+                key, raw, state.answered(now).to_json(), member
+            ):
+                return
 
     async def _member(
         self, turn: TurnInput, route: RouteResult, config: CostCheckView, now: float
     ) -> MemberDecision:
+        """The member's turn against their bucket. The bucket is read, decided on and written
+        back only if no other turn (this process or another) wrote it meanwhile; otherwise
+        read and decided again, so two lines at once cannot both take the last token."""
         limits = config.cost.member
         if not config.cost.enabled:
             return decide_member_turn(None, now, limits.model_copy(update={"enabled": False}))
-        key = state_keys.cost_member(turn.bot_id, turn.group_id, turn.user_id)
-        state = BucketState.from_json(await self.state.get(key))
-        talked = state_keys.cost_conversation(
-            local_day(now), turn.bot_id, turn.group_id, turn.user_id
-        )
+        key = state_keys.cost_member(turn.user_id)
+        talked = state_keys.cost_conversation(local_day(now), turn.user_id)
+        for _ in range(BUCKET_ATTEMPTS):
+            raw = await self.state.get(key)
+            decision = await self._decide_member(turn, route, config, now, raw, talked)
+            if decision.state is None or await self._write_bucket(
+                key, raw, decision.state.to_json(), limits
+            ):
+                break
+        else:
+            log.warning(
+                "cost guard: user %s's bucket kept changing; last decision kept", turn.user_id
+            )
+            if decision.state is not None:
+                await self.state.set(key, decision.state.to_json(), ttl=state_ttl(limits))
+        if decision.counts_conversation:
+            await self.state.incr(talked, 1, ttl=state_keys.COST_DAY_TTL_S)
+        return decision
+
+    async def _decide_member(
+        self,
+        turn: TurnInput,
+        route: RouteResult,
+        config: CostCheckView,
+        now: float,
+        raw: Any,
+        talked: str,
+    ) -> MemberDecision:
+        state = BucketState.from_json(raw)
         decision = decide_member_turn(
             state,
             now,
-            limits,
+            config.cost.member,
             exempt=self._exempt(turn, config),
             text=turn.text,
             conversation_today=int(await self.state.get(talked) or 0),
@@ -215,11 +260,17 @@ class CostGuard:
             kept = replace(decision.state, notified_at=old) if decision.state else None
             quiet = decision.reason.removesuffix(":notified")
             decision = replace(decision, notify=False, reason=quiet, state=kept)
-        if decision.counts_conversation:
-            await self.state.incr(talked, 1, ttl=state_keys.COST_DAY_TTL_S)
-        if decision.state is not None:
-            await self.state.set(key, decision.state.to_json(), ttl=state_ttl(limits))
         return decision
+
+    async def _write_bucket(
+        self, key: str, expected: Any, value: dict[str, Any], limits: MemberLimitConfig
+    ) -> bool:
+        """Write the bucket unless it changed since `expected` was read (True: written, or
+        the store is unreachable and the turn goes on as if it were)."""
+        try:
+            return await self.state.compare_and_set(key, expected, value, ttl=state_ttl(limits))
+        except StateUnavailableError:
+            return True
 
     def _exempt(self, turn: TurnInput, config: CostCheckView) -> bool:
         if not config.cost.member.exempt_admins:
@@ -230,7 +281,7 @@ class CostGuard:
     async def _announce(self, turn: TurnInput, plan: BudgetPlan, now: float) -> str | None:
         """Warn once a day at `warn_pct`; the deployment cap's trip is an error + notice
         (returned the one time it trips, for the superusers)."""
-        scope, notice = state_keys.cost_scope(turn.bot_id, turn.group_id), None
+        scope, notice = state_keys.cost_scope(turn.group_id), None
         for what in plan.warnings:
             key = state_keys.cost_warning(None if what == "deployment" else scope, what)
             if await self.counters.once_today(now, key):

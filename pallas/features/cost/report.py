@@ -42,7 +42,7 @@ async def status_lines(
     group_id: int,
 ) -> list[str]:
     """The cost guard's lines in `/pallas status`."""
-    usage = await counters.today(now, bot_id, group_id)
+    usage = await counters.today(now, group_id)
     b = config.budget
     lines = []
     if config.enabled:
@@ -55,7 +55,7 @@ async def status_lines(
     if deployment.calls or deployment.tokens:
         lines.append(budget_line("全部群今日回复", usage.deployment, deployment, b))
     m = config.member
-    count, members = await counters.limited_today(now, bot_id, group_id)
+    count, members = await counters.limited_today(now, group_id)
     rule = f"每人 {m.turns} 次/{m.window_s:.0f} 秒，连发 {m.burst}"
     if m.conversation_daily_turns:
         rule += f"；正常对话每天 {m.conversation_daily_turns} 轮"

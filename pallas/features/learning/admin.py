@@ -10,6 +10,7 @@ from typing import TypeAlias
 
 from pallas.core.admin_commands import AdminCommand, AdminContext
 from pallas.core.clock import Clock
+from pallas.features.learning.collector import CONFIGURED
 from pallas.features.learning.config import LearningConfig
 from pallas.features.learning.feedback_repository import StoredFeedback
 from pallas.features.learning.feedback_service import FeedbackStores, undo_negative_feedback
@@ -58,10 +59,13 @@ async def _learn_status(ctx: Ctx) -> str:
     day = budget_day(now, utc_offset_hours=config.budget_utc_offset_hours)
     calls, tokens = cursor.spent_on(day)
     feedback = await svc.feedback.feedback.for_group(ctx.bot_id, ctx.group_id)
+    chosen = await svc.insight.collector(ctx.group_id)
+    collecting = config.collect_enabled and chosen.bot_id in (None, ctx.bot_id)
     collector = (
-        f"（只由 {config.collector_bot_id} 收集）" if config.collector_bot_id is not None else ""
+        f"（只由 {chosen.bot_id} 收集）"
+        if chosen.bot_id is not None and (chosen.reason == CONFIGURED or not collecting)
+        else ""
     )
-    collecting = config.collects_for(ctx.bot_id)
     lines = [
         f"群学习：收集 {_on(collecting)}{collector}，注入 {_on(config.inject_enabled)}",
         f"真人接话样本 {counts.observed_pairs} 条，接话复盘样本 {counts.reflection_pairs} 条，"

@@ -95,7 +95,9 @@ class LearningConfig(_Strict):
     # switches
     collect_enabled: bool = True  # false: learn nothing from this group
     inject_enabled: bool = True  # false: learned style is not put in prompts
-    collector_bot_id: int | None = None  # several bots in one group: only this one collects
+    # several accounts in one group: only this one collects (0 / unset: chosen automatically,
+    # `collector.choose_collector`)
+    collector_bot_id: int | None = None
     other_bot_ids: tuple[int, ...] = ()  # known bots whose lines are never learned
     # sweep: one sweep runs for every group, so its interval and job cap are process-wide,
     # read from default.toml only (a group file setting them is rejected)
@@ -143,10 +145,6 @@ class LearningConfig(_Strict):
     def with_overrides(self, overrides: Mapping[str, Any]) -> LearningConfig:
         """This config with one group's overrides applied (validated; unknown keys rejected)."""
         return LearningConfig.model_validate(_deep_merge(self.model_dump(), overrides))
-
-    def collects_for(self, bot_id: int) -> bool:
-        # TOML has no null: 0 means "any bot", like leaving the key out
-        return self.collect_enabled and self.collector_bot_id in (None, 0, bot_id)
 
     def pair_options(self) -> PairOptions:
         return PairOptions(

@@ -199,6 +199,7 @@ class GroupLearningSource:
             now=now,
             pool_size=learning.expression_pool_size,
             ttl=learning.cache_ttl_seconds,
+            collector=learning.collector_bot_id,
         )
         blocks = feedback_blocks(
             data.feedback,
@@ -227,6 +228,7 @@ class GroupLearningSource:
             now=now,
             pool_size=learning.expression_pool_size,
             ttl=learning.cache_ttl_seconds,
+            collector=learning.collector_bot_id,
         )
 
     async def gather(self, request: GatherRequest) -> SourceContribution:
@@ -240,6 +242,7 @@ class GroupLearningSource:
             now=request.now,
             pool_size=config.expression_pool_size,
             ttl=config.cache_ttl_seconds,
+            collector=config.collector_bot_id,
         )
         blocks = feedback_blocks(
             data.feedback,

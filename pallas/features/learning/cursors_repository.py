@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from pallas.core.db.engine import dialect_name
 from pallas.core.db.models import MessageRow
 from pallas.core.db.models_learning import DEFAULT_SCENE, LearningCursorRow, LearningSweepStateRow
-from pallas.core.db.repositories.messages import _to_record
+from pallas.core.db.repositories.messages import _to_record, message_scope
 from pallas.core.records import StoredMessage
 
 GroupKey = tuple[int, int]
@@ -93,6 +93,16 @@ class LearningCursorRepository:
             rows = (await session.scalars(stmt)).all()
         return {(r.bot_id, r.group_id): _to_cursor(r) for r in rows}
 
+    async def collecting_accounts(self, group_id: int) -> list[int]:
+        """The accounts that learned any of the group's lines (a cursor past 0)."""
+        stmt = select(LearningCursorRow.bot_id).where(
+            LearningCursorRow.scene == DEFAULT_SCENE,
+            LearningCursorRow.group_id == group_id,
+            LearningCursorRow.last_row_id > 0,
+        )
+        async with self._sessions() as session:
+            return [int(b) for b in (await session.scalars(stmt)).all()]
+
     async def save_cursor(self, state: CursorState) -> None:
         values = {
             "bot_id": state.bot_id,
@@ -139,9 +149,7 @@ class LearningCursorRepository:
     # -- reads of the message table the sweep needs ----------------------------------------------
     async def count_rows_after(self, bot_id: int, group_id: int, after_row_id: int) -> int:
         stmt = select(func.count()).where(
-            MessageRow.self_id == bot_id,
-            MessageRow.group_id == group_id,
-            MessageRow.id > after_row_id,
+            *message_scope(bot_id, group_id), MessageRow.id > after_row_id
         )
         async with self._sessions() as session:
             return int((await session.execute(stmt)).scalar_one())
@@ -154,11 +162,7 @@ class LearningCursorRepository:
             return []
         stmt = (
             select(MessageRow)
-            .where(
-                MessageRow.self_id == bot_id,
-                MessageRow.group_id == group_id,
-                MessageRow.id <= row_id,
-            )
+            .where(*message_scope(bot_id, group_id), MessageRow.id <= row_id)
             .order_by(MessageRow.id.desc())
             .limit(limit)
         )

@@ -172,7 +172,7 @@ async def handle_negative_feedback(
     turn_id = snapshot.turn_id if snapshot is not None else ""
     if record.created:
         await repo.save(record.outcome, turn_id=turn_id)
-        await bump_generation(stores.state, signal.bot_id, signal.group_id)
+        await bump_generation(stores.state, signal.group_id)
     log.info(
         "negative feedback %s on bot message %s in group %s by %s: %d blames, turn %s",
         record.reason,
@@ -227,6 +227,6 @@ async def undo_negative_feedback(
     now = stores.clock.now()
     for item in active:
         await repo.set_undone(item.id, now)
-    await bump_generation(stores.state, bot_id, group_id)
+    await bump_generation(stores.state, group_id)
     log.info("negative feedback undone in group %s: %s", group_id, [t.id for t in active])
     return UndoReport(tuple(active), "undone")

@@ -2,7 +2,8 @@
 
 One sweep (every `sweep_interval_seconds`, or `/pallas learn now`):
 1. one `GroupWork` per bot × group that has messages: rows after the stored cursor, whether
-   this bot collects there (`collects_for`), and what labelling already spent today;
+   this bot collects there (one account per group, `collector.choose_collector`: a group
+   several accounts share is learned once), and what labelling already spent today;
 2. `plan_sweep` hands out jobs round-robin from the stored position (no group starves);
 3. per job: rows after the cursor (+ `history_rows` before it, as triggers only) →
    `build_reply_pairs` → `take_batch` → when the budget allows, one cheap-model call
@@ -24,7 +25,7 @@ over (pairs kept, unlabelled) so one poisonous batch cannot block a group foreve
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -36,6 +37,7 @@ from pallas.core.state import StateStore, claim
 from pallas.features.learning.repository import CursorState, LearningRepository
 from pallas.providers.client import LLMClient
 
+from .collector import CollectorChoice, choose_collector
 from .config import LearningConfig
 from .group_store import bump_generation
 from .labeling import build_label_prompt, parse_label_response
@@ -178,12 +180,10 @@ class GroupInsightProcessor:
         """One `GroupWork` per bot × group; budgets are the group's own (see `_normalised`)."""
         cursors = await self.repo.cursors()
         works = []
-        for bot_id, group_id in sorted(await self.messages.groups()):
-            if group_id == 0:  # every user's private chats: never a group's style to learn
-                continue
+        for bot_id, group_id, collects in await self._accounts(cursors):
             config = self.config(group_id)
             cursor = cursors.get((bot_id, group_id)) or CursorState(bot_id, group_id)
-            enabled = config.collects_for(bot_id)
+            enabled = config.collect_enabled and collects
             pending = 0
             if enabled:
                 pending = await self.repo.count_rows_after(bot_id, group_id, cursor.last_row_id)
@@ -203,6 +203,43 @@ class GroupInsightProcessor:
         # `plan_sweep` checks `used + planned <= base budget`; shifting `used` by
         # (base − group budget) makes that exactly `spent + planned <= group budget`.
         return works
+
+    async def collector(self, group_id: int) -> CollectorChoice:
+        """The account that learns the group (`/pallas learn` shows it)."""
+        choices = await self._collectors(await self.repo.cursors())
+        chosen = choices.get(group_id)
+        if chosen is None:
+            configured = self.config(group_id).collector_bot_id
+            return choose_collector(configured)
+        return chosen[1]
+
+    async def _accounts(
+        self, cursors: Mapping[tuple[int, int], CursorState]
+    ) -> list[tuple[int, int, bool]]:
+        """(account, group, collects) of every account with lines in a group and of the
+        group's collector: one account learns a group several accounts share."""
+        out = []
+        for group_id, (stored_by, chosen) in (await self._collectors(cursors)).items():
+            for bot_id in {*stored_by, *([chosen.bot_id] if chosen.bot_id else [])}:
+                out.append((bot_id, group_id, bot_id == chosen.bot_id))
+        return sorted(out)
+
+    async def _collectors(
+        self, cursors: Mapping[tuple[int, int], CursorState]
+    ) -> dict[int, tuple[set[int], CollectorChoice]]:
+        """Per group with lines (private chats excluded: never a group's style): the accounts
+        that stored them and the collector (`choose_collector`)."""
+        stored: dict[int, set[int]] = {}
+        for bot_id, group_id in await self.messages.groups():
+            if group_id:
+                stored.setdefault(group_id, set()).add(bot_id)
+        out = {}
+        for group_id, stored_by in stored.items():
+            collecting = {b for (b, g), c in cursors.items() if g == group_id and c.last_row_id}
+            configured = self.config(group_id).collector_bot_id
+            chosen = choose_collector(configured, collecting=collecting, stored_by=stored_by)
+            out[group_id] = (stored_by, chosen)
+        return out
 
     async def _run_job(self, job: LabelJob, now: float) -> JobReport:
         """One batch of one group; batch size and scan width are the group's own settings."""
@@ -318,7 +355,7 @@ class GroupInsightProcessor:
                 bot_id, group_id, summary[:MAX_STORED_STRATEGIES], now=now
             )
         await self._refresh_profile(bot_id, group_id, now, config)
-        await bump_generation(self.state, bot_id, group_id)
+        await bump_generation(self.state, group_id)
 
     async def _refresh_profile(
         self, bot_id: int, group_id: int, now: float, config: LearningConfig

@@ -30,6 +30,7 @@ from pallas.core.text import match_key
 from pallas.features.learning.feedback_repository import FeedbackRepository
 from pallas.features.learning.repository import LearningRepository
 
+from .collector import choose_collector
 from .injection_feedback import blocked_phrases, blocked_tokens
 
 log = logging.getLogger("pallas.learning")
@@ -37,13 +38,14 @@ log = logging.getLogger("pallas.learning")
 _FEEDBACK_LOOKBACK_DAYS = 365.0
 
 
-def generation_key(bot_id: int, group_id: int) -> str:
-    return state_keys.learning_generation(bot_id, group_id)
+def generation_key(group_id: int) -> str:
+    return state_keys.learning_generation(group_id)
 
 
-async def bump_generation(state: StateStore, bot_id: int, group_id: int) -> int:
-    """Tell every reply-path cache that this group's learning data changed."""
-    return await state.incr(generation_key(bot_id, group_id))
+async def bump_generation(state: StateStore, group_id: int) -> int:
+    """Tell every reply-path cache (of every account in the group) that this group's learning
+    data changed."""
+    return await state.incr(generation_key(group_id))
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,17 +101,27 @@ class GroupLearningCache:
         self._loading: dict[tuple[int, int], tuple[int, asyncio.Task[GroupLearningData]]] = {}
 
     async def get(
-        self, bot_id: int, group_id: int, *, now: float, pool_size: int, ttl: float
+        self,
+        bot_id: int,
+        group_id: int,
+        *,
+        now: float,
+        pool_size: int,
+        ttl: float,
+        collector: int | None = None,
     ) -> GroupLearningData:
+        """The group's learning as account `bot_id` uses it: what the group's collector
+        learned (`collector.choose_collector`; `collector`: the configured one) and the
+        feedback on this account's own lines."""
         key = (bot_id, group_id)
-        generation = int(await self._state.get(generation_key(bot_id, group_id)) or 0)
+        generation = int(await self._state.get(generation_key(group_id)) or 0)
         cached = self._entries.get(key)
         if cached is not None and cached.generation == generation and now - cached.loaded_at < ttl:
             self._entries.move_to_end(key)
             return cached
         loading = self._loading.get(key)
         if loading is None or loading[0] != generation:
-            task = asyncio.ensure_future(self._fill(key, generation, now, pool_size))
+            task = asyncio.ensure_future(self._fill(key, generation, now, pool_size, collector))
             self._loading[key] = loading = (generation, task)
             task.add_done_callback(lambda done: self._forget_load(key, done))
         return await asyncio.shield(loading[1])
@@ -119,9 +131,15 @@ class GroupLearningCache:
             del self._loading[key]
 
     async def _fill(
-        self, key: tuple[int, int], generation: int, now: float, pool_size: int
+        self,
+        key: tuple[int, int],
+        generation: int,
+        now: float,
+        pool_size: int,
+        collector: int | None,
     ) -> GroupLearningData:
-        data = await self._load(key[0], key[1], now=now, pool_size=pool_size)
+        owner = await self._owner(key[0], key[1], collector)
+        data = await self._load(key[0], key[1], owner, now=now, pool_size=pool_size)
         data = replace(data, generation=generation, loaded_at=now)
         self._entries[key] = data
         self._entries.move_to_end(key)
@@ -132,22 +150,29 @@ class GroupLearningCache:
     def invalidate(self, bot_id: int, group_id: int) -> None:
         self._entries.pop((bot_id, group_id), None)
 
+    async def _owner(self, bot_id: int, group_id: int, configured: int | None) -> int:
+        """The account whose learning of the group is read (this one until any collected)."""
+        if configured:
+            return configured
+        collecting = await self._learning.collecting_accounts(group_id)
+        return choose_collector(None, collecting=collecting).bot_id or bot_id
+
     async def _load(
-        self, bot_id: int, group_id: int, *, now: float, pool_size: int
+        self, bot_id: int, group_id: int, owner: int, *, now: float, pool_size: int
     ) -> GroupLearningData:
         since = now - _FEEDBACK_LOOKBACK_DAYS * DAY_S
         # five independent reads: side by side (their waits overlap on a cold first turn)
         pairs, labels, strategies, stored_profile, feedback = await asyncio.gather(
             self._learning.pairs(
-                bot_id, group_id, learning_type=LearningType.OBSERVED, limit=pool_size
+                owner, group_id, learning_type=LearningType.OBSERVED, limit=pool_size
             ),
-            self._learning.labels(bot_id, group_id, limit=max(pool_size * 2, 100)),
-            self._learning.strategies(bot_id, group_id),
-            self._learning.profile(bot_id, group_id),
-            self._feedback.for_group(bot_id, group_id, since=since),
+            self._learning.labels(owner, group_id, limit=max(pool_size * 2, 100)),
+            self._learning.strategies(owner, group_id),
+            self._learning.profile(owner, group_id),
+            self._feedback.for_group(bot_id, group_id, since=since),  # on this account's lines
         )
         return GroupLearningData(
-            bot_id=bot_id,
+            bot_id=owner,  # whose learning this is (the pairs' and strategies' bot)
             group_id=group_id,
             observed_pairs=tuple(pairs),
             labels={label.key: label for label in labels},

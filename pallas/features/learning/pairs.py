@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pallas.core.learning_records import LearningType, PairKind, ReplyPair
 from pallas.core.records import StoredMessage
@@ -116,21 +116,25 @@ def build_reply_pairs(
 def _prepare(
     messages: Iterable[StoredMessage], *, bot_id: int, group_id: int, opts: PairOptions
 ) -> list[_Line]:
-    seen: set[int] = set()
+    seen: set[tuple[int, int]] = set()
     lines: list[_Line] = []
     for msg in messages:
-        if msg.bot_id != bot_id or msg.group_id != group_id or msg.message_id in seen:
+        # a group's lines, whichever account of the deployment stored them (ids are per
+        # account); learned under `bot_id`, the group's collector
+        if msg.group_id != group_id or (msg.bot_id, msg.message_id) in seen:
             continue
-        seen.add(msg.message_id)
+        seen.add((msg.bot_id, msg.message_id))
+        if msg.bot_id != bot_id:
+            msg = replace(msg, bot_id=bot_id)
         noise = noise_reason(
             msg.text,
             max_chars=opts.max_chars,
             blocked_words=opts.blocked_words,
             command_prefixes=opts.command_prefixes,
         )
-        if msg.is_bot or msg.user_id == bot_id:
+        if msg.user_id == bot_id:
             speaker = "self"
-        elif msg.user_id in opts.other_bot_ids:
+        elif msg.is_bot or msg.user_id in opts.other_bot_ids:  # another account's line
             speaker = "other_bot"
         else:
             speaker = "human"

@@ -27,6 +27,7 @@ from typing import Any, Protocol
 
 from pallas.core import state_keys
 from pallas.core.clock import DAY_S, Clock
+from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.records import StoredMessage
@@ -46,7 +47,7 @@ from pallas.features.memory.extraction import (
     parse_extraction,
 )
 from pallas.features.memory.extraction_config import ExtractionConfig
-from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.isolation import own_scope
 from pallas.features.memory.judgement import KnownFact, model_judgement
 from pallas.features.memory.kinds import PERSON_FACTS
 from pallas.features.memory.retrieval_config import RetrievalConfig
@@ -70,8 +71,8 @@ class ExtractionConfigView(Protocol):
     def persona(self) -> str: ...  # the persona's names are not members' facts
 
 
-def _key(name: str, bot_id: int, group_id: int) -> str:
-    return state_keys.memory_extraction(name, bot_id, group_id)
+def _key(name: str, bot_id: int, group_id: int, user_id: int = 0) -> str:
+    return state_keys.memory_extraction(name, bot_id, group_id, user_id)
 
 
 class MemoryExtractionHook:
@@ -84,6 +85,7 @@ class MemoryExtractionHook:
         state: StateStore,
         clock: Clock,
         messages: MessageRepository,
+        chat_sessions: ChatSessionRepository,
         usage: UsageRepository,
         llm: LLMClient,
         flush: Callable[[], Awaitable[None]],  # the message writer's: the batch is on disk
@@ -94,6 +96,7 @@ class MemoryExtractionHook:
         self.state = state
         self.clock = clock
         self.messages = messages
+        self.chat_sessions = chat_sessions
         self.usage = usage
         self.llm = llm
         self.flush = flush
@@ -103,28 +106,28 @@ class MemoryExtractionHook:
     async def after_turn(self, completed: CompletedTurn) -> None:
         turn = completed.turn
         cfg = self.group_config(turn.group_id).memory.extraction
-        if turn.group_id == 0 or not cfg.enabled:
+        if not cfg.enabled:
             return
         state = self.state
-        bot, group = turn.bot_id, turn.group_id
-        pending = await state.incr(_key("pending", bot, group), ttl=STATE_TTL_S)
+        # a group is one job; each private chat (group 0) is its own, over that chat only
+        bot, group, user = turn.bot_id, turn.group_id, (0 if turn.group_id else turn.user_id)
+        pending = await state.incr(_key("pending", bot, group, user), ttl=STATE_TTL_S)
         if pending < cfg.every_n_turns:
             return
         now = self.clock.now()
-        last = await state.get(_key("last", bot, group))
+        last = await state.get(_key("last", bot, group, user))
         if last is not None and now - float(last) < cfg.min_interval_s:
             return
-        if not await claim(
-            state, _key("lock", bot, group), now, ttl=LOCK_TTL_S, when_unavailable=False
-        ):
+        lock = _key("lock", bot, group, user)
+        if not await claim(state, lock, now, ttl=LOCK_TTL_S, when_unavailable=False):
             return
         try:
-            await state.set(_key("pending", bot, group), 0, ttl=STATE_TTL_S)
-            await state.set(_key("last", bot, group), now, ttl=STATE_TTL_S)
-            report = await self.run_job(bot, group, cfg, completed.turn_id)
-            await state.set(_key("report", bot, group), report, ttl=STATE_TTL_S)
+            await state.set(_key("pending", bot, group, user), 0, ttl=STATE_TTL_S)
+            await state.set(_key("last", bot, group, user), now, ttl=STATE_TTL_S)
+            report = await self.run_job(bot, group, cfg, completed.turn_id, user_id=user)
+            await state.set(_key("report", bot, group, user), report, ttl=STATE_TTL_S)
         finally:
-            await state.delete(_key("lock", bot, group))
+            await state.delete(lock)
 
     async def _batch_rows(
         self, bot: int, group: int, cfg: ExtractionConfig
@@ -141,31 +144,60 @@ class MemoryExtractionHook:
             quoted.update({mid: m.text for mid, m in found.items() if m.is_bot})
         return rows, quoted
 
+    async def _private_rows(
+        self, bot: int, user: int, cfg: ExtractionConfig
+    ) -> tuple[list[StoredMessage], dict[int, str]]:
+        """One private chat's new lines, the friend's and the bot's, from its session (the
+        message table keeps no private answers; the session holds both sides)."""
+        cursor = int(await self.state.get(_key("cursor", bot, 0, user)) or 0)
+        turns = await self.chat_sessions.recent_for_user(bot, 0, user, limit=cfg.max_messages)
+        rows = [
+            StoredMessage(
+                bot_id=bot,
+                group_id=0,
+                message_id=int(t.extra.get("message_id") or 0),
+                user_id=user if t.role == "user" else bot,
+                time=t.created_at,
+                text=t.content,
+                is_bot=t.role != "user",
+                row_id=t.row_id,
+            )
+            for t in turns
+            if not t.is_summary and t.row_id > cursor
+        ]
+        return rows, {}
+
     async def run_job(
-        self, bot: int, group: int, cfg: ExtractionConfig, turn_id: str = ""
+        self, bot: int, group: int, cfg: ExtractionConfig, turn_id: str = "", *, user_id: int = 0
     ) -> dict[str, Any]:
-        """One extraction job for a group; returns a small report (also logged)."""
-        rows, quoted = await self._batch_rows(bot, group, cfg)
+        """One extraction job for a group, or for one private chat (group 0 with its user);
+        returns a small report (also logged). Facts go to that chat's own scope only."""
+        if group:
+            rows, quoted = await self._batch_rows(bot, group, cfg)
+        else:
+            rows, quoted = await self._private_rows(bot, user_id, cfg)
         if not any(not m.is_bot and m.user_id != bot for m in rows):
             return {"outcome": "nothing_new"}
+        scope = own_scope(bot, group, user_id)
+        chat = f"group {group}" if group else f"private chat {user_id}"
         batch = build_batch(
             rows, bot_id=bot, quoted_bot_texts=quoted, max_chars=cfg.message_max_chars
         )
         persona = self.persona(self.group_config(group).persona)
-        known = await self._known(bot, group, batch)
+        known = await self._known(scope, batch)
         prompt = extraction_messages(batch, bot_name=persona.name, known=known)
         now = self.clock.now()
         spent = await self.usage.totals(now=now, bot_id=bot, group_id=group, task="cheap")
         estimate = count_message_tokens(prompt) + cfg.max_output_tokens
         if spent.tokens + estimate > cfg.daily_token_budget:
             log.info(
-                "group %s: memory extraction skipped, daily budget (%d used + %d > %d)",
-                group,
+                "%s: memory extraction skipped, daily budget (%d used + %d > %d)",
+                chat,
                 spent.tokens,
                 estimate,
                 cfg.daily_token_budget,
             )
-            denied = await self._rule_denials(bot, group, batch, turn_id)
+            denied = await self._rule_denials(bot, scope, chat, batch, turn_id)
             return {"outcome": "budget", "spent": spent.tokens, "estimate": estimate,
                     "rule_denials": denied}  # fmt: skip
         result = await self.llm.complete(
@@ -174,8 +206,8 @@ class MemoryExtractionHook:
         )  # fmt: skip
         if not result.ok or not is_json_answer(result.text):
             error = result.error if not result.ok else "not_json"
-            log.warning("group %s: memory extraction call failed (%s)", group, error)
-            denied = await self._rule_denials(bot, group, batch, turn_id)
+            log.warning("%s: memory extraction call failed (%s)", chat, error)
+            denied = await self._rule_denials(bot, scope, chat, batch, turn_id)
             return {"outcome": f"error:{error}", "rule_denials": denied}
         accepted, rejected = attribute(
             parse_extraction(result.text),
@@ -184,9 +216,11 @@ class MemoryExtractionHook:
             bot_names=(persona.name, *persona.aliases),
         )
         stored = [
-            await self._store(bot, group, fact, turn_id, result.model, known) for fact in accepted
+            await self._store(bot, scope, chat, fact, turn_id, result.model, known)
+            for fact in accepted
         ]
-        await self.state.set(_key("cursor", bot, group), max(m.row_id for m in rows), ttl=None)
+        cursor = _key("cursor", bot, group, user_id)
+        await self.state.set(cursor, max(m.row_id for m in rows), ttl=None)
         report = {
             "outcome": "ok",
             "messages": len(rows),
@@ -194,12 +228,11 @@ class MemoryExtractionHook:
             "rejected": [{"text": r.fact.text[:40], "reason": r.reason} for r in rejected],
             "tokens": result.prompt_tokens + result.completion_tokens,
         }
-        log.info("group %s: memory extraction %s", group, report)
+        log.info("%s: memory extraction %s", chat, report)
         return report
 
-    async def _known(self, bot: int, group: int, batch: Batch) -> dict[str, KnownFact]:
-        """The live person facts of the batch's speakers in this group (their newest few)."""
-        scope = group_scope(bot, group)
+    async def _known(self, scope: str, batch: Batch) -> dict[str, KnownFact]:
+        """The live person facts of the batch's speakers in this chat (their newest few)."""
         facts: list[tuple[int, int, str, str]] = []
         for message in batch.users().values():
             items = await self.service.repo.candidates(
@@ -209,7 +242,7 @@ class MemoryExtractionHook:
         return known_facts(facts)
 
     async def _rule_denials(
-        self, bot: int, group: int, batch: Batch, turn_id: str
+        self, bot: int, scope: str, chat: str, batch: Batch, turn_id: str
     ) -> list[dict[str, Any]]:
         """The offline fallback: each member's denials in the batch retire what they deny."""
         out: list[dict[str, Any]] = []
@@ -217,7 +250,7 @@ class MemoryExtractionHook:
             if message.is_bot:
                 continue
             outcomes = await self.service.deny_by_rules(
-                bot_id=bot, scope=group_scope(bot, group), user_id=message.user_id,
+                bot_id=bot, scope=scope, user_id=message.user_id,
                 text=message.text, subject_name=message.name,
                 source={"message_ids": [message.message_id], "turn_id": turn_id},
             )  # fmt: skip
@@ -225,26 +258,26 @@ class MemoryExtractionHook:
                 {"id": o.item.ref, "action": o.action, "replaced": o.replaced_ids} for o in outcomes
             )
         if out:
-            log.info("group %s: memory rule denials %s", group, out)
+            log.info("%s: memory rule denials %s", chat, out)
         return out
 
     async def _store(
         self,
         bot: int,
-        group: int,
+        scope: str,
+        chat: str,
         fact: ExtractedFact,
         turn_id: str,
         model: str,
         known: dict[str, KnownFact],
     ) -> dict[str, Any]:
-        scope = group_scope(bot, group)
         judged, dropped = None, list[str]()
         if fact.kind == PERSON_FACTS:
             judged, dropped = model_judgement(
                 fact.op, fact.replaces, known, subject_user_id=fact.subject_user_id, scope=scope
             )
         if dropped:
-            log.info("group %s: extraction judgement of %r: %s", group, fact.text[:40], dropped)
+            log.info("%s: extraction judgement of %r: %s", chat, fact.text[:40], dropped)
         outcome = await self.service.remember(
             bot_id=bot,
             scope=scope,

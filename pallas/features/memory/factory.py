@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from pallas.context.config import ContextConfig
 from pallas.context.context import ContextSource
 from pallas.core.clock import Clock
+from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.state import StateStore
@@ -119,6 +120,7 @@ def build_memory_extraction_hook(
     state: StateStore,
     clock: Clock,
     messages: MessageRepository,
+    chat_sessions: ChatSessionRepository,
     usage: UsageRepository,
     llm: LLMClient,
     flush: Callable[[], Awaitable[None]],
@@ -130,6 +132,7 @@ def build_memory_extraction_hook(
         state=state,
         clock=clock,
         messages=messages,
+        chat_sessions=chat_sessions,
         usage=usage,
         llm=llm,
         flush=flush,

@@ -8,7 +8,7 @@ outside the window; the processors stay pure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -174,6 +174,7 @@ def build_chat_turn_context(
     profile: ModelProfile,
     bot_nickname: str,
     now: float,
+    other_bots: Collection[int] = (),
     tool: ToolTurnContext | None = None,
     tool_turn: bool = False,
     rules: Any = None,  # rules_config.TurnRules
@@ -204,7 +205,8 @@ def build_chat_turn_context(
         allow_sticker=config.chat.allow_sticker,
         timeline_mode=timeline_mode(len(rows.timeline), route.trigger.addressed),
         timeline_messages=rows.timeline,
-        other_bot_ids=tuple(config.other_bot_ids),
+        # the group's other bots: configured, and the deployment's other accounts
+        other_bot_ids=tuple(sorted({*config.other_bot_ids, *other_bots} - {turn.bot_id})),
         quoted_bot_text=rows.quoted_bot_text,
         vision_enabled=profile.supports_images,
         # "这是谁 / 啥梗" about the member's own (or quoted) image: no timeline images

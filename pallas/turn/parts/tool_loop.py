@@ -328,7 +328,7 @@ class ModelTools:
     # -- budget, ledger, route log ---------------------------------------------------------
     def _budget_key(self, reply: ReplyTurn) -> str:
         turn = reply.turn
-        return keys.tool_calls_today(local_day(self.clock.now()), turn.bot_id, turn.group_id)
+        return keys.tool_calls_today(local_day(self.clock.now()), turn.group_id)
 
     async def _calls_today(self, reply: ReplyTurn) -> int:
         value = await self.state.get(self._budget_key(reply))

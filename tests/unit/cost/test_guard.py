@@ -71,10 +71,26 @@ async def test_member_over_the_limit_gets_one_phrase_then_silence() -> None:
     assert [v.action for v in verdicts] == ["proceed", "proceed", "phrase", "drop", "drop", "drop"]
     assert "歇会儿" in (verdicts[2].phrase or "")
     assert verdicts[3].reason == "member_rate_limited"
-    count, members = await h.counters.limited_today(h.clock.now(), BOT, GROUP)
+    count, members = await h.counters.limited_today(h.clock.now(), GROUP)
     assert (count, members) == (4, [ALICE])
     # another member of the same group is not affected
     assert (await h.check(config, user=BOB)).action == "proceed"
+
+
+async def test_the_limit_follows_the_user_into_another_group_and_their_private_chat() -> None:
+    """One bucket per QQ user: a member who used it up in one group is not fresh elsewhere."""
+    h = Harness()
+    config = group_config(member={"burst": 2, "turns": 6, "window_s": 600})
+    assert [(await h.check(config)).action for _ in range(2)] == ["proceed", "proceed"]
+    elsewhere = await h.check(config, group_id=GROUP + 1)
+    assert (elsewhere.action, elsewhere.reason) == ("phrase", "member_rate_limited:notified")
+    route = await h.route()
+    dm = replace(route, turn=replace(route.turn, group_id=0))
+    verdict = await h.guard.check(dm.turn, dm, config, h.clock.now())
+    assert (verdict.action, verdict.reason) == ("drop", "member_rate_limited")
+    # another user's first DM is untouched
+    other = replace(route, turn=replace(route.turn, group_id=0, user_id=BOB))
+    assert (await h.guard.check(other.turn, other, config, h.clock.now())).action == "proceed"
 
 
 @pytest.mark.parametrize(
@@ -119,7 +135,10 @@ async def test_group_budget_reached_phrases_every_at_until_the_next_china_day() 
     for _ in range(2):
         verdict = await h.check(config)
         assert verdict.proceeds
-        await h.guard.record(verdict_turn(), h.clock.now(), images=False, tokens=100)
+        await h.guard.record(
+            verdict_turn(), h.clock.now(), images=False, tokens=100,
+            reservation=verdict.reservation,
+        )  # fmt: skip
     refused = [await h.check(config) for _ in range(3)]
     assert [v.action for v in refused] == ["phrase"] * 3
     assert all(v.reason == "group_budget:phrase" and v.phrase for v in refused)
@@ -130,6 +149,24 @@ async def test_group_budget_reached_phrases_every_at_until_the_next_china_day() 
 
 def verdict_turn() -> TurnInput:
     return turn("x", at_bot=True)
+
+
+async def test_two_accounts_in_a_group_spend_its_one_budget() -> None:
+    """A second QQ account of the deployment in the same group: the group's daily budget is
+    the group's, so the second account's calls count against the first's."""
+    h = Harness()
+    config = group_config(budget={"chat_calls": 2, "step_pct": 0})
+    for account in (BOT, BOT + 1):
+        verdict = await h.check(config)
+        assert verdict.proceeds
+        await h.guard.record(
+            replace(verdict_turn(), bot_id=account), h.clock.now(), images=False, tokens=100,
+            reservation=verdict.reservation,
+        )  # fmt: skip
+    other_account = replace(verdict_turn(), bot_id=BOT + 1)
+    route = await h.route()
+    refused = await h.guard.check(other_account, route, config, h.clock.now())
+    assert refused.action == "phrase" and refused.reason == "group_budget:phrase"
 
 
 async def test_vision_calls_count_separately() -> None:
@@ -202,5 +239,5 @@ async def test_counters_are_seeded_from_the_ledger_once_a_day() -> None:
     assert (await h.check(config)).action == "phrase"  # a restart does not reset the day
     await h.check(config)
     assert ledger.queries == 2  # group + deployment, once each
-    usage = await h.counters.today(h.clock.now(), BOT, GROUP)
+    usage = await h.counters.today(h.clock.now(), GROUP)
     assert (usage.chat.calls, usage.chat.tokens) == (2, 50)

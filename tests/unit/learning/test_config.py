@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from pallas.features.learning.collector import choose_collector
 from pallas.features.learning.config import LearningConfig
 from pallas.features.learning.reply_shape import decide_reply_shape
 
@@ -66,18 +67,24 @@ def test_nested_overrides_merge_key_by_key():
 
 
 @pytest.mark.parametrize(
-    ("collect", "collector", "bot", "expected"),
+    ("configured", "collecting", "stored_by", "expected"),
     [
-        (True, None, 1, True),
-        (True, 0, 1, True),  # 0 = any bot (TOML cannot say null)
-        (True, 1, 1, True),
-        (True, 1, 2, False),
-        (False, None, 1, False),
+        # one account: it collects (0 / unset = automatic; TOML cannot say null)
+        (None, (), (1,), (1, "lowest_account")),
+        (0, (), (1,), (1, "lowest_account")),
+        # two accounts share the group: the lowest collects, once
+        (None, (), (2, 1), (1, "lowest_account")),
+        # an account already collecting keeps on, even when a lower one appears later
+        (None, (2,), (1, 2), (2, "continues")),
+        (None, (3, 2), (1, 2, 3), (2, "continues")),
+        # the setting wins, even for an account that stored nothing yet
+        (2, (1,), (1,), (2, "configured")),
+        (None, (), (), (None, "no_account")),
     ],
 )
-def test_which_bot_collects(collect, collector, bot, expected):
-    config = LearningConfig(collect_enabled=collect, collector_bot_id=collector)
-    assert config.collects_for(bot) is expected
+def test_which_account_collects_a_group(configured, collecting, stored_by, expected):
+    chosen = choose_collector(configured, collecting=collecting, stored_by=stored_by)
+    assert (chosen.bot_id, chosen.reason) == expected
 
 
 def test_options_flow_into_the_pure_modules():

@@ -181,15 +181,24 @@ def test_noise_trigger_is_filtered_too():
     assert result.skipped_count("trigger_command") == 1
 
 
-def test_other_groups_and_other_bots_rows_are_ignored():
+def test_other_groups_rows_are_ignored_and_another_accounts_rows_are_the_groups():
+    """Each group line is stored by one account of the deployment: a line another account
+    stored is the group's and is learned under the collecting account; its own sent line is
+    another bot's, never the collector's "self"."""
     rows = [
         msg(1, ALICE, "快了", 0),
         msg(2, BOB, "确实可以", 3, group_id=OTHER_GROUP),
         msg(3, BOB, "确实可以", 4, bot_id=BOT + 1),
+        msg(4, BOT + 1, "我也觉得", 5, bot_id=BOT + 1, is_bot=True),
+        msg(5, CAROL, "哈哈是吗", 6),
     ]
     result = build(rows)
-    assert result.observed == ()
-    assert result.scanned == 1
+    assert [(p.trigger_text, p.response_text, p.bot_id) for p in result.observed] == [
+        ("快了", "确实可以", BOT)
+    ]
+    assert result.self_reflection == ()
+    assert result.skipped_count("trigger_is_other_bot") == 1
+    assert result.scanned == 4
 
 
 def test_rows_before_the_cursor_are_triggers_only():

@@ -1,10 +1,18 @@
-"""Alembic environment: async engine, schema from pallas.core.db.models."""
+"""Alembic environment: async engine, schema from pallas.core.db.models.
+
+On PostgreSQL the upgrade holds a session advisory lock (`MIGRATION_LOCK_ID`) from before it
+reads `alembic_version` until it committed: several bot processes starting at once on one
+database migrate one after another, and every one after the first finds the heads and does
+nothing (without it, two fresh starts deadlocked on creating `alembic_version`). SQLite needs
+no lock: its writers are serialised by the database file's own lock.
+"""
 
 from __future__ import annotations
 
 import asyncio
 
 from alembic import context
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.types import TypeDecorator
 
@@ -19,6 +27,7 @@ from pallas.core.db.models import Base
 
 config = context.config
 target_metadata = Base.metadata
+MIGRATION_LOCK_ID = 0x70616C6C6173  # "pallas": this database's migration lock (PostgreSQL)
 
 
 def _render_item(type_: str, obj: object, autogen_context: object) -> str | bool:
@@ -44,8 +53,20 @@ async def _run_async() -> None:
     engine = create_engine(config.get_main_option("sqlalchemy.url") or "")
     try:
         async with engine.connect() as connection:
-            await connection.run_sync(_run)
-            await connection.commit()
+            locked = connection.dialect.name == "postgresql"
+            if locked:  # waits while another process migrates; committed at once
+                await connection.execute(text(f"SELECT pg_advisory_lock({MIGRATION_LOCK_ID})"))
+                await connection.commit()
+            try:
+                await connection.run_sync(_run)
+                await connection.commit()
+            finally:
+                if locked:
+                    await connection.rollback()
+                    await connection.execute(
+                        text(f"SELECT pg_advisory_unlock({MIGRATION_LOCK_ID})")
+                    )
+                    await connection.commit()
     finally:
         await engine.dispose()
 

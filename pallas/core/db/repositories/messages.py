@@ -35,6 +35,7 @@ def _row_values(msg: StoredMessage) -> dict[str, Any]:
         "reply_to": msg.reply_to,
         "is_bot": msg.is_bot,
         "time": msg.time,
+        "line_key": msg.line_key or None,
     }
 
 
@@ -54,16 +55,23 @@ def _to_record(row: MessageRow) -> StoredMessage:
         reply_to=row.reply_to,
         is_bot=row.is_bot,
         row_id=row.id,
+        line_key=row.line_key or "",
     )
 
 
-def _members_in_window(bot_id: int, group_id: int, since: float, until: float) -> list[Any]:
-    """Scope + [since, until) + members only (the bot's own rows excluded).
+def message_scope(bot_id: int, group_id: int) -> list[Any]:
+    """The rows an account reads as one chat: a group's lines whichever account of the
+    deployment stored them (each line is stored once, `pallas.core.lines`); a private chat
+    (group 0) only the account's own. Served by `ix_message_group_time` (group_id, time)."""
+    if group_id:
+        return [MessageRow.group_id == group_id]
+    return [MessageRow.self_id == bot_id, MessageRow.group_id == 0]
 
-    Served by `ix_message_scope_time` (self_id, group_id, time)."""
+
+def _members_in_window(bot_id: int, group_id: int, since: float, until: float) -> list[Any]:
+    """Scope + [since, until) + members only (the bot's own rows excluded)."""
     return [
-        MessageRow.self_id == bot_id,
-        MessageRow.group_id == group_id,
+        *message_scope(bot_id, group_id),
         MessageRow.time >= since,
         MessageRow.time < until,
         MessageRow.is_bot.is_(False),
@@ -77,7 +85,8 @@ class MessageRepository:
         self.listeners: list[Callable[[Sequence[StoredMessage]], None]] = []
 
     async def add_many(self, messages: Iterable[StoredMessage]) -> int:
-        """Insert, ignoring duplicates of (bot, group, message_id). Returns rows inserted."""
+        """Insert, ignoring duplicates of (bot, group, message_id) and of (group, line key):
+        another account's copy of a stored line. Returns rows inserted."""
         messages = list(messages)
         values = [_row_values(m) for m in messages]
         if not values:
@@ -91,7 +100,7 @@ class MessageRepository:
                 stmt = (
                     insert(MessageRow)
                     .values(values[start : start + _CHUNK])
-                    .on_conflict_do_nothing(index_elements=["self_id", "group_id", "message_id"])
+                    .on_conflict_do_nothing()  # any unique index: message id or line key
                 )
                 result = await session.execute(stmt)
                 inserted += max(rowcount(result), 0)
@@ -107,9 +116,7 @@ class MessageRepository:
         self, bot_id: int, group_id: int, *, limit: int, before_time: float | None = None
     ) -> list[StoredMessage]:
         """The newest `limit` messages of a group, returned oldest first."""
-        stmt = select(MessageRow).where(
-            MessageRow.self_id == bot_id, MessageRow.group_id == group_id
-        )
+        stmt = select(MessageRow).where(*message_scope(bot_id, group_id))
         if before_time is not None:
             stmt = stmt.where(MessageRow.time < before_time)
         stmt = stmt.order_by(MessageRow.time.desc(), MessageRow.id.desc()).limit(limit)
@@ -120,6 +127,8 @@ class MessageRepository:
     async def find_by_message_ids(
         self, bot_id: int, group_id: int, message_ids: Sequence[int]
     ) -> dict[int, StoredMessage]:
+        """Rows by message id: ids are per account, so only the rows `bot_id` stored (a line
+        another account stored first is not found by this account's id)."""
         if not message_ids:
             return {}
         stmt = select(MessageRow).where(
@@ -137,11 +146,7 @@ class MessageRepository:
         """Messages after a row cursor, oldest first (for background sweeps that resume)."""
         stmt = (
             select(MessageRow)
-            .where(
-                MessageRow.self_id == bot_id,
-                MessageRow.group_id == group_id,
-                MessageRow.id > after_row_id,
-            )
+            .where(*message_scope(bot_id, group_id), MessageRow.id > after_row_id)
             .order_by(MessageRow.id)
             .limit(limit)
         )
@@ -150,10 +155,14 @@ class MessageRepository:
         return [_to_record(r) for r in rows]
 
     async def count(self, bot_id: int | None = None, group_id: int | None = None) -> int:
+        """Stored rows: of a group's chat as `bot_id` reads it (`message_scope`) when both are
+        given, else of the group / of what the account stored / of the whole table."""
         stmt = select(func.count()).select_from(MessageRow)
-        if bot_id is not None:
+        if bot_id is not None and group_id is not None:
+            stmt = stmt.where(*message_scope(bot_id, group_id))
+        elif bot_id is not None:
             stmt = stmt.where(MessageRow.self_id == bot_id)
-        if group_id is not None:
+        elif group_id is not None:
             stmt = stmt.where(MessageRow.group_id == group_id)
         async with self._sessions() as session:
             return int((await session.execute(stmt)).scalar_one())
@@ -232,9 +241,7 @@ class MessageRepository:
     ) -> list[StoredMessage]:
         """A group's messages, newest first: those whose text contains `text` (a plain
         substring, `%` / `_` matched literally) and / or sent by `user_id`; `offset` pages."""
-        stmt = select(MessageRow).where(
-            MessageRow.self_id == bot_id, MessageRow.group_id == group_id
-        )
+        stmt = select(MessageRow).where(*message_scope(bot_id, group_id))
         if text:
             stmt = stmt.where(MessageRow.plain_text.contains(text, autoescape=True))
         if user_id is not None:
