@@ -13,7 +13,9 @@ from typing import Literal
 from pallas.features.memory.teaching import third_person
 
 UNRELATED = "我对花生过敏"  # every member also has this fact: it must stay
-_Group = Literal["issue", "correction", "denial", "meaning", "keep"]
+_Group = Literal[
+    "issue", "correction", "denial", "meaning", "keep", "dev-correction", "dev-denial", "dev-keep"
+]
 _Op = Literal["add", "update", "deny"]
 
 

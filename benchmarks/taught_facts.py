@@ -7,7 +7,10 @@ for "我的幸运数字是7"), something unrelated, and about the newest. For ea
 memory sources and request assembly run in-process; printed: how many of the member's facts
 the request carries, whether the oldest is among them, and the request's tokens. The same run
 with the old limits (`personal_fallback_k = 2`, person_facts top_k 5 / 300 chars) and with a
-line per fact (`[memory.profile] enabled = false`: top_k 16 / 360 chars) are printed beside it.
+line per fact (`[memory.profile] enabled = false`: top_k 16 / 360 chars) are printed beside it,
+and the profile once the cheap model consolidated the member's facts (a scripted model that
+merges facts of one shape into one statement: `_consolidation_script`), with the tokens the
+consolidation call itself cost.
 
     python -m benchmarks.taught_facts
 """
@@ -20,6 +23,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchmarks._consolidation_script import ScriptedConsolidator
 from pallas.app_wiring import memory_service_for, memory_sources_for
 from pallas.context.context import GatherRequest, assemble_direct_chat_context
 from pallas.context.processor_inputs import ChatTurnContext
@@ -31,6 +35,7 @@ from pallas.core.turn import Sender, TurnInput
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.kinds import PERSON_FACTS
 from pallas.features.memory.member_commands import MAX_TAUGHT_PER_USER, handle_member_message
+from pallas.features.memory.service import MemoryService
 from pallas.features.memory.text import warm_up
 from pallas.runtime import PallasRuntime
 from pallas.turn.parts.chat_pipeline import assemble_chat_request
@@ -54,6 +59,8 @@ BEFORE_TOML = (
     "[memory.relationship]\ntop_k = 3\n"
 )
 LIST_TOML = "[memory.profile]\nenabled = false\n"  # a line per fact, person_facts 16 / 360
+PROFILE_TOML = "[memory.profile]\nconsolidate = false\n"  # the rule-built profile
+CONSOLIDATED_TOML = "[memory.profile]\nconsolidate_delay_s = 0.5\n"
 _THINGS = (
     "火锅", "寿司", "拉面", "螺蛳粉", "榴莲", "芒果", "奶茶", "咖啡", "乌龙茶", "可乐", "羽毛球",
     "游泳", "篮球", "跑步", "围棋", "象棋", "吉他", "钢琴", "尤克里里", "摄影", "登山", "钓鱼",
@@ -74,15 +81,23 @@ def facts(n: int) -> list[str]:
     return [OLDEST, *pool[: n - 2], f"我去过{_PLACES[-1]}附近的鸣沙山"][:n]
 
 
+CONSOLIDATION_TOKENS: dict[int, int] = {}  # facts per member → tokens of the last call
+
+
 async def measure(toml: str) -> dict[int, dict[str, tuple[int, bool, int]]]:
     workdir = Path(tempfile.mkdtemp(prefix="pallas-taught-"))
     shutil.copytree(REPO / "config", workdir / "config")
     if toml:
         (workdir / "config" / "groups" / f"{GROUP}.toml").write_text(toml, encoding="utf-8")
     clock = FakeClock(T0)
+    server = ScriptedConsolidator() if toml == CONSOLIDATED_TOML else None
+    if server is not None:
+        await server.start()
+    llm = {"openai_api_key": "sk-bench", "openai_base_url": server.base_url} if server else {}
     settings = PallasSettings(
         database_url=f"sqlite+aiosqlite:///{workdir / 't.db'}",
         pallas_config_dir=workdir / "config",
+        **llm,
     )
     rt = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
     warm_up()
@@ -90,7 +105,17 @@ async def measure(toml: str) -> dict[int, dict[str, tuple[int, bool, int]]]:
         return {n: await one_member(rt, clock, USER0 + n, facts(n)) for n in COUNTS}
     finally:
         await rt.stop()
+        if server is not None:
+            await server.stop()
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+async def _settled(rt: PallasRuntime, service: MemoryService, user: int, n: int) -> None:
+    """Wait for the background consolidation of the member's facts (when one runs)."""
+    await service.drain()
+    stored = await service.profiles.get(group_scope(BOT, GROUP), user) if service.profiles else None
+    if stored is not None:
+        CONSOLIDATION_TOKENS[n] = stored.tokens
 
 
 async def one_member(
@@ -111,6 +136,7 @@ async def one_member(
                 bot_id=BOT, scope=group_scope(BOT, GROUP), kind=PERSON_FACTS,
                 text="TA" + text[1:], origin="extract", subject_user_id=user,
             )  # fmt: skip
+    await _settled(rt, service, user, len(taught))
     mine = {
         i.ref: i.text
         for i in await service.repo.list_items(
@@ -142,9 +168,11 @@ async def one_member(
 
 
 def main() -> None:
-    runs = [asyncio.run(measure(toml)) for toml in (BEFORE_TOML, LIST_TOML, "")]
+    tomls = (BEFORE_TOML, LIST_TOML, PROFILE_TOML, CONSOLIDATED_TOML)
+    runs = [asyncio.run(measure(toml)) for toml in tomls]
     print("facts of the member in the request (oldest there?) [request tokens]:")
     print("  old limits (top 5 / 300 chars) → a line per fact (16 / 360) → profile (600 chars)")
+    print("  → profile consolidated by the cheap model (scripted)")
     for label in QUESTIONS:
         print(f"\n  {label} — “{QUESTIONS[label]}”")
         for n in COUNTS:
@@ -153,6 +181,9 @@ def main() -> None:
                 for r in runs
             ]
             print(f"    {n:>3} facts: " + "  →  ".join(cells))
+    print("\n  the consolidation call (prompt + answer tokens, once per change of the facts):")
+    for n in COUNTS:
+        print(f"    {n:>3} facts: {CONSOLIDATION_TOKENS.get(n, 0):>5} tokens")
 
 
 if __name__ == "__main__":

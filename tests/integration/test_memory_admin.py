@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -106,6 +107,34 @@ async def test_admin_forget_and_member_forget(runtime: PallasRuntime) -> None:
     other = TurnInput(BOT, A, ALICE, 7, 1.0, "记住 群主最帅", to_me=True)
     assert await handle_member_message(service, other) == REPLY_ABOUT_OTHERS, "about someone else"
     assert await admin(runtime, A, "list") == "这里还没有记住什么"
+
+
+async def test_admin_sees_the_consolidated_profile_and_forget_drops_it(
+    runtime: PallasRuntime, fake_llm: FakeOpenAI
+) -> None:
+    service = memory_service_for(runtime)
+    for i, fact in enumerate(("我喜欢猫", "我很喜欢猫咪", "我是夜猫子", "我现在每天早睡早起")):
+        turn = TurnInput(BOT, A, ALICE, 10 + i, 1.0, f"记住 {fact}", to_me=True)
+        assert (await handle_member_message(service, turn)).startswith("记住啦～")
+    assert "还没有模型整理的档案" in await admin(runtime, A, "profile", str(ALICE))
+    answer = {
+        "statements": [{"text": "TA特别喜欢猫", "refs": ["f1", "f2"]},
+                       {"text": "TA现在早睡早起", "refs": ["f4"]}],
+        "superseded": [{"ref": "f3", "by": "f4"}],
+    }  # fmt: skip
+    fake_llm.enqueue(json.dumps(answer, ensure_ascii=False))
+    assert service.change_listeners  # the app's consolidator, called here without its wait
+    consolidator = service.change_listeners[0].__self__  # type: ignore[attr-defined]
+    report = await consolidator.consolidate(service, BOT, group_scope(BOT, A), ALICE)
+    assert report["outcome"] == "ok", report
+    shown = await admin(runtime, A, "profile", str(ALICE))
+    assert "模型整理，在用" in shown and "- TA特别喜欢猫（mem:1、mem:2）" in shown
+    assert "整理时划掉：mem:3" in shown
+    history = await admin(runtime, A, "history", str(ALICE))
+    assert "整理档案时被新说法替换（模型判断）：mem:4" in history
+    assert "还没有模型整理的档案" in await admin(runtime, B, "profile", str(ALICE))
+    await admin(runtime, A, "forget", str(ALICE))
+    assert "还没有模型整理的档案" in await admin(runtime, A, "profile", str(ALICE))
 
 
 async def test_embeddings_are_stored_and_used_when_configured(

@@ -52,3 +52,24 @@ class MemoryItemRow(Base):
     deleted_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     delete_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
     replaced_by: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class MemberProfileRow(Base):
+    """A member's profile as the cheap model consolidated it (`features/memory/consolidation`):
+    one row per member and scope, replaced on every consolidation. The raw facts stay in
+    `memory_item` (audit); `basis` names the live facts the profile stands for, so a profile
+    whose facts changed since is never used."""
+
+    __tablename__ = "member_profile"
+    __table_args__ = (Index("ix_member_profile_member", "scope", "subject_user_id", unique=True),)
+
+    id: Mapped[int] = mapped_column(PrimaryKey, primary_key=True, autoincrement=True)
+    bot_id: Mapped[int] = mapped_column(BigInteger)
+    scope: Mapped[str] = mapped_column(String(96))
+    subject_user_id: Mapped[int] = mapped_column(BigInteger)
+    statements: Mapped[list[Any]] = mapped_column(JSON, default=list)  # [{text, ids, told}]
+    basis: Mapped[list[Any]] = mapped_column(JSON, default=list)  # live fact ids, sorted
+    superseded: Mapped[list[Any]] = mapped_column(JSON, default=list)  # fact ids it retired
+    model: Mapped[str] = mapped_column(String(128), default="")
+    tokens: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[float] = mapped_column(Float)

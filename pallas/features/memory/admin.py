@@ -5,6 +5,7 @@
     /pallas memory del <id>                   soft-delete one item readable here
     /pallas memory forget <QQ号>              drop a member's facts / notes in this group
     /pallas memory history [QQ号]             facts a newer one replaced, with their replacement
+    /pallas memory profile <QQ号>             a member's profile as the cheap model consolidated it
 
 Everything is scoped to the group the command is typed in; a pool can only be written when the
 group's config lists it in `memory.shared_pools`.
@@ -25,6 +26,7 @@ from pallas.features.memory.kinds import (
     GROUP_MEMORY,
     IP_KNOWLEDGE,
     KNOWLEDGE,
+    PERSON_FACTS,
     SHORT_NAMES,
     TEACHINGS,
     parse_ref,
@@ -53,7 +55,8 @@ USAGE = (
     "/pallas memory add group|ip|event|teach|knowledge [pool:名称] <内容>\n"
     "/pallas memory del <id>\n"
     "/pallas memory forget <QQ号>\n"
-    "/pallas memory history [QQ号]"
+    "/pallas memory history [QQ号]\n"
+    "/pallas memory profile <QQ号>"
 )
 _USER = re.compile(r"^@?(\d{5,12})$")
 
@@ -170,6 +173,27 @@ async def _history(ctx: Ctx, args: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+async def _profile(ctx: Ctx, args: Sequence[str]) -> str:
+    match = _USER.match(args[0]) if len(args) == 1 else None
+    if match is None:
+        return "用法：/pallas memory profile <QQ号>"
+    user, service = int(match.group(1)), _memory(ctx)
+    scope = group_scope(ctx.bot_id, ctx.group_id)
+    stored = await service.profiles.get(scope, user) if service.profiles else None
+    if stored is None:
+        return f"{user} 还没有模型整理的档案（用逐条事实）"
+    live = await service.repo.candidates([scope], PERSON_FACTS, subject_user_id=user, limit=500)
+    current = tuple(sorted(i.id for i in live)) == stored.basis
+    state = "在用" if current else "之后事实有变，暂用逐条事实，等下次整理"
+    lines = [f"{user} 的档案（模型整理，{state}）："]
+    for statement in stored.statements:
+        refs = "、".join(f"mem:{i}" for i in statement.item_ids)
+        lines.append(f"- {statement.text}（{refs}）")
+    if stored.superseded:
+        lines.append("整理时划掉：" + "、".join(f"mem:{i}" for i in stored.superseded))
+    return "\n".join(lines)
+
+
 async def memory(ctx: Ctx) -> str:
     sub, args = (ctx.args[0], ctx.args[1:]) if ctx.args else ("list", ())
     handlers = {
@@ -179,6 +203,7 @@ async def memory(ctx: Ctx) -> str:
         "delete": _delete,
         "forget": _forget,
         "history": _history,
+        "profile": _profile,
     }
     handler = handlers.get(sub)
     if handler is None:
@@ -189,7 +214,7 @@ async def memory(ctx: Ctx) -> str:
 COMMANDS: list[AdminCommand[MemoryAdmin]] = [
     AdminCommand(
         "memory",
-        "/pallas memory list|add|del|forget|history …",
+        "/pallas memory list|add|del|forget|history|profile …",
         "查看、添加、删除本群记忆，查看被替换的旧记忆",
         memory,
     )

@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pallas.features.memory.concepts import fact_concepts
 from pallas.features.memory.judgement import Judgement, Op
 from pallas.features.memory.slots import decide_update, parse_slot
 from pallas.features.memory.text import STOPWORDS, normalize_text, tokenize
@@ -38,12 +39,41 @@ _QUESTION = re.compile(r"[?？]|(?:吗|么|呢|没有|是不是)$")
 _QUIT = re.compile(r"^(?:已经|早就|终于|现在)?戒(?:掉)?了?(?P<obj>[^,]{1,8}?)(?:了|啦)?$")
 # a change told with a negation: a lead word, or 不再 / 再也不, or a bare 不 / 没 closed by 了
 _NEG_LEAD = re.compile(
-    r"^(?:已经|早就|早都|现在|都)+(?:不再|再也不|没再|没有再|不|没有|没)(?P<obj>[^,]{1,12}?)(?:了|啦)?$"
+    r"^(?:已经|早就|早都|现在|都|决定|还是)+(?:不再|再也不|没再|没有再|不|没有|没)"
+    r"(?P<obj>[^,]{1,12}?)(?:了|啦)?$"
 )
+# given up or called off: "退坑原神了", "原神我退坑了", "去青岛的计划取消了"
+_DROPPED = re.compile(
+    r"^(?:已经|早就)?(?:退坑|弃坑|放弃|卸载|退出|删)了?(?P<obj>[^,]{1,10}?)(?:了|啦)$"
+)
+_DROPPED_TOPIC = re.compile(
+    r"^(?P<obj>[^,]{1,10}?)(?:的计划|的行程|这事|这件事)?(?:已经|早就)?"
+    r"(?:退坑|弃坑|放弃|卸载|取消|泡汤|弃剧|黄)了?(?:了|啦)$"
+)
+# what a denied object says before its verb ("不能吃辣了", "不敢熬夜了"): not in the old fact
+_MODAL = re.compile(r"^(?:能|会|敢|再|常|经常|怎么|太|咋|用|想)")
 _NEG_AGAIN = re.compile(r"^(?:不再|再也不|再也没|没再|没有再)(?P<obj>[^,]{1,12}?)(?:了|啦)?$")
 _NEG_DONE = re.compile(r"^(?:不|没)(?P<obj>[^,]{1,12}?)(?:了|啦)$")
 _LEFT = re.compile(r"^(?:已经|早就)?(?:从[^,]{1,12}?)?(?:辞职|离职|退学|被裁)(?:了|啦)?$")
+# the thing first, then the negation: "钢琴不学了", "黄山不去了", "英雄联盟(我)早就不玩了"
+_TOPIC_NEG = re.compile(
+    r"^(?P<topic>[^,不没]{1,8}?)(?:已经|早就|早都|现在|都|也)*(?:不再|再也不|没再|没有再|不|没)"
+    r"(?P<verb>[^,]{1,6}?)(?:了|啦)$"
+)
+# a topic the speaker names is not another person ("我弟弟不读书了" is the brother's)
+_PERSON = re.compile(
+    r"他|她|你|朋友|同事|同学|室友|舍友|老公|老婆|对象|儿子|女儿|孩子|老师|领导|老板|邻居|家人"
+    r"|[爸妈爷奶哥姐弟妹叔婶舅姨姑]|表|堂|亲戚"
+)
+# a supposition or a wish is no change ("如果我不养猫了会怎样")
+_HYPOTHETICAL = re.compile(r"如果|要是|假如|万一|的话|假设|会不会|打算|想|可能|也许|或许")
+# the speaker moves on to something else of the same kind: "改打羽毛球", "改去成都"
+_SWITCH = re.compile(
+    r"^(?:最近|现在|后来)?(?:改|换|转)(?:成|为)?(?P<verb>打|玩|学|练|听|看|去|追|骑|弹|跳|喝)"
+    r"(?P<obj>[^,]{1,10}?)(?:了|啦)?$"
+)
 _NEGATED = re.compile(r"不|没|戒")
+_VERB = re.compile(r"^(?:玩|弹|打|学|练|吃|喝|看|听|追|养|抽|用|开|骑|踢|跳|拉|吹|下)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +88,22 @@ class Denial:
 
 def _body(text: str) -> str | None:
     """The clause without its first-person subject, or None when it is not about the speaker
-    ("我朋友…", "小王…") or asks something."""
+    ("我朋友…", "小王…"), asks something or supposes it. The subject may follow the thing
+    denied ("英雄联盟我早就不玩了") or go unsaid before it ("黄山不去了")."""
     clause = normalize_text(text).replace(" ", "")
-    if not clause or _QUESTION.search(clause):
+    if not clause or _QUESTION.search(clause) or _HYPOTHETICAL.search(clause):
         return None
     clause = _END_NOISE.sub("", clause)
     subject = _SUBJECT.match(clause)
-    if subject is None:
+    if subject is not None:
+        return clause[subject.end() :]
+    later = re.match(r"^(?P<topic>[^,]{1,8}?)(?:ta|我|俺)(?P<rest>.+)$", clause)
+    if later is not None and not _PERSON.search(later.group("topic")):
+        clause = later.group("topic") + later.group("rest")
+    topic = _TOPIC_NEG.match(clause) or _DROPPED_TOPIC.match(clause)
+    if topic is None or _PERSON.search(topic.group(1)):
         return None
-    return clause[subject.end() :]
+    return clause
 
 
 def read_denial(text: str) -> Denial | None:
@@ -83,7 +120,19 @@ def read_denial(text: str) -> Denial | None:
     for name, pattern in (("lead", _NEG_LEAD), ("again", _NEG_AGAIN), ("done", _NEG_DONE)):
         match = pattern.match(body)
         if match is not None:
-            return Denial(fact, match.group("obj"), False, f"negation:{name}")
+            return Denial(fact, _MODAL.sub("", match.group("obj")), False, f"negation:{name}")
+    for name, pattern in (("dropped", _DROPPED), ("dropped", _DROPPED_TOPIC)):
+        match = pattern.match(body)
+        if match is not None:
+            return Denial(fact, match.group("obj"), False, name)
+    topic = _TOPIC_NEG.match(body)
+    if topic is not None and not _PERSON.search(topic.group("topic")):
+        obj = topic.group("verb") + topic.group("topic")  # "学" + "钢琴"
+        return Denial(fact, obj, False, "negation:topic")
+    slot = parse_slot(fact)  # "家里的仓鼠去世了", "和女朋友分手了", "搬出宿舍了"
+    changed = body.endswith(("了", "啦")) or re.search(r"已经|早就|不再|再也", body)
+    if slot is not None and slot.negative and changed:  # "我不养猫" states, retracts nothing
+        return Denial(fact, "", False, f"slot:{slot.name}")
     return None
 
 
@@ -120,17 +169,62 @@ def _positive(text: str) -> bool:
 
 
 def denied_by_overlap(denial: Denial, live: Sequence[tuple[int, str]]) -> tuple[int, ...]:
-    """The member's positive facts that the denial's object is found in."""
+    """The member's positive facts that the denial's object is found in; else, for a verb and
+    its thing ("弹吉他"), those that name the thing ("喜欢玩吉他")."""
     if not denial.obj:
         return ()
     need = 1 if denial.keep else 2  # "戒烟" names its habit in one character
-    return tuple(
+    found = tuple(
         i for i, text in live if _positive(text) and overlaps(denial.obj, text, min_chars=need)
     )
+    thing = _VERB.sub("", denial.obj)
+    if found or thing == denial.obj or len(thing) < 2:
+        return found
+    return tuple(i for i, text in live if _positive(text) and overlaps(thing, text, min_chars=1))
 
 
 def rule_update(new_text: str, live: Sequence[tuple[int, str]]) -> Judgement:
-    """What storing `new_text` does to the member's live facts `live` (id, text), by rules."""
+    """What storing `new_text` does to the member's live facts `live` (id, text), by rules:
+    the statement as a whole, else clause by clause ("TA不玩原神了，入坑星穹铁道了": the first
+    clause denies, the second is news, so the statement is stored as the update)."""
+    whole = _rule_update(new_text, live)
+    clauses = [c for c in _CLAUSES.split(normalize_text(new_text)) if c]
+    if whole.op != "add" or len(clauses) < 2:
+        return whole
+    retire: list[int] = []
+    reasons: list[str] = []
+    bare = True  # every clause only denies: the statement is history only
+    for clause in clauses:
+        judged = _rule_update(clause, live)
+        bare = bare and judged.op == "deny"
+        if judged.op != "add":
+            retire.extend(judged.retire_ids)
+            reasons.append(judged.reason)
+    if not retire:
+        return whole
+    op: Op = "deny" if bare else "update"
+    return Judgement(op, tuple(dict.fromkeys(retire)), "rule", "clauses:" + "+".join(reasons))
+
+
+def _switched(new_text: str, live: Sequence[tuple[int, str]]) -> tuple[int, ...]:
+    """A switch ("改打羽毛球" after "每周打篮球"): the member's positive facts with the same
+    verb and an object of the same class (a sport for a sport, a place for a place)."""
+    switch = _SWITCH.match(_SUBJECT.sub("", normalize_text(new_text)))
+    if switch is None:
+        return ()
+    verb, classes = switch.group("verb"), fact_concepts(switch.group("obj"))
+    out: list[int] = []
+    for item_id, text in live:
+        old = _SUBJECT.sub("", normalize_text(text))
+        at = old.find(verb)
+        if at < 0 or not _positive(text):
+            continue
+        if classes & fact_concepts(old[at + 1 :]) - {"hobby"}:
+            out.append(item_id)
+    return tuple(out)
+
+
+def _rule_update(new_text: str, live: Sequence[tuple[int, str]]) -> Judgement:
     new_slot = parse_slot(new_text)
     decision = decide_update(new_slot, [(i, parse_slot(t)) for i, t in live])
     if decision.retire_ids:
@@ -139,6 +233,9 @@ def rule_update(new_text: str, live: Sequence[tuple[int, str]]) -> Judgement:
         )
         op: Op = "update" if keep else "deny"
         return Judgement(op, decision.retire_ids, "rule", decision.reason)
+    switched = _switched(new_text, live)
+    if switched:
+        return Judgement("update", switched, "rule", "switch")
     denial = read_denial(new_text)
     if denial is None:
         return Judgement("add", (), "rule", decision.reason)

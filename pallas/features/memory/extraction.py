@@ -256,7 +256,7 @@ def _strings(value: object) -> tuple[str, ...]:
     return tuple(str(v).strip() for v in value if isinstance(v, str | int))
 
 
-def _json_payload(text: str) -> Any:
+def json_payload(text: str) -> Any:
     text = _THINK.sub("", text or "").strip()
     fenced = _FENCE.search(text)
     if fenced:
@@ -274,14 +274,17 @@ def _json_payload(text: str) -> Any:
     return None
 
 
+_json_payload = json_payload  # the name `expansion` imports
+
+
 def is_json_answer(text: str) -> bool:
     """The answer holds a JSON payload at all (else the call counts as failed)."""
-    return _json_payload(text) is not None
+    return json_payload(text) is not None
 
 
 def parse_extraction(text: str) -> list[RawFact]:
     """Facts from the model's answer; malformed items are skipped, garbage gives []."""
-    payload = _json_payload(text)
+    payload = json_payload(text)
     items = payload.get("facts") if isinstance(payload, dict) else payload
     if not isinstance(items, list):
         return []

@@ -20,8 +20,10 @@ from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.state import StateStore
+from pallas.features.memory.consolidation_job import MemberConsolidator
 from pallas.features.memory.expansion_job import MemoryExpander
 from pallas.features.memory.extraction_hook import ExtractionConfigView, MemoryExtractionHook
+from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import MemoryService
@@ -64,6 +66,11 @@ def build_memory_service(
     expander = MemoryExpander(clock=clock, usage=usage, llm=llm, memory_config=memory_config)
     service.write_listeners.append(expander.expand)
     service.judge = TeachJudge(clock=clock, usage=usage, llm=llm, memory_config=memory_config)
+    service.profiles = ProfileRepository(sessions)
+    consolidator = MemberConsolidator(
+        clock=clock, usage=usage, llm=llm, profiles=service.profiles, memory_config=memory_config
+    )
+    service.change_listeners.append(consolidator.changed)
     return service
 
 

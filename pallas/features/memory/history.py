@@ -2,8 +2,9 @@
 
 A fact retired by a newer one ("住在朝阳" after "住在海淀区") keeps its row, soft-deleted with
 `replaced_by` naming the new fact and the reason saying what decided it (``model:update``,
-``model:deny``, ``rule:update``, ``rule:deny``; ``replaced`` for a same-key write, and the older
-``replaced`` / ``contradicted`` rows). A denial ("已经不住海淀了") is itself kept only
+``model:deny``, ``rule:update``, ``rule:deny``; ``model:consolidate`` when the cheap model
+consolidating the member's profile judged it outdated; ``replaced`` for a same-key write,
+and the older ``replaced`` / ``contradicted`` rows). A denial ("已经不住海淀了") is itself kept only
 as history: its row is soft-deleted as ``denial`` and still shown here as what replaced the
 fact. `retired_items` pairs each with its replacement, newest first, for `/pallas memory
 history` and the console's memory page.
@@ -31,6 +32,8 @@ class Retired:
         reason = self.old.delete_reason or ""
         denied = reason == "contradicted" or reason.endswith(":deny")
         what = "被新说法否定" if denied else "被新说法替换"
+        if reason.endswith(":consolidate"):
+            what = "整理档案时" + what
         by = {"model": "（模型判断）", "rule": "（规则判断）"}.get(reason.split(":", 1)[0], "")
         return what + by
 

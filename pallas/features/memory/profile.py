@@ -14,6 +14,13 @@ one retires it (slots, the extraction model's judgement), and retired rows are n
 raw rows stay as they are (audit: `/pallas memory history`, the console); the profile is built
 per turn from them, a pure function, microseconds for a hundred facts.
 
+Consolidated by the cheap model: once a member's facts settle, `consolidation_job` has the cheap
+model merge them into short statements (near-duplicates one statement, outdated facts retired
+as ``model:consolidate``) and stores them with the fact ids they stand for. While those are
+exactly the member's live facts, `consolidated_profile` is used instead of the rule-built one;
+any change since (a new fact, a retirement, a deletion) falls back to the rules until the next
+consolidation.
+
 `benchmarks/taught_facts.py` prints what it costs per request at 5, 20 and 100 facts.
 """
 
@@ -26,6 +33,7 @@ from pallas.context.processor_inputs import RetrievedBlock
 from pallas.context.prompt_guard import sanitize_inline
 from pallas.features.memory.fact_guard import classify_fact
 from pallas.features.memory.kinds import HEADERS, PERSON_FACTS
+from pallas.features.memory.profile_store import StoredProfile
 from pallas.features.memory.repository import MemoryItem
 from pallas.features.memory.text import normalize_text
 
@@ -40,7 +48,7 @@ HEARD = "群聊中得知："
 @dataclass(frozen=True, slots=True)
 class Profile:
     phrases: tuple[str, ...]  # quoted, best first
-    refs: tuple[str, ...]  # the rows behind them (mem:…)
+    refs: tuple[str, ...]  # the rows behind them (mem:…; a consolidated statement has several)
     left_out: int  # live facts that did not fit `max_chars`
     told: tuple[bool, ...] = ()  # per phrase: the member said it themselves (origin teach)
 
@@ -76,6 +84,34 @@ def compose_profile(items: Sequence[MemoryItem], *, max_chars: int) -> Profile:
         seen.append(norm)
         used += len(phrase)
     return Profile(tuple(phrases), tuple(refs), left_out, tuple(told))
+
+
+def consolidated_profile(
+    stored: StoredProfile | None, live: Sequence[MemoryItem], *, max_chars: int
+) -> Profile | None:
+    """The model's consolidated profile (`consolidation_job`) as a `Profile`, up to
+    `max_chars`, when it stands for exactly the member's `live` facts — none added, retired
+    or deleted since — else None (the rule-based profile is built instead)."""
+    if stored is None or not live or tuple(sorted(i.id for i in live)) != stored.basis:
+        return None
+    phrases: list[str] = []
+    told: list[bool] = []
+    refs: list[str] = []
+    used = left_out = 0
+    for statement in stored.statements:
+        text = sanitize_inline(statement.text, PHRASE_MAX_CHARS)
+        if not text or not classify_fact(text).allowed:
+            continue
+        if used + len(text) > max_chars:
+            left_out += len(statement.item_ids)
+            continue
+        used += len(text)
+        phrases.append("「" + text.replace("「", "『").replace("」", "』") + "」")
+        told.append(statement.told)
+        refs.extend(f"mem:{i}" for i in statement.item_ids)
+    if not phrases:
+        return None
+    return Profile(tuple(phrases), tuple(dict.fromkeys(refs)), left_out, tuple(told))
 
 
 def profile_block(profile: Profile, *, source: str) -> RetrievedBlock | None:

@@ -70,6 +70,12 @@ class MemberProfileConfig(BaseModel):
     enabled: bool = True  # false: the relevant + newest facts, a line each (person_facts caps)
     max_chars: int = Field(default=600, ge=0, le=4000)
     max_facts: int = Field(default=60, ge=1, le=200)
+    # The cheap model merges the member's live facts into one profile in the background
+    # (`consolidation_job`), within `[memory.extraction] daily_token_budget`.
+    consolidate: bool = True
+    consolidate_delay_s: float = Field(default=60.0, ge=0, le=86_400)  # after the last change
+    consolidate_min_facts: int = Field(default=4, ge=1, le=200)
+    consolidate_max_tokens: int = Field(default=1200, ge=50, le=8000)
 
 
 def _block(kind: str) -> Any:

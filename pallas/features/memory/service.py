@@ -37,12 +37,8 @@ from pallas.features.memory.kinds import (
     PERSON_FACTS,
     PERSONAL_KINDS,
 )
-from pallas.features.memory.repository import (
-    MemoryItem,
-    MemoryRepository,
-    NewMemory,
-    WriteOutcome,
-)
+from pallas.features.memory.profile_store import ProfileRepository
+from pallas.features.memory.repository import MemoryItem, MemoryRepository, NewMemory, WriteOutcome
 from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.scoring import MemoryCandidate, ScopedCache, retrieve
 from pallas.features.memory.text import normalize_query
@@ -124,6 +120,9 @@ class MemoryService:
         self.judge: TeachJudge | None = None
         # Called in the background with every row stored (not duplicates): index-time expansion.
         self.write_listeners: list[Callable[[MemoryService, MemoryItem], Awaitable[Any]]] = []
+        # ... and with every change of a member's person facts (a denial too): consolidation.
+        self.change_listeners: list[Callable[[MemoryService, MemoryItem], Awaitable[Any]]] = []
+        self.profiles: ProfileRepository | None = None  # consolidated profiles ("forget me")
 
     # ------------------------------------------------------------------ reads
 
@@ -170,6 +169,13 @@ class MemoryService:
         )
         self._subject_sets.put(key, subjects)
         return subjects
+
+    async def live_items(
+        self, scopes: Collection[str], kind: str, subject: int, config: RetrievalConfig
+    ) -> tuple[str, tuple[MemoryItem, ...]]:
+        """The scopes' write generation and a member's live rows of `kind` (cached)."""
+        gen = await self._generation(scopes)
+        return gen, await self._load(scopes, kind, subject, config.candidate_cap, gen)
 
     async def prewarm(self, scopes: Collection[str], config: RetrievalConfig) -> None:
         """The shared kinds' candidates and the personal rows' subjects of `scopes`, as the
@@ -378,6 +384,9 @@ class MemoryService:
         if outcome.action not in ("duplicate", "contradicted"):  # a denial is history only
             for listener in self.write_listeners:
                 self._spawn(listener(self, outcome.item))
+        if outcome.action != "duplicate" and kind == PERSON_FACTS:
+            for listener in self.change_listeners:
+                self._spawn(listener(self, outcome.item))
         if outcome.action not in ("duplicate", "contradicted") and self._embeddings:
             self._spawn(self._backfill([outcome.item], bot_id, _group_of(scope)))
         return outcome
@@ -425,6 +434,8 @@ class MemoryService:
         gone = await self.repo.forget_subject(
             user_id, now=self._clock.now(), kinds=PERSONAL_KINDS, scopes=scopes
         )
+        if self.profiles is not None:
+            await self.profiles.forget(user_id, scopes)
         await self.invalidate(scopes)
         return gone
 

@@ -30,7 +30,12 @@ from pallas.core.state import StateStore
 from pallas.core.tokens import count_tokens
 from pallas.features.memory.isolation import private_fact_scopes, readable_scopes
 from pallas.features.memory.kinds import KNOWLEDGE, MEMORY_SECTION_KINDS, PERSON_FACTS, RELATIONSHIP
-from pallas.features.memory.profile import compose_profile, profile_block
+from pallas.features.memory.profile import (
+    Profile,
+    compose_profile,
+    consolidated_profile,
+    profile_block,
+)
 from pallas.features.memory.render import KindBlock, build_block
 from pallas.features.memory.repository import MemoryItem
 from pallas.features.memory.retrieval_config import RetrievalConfig
@@ -122,7 +127,7 @@ class _PersonalSource:
             self.service, request, self.kind, scopes,
             subject=turn.user_id, fallback_k=fallback, config=config,
         )  # fmt: skip
-        block, extra = self._block(result.items, request.config.memory)
+        block, extra = await self._block(result.items, request, scopes)
         self.service.touch(result.ids)
         trace = {"scopes": sorted(scopes), "subject_user_id": turn.user_id, **result.trace}
         trace.update(extra)
@@ -134,8 +139,8 @@ class _PersonalSource:
     def _retrieval(self, memory: RetrievalConfig) -> tuple[RetrievalConfig, int]:
         return memory, memory.personal_fallback_k
 
-    def _block(
-        self, items: tuple[MemoryItem, ...], memory: RetrievalConfig
+    async def _block(
+        self, items: tuple[MemoryItem, ...], request: GatherRequest, scopes: frozenset[str]
     ) -> tuple[RetrievedBlock | None, dict[str, Any]]:
         return build_block([KindBlock(self.kind, items)], source=self.name), {}
 
@@ -171,14 +176,32 @@ class PersonFactsSource(_PersonalSource):
             )  # fmt: skip
         return cached[1], profile.max_facts
 
-    def _block(
-        self, items: tuple[MemoryItem, ...], memory: RetrievalConfig
+    async def _block(
+        self, items: tuple[MemoryItem, ...], request: GatherRequest, scopes: frozenset[str]
     ) -> tuple[RetrievedBlock | None, dict[str, Any]]:
+        memory = request.config.memory
         if not memory.profile.enabled:
-            return super()._block(items, memory)
-        profile = compose_profile(items, max_chars=memory.profile.max_chars)
-        trace = {"profile": {"facts": len(profile.refs), "left_out": profile.left_out}}
+            return await super()._block(items, request, scopes)
+        profile = await self._consolidated(request, scopes)
+        made = "model" if profile is not None else "rules"
+        if profile is None:
+            profile = compose_profile(items, max_chars=memory.profile.max_chars)
+        trace = {"profile": {"facts": len(profile.refs), "left_out": profile.left_out,
+                             "made_by": made}}  # fmt: skip
         return profile_block(profile, source=self.name), trace
+
+    async def _consolidated(self, request: GatherRequest, scopes: frozenset[str]) -> Profile | None:
+        """The member's consolidated profile when it stands for exactly their live facts
+        (all in one scope): no fact changed since the model consolidated them."""
+        profiles, subject = self.service.profiles, request.turn.user_id
+        if profiles is None or not request.config.memory.profile.consolidate:
+            return None
+        gen, live = await self.service.live_items(scopes, self.kind, subject, request.config.memory)
+        live_scopes = {i.scope for i in live}
+        if len(live_scopes) != 1:
+            return None
+        stored = await profiles.get(next(iter(live_scopes)), subject, gen=gen)
+        return consolidated_profile(stored, live, max_chars=request.config.memory.profile.max_chars)
 
     async def _scopes(self, request: GatherRequest) -> frozenset[str]:
         """A group reads its own scope; a private chat reads the private scope plus, with
