@@ -135,7 +135,7 @@ class ConsoleBackend:
             "chat": d.chat_model,
             "cheap": d.cheap_model,
             "vision": d.vision_model,
-            "embedding": d.embedding_model,
+            "embedding": self._admin.llm.model_for("embedding"),  # "" while off or probing
             "transcribe": d.transcribe_model,
         }
 
