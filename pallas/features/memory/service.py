@@ -262,7 +262,12 @@ class MemoryService:
         vector = self._vectors.get(norm)
         if vector is None:
             assert self._llm is not None
-            result = await self._llm.embed([query], bot_id=bot_id, group_id=group_id)
+            # a task of its own: retrievals run under `eager_gather`, which steps them in the
+            # caller's task until they suspend, and the HTTP client's cancel scopes must be
+            # entered and left in one task
+            result = await asyncio.ensure_future(
+                self._llm.embed([query], bot_id=bot_id, group_id=group_id)
+            )
             if not result:
                 return None
             vector = tuple(result[0])
