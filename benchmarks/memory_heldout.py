@@ -12,7 +12,7 @@ not. Plain-chat lines go through the member-command path and, when the product h
 rule fallback for denials (`MemoryService.apply_plain_chat`, if present).
 
     python -m benchmarks.memory_heldout [--facts 1,4,10,50] [--expansion] [--embedding]
-                                        [--all-modes] [--verbose]
+                                        [--all-modes] [--no-profile] [--verbose]
 
 Prints recall per question kind and per area for each member size, the request tokens, foreign
 facts (another member's facts in the request: must be 0), and corrections / denials right.
@@ -20,7 +20,9 @@ facts (another member's facts in the request: must be 0), and corrections / deni
 (`_memory_expansion_script`, written for the meaning probes, not this set: the held-out facts
 get its generic answer). `--embedding`: embeddings on, answered by the scripted character n-gram
 hashing model (`_memory_embedding_script`, nothing from this set). `--all-modes` runs offline,
-expansion, embedding and both, and ends with one table of recall per kind.
+expansion, embedding and both, and ends with one table of recall per kind. `--no-profile`
+turns the member profile off (a line per relevant or recent fact): the profile holds every fact
+of a member up to 60, so only without it does the set measure what retrieval finds.
 """
 
 from __future__ import annotations
@@ -154,17 +156,20 @@ def _model_for(expansion: bool, embedding: bool) -> tuple[ScriptedExpansionModel
 
 
 async def run_size(
-    facts_per_member: int, *, expansion: bool, embedding: bool = False
+    facts_per_member: int, *, expansion: bool, embedding: bool = False, profile: bool = True
 ) -> list[Outcome]:
     workdir = Path(tempfile.mkdtemp(prefix="pallas-heldout-"))
     shutil.copytree(REPO / "config", workdir / "config")
     model, toml = _model_for(expansion, embedding)
+    if not profile:  # the line-per-fact block: what retrieval alone finds among a member's facts
+        toml += "[memory.profile]\nenabled = false\n"
     llm: dict[str, Any] = {}
     if model is not None:
         await model.start()
         llm = {"openai_api_key": "sk-bench", "openai_base_url": model.base_url}
         if embedding:
             llm["pallas_embedding_model"] = EMBEDDING_MODEL
+    if toml:
         (workdir / "config" / "groups" / f"{GROUP}.toml").write_text(toml, encoding="utf-8")
     settings = PallasSettings(
         database_url=f"sqlite+aiosqlite:///{workdir / 'h.db'}",
@@ -252,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--expansion", action="store_true", help="scripted expansion model on")
     parser.add_argument("--embedding", action="store_true", help="scripted embedding model on")
     parser.add_argument("--all-modes", action="store_true", help="offline, each, both; a table")
+    parser.add_argument(
+        "--no-profile", dest="profile", action="store_false",
+        help="[memory.profile] enabled = false: a line per fact, chosen by retrieval",
+    )  # fmt: skip
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.facts.split(",")]
@@ -261,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     for mode, (expansion, embedding) in (MODES if args.all_modes else chosen).items():
         print(f"\n== {mode}")
         for size in sizes:
-            outcomes = asyncio.run(run_size(size, expansion=expansion, embedding=embedding))
+            outcomes = asyncio.run(
+                run_size(size, expansion=expansion, embedding=embedding, profile=args.profile)
+            )
             report(size, outcomes, verbose=args.verbose)
             table[(mode, size)] = outcomes
     summary(table, sizes)
