@@ -11,10 +11,18 @@ to the bot in plain chat; afterwards the new state must reach the request and th
 not. Plain-chat lines go through the member-command path and, when the product has one, the
 rule fallback for denials (`MemoryService.apply_plain_chat`, if present).
 
-    python -m benchmarks.memory_heldout [--facts 1,4,10,50] [--expansion] [--verbose]
+    python -m benchmarks.memory_heldout [--facts 1,4,10,50] [--expansion] [--embedding]
+                                        [--all-modes] [--no-profile] [--verbose]
 
 Prints recall per question kind and per area for each member size, the request tokens, foreign
 facts (another member's facts in the request: must be 0), and corrections / denials right.
+`--expansion`: index-time expansion answered by the scripted cheap model
+(`_memory_expansion_script`, written for the meaning probes, not this set: the held-out facts
+get its generic answer). `--embedding`: embeddings on, answered by the scripted character n-gram
+hashing model (`_memory_embedding_script`, nothing from this set). `--all-modes` runs offline,
+expansion, embedding and both, and ends with one table of recall per kind. `--no-profile`
+turns the member profile off (a line per relevant or recent fact): the profile holds every fact
+of a member up to 60, so only without it does the set measure what retrieval finds.
 """
 
 from __future__ import annotations
@@ -30,6 +38,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks._memory_embedding_script import MODEL as EMBEDDING_MODEL
+from benchmarks._memory_embedding_script import with_embeddings
 from benchmarks._memory_expansion_script import ScriptedExpansionModel
 from benchmarks._memory_heldout_data import FACTS, FROZEN_ON, NEWER, UPDATES, HeldOutFact
 from benchmarks.memory_quality import BOT, BOT_ALIAS, END, GROUP, REPO, USER0
@@ -132,15 +142,34 @@ async def ask(
     return Outcome(probe, hit, count_message_tokens(request.messages), foreign)
 
 
-async def run_size(facts_per_member: int, *, expansion: bool) -> list[Outcome]:
+def _model_for(expansion: bool, embedding: bool) -> tuple[ScriptedExpansionModel | None, str]:
+    """The scripted endpoint (None offline) and the group's TOML for a mode."""
+    if not expansion and not embedding:
+        return None, ""
+    model = ScriptedExpansionModel()
+    toml = f"[memory.expansion]\nenabled = {str(expansion).lower()}\n"
+    toml += "daily_token_budget = 100000000\n"
+    if embedding:  # the teach judge stays on the rules, as offline: only the vectors differ
+        with_embeddings(model)
+        toml += "[memory.extraction]\nteach_judge = false\n"
+    return model, toml
+
+
+async def run_size(
+    facts_per_member: int, *, expansion: bool, embedding: bool = False, profile: bool = True
+) -> list[Outcome]:
     workdir = Path(tempfile.mkdtemp(prefix="pallas-heldout-"))
     shutil.copytree(REPO / "config", workdir / "config")
-    model = ScriptedExpansionModel() if expansion else None
+    model, toml = _model_for(expansion, embedding)
+    if not profile:  # the line-per-fact block: what retrieval alone finds among a member's facts
+        toml += "[memory.profile]\nenabled = false\n"
     llm: dict[str, Any] = {}
     if model is not None:
         await model.start()
         llm = {"openai_api_key": "sk-bench", "openai_base_url": model.base_url}
-        toml = "[memory.expansion]\nenabled = true\ndaily_token_budget = 100000000\n"
+        if embedding:
+            llm["pallas_embedding_model"] = EMBEDDING_MODEL
+    if toml:
         (workdir / "config" / "groups" / f"{GROUP}.toml").write_text(toml, encoding="utf-8")
     settings = PallasSettings(
         database_url=f"sqlite+aiosqlite:///{workdir / 'h.db'}",
@@ -195,16 +224,58 @@ def report(size: int, outcomes: list[Outcome], *, verbose: bool) -> None:
                 print(f"    miss: {o.probe.question} (want {o.probe.must!r}{unwanted})")
 
 
+MODES = {  # name → (expansion, embedding)
+    "offline": (False, False),
+    "expansion": (True, False),
+    "embedding": (False, True),
+    "both": (True, True),
+}
+
+
+def _kind_cell(outcomes: list[Outcome], kind: str | None) -> str:
+    rows = [o for o in outcomes if o.probe.fact is not None]
+    rows = [o for o in rows if kind is None or (o.probe.fact and o.probe.fact.kind == kind)]
+    return f"{sum(o.hit for o in rows)}/{len(rows)}"
+
+
+def summary(table: dict[tuple[str, int], list[Outcome]], sizes: list[int]) -> None:
+    """One row per mode and size: recall overall and per kind, updates, foreign facts."""
+    print("\n| mode | facts per member | recall | lexical | paraphrase | category "
+          "| corrections | denials | foreign |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (mode, size), outcomes in table.items():
+        updates = [o for o in outcomes if o.probe.fact is None]
+        cells = [_kind_cell(outcomes, k) for k in (None, "lexical", "paraphrase", "category")]
+        print(f"| {mode} | {size} | " + " | ".join(cells)
+              + f" | {sum(o.hit for o in updates[:6])}/6 | {sum(o.hit for o in updates[6:])}/2"
+              f" | {sum(o.foreign for o in outcomes)} |")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.memory_heldout")
     parser.add_argument("--facts", default="1,4,10,50", help="facts per member, comma-separated")
     parser.add_argument("--expansion", action="store_true", help="scripted expansion model on")
+    parser.add_argument("--embedding", action="store_true", help="scripted embedding model on")
+    parser.add_argument("--all-modes", action="store_true", help="offline, each, both; a table")
+    parser.add_argument(
+        "--no-profile", dest="profile", action="store_false",
+        help="[memory.profile] enabled = false: a line per fact, chosen by retrieval",
+    )  # fmt: skip
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args(argv)
-    print(f"held-out set frozen on {FROZEN_ON}: {len(FACTS)} facts, {len(UPDATES)} updates"
-          f"{'; scripted expansion on' if args.expansion else '; offline (no model)'}")  # fmt: skip
-    for size in (int(s) for s in args.facts.split(",")):
-        report(size, asyncio.run(run_size(size, expansion=args.expansion)), verbose=args.verbose)
+    sizes = [int(s) for s in args.facts.split(",")]
+    chosen = {m: f for m, f in MODES.items() if f == (args.expansion, args.embedding)}
+    print(f"held-out set frozen on {FROZEN_ON}: {len(FACTS)} facts, {len(UPDATES)} updates")
+    table: dict[tuple[str, int], list[Outcome]] = {}
+    for mode, (expansion, embedding) in (MODES if args.all_modes else chosen).items():
+        print(f"\n== {mode}")
+        for size in sizes:
+            outcomes = asyncio.run(
+                run_size(size, expansion=expansion, embedding=embedding, profile=args.profile)
+            )
+            report(size, outcomes, verbose=args.verbose)
+            table[(mode, size)] = outcomes
+    summary(table, sizes)
     return 0
 
 

@@ -14,6 +14,11 @@ in the *same* token count as the memory request of that probe. Bigger naive wind
 printed too, for scale.
 
     python -m benchmarks.memory_quality [--days 62] [--per-day 87] [--seed 7] [--verbose]
+                                        [--expansion] [--embedding]
+
+`--expansion`: index-time expansion answered by a scripted cheap model; `--embedding`:
+embeddings on, answered by a scripted character n-gram hashing model
+(`benchmarks/_memory_embedding_script.py`); both together for both.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchmarks._memory_embedding_script import MODEL as EMBEDDING_MODEL
+from benchmarks._memory_embedding_script import with_embeddings
 from benchmarks._memory_expansion_script import ScriptedExpansionModel
 from benchmarks._memory_meaning_data import (
     DISTRACTORS,
@@ -296,16 +303,20 @@ async def run(args: argparse.Namespace) -> tuple[list[ProbeResult], list[StoredM
     toml = args.group_toml.replace("\\n", "\n")
     if args.no_fallback:
         toml = "[memory]\npersonal_fallback_k = 0\n" + toml
-    model = ScriptedExpansionModel() if args.expansion else None
+    model = ScriptedExpansionModel() if args.expansion or args.embedding else None
     if model is not None:  # it scripts expansions only: teachings are judged by the rules
         toml = (
-            "[memory.expansion]\nenabled = true\ndaily_token_budget = 100000000\n"
-            "[memory.extraction]\nteach_judge = false\n" + toml
+            f"[memory.expansion]\nenabled = {str(args.expansion).lower()}\n"
+            "daily_token_budget = 100000000\n[memory.extraction]\nteach_judge = false\n" + toml
         )
+        if args.embedding:
+            with_embeddings(model)
         await model.start()
     if toml:
         (workdir / "config" / "groups" / f"{GROUP}.toml").write_text(toml, encoding="utf-8")
     llm = {"openai_api_key": "sk-bench", "openai_base_url": model.base_url} if model else {}
+    if args.embedding:
+        llm["pallas_embedding_model"] = EMBEDDING_MODEL
     settings = PallasSettings(
         database_url=f"sqlite+aiosqlite:///{workdir / 'q.db'}",
         pallas_config_dir=workdir / "config",
@@ -447,6 +458,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--expansion", action="store_true",
         help="index-time expansion on, answered by a scripted fake cheap model",
+    )  # fmt: skip
+    parser.add_argument(
+        "--embedding", action="store_true",
+        help="embeddings on, answered by a scripted character n-gram hashing model",
     )  # fmt: skip
     parser.add_argument(
         "--no-meaning", dest="meaning", action="store_false", help="skip the meaning probes"

@@ -75,8 +75,7 @@ def memory_service_for(runtime: PallasRuntime) -> MemoryService:
         llm=runtime.llm,
         usage=runtime.repos.usage,
         memory_config=lambda group_id: runtime.group_configs.get(group_id).memory,
-        embeddings=bool(runtime.settings.pallas_embedding_model),
-    )
+    )  # embeddings: as the LLM client's switch says (on once the start-up probe found them)
 
 
 def memory_sources_for(

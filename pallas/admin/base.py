@@ -47,7 +47,6 @@ class Deployment:
     chat_model: str
     cheap_model: str
     vision_model: str
-    embedding_model: str = ""  # "": embeddings off
     transcribe_model: str = ""  # "": voice messages stay [语音]
 
     @classmethod
@@ -61,7 +60,6 @@ class Deployment:
             chat_model=settings.pallas_chat_model,
             cheap_model=settings.pallas_cheap_model,
             vision_model=settings.pallas_vision_model,
-            embedding_model=settings.pallas_embedding_model,
             transcribe_model=settings.pallas_transcribe_model,
         )
 

@@ -44,6 +44,7 @@ async def status(ctx: AdminCtx) -> str:
         f"今日模型调用 {usage.calls} 次（失败 {usage.failures}），tokens {usage.tokens}"
         + (f"，提示缓存命中 {usage.cache_share:.0%}" if usage.cached_tokens else ""),
         *endpoint_lines(await svc.llm.endpoint_status()),
+        svc.llm.embeddings.state.status_zh(),  # on / off and why (the start-up probe)
         _tools_line(config.tools),
     ]
     lines += await status_lines(

@@ -22,6 +22,8 @@ For each event the edge does, in order:
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +45,7 @@ from pallas.onebot.private_gate import PrivateGate
 from pallas.onebot.reads import EventReads, ReadRecord
 from pallas.onebot.recording import record_received
 from pallas.onebot.startup_loads import Loader, StartupLoads
+from pallas.providers.embedding_probe import probe_embeddings
 
 log = logging.getLogger("pallas.inbound")
 
@@ -84,6 +87,7 @@ class Edge:
     occurrences: Occurrences = field(default_factory=Occurrences)  # per account (line keys)
     counter_interval_s: float = 60.0
     _counter_task: CounterTask | None = None
+    _embedding_probe: asyncio.Task[None] | None = None
 
     @classmethod
     def build(
@@ -114,6 +118,7 @@ class Edge:
         self.loads.start()
         self._counter_task = CounterTask(self.counters)
         self._counter_task.start(self.counter_interval_s, self.lanes, self.app.runtime.writer)
+        self._embedding_probe = asyncio.create_task(self._probe_embeddings())
         for hook in self.parts.on_ready:
             await _guarded(hook(self.app), f"ready hook {_name(hook)}")
 
@@ -122,7 +127,20 @@ class Edge:
             await _guarded(hook(self.app), f"shut-down hook {_name(hook)}")
         if self._counter_task is not None:
             await self._counter_task.stop()
+        if self._embedding_probe is not None:
+            self._embedding_probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._embedding_probe
         await self.loads.stop()
+
+    async def _probe_embeddings(self) -> None:
+        """Once the start-up loads (the `openai` SDK import) are done: whether the provider
+        serves embeddings (`embedding_probe`), in the background."""
+        await self.loads.ready()
+        try:
+            await probe_embeddings(self.app.runtime.llm)
+        except Exception:
+            log.exception("embedding probe failed; embeddings stay off")
 
     # -- the adapter's side --------------------------------------------------------------------
     def on_read(self, event: Any) -> None:

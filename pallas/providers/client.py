@@ -19,7 +19,6 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +27,7 @@ from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore, StateStore
 from pallas.providers.breaker import Breakers, BreakerState, check, state_label
+from pallas.providers.embedding_auto import EmbeddingSwitch
 from pallas.providers.endpoints import (
     TASKS,
     Endpoint,
@@ -43,6 +43,7 @@ from pallas.providers.wire import (
     read_tool_calls,
     read_usage,
     request_body,
+    retry_after_seconds,
 )
 
 if TYPE_CHECKING:
@@ -132,26 +133,6 @@ def falls_over(result: CompletionResult) -> bool:
     return not result.ok and result.error is not LLMError.EMPTY
 
 
-def retry_after_seconds(exc: BaseException) -> float | None:
-    """A 429's `Retry-After` (seconds or an HTTP date) or `retry-after-ms`, else None."""
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    try:
-        if (ms := headers.get("retry-after-ms")) is not None:
-            return max(0.0, float(ms) / 1000.0)
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
 class LLMClient:
     """Every LLM call of the bot, over each task's endpoint chain (`endpoints.resolve_chain`).
 
@@ -186,10 +167,21 @@ class LLMClient:
         self._http_client = http_client
         self._enabled = settings.replies_enabled
         self.providers = providers or ProvidersConfig()
-        self._chains = {t: resolve_chain(settings, self.providers, t, env) for t in TASKS}
+        # on / off / pending the start-up probe (`embedding_auto`, `embedding_probe`)
+        self.embeddings = EmbeddingSwitch.of(settings)
+        self._env = env
+        self._chains = {t: self._resolve(t, self.embeddings.plan.model) for t in TASKS}
         self.breakers = Breakers(state or MemoryStateStore(clock), self.providers.breaker)
         self._sdk_clients: dict[str, AsyncOpenAI] = {}
         self._group_profiles = group_profiles
+
+    def _resolve(self, task: Task, embedding_model: str) -> tuple[Endpoint, ...]:
+        model = embedding_model if task == "embedding" else None
+        return resolve_chain(self._settings, self.providers, task, self._env, model=model)
+
+    def use_embedding_model(self, model: str) -> None:
+        """The embedding chain over `model` (a model the start-up probe found listed)."""
+        self._chains["embedding"] = self._resolve("embedding", model)
 
     @property
     def enabled(self) -> bool:
@@ -198,7 +190,7 @@ class LLMClient:
     def chain(self, task: Task) -> tuple[Endpoint, ...]:
         return self._chains[task]
 
-    def _client_for(self, endpoint: Endpoint) -> AsyncOpenAI:
+    def client_for(self, endpoint: Endpoint) -> AsyncOpenAI:
         """The endpoint's SDK client, built on first use; retries are this class's own."""
         client = self._sdk_clients.get(endpoint.name)
         if client is None:
@@ -219,19 +211,22 @@ class LLMClient:
         start-up load run in a worker thread, so the first @ does not build it on the loop.
         A no-op when replies are disabled or the client exists."""
         if self._enabled:
-            self._client_for(self._chains["chat"][0])
+            self.client_for(self._chains["chat"][0])
 
     def model_for(self, task: Task) -> str:
+        """The task's model ("" for embeddings while they are off or pending the probe)."""
+        if task == "embedding":
+            return self.embeddings.model
         return task_model(self._settings, task)
 
     async def endpoint_status(self) -> list[EndpointStatus]:
         """Every task's chain with its breakers (the console and `/pallas status`); tasks
-        without a model (no embedding model set) are left out."""
+        without a model (embeddings off) are left out."""
         now = self._clock.now()
         out = []
         for task in TASKS:
             for endpoint in self._chains[task]:
-                if not endpoint.model:
+                if not endpoint.model or (task == "embedding" and not self.embeddings.on):
                     continue
                 state = await self.breakers.get(task, endpoint.name)
                 out.append(EndpointStatus(task, endpoint.name, endpoint.model,
@@ -309,7 +304,7 @@ class LLMClient:
         self, endpoint: Endpoint, body: dict[str, Any], deadline: float, retries: int
     ) -> CompletionResult:
         """One endpoint: its answer, or its failure after the retries the deadline allows."""
-        client = self._client_for(endpoint)
+        client = self.client_for(endpoint)
         tries = 0
         while True:
             remaining = deadline - time.perf_counter()
@@ -348,7 +343,7 @@ class LLMClient:
             return []
         for endpoint in await self._usable("embedding", self._chains["embedding"]):
             try:
-                response = await self._client_for(endpoint).embeddings.create(
+                response = await self.client_for(endpoint).embeddings.create(
                     model=model, input=texts
                 )
             except Exception as exc:
@@ -377,7 +372,7 @@ class LLMClient:
         started = time.perf_counter()
         primary = self._chains["chat"][0]
         try:
-            response = await self._client_for(primary).audio.transcriptions.create(
+            response = await self.client_for(primary).audio.transcriptions.create(
                 model=model, file=(filename, audio)
             )
         except Exception as exc:

@@ -129,12 +129,15 @@ def resolve_chain(
     providers: ProvidersConfig,
     task: Task,
     env: Mapping[str, str] | None = None,
+    *,
+    model: str | None = None,
 ) -> tuple[Endpoint, ...]:
     """The primary then the task's backups. A backup whose key variable is unset is left out
     (logged); an embedding backup must serve the primary's model (vectors of two models
-    cannot be compared)."""
+    cannot be compared). `model`: the task's model when not the setting's (the embedding
+    model chosen at start-up)."""
     env = os.environ if env is None else env
-    model = task_model(settings, task)
+    model = task_model(settings, task) if model is None else model
     chain = [Endpoint(PRIMARY, settings.openai_base_url, settings.openai_api_key, model)]
     for backup in getattr(providers, task):
         key = env.get(backup.api_key_env, "").strip() if backup.api_key_env else NO_KEY

@@ -11,13 +11,16 @@
   `reasoning_content` field is never read as the answer).
 - `read_tool_calls`: the functions a model asked to call (`tool_calls`), when the request
   offered `tools`.
+- `retry_after_seconds`: how long a 429 asks to wait.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from pallas.providers.formatter import FormatterConfig, format_messages, merge_content
@@ -198,3 +201,23 @@ def response_format_for(
     if profile.structured_output == "json_object":
         return {"type": "json_object"}
     return None
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """A 429's `Retry-After` (seconds or an HTTP date) or `retry-after-ms`, else None."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        if (ms := headers.get("retry-after-ms")) is not None:
+            return max(0.0, float(ms) / 1000.0)
+        value = headers.get("retry-after")
+        if value is None:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, OverflowError):
+        return None

@@ -128,6 +128,10 @@ class ConsoleBackend:
             log.exception("console: endpoint status unavailable")
             return []
 
+    def embedding_line(self) -> str:
+        """`向量检索：开启（bge-m3，…）` / `…关闭（why）`: what the start-up probe decided."""
+        return self._admin.llm.embeddings.state.status_zh()
+
     def model_names(self) -> dict[str, str]:
         """The model each task uses ("" = the task is off); names only, never a key."""
         d = self._deployment
@@ -135,7 +139,7 @@ class ConsoleBackend:
             "chat": d.chat_model,
             "cheap": d.cheap_model,
             "vision": d.vision_model,
-            "embedding": d.embedding_model,
+            "embedding": self._admin.llm.model_for("embedding"),  # "" while off or probing
             "transcribe": d.transcribe_model,
         }
 

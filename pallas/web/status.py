@@ -205,6 +205,7 @@ def status_pages(router: APIRouter, console: Console) -> None:
             "endpoints": [endpoint_view(e) for e in endpoints],
             "today": today,
             "database": database,
+            "embeddings": backend.embedding_line(),
             "mcp": mcp_views(backend.mcp_servers()),
         }
         return console.render("status.html", session, page="status", clock=clock_text, **values)

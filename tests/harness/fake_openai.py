@@ -2,7 +2,9 @@
 
 Serves `/v1/chat/completions` and `/v1/embeddings`, records every request body, and answers
 from a script: plain replies, HTTP errors, delays, malformed bodies. The bot reaches it
-through the real `openai` client.
+through the real `openai` client. `GET /v1/models` lists `models` (none by default, so the
+bot's start-up embedding probe finds no embedding model and stays off); `embed` makes the
+vectors and `embeddings_status` other than 200 fails every embeddings call.
 
 `FakeOpenAI(flavor=...)` makes the chat answers speak a provider family's wire format
 ("openai", "deepseek", "qwen", "ollama", "vllm": usage fields, error bodies, request quirks,
@@ -129,6 +131,10 @@ class FakeOpenAI:
         # /v1/audio/transcriptions answers with this text; `files` are served at /files/<name>
         self.transcript = "这是一段语音转写"
         self.files: dict[str, tuple[bytes, str]] = {}
+        self.models: list[str] = []  # what GET /v1/models lists
+        self.model_list_calls = 0
+        self.embed: Callable[[str], list[float]] = fake_embedding
+        self.embeddings_status = 200
         self.port = free_port()
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -148,6 +154,9 @@ class FakeOpenAI:
         error shape); scripted items wait untouched until then. `fail_for(0)` ends it early."""
         self._failing_until = time.monotonic() + seconds
         self._failing_status = status
+
+    def embedding_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.endswith("/embeddings")]
 
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
@@ -208,10 +217,13 @@ class FakeOpenAI:
         async def embeddings(request: Request) -> Response:
             body = await request.json()
             self.requests.append(RecordedRequest(request.url.path, body, dict(request.headers)))
+            if self.embeddings_status != 200:
+                status = self.embeddings_status
+                return JSONResponse(error_body(self.flavor, status, "no such model"), status)
             inputs = body.get("input")
             texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
             data = [
-                {"object": "embedding", "index": i, "embedding": fake_embedding(str(t))}
+                {"object": "embedding", "index": i, "embedding": self.embed(str(t))}
                 for i, t in enumerate(texts)
             ]
             return JSONResponse(
@@ -222,6 +234,12 @@ class FakeOpenAI:
                     "usage": {"prompt_tokens": 1, "total_tokens": 1},
                 }
             )
+
+        @app.get("/v1/models")
+        async def models() -> Response:
+            self.model_list_calls += 1
+            listed = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.models]
+            return JSONResponse({"object": "list", "data": listed})
 
         @app.post("/v1/audio/transcriptions")
         async def transcriptions(request: Request) -> Response:

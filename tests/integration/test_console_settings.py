@@ -140,6 +140,9 @@ async def test_model_tasks_read_in_chinese_on_status_and_usage(
         page = (await settings_client.get(path)).text
         assert '<span title="chat">回复</span>' in page, path
         assert '<span title="cheap">便宜任务（抽取记忆、学习、摘要）</span>' in page, path
+    status = (await settings_client.get("/console/status")).text
+    line = "向量检索：开启（bge-m3，PALLAS_EMBEDDING_MODEL 指定）"
+    assert f'<p class="muted" id="embeddings">{line}' in status
 
 
 async def test_the_status_page_lists_the_mcp_servers_without_starting_them(

@@ -21,7 +21,7 @@ from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI, Scripted
 
 REPO = Path(__file__).resolve().parents[2]
-BOT, A, OFF, POOR = 7, 100, 200, 300
+BOT, A, OFF, POOR, DEFAULT = 7, 100, 200, 300, 400
 ALICE = 20_011
 NOW = 1_760_000_000.0
 CAR_SICK = {
@@ -46,6 +46,7 @@ async def runtime(
     shutil.copytree(REPO / "config", tmp_path / "config")
     groups = tmp_path / "config" / "groups"
     (groups / f"{A}.toml").write_text("[memory.expansion]\nenabled = true\n", encoding="utf-8")
+    (groups / f"{OFF}.toml").write_text("[memory.expansion]\nenabled = false\n", encoding="utf-8")
     (groups / f"{POOR}.toml").write_text(
         "[memory.expansion]\nenabled = true\ndaily_token_budget = 50\n", encoding="utf-8"
     )
@@ -96,12 +97,17 @@ async def test_the_stored_expansion_makes_a_paraphrase_findable(
     assert await recalled(service, A, "我坐车会怎么样？") == ["TA晕车"]
 
 
-async def test_expansion_is_off_by_default_and_costs_nothing(
+async def test_expansion_is_on_by_default_and_off_costs_nothing(
     runtime: PallasRuntime, fake_llm: FakeOpenAI
 ) -> None:
     service = memory_service_for(runtime)
     await store(service, OFF, "TA晕车")
     assert fake_llm.chat_requests() == []
+    fake_llm.enqueue(json.dumps(CAR_SICK, ensure_ascii=False))
+    item_id = await store(service, DEFAULT, "TA晕车")  # a group with no file of its own
+    assert len(fake_llm.chat_requests()) == 1
+    stored = await service.repo.get(item_id)
+    assert stored is not None and stored.source["expansion"]["category"] == "health"
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ import pytest
 
 from pallas.app_wiring import memory_service_for
 from pallas.core.clock import FakeClock
+from pallas.core.eager import eager_gather
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.features.memory.isolation import group_scope
@@ -107,3 +108,20 @@ async def test_person_rows_come_only_from_the_asking_member(
     found = await ask(svc, "我对什么过敏？", kind="person_facts", subject=ALICE)
     assert "TA对花生过敏" not in [i.text for i in found.items]
     assert f"mem:{mine}" in found.trace["vector_hits"]
+
+
+async def test_a_retrieval_stepped_eagerly_still_fetches_its_query_vector(
+    service: tuple[MemoryService, FakeOpenAI],
+) -> None:
+    """The context sources run under `eager_gather`, which steps a coroutine in the caller's
+    task until it first suspends: the query's embeddings call must not enter the HTTP client's
+    cancel scopes there and leave them in another task (it failed every such call)."""
+    svc, fake = service
+    await put(svc, A, TARGET)
+    await ask(svc, "随便问问")  # warm: the window and the index are loaded, nothing suspends
+    for n, question in enumerate(("近卫局负责什么？", "近卫局管什么", "近卫局是干嘛的")):
+        [found] = await eager_gather(ask(svc, question))
+        assert found.trace["embeddings"], (n, question)
+        assert [i.text for i in found.items][:1] == [TARGET]
+    failed = [r for r in fake.requests if r.path.endswith("/embeddings")]
+    assert len(failed) == 5, "one call per row and per question, none lost"

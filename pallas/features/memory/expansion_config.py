@@ -9,8 +9,9 @@ class ExpansionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     # When a memory row is stored, the cheap model adds keywords, a category and 2–3 likely
-    # questions to it (searched, never shown). Off by default: it costs a cheap call per write.
-    enabled: bool = False
+    # questions to it (searched, never shown): one background cheap call per stored row, never
+    # on the reply path, within `daily_token_budget`. On by default (issue 34).
+    enabled: bool = True
     max_output_tokens: int = Field(default=200, ge=64, le=2000)
     # Per-group daily cap on the cheap model's tokens (usage ledger, task "cheap", shared with
     # extraction): an expansion that could push the group past it is skipped, and the row stays

@@ -2,10 +2,10 @@
 
 Registered on the memory service as a write listener (`factory.build_memory_service`); the
 service runs it as a background task after a row is stored, so it is never on the reply path.
-The group's ``[memory.expansion]`` decides whether it runs (off by default) and for which kinds;
-the group's cheap-model tokens of the day (usage ledger, shared with extraction) plus this call's
-estimate must stay within its `daily_token_budget`. Any failure — budget, HTTP error, garbage —
-leaves the row exactly as it was: searchable by its text.
+The group's ``[memory.expansion]`` decides whether it runs (on by default; nothing without an API
+key) and for which kinds; the group's cheap-model tokens of the day (usage ledger, shared with
+extraction) plus this call's estimate must stay within its `daily_token_budget`. Any failure —
+budget, HTTP error, garbage — leaves the row exactly as it was: searchable by its text.
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ class MemoryExpander:
         cfg = self.memory_config(group).expansion
         if not cfg.enabled or item.kind not in cfg.kinds:
             return {"outcome": "off"}
+        if not self.llm.enabled:  # no API key: on by default, but there is no model to ask
+            return {"outcome": "no_model"}
         prompt = expansion_messages(item.text, item.kind)
         now = self.clock.now()
         spent = await self.usage.totals(now=now, bot_id=item.bot_id, group_id=group, task="cheap")

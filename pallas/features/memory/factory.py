@@ -58,7 +58,7 @@ def build_memory_service(
     llm: LLMClient,
     usage: UsageRepository,
     memory_config: Callable[[int], RetrievalConfig],  # a group's `[memory]`
-    embeddings: bool,
+    embeddings: bool | None = None,  # None: as `llm.embeddings` says (False: never)
 ) -> MemoryService:
     service = MemoryService(
         MemoryRepository(sessions), state, clock, llm=llm, embeddings=embeddings

@@ -1,9 +1,10 @@
 """The memory service: cached, scoped retrieval over `memory_item` and every write path.
 
 Reads: candidates for (scopes, kind[, subject]) come from one indexed query capped at
-`candidate_cap`, are scored by `scoring.retrieve` (BM25 over jieba tokens, + cosine when an
-embedding model is configured) and the result is cached in a `TtlLruCache` keyed by the scopes,
-the kind (+ subject + config + write generation) and the normalised query. Chosen rows get their
+`candidate_cap`, are scored by `scoring.retrieve` (BM25 over jieba tokens, + cosine when
+embeddings are on: `PALLAS_EMBEDDING_MODEL`, or the provider's model the start-up probe found)
+and the result is cached in a `TtlLruCache` keyed by the scopes, the kind (+ subject + config
++ embeddings on / off + write generation) and the normalised query. Chosen rows get their
 access count / last access bumped in one batched UPDATE, off the reply's critical path.
 
 Writes (teaching, extraction, admin, CLI) normalise key and fingerprint, dedupe / replace in the
@@ -85,7 +86,7 @@ class MemoryService:
         clock: Clock,
         *,
         llm: LLMClient | None = None,
-        embeddings: bool = False,
+        embeddings: bool | None = None,
         cache_ttl_s: float = 300.0,
         cache_entries: int = 512,
     ) -> None:
@@ -93,7 +94,9 @@ class MemoryService:
         self._state = state
         self._clock = clock
         self._llm = llm
-        self._embeddings = bool(embeddings and llm is not None)
+        # None: as the LLM client's embedding switch says (on once the start-up probe found
+        # an endpoint); False: never
+        self._embeddings_allowed = embeddings is not False
         self._results: TtlLruCache[BlockResult] = TtlLruCache(
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
@@ -123,6 +126,10 @@ class MemoryService:
         # ... and with every change of a member's person facts (a denial too): consolidation.
         self.change_listeners: list[Callable[[MemoryService, MemoryItem], Awaitable[Any]]] = []
         self.profiles: ProfileRepository | None = None  # consolidated profiles ("forget me")
+
+    @property
+    def _embeddings(self) -> bool:
+        return self._embeddings_allowed and self._llm is not None and self._llm.embeddings.on
 
     # ------------------------------------------------------------------ reads
 
@@ -201,7 +208,7 @@ class MemoryService:
         block = config.block(kind)
         gen = await self._generation(scopes)
         weights = (config.weights, config.embedding_weight, config.concept_weight, config.vector_k)
-        salt = hash((block, weights, fallback_k))
+        salt = hash((block, weights, fallback_k, self._embeddings))
         key = query_cache_key(scopes, f"{kind}:{subject_user_id}:{salt}:{gen}", query)
         cached = self._results.get(key)
         if cached is not None:
@@ -261,7 +268,12 @@ class MemoryService:
         vector = self._vectors.get(norm)
         if vector is None:
             assert self._llm is not None
-            result = await self._llm.embed([query], bot_id=bot_id, group_id=group_id)
+            # a task of its own: retrievals run under `eager_gather`, which steps them in the
+            # caller's task until they suspend, and the HTTP client's cancel scopes must be
+            # entered and left in one task
+            result = await asyncio.ensure_future(
+                self._llm.embed([query], bot_id=bot_id, group_id=group_id)
+            )
             if not result:
                 return None
             vector = tuple(result[0])

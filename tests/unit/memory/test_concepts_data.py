@@ -1,0 +1,40 @@
+"""The concept classes are data (`pallas/features/memory/data/concepts.toml`): the shipped file
+loads with every parent known, and a broken file says what is wrong instead of loading half."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pallas.features.memory.concepts import fact_concepts, query_concepts
+from pallas.features.memory.concepts_table import CLASSES, DATA_FILE, load_classes
+
+
+def test_the_shipped_file_is_the_table() -> None:
+    assert load_classes(DATA_FILE) == CLASSES
+    names = [c.name for c in CLASSES]
+    assert len(names) == len(set(names)) and {"place", "sport", "hobby", "pet"} <= set(names)
+    sport = next(c for c in CLASSES if c.name == "sport")
+    assert "hobby" in sport.parents and "游泳" in sport.members
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ('[[class]]\nname = "a"\nparents = ["nowhere"]\n', "unknown parents"),
+        ('[[class]]\nname = "a"\nmembrs = ["x"]\n', "bad fields ['membrs']"),
+        ('[[class]]\nmembers = ["x"]\n', "bad fields"),
+    ],
+)
+def test_a_broken_file_is_refused_with_the_reason(tmp_path: Path, text: str, error: str) -> None:
+    path = tmp_path / "concepts.toml"
+    path.write_text(text, "utf-8")
+    with pytest.raises(ValueError, match=error.replace("[", r"\[").replace("]", r"\]")):
+        load_classes(path)
+
+
+def test_classes_from_the_file_reach_recall() -> None:
+    """What the file says is what recall uses: a member word, a question pattern, a parent."""
+    assert {"sport", "hobby"} <= fact_concepts("TA周末去游泳")
+    assert "place" in query_concepts("你住在哪个区")
