@@ -20,7 +20,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from pallas.context.prompt_guard import sanitize_inline
 from pallas.core import state_keys
@@ -42,6 +42,7 @@ from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.repository import MemoryItem, MemoryRepository, NewMemory, WriteOutcome
 from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.scoring import MemoryCandidate, ScopedCache, retrieve
+from pallas.features.memory.single_flight import logged, single_flight
 from pallas.features.memory.text import normalize_query
 from pallas.features.memory.update_judge import TeachJudge
 from pallas.features.memory.updates import retire_superseded
@@ -55,7 +56,6 @@ TOUCH_DELAY_S = 0.5
 BACKFILL_BATCH = 32
 # read for the whole group on every turn (no subject): loaded together, one statement
 SHARED_KINDS = (*MEMORY_SECTION_KINDS, KNOWLEDGE)
-T = TypeVar("T")
 
 
 _Converted = tuple[tuple[MemoryItem, ...], tuple[MemoryCandidate, ...], dict[str, MemoryItem]]
@@ -146,7 +146,7 @@ class MemoryService:
             return cached
         if subject is None and kind in SHARED_KINDS:  # the group's kinds: one statement
             shared = query_cache_key(scopes, f"shared:{cap}:{gen}", "")
-            await _single(self._loading, shared, lambda: self._load_shared(scopes, cap, gen))
+            await single_flight(self._loading, shared, lambda: self._load_shared(scopes, cap, gen))
             cached = self._candidates.get(key)
             if cached is not None:
                 return cached
@@ -171,7 +171,7 @@ class MemoryService:
         cached = self._subject_sets.get(key)
         if cached is not None:
             return cached
-        subjects = await _single(
+        subjects = await single_flight(
             self._loading, key, lambda: self.repo.subjects(scopes, PERSONAL_KINDS)
         )
         self._subject_sets.put(key, subjects)
@@ -470,7 +470,7 @@ class MemoryService:
     # ------------------------------------------------------------------ background
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
-        task = asyncio.create_task(_logged(coro))
+        task = asyncio.create_task(logged(coro, log))
         self._background.add(task)
         task.add_done_callback(self._background.discard)
         return task
@@ -488,33 +488,7 @@ def _candidates_key(
     return query_cache_key(scopes, f"{kind}:{subject}:{cap}:{gen}", "")
 
 
-async def _single(
-    loading: dict[Hashable, asyncio.Future[Any]], key: Hashable, load: Callable[[], Awaitable[T]]
-) -> T:
-    """One load per key at a time: concurrent callers (the turn's sources) share it."""
-    pending = loading.get(key)
-    if pending is None:
-        pending = asyncio.ensure_future(load())
-        loading[key] = pending
-        pending.add_done_callback(lambda done: _forget(loading, key, done))
-    return await asyncio.shield(pending)
-
-
-def _forget(
-    loading: dict[Hashable, asyncio.Future[Any]], key: Hashable, done: asyncio.Future[Any]
-) -> None:
-    if loading.get(key) is done:
-        del loading[key]
-
-
 def _group_of(scope: str) -> int:
     """The group id of a ``group:<bot>:<group>`` scope (0 for pools / private chats)."""
     parts = scope.split(":")
     return int(parts[2]) if parts[0] == "group" and len(parts) == 3 and parts[2].isdigit() else 0
-
-
-async def _logged(coro: Any) -> None:
-    try:
-        await coro
-    except Exception:
-        log.exception("memory background task failed")
