@@ -39,7 +39,9 @@ async def start(
 ) -> PallasRuntime:
     shutil.copytree(REPO / "config", tmp_path / "config")
     (tmp_path / "config" / "groups" / f"{A}.toml").write_text(
-        '[memory]\nshared_pools = ["arknights"]\n', encoding="utf-8"
+        # expansion (on by default) would answer from the fake model's queue in the background
+        '[memory]\nshared_pools = ["arknights"]\n[memory.expansion]\nenabled = false\n',
+        encoding="utf-8",
     )
     clock = FakeClock()
     return await PallasRuntime.start(
