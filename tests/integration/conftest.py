@@ -1,4 +1,5 @@
-"""Database fixtures shared by the integration tests: every backend Pallas supports.
+"""Database fixtures shared by the integration tests: every backend Pallas supports, and a
+throwaway Redis server per module (`redis_server`) for the state-store tests.
 
 `database_url` runs a test once per backend — `[sqlite]` on a new file in `tmp_path`,
 `[postgres]` on a new database of one throwaway PostgreSQL server per session
@@ -25,6 +26,7 @@ import pytest
 
 from pallas.core.db import migrate
 from tests.harness import postgres as pg
+from tests.harness.redis_server import RedisServer, running_redis, unavailable_reason
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 TEMPLATE = "pallas_template"
@@ -64,3 +66,13 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite+aiosqlite:///{tmp_path / 'pallas.db'}"
     return request.getfixturevalue("postgres_database")
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[RedisServer]:
+    """A throwaway redis-server for the module's tests; skipped, with the reason, without one."""
+    reason = unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    with running_redis() as server:
+        yield server

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import replace
 
 import pytest
@@ -23,20 +23,11 @@ from pallas.core.turn import TurnInput
 from pallas.features.cost import CostGuard, CostVerdict, UsageCounters
 from pallas.routing.evaluate import RouteResult, duplicate_result
 from pallas.routing.triggers import TriggerKind
-from tests.harness.redis_server import RedisServer, running_redis, unavailable_reason
+from tests.harness.redis_server import RedisServer
 
 NOW = 1_760_000_000.0
 BOT, GROUP = 1, 2
 ACCOUNTS = (BOT, 7)  # each process serves its own QQ account; both are in GROUP
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    with running_redis() as server:
-        yield server
 
 
 @pytest.fixture(params=["memory", "redis"])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,18 +20,9 @@ import pytest
 
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore, StateStore
-from tests.harness.redis_server import RedisServer, running_redis, unavailable_reason
+from tests.harness.redis_server import RedisServer
 
 TTL = 1.0  # seconds; a Redis round trip on a loaded 2-core CI machine stays well inside it
-
-
-@pytest.fixture(scope="module")
-def redis_server() -> Iterator[RedisServer]:
-    reason = unavailable_reason()
-    if reason:
-        pytest.skip(reason)
-    with running_redis() as server:
-        yield server
 
 
 @dataclass
