@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Any
 
 from nonebot.adapters.onebot.v11 import Bot, Message, MessageSegment
@@ -18,16 +19,11 @@ class OneBotGroupSender:
         self._bot = bot
 
     async def send_group(self, group_id: int, segments: list[dict[str, Any]]) -> int | None:
-        message = Message([MessageSegment(s["type"], dict(s.get("data") or {})) for s in segments])
-        try:
-            result = await self._bot.send_group_msg(group_id=group_id, message=message)
-        except Exception as exc:
-            log.warning("send_group_msg to %s failed: %r", group_id, exc)
-            return None
-        message_id = as_int(result.get("message_id")) if isinstance(result, dict) else None
-        if message_id is None:
-            log.warning("send_group_msg to %s returned no message_id: %r", group_id, result)
-        return message_id
+        return await _sent_id(
+            "send_group_msg",
+            group_id,
+            self._bot.send_group_msg(group_id=group_id, message=_message(segments)),
+        )
 
     async def send_private(self, user_id: int, text: str) -> bool:
         """A private text message (admin notices); False when sending failed."""
@@ -49,23 +45,30 @@ class OneBotPrivateSender(OneBotGroupSender):
 
     async def send_group(self, group_id: int, segments: list[dict[str, Any]]) -> int | None:
         # the first bubble's quote is kept; an @ means nothing in a private chat
-        message = Message(
-            [
-                MessageSegment(s["type"], dict(s.get("data") or {}))
-                for s in segments
-                if s["type"] != "at"
-            ]
-        )
+        message = _message([s for s in segments if s["type"] != "at"])
         user_id = self._user_id
-        try:
-            result = await self._bot.send_private_msg(user_id=user_id, message=message)
-        except Exception as exc:
-            log.warning("send_private_msg to %s failed: %r", user_id, exc)
-            return None
-        message_id = as_int(result.get("message_id")) if isinstance(result, dict) else None
-        if message_id is None:
-            log.warning("send_private_msg to %s returned no message_id: %r", user_id, result)
-        return message_id
+        return await _sent_id(
+            "send_private_msg",
+            user_id,
+            self._bot.send_private_msg(user_id=user_id, message=message),
+        )
+
+
+def _message(segments: list[dict[str, Any]]) -> Message:
+    return Message([MessageSegment(s["type"], dict(s.get("data") or {})) for s in segments])
+
+
+async def _sent_id(api: str, target: int, call: Awaitable[Any]) -> int | None:
+    """The message id a send API call answered, or None (logged) when it failed or said none."""
+    try:
+        result = await call
+    except Exception as exc:
+        log.warning("%s to %s failed: %r", api, target, exc)
+        return None
+    message_id = as_int(result.get("message_id")) if isinstance(result, dict) else None
+    if message_id is None:
+        log.warning("%s to %s returned no message_id: %r", api, target, result)
+    return message_id
 
 
 def sender_for(bot: Bot, turn: TurnInput) -> OneBotGroupSender:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 
 import pytest
 
@@ -54,8 +54,18 @@ async def ask(
     peer: OneBotPeer, fake_llm: FakeOpenAI, group: int, user: int, text: str
 ) -> RecordedRequest:
     """@ the bot and return the chat request that carried this very message."""
+    return await request_carrying(
+        fake_llm, text, peer.send_event(peer.group_message(group, user, at_bot(text)))
+    )
+
+
+async def request_carrying(
+    fake_llm: FakeOpenAI, text: str, send: Awaitable[object]
+) -> RecordedRequest:
+    """Await `send` (an event to the bot) and return the chat request whose user turn ends
+    with `text`: the request that carried this very message."""
     seen = len(fake_llm.chat_requests())
-    await peer.send_event(peer.group_message(group, user, at_bot(text)))
+    await send
     deadline = asyncio.get_running_loop().time() + 20
     while asyncio.get_running_loop().time() < deadline:
         for request in fake_llm.chat_requests()[seen:]:

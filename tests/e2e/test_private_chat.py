@@ -18,7 +18,7 @@ from pallas.core.db.engine import create_engine, session_factory
 from pallas.features.cost.config import LIMIT_PHRASES
 from pallas.features.memory import MemoryRepository
 from tests.e2e.conftest import DbView, at_bot, sent_texts
-from tests.e2e.test_memory import ask, person_facts_block, wait_for_reply
+from tests.e2e.test_memory import ask, person_facts_block, request_carrying, wait_for_reply
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest
 from tests.harness.group_defaults import write_group_defaults
@@ -44,16 +44,8 @@ async def dm_request(
     peer: OneBotPeer, fake_llm: FakeOpenAI, user: int, text: str, *, sub_type: str = "friend"
 ) -> RecordedRequest:
     """DM the bot and return the chat request that carried this very message."""
-    seen = len(fake_llm.chat_requests())
-    await peer.send_event(peer.private_message(user, text, sub_type=sub_type))
-    deadline = asyncio.get_running_loop().time() + 20
-    while asyncio.get_running_loop().time() < deadline:
-        for request in fake_llm.chat_requests()[seen:]:
-            last = request.messages[-1] if request.messages else {}
-            if last.get("role") == "user" and str(last.get("content", "")).rstrip().endswith(text):
-                return request
-        await asyncio.sleep(0.05)
-    raise TimeoutError(f"no chat request for {text!r}")
+    event = peer.private_message(user, text, sub_type=sub_type)
+    return await request_carrying(fake_llm, text, peer.send_event(event))
 
 
 def group_sends(peer: OneBotPeer) -> list[ApiCall]:
