@@ -54,6 +54,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -66,6 +67,7 @@ from nonebot.exception import WebSocketClosed
 from typing_extensions import override
 
 from pallas.core.log_limit import LogLimiter, skipped_note
+from pallas.core.storable import needs_cleaning, storable_value
 from pallas.onebot.edge import Edge
 from pallas.onebot.event_parse import EventRefused, parse_event
 from pallas.onebot.frame_guard import check_frame
@@ -81,6 +83,14 @@ MAX_ECHO_DIGITS = 20
 RECEIVE_SLICE_S = 0.03
 BACKLOG_MAX = 2048  # parsed events waiting for a normal slot before parsing waits
 BACKLOG_POLL_S = 0.005
+
+
+def frame_ids(data: str | bytes) -> str:
+    """The ids a log line names a frame by, read off its raw text (no parse)."""
+    text = data[:4096] if isinstance(data, str) else data[:4096].decode("utf-8", "replace")
+    found = [f"{key} {m.group(1)[:24]}" for key in ("message_id", "group_id", "user_id")
+             if (m := re.search(rf'"{key}"\s*:\s*"?([-\w]+)', text))]  # fmt: skip
+    return ", ".join(found) or f"{len(data)} bytes"
 
 
 def _is_event_frame(data: str | bytes) -> bool:
@@ -287,21 +297,45 @@ class GuardedAdapter(Adapter):
     async def _receive_events(
         self, socket: _GuardedSocket, bot: GuardedBot, edge: Edge | None
     ) -> None:
+        """Read frames until the peer closes or the socket fails (both raised by `receive`);
+        whatever one frame's event raises on its way in is that frame's alone."""
         while True:
             data = await socket.receive()
             try:
-                json_data = json.loads(data)
-            except ValueError:  # check_frame parsed it; a second failure is not expected
-                log.warning("skipped a OneBot frame that is not JSON (%d bytes)", len(data))
-                continue
-            event = self.json_to_event(json_data)
-            if event is None:
-                continue
-            if edge is not None:
+                self._take_frame(data, bot, edge)
+            except Exception as exc:  # one event's fault: logged, the connection stays
+                logged, skipped = _REFUSALS.allow(f"event:{type(exc).__name__}")
+                if logged:
+                    log.warning(
+                        "skipped a OneBot event (%s) that failed on its way in: %s: %s; "
+                        "the connection stays%s",
+                        frame_ids(data),
+                        type(exc).__name__,
+                        str(exc)[:200],
+                        skipped_note(skipped),
+                    )
+                log.debug("the failed event's traceback", exc_info=True)
+
+    def _take_frame(self, data: str | bytes, bot: GuardedBot, edge: Edge | None) -> None:
+        """One frame: parsed (its text made storable), seen by the edge, dispatched."""
+        try:
+            json_data = json.loads(data)
+        except ValueError:  # check_frame parsed it; a second failure is not expected
+            log.warning("skipped a OneBot frame that is not JSON (%d bytes)", len(data))
+            return
+        if needs_cleaning(data):
+            json_data = storable_value(json_data)
+        event = self.json_to_event(json_data)
+        if event is None:
+            return
+        if edge is not None:
+            try:
                 edge.on_read(event)
-            task = asyncio.create_task(bot.handle_event(event))
-            task.add_done_callback(self.tasks.discard)
-            self.tasks.add(task)
+            except Exception:  # the edge's own bug: the event is still handled, unrecorded
+                log.exception("the edge failed reading event %s", frame_ids(data))
+        task = asyncio.create_task(bot.handle_event(event))
+        task.add_done_callback(self.tasks.discard)
+        self.tasks.add(task)
 
     @classmethod
     def deliver_response(cls, data: str | bytes) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 
 from pallas.core.cq import SEGMENT_PLACEHOLDERS, normalise_segments, to_cq
 from pallas.core.records import StoredMessage
+from pallas.core.storable import fits_int64, storable_text, storable_value
 from pallas.core.turn import Segment, Sender, TurnInput
 
 log = logging.getLogger("pallas.onebot")
@@ -18,8 +19,17 @@ log = logging.getLogger("pallas.onebot")
 def as_int(value: Any, default: int | None = None) -> int | None:
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf)
         return default
+
+
+def as_id(value: Any) -> int | None:
+    """A QQ id or message id: an int (or its decimal string) that fits 64 bits, else None
+    (what a column can store; a bigger one names nothing)."""
+    if isinstance(value, str) and len(value) > 24:
+        return None
+    number = as_int(value) if not isinstance(value, (bool, float)) else None
+    return number if fits_int64(number) else None
 
 
 def display_text(segments: list[dict[str, Any]]) -> str:
@@ -65,8 +75,15 @@ def _image_urls(segments: list[dict[str, Any]]) -> tuple[str, ...]:
 def _reply_id(segments: list[dict[str, Any]]) -> int | None:
     for seg in segments:
         if seg["type"] == "reply":
-            return as_int((seg.get("data") or {}).get("id"))
+            return as_id((seg.get("data") or {}).get("id"))
     return None
+
+
+def _unix_time(value: Any) -> float:
+    """The event's time in seconds; 0 (unknown) for what cannot be one. The adapter already
+    replaced such a time with the time the frame was read (`event_parse.repair_message`)."""
+    stamp = as_int(value, 0) or 0
+    return float(stamp) if 0 <= stamp < 2**32 else 0.0
 
 
 def turn_input_from_event(
@@ -79,12 +96,12 @@ def turn_input_from_event(
 
     Raises `ValueError` for payloads without the ids every turn needs.
     """
-    bot_id = as_int(event.get("self_id"))
-    user_id = as_int(event.get("user_id"))
-    message_id = as_int(event.get("message_id"))
+    bot_id = as_id(event.get("self_id"))
+    user_id = as_id(event.get("user_id"))
+    message_id = as_id(event.get("message_id"))
     if bot_id is None or user_id is None or message_id is None:
         raise ValueError("message event without self_id / user_id / message_id")
-    group_id = as_int(event.get("group_id"), 0) or 0
+    group_id = as_id(event.get("group_id")) or 0
     segments, problems = normalise_segments(event.get("message", event.get("raw_message", "")))
     if problems:
         log.warning("event %s: %s", message_id, "; ".join(problems))
@@ -94,17 +111,17 @@ def turn_input_from_event(
     mentions = tuple(
         uid
         for seg in segments
-        if seg["type"] == "at" and (uid := as_int((seg.get("data") or {}).get("qq"))) is not None
+        if seg["type"] == "at" and (uid := as_id((seg.get("data") or {}).get("qq"))) is not None
     )
     return TurnInput(
         bot_id=bot_id,
         group_id=group_id,
         user_id=user_id,
         message_id=message_id,
-        time=float(as_int(event.get("time"), 0) or 0),
+        time=_unix_time(event.get("time")),
         text=spoken_text(segments, bot_id),
         segments=tuple(Segment(s["type"], s.get("data") or {}) for s in segments),
-        raw_message=raw if isinstance(raw, str) else to_cq(segments),
+        raw_message=storable_text(raw) if isinstance(raw, str) and raw else to_cq(segments),
         sender=Sender(
             user_id=user_id,
             card=str(sender.get("card") or ""),
@@ -153,6 +170,7 @@ def stored_message_from_sent(
     nickname: str = "",
 ) -> StoredMessage:
     """The bot's own outgoing message, recorded with the id the peer returned."""
+    segments = storable_value(segments)  # a plugin may send anything: store what it means
     return StoredMessage(
         bot_id=bot_id,
         group_id=group_id,

@@ -35,6 +35,7 @@ from nonebot.typing import T_State
 
 from pallas.app_model import PallasApp
 from pallas.core.lines import Occurrences
+from pallas.core.log_limit import LogLimiter, skipped_note
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.counters import CounterTask, InboundCounters
 from pallas.onebot.events import ConvertedTurn, convert_event, with_line_key
@@ -149,10 +150,9 @@ class Edge:
         if isinstance(event, (GroupMessageEvent, PrivateMessageEvent)):
             converted = self._convert(event)
             if converted is not None:
-                converted = self._numbered(converted)
+                converted = self._numbered(event, converted)
                 self._record(event, converted)
-                if not isinstance(event, PrivateMessageEvent) or self.gate.decide(event).allowed:
-                    verdict = self.lane_choice.for_turn(converted.turn)
+                verdict = self._lane(event, converted)
         claim = None
         if verdict.priority:
             log_priority(event, verdict)
@@ -181,12 +181,32 @@ class Edge:
     def _convert(self, event: MessageEvent) -> ConvertedTurn | None:
         try:
             return convert_event(event)
-        except ValueError as exc:
-            log.warning("unrecordable event %s: %s", event.message_id, exc)
+        except Exception as exc:  # ValueError: no ids to keep it by; anything else a bug
+            _warn_once(f"convert:{type(exc).__name__}", "unrecordable event %s: %s: %s",
+                       event.message_id, type(exc).__name__, exc)  # fmt: skip
             return None
 
-    def _numbered(self, converted: ConvertedTurn) -> ConvertedTurn:
-        """A group line gets its line key: the same for every account's copy of it."""
+    def _lane(self, event: MessageEvent, converted: ConvertedTurn) -> LaneVerdict:
+        try:
+            if isinstance(event, PrivateMessageEvent) and not self.gate.decide(event).allowed:
+                return NORMAL
+            return self.lane_choice.for_turn(converted.turn)
+        except Exception as exc:  # the normal lane: the message is still handled
+            _warn_once(f"lane:{type(exc).__name__}", "no lane choice for message %s: %s: %s",
+                       event.message_id, type(exc).__name__, exc)  # fmt: skip
+            return NORMAL
+
+    def _numbered(self, event: MessageEvent, converted: ConvertedTurn) -> ConvertedTurn:
+        """A group line gets its line key: the same for every account's copy of it (a line
+        whose key cannot be made is kept without one: stored, never deduplicated)."""
+        try:
+            return self._with_line_key(converted)
+        except Exception as exc:
+            _warn_once(f"line_key:{type(exc).__name__}", "no line key for message %s: %s: %s",
+                       event.message_id, type(exc).__name__, exc)  # fmt: skip
+            return converted
+
+    def _with_line_key(self, converted: ConvertedTurn) -> ConvertedTurn:
         turn = converted.turn
         if turn.is_private:
             return converted
@@ -277,6 +297,16 @@ async def dispatch(
             counters.stopped[stopped_by] = counters.stopped.get(stopped_by, 0) + 1
             return stopped_by
     return None
+
+
+_FAULTS = LogLimiter(per_window=5, window_s=60.0)
+
+
+def _warn_once(kind: str, message: str, *args: object) -> None:
+    """One rate-limited WARNING per kind of fault (the event's ids in `args`)."""
+    logged, skipped = _FAULTS.allow(kind)
+    if logged:
+        log.warning(message + "%s", *args, skipped_note(skipped))
 
 
 async def _guarded(work: Awaitable[None], what: str) -> None:

@@ -27,14 +27,26 @@ frames. NoneBot itself is not patched: only Pallas's adapter uses this.
 
 from __future__ import annotations
 
+import logging
+import math
+import time
 from typing import Any
 
 from nonebot.adapters.onebot.v11 import Adapter, Message, MessageEvent, MessageSegment
 from nonebot.adapters.onebot.v11.event import Event
 from pydantic import ValidationError
 
+from pallas.core.log_limit import LogLimiter, skipped_note
+from pallas.core.storable import INT64_MAX, INT64_MIN, fits_int64
+
+log = logging.getLogger("pallas.onebot")
+# repaired messages: a few lines per kind of repair a minute, then a count
+_REPAIRS = LogLimiter(per_window=5, window_s=60.0)
+
 ID_FIELDS = ("self_id", "message_id", "group_id", "user_id", "operator_id", "target_id")
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+MAX_UNIX_TIME = 2**32  # QQ stamps seconds; past 2106 a time is garbage, not a date
+_SENDER_INTS = frozenset({"user_id", "age"})
+_SENDER_STRS = frozenset({"nickname", "sex", "card", "area", "level", "role", "title"})
 MESSAGE_POST_TYPES = frozenset({"message"})  # NapCat's message_sent has only the base Event
 
 
@@ -85,6 +97,13 @@ def built_message(segments: Any) -> Message | None:
     return Message(built)
 
 
+def _note_repair(post_type: str, frame: dict[str, Any], fields: list[str]) -> None:
+    logged, skipped = _REPAIRS.allow(",".join(fields))
+    if logged:
+        log.warning("kept a OneBot %s event (%s) with its default for %s%s", post_type,
+                    _ids(frame), ", ".join(fields), skipped_note(skipped))  # fmt: skip
+
+
 def _ids(frame: dict[str, Any]) -> str:
     parts = [f"{key} {str(frame[key])[:24]}" for key in ("message_id", "group_id", "user_id")
              if key in frame]  # fmt: skip
@@ -117,6 +136,78 @@ def _check_id_range(event: Event, post_type: str, frame: dict[str, Any]) -> None
             )
 
 
+def _unix_time(value: Any) -> int | None:
+    """A QQ timestamp (seconds; an int, a whole float or a decimal string), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        value = int(value) if math.isfinite(value) else None
+    elif isinstance(value, str):
+        value = int(value.strip()) if value.strip().isdecimal() and len(value) < 16 else None
+    return value if isinstance(value, int) and 0 <= value < MAX_UNIX_TIME else None
+
+
+def _sender(value: Any, user_id: Any) -> dict[str, Any]:
+    """The sender's fields of the right type; a sender that is not an object is the speaker."""
+    if not isinstance(value, dict):
+        return {"user_id": user_id} if fits_int64(user_id) else {}
+    return {
+        key: item
+        for key, item in value.items()
+        if (key in _SENDER_INTS and fits_int64(item)) or (key in _SENDER_STRS and
+                                                           isinstance(item, str))
+    }  # fmt: skip
+
+
+def _anonymous(value: Any) -> dict[str, Any] | None:
+    if not isinstance(value, dict):
+        return None
+    fits = (fits_int64(value.get("id")) and isinstance(value.get("name"), str)
+            and isinstance(value.get("flag"), str))  # fmt: skip
+    return value if fits else None
+
+
+def repair_message(data: dict[str, Any], *, now: float | None = None) -> list[str]:
+    """Keep a message whose only faults are fields no step needs as sent: a time that is not
+    a QQ timestamp becomes the time it was read, a sender of the wrong shape keeps its fields
+    of the right type, a bad font / raw message / sub-type / anonymous gets its default, a
+    `message` that is no message is its raw CQ text (or empty). Changes `data` in place;
+    returns the names of the repaired fields (the ids are not repaired: without them there is
+    no line to keep)."""
+    repaired = []
+    kind = data.get("message_type")
+    stamp = _unix_time(data.get("time"))
+    if stamp is None:
+        stamp = int(time.time() if now is None else now)
+        repaired.append("time")
+    data["time"] = stamp
+    sender = _sender(data.get("sender"), data.get("user_id"))
+    if sender != data.get("sender"):
+        repaired.append("sender")
+    data["sender"] = sender
+    raw = data.get("raw_message")
+    anonymous = data.get("anonymous")
+    sub_type = "normal" if kind == "group" else "friend"
+    as_sent: Any = raw if isinstance(raw, str) else []  # a `message` that is none: its raw text
+    defaults: tuple[tuple[str, bool, Any], ...] = (
+        ("sub_type", isinstance(data.get("sub_type"), str), sub_type),
+        ("font", fits_int64(data.get("font")), 0),
+        ("raw_message", isinstance(raw, str), ""),
+        ("anonymous", anonymous is None or _anonymous(anonymous) is not None, None),
+        ("message", isinstance(data.get("message"), (list, str)), as_sent),
+    )  # fmt: skip
+    for key, valid, default in defaults:
+        if not valid:
+            if key in data:
+                repaired.append(key)
+            data[key] = default
+    for key, kind_ok in (("to_me", bool), ("reply", dict)):
+        if key in data and not isinstance(data[key], kind_ok):
+            del data[key]
+            repaired.append(key)
+    return repaired
+
+
 def parse_event(adapter: type[Adapter], json_data: dict[str, Any]) -> Event:
     """The event the stock adapter's `json_to_event` gives for a frame, built without a
     `TypeAdapter` per segment: its models in its order (most specific first), then, for
@@ -124,10 +215,14 @@ def parse_event(adapter: type[Adapter], json_data: dict[str, Any]) -> Event:
     frame — and for a message no message model accepts: as a base `Event` it would only
     fail later, in NoneBot's command parsing, with a traceback."""
     data = dict(json_data)  # the models' before-validators write `original_message` into it
-    message = built_message(json_data.get("message"))
+    post_type = str(json_data.get("post_type", ""))[:32]
+    if post_type in MESSAGE_POST_TYPES and data.get("message_type") in ("group", "private"):
+        repaired = repair_message(data)
+        if repaired:
+            _note_repair(post_type, json_data, repaired)
+    message = built_message(data.get("message"))
     if message is not None:
         data["message"] = message
-    post_type = str(json_data.get("post_type", ""))[:32]
     try:  # the adapter's type trie joins the type fields: a non-string one is a TypeError
         models = list(adapter.get_event_model(data))  # most specific first, down to `Event`
     except (TypeError, ValueError):

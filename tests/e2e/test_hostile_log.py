@@ -110,3 +110,71 @@ async def test_fuzzed_events_write_no_traceback_and_lose_no_good_message(
 def _first_traceback(log: str) -> str:
     start = log.find("Traceback")
     return log[max(0, start - 400) : start + 3_000]
+
+
+ID_FIELDS = ("message_id", "user_id", "group_id", "self_id")
+HUGE = (2**64, -(2**70), 10**22, "98765432109876543210123")
+
+
+def kinds_of_issue_44(peer: OneBotPeer, group: int, i: int) -> dict[str, Any]:
+    """Issue 44's kinds, each on a message that must be kept (`i` names it): lone surrogates
+    and NUL in text and names, ids past 64 bits in every segment id, times that are NaN /
+    Infinity / 2**70 / a word, numbers as strings."""
+    base = peer.group_message(group, 20_000 + i % 7, [], message_id=990_000 + i)
+    mark = {"type": "text", "data": {"text": f"标记{i}"}}
+    huge = HUGE[i % len(HUGE)]
+    variants: list[dict[str, Any]] = [
+        {"message": [{"type": "text", "data": {"text": "半个表情\ud83d\x00"}}, mark]},
+        {"message": [mark, {"type": "text", "data": {"text": "\udfff"}}],
+         "sender": {"user_id": 20_000, "nickname": "\ud800昵称", "card": "\x00"}},
+        {"message": [{"type": "reply", "data": {"id": huge}}, mark]},
+        {"message": [{"type": "at", "data": {"qq": huge}}, mark]},
+        {"message": [{"type": "face", "data": {"id": huge}}, mark]},
+        {"message": [{"type": "image", "data": {"file": "a.jpg", "file_size": huge}}, mark]},
+        {"message": [mark], "time": float("nan")},
+        {"message": [mark], "time": float("inf")},
+        {"message": [mark], "time": 2**70},
+        {"message": [mark], "time": "1760000000"},
+        {"message": [mark], "user_id": str(20_000 + i % 7)},
+        {"message": [{"type": "face", "data": {"id": float("-inf")}}, mark]},
+        {"message": [mark], "sender": None, "font": float("nan"), "raw_message": 2**70},
+    ]  # fmt: skip
+    return {**base, **variants[i % len(variants)]}
+
+
+async def test_issue_44_kinds_keep_every_line_and_the_connection(
+    bot: BotProcess, peer: OneBotPeer, db: DbView
+) -> None:
+    """Before: one lone surrogate closed the OneBot connection (the line key's UTF-8 encode,
+    outside any guard) and every frame in flight was lost; a reply to a 20-digit message id
+    lost its line at the database. Now each such line is stored (its text made storable,
+    the id dropped), the connection is never closed, and nothing writes a traceback."""
+    group = GROUP + 2
+    ids: list[int] = []
+    for i in range(13 * 8):
+        await peer.send_event(kinds_of_issue_44(peer, group, i))
+        ids.append(990_000 + i)
+        if i % 13 == 0:  # an id out of range in the frame itself: refused alone, one line
+            field = ID_FIELDS[i % len(ID_FIELDS)]
+            await peer.send_event(
+                {**peer.group_message(group, 20_003, "坏", message_id=1), field: HUGE[0]}
+            )
+        if i % 10 == 0:  # a normal line between them
+            ids.append(995_000 + i)
+            await peer.send_event(peer.group_message(group, 20_004, f"正常{i}",
+                                                     message_id=ids[-1]))  # fmt: skip
+
+    async def all_kept() -> bool:
+        return len(await db.messages.find_by_message_ids(BOT_ID, group, ids)) == len(ids)
+
+    await db.wait_for(all_kept, what="every line of issue 44's kinds")
+    kept = await db.messages.find_by_message_ids(BOT_ID, group, ids)
+    for i in range(13 * 8):
+        stored = kept[990_000 + i]
+        assert f"标记{i}" in stored.text
+        assert "\x00" not in stored.text and stored.reply_to is None
+    await asyncio.sleep(0.5)
+    log = bot.log_path.read_text(encoding="utf-8")
+    assert log.count("Traceback") == 0, _first_traceback(log)
+    assert "connection of bot" not in log, bot.tail_log(40)  # neither failed nor closed
+    assert log.count(f"OneBot bot {BOT_ID} connected") == 1

@@ -144,8 +144,15 @@ class OneBotPeer:
 
     # -- events ----------------------------------------------------------------------------
     async def send_event(self, event: dict[str, Any]) -> None:
+        """The event as a real peer writes it: UTF-8 text, a lone surrogate as its `\\udXXX`
+        escape (what JavaScript's JSON.stringify does) and NaN bare."""
         assert self._ws is not None, "peer is not connected"
-        await self._ws.send(json.dumps(event, ensure_ascii=False))
+        text = json.dumps(event, ensure_ascii=False)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(event)
+        await self._ws.send(text)
 
     async def send_raw(self, text: str) -> None:
         assert self._ws is not None

@@ -61,8 +61,6 @@ FRAMES: list[tuple[str, dict[str, Any]]] = [
     ("CQ string message", group("[CQ:at,qq=2900000001] 你好&#91;")),
     ("private", {**group([text("私聊")]), "message_type": "private", "sub_type": "friend"}),
     ("anonymous group", group([text("匿名")], anonymous={"id": 1, "name": "匿", "flag": "f"})),
-    ("message a number", group(5)),
-    ("message missing", {k: v for k, v in group([]).items() if k != "message"}),
     ("group id missing", {k: v for k, v in group([text("x")]).items() if k != "group_id"}),
     ("user id a word", group([text("x")], user_id="abc")),
     ("unknown post type", {"post_type": "nonsense", "time": 1, "self_id": BOT}),
@@ -188,12 +186,25 @@ def test_a_refusal_names_the_event_and_the_reason(frame: dict[str, Any], says: s
     ("frame", "field", "says"),
     [
         ({**group([text("x")]), "message_type": 7}, "type", "no event type for"),
-        ({**group([text("x")]), "sub_type": ["a"]}, "type", "no event type for"),
+        ({**group([text("x")]), "sub_type": ["a"], "post_type": 3}, "type", "no event type"),
         ({**group([text("x")]), "post_type": None}, "type", "no event type for"),
         ({**group([text("x")]), "self_id": 2**70}, "self_id", "self_id out of range"),
         ({**group([text("x")]), "group_id": -(2**64)}, "group_id", "group_id out of range"),
         ({**group([text("x")]), "user_id": str(2**80)}, "user_id", "user_id out of range"),
-        ({**group([text("x")]), "time": "yesterday"}, "time", "time: "),
+        (
+            {
+                "post_type": "notice",
+                "notice_type": "group_recall",
+                "group_id": 1,
+                "user_id": 2,
+                "operator_id": 2,
+                "message_id": 3,
+                "self_id": BOT,
+                "time": "yesterday",
+            },
+            "time",
+            "time: ",
+        ),
     ],
 )
 def test_frames_the_adapter_cannot_type_are_refused_by_the_field_at_fault(
@@ -207,3 +218,39 @@ def test_frames_the_adapter_cannot_type_are_refused_by_the_field_at_fault(
     assert refused.value.field == field
     assert says in refused.value.reason
     assert refused.value.kind.endswith(f":{field}")
+
+
+@pytest.mark.parametrize(
+    ("fault", "field", "kept"),
+    [
+        ({"message": 5}, "message", {"raw_message": "raw"}),
+        ({"message": None}, "message", {"raw_message": "raw"}),
+        ({"sub_type": ["a"]}, "sub_type", {"sub_type": "normal"}),
+        ({"time": "yesterday"}, "time", {}),
+        ({"time": 2**70}, "time", {}),
+        ({"time": float("nan")}, "time", {}),
+        ({"time": -5}, "time", {}),
+        ({"sender": None}, "sender", {"sender": {"user_id": 456}}),
+        ({"sender": {"user_id": 456, "nickname": ["x"], "card": "卡"}}, "sender", {}),
+        ({"font": "x"}, "font", {"font": 0}),
+        ({"raw_message": 5}, "raw_message", {"raw_message": ""}),
+        ({"anonymous": 5}, "anonymous", {"anonymous": None}),
+        ({"reply": 5}, "reply", {"reply": None}),
+        ({"to_me": "yes"}, "to_me", {"to_me": False}),
+    ],
+)
+def test_a_message_whose_only_fault_is_a_droppable_field_is_kept(
+    fault: dict[str, Any], field: str, kept: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 44: only a frame that is no OneBot event is refused. A message whose time, sender,
+    font, raw text, sub-type or message field cannot be what the models want gets its default
+    (a time: when it was read), is kept, and the repair is one warning naming the field."""
+    event = parse_event(GuardedAdapter, {**group([text("留下")]), **fault})
+    assert isinstance(event, MessageEvent)
+    assert event.message_id == 7 and event.user_id == 456
+    for name, value in kept.items():
+        got = getattr(event, name)
+        assert (got.model_dump(exclude_none=True) if hasattr(got, "model_dump") else got) == value
+    if field == "time":
+        assert 1_700_000_000 < event.time < 2**32
+    assert f"with its default for {field}" in caplog.text
