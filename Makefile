@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test lint format bench clean check-python
+.PHONY: run test quick fuzz lint format bench clean check-python
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Pallas needs Python 3.11+, found " + sys.version.split()[0])'
@@ -28,6 +28,16 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest
+
+# the inner loop: the unit tests only (pure logic, no bot process, no browser)
+quick: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q -x tests/unit
+
+# the generated-input properties at length (random seed; EXAMPLES=N examples per property)
+fuzz: $(VENV)/.installed-test
+	PALLAS_FUZZ_EXAMPLES=$(or $(EXAMPLES),2000) $(BIN)/python -m pytest -q \
+		tests/integration/test_edge_properties.py tests/unit/config/test_config_properties.py \
+		tests/unit/core/test_storable.py
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -6,7 +6,7 @@ with a well-formed message every 100 events. Prints the log's lines, warnings, e
 tracebacks (with the distinct exceptions), whether every well-formed message was kept, the
 bot's RSS, and the send rate.
 
-    python -m benchmarks.hostile [--events 5000] [--seed 33]
+    python -m benchmarks.hostile [--events 5000] [--seed 33] [--every 100]
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
-async def run(events: int, seed: int, keep_log: Path | None = None) -> None:
+async def run(events: int, seed: int, keep_log: Path | None = None, every: int = 100) -> None:
     workdir = Path(tempfile.mkdtemp(prefix="pallas-bench-hostile-"))
     llm = FakeOpenAI(default_reply="好呀")
     await llm.start()
@@ -60,7 +60,7 @@ async def run(events: int, seed: int, keep_log: Path | None = None) -> None:
         started = time.perf_counter()
         for i, event in enumerate(fuzzed_events(seed, events, self_id=BOT, group_id=GROUP)):
             await peer.send_event(event)
-            if i % 100 == 0:
+            if i % every == 0:
                 good.append(960_000 + i)
                 normal = peer.group_message(GROUP, MEMBER, f"正常{i}", message_id=good[-1])
                 await peer.send_event(normal)
@@ -101,8 +101,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--events", type=int, default=5_000)
     parser.add_argument("--seed", type=int, default=33)
     parser.add_argument("--keep-log", type=Path, help="write the bot's log here")
+    parser.add_argument("--every", type=int, default=100, help="a normal message every N events")
     args = parser.parse_args(argv)
-    asyncio.run(run(args.events, args.seed, args.keep_log))
+    asyncio.run(run(args.events, args.seed, args.keep_log, args.every))
 
 
 if __name__ == "__main__":

@@ -98,7 +98,7 @@ def built_message(segments: Any) -> Message | None:
 
 
 def _note_repair(post_type: str, frame: dict[str, Any], fields: list[str]) -> None:
-    logged, skipped = _REPAIRS.allow(",".join(fields))
+    logged, skipped = _REPAIRS.allow(fields[0])  # by the first field: a few kinds, not combos
     if logged:
         log.warning("kept a OneBot %s event (%s) with its default for %s%s", post_type,
                     _ids(frame), ", ".join(fields), skipped_note(skipped))  # fmt: skip

@@ -8,7 +8,7 @@ from typing import Any
 from nonebot.adapters.onebot.v11 import GroupMessageEvent, MessageEvent
 
 from pallas.core.turn import TurnInput
-from pallas.onebot.convert import as_int, turn_input_from_event
+from pallas.onebot.convert import as_id, turn_input_from_event
 
 
 def event_payload(event: MessageEvent) -> dict[str, Any]:
@@ -43,7 +43,7 @@ class ConvertedTurn:
 
 def _reply_user(event: MessageEvent) -> int | None:
     if event.reply is not None and event.reply.sender is not None:
-        return as_int(event.reply.sender.user_id)
+        return as_id(event.reply.sender.user_id)
     return None
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import nonebot
 
 from pallas.core.cq import normalise_segments
-from pallas.onebot.convert import as_int
+from pallas.onebot.convert import as_id
 
 log = logging.getLogger("pallas.onebot")
 
@@ -33,7 +33,7 @@ async def fetch_quoted_segments(
         return None
     if not isinstance(data, dict):
         return None
-    source_group = as_int(data.get("group_id"))
+    source_group = as_id(data.get("group_id"))
     if source_group is not None and group_id and source_group != group_id:
         log.warning("get_msg %s answered from group %s, not %s", message_id, source_group, group_id)
         return None

@@ -16,7 +16,7 @@ from typing import Any
 from nonebot.adapters.onebot.v11 import Message
 
 from pallas.core.turn import TurnInput
-from pallas.onebot.convert import as_int, stored_message_from_sent, stored_message_from_turn
+from pallas.onebot.convert import as_id, stored_message_from_sent, stored_message_from_turn
 from pallas.runtime import PallasRuntime
 
 log = logging.getLogger("pallas.recorder")
@@ -36,10 +36,10 @@ def record_sent(
     """A `send_msg` / `send_group_msg` the bot made to a group, once the call succeeded."""
     if api not in ("send_msg", "send_group_msg"):
         return
-    group_id = as_int(data.get("group_id"))
+    group_id = as_id(data.get("group_id"))
     if not group_id or (api == "send_msg" and data.get("message_type") == "private"):
         return
-    message_id = as_int(result.get("message_id")) if isinstance(result, dict) else None
+    message_id = as_id(result.get("message_id")) if isinstance(result, dict) else None
     if message_id is None:
         log.warning("sent message to group %s not recorded (no message_id returned)", group_id)
         return

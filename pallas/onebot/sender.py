@@ -9,7 +9,7 @@ from typing import Any
 from nonebot.adapters.onebot.v11 import Bot, Message, MessageSegment
 
 from pallas.core.turn import TurnInput
-from pallas.onebot.convert import as_int
+from pallas.onebot.convert import as_id
 
 log = logging.getLogger("pallas.onebot")
 
@@ -65,7 +65,7 @@ async def _sent_id(api: str, target: int, call: Awaitable[Any]) -> int | None:
     except Exception as exc:
         log.warning("%s to %s failed: %r", api, target, exc)
         return None
-    message_id = as_int(result.get("message_id")) if isinstance(result, dict) else None
+    message_id = as_id(result.get("message_id")) if isinstance(result, dict) else None
     if message_id is None:
         log.warning("%s to %s returned no message_id: %r", api, target, result)
     return message_id
