@@ -68,9 +68,7 @@ toml_value = st.recursive(
     toml_scalar,
     lambda inner: (
         st.lists(inner, max_size=4)
-        | st.dictionaries(
-            st.text("abcxyz_", min_size=1, max_size=6), inner, max_size=3
-        )
+        | st.dictionaries(st.text("abcxyz_", min_size=1, max_size=6), inner, max_size=3)
     ),
     max_leaves=8,
 )
