@@ -65,10 +65,17 @@ async def run(events: int, seed: int, keep_log: Path | None = None, every: int =
                 normal = peer.group_message(GROUP, MEMBER, f"正常{i}", message_id=good[-1])
                 await peer.send_event(normal)
         sent_s = time.perf_counter() - started
+        kept = await _kept(bot, good)
+        for _ in range(300):  # until every normal line is stored, 30 s at most
+            if kept == len(good):
+                break
+            await asyncio.sleep(0.1)
+            kept = await _kept(bot, good)
+        drained_s = time.perf_counter() - started - sent_s
         await asyncio.sleep(3.0)  # the last handlers finish and log
         alive = bot.proc is not None and bot.proc.poll() is None
         rss = _rss_mb(bot.proc.pid) if alive and bot.proc is not None else 0.0
-        kept = await _kept(bot, good)
+        print(f"normal lines stored {drained_s:.1f} s after the last send")
         log = bot.log_path.read_text(encoding="utf-8")
         _report(log, events, sent_s, kept, len(good))
         if keep_log is not None:
