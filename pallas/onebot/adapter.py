@@ -74,6 +74,7 @@ from pallas.onebot.frame_guard import check_frame
 from pallas.onebot.identify import identify
 from pallas.onebot.lanes import PRIORITY_HOLD, Lanes
 from pallas.onebot.read_ahead import FramePump, FrameScan, Scanned, is_response_frame
+from pallas.onebot.refused import RefusedFrames
 
 log = logging.getLogger("pallas.onebot")
 # refused frames and events: a few lines per kind a minute, then a count (pallas.core.log_limit)
@@ -110,9 +111,11 @@ class _GuardedSocket:
         lanes: Lanes | None,
         aliases: Callable[[int], Iterable[str]],
         respond: Callable[[str | bytes], bool],
+        keep_refused: RefusedFrames | None = None,
     ) -> None:
         self._websocket = websocket
         self._lanes = lanes
+        self._keep_refused = keep_refused
         self.refused = 0
         self._yielded_at = time.perf_counter()
         self_id = websocket.request.headers.get("x-self-id") or ""
@@ -145,6 +148,8 @@ class _GuardedSocket:
             if verdict.ok:
                 return data
             self.refused += 1
+            if self._keep_refused is not None:
+                self._keep_refused.keep(f"frame:{verdict.reason}", verdict.reason, data)
             logged, skipped = _REFUSALS.allow(f"frame:{verdict.reason}")
             if logged:
                 log.warning(
@@ -200,6 +205,12 @@ def deliver_result(store: Any, result: dict[str, Any]) -> bool:
         return False
     future.set_result(result)
     return True
+
+
+def _log_refused(refused: EventRefused) -> None:
+    logged, skipped = _REFUSALS.allow(refused.kind)
+    if logged:
+        log.warning("refused a OneBot %s%s", refused, skipped_note(skipped))
 
 
 class GuardedBot(Bot):
@@ -268,6 +279,7 @@ class GuardedAdapter(Adapter):
             lanes=edge.lanes if edge is not None else None,
             aliases=edge.lane_choice.aliases_for if edge is not None else _no_aliases,
             respond=self.deliver_response,
+            keep_refused=edge.refused if edge is not None else None,
         )
         try:
             await self._receive_events(guarded, bot, edge)
@@ -325,7 +337,7 @@ class GuardedAdapter(Adapter):
             return
         if needs_cleaning(data):
             json_data = storable_value(json_data)
-        event = self.json_to_event(json_data)
+        event = self._event(json_data, edge)
         if event is None:
             return
         if edge is not None:
@@ -336,6 +348,18 @@ class GuardedAdapter(Adapter):
         task = asyncio.create_task(bot.handle_event(event))
         task.add_done_callback(self.tasks.discard)
         self.tasks.add(task)
+
+    def _event(self, json_data: Any, edge: Edge | None) -> Event | None:
+        """`json_to_event`, keeping a refused event's frame (`pallas.onebot.refused`)."""
+        if not isinstance(json_data, dict) or "post_type" not in json_data:
+            return self.json_to_event(json_data)
+        try:
+            return parse_event(type(self), json_data)
+        except EventRefused as refused:
+            if edge is not None:
+                edge.refused.keep(f"event:{refused.kind}", str(refused), json_data)
+            _log_refused(refused)
+            return None
 
     @classmethod
     def deliver_response(cls, data: str | bytes) -> bool:
@@ -363,9 +387,7 @@ class GuardedAdapter(Adapter):
         try:  # the stock parse's events, without a pydantic TypeAdapter per segment
             return parse_event(cls, json_data)
         except EventRefused as refused:  # hostile or broken input: one line, no traceback
-            logged, skipped = _REFUSALS.allow(refused.kind)
-            if logged:
-                log.warning("refused a OneBot %s%s", refused, skipped_note(skipped))
+            _log_refused(refused)
             return None
         except Exception:  # our own bug: a traceback, and the connection stays
             log.exception("skipped a OneBot frame the adapter could not turn into an event")

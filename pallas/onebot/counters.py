@@ -9,7 +9,8 @@ line when anything moved since the last one:
 
 `in` counts group messages that reached the one NoneBot entry, `routed` the ones the chat
 handler finished routing (a reply turn included), `replies` the turns that sent something,
-`stopped` the messages an earlier handler kept from the chat, `waiting` the lanes' depths.
+`stopped` the messages an earlier handler kept from the chat, `waiting` the lanes' depths,
+`refused frames` the frames refused by kind (`pallas.onebot.refused`), when there were any.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
@@ -35,6 +37,7 @@ class InboundCounters:
     routed: int = 0
     replies: int = 0
     stopped: dict[str, int] = field(default_factory=dict)
+    refused: Counter[str] = field(default_factory=Counter)  # frames refused, by kind
     # when the last turn that sent nothing finished routing: time.monotonic(), the same clock
     # across processes on Linux (benchmarks.ingest reads it)
     last_quiet_at: float = 0.0
@@ -55,10 +58,12 @@ class InboundCounters:
             f"waiting normal {waiting['normal']} / priority {waiting['priority']}, "
             f"writer queued {writer_queued}, "
             f"last quiet turn at {self.last_quiet_at:.3f} (monotonic)"
+            + (f", refused frames {dict(self.refused.most_common(6))}" if self.refused else "")
         )
 
     def snapshot(self) -> tuple[int, int, int, int]:
-        return self.messages, self.routed, self.replies, sum(self.stopped.values())
+        stopped, refused = sum(self.stopped.values()), sum(self.refused.values())
+        return self.messages, self.routed, self.replies, stopped + refused
 
 
 async def log_counters_every(

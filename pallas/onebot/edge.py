@@ -28,6 +28,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
+from pathlib import Path
 from typing import Any
 
 from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent, MessageEvent, PrivateMessageEvent
@@ -45,6 +46,7 @@ from pallas.onebot.plugin_parts import InboundHandler, PluginParts
 from pallas.onebot.private_gate import PrivateGate
 from pallas.onebot.reads import EventReads, ReadRecord
 from pallas.onebot.recording import record_received
+from pallas.onebot.refused import RefusedFrames
 from pallas.onebot.startup_loads import Loader, StartupLoads
 from pallas.providers.embedding_probe import probe_embeddings
 
@@ -85,6 +87,7 @@ class Edge:
     counters: InboundCounters = field(default_factory=InboundCounters)
     reads: EventReads = field(default_factory=EventReads)
     private: PrivateGate | None = None  # built from the app when None
+    refused: RefusedFrames = field(default_factory=lambda: RefusedFrames(None))
     occurrences: Occurrences = field(default_factory=Occurrences)  # per account (line keys)
     counter_interval_s: float = 60.0
     _counter_task: CounterTask | None = None
@@ -100,12 +103,16 @@ class Edge:
         loaders: tuple[Loader, ...] = (),
         counter_interval_s: float = 60.0,
     ) -> Edge:
+        counters = InboundCounters()
+        data_dir = app.runtime.settings.pallas_data_dir
         return cls(
             app=app,
             lanes=lanes,
             lane_choice=LaneChoice(GroupAliases(app)),
             loads=StartupLoads(loaders),
             parts=parts,
+            counters=counters,
+            refused=RefusedFrames(Path(data_dir) / "refused", counts=counters.refused),
             counter_interval_s=counter_interval_s,
         )
 
@@ -133,6 +140,7 @@ class Edge:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._embedding_probe
         await self.loads.stop()
+        self.refused.close()
 
     async def _probe_embeddings(self) -> None:
         """Once the start-up loads (the `openai` SDK import) are done: whether the provider

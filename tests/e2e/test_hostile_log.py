@@ -178,3 +178,8 @@ async def test_issue_44_kinds_keep_every_line_and_the_connection(
     assert log.count("Traceback") == 0, _first_traceback(log)
     assert "connection of bot" not in log, bot.tail_log(40)  # neither failed nor closed
     assert log.count(f"OneBot bot {BOT_ID} connected") == 1
+    # the frames refused whole (ids past 64 bits) are kept for the operator, one JSON a line
+    kept_frames = (bot.workdir / "refused" / "frames.jsonl").read_text(encoding="utf-8")
+    refused_lines = [json.loads(line) for line in kept_frames.splitlines()]
+    assert refused_lines and all("_pallas_refused" in line for line in refused_lines)
+    assert any(line.get("group_id") == group for line in refused_lines)
