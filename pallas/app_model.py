@@ -21,6 +21,8 @@ from pallas.turn.service import ChatTurnService
 from pallas.web.backend import ConsoleBackend, GroupNamesSource
 from pallas.web.queries import ConsoleQueries
 
+SHUTDOWN_DRAIN_S = 8.0  # docker-compose's stop_grace_period (20 s) leaves room for the rest
+
 
 class PallasApp:
     """The bot's services, one of each (a plain class, not a dataclass: NoneBot's dependency
@@ -93,6 +95,9 @@ class PallasApp:
         if self.router.known_stakes is not None:
             await self.router.known_stakes.close()
         await self.chat.drain_background()
+        # the memory's own background work (expansion, consolidation, embedding backfill,
+        # touches) that the last turns started: finished, or named as dropped, within a bound
+        await self.memory.drain(within_s=SHUTDOWN_DRAIN_S)
         if self.chat.tools is not None:  # the MCP servers it started
             await self.chat.tools.close()
         if self.topics is not None:
@@ -100,4 +105,4 @@ class PallasApp:
         await self.runtime.stop()
 
 
-__all__ = ["PallasApp"]
+__all__ = ["SHUTDOWN_DRAIN_S", "PallasApp"]

@@ -24,6 +24,7 @@ from typing import Any
 
 from pallas.context.prompt_guard import sanitize_inline
 from pallas.core import state_keys
+from pallas.core.background import BackgroundJobs
 from pallas.core.clock import Clock
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
@@ -42,7 +43,7 @@ from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.repository import MemoryItem, MemoryRepository, NewMemory, WriteOutcome
 from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.scoring import MemoryCandidate, ScopedCache, retrieve
-from pallas.features.memory.single_flight import logged, single_flight
+from pallas.features.memory.single_flight import single_flight
 from pallas.features.memory.text import normalize_query
 from pallas.features.memory.update_judge import TeachJudge
 from pallas.features.memory.updates import retire_superseded
@@ -118,7 +119,7 @@ class MemoryService:
         self._pending_touch: set[int] = set()
         self._touch_task: asyncio.Task[None] | None = None
         self._backfilled: set[int] = set()
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background = BackgroundJobs("memory", log)
         # Decides by meaning what a member's taught fact replaces (`update_judge`; None: rules).
         self.judge: TeachJudge | None = None
         # Called in the background with every row stored (not duplicates): index-time expansion.
@@ -300,7 +301,7 @@ class MemoryService:
             return _Semantic()
         missing = [i for i in items if i.embedding is None and i.id not in self._backfilled]
         if missing:
-            self._spawn(self._backfill(missing[:BACKFILL_BATCH], bot_id, group_id))
+            self._spawn(self._backfill(missing[:BACKFILL_BATCH], bot_id, group_id), "backfill")
         query_vector = await self._query_vector(query, bot_id, group_id)
         if query_vector is None:
             return _Semantic()
@@ -337,7 +338,7 @@ class MemoryService:
         """Count a use of these rows; flushed in one UPDATE shortly after (never awaited)."""
         self._pending_touch.update(item_ids)
         if self._pending_touch and (self._touch_task is None or self._touch_task.done()):
-            self._touch_task = self._spawn(self._flush_touch_later())
+            self._touch_task = self._spawn(self._flush_touch_later(), "touch flush")
 
     async def _flush_touch_later(self) -> None:
         await asyncio.sleep(TOUCH_DELAY_S)
@@ -395,12 +396,12 @@ class MemoryService:
         await self.invalidate([scope])
         if outcome.action not in ("duplicate", "contradicted"):  # a denial is history only
             for listener in self.write_listeners:
-                self._spawn(listener(self, outcome.item))
+                self._spawn(listener(self, outcome.item), _job_name(listener, outcome.item))
         if outcome.action != "duplicate" and kind == PERSON_FACTS:
             for listener in self.change_listeners:
-                self._spawn(listener(self, outcome.item))
+                self._spawn(listener(self, outcome.item), _job_name(listener, outcome.item))
         if outcome.action not in ("duplicate", "contradicted") and self._embeddings:
-            self._spawn(self._backfill([outcome.item], bot_id, _group_of(scope)))
+            self._spawn(self._backfill([outcome.item], bot_id, _group_of(scope)), "backfill")
         return outcome
 
     async def deny_by_rules(
@@ -469,17 +470,20 @@ class MemoryService:
 
     # ------------------------------------------------------------------ background
 
-    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
-        task = asyncio.create_task(logged(coro, log))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-        return task
+    def _spawn(self, coro: Any, what: str) -> asyncio.Task[None]:
+        return self._background.spawn(coro, what)
 
-    async def drain(self) -> None:
-        """Wait for background work (touches, embeddings): tests and shutdown."""
-        while self._background:
-            await asyncio.gather(*list(self._background), return_exceptions=True)
+    async def drain(self, within_s: float | None = None) -> list[str]:
+        """Wait for background work (expansion, consolidation, embeddings, touches) — for at
+        most `within_s` seconds at shutdown — then write the pending touches; the names of the
+        jobs dropped (logged)."""
+        dropped = await self._background.drain(within_s)
         await self.flush_touches()
+        return dropped
+
+
+def _job_name(listener: object, item: MemoryItem) -> str:
+    return f"{getattr(listener, '__name__', type(listener).__name__)} of item {item.id}"
 
 
 def _candidates_key(

@@ -1,10 +1,9 @@
-"""Two small async helpers of the memory service: one load per key at a time, and background
-work that logs its failure instead of losing it."""
+"""One load per key at a time (the memory service's loads; background work is
+`pallas.core.background.BackgroundJobs`)."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
@@ -28,11 +27,3 @@ def _forget(
 ) -> None:
     if loading.get(key) is done:
         del loading[key]
-
-
-async def logged(coro: Awaitable[Any], log: logging.Logger) -> None:
-    """Await `coro`; a failure is logged with its traceback (a background task's last word)."""
-    try:
-        await coro
-    except Exception:
-        log.exception("memory background task failed")
