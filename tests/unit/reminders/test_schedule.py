@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 from pallas.features.reminders import CHINA_TZ, Repeat, format_when, next_fire, read_request
 
 
-def _at(*args: int) -> datetime:
-    return datetime(*args, tzinfo=CHINA_TZ)  # type: ignore[misc]
+def _at(year: int, month: int, day: int, hour: int, minute: int) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=CHINA_TZ)
 
 
 def test_monthly_31st_falls_on_the_last_day_of_short_months() -> None:
