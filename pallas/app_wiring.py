@@ -237,6 +237,7 @@ def admin_services_for(
         llm=runtime.llm,
         sessions=runtime.sessions,
         mcp=mcp,
+        reminders=ReminderRepository(runtime.sessions),
     )
 
 

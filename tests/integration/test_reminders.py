@@ -310,3 +310,32 @@ async def test_sends_are_paced_per_group_and_account(
     await firer.tick()
     await firer.drain()
     assert [round(b - a, 3) for a, b in itertools.pairwise(times)] == [2.0] * 4
+
+
+async def test_admins_list_and_cancel_any_reminder_of_their_group(
+    sessions: Callable[[], ReminderRepository],
+) -> None:
+    from pallas.core.admin_commands import AdminContext
+    from pallas.features.reminders import REMINDER_COMMANDS, ReminderAdmin
+
+    clock = FakeClock(NOW)
+    service = _service(sessions(), clock)
+    await _say(service, "明天早上八点提醒我交电费")
+    await _say(service, "每天晚上十点提醒我吃药", user=KALTSIT)
+    await _say(service, "十分钟后提醒我关火", group=GROUP + 1)  # another group's
+    (command,) = REMINDER_COMMANDS
+    admin = ReminderAdmin(sessions(), clock)
+
+    async def run(*args: str) -> str:
+        return await command.handler(AdminContext(admin, BOT, GROUP, 1, args))
+
+    listing = await run()
+    assert listing.splitlines()[0] == "本群待发的提醒（2）："
+    assert f"{KALTSIT}：每天 22:00 吃药（下次 12月6日（周日）22:00）" in listing
+    assert f"{AMIYA}：12月7日（周一）08:00 交电费" in listing and "关火" not in listing
+    first_id = int(listing.splitlines()[1].split()[0].lstrip("#"))
+    other = (await admin.repository.for_group(GROUP + 1))[0]  # type: ignore[union-attr]
+    assert await run("cancel", str(other.id)) == f"本群没有待发的提醒 #{other.id}"
+    assert await run("cancel", str(first_id)) == f"已取消提醒 #{first_id}"
+    assert "已取消" in await run("recent")
+    assert (await run("bogus")).startswith("用法")

@@ -3,6 +3,8 @@ time cannot be read), answered with the exact time, kept as database rows and fi
 that time (China time) by a database poll — see `firing.py` for why a poll.
 """
 
+from pallas.features.reminders.admin import COMMANDS as REMINDER_COMMANDS
+from pallas.features.reminders.admin import ReminderAdmin
 from pallas.features.reminders.clock_words import CHINA_TZ, china_now, format_when
 from pallas.features.reminders.config import ReminderConfig
 from pallas.features.reminders.firing import (
@@ -37,10 +39,12 @@ __all__ = [
     "FIRING",
     "MISSED",
     "PENDING",
+    "REMINDER_COMMANDS",
     "FireDecision",
     "ModelTimeReader",
     "NewReminder",
     "Reminder",
+    "ReminderAdmin",
     "ReminderConfig",
     "ReminderFirer",
     "ReminderReply",
