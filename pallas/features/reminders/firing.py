@@ -43,6 +43,7 @@ from pallas.features.reminders.repository import (
     FAILED,
     MISSED,
     PENDING,
+    Finish,
     Reminder,
     ReminderRepository,
 )
@@ -52,8 +53,11 @@ log = logging.getLogger("pallas.reminders")
 
 POLL_S = 1.0
 LANE_BATCH = 20  # firings claimed per lane per poll
+DUE_BATCH = 2_000  # due rows read per poll
 STALE_CLAIM_S = 1_800.0  # a claim this old was left by a process that died mid-send
 LATE_NOTE_AFTER_S = 120.0  # later than this, a sent reminder says it is late
+FLUSH_S = 0.05  # the lanes' ends are written together, this often (one transaction)
+FLUSH_MAX = 500
 
 FIRED = "到时间啦：{text}"
 FIRED_EMPTY = "到时间啦，你之前让我这会儿提醒你～"
@@ -158,6 +162,8 @@ class ReminderFirer:
         self._queued: set[int] = set()
         self._task: asyncio.Task[None] | None = None
         self._last_expiry = 0.0
+        self._finishes: list[tuple[Finish, asyncio.Future[None]]] = []
+        self._flusher: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------------ the poll
 
@@ -171,22 +177,22 @@ class ReminderFirer:
                 log.warning(
                     "%d reminder firings were interrupted (a process died mid-send)", expired
                 )
-        due = await self.repository.due(now)
+        due = await self.repository.due_keys(now, limit=DUE_BATCH)
         local, deployment = self.local_ids(), self.deployment_ids()
         wanted: dict[int, tuple[int, ...]] = {}
         per_lane: dict[tuple[int, int], int] = {}
-        for reminder in due:
-            if reminder.id in self._queued:
+        for key in due:
+            if key.id in self._queued:
                 continue
-            accounts = pick_accounts(reminder.bot_id, local, deployment)
+            accounts = pick_accounts(key.bot_id, local, deployment)
             if not accounts:
                 continue
-            lane = (reminder.group_id, accounts[0])
+            lane = (key.group_id, accounts[0])
             queued = len(self._lanes.get(lane, ())) + per_lane.get(lane, 0)
             if queued >= LANE_BATCH:
                 continue
             per_lane[lane] = per_lane.get(lane, 0) + 1
-            wanted[reminder.id] = accounts
+            wanted[key.id] = accounts
         if not wanted:
             return 0
         # one token per claim: a row is this batch's only if this very update took it
@@ -270,17 +276,17 @@ class ReminderFirer:
                 sent = await self._deliver(reminder, accounts, notice=missed_notice(reminder))
                 note += ", owner told" if sent else ", owner not reachable"
             status, at = (PENDING, following[1]) if repeat is not None else (MISSED, None)
-            await self.repository.finish(
+            await self._finish(
                 reminder.id, token=token, status=status, now=now, fired=False,
                 next_at=at, note=note,
             )  # fmt: skip
             log.info("reminder %s in group %s missed (%s)", reminder.id, reminder.group_id, note)
-            self._observe(reminder, now, "missed")
+            self._observe(reminder, self.clock.now(), "missed")
             return
         sent_by = await self._deliver(reminder, accounts, decision=decision)
         if sent_by is None:
             status, at = following if repeat is not None else (FAILED, None)
-            await self.repository.finish(
+            await self._finish(
                 reminder.id, token=token, status=status, now=now, fired=False,
                 next_at=at, note="send failed on every account",
             )  # fmt: skip
@@ -288,12 +294,12 @@ class ReminderFirer:
                 "reminder %s in group %s could not be sent (accounts %s)",
                 reminder.id, reminder.group_id, accounts,
             )  # fmt: skip
-            self._observe(reminder, now, "failed")
+            self._observe(reminder, self.clock.now(), "failed")
             return
         note = f"sent by {sent_by}" + (
             f", {round(decision.late_s)} s late" if decision.late_s else ""
         )
-        await self.repository.finish(
+        await self._finish(
             reminder.id, token=token, status=following[0], now=now, fired=True,
             next_at=following[1], note=note,
         )  # fmt: skip
@@ -301,7 +307,7 @@ class ReminderFirer:
             "reminder %s fired in group %s for %s (%s, %.1f s late)",
             reminder.id, reminder.group_id, reminder.user_id, decision.reason, decision.late_s,
         )  # fmt: skip
-        self._observe(reminder, now, decision.action)
+        self._observe(reminder, self.clock.now(), decision.action)
 
     async def _deliver(
         self,
@@ -328,6 +334,42 @@ class ReminderFirer:
             if await self.sender.send_group(bot_id, reminder.group_id, segments) is not None:
                 return bot_id
         return None
+
+    async def _finish(
+        self,
+        reminder_id: int,
+        *,
+        token: str,
+        status: str,
+        now: float,
+        fired: bool,
+        next_at: float | None = None,
+        note: str = "",
+    ) -> None:
+        """End a firing: written with the other lanes' ends of the moment in one transaction
+        (one write per firing would queue hundreds of transactions at a morning spike)."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._finishes.append(
+            (Finish(reminder_id, token, status, now, fired, next_at, note), future)
+        )
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush(), name="reminders-finish")
+        await future
+
+    async def _flush(self) -> None:
+        await asyncio.sleep(FLUSH_S)
+        while self._finishes:
+            batch, self._finishes = self._finishes[:FLUSH_MAX], self._finishes[FLUSH_MAX:]
+            try:
+                await self.repository.finish_many([finish for finish, _ in batch])
+            except Exception as exc:
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+                continue
+            for _, future in batch:
+                if not future.done():
+                    future.set_result(None)
 
     def _observe(self, reminder: Reminder, now: float, outcome: str) -> None:
         if self.observer is not None:

@@ -9,10 +9,11 @@ gone out): `expire_claims` marks it failed for the operators.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Table, bindparam, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.db.engine import rowcount
@@ -46,6 +47,29 @@ class Reminder:
 
 
 @dataclass(frozen=True, slots=True)
+class DueKey:
+    """What the poll needs of a due reminder to decide who fires it (no full row)."""
+
+    id: int
+    bot_id: int
+    group_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """How one claimed firing ended: its new status (pending again with `next_at` for a
+    repeating one), whether it was sent, a note for the operators."""
+
+    reminder_id: int
+    token: str
+    status: str
+    now: float
+    fired: bool
+    next_at: float | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class NewReminder:
     bot_id: int
     group_id: int
@@ -61,6 +85,34 @@ def _to_reminder(row: ReminderRow) -> Reminder:
     return Reminder(
         row.id, row.bot_id, row.group_id, row.user_id, row.everyone, row.text, row.source,
         row.rule, row.next_at, row.status, row.created_at, row.fired_at, row.fire_count, row.note,
+    )  # fmt: skip
+
+
+_COLUMNS = (
+    ReminderRow.id,
+    ReminderRow.bot_id,
+    ReminderRow.group_id,
+    ReminderRow.user_id,
+    ReminderRow.everyone,
+    ReminderRow.text,
+    ReminderRow.source,
+    ReminderRow.rule,
+    ReminderRow.next_at,
+    ReminderRow.status,
+    ReminderRow.created_at,
+    ReminderRow.fired_at,
+    ReminderRow.fire_count,
+    ReminderRow.note,
+)  # fmt: skip  (the order of `Reminder`'s fields)
+
+
+def _from_columns(row: Sequence[Any]) -> Reminder:
+    (rid, bot_id, group_id, user_id, everyone, text, source, rule, next_at, status, created_at,
+     fired_at, fire_count, note) = row  # fmt: skip
+    return Reminder(
+        int(rid), int(bot_id), int(group_id), int(user_id), bool(everyone), str(text),
+        str(source), str(rule), float(next_at), str(status), float(created_at),
+        None if fired_at is None else float(fired_at), int(fire_count), str(note),
     )  # fmt: skip
 
 
@@ -183,6 +235,19 @@ class ReminderRepository:
         async with self._sessions() as session:
             return [_to_reminder(r) for r in (await session.scalars(stmt)).all()]
 
+    async def due_keys(self, now: float, *, limit: int = 2_000) -> list[DueKey]:
+        """The due pending reminders' keys, soonest first (columns only: a spike of thousands
+        is read without building ORM objects on the event loop)."""
+        stmt = (
+            select(ReminderRow.id, ReminderRow.bot_id, ReminderRow.group_id)
+            .where(ReminderRow.status == PENDING, ReminderRow.next_at <= now)
+            .order_by(ReminderRow.next_at, ReminderRow.id)
+            .limit(limit)
+        )
+        async with self._sessions() as session:
+            rows = (await session.execute(stmt)).all()
+        return [DueKey(int(r[0]), int(r[1]), int(r[2])) for r in rows]
+
     async def next_due_at(self) -> float | None:
         stmt = select(func.min(ReminderRow.next_at)).where(ReminderRow.status == PENDING)
         async with self._sessions() as session:
@@ -222,7 +287,7 @@ class ReminderRepository:
             .values(status=FIRING, claim=token, claimed_at=now)
         )
         read = (
-            select(ReminderRow)
+            select(*_COLUMNS)
             .where(
                 ReminderRow.id.in_(tuple(ids)),
                 ReminderRow.status == FIRING,
@@ -233,7 +298,7 @@ class ReminderRepository:
         async with self._sessions() as session:
             await session.execute(stmt)
             await session.commit()
-            return [_to_reminder(r) for r in (await session.scalars(read)).all()]
+            return [_from_columns(row) for row in (await session.execute(read)).all()]
 
     async def finish(
         self,
@@ -246,25 +311,53 @@ class ReminderRepository:
         next_at: float | None = None,
         note: str = "",
     ) -> bool:
-        values: dict[str, object] = {"status": status, "note": note[:200], "claim": ""}
-        if fired:
-            values["fired_at"] = now
-            values["fire_count"] = ReminderRow.fire_count + 1
-        if next_at is not None:
-            values["next_at"] = next_at
-        stmt = (
-            update(ReminderRow)
-            .where(
-                ReminderRow.id == reminder_id,
-                ReminderRow.status == FIRING,
-                ReminderRow.claim == token,
-            )
-            .values(**values)
+        done = await self.finish_many(
+            [Finish(reminder_id, token, status, now, fired, next_at, note)]
         )
+        return done == 1
+
+    async def finish_many(self, finishes: Sequence[Finish]) -> int:
+        """End claimed firings (each only while still claimed by its token) in one
+        transaction, one executemany per shape of update; the rows ended, as the driver
+        reports them."""
+        if not finishes:
+            return 0
+        table = cast(Table, ReminderRow.__table__)
+        shapes: dict[tuple[bool, bool], list[dict[str, object]]] = {}
+        for f in finishes:
+            shapes.setdefault((f.fired, f.next_at is not None), []).append(
+                {
+                    "b_id": f.reminder_id,
+                    "b_token": f.token,
+                    "b_status": f.status,
+                    "b_note": f.note[:200],
+                    "b_now": f.now,
+                    "b_next": f.next_at,
+                }
+            )
+        done = 0
         async with self._sessions() as session:
-            result = await session.execute(stmt)
+            for (fired, moves), params in shapes.items():
+                values: dict[str, Any] = {
+                    "status": bindparam("b_status"), "note": bindparam("b_note"), "claim": "",
+                }  # fmt: skip
+                if fired:
+                    values["fired_at"] = bindparam("b_now")
+                    values["fire_count"] = table.c.fire_count + 1
+                if moves:
+                    values["next_at"] = bindparam("b_next")
+                stmt = (
+                    update(table)
+                    .where(
+                        table.c.id == bindparam("b_id"),
+                        table.c.status == FIRING,
+                        table.c.claim == bindparam("b_token"),
+                    )
+                    .values(**values)
+                )
+                done += rowcount(await session.execute(stmt, params))
             await session.commit()
-        return rowcount(result) == 1
+        return done
 
     async def expire_claims(self, before: float) -> int:
         """Claims older than `before` (their process died mid-send): failed, never re-sent."""
