@@ -339,3 +339,43 @@ async def test_admins_list_and_cancel_any_reminder_of_their_group(
     assert await run("cancel", str(first_id)) == f"已取消提醒 #{first_id}"
     assert "已取消" in await run("recent")
     assert (await run("bogus")).startswith("用法")
+
+
+class _Llm:
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+        self.calls = 0
+
+    async def complete(self, task: str, messages: list[dict[str, Any]], **kw: Any) -> Any:
+        self.calls += 1
+        return type("Result", (), {"ok": True, "text": self.answer, "error": ""})()
+
+
+class _Usage:
+    async def totals(self, **_: Any) -> Any:
+        return type("Totals", (), {"tokens": 0})()
+
+
+async def test_the_model_reads_a_time_the_rules_cannot_else_a_question_back(
+    sessions: Callable[[], ReminderRepository],
+) -> None:
+    from typing import cast
+
+    from pallas.features.reminders import ModelTimeReader
+
+    clock = FakeClock(NOW)
+    cfg = ReminderConfig()
+    for answer, expected in (
+        ('{"when": "2026-12-06 10:40"}', "好，12月6日（周日）10:40 提醒你收衣服"),
+        ('{"when": ""}', "要什么时候提醒你呀？说个具体时间吧，比如“明天早上八点提醒我收衣服”"),
+    ):
+        llm = _Llm(answer)
+        reader = ModelTimeReader(
+            clock=clock, usage=cast(Any, _Usage()), llm=cast(Any, llm), config=lambda _g: cfg
+        )
+        service = ReminderService(sessions(), clock=clock, config=lambda _g: cfg, model_time=reader)
+        assert await _say(service, "过一会儿提醒我收衣服") == expected
+        assert llm.calls == 1
+        assert await _say(service, "明天早上八点提醒我交电费")  # read by the rules: no call
+        assert llm.calls == 1
+        await _say(service, "取消所有提醒")
