@@ -45,6 +45,8 @@ async def handle_reminder(arrival: Arrival) -> bool:
     if request is None:
         return False
     is_admin = turn.speaker.is_admin or turn.user_id in {*app.runtime.superusers, *config.admins}
+    if request.kind == "model" and arrival.hold is not None:
+        arrival.hold.release()  # the cheap model may take seconds: the loop is not held for it
     try:
         reply = await app.reminders.handle(turn, request, is_admin=is_admin)
     except Exception:
