@@ -105,3 +105,32 @@ async def test_a_reminder_is_kept_across_a_restart_and_fired_once(
     finally:
         await again.close()
         await restarted.stop()
+
+
+async def test_an_unreadable_time_goes_to_the_cheap_model_and_a_dm_reminder_fires_in_private(
+    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI
+) -> None:
+    from datetime import datetime, timedelta
+
+    from pallas.features.reminders import CHINA_TZ
+    from pallas.features.reminders.model_time import SYSTEM
+    from tests.e2e.test_private_chat import wait_private
+
+    soon = datetime.now(CHINA_TZ) + timedelta(minutes=10)
+    fake_llm.enqueue(f'{{"when": "{soon:%Y-%m-%d %H:%M}"}}')
+    await peer.send_event(peer.group_message(GROUP, ALICE, at_bot("过一会儿提醒我收衣服")))
+    (reply,) = await wait_for_reply(peer, GROUP, 1)
+    assert reply.startswith("好，") and f"{soon:%H:%M} 提醒你收衣服" in reply, reply
+    (request,) = fake_llm.chat_requests()
+    assert SYSTEM in request.system_prompt, "the cheap task, not the chat"
+
+    # set in a private chat: fired as a DM (moved due, not waited for)
+    await peer.send_event(peer.private_message(ALICE, "十分钟后提醒我关火"))
+    (dm,) = await wait_private(peer, ALICE, 1)
+    assert dm.startswith("好，") and dm.endswith("提醒你关火"), dm
+    private = [r for r in await _rows(bot.database_url, 0)]
+    assert [r.text for r in private] == ["关火"]
+    await _move_due(bot.database_url, private[0].id, time.time() - 1)
+    texts = await wait_private(peer, ALICE, 2, timeout=10)
+    assert texts[-1] == "到时间啦：关火"
+    assert len(fake_llm.chat_requests()) == 1
