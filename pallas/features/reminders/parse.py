@@ -166,10 +166,12 @@ class FoundTime:
     problem: str = ""  # "" or why the time cannot be (bad_clock, bad_date)
 
 
+_WEEK = r"(?:周|星期|礼拜)"
+_WD = r"[一二三四五六日天1-7]"
 _REPEAT = re.compile(
     r"(?P<daily>每一?天|每日|天天)|(?P<nightly>每晚)|(?P<mornings>每早)"
-    r"|每个?(?:周|星期|礼拜)(?P<wd>[一二三四五六日天1-7])"
-    r"|(?P<weekdays>(?:每个)?工作日)"
+    rf"|(?P<weekdays>(?:每个)?工作日|每?{_WEEK}一(?:到|至|~|～|-|－){_WEEK}?五)"
+    rf"|每个?{_WEEK}(?P<wd>{_WD}(?:[和、,，及跟与]?{_WEEK}?{_WD})*)"
     rf"|每个?月(?P<md>{NUM})(?:号|日)"
     rf"|每隔?(?P<n>{NUM})?个?(?P<half>半)?个?(?:小时|钟头)"
     rf"|每隔?(?P<mins>{NUM})分钟"
@@ -181,13 +183,16 @@ _RELATIVE = re.compile(
 )
 _DATE = re.compile(
     rf"(?P<word>{DAY_WORD_RE})"
-    rf"|(?:(?P<y>\d{{4}})年)?(?P<mo>{NUM})月(?P<md>{NUM})(?:日|号)?"
+    rf"|(?:(?P<y>\d{{4}})年|(?P<yw>今年|明年|后年))?(?P<mo>{NUM})月(?P<md>{NUM})(?:日|号)?"
+    rf"|(?P<mrel>下个?|这个?|本)月(?P<mday>{NUM})(?:号|日)"
     r"|(?P<iy>\d{4})-(?P<im>\d{1,2})-(?P<id>\d{1,2})"
     r"|(?P<dm>\d{1,2})\.(?P<dd>\d{1,2})(?!\d)"
     r"|(?P<wkp>下下个?|下个?|这个?|本)?(?:周|星期|礼拜)(?P<wd>[一二三四五六日天1-7])"
     rf"|(?P<dom>{NUM})(?:号|日)"
 )
 _TOD = re.compile(rf"(?P<period>{PERIOD_RE})?(?P<clock>{CLOCK_RE})?")
+_THIS_TIME = ("这个时候", "这个时间", "这个点", "这时候")  # 明天这个时候: now's time of day
+_YEARS = {"今年": 0, "明年": 1, "后年": 2}
 
 
 def find_time(body: str, now: datetime) -> FoundTime | None:
@@ -210,6 +215,14 @@ def _tod(body: str, pos: int) -> tuple[str, tuple[int, int] | None, bool, int]:
     clock = clock_minutes(match) if match.group("clock") else None
     ok = not match.group("clock") or clock is not None
     return period, clock, ok, match.end()
+
+
+def _this_time(body: str, end: int) -> int:
+    """The end of a "这个时候" at `end` (`end` itself when there is none)."""
+    for words in _THIS_TIME:
+        if body.startswith(words, end):
+            return end + len(words)
+    return end
 
 
 def _hour_in(period: str, hour: int, minute: int) -> int | None:
@@ -283,12 +296,17 @@ def _repeat_at(body: str, i: int, now: datetime) -> FoundTime | None:
         period = period or "晚上"
     if match.group("mornings"):
         period = period or "早上"
-    resolved = _time_of_day(period, clock, other_day=True) if ok else "bad_clock"
+    resolved: tuple[int, int] | str
+    if not period and clock is None and (after := _this_time(body, end)) != end:
+        end, resolved = after, (now.hour, now.minute)
+    else:
+        resolved = _time_of_day(period, clock, other_day=True) if ok else "bad_clock"
     if isinstance(resolved, str) or resolved[0] >= 24:
         return FoundTime(i, end, problem="bad_clock")
     hour, minute = resolved
     if match.group("wd"):
-        repeat = Repeat("weekly", WEEKDAYS[match.group("wd")], hour, minute)
+        days = sorted({WEEKDAYS[c] for c in match.group("wd") if c in WEEKDAYS})
+        repeat = Repeat("weekly", int("".join(map(str, days))), hour, minute)
     elif match.group("weekdays"):
         repeat = Repeat("weekdays", 0, hour, minute)
     elif match.group("md"):
@@ -360,10 +378,17 @@ def _absolute_at(body: str, i: int, now: datetime) -> FoundTime | None:
                 return _undated(i, end, period, clock, now, explicit=True)
         elif groups["mo"]:
             month, mday = number(groups["mo"]) or 0, number(groups["md"]) or 0
-            year = int(groups["y"]) if groups["y"] else today.year
+            named = groups["y"] or groups["yw"]
+            year = int(groups["y"]) if groups["y"] else today.year + _YEARS.get(groups["yw"], 0)
             day = date(year, month, mday)
-            if not groups["y"] and day < today:
+            if not named and day < today:
                 day = date(year + 1, month, mday)
+        elif groups["mrel"]:
+            mday = number(groups["mday"]) or 0
+            year, month = today.year, today.month
+            if groups["mrel"].startswith("下"):
+                year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+            day = date(year, month, mday)
         elif groups["iy"]:
             day = date(int(groups["iy"]), int(groups["im"]), int(groups["id"]))
         elif groups["dm"]:
@@ -390,7 +415,11 @@ def _absolute_at(body: str, i: int, now: datetime) -> FoundTime | None:
         return FoundTime(i, end, problem="bad_date")
     if day is None:
         return FoundTime(i, end, problem="bad_date")
-    resolved = _time_of_day(period, clock, other_day=day != today or weekday_next)
+    resolved: tuple[int, int] | str
+    if not period and clock is None and (after := _this_time(body, end)) != end:
+        end, resolved = after, (now.hour, now.minute)
+    else:
+        resolved = _time_of_day(period, clock, other_day=day != today or weekday_next)
     if isinstance(resolved, str):
         return FoundTime(i, end, problem=resolved)
     when = at_time(day, *resolved)

@@ -19,7 +19,9 @@ RepeatKind = Literal["daily", "weekdays", "weekly", "monthly", "every"]
 @dataclass(frozen=True, slots=True)
 class Repeat:
     kind: RepeatKind
-    value: int = 0  # weekday 1–7 (weekly), day 1–31 (monthly), minutes (every)
+    # weekly: the weekdays 1–7 as digits (5 = Friday, 135 = Monday, Wednesday and Friday);
+    # monthly: the day 1–31; every: minutes
+    value: int = 0
     hour: int = 9
     minute: int = 0
 
@@ -40,6 +42,11 @@ class Repeat:
         return f"{self.code} {self.hour:02d}:{self.minute:02d}"
 
     @property
+    def weekdays(self) -> tuple[int, ...]:
+        """A weekly rule's weekdays (1 = Monday … 7 = Sunday)."""
+        return tuple(sorted({int(d) for d in str(self.value) if d in "1234567"}))
+
+    @property
     def interval_minutes(self) -> int:
         """The shortest gap between two firings."""
         if self.kind == "every":
@@ -54,7 +61,7 @@ class Repeat:
         if self.kind == "weekdays":
             return f"每个工作日 {at}"
         if self.kind == "weekly":
-            return f"每周{WEEKDAY_ZH[self.value]} {at}"
+            return f"每周{'、'.join(WEEKDAY_ZH[d] for d in self.weekdays)} {at}"
         if self.kind == "monthly":
             return f"每月{self.value}号 {at}"
         if self.value % 60 == 0:
@@ -109,7 +116,7 @@ def next_fire(repeat: Repeat, after: datetime) -> datetime:
         day = today + timedelta(days=offset)
         if repeat.kind == "weekdays" and day.isoweekday() > 5:
             continue
-        if repeat.kind == "weekly" and day.isoweekday() != repeat.value:
+        if repeat.kind == "weekly" and day.isoweekday() not in repeat.weekdays:
             continue
         when = at_time(day, repeat.hour, repeat.minute)
         if when > local:

@@ -53,3 +53,11 @@ def test_month_end_day_words() -> None:
 
 def test_confirmation_names_the_exact_time() -> None:
     assert format_when(_at(2026, 12, 7, 8, 0)) == "12月7日（周一）08:00"
+
+
+def test_several_weekdays_in_one_weekly_rule() -> None:
+    rule = Repeat("weekly", 135, 20, 0)
+    assert rule.weekdays == (1, 3, 5) and rule.describe() == "每周一、三、五 20:00"
+    assert Repeat.from_rule(rule.rule) == rule
+    assert next_fire(rule, _at(2026, 12, 7, 20, 0)) == _at(2026, 12, 9, 20, 0)  # Mon → Wed
+    assert next_fire(rule, _at(2026, 12, 11, 21, 0)) == _at(2026, 12, 14, 20, 0)  # Fri → Mon
