@@ -54,3 +54,19 @@ async def test_the_reminders_page_lists_and_cancels(
         f"/console/g/{OTHER}/reminders/cancel", data={"reminder": str(daily.id), "csrf": csrf}
     )
     assert "本群没有待发的提醒" in (await client.get(other.headers["location"])).text
+
+
+async def test_reminders_that_did_not_go_out_are_on_the_errors_page(
+    client: httpx.AsyncClient, runtime: PallasRuntime
+) -> None:
+    await runtime.repos.messages.add_many([message(1, NOW)])
+    repo = ReminderRepository(runtime.sessions)
+    missed = await repo.add(NewReminder(BOT, GROUP, 101, "交电费", NOW - 7200), now=NOW)
+    kept = await repo.add(NewReminder(BOT, GROUP, 102, "吃药", NOW + 60), now=NOW)
+    (claimed,) = await repo.claim_many([missed.id], token="t", now=NOW)
+    await repo.finish(claimed.id, token="t", status="missed", now=NOW, fired=False, note="late")
+    await login(client)
+    page = (await client.get("/console/errors")).text
+    section = page.split('id="unsent-reminders"')[1]
+    assert f"#{missed.id}" in section and "交电费" in section and "错过了" in section
+    assert f"#{kept.id}" not in section

@@ -195,7 +195,7 @@ class ReminderRepository:
         order = (
             (ReminderRow.next_at, ReminderRow.id)
             if set(statuses) <= {PENDING, FIRING}
-            else (ReminderRow.fired_at.desc(), ReminderRow.id.desc())
+            else (ReminderRow.claimed_at.desc(), ReminderRow.id.desc())  # when it ended
         )
         stmt = (
             select(ReminderRow)
@@ -203,6 +203,16 @@ class ReminderRepository:
             .order_by(*order)
             .limit(limit)
         )
+        async with self._sessions() as session:
+            return [_to_reminder(r) for r in (await session.scalars(stmt)).all()]
+
+    async def unsent(self, *, group_id: int | None = None, limit: int = 20) -> list[Reminder]:
+        """Reminders that did not go out (missed while the bot was down, or failed on every
+        account), newest first, of one group or all (the console's errors page)."""
+        stmt = select(ReminderRow).where(ReminderRow.status.in_((MISSED, FAILED)))
+        if group_id is not None:
+            stmt = stmt.where(ReminderRow.group_id == group_id)
+        stmt = stmt.order_by(ReminderRow.claimed_at.desc(), ReminderRow.id.desc()).limit(limit)
         async with self._sessions() as session:
             return [_to_reminder(r) for r in (await session.scalars(stmt)).all()]
 
