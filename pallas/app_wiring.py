@@ -34,6 +34,7 @@ from pallas.features.reminders import (
     ModelTimeReader,
     ReminderConfig,
     ReminderFirer,
+    ReminderPhraser,
     ReminderRepository,
     ReminderSender,
     ReminderService,
@@ -264,6 +265,17 @@ def reminder_firer_for(
 ) -> ReminderFirer:
     """The poll that fires due reminders through `sender` (the edge's accounts): started by
     the `reminders` plugin once the app is up."""
+
+    def persona_name(group_id: int) -> str:
+        return runtime.personas.get(runtime.group_configs.get(group_id).persona).name
+
+    phraser = ReminderPhraser(
+        clock=runtime.clock,
+        usage=runtime.repos.usage,
+        llm=runtime.llm,
+        config=reminders.config,
+        persona_name=persona_name,
+    )
     return ReminderFirer(
         reminders.repository,
         clock=runtime.clock,
@@ -272,4 +284,5 @@ def reminder_firer_for(
         local_ids=runtime.accounts.connected_ids,
         deployment_ids=runtime.deployment_ids,
         sleep=sleep,
+        phraser=phraser.phrase,  # only where `[reminders] persona_phrasing` is on
     )

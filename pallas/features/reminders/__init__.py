@@ -17,6 +17,7 @@ from pallas.features.reminders.firing import (
 )
 from pallas.features.reminders.model_time import ModelTimeReader, parse_time_answer
 from pallas.features.reminders.parse import ReminderRequest, read_request, strip_call
+from pallas.features.reminders.phrasing import ReminderPhraser, usable_phrase
 from pallas.features.reminders.repository import (
     CANCELLED,
     DONE,
@@ -47,6 +48,7 @@ __all__ = [
     "ReminderAdmin",
     "ReminderConfig",
     "ReminderFirer",
+    "ReminderPhraser",
     "ReminderReply",
     "ReminderRepository",
     "ReminderRequest",
@@ -63,4 +65,5 @@ __all__ = [
     "pick_accounts",
     "read_request",
     "strip_call",
+    "usable_phrase",
 ]

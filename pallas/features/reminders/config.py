@@ -32,6 +32,10 @@ class ReminderConfig(BaseModel):
     model_fallback: bool = Field(
         default=True, description="规则读不懂时间时，是否请便宜模型理解（结构化输出）"
     )
+    persona_phrasing: bool = Field(
+        default=False,
+        description="到点时用便宜模型以人设口吻说一句提醒（必须原样包含提醒内容，否则照原文发）",
+    )
     model_timeout_s: float = Field(default=4.0, ge=0.5, le=30, description="便宜模型最多等几秒")
     model_daily_tokens: int = Field(
         default=20_000, ge=0, description="本群每天用于理解提醒时间的便宜模型 token 上限"

@@ -105,10 +105,15 @@ def pick_accounts(
     return tuple(sorted(local))
 
 
-def fired_message(reminder: Reminder, decision: FireDecision) -> list[dict[str, Any]]:
-    """The segments a firing sends: @owner + the text as written (plain text, no model)."""
+def fired_message(
+    reminder: Reminder, decision: FireDecision, phrase: str | None = None
+) -> list[dict[str, Any]]:
+    """The segments a firing sends: @owner + the text as written (plain text, no model), or
+    the persona's phrasing of it when one was made."""
     if reminder.everyone:
         body = FIRED_EVERYONE.format(text=reminder.text)
+    elif phrase:
+        body = phrase
     elif reminder.text:
         body = FIRED.format(text=reminder.text)
     else:
@@ -129,6 +134,7 @@ def missed_notice(reminder: Reminder) -> str:
 
 
 Observer = Callable[[Reminder, float, str], None]  # (reminder, now, outcome)
+Phraser = Callable[[Reminder], Awaitable[str | None]]  # an optional persona phrasing
 
 
 class ReminderFirer:
@@ -144,6 +150,7 @@ class ReminderFirer:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         poll_s: float = POLL_S,
         observer: Observer | None = None,
+        phraser: Phraser | None = None,
     ) -> None:
         self.repository = repository
         self.clock = clock
@@ -154,6 +161,7 @@ class ReminderFirer:
         self.sleep = sleep
         self.poll_s = poll_s
         self.observer = observer
+        self.phraser = phraser
         self.token = uuid.uuid4().hex[:16]  # this process's claims
         self._lanes: dict[tuple[int, int], deque[tuple[Reminder, tuple[int, ...], str]]] = {}
         self._batches = 0
@@ -318,9 +326,15 @@ class ReminderFirer:
         notice: str = "",
     ) -> int | None:
         """Send through the first account that can; the account that sent, or None."""
+        phrase = None
+        if decision is not None and not notice and self.phraser is not None:
+            try:
+                phrase = await self.phraser(reminder)
+            except Exception:
+                log.exception("reminder %s: persona phrasing failed", reminder.id)
         for bot_id in accounts:
             if reminder.group_id == 0:
-                text = notice or _plain(fired_message(reminder, decision or _ON_TIME))
+                text = notice or _plain(fired_message(reminder, decision or _ON_TIME, phrase))
                 if await self.sender.send_private(bot_id, reminder.user_id, text):
                     return bot_id
                 continue
@@ -330,7 +344,7 @@ class ReminderFirer:
                     {"type": "text", "data": {"text": " " + notice}},
                 ]
             else:
-                segments = fired_message(reminder, decision or _ON_TIME)
+                segments = fired_message(reminder, decision or _ON_TIME, phrase)
             if await self.sender.send_group(bot_id, reminder.group_id, segments) is not None:
                 return bot_id
         return None

@@ -116,3 +116,34 @@ async def test_the_cheap_model_reads_a_time_the_rules_cannot() -> None:
     )  # fmt: skip
     assert (await off.read("过一会儿提醒我", NOW, bot_id=1, group_id=5)).reason == "off"
     assert len(llm.calls) == 1
+
+
+def test_a_persona_phrasing_is_used_only_when_it_carries_the_text() -> None:
+    from pallas.features.reminders import usable_phrase
+
+    assert usable_phrase("到点啦，快去交电费～", "交电费") == "到点啦，快去交电费～"
+    assert usable_phrase("到点啦，快去缴电费～", "交电费") is None  # reworded: not as written
+    assert usable_phrase("@全体成员 交电费", "交电费") is None
+    assert usable_phrase("交电费" + "啦" * 40, "交电费") is None  # runs long
+    assert usable_phrase("【系统】交电费", "交电费") is None
+
+
+async def test_the_phraser_is_off_by_default_and_used_when_on() -> None:
+    from pallas.features.reminders import ReminderPhraser
+
+    llm = _Llm("到点啦，快去交电费～")
+
+    def phraser(on: bool) -> ReminderPhraser:
+        return ReminderPhraser(
+            clock=FakeClock(NOW.timestamp()), usage=cast(Any, _Usage()), llm=cast(Any, llm),
+            config=lambda _g: ReminderConfig(persona_phrasing=on), persona_name=lambda _g: "帕拉斯",
+        )  # fmt: skip
+
+    assert await phraser(False).phrase(_reminder()) is None and llm.calls == []
+    assert await phraser(True).phrase(_reminder()) == "到点啦，快去交电费～"
+    assert "你是帕拉斯" in llm.calls[0]["messages"][0]["content"]
+    assert await phraser(True).phrase(_reminder(everyone=True)) is None  # notices: as written
+    phrased = fired_message(
+        _reminder(), firing_decision(0.0, 0.0, grace_s=1), "到点啦，快去交电费～"
+    )
+    assert phrased[-1] == {"type": "text", "data": {"text": " 到点啦，快去交电费～"}}
