@@ -132,6 +132,8 @@ def read_request(text: str, now: datetime, aliases: Iterable[str] = ()) -> Remin
         ):
             return None
         what = _TAIL_JUNK.sub("", _LEAD_JUNK.sub("", rest[verb.end() :]))
+        if found is None and verb.group("verb") != "提醒":
+            return None  # "有消息了通知我": no time, no 提醒 — the chat answers it
         return _request(found, what, everyone=everyone)
     return None
 
