@@ -41,6 +41,7 @@ from pallas.app_wiring import (
     insight_for,
     memory_service_for,
     memory_sources_for,
+    reminders_for,
     session_summary_hook_for,
     turn_extras_for,
 )
@@ -330,6 +331,7 @@ def build_app(
             scopes=runtime.repos.messages.groups,
             config_of=lambda group_id: runtime.group_configs.get(group_id).retention,
         ),
+        reminders=reminders_for(runtime),
     )
 
 

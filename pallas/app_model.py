@@ -8,6 +8,7 @@ from pallas.admin.base import AdminServices
 from pallas.features.cost import CostGuard
 from pallas.features.learning import FeedbackStores, GroupInsightProcessor, GroupLearningSource
 from pallas.features.memory import MemoryService
+from pallas.features.reminders import ReminderFirer, ReminderService
 from pallas.features.retention import RetentionJob
 from pallas.features.session import SessionTopicRepository
 from pallas.features.stickers import StickerDescriber, StickerService
@@ -47,6 +48,7 @@ class PallasApp:
         preload: GroupPreload | None = None,
         topics: SessionTopicRepository | None = None,
         retention: RetentionJob | None = None,
+        reminders: ReminderService | None = None,
     ) -> None:
         self.runtime = runtime
         self.addressing = addressing
@@ -63,6 +65,8 @@ class PallasApp:
         self.preload = preload  # a group's reply-path entries, loaded when the group is seen
         self.topics = topics  # session topics: recalls are written behind, flushed at stop
         self.retention = retention  # old rows pruned per group (packages/retention, hourly)
+        self.reminders = reminders  # members' reminders (packages/reminders, /pallas reminders)
+        self.reminder_firer: ReminderFirer | None = None  # started by packages/reminders
         self._console: ConsoleBackend | None = None
 
     def console_backend(self, group_names: GroupNamesSource | None = None) -> ConsoleBackend:
@@ -90,6 +94,8 @@ class PallasApp:
 
     async def stop(self) -> None:
         """Finish after-turn work, then close the runtime (LLM client, writer, database)."""
+        if self.reminder_firer is not None:
+            await self.reminder_firer.stop()
         if self.preload is not None:
             await self.preload.close()
         if self.router.known_stakes is not None:

@@ -8,8 +8,9 @@ hooks (session compression, memory extraction).
 
 from __future__ import annotations
 
+import asyncio
 import random
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from pallas.admin.base import AdminServices, Deployment
 from pallas.context.context import ContextSource
@@ -28,6 +29,15 @@ from pallas.features.memory import (
     build_memory_extraction_hook,
     build_memory_service,
     build_memory_sources,
+)
+from pallas.features.reminders import (
+    ModelTimeReader,
+    ReminderConfig,
+    ReminderFirer,
+    ReminderPhraser,
+    ReminderRepository,
+    ReminderSender,
+    ReminderService,
 )
 from pallas.features.session import (
     ImageDescriptionRepository,
@@ -228,4 +238,51 @@ def admin_services_for(
         llm=runtime.llm,
         sessions=runtime.sessions,
         mcp=mcp,
+        reminders=ReminderRepository(runtime.sessions),
+    )
+
+
+def reminders_for(runtime: PallasRuntime) -> ReminderService:
+    """Members' reminders: the rules, the cheap model when they cannot read the time, the
+    rows (`build_app` makes the app's one; tests and the CLI build one over a runtime)."""
+
+    def config(group_id: int) -> ReminderConfig:
+        return runtime.group_configs.get(group_id).reminders
+
+    reader = ModelTimeReader(
+        clock=runtime.clock, usage=runtime.repos.usage, llm=runtime.llm, config=config
+    )
+    repository = ReminderRepository(runtime.sessions)
+    return ReminderService(repository, clock=runtime.clock, config=config, model_time=reader)
+
+
+def reminder_firer_for(
+    runtime: PallasRuntime,
+    reminders: ReminderService,
+    sender: ReminderSender,
+    *,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> ReminderFirer:
+    """The poll that fires due reminders through `sender` (the edge's accounts): started by
+    the `reminders` plugin once the app is up."""
+
+    def persona_name(group_id: int) -> str:
+        return runtime.personas.get(runtime.group_configs.get(group_id).persona).name
+
+    phraser = ReminderPhraser(
+        clock=runtime.clock,
+        usage=runtime.repos.usage,
+        llm=runtime.llm,
+        config=reminders.config,
+        persona_name=persona_name,
+    )
+    return ReminderFirer(
+        reminders.repository,
+        clock=runtime.clock,
+        config=reminders.config,
+        sender=sender,
+        local_ids=runtime.accounts.connected_ids,
+        deployment_ids=runtime.deployment_ids,
+        sleep=sleep,
+        phraser=phraser.phrase,  # only where `[reminders] persona_phrasing` is on
     )

@@ -18,6 +18,7 @@ from pallas.features.cost import BudgetConfig, CostConfig
 from pallas.features.kb import KnowledgePlaceholderConfig
 from pallas.features.learning import LearningConfig
 from pallas.features.memory import RetrievalConfig
+from pallas.features.reminders import ReminderConfig
 from pallas.features.retention import RetentionConfig
 from pallas.features.session import SessionSummaryConfig
 from pallas.features.stickers import StickerConfig
@@ -99,6 +100,7 @@ class GroupConfig(BaseModel):
     stickers: StickerConfig = Field(default_factory=StickerConfig)  # the group's sticker pool
     cost: CostConfig = Field(default_factory=CostConfig)  # reply rate limits and budgets
     retention: RetentionConfig = Field(default_factory=RetentionConfig)  # 0 days = keep
+    reminders: ReminderConfig = Field(default_factory=ReminderConfig)  # members' reminders
     # who is answered in private and what private chats cost: default.toml only (a private
     # chat has no group file), rejected by name in a group file
     private: PrivateConfig = Field(default_factory=PrivateConfig, json_schema_extra=DEFAULT_ONLY)

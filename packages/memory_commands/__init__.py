@@ -2,8 +2,9 @@
 "@帕拉斯 你记得我是做哪行的吗".
 
 Runs before the chat (order 8 in the one inbound entry) and stops the message only when it
-was a memory command it answered; everything else (a memory question no stored fact answers,
-"记得提醒我…") goes on to `llm_chat` untouched. The logic
+was a memory command it answered; everything else (a memory question no stored fact answers)
+goes on to `llm_chat` untouched. Reminder lines ("记得提醒我…", "记住明天提醒我…") were taken
+before, by `packages/reminders` (order 7). The logic
 lives in `pallas.features.memory.member_commands`.
 """
 

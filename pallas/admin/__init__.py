@@ -12,6 +12,7 @@ from pallas.admin.base import AdminCtx, AdminServices, AppCommand
 from pallas.core.admin_commands import AdminCommand, AdminContext, AdminHandler
 from pallas.features.learning import LEARNING_COMMANDS, LearningAdmin
 from pallas.features.memory import MEMORY_COMMANDS, MemoryAdmin
+from pallas.features.reminders import REMINDER_COMMANDS, ReminderAdmin
 from pallas.features.stickers import STICKER_COMMANDS, StickerAdmin
 from pallas.features.svars import SVAR_COMMANDS, SvarAdmin
 from pallas.features.tools import TOOL_COMMANDS, PendingCalls, ToolAdmin
@@ -44,6 +45,10 @@ def sticker_admin(services: AdminServices) -> StickerAdmin:
     )
 
 
+def reminder_admin(services: AdminServices) -> ReminderAdmin:
+    return ReminderAdmin(services.reminders, services.clock)
+
+
 def tool_admin(services: AdminServices) -> ToolAdmin:
     return ToolAdmin(
         services.mcp,
@@ -60,6 +65,7 @@ ALL_COMMANDS: list[AppCommand] = [
     *(c.bind(svar_admin) for c in SVAR_COMMANDS),  # /pallas svar list|set|reset
     *(c.bind(sticker_admin) for c in STICKER_COMMANDS),  # /pallas sticker list|ban|…
     *(c.bind(tool_admin) for c in TOOL_COMMANDS),  # /pallas tool [confirm|deny CODE]
+    *(c.bind(reminder_admin) for c in REMINDER_COMMANDS),  # /pallas reminders [recent|cancel]
 ]
 
 
@@ -95,6 +101,7 @@ __all__ = [
     "learning_admin",
     "memory_admin",
     "memory_command",
+    "reminder_admin",
     "sticker_admin",
     "svar_admin",
     "tool_admin",

@@ -27,6 +27,7 @@ from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.features.learning import FeedbackStores, GroupInsightProcessor, LearningRepository
 from pallas.features.memory import MemoryService
+from pallas.features.reminders import ReminderRepository
 from pallas.features.stickers import StickerDescriber, StickerRepository
 from pallas.features.svars import SvarService
 from pallas.features.tools import McpHub
@@ -87,6 +88,7 @@ class AdminServices:
     llm: LLMClient  # the endpoint chains and their breakers (status)
     sessions: async_sessionmaker[AsyncSession]  # the database's size and oldest row (status)
     mcp: McpHub | None = None  # the chat turns' MCP servers (/pallas tool)
+    reminders: ReminderRepository | None = None  # members' reminders (/pallas reminders)
 
     def group_config(self, group_id: int) -> GroupConfig:
         return self.configs.get(group_id)

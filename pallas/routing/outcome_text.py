@@ -24,6 +24,7 @@ OUTCOME_ZH: dict[str, str] = {
     "cost_drop": "预算降级·不回",
     "error": "回复失败",
     "memory": "记忆命令",
+    "reminder": "提醒",
     "cost_degraded": "降级回复",
 }
 
@@ -45,6 +46,7 @@ STAGE_ZH: dict[str, str] = {
     "cost": "限流 / 预算",
     "llm": "模型调用",
     "memory_command": "记忆命令",
+    "reminder": "提醒（设置 / 查看 / 取消）",
 }
 
 REASON_ZH: dict[str, str] = {

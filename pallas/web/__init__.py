@@ -24,6 +24,7 @@ from pallas.web.group_pages import message_routes, overview_routes
 from pallas.web.log_pages import log_routes
 from pallas.web.pages import group_pages, read_pages
 from pallas.web.persona_pages import persona_routes
+from pallas.web.reminder_pages import reminder_routes
 from pallas.web.settings_pages import settings_routes
 from pallas.web.status import status_pages
 from pallas.web.worldbook_pages import worldbook_routes
@@ -48,6 +49,7 @@ def build_router(console: Console) -> APIRouter:
     pipeline_routes(router, console)
     pipeline_switch_routes(router, console)
     memory_routes(router, console)
+    reminder_routes(router, console)
     config_routes(router, console)
     overview_routes(router, console)
     message_routes(router, console)

@@ -25,6 +25,7 @@ from pallas.core.db.repositories.usage import UsageTotals
 from pallas.core.db.retention import database_facts
 from pallas.core.state import StateStore
 from pallas.features.memory import MemoryItem, Retired, readable_scopes, retired_items
+from pallas.features.reminders import ReminderRepository
 from pallas.features.tools import ServerStatus
 from pallas.providers.client import EndpointStatus
 from pallas.routing.router import Router
@@ -83,6 +84,11 @@ class ConsoleBackend:
     # --- plain values -------------------------------------------------------------------
     def now(self) -> float:
         return self._clock.now()
+
+    @property
+    def reminders(self) -> ReminderRepository | None:
+        """Members' reminders (the 提醒 page); None when the app has none."""
+        return self._admin.reminders
 
     @property
     def state(self) -> StateStore:

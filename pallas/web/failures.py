@@ -11,6 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from pallas.core.db.repositories.routes import RouteRecord
+from pallas.features.reminders import MISSED, Reminder
 from pallas.web.app import Console
 from pallas.web.pages import clock_text, failure_reason_zh
 
@@ -66,6 +67,25 @@ def failure_rows(
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class UnsentReminder:
+    id: int
+    group_id: int
+    user_id: int
+    text: str
+    due: float
+    status_zh: str
+    note: str
+
+
+def unsent_row(reminder: Reminder) -> UnsentReminder:
+    status = "错过了（机器人离线太久）" if reminder.status == MISSED else "发送失败"
+    return UnsentReminder(
+        reminder.id, reminder.group_id, reminder.user_id, reminder.text or "（没说内容）",
+        reminder.next_at, status, reminder.note,
+    )  # fmt: skip
+
+
 def error_pages(router: APIRouter, console: Console) -> None:
     @router.get("/errors")
     async def errors(request: Request, group: str = "", before: str = "") -> Response:
@@ -89,6 +109,8 @@ def error_pages(router: APIRouter, console: Console) -> None:
             if str(s.get("outcome") or "").startswith("error")
         }
         rows = failure_rows(records, names=names, members=members, turns=turns)
+        reminders = backend.reminders
+        unsent = await reminders.unsent(group_id=group_id) if reminders is not None else []
         return console.render(
             "errors.html",
             session,
@@ -102,4 +124,5 @@ def error_pages(router: APIRouter, console: Console) -> None:
             group_id_filter=group_id,
             more=rows[-1].id if len(rows) == PAGE_SIZE else None,
             clock=clock_text,
+            unsent=[unsent_row(r) for r in unsent] if before_id is None else [],
         )

@@ -87,7 +87,7 @@ def message(message_id: int, t: float, text: str = "聊天", **fields: object) -
 # every Alembic branch label; a new feature branch adds its label here
 MIGRATION_BRANCHES = {
     "memory", "learning", "session", "pipeline_state", "stickers", "console", "provider_usage",
-    "route_history", "message_line_key", "member_profile",
+    "route_history", "message_line_key", "member_profile", "reminders",
 }  # fmt: skip
 
 

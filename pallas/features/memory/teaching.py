@@ -30,7 +30,8 @@ _TEACH = re.compile(
     + r"[\s:：,，、]*(?P<body>.+)$",
     re.DOTALL,
 )
-# "记得提醒我…" / "记得叫我…" asks for a reminder, not to store a fact: the chat answers it.
+# "记得提醒我…" / "记得叫我…" asks for a reminder, not to store a fact: never stored (the
+# reminders plugin, before the memory commands, answers it).
 _REMINDER = re.compile(r"^(?:提醒|叫|喊|告诉|通知|帮|给)")
 _FORGET = re.compile(
     _LEAD + r"(?:把)?(?:忘记|忘掉|忘了|删掉|删除|清除|清空)(?:掉)?"

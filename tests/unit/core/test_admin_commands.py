@@ -139,4 +139,5 @@ def test_the_registry_lists_every_command_once_in_help_order() -> None:
         "svar",
         "sticker",
         "tool",
+        "reminders",
     ]

@@ -23,6 +23,7 @@ def test_the_slices_are_the_ones_the_design_names() -> None:
         "learning",
         "memory",
         "persona",
+        "reminders",
         "retention",
         "session",
         "stickers",

@@ -19,6 +19,7 @@ from sqlalchemy.types import TypeDecorator
 import pallas.core.db.models_learning  # learning branch tables (registers them on Base)
 import pallas.core.db.models_memory  # memory branch tables
 import pallas.core.db.models_pipeline  # pipeline_state branch tables (session variables)
+import pallas.core.db.models_reminders  # reminders branch table
 import pallas.core.db.models_routes  # route_history branch table (routing decisions)
 import pallas.core.db.models_session  # session branch tables
 import pallas.core.db.models_stickers  # noqa: F401  (stickers branch tables)
