@@ -209,7 +209,7 @@ def admin_services_for(
     """The admin commands' services (`build_app` passes the app's own; the CLI and tests
     build them over a runtime)."""
     return AdminServices(
-        deployment=Deployment.of(runtime.settings),
+        deployment=Deployment.of(runtime.settings, runtime.superusers),
         clock=runtime.clock,
         state=runtime.state,
         configs=runtime.group_configs,

@@ -48,9 +48,10 @@ class Deployment:
     cheap_model: str
     vision_model: str
     transcribe_model: str = ""  # "": voice messages stay [语音]
+    superusers: frozenset[int] = frozenset()  # SUPERUSERS (the first-run checklist)
 
     @classmethod
-    def of(cls, settings: PallasSettings) -> Deployment:
+    def of(cls, settings: PallasSettings, superusers: frozenset[int] = frozenset()) -> Deployment:
         return cls(
             replies_enabled=settings.replies_enabled,
             daily_call_cap=settings.pallas_daily_call_cap,
@@ -61,6 +62,7 @@ class Deployment:
             cheap_model=settings.pallas_cheap_model,
             vision_model=settings.pallas_vision_model,
             transcribe_model=settings.pallas_transcribe_model,
+            superusers=superusers,
         )
 
 

@@ -143,6 +143,16 @@ class ConsoleBackend:
             "transcribe": d.transcribe_model,
         }
 
+    @property
+    def replies_enabled(self) -> bool:
+        """Whether the model client has a key in force now (a key saved in the console counts
+        at once)."""
+        return self._admin.llm.enabled
+
+    @property
+    def superusers(self) -> frozenset[int]:
+        return self._deployment.superusers
+
     def daily_caps(self) -> tuple[int, int]:
         """The deployment's daily reply caps (calls, tokens) over every group; 0 = none."""
         return self._deployment.daily_call_cap, self._deployment.daily_token_cap
