@@ -27,6 +27,7 @@ from pallas.core.state import StateStore
 from pallas.features.memory import MemoryItem, Retired, readable_scopes, retired_items
 from pallas.features.tools import ServerStatus
 from pallas.providers.client import EndpointStatus
+from pallas.providers.live import LiveEndpoints
 from pallas.routing.router import Router
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
 from pallas.web.config_edit import ConfigRejected, read_text, validate_text
@@ -134,13 +135,13 @@ class ConsoleBackend:
 
     def model_names(self) -> dict[str, str]:
         """The model each task uses ("" = the task is off); names only, never a key."""
-        d = self._deployment
+        llm = self._admin.llm  # the models in force (a model saved in the console counts)
         return {
-            "chat": d.chat_model,
-            "cheap": d.cheap_model,
-            "vision": d.vision_model,
-            "embedding": self._admin.llm.model_for("embedding"),  # "" while off or probing
-            "transcribe": d.transcribe_model,
+            "chat": llm.model_for("chat"),
+            "cheap": llm.model_for("cheap"),
+            "vision": llm.model_for("vision"),
+            "embedding": llm.model_for("embedding"),  # "" while off or probing
+            "transcribe": self._deployment.transcribe_model,
         }
 
     @property
@@ -152,6 +153,11 @@ class ConsoleBackend:
     @property
     def superusers(self) -> frozenset[int]:
         return self._deployment.superusers
+
+    @property
+    def endpoints(self) -> LiveEndpoints:
+        """The holder of the model endpoints in force (the 模型 page reads and saves it)."""
+        return self._admin.llm.endpoints
 
     def daily_caps(self) -> tuple[int, int]:
         """The deployment's daily reply caps (calls, tokens) over every group; 0 = none."""

@@ -1,0 +1,160 @@
+"""The 模型 page over a real runtime with no key: the checklist says replies are off; a wrong
+key is refused in Chinese; the right one answers; 保存 writes data/secrets.toml (0600), never
+shows the key back, and the running LLM client uses it on its next call — no restart."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from pallas.app import build_app
+from pallas.core.clock import FakeClock
+from pallas.core.settings import PallasSettings
+from pallas.core.state import MemoryStateStore
+from pallas.runtime import PallasRuntime
+from pallas.web import mount_console, start_console
+from tests.harness.fake_openai import FakeOpenAI
+
+REPO = Path(__file__).resolve().parents[2]
+TOKEN = "model-page-token"
+KEY = "sk-right-key-7f3a"
+NOW = 1_764_560_000.0
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeOpenAI]:
+    server = FakeOpenAI(default_reply="在的")
+    server.api_key = KEY
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path) -> AsyncIterator[PallasRuntime]:
+    shutil.copytree(REPO / "config", tmp_path / "config")
+    clock = FakeClock(NOW)
+    settings = PallasSettings.model_validate(
+        {
+            "database_url": f"sqlite+aiosqlite:///{tmp_path / 'pallas.db'}",
+            "pallas_config_dir": tmp_path / "config",
+            "pallas_data_dir": tmp_path / "data",
+            "pallas_console_token": TOKEN,
+            "pallas_llm_max_retries": 0,
+            "openai_api_key": "",  # as .env.example ships it: empty counts as unset
+        }
+    )
+    rt = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
+    yield rt
+    await rt.stop()
+
+
+@pytest.fixture
+async def client(runtime: PallasRuntime) -> AsyncIterator[httpx.AsyncClient]:
+    app = FastAPI()
+    console = mount_console(app, build_app(runtime).console_backend)
+    start_console(console, runtime.settings, runtime.state, runtime.clock, "0.0.0.0", 8080)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://console") as http:
+        assert (await http.post("/console/login", data={"token": TOKEN})).status_code == 303
+        yield http
+
+
+async def csrf(http: httpx.AsyncClient) -> str:
+    page = (await http.get("/console/model")).text
+    found = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert found
+    return found.group(1)
+
+
+def form(fake: FakeOpenAI, key: str, token: str) -> dict[str, str]:
+    return {
+        "csrf": token,
+        "base_url": fake.base_url,
+        "api_key": key,
+        "chat": "deepseek-chat",
+        "cheap": "deepseek-chat",
+        "vision": "",
+        "embedding": "",
+        "chosen": "deepseek",
+    }
+
+
+def checklist(page: str) -> dict[str, str]:
+    return dict(re.findall(r'data-check="(\w+)" data-ok="(yes|no)"', page))
+
+
+async def test_from_no_key_to_an_answer_without_a_restart(
+    client: httpx.AsyncClient, runtime: PallasRuntime, fake: FakeOpenAI
+) -> None:
+    status = (await client.get("/console/status")).text
+    assert "回复已关闭" in status.split('id="replies"')[1].split("</p>")[0]
+    assert checklist(status) == {"model": "no", "account": "no", "superuser": "no",
+                                 "token": "no", "group": "no"}  # fmt: skip
+    assert "ws://127.0.0.1:8080/onebot/v11/ws" in status and "LLOneBot" in status
+    assert not runtime.llm.enabled
+
+    preset = (await client.get("/console/model", params={"preset": "deepseek"})).text
+    assert 'value="https://api.deepseek.com/v1"' in preset and 'value="deepseek-chat"' in preset
+
+    token = await csrf(client)
+    assert (await client.post("/console/model/test", data=form(fake, KEY, ""))).status_code == 403
+
+    wrong = (await client.post("/console/model/test", data=form(fake, "sk-wrong", token))).text
+    assert 'data-ok="no"' in wrong and "API Key 被拒绝（HTTP 401）" in wrong
+    right = (await client.post("/console/model/test", data=form(fake, KEY, token))).text
+    assert 'data-ok="yes"' in right and re.search(r"deepseek-chat 在 \d+ 毫秒内回答了", right)
+    assert KEY not in right, "the typed key is never sent back"
+
+    saved = await client.post("/console/model/save", data=form(fake, KEY, token))
+    assert saved.status_code == 200 and "已保存，立即生效" in saved.text
+    assert KEY not in saved.text and "…3a" not in saved.text and "…7f3a" in saved.text
+    secrets = runtime.settings.pallas_data_dir / "secrets.toml"
+    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
+    assert KEY in secrets.read_text(encoding="utf-8")
+    assert not list((REPO / "config").rglob("secrets*")), "never under config/"
+
+    assert runtime.llm.enabled  # the same client, a new endpoint set
+    result = await runtime.llm.complete(
+        "chat", [{"role": "user", "content": "在吗"}], bot_id=1, group_id=2
+    )
+    assert result.ok and result.text == "在的" and result.model == "deepseek-chat"
+    assert fake.chat_requests()[-1].headers["authorization"] == f"Bearer {KEY}"
+
+    status = (await client.get("/console/status")).text
+    assert "回复已开启" in status.split('id="replies"')[1].split("</p>")[0]
+    assert checklist(status)["model"] == "yes"
+    model = (await client.get("/console/model")).text
+    assert "控制台保存" in model.split('data-field="api_key"')[1].split("</tr>")[0]
+
+    # an empty key field keeps the saved key for the same address, never for another one
+    again = await client.post("/console/model/save", data=form(fake, "", token))
+    assert "已保存" in again.text and KEY in secrets.read_text(encoding="utf-8")
+    moved = {**form(fake, "", token), "base_url": "https://api.example.com/v1"}
+    refused = await client.post("/console/model/save", data=moved)
+    assert refused.status_code == 422 and "请填写 API Key" in refused.text
+
+
+async def test_bad_input_is_refused_like_the_settings_page(
+    client: httpx.AsyncClient, fake: FakeOpenAI
+) -> None:
+    token = await csrf(client)
+    bad = {**form(fake, KEY, token), "base_url": "ftp://x", "chat": "has space"}
+    page = await client.post("/console/model/save", data=bad)
+    assert page.status_code == 422 and "未保存" in page.text
+    assert "接口地址要以 http" in page.text and "对话模型名不能有空格" in page.text
+
+
+async def test_unreachable_and_unknown_model_read_in_chinese(
+    client: httpx.AsyncClient, fake: FakeOpenAI
+) -> None:
+    token = await csrf(client)
+    gone = {**form(fake, KEY, token), "base_url": "http://127.0.0.1:9/v1"}
+    assert "连不上" in (await client.post("/console/model/test", data=gone)).text
