@@ -15,6 +15,8 @@ from pallas.admin.checklist import SetupFacts, checklist_lines, first_run_checkl
 from pallas.context.analyzer import render_snapshot
 from pallas.core.clock import CHINA
 from pallas.core.db.retention import database_facts
+from pallas.core.db.schema_state import schema_state
+from pallas.core.version import pallas_version
 from pallas.features.cost import Limits, UsageCounters, cost_reason_zh, status_lines
 from pallas.features.tools import ToolsConfig
 from pallas.providers.client import EndpointStatus
@@ -60,6 +62,9 @@ async def status(ctx: AdminCtx) -> str:
     )
     try:
         lines.append((await database_facts(svc.sessions)).line_zh())
+        schema = await schema_state(svc.sessions)
+        lines.append(f"版本 {await asyncio.to_thread(pallas_version)}；{schema.line_zh}"
+                     + ("" if schema.ok else f"：{schema.action_zh}"))  # fmt: skip
     except Exception:  # a status must answer even when the database cannot say
         log.warning("status: database facts unavailable", exc_info=True)
         lines.append("数据库：暂时读不到大小")

@@ -7,6 +7,7 @@ app's services.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
@@ -23,7 +24,9 @@ from pallas.core.db.repositories.routes import RouteHistoryRepository, RouteReco
 from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.db.repositories.usage import UsageTotals
 from pallas.core.db.retention import database_facts
+from pallas.core.db.schema_state import SchemaState, schema_state
 from pallas.core.state import StateStore
+from pallas.core.version import pallas_version
 from pallas.features.memory import MemoryItem, Retired, readable_scopes, retired_items
 from pallas.features.tools import ServerStatus
 from pallas.providers.client import EndpointStatus
@@ -120,6 +123,18 @@ class ConsoleBackend:
         except Exception:
             log.exception("console: database facts unavailable")
             return ""
+
+    async def schema_state(self) -> SchemaState | None:
+        """The database's schema against this release's migrations (None when unreadable)."""
+        try:
+            return await schema_state(self._admin.sessions)
+        except Exception:
+            log.exception("console: schema state unavailable")
+            return None
+
+    async def version(self) -> str:
+        """This process's version (git is asked once, in a worker thread)."""
+        return await asyncio.to_thread(pallas_version)
 
     async def endpoint_status(self) -> list[EndpointStatus]:
         """Each task's endpoint chain with its breaker state ([] when it cannot be read)."""

@@ -222,6 +222,7 @@ def status_pages(router: APIRouter, console: Console) -> None:
             backend.database_line(),
         )
         seen = await queries.scopes_seen()
+        schema, version = await backend.schema_state(), await backend.version()
         accounts = backend.accounts()
         checklist = first_run_checklist(
             setup_facts(
@@ -242,6 +243,8 @@ def status_pages(router: APIRouter, console: Console) -> None:
         )
         values: dict[str, Any] = {
             "checklist": checklist,
+            "schema": schema,
+            "version": version,
             "accounts": account_views(accounts, now),
             "uptime": duration_zh(now - backend.started_at) if backend.started_at else "",
             "started_at": backend.started_at,

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import text
 
 from pallas.app import build_app
 from pallas.core.clock import FakeClock
@@ -158,3 +159,21 @@ async def test_unreachable_and_unknown_model_read_in_chinese(
     token = await csrf(client)
     gone = {**form(fake, KEY, token), "base_url": "http://127.0.0.1:9/v1"}
     assert "连不上" in (await client.post("/console/model/test", data=gone)).text
+
+
+async def test_version_and_a_database_migrated_by_a_newer_release(
+    client: httpx.AsyncClient, runtime: PallasRuntime
+) -> None:
+    status = (await client.get("/console/status")).text
+    version = status.split('id="version"')[1].split("</p>")[0]
+    assert re.search(r"<b>\d+\.\d+\.\d+", version)
+    assert "与本版本一致" in status and 'id="schema-alert"' not in status
+    async with runtime.sessions() as session:  # a newer release's process migrated further
+        await session.execute(
+            text("INSERT INTO alembic_version (version_num) VALUES ('0099_from_the_future')")
+        )
+        await session.commit()
+    status = (await client.get("/console/status")).text
+    alert = status.split('id="schema-alert"')[1].split("</p>")[0]
+    assert "更新的版本迁移" in alert and "0099_from_the_future" in alert
+    assert "pallas restore" in alert
