@@ -31,6 +31,9 @@ MODEL_FIELDS: tuple[str, ...] = (
     "pallas_vision_model",
     "pallas_embedding_model",
 )
+# fields an operator may save as empty on purpose: an empty vision model turns image
+# description off (a provider without a vision model), rather than meaning "unset"
+MAY_BE_EMPTY = frozenset({"pallas_vision_model"})
 Source = Literal["env", "file", "default"]
 SOURCE_ZH: dict[Source, str] = {"env": "环境变量", "file": "控制台保存", "default": "内置默认"}
 
@@ -66,7 +69,7 @@ def write_secrets(data_dir: Path, values: Mapping[str, str]) -> Path:
     lines = ["# written by the Pallas console (模型页); read at start-up and on change", ""]
     for key in MODEL_FIELDS:
         value = values.get(key, "").strip()
-        if value:
+        if value or (key in MAY_BE_EMPTY and key in values):
             lines.append(f"{key} = {_quoted(value)}")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -104,10 +107,20 @@ def overlay(settings: PallasSettings, saved: Mapping[str, str]) -> InForce:
     """`settings` (from the environment) with the saved values for the fields the environment
     leaves unset."""
     from_env = env_fields(settings)
-    update = {k: v for k, v in saved.items() if k in MODEL_FIELDS and v and k not in from_env}
+    update = {
+        k: v
+        for k, v in saved.items()
+        if k in MODEL_FIELDS and (v or k in MAY_BE_EMPTY) and k not in from_env
+    }
+    for name in MODEL_FIELDS:  # an empty variable is unset: the built-in default applies
+        default = PallasSettings.model_fields[name].default
+        unset = name not in from_env and name not in update and not getattr(settings, name)
+        if unset and isinstance(default, str) and default:
+            update[name] = default
     sources: dict[str, Source] = {}
     for name in MODEL_FIELDS:
-        sources[name] = "env" if name in from_env else "file" if name in update else "default"
+        from_file = name in saved and name in update and update[name] == saved[name]
+        sources[name] = "env" if name in from_env else "file" if from_file else "default"
     merged = settings
     if update:  # validated like the environment's values (the key is stripped)
         merged = PallasSettings.model_validate({**settings.model_dump(), **update})
@@ -115,6 +128,7 @@ def overlay(settings: PallasSettings, saved: Mapping[str, str]) -> InForce:
 
 
 __all__ = [
+    "MAY_BE_EMPTY",
     "MODEL_FIELDS",
     "SECRETS_FILE",
     "SOURCE_ZH",

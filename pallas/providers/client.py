@@ -286,7 +286,7 @@ class LLMClient:
         chain = self.chain(task)
         if model:
             chain = (replace(chain[0], model=model), *chain[1:])
-        if not self.enabled:
+        if not self.enabled or not chain[0].model:  # no key, or a task with no model (off)
             return CompletionResult(ok=False, error=LLMError.DISABLED, model=chain[0].model)
         started = time.perf_counter()
         deadline = started + self.providers.deadline_s

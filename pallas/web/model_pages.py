@@ -61,7 +61,7 @@ def in_force_rows(current: EndpointSet) -> list[InForceRow]:
         if field == "api_key":
             shown = key_tail(value) if value else "（未设置）"
         else:
-            shown = value or "（空）"
+            shown = value or ("（空：不看图）" if field == "vision" else "（空）")
         where = SOURCE_ZH[source] + (f"（{env_name}）" if source == "env" else "")
         rows.append(InForceRow(field, label, shown, where, env_name, source == "env"))
     return rows
@@ -158,9 +158,9 @@ def model_routes(router: APIRouter, console: Console) -> None:
         key, missing = key_to_use(form, session.backend.endpoints.current())
         if missing:
             problems.append(missing)
-        if problems:
+        if problems:  # nothing is saved by a test: said where its result goes
             return await model_page(console, session, form=shown, chosen=chosen,
-                                    error="；".join(problems))  # fmt: skip
+                                    probe=(False, "未测试：" + "；".join(problems)))  # fmt: skip
         result: ProbeResult = await probe_chat(form.base_url, key, form.chat)
         verdict = probe_verdict_zh(result, form.chat)
         log.info(

@@ -43,7 +43,7 @@ def test_a_non_empty_environment_value_wins() -> None:
 
 
 def test_the_file_is_0600_and_holds_model_fields_only(tmp_path: Path) -> None:
-    path = write_secrets(tmp_path, {**SAVED, "database_url": "x", "pallas_vision_model": ""})
+    path = write_secrets(tmp_path, {**SAVED, "database_url": "x", "pallas_cheap_model": ""})
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert set(tomllib.loads(path.read_text(encoding="utf-8"))) == set(SAVED)
     assert read_secrets(tmp_path) == SAVED
@@ -104,3 +104,30 @@ def test_probe_verdicts_are_chinese() -> None:
     )
     assert "模型不存在" in probe_verdict_zh(ProbeResult("model_not_found", status=404), "m")
     assert probe_verdict_zh(ProbeResult("unreachable"), "m").startswith("连不上")
+
+
+def test_an_empty_variable_means_the_built_in_default() -> None:
+    env = PallasSettings.model_validate({"openai_base_url": "", "pallas_chat_model": ""})
+    in_force = overlay(env, {})
+    assert in_force.settings.openai_base_url == "https://api.openai.com/v1"
+    assert in_force.settings.pallas_chat_model == "gpt-4o-mini"
+    assert in_force.sources["openai_base_url"] == "default"
+
+
+def test_an_empty_vision_model_saved_on_purpose_turns_image_description_off(
+    tmp_path: Path,
+) -> None:
+    write_secrets(tmp_path, {**SAVED, "pallas_vision_model": "", "pallas_embedding_model": ""})
+    saved = read_secrets(tmp_path)
+    assert saved["pallas_vision_model"] == "" and "pallas_embedding_model" not in saved
+    in_force = overlay(PallasSettings(), saved)
+    assert in_force.settings.pallas_vision_model == ""
+    assert in_force.sources["pallas_vision_model"] == "file"
+
+
+async def test_a_task_without_a_model_is_off_quietly(tmp_path: Path) -> None:
+    live = LiveEndpoints(PallasSettings(), data_dir=tmp_path)
+    live.save({**SAVED, "pallas_vision_model": ""})
+    client = LLMClient(PallasSettings(), None, FakeClock(0.0), endpoints=live)
+    result = await client.complete("vision", [], bot_id=1, group_id=2)
+    assert not result.ok and result.error == "disabled"
