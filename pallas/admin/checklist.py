@@ -121,7 +121,8 @@ def _superuser_item(count: int) -> CheckItem:
     if count:
         return CheckItem("superuser", True, title, f"{count} 个超级用户可以用 /pallas 管理命令")
     return CheckItem("superuser", False, title, "没有超级用户：谁也不能在 QQ 里用 /pallas 管理命令",
-                     '在 .env 里写 SUPERUSERS=["你的QQ号"]，然后重启机器人')  # fmt: skip
+                     "到「模型」页填上你的 QQ 号保存，然后重启机器人"
+                     '（或在 .env 里写 SUPERUSERS=["你的QQ号"]）')  # fmt: skip
 
 
 def _token_item(host: str, token: str) -> CheckItem:
@@ -135,7 +136,8 @@ def _token_item(host: str, token: str) -> CheckItem:
         False,
         title,
         f"监听 {host} 却没有令牌：能连到这台机器的人都能冒充 QQ 账号",
-        "在 .env 里设置 ONEBOT_ACCESS_TOKEN=一串随机字符（OneBot 实现里填同一串），然后重启",
+        "到「模型」页生成 OneBot 令牌（或在 .env 里设置 ONEBOT_ACCESS_TOKEN），"
+        "OneBot 实现里填同一串，然后重启",
     )
 
 

@@ -1,17 +1,21 @@
 """The deployment's secrets file: the model settings an operator saved in the console.
 
 `data/secrets.toml` (under `PALLAS_DATA_DIR`, never under `config/`), written atomically with
-mode 0600. It holds only the model endpoint's settings (`MODEL_FIELDS`); every other setting
-stays in the environment / `.env`. A non-empty environment value wins over the file (an empty
-one, as `.env.example` ships them, counts as unset), so a deployment configured by environment
-keeps working exactly as before. `overlay` is pure: settings + file → the settings in force and
-where each model field came from.
+mode 0600. It holds the model endpoint's settings (`MODEL_FIELDS`, applied while the bot runs)
+and the superusers and the OneBot access token (`EDGE_FIELDS`: NoneBot reads them once, so
+`bot.py` puts them into the environment before `nonebot.init()` — a restart applies them);
+every other setting stays in the environment / `.env`. A non-empty environment value wins over
+the file (an empty one, as `.env.example` ships them, counts as unset), so a deployment
+configured by environment keeps working exactly as before. `overlay` is pure: settings + file
+→ the settings in force and where each model field came from.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,6 +35,8 @@ MODEL_FIELDS: tuple[str, ...] = (
     "pallas_vision_model",
     "pallas_embedding_model",
 )
+EDGE_FIELDS: tuple[str, ...] = ("superusers", "onebot_access_token")
+EDGE_ENV = {"superusers": "SUPERUSERS", "onebot_access_token": "ONEBOT_ACCESS_TOKEN"}
 # fields an operator may save as empty on purpose: an empty vision model turns image
 # description off (a provider without a vision model), rather than meaning "unset"
 MAY_BE_EMPTY = frozenset({"pallas_vision_model"})
@@ -42,8 +48,8 @@ def secrets_path(data_dir: Path) -> Path:
     return data_dir / SECRETS_FILE
 
 
-def read_secrets(data_dir: Path) -> dict[str, str]:
-    """The saved model settings ({} when there is no file; a broken file is logged and
+def read_all(data_dir: Path) -> dict[str, str]:
+    """Every field the file holds ({} when there is no file; a broken file is logged and
     ignored: the environment's settings still apply)."""
     path = secrets_path(data_dir)
     try:
@@ -53,7 +59,18 @@ def read_secrets(data_dir: Path) -> dict[str, str]:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         log.error("%s ignored: %s", path, exc)
         return {}
-    return {k: v.strip() for k, v in data.items() if k in MODEL_FIELDS and isinstance(v, str)}
+    known = (*MODEL_FIELDS, *EDGE_FIELDS)
+    return {k: v.strip() for k, v in data.items() if k in known and isinstance(v, str)}
+
+
+def read_secrets(data_dir: Path) -> dict[str, str]:
+    """The saved model settings."""
+    return {k: v for k, v in read_all(data_dir).items() if k in MODEL_FIELDS}
+
+
+def update_secrets(data_dir: Path, values: Mapping[str, str]) -> Path:
+    """Replace the given fields, keep the file's others."""
+    return write_secrets(data_dir, {**read_all(data_dir), **values})
 
 
 def _quoted(value: str) -> str:
@@ -62,12 +79,12 @@ def _quoted(value: str) -> str:
 
 
 def write_secrets(data_dir: Path, values: Mapping[str, str]) -> Path:
-    """Replace the file with `values` (model fields only, empty ones left out), 0600 from the
+    """Replace the file with `values` (known fields only, empty ones left out), 0600 from the
     first byte, atomically (a reader sees the old file or the new one)."""
     path = secrets_path(data_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = ["# written by the Pallas console (模型页); read at start-up and on change", ""]
-    for key in MODEL_FIELDS:
+    for key in (*MODEL_FIELDS, *EDGE_FIELDS):
         value = values.get(key, "").strip()
         if value or (key in MAY_BE_EMPTY and key in values):
             lines.append(f"{key} = {_quoted(value)}")
@@ -84,6 +101,48 @@ def write_secrets(data_dir: Path, values: Mapping[str, str]) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def parse_superusers(text: str) -> tuple[str, ...]:
+    """QQ ids typed as `123, 456` (commas, spaces, 、 or ，); ValueError on anything else."""
+    ids = tuple(p for p in re.split(r"[\s,，、]+", text.strip()) if p)
+    bad = [p for p in ids if not p.isdigit() or not 5 <= len(p) <= 12]
+    if bad:
+        raise ValueError("QQ 号只能是 5–12 位数字：" + "、".join(bad))
+    return ids
+
+
+def edge_environment(
+    environ: Mapping[str, str], dotenv: Mapping[str, str | None], data_dir: Path
+) -> dict[str, str]:
+    """What `bot.py` adds to the environment before NoneBot reads it: the saved superusers and
+    OneBot token, each only when neither the environment nor `.env` sets it non-empty (an
+    empty value or `[]` counts as unset)."""
+    saved = read_all(data_dir)
+    out: dict[str, str] = {}
+    for field, name in EDGE_ENV.items():
+        given = (environ.get(name) or dotenv.get(name) or "").strip()
+        value = saved.get(field, "")
+        if given in ("", "[]") and value:
+            if field == "superusers":
+                value = json.dumps(list(parse_superusers(value)))
+            out[name] = value
+    return out
+
+
+def edge_environment_for_start(
+    environ: Mapping[str, str], cwd: Path | None = None
+) -> dict[str, str]:
+    """`edge_environment` over the process's `.env` files as NoneBot reads them (`.env`, then
+    `.env.<ENVIRONMENT>`) and its data directory."""
+    from dotenv import dotenv_values
+
+    root = cwd or Path.cwd()
+    dotenv: dict[str, str | None] = dict(dotenv_values(root / ".env"))
+    environment = environ.get("ENVIRONMENT") or dotenv.get("ENVIRONMENT") or "prod"
+    dotenv.update(dotenv_values(root / f".env.{environment}"))
+    data_dir = environ.get("PALLAS_DATA_DIR") or dotenv.get("PALLAS_DATA_DIR") or "data"
+    return edge_environment(environ, dotenv, Path(data_dir))
 
 
 def env_fields(settings: PallasSettings) -> frozenset[str]:
@@ -128,15 +187,22 @@ def overlay(settings: PallasSettings, saved: Mapping[str, str]) -> InForce:
 
 
 __all__ = [
+    "EDGE_ENV",
+    "EDGE_FIELDS",
     "MAY_BE_EMPTY",
     "MODEL_FIELDS",
     "SECRETS_FILE",
     "SOURCE_ZH",
     "InForce",
     "Source",
+    "edge_environment",
+    "edge_environment_for_start",
     "env_fields",
     "overlay",
+    "parse_superusers",
+    "read_all",
     "read_secrets",
     "secrets_path",
+    "update_secrets",
     "write_secrets",
 ]

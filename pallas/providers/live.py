@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pallas.core.secrets_file import (
+    MODEL_FIELDS,
     InForce,
     Source,
     overlay,
     read_secrets,
     secrets_path,
-    write_secrets,
+    update_secrets,
 )
 from pallas.core.settings import PallasSettings
 from pallas.providers.endpoints import TASKS, Endpoint, ProvidersConfig, Task, resolve_chain
@@ -132,7 +133,7 @@ class LiveEndpoints:
         once (the deployment's other processes within `CHECK_INTERVAL_S` of their next call)."""
         if self._path is None:
             raise RuntimeError("no data directory: the model settings cannot be saved")
-        write_secrets(self._path.parent, values)
+        update_secrets(self._path.parent, {k: values.get(k, "") for k in MODEL_FIELDS})
         return self.reload()
 
     def reload(self) -> EndpointSet:

@@ -12,13 +12,20 @@ CSRF token; a save logs one audit line (without the key).
 from __future__ import annotations
 
 import logging
+import secrets
 from dataclasses import dataclass
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
 from pallas.core.log_ring import LOG_RING
-from pallas.core.secrets_file import SOURCE_ZH, secrets_path
+from pallas.core.secrets_file import (
+    SOURCE_ZH,
+    parse_superusers,
+    read_all,
+    secrets_path,
+    update_secrets,
+)
 from pallas.providers.live import EndpointSet
 from pallas.providers.presets import (
     NO_KEY_PLACEHOLDER,
@@ -85,6 +92,44 @@ def key_to_use(form: ModelForm, current: EndpointSet) -> tuple[str, str]:
     return "", "请填写 API Key（换了接口地址时不会沿用原来的 Key；本地 Ollama 填 ollama 即可）"
 
 
+@dataclass(frozen=True, slots=True)
+class EdgeView:
+    """The superusers and the OneBot token: running now, and saved for the next start."""
+
+    superusers_now: str  # "10001、10002" or ""
+    superusers_saved: str
+    superusers_pending: bool  # saved differs from running: a restart applies it
+    token_now: str  # its last 4 characters, or ""
+    token_saved: bool
+    token_pending: bool
+    token_from_env: bool  # running with a token the file does not hold
+    host: str
+    port: int
+
+
+def edge_view(console: Console, session: Session) -> EdgeView:
+    saved = read_all(session.backend.data_dir)
+    running = sorted(str(i) for i in session.backend.superusers)
+    listening = console.listening
+    token = listening.access_token if listening else ""
+    saved_token = saved.get("onebot_access_token", "")
+    try:
+        saved_ids = sorted(parse_superusers(saved.get("superusers", "")))
+    except ValueError:
+        saved_ids = []
+    return EdgeView(
+        superusers_now="、".join(running),
+        superusers_saved="、".join(saved_ids),
+        superusers_pending=bool(saved_ids) and saved_ids != running,
+        token_now=key_tail(token) if token else "",
+        token_saved=bool(saved_token),
+        token_pending=bool(saved_token) and saved_token != token,
+        token_from_env=bool(token) and token != saved_token,
+        host=listening.host if listening else "",
+        port=listening.port if listening else 0,
+    )
+
+
 async def model_page(
     console: Console,
     session: Session,
@@ -94,6 +139,7 @@ async def model_page(
     error: str = "",
     notice: str = "",
     probe: tuple[bool, str] | None = None,
+    new_token: str = "",
 ) -> Response:
     endpoints = session.backend.endpoints
     current = endpoints.current()
@@ -117,6 +163,8 @@ async def model_page(
         error=error,
         notice=notice,
         probe=probe,
+        edge=edge_view(console, session),
+        new_token=new_token,
     )
     if error:
         page.status_code = 422
@@ -221,3 +269,30 @@ def model_routes(router: APIRouter, console: Console) -> None:
         if overridden:
             notice += "但环境变量里设置的" + "、".join(overridden) + "优先，保存的对应值不生效。"
         return await model_page(console, session, notice=notice)
+
+
+def edge_routes(router: APIRouter, console: Console) -> None:
+    """Superusers and the OneBot token, saved for the next start (NoneBot reads them once)."""
+
+    @router.post("/model/superusers")
+    async def superusers(request: Request, ids: str = Form("")) -> Response:
+        session = await console.checked(request)
+        try:
+            parsed = parse_superusers(ids)
+        except ValueError as exc:
+            return await model_page(console, session, error=str(exc))
+        update_secrets(session.backend.data_dir, {"superusers": ",".join(parsed)})
+        log.info("console: superusers saved for the next start: %s", ",".join(parsed) or "-")
+        notice = "已保存超级用户：" + "、".join(parsed) if parsed else "已清空保存的超级用户"
+        notice += "。重启机器人后生效（环境变量或 .env 里的 SUPERUSERS 不为空时以它为准）。"
+        return await model_page(console, session, notice=notice)
+
+    @router.post("/model/token")
+    async def token(request: Request) -> Response:
+        session = await console.checked(request)
+        fresh = secrets.token_urlsafe(24)
+        update_secrets(session.backend.data_dir, {"onebot_access_token": fresh})
+        LOG_RING.mask(fresh)
+        log.info("console: a new OneBot access token was generated for the next start")
+        notice = "已生成新的 OneBot 访问令牌，重启机器人后生效。"
+        return await model_page(console, session, new_token=fresh, notice=notice)

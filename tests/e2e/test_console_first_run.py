@@ -42,7 +42,7 @@ async def fresh_bot(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[BotPr
         env_overrides={
             "OPENAI_API_KEY": "",  # as .env.example ships them: empty = unset
             "OPENAI_BASE_URL": "",
-            "SUPERUSERS": "[]",
+            "SUPERUSERS": "[]",  # none: the one saved on the 模型 page applies after a restart
             "PALLAS_CONSOLE_TOKEN": TOKEN,
             "PALLAS_LLM_TIMEOUT_SECONDS": "3",
             "PALLAS_LLM_MAX_RETRIES": "0",
@@ -163,6 +163,20 @@ async def test_from_make_run_to_an_answer_without_opening_a_file(
         await page.set_viewport_size(LAPTOP)
         await page.goto(f"{base}/status")
         await page.screenshot(path=str(shots / "status-laptop.png"), full_page=True)
+
+        # the superuser, saved on the same page, applies at the next start (NoneBot reads it once)
+        await page.goto(f"{base}/model")
+        await page.fill("#f-superusers", "10001")
+        await page.click("#superusers-form button[type=submit]")
+        assert "重启机器人后生效" in await page.inner_text("#model-notice")
+        await fresh_bot.stop()
+        await fresh_bot.start()
+        await page.goto(f"{base}/login")
+        await page.fill("input[name=token]", TOKEN)
+        await page.click("button[type=submit]")
+        await page.goto(f"{base}/status")
+        assert (await checklist(page)).get("superuser") == "yes"
+        assert "回复已开启" in await page.inner_text("#replies"), "the saved model survives too"
         await context.close()
     saved = fresh_bot.workdir / "secrets.toml"
     assert saved.stat().st_mode & 0o777 == 0o600 and KEY in saved.read_text(encoding="utf-8")

@@ -177,3 +177,25 @@ async def test_version_and_a_database_migrated_by_a_newer_release(
     alert = status.split('id="schema-alert"')[1].split("</p>")[0]
     assert "更新的版本迁移" in alert and "0099_from_the_future" in alert
     assert "pallas restore" in alert
+
+
+async def test_superusers_and_a_generated_token_are_saved_for_the_next_start(
+    client: httpx.AsyncClient, runtime: PallasRuntime
+) -> None:
+    token = await csrf(client)
+    bad = await client.post("/console/model/superusers", data={"csrf": token, "ids": "1 x"})
+    assert bad.status_code == 422 and "QQ 号只能是" in bad.text
+    page = await client.post(
+        "/console/model/superusers", data={"csrf": token, "ids": "10001，10002"}
+    )
+    assert "重启机器人后生效" in page.text
+    row = page.text.split('data-field="superusers"')[1].split("</tr>")[0]
+    assert "10001、10002" in row and "重启后生效" in row
+    made = await client.post("/console/model/token", data={"csrf": token})
+    shown = re.search(r'id="new-token">[^<]*<code class="wrap">([^<]+)</code>', made.text)
+    assert shown, "a generated token is shown once"
+    saved = (runtime.settings.pallas_data_dir / "secrets.toml").read_text(encoding="utf-8")
+    assert shown.group(1) in saved and 'superusers = "10001,10002"' in saved
+    again = (await client.get("/console/model")).text
+    assert shown.group(1) not in again, "and never again"
+    assert (await client.post("/console/model/token", data={})).status_code == 403

@@ -63,7 +63,7 @@ def test_a_ready_deployment_has_no_lines() -> None:
         ({"model_answers": False, "model_error_zh": "密钥被拒绝"}, "model", False, "密钥被拒绝"),
         ({"model_answers": None}, "model", True, "还没有调用记录"),
         ({"accounts_online": 0}, "account", False, "没有 QQ 账号"),
-        ({"superusers": 0}, "superuser", False, "SUPERUSERS"),
+        ({"superusers": 0}, "superuser", False, "「模型」页"),
         ({"host": "0.0.0.0"}, "token", False, "冒充"),
         ({"host": "0.0.0.0", "access_token": "abc"}, "token", True, "已设置"),
         ({"host": "localhost"}, "token", True, "只监听本机"),

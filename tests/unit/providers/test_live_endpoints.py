@@ -8,8 +8,19 @@ import stat
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from pallas.core.clock import FakeClock
-from pallas.core.secrets_file import env_fields, overlay, read_secrets, write_secrets
+from pallas.core.secrets_file import (
+    edge_environment,
+    env_fields,
+    overlay,
+    parse_superusers,
+    read_all,
+    read_secrets,
+    update_secrets,
+    write_secrets,
+)
 from pallas.core.settings import PallasSettings
 from pallas.providers.client import LLMClient
 from pallas.providers.embedding_auto import load_table, provider_for
@@ -131,3 +142,23 @@ async def test_a_task_without_a_model_is_off_quietly(tmp_path: Path) -> None:
     client = LLMClient(PallasSettings(), None, FakeClock(0.0), endpoints=live)
     result = await client.complete("vision", [], bot_id=1, group_id=2)
     assert not result.ok and result.error == "disabled"
+
+
+def test_saved_superusers_and_token_reach_nonebot_only_where_nothing_sets_them(
+    tmp_path: Path,
+) -> None:
+    update_secrets(tmp_path, {"superusers": "10001,10002", "onebot_access_token": "tok-1"})
+    live = LiveEndpoints(PallasSettings(), data_dir=tmp_path)
+    live.save(SAVED)  # a model save keeps them
+    assert read_all(tmp_path)["superusers"] == "10001,10002"
+    assert edge_environment({}, {}, tmp_path) == {
+        "SUPERUSERS": '["10001", "10002"]', "ONEBOT_ACCESS_TOKEN": "tok-1"}  # fmt: skip
+    assert edge_environment({"SUPERUSERS": "[]"}, {"ONEBOT_ACCESS_TOKEN": "env-tok"}, tmp_path) == {
+        "SUPERUSERS": '["10001", "10002"]'}  # fmt: skip
+    assert edge_environment({"SUPERUSERS": '["9"]', "ONEBOT_ACCESS_TOKEN": "x"}, {}, tmp_path) == {}
+
+
+def test_superusers_are_qq_ids() -> None:
+    assert parse_superusers("10001, 10002，10003、 ") == ("10001", "10002", "10003")
+    with pytest.raises(ValueError, match="QQ 号"):
+        parse_superusers("10001 abc")
