@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -12,6 +14,8 @@ from pallas.admin.checklist import (
     first_run_checklist,
     reverse_ws_url,
 )
+from pallas.admin.inspect import superuser_checklist
+from pallas.core.admin_commands import AdminContext
 
 FRESH = SetupFacts(
     key_set=False,
@@ -102,3 +106,15 @@ def test_reverse_ws_url() -> None:
     assert reverse_ws_url("::", 8080) == "ws://127.0.0.1:8080/onebot/v11/ws"
     assert reverse_ws_url("192.168.1.5", 80) == "ws://192.168.1.5:80/onebot/v11/ws"
     assert reverse_ws_url("::1", 80) == "ws://[::1]:80/onebot/v11/ws"
+
+
+def test_pallas_status_shows_the_open_items_to_a_superuser_only() -> None:
+    services: Any = SimpleNamespace(
+        deployment=SimpleNamespace(superusers=frozenset({10001})),
+        llm=SimpleNamespace(enabled=False),
+    )
+    superuser = superuser_checklist(AdminContext(services, 1, 2, 10001, ()), [])
+    assert superuser[0].startswith("回复已关闭") and "还没有模型 API Key" in superuser[2]
+    assert superuser_checklist(AdminContext(services, 1, 2, 555, ()), []) == []
+    services.llm.enabled = True
+    assert superuser_checklist(AdminContext(services, 1, 2, 10001, ()), []) == []
