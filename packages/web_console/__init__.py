@@ -34,7 +34,7 @@ if nonebot.get_plugin_config(PallasSettings).pallas_console_enabled:
         try:
             start_console(
                 _console,
-                runtime.settings,
+                runtime.llm.endpoints.current().settings,  # the key in force is masked too
                 runtime.state,
                 runtime.clock,
                 str(config.host),
