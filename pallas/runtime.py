@@ -30,7 +30,6 @@ from pallas.core.state import StateStore
 from pallas.core.state_redis import open_state_store
 from pallas.features.persona import PersonaStore
 from pallas.providers.client import LLMClient
-from pallas.providers.endpoints import load_providers
 from pallas.providers.live import LiveEndpoints
 from pallas.routing.router import Router
 
@@ -124,7 +123,7 @@ class PallasRuntime:
         # the model endpoints in force: the environment over the console's secrets file,
         # swapped whole when the operator saves a model (`providers/live.py`)
         endpoints = LiveEndpoints(
-            settings, load_providers(settings.pallas_config_dir), data_dir=settings.pallas_data_dir
+            settings, data_dir=settings.pallas_data_dir, config_dir=settings.pallas_config_dir
         )
         runtime = cls(
             settings=settings,

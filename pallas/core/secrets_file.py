@@ -36,6 +36,8 @@ MODEL_FIELDS: tuple[str, ...] = (
     "pallas_embedding_model",
 )
 EDGE_FIELDS: tuple[str, ...] = ("superusers", "onebot_access_token")
+# a backup endpoint's key (config/providers.toml names its variable): `key.DEEPSEEK_API_KEY`
+BACKUP_KEY = re.compile(r"^key\.([A-Z][A-Z0-9_]{0,63})$")
 EDGE_ENV = {"superusers": "SUPERUSERS", "onebot_access_token": "ONEBOT_ACCESS_TOKEN"}
 # fields an operator may save as empty on purpose: an empty vision model turns image
 # description off (a provider without a vision model), rather than meaning "unset"
@@ -60,7 +62,21 @@ def read_all(data_dir: Path) -> dict[str, str]:
         log.error("%s ignored: %s", path, exc)
         return {}
     known = (*MODEL_FIELDS, *EDGE_FIELDS)
-    return {k: v.strip() for k, v in data.items() if k in known and isinstance(v, str)}
+    return {
+        k: v.strip()
+        for k, v in data.items()
+        if (k in known or BACKUP_KEY.match(k)) and isinstance(v, str)
+    }
+
+
+def backup_keys(data_dir: Path) -> dict[str, str]:
+    """The backup endpoints' keys saved in the console, by variable name."""
+    out = {}
+    for key, value in read_all(data_dir).items():
+        found = BACKUP_KEY.match(key)
+        if found and value:
+            out[found.group(1)] = value
+    return out
 
 
 def read_secrets(data_dir: Path) -> dict[str, str]:
@@ -84,10 +100,12 @@ def write_secrets(data_dir: Path, values: Mapping[str, str]) -> Path:
     path = secrets_path(data_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     lines = ["# written by the Pallas console (模型页); read at start-up and on change", ""]
-    for key in (*MODEL_FIELDS, *EDGE_FIELDS):
+    extra = sorted(k for k in values if BACKUP_KEY.match(k))
+    for key in (*MODEL_FIELDS, *EDGE_FIELDS, *extra):
         value = values.get(key, "").strip()
         if value or (key in MAY_BE_EMPTY and key in values):
-            lines.append(f"{key} = {_quoted(value)}")
+            name = _quoted(key) if "." in key else key
+            lines.append(f"{name} = {_quoted(value)}")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
@@ -187,6 +205,7 @@ def overlay(settings: PallasSettings, saved: Mapping[str, str]) -> InForce:
 
 
 __all__ = [
+    "BACKUP_KEY",
     "EDGE_ENV",
     "EDGE_FIELDS",
     "MAY_BE_EMPTY",
@@ -195,6 +214,7 @@ __all__ = [
     "SOURCE_ZH",
     "InForce",
     "Source",
+    "backup_keys",
     "edge_environment",
     "edge_environment_for_start",
     "env_fields",

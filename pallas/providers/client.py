@@ -170,16 +170,21 @@ class LLMClient:
         self._usage = usage
         self._clock = clock
         self._http_client = http_client
-        self.providers = self._live.providers
         # on / off / pending the start-up probe (`embedding_auto`, `embedding_probe`)
         self.embeddings = EmbeddingSwitch.of(self._live.current().settings)
-        self._env = env
         self._embedding_model = self.embeddings.plan.model
         # the embedding chain over the chosen model, per endpoint set (its generation)
         self._embedding_chain: tuple[int, str, tuple[Endpoint, ...]] | None = None
+        # breaker thresholds are read once: a providers.toml saved later changes the chains,
+        # the deadline and Retry-After handling at once, the breaker thresholds at the next start
         self.breakers = Breakers(state or MemoryStateStore(clock), self.providers.breaker)
         self._sdk_clients: dict[tuple[str, str, str], AsyncOpenAI] = {}
         self._group_profiles = group_profiles
+
+    @property
+    def providers(self) -> ProvidersConfig:
+        """`config/providers.toml` as in force now (the console may save a new one)."""
+        return self._live.providers
 
     @property
     def _settings(self) -> PallasSettings:
@@ -207,8 +212,8 @@ class LLMClient:
         model = self._embedding_model
         cached = self._embedding_chain
         if cached is None or cached[:2] != (current.generation, model):
-            chain = resolve_chain(current.settings, self.providers, "embedding", self._env,
-                                  model=model)  # fmt: skip
+            chain = resolve_chain(current.settings, self.providers, "embedding",
+                                  self._live.key_env(), model=model)  # fmt: skip
             cached = self._embedding_chain = (current.generation, model, chain)
         return cached[2]
 

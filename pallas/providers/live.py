@@ -18,21 +18,33 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+import tomllib
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from pydantic import ValidationError
 
 from pallas.core.secrets_file import (
     MODEL_FIELDS,
     InForce,
     Source,
+    backup_keys,
     overlay,
     read_secrets,
     secrets_path,
     update_secrets,
 )
 from pallas.core.settings import PallasSettings
-from pallas.providers.endpoints import TASKS, Endpoint, ProvidersConfig, Task, resolve_chain
+from pallas.providers.endpoints import (
+    PROVIDERS_FILE,
+    TASKS,
+    Endpoint,
+    ProvidersConfig,
+    Task,
+    load_providers,
+    resolve_chain,
+)
 
 log = logging.getLogger("pallas.llm")
 
@@ -82,23 +94,56 @@ class LiveEndpoints:
         providers: ProvidersConfig | None = None,
         *,
         data_dir: Path | None = None,
+        config_dir: Path | None = None,
         env: Mapping[str, str] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         """`base`: the settings from the environment; `data_dir`: where the secrets file is
-        (None: no file, the environment alone, as tests and the CLI's offline commands)."""
+        (None: no file, the environment alone, as tests and the CLI's offline commands);
+        `config_dir`: where `providers.toml` is read from (again on every reload; None: the
+        `providers` given, fixed)."""
         self._base = base
-        self._providers = providers or ProvidersConfig()
+        self._config_dir = config_dir
+        self._providers = (
+            load_providers(config_dir)
+            if config_dir is not None
+            else (providers or ProvidersConfig())
+        )
         self._path = secrets_path(data_dir) if data_dir is not None else None
         self._env = env
         self._monotonic = monotonic
         self._checked_at = monotonic()
-        self._stamp = _stamp(self._path) if self._path is not None else None
-        self._set = EndpointSet.build(0, self._in_force(), self._providers, env)
+        self._stamp = self._stamps()
+        self._set = EndpointSet.build(0, self._in_force(), self._providers, self.key_env())
 
     @property
     def providers(self) -> ProvidersConfig:
         return self._providers
+
+    @property
+    def providers_path(self) -> Path | None:
+        return self._config_dir / PROVIDERS_FILE if self._config_dir is not None else None
+
+    def _stamps(self) -> tuple[object, ...]:
+        paths = (self._path, self.providers_path)
+        return tuple(_stamp(p) if p is not None else None for p in paths)
+
+    def key_env(self) -> dict[str, str]:
+        """The variables backup endpoints name for their keys: the environment's non-empty
+        ones win over the keys saved in the console."""
+        saved = backup_keys(self._path.parent) if self._path is not None else {}
+        env = os.environ if self._env is None else self._env
+        return {**saved, **{k: v for k, v in env.items() if v.strip()}}
+
+    def key_sources(self, names: Collection[str]) -> dict[str, Source]:
+        """Where each named key variable comes from: env / file / default (unset)."""
+        saved = backup_keys(self._path.parent) if self._path is not None else {}
+        env = os.environ if self._env is None else self._env
+        out: dict[str, Source] = {}
+        for name in names:
+            given = env.get(name, "").strip()
+            out[name] = "env" if given else "file" if saved.get(name) else "default"
+        return out
 
     @property
     def base(self) -> PallasSettings:
@@ -111,11 +156,11 @@ class LiveEndpoints:
 
     def current(self) -> EndpointSet:
         """The set in force; a secrets file changed by another process is picked up here."""
-        if self._path is not None:
+        if self._path is not None or self._config_dir is not None:
             now = self._monotonic()
             if now - self._checked_at >= CHECK_INTERVAL_S:
                 self._checked_at = now
-                if _stamp(self._path) != self._stamp:
+                if self._stamps() != self._stamp:
                     return self.reload()
         return self._set
 
@@ -136,13 +181,38 @@ class LiveEndpoints:
         update_secrets(self._path.parent, {k: values.get(k, "") for k in MODEL_FIELDS})
         return self.reload()
 
+    def save_backup_key(self, variable: str, key: str) -> EndpointSet:
+        """Save a backup endpoint's key (by the variable `providers.toml` names)."""
+        if self._path is None:
+            raise RuntimeError("no data directory: the key cannot be saved")
+        update_secrets(self._path.parent, {f"key.{variable}": key})
+        return self.reload()
+
+    def save_providers(self, text: str) -> EndpointSet:
+        """Replace `providers.toml` with `text` (validated first: ValueError with the reason)
+        and swap in the chains built from it."""
+        path = self.providers_path
+        if path is None:
+            raise RuntimeError("no config directory: providers.toml cannot be saved")
+        try:
+            ProvidersConfig.model_validate(tomllib.loads(text))
+        except tomllib.TOMLDecodeError as exc:
+            raise ValueError(f"TOML 格式错误：{exc}") from exc
+        except ValidationError as exc:
+            raise ValueError(validation_zh(exc)) from exc
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+        return self.reload()
+
     def reload(self) -> EndpointSet:
         """Read the file again and swap in a set built from it (the console's 保存)."""
-        if self._path is not None:
-            self._stamp = _stamp(self._path)
-            self._checked_at = self._monotonic()
+        self._stamp = self._stamps()
+        self._checked_at = self._monotonic()
+        if self._config_dir is not None:
+            self._providers = load_providers(self._config_dir)
         fresh = EndpointSet.build(self._set.generation + 1, self._in_force(), self._providers,
-                                  self._env)  # fmt: skip
+                                  self.key_env())  # fmt: skip
         old = self._set
         self._set = fresh
         if _identity(old) != _identity(fresh):
@@ -154,6 +224,15 @@ class LiveEndpoints:
                 "on" if fresh.enabled else "off",
             )
         return fresh
+
+
+def validation_zh(exc: ValidationError) -> str:
+    """A providers.toml validation error, one line per problem, with its place."""
+    parts = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error.get("loc", ()))
+        parts.append(f"{where}：{error.get('msg', '')}" if where else str(error.get("msg", "")))
+    return "；".join(parts)
 
 
 def _identity(endpoints: EndpointSet) -> tuple[object, ...]:

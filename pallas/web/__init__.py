@@ -22,7 +22,7 @@ from pallas.web.editing import config_routes, memory_routes, pipeline_routes, pi
 from pallas.web.failures import error_pages
 from pallas.web.group_pages import message_routes, overview_routes
 from pallas.web.log_pages import log_routes
-from pallas.web.model_pages import edge_routes, model_routes
+from pallas.web.model_pages import backup_routes, edge_routes, model_routes
 from pallas.web.pages import group_pages, read_pages
 from pallas.web.persona_pages import persona_routes
 from pallas.web.settings_pages import settings_routes
@@ -58,6 +58,7 @@ def build_router(console: Console) -> APIRouter:
     settings_routes(router, console)
     model_routes(router, console)
     edge_routes(router, console)
+    backup_routes(router, console)
     return router
 
 

@@ -20,13 +20,15 @@ from fastapi.responses import Response
 
 from pallas.core.log_ring import LOG_RING
 from pallas.core.secrets_file import (
+    BACKUP_KEY,
     SOURCE_ZH,
     parse_superusers,
     read_all,
     secrets_path,
     update_secrets,
 )
-from pallas.providers.live import EndpointSet
+from pallas.providers.endpoints import TASKS
+from pallas.providers.live import EndpointSet, LiveEndpoints
 from pallas.providers.presets import (
     NO_KEY_PLACEHOLDER,
     ModelForm,
@@ -130,6 +132,37 @@ def edge_view(console: Console, session: Session) -> EdgeView:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class BackupView:
+    task: str
+    name: str
+    base_url: str
+    model: str
+    variable: str  # "" = no key (a home Ollama)
+    key_source: str  # 环境变量 / 控制台保存 / 未设置
+
+
+def backup_views(endpoints: LiveEndpoints) -> list[BackupView]:
+    providers = endpoints.providers
+    rows = [(t, b) for t in TASKS for b in getattr(providers, t)]
+    sources = endpoints.key_sources({b.api_key_env for _, b in rows if b.api_key_env})
+    out = []
+    for task, b in rows:
+        where = sources.get(b.api_key_env, "default") if b.api_key_env else ""
+        shown = {"env": "环境变量", "file": "控制台保存", "default": "未设置：这个备用接口被跳过"}
+        out.append(BackupView(task, b.name, b.base_url, b.model or "（同主模型）", b.api_key_env,
+                              shown.get(where, "不需要 Key")))  # fmt: skip
+    return out
+
+
+def providers_text(endpoints: LiveEndpoints) -> str:
+    path = endpoints.providers_path
+    try:
+        return path.read_text(encoding="utf-8") if path is not None else ""
+    except FileNotFoundError:
+        return ""
+
+
 async def model_page(
     console: Console,
     session: Session,
@@ -140,6 +173,7 @@ async def model_page(
     notice: str = "",
     probe: tuple[bool, str] | None = None,
     new_token: str = "",
+    providers: str | None = None,
 ) -> Response:
     endpoints = session.backend.endpoints
     current = endpoints.current()
@@ -165,6 +199,9 @@ async def model_page(
         probe=probe,
         edge=edge_view(console, session),
         new_token=new_token,
+        backups=backup_views(endpoints),
+        providers_file=str(endpoints.providers_path or ""),
+        providers_text=providers_text(endpoints) if providers is None else providers,
     )
     if error:
         page.status_code = 422
@@ -296,3 +333,39 @@ def edge_routes(router: APIRouter, console: Console) -> None:
         log.info("console: a new OneBot access token was generated for the next start")
         notice = "已生成新的 OneBot 访问令牌，重启机器人后生效。"
         return await model_page(console, session, new_token=fresh, notice=notice)
+
+
+def backup_routes(router: APIRouter, console: Console) -> None:
+    """`config/providers.toml` (backup endpoints per task) and its keys, applied at once."""
+
+    @router.post("/model/providers")
+    async def save_providers(request: Request, text: str = Form("")) -> Response:
+        session = await console.checked(request)
+        endpoints = session.backend.endpoints
+        try:
+            endpoints.save_providers(text)
+        except ValueError as exc:
+            return await model_page(console, session, error=f"providers.toml：{exc}",
+                                    providers=text)  # fmt: skip
+        log.info("console: %s replaced", endpoints.providers_path)
+        return await model_page(console, session, notice="已保存 providers.toml，立即生效。")
+
+    @router.post("/model/backup-key")
+    async def save_backup_key(
+        request: Request, variable: str = Form(""), key: str = Form("")
+    ) -> Response:
+        session = await console.checked(request)
+        endpoints = session.backend.endpoints
+        named = {b.api_key_env for t in TASKS for b in getattr(endpoints.providers, t)}
+        key = key.strip()
+        if variable not in named or not BACKUP_KEY.match(f"key.{variable}"):
+            return await model_page(console, session, error=f"providers.toml 里没有 {variable}")
+        if not key or check_model_form(ModelForm("http://x", key, "m", "m", "", "")):
+            return await model_page(console, session, error="Key 不能为空，也不能有空格")
+        LOG_RING.mask(key)
+        endpoints.save_backup_key(variable, key)
+        log.info("console: the key of %s saved (%s)", variable, key_tail(key))
+        notice = f"已保存 {variable}，立即生效。"
+        if endpoints.key_sources([variable])[variable] == "env":
+            notice += f"但环境变量 {variable} 不为空，以它为准。"
+        return await model_page(console, session, notice=notice)

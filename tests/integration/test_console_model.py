@@ -199,3 +199,31 @@ async def test_superusers_and_a_generated_token_are_saved_for_the_next_start(
     again = (await client.get("/console/model")).text
     assert shown.group(1) not in again, "and never again"
     assert (await client.post("/console/model/token", data={})).status_code == 403
+
+
+async def test_backups_are_edited_and_keyed_on_the_page_and_applied_at_once(
+    client: httpx.AsyncClient, runtime: PallasRuntime, fake: FakeOpenAI
+) -> None:
+    token = await csrf(client)
+    refused = await client.post(
+        "/console/model/providers",
+        data={"csrf": token, "text": '[[chat]]\nname = "b"\nbase_url = "x"\napi_key = "k"\n'},
+    )
+    assert refused.status_code == 422 and "providers.toml" in refused.text
+    text = f'[[chat]]\nname = "spare"\nbase_url = "{fake.base_url}"\napi_key_env = "SPARE_KEY"\n'
+    saved = await client.post("/console/model/providers", data={"csrf": token, "text": text})
+    assert "已保存 providers.toml，立即生效" in saved.text
+    row = saved.text.split('data-backup="chat:spare"')[1].split("</tr>")[0]
+    assert "未设置：这个备用接口被跳过" in row
+    assert [e.name for e in runtime.llm.chain("chat")] == ["primary"]
+    keyed = await client.post(
+        "/console/model/backup-key", data={"csrf": token, "variable": "SPARE_KEY", "key": KEY}
+    )
+    assert "已保存 SPARE_KEY，立即生效" in keyed.text and KEY not in keyed.text
+    assert "控制台保存" in keyed.text.split('data-backup="chat:spare"')[1].split("</tr>")[0]
+    spare = runtime.llm.chain("chat")[1]
+    assert (spare.name, spare.api_key, spare.base_url) == ("spare", KEY, fake.base_url)
+    other = await client.post(
+        "/console/model/backup-key", data={"csrf": token, "variable": "NOT_NAMED", "key": "k"}
+    )
+    assert other.status_code == 422
