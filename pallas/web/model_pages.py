@@ -208,6 +208,12 @@ async def model_page(
     return page
 
 
+def shown_form(form: ModelForm) -> ModelForm:
+    """The form as it goes back to the browser: never the key (the no-key placeholder may)."""
+    key = form.api_key if form.api_key == NO_KEY_PLACEHOLDER else ""
+    return ModelForm(form.base_url, key, form.chat, form.cheap, form.vision, form.embedding)
+
+
 def _form(
     base_url: str, api_key: str, chat: str, cheap: str, vision: str, embedding: str
 ) -> ModelForm:
@@ -238,7 +244,7 @@ def model_routes(router: APIRouter, console: Console) -> None:
     ) -> Response:
         session = await console.checked(request)
         form = _form(base_url, api_key, chat, cheap, vision, embedding)
-        shown = ModelForm(form.base_url, "", form.chat, form.cheap, form.vision, form.embedding)
+        shown = shown_form(form)
         problems = check_model_form(form)
         key, missing = key_to_use(form, session.backend.endpoints.current())
         if missing:
@@ -252,7 +258,8 @@ def model_routes(router: APIRouter, console: Console) -> None:
             "console: model test %s %s → %s (status %s, %s ms)",
             form.base_url, form.chat, result.outcome, result.status, result.latency_ms,
         )  # fmt: skip
-        detail = f"服务商原话：{result.detail}" if result.detail and not result.ok else ""
+        said_back = result.detail.replace(key, "***") if key else result.detail  # never echoed
+        detail = f"服务商原话：{said_back}" if said_back and not result.ok else ""
         said = " ".join(filter(None, (verdict, detail)))
         return await model_page(console, session, form=shown, chosen=chosen,
                                 probe=(result.ok, said))  # fmt: skip
@@ -271,7 +278,7 @@ def model_routes(router: APIRouter, console: Console) -> None:
         session = await console.checked(request)
         endpoints = session.backend.endpoints
         form = _form(base_url, api_key, chat, cheap, vision, embedding)
-        shown = ModelForm(form.base_url, "", form.chat, form.cheap, form.vision, form.embedding)
+        shown = shown_form(form)
         problems = check_model_form(form)
         current = endpoints.current()
         _, missing = key_to_use(form, current)

@@ -15,7 +15,7 @@ import contextlib
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -84,7 +84,7 @@ async def test_from_make_run_to_an_answer_without_opening_a_file(
     base = f"http://127.0.0.1:{fresh_bot.port}/console"
     shots = artifacts_dir("first-run")
     async with browser() as chromium:
-        context = await chromium.new_context(viewport=LAPTOP, locale="zh-CN")
+        context = await cast(Any, chromium).new_context(viewport=LAPTOP, locale="zh-CN")
         page = await context.new_page()
         await page.goto(f"{base}/login")
         await page.fill("input[name=token]", TOKEN)
