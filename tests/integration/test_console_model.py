@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from sqlalchemy import text
 
 from pallas.app import build_app
+from pallas.app_wiring import cost_guard_for
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
@@ -227,3 +228,15 @@ async def test_backups_are_edited_and_keyed_on_the_page_and_applied_at_once(
         "/console/model/backup-key", data={"csrf": token, "variable": "NOT_NAMED", "key": "k"}
     )
     assert other.status_code == 422
+
+
+async def test_services_built_before_a_save_follow_it(
+    client: httpx.AsyncClient, runtime: PallasRuntime, fake: FakeOpenAI
+) -> None:
+    guard = cost_guard_for(runtime)  # built at start-up, like every service
+    assert guard.cheap_model_of is not None and guard.cheap_model_of() is None  # same as chat
+    token = await csrf(client)
+    cheaper = {**form(fake, KEY, token), "cheap": "deepseek-lite"}
+    assert "已保存" in (await client.post("/console/model/save", data=cheaper)).text
+    assert guard.cheap_model_of() == "deepseek-lite", "the cost ladder's cheap step follows"
+    assert runtime.llm.model_for("cheap") == "deepseek-lite"
