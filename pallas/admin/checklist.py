@@ -103,15 +103,22 @@ def _account_item(facts: SetupFacts, online: int) -> CheckItem:
     title = "QQ 账号已连上"
     if online:
         return CheckItem("account", True, title, f"{online} 个 QQ 账号在线")
-    url = reverse_ws_url(facts.host or "127.0.0.1", facts.port)
+    host = facts.host or "127.0.0.1"
+    url = reverse_ws_url(host, facts.port)
     token = facts.access_token or ""
+    elsewhere = (
+        "（OneBot 实现在别的机器或容器里时，把 127.0.0.1 换成这台机器的地址）"
+        if host in ("0.0.0.0", "::", "")
+        else ""
+    )
     return CheckItem(
         "account",
         False,
         title,
         "没有 QQ 账号连上来",
         f"在你的 OneBot 实现里添加反向 WebSocket：地址 {url}"
-        + (f"，Token {token}" if token else "，Token 不填"),
+        + (f"，Token {token}" if token else "，Token 不填")
+        + elsewhere,
         onebot_steps(url, token),
     )
 

@@ -118,3 +118,12 @@ def test_pallas_status_shows_the_open_items_to_a_superuser_only() -> None:
     assert superuser_checklist(AdminContext(services, 1, 2, 555, ()), []) == []
     services.llm.enabled = True
     assert superuser_checklist(AdminContext(services, 1, 2, 10001, ()), []) == []
+
+
+def test_listening_on_every_address_says_where_else_to_dial() -> None:
+    facts = replace(READY, accounts_online=0, host="0.0.0.0", access_token="t")
+    item = next(i for i in first_run_checklist(facts).items if i.key == "account")
+    assert "换成这台机器的地址" in item.action
+    local = replace(READY, accounts_online=0)
+    item = next(i for i in first_run_checklist(local).items if i.key == "account")
+    assert "换成" not in item.action
