@@ -174,6 +174,7 @@ async def model_page(
     probe: tuple[bool, str] | None = None,
     new_token: str = "",
     providers: str | None = None,
+    backup_probe: tuple[str, bool, str] | None = None,
 ) -> Response:
     endpoints = session.backend.endpoints
     current = endpoints.current()
@@ -202,6 +203,7 @@ async def model_page(
         backups=backup_views(endpoints),
         providers_file=str(endpoints.providers_path or ""),
         providers_text=providers_text(endpoints) if providers is None else providers,
+        backup_probe=backup_probe,
     )
     if error:
         page.status_code = 422
@@ -356,6 +358,29 @@ def backup_routes(router: APIRouter, console: Console) -> None:
                                     providers=text)  # fmt: skip
         log.info("console: %s replaced", endpoints.providers_path)
         return await model_page(console, session, notice="已保存 providers.toml，立即生效。")
+
+    @router.post("/model/backup-test")
+    async def test_backup(request: Request, task: str = Form(""), name: str = Form("")) -> Response:
+        session = await console.checked(request)
+        endpoints = session.backend.endpoints
+        chosen = next((t for t in TASKS if t == task), None)
+        found = (
+            next((b for b in getattr(endpoints.providers, chosen) if b.name == name), None)
+            if chosen
+            else None
+        )
+        if found is None or chosen is None:
+            return await model_page(console, session, error=f"没有备用接口 {task}:{name}")
+        key = endpoints.key_env().get(found.api_key_env, "") if found.api_key_env else ""
+        if found.api_key_env and not key:
+            verdict = f"未测试：{found.api_key_env} 还没有 Key"
+            return await model_page(console, session, backup_probe=(name, False, verdict))
+        model = found.model or endpoints.current().chains[chosen][0].model
+        result = await probe_chat(found.base_url, key, model)
+        log.info("console: backup test %s:%s → %s (status %s, %s ms)", task, name,
+                 result.outcome, result.status, result.latency_ms)  # fmt: skip
+        said = probe_verdict_zh(result, model)
+        return await model_page(console, session, backup_probe=(name, result.ok, said))
 
     @router.post("/model/backup-key")
     async def save_backup_key(

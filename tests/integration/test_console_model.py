@@ -228,6 +228,11 @@ async def test_backups_are_edited_and_keyed_on_the_page_and_applied_at_once(
         "/console/model/backup-key", data={"csrf": token, "variable": "NOT_NAMED", "key": "k"}
     )
     assert other.status_code == 422
+    tested = await client.post(
+        "/console/model/backup-test", data={"csrf": token, "task": "chat", "name": "spare"}
+    )
+    probe = tested.text.split('class="notice backup-probe"')[1].split("</p>")[0]
+    assert 'data-ok="yes"' in probe and "毫秒内回答了" in probe
 
 
 async def test_services_built_before_a_save_follow_it(
