@@ -170,9 +170,6 @@ class LLMClient:
         self._usage = usage
         self._clock = clock
         self._http_client = http_client
-        # on / off / pending the start-up probe (`embedding_auto`, `embedding_probe`)
-        self.embeddings = EmbeddingSwitch.of(self._live.current().settings)
-        self._embedding_model = self.embeddings.plan.model
         # the embedding chain over the chosen model, per endpoint set (its generation)
         self._embedding_chain: tuple[int, str, tuple[Endpoint, ...]] | None = None
         # breaker thresholds are read once: a providers.toml saved later changes the chains,
@@ -191,9 +188,11 @@ class LLMClient:
         """The settings in force now (the environment's, or the console's saved model)."""
         return self._live.current().settings
 
-    def use_embedding_model(self, model: str) -> None:
-        """The embedding chain over `model` (a model the start-up probe found listed)."""
-        self._embedding_model = model
+    @property
+    def embeddings(self) -> EmbeddingSwitch:
+        """On / off / pending the probe (`embedding_auto`, `embedding_probe`): the switch of the
+        endpoint set in force (a saved model with another address or key gets a new one)."""
+        return self._live.current().embeddings
 
     @property
     def enabled(self) -> bool:
@@ -209,7 +208,8 @@ class LLMClient:
         current = self._live.current()
         if task != "embedding":
             return current.chains[task]
-        model = self._embedding_model
+        switch = current.embeddings
+        model = switch.model or switch.plan.model  # the probe's choice, else the plan's
         cached = self._embedding_chain
         if cached is None or cached[:2] != (current.generation, model):
             chain = resolve_chain(current.settings, self.providers, "embedding",

@@ -36,6 +36,7 @@ from pallas.core.secrets_file import (
     update_secrets,
 )
 from pallas.core.settings import PallasSettings
+from pallas.providers.embedding_auto import EmbeddingSwitch
 from pallas.providers.endpoints import (
     PROVIDERS_FILE,
     TASKS,
@@ -53,12 +54,14 @@ CHECK_INTERVAL_S = 1.0  # how often `current()` may look at the secrets file
 
 @dataclass(frozen=True, slots=True)
 class EndpointSet:
-    """The settings in force and the endpoint chains built from them (replaced whole)."""
+    """The settings in force and the endpoint chains built from them (replaced whole). Its
+    `embeddings` switch is the one live part: the embedding probe sets its state once."""
 
     generation: int
     settings: PallasSettings
     sources: Mapping[str, Source]
     chains: Mapping[Task, tuple[Endpoint, ...]]
+    embeddings: EmbeddingSwitch
 
     @property
     def enabled(self) -> bool:
@@ -71,10 +74,19 @@ class EndpointSet:
         in_force: InForce,
         providers: ProvidersConfig,
         env: Mapping[str, str] | None = None,
+        embeddings: EmbeddingSwitch | None = None,
     ) -> EndpointSet:
+        """`embeddings`: the previous set's switch when the primary's embedding inputs did not
+        change (its probe's verdict still holds); a new one, to be probed, otherwise."""
         settings = in_force.settings
         chains = {task: resolve_chain(settings, providers, task, env) for task in TASKS}
-        return cls(generation, settings, in_force.sources, chains)
+        switch = embeddings or EmbeddingSwitch.of(settings)
+        return cls(generation, settings, in_force.sources, chains, switch)
+
+
+def embedding_basis(settings: PallasSettings) -> tuple[str, str, str]:
+    """What the embedding plan and its probe depend on."""
+    return (settings.openai_base_url, settings.openai_api_key, settings.pallas_embedding_model)
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -211,9 +223,11 @@ class LiveEndpoints:
         self._checked_at = self._monotonic()
         if self._config_dir is not None:
             self._providers = load_providers(self._config_dir)
-        fresh = EndpointSet.build(self._set.generation + 1, self._in_force(), self._providers,
-                                  self.key_env())  # fmt: skip
         old = self._set
+        in_force = self._in_force()
+        same = embedding_basis(in_force.settings) == embedding_basis(old.settings)
+        fresh = EndpointSet.build(old.generation + 1, in_force, self._providers, self.key_env(),
+                                  old.embeddings if same else None)  # fmt: skip
         self._set = fresh
         if _identity(old) != _identity(fresh):
             log.info(
@@ -240,4 +254,4 @@ def _identity(endpoints: EndpointSet) -> tuple[object, ...]:
                  for t, chain in endpoints.chains.items() for e in chain)  # fmt: skip
 
 
-__all__ = ["CHECK_INTERVAL_S", "EndpointSet", "LiveEndpoints"]
+__all__ = ["CHECK_INTERVAL_S", "EndpointSet", "LiveEndpoints", "embedding_basis"]

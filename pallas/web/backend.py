@@ -30,6 +30,7 @@ from pallas.core.version import pallas_version
 from pallas.features.memory import MemoryItem, Retired, readable_scopes, retired_items
 from pallas.features.tools import ServerStatus
 from pallas.providers.client import EndpointStatus
+from pallas.providers.embedding_probe import probe_embeddings
 from pallas.providers.live import LiveEndpoints
 from pallas.routing.router import Router
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
@@ -67,6 +68,7 @@ class ConsoleBackend:
         self._mcp_statuses = mcp_statuses
         self._accounts = accounts
         self.started_at = started_at  # when the bot's runtime started (the status page)
+        self._probes: set[asyncio.Task[None]] = set()  # embedding probes after a model save
         self.queries = queries
 
     def mcp_servers(self) -> list[ServerStatus]:
@@ -173,6 +175,19 @@ class ConsoleBackend:
     def endpoints(self) -> LiveEndpoints:
         """The holder of the model endpoints in force (the 模型 page reads and saves it)."""
         return self._admin.llm.endpoints
+
+    def reprobe_embeddings(self) -> None:
+        """Probe the embeddings of a newly saved model in the background (as at start-up)."""
+
+        async def probe() -> None:
+            try:
+                await probe_embeddings(self._admin.llm)
+            except Exception:
+                log.exception("console: the embedding probe of the saved model failed")
+
+        task = asyncio.create_task(probe())
+        self._probes.add(task)
+        task.add_done_callback(self._probes.discard)
 
     def daily_caps(self) -> tuple[int, int]:
         """The deployment's daily reply caps (calls, tokens) over every group; 0 = none."""

@@ -303,6 +303,8 @@ def model_routes(router: APIRouter, console: Console) -> None:
         if form.api_key:
             LOG_RING.mask(form.api_key)  # never shown by the console's log tail
         fresh = endpoints.save(values)
+        if fresh.embeddings is not current.embeddings:  # another address or key: ask again
+            session.backend.reprobe_embeddings()
         log.info(
             "console: model settings saved to %s (base_url %s, chat %s, cheap %s, vision %s, "
             "embedding %s, key %s), in force now: replies %s",

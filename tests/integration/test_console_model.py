@@ -4,6 +4,7 @@ shows the key back, and the running LLM client uses it on its next call — no r
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 import stat
@@ -245,3 +246,21 @@ async def test_services_built_before_a_save_follow_it(
     assert "已保存" in (await client.post("/console/model/save", data=cheaper)).text
     assert guard.cheap_model_of() == "deepseek-lite", "the cost ladder's cheap step follows"
     assert runtime.llm.model_for("cheap") == "deepseek-lite"
+
+
+async def test_a_saved_model_gets_its_embeddings_probed_again(
+    client: httpx.AsyncClient, runtime: PallasRuntime, fake: FakeOpenAI
+) -> None:
+    assert not runtime.llm.embeddings.on  # no key at start: off
+    fake.models = ["BAAI/bge-m3"]  # an unknown host: its model list is asked
+    token = await csrf(client)
+    assert "已保存" in (await client.post("/console/model/save", data=form(fake, KEY, token))).text
+    for _ in range(100):  # the probe runs in the background, a call or two
+        if runtime.llm.embeddings.on:
+            break
+        await asyncio.sleep(0.05)
+    assert runtime.llm.embeddings.model == "BAAI/bge-m3"
+    vectors = await runtime.llm.embed(["你好"], bot_id=1, group_id=2)
+    assert len(vectors) == 1 and fake.embedding_requests()[-1].body["model"] == "BAAI/bge-m3"
+    status = (await client.get("/console/status")).text
+    assert "BAAI/bge-m3" in status.split('id="embeddings"')[1].split("</p>")[0]
