@@ -53,6 +53,7 @@ import logging
 import nonebot
 from nonebot.log import LoguruHandler
 
+from pallas.core.secrets_file import edge_environment_for_start
 from pallas.onebot import lifespan, log_setup
 from pallas.onebot.adapter import GuardedAdapter as OneBotV11Adapter
 
@@ -62,6 +63,9 @@ _pallas_log.addHandler(LoguruHandler())
 _pallas_log.setLevel(logging.INFO)
 _pallas_log.propagate = False
 
+# The superusers and the OneBot token saved on the console's 模型 page (data/secrets.toml), for
+# whichever of them neither the environment nor .env sets: NoneBot reads them once, here.
+os.environ.update(edge_environment_for_start(os.environ))
 nonebot.init()
 # NoneBot's sink at LOG_LEVEL itself, its per-message lines at DEBUG (pallas/onebot/log_setup.py)
 log_setup.install(nonebot.get_driver().config.log_level)

@@ -197,13 +197,18 @@ def describer_for(runtime: PallasRuntime) -> StickerDescriber:
 def cost_guard_for(runtime: PallasRuntime, rng: random.Random | None = None) -> CostGuard:
     """The deployment's guard: counters in the StateStore, seeded from the usage ledger."""
     llm, settings = runtime.llm, runtime.settings
-    cheap = llm.model_for("cheap")
+
+    def cheap_model() -> str | None:  # read per check: the console may save another model
+        cheap = llm.model_for("cheap")
+        return cheap if cheap and cheap != llm.model_for("chat") else None
+
     return CostGuard(
         UsageCounters(runtime.state, runtime.repos.usage),
         deployment=Limits(settings.pallas_daily_call_cap, settings.pallas_daily_token_cap),
-        cheap_model=cheap if cheap and cheap != llm.model_for("chat") else None,
+        cheap_model=cheap_model(),
         superusers=runtime.superusers,
         rng=rng or random.Random(),
+        cheap_model_of=cheap_model,
     )
 
 
@@ -219,7 +224,7 @@ def admin_services_for(
     """The admin commands' services (`build_app` passes the app's own; the CLI and tests
     build them over a runtime)."""
     return AdminServices(
-        deployment=Deployment.of(runtime.settings),
+        deployment=Deployment.of(runtime.settings, runtime.superusers),
         clock=runtime.clock,
         state=runtime.state,
         configs=runtime.group_configs,

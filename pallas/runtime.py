@@ -30,7 +30,7 @@ from pallas.core.state import StateStore
 from pallas.core.state_redis import open_state_store
 from pallas.features.persona import PersonaStore
 from pallas.providers.client import LLMClient
-from pallas.providers.endpoints import load_providers
+from pallas.providers.live import LiveEndpoints
 from pallas.routing.router import Router
 
 log = logging.getLogger("pallas")
@@ -120,6 +120,11 @@ class PallasRuntime:
         )  # own thread: a busy loop can't starve it
         writer.start()
         group_configs = GroupConfigStore(GroupConfig, settings.groups_dir)
+        # the model endpoints in force: the environment over the console's secrets file,
+        # swapped whole when the operator saves a model (`providers/live.py`)
+        endpoints = LiveEndpoints(
+            settings, data_dir=settings.pallas_data_dir, config_dir=settings.pallas_config_dir
+        )
         runtime = cls(
             settings=settings,
             clock=clock,
@@ -134,9 +139,9 @@ class PallasRuntime:
                 settings,
                 repos.usage,
                 clock,
-                providers=load_providers(settings.pallas_config_dir),
                 state=state,
                 group_profiles=lambda group_id: group_configs.get(group_id).models,
+                endpoints=endpoints,
             ),
             routing=Router(state, history=repos.routes),
             nicknames=nicknames,
@@ -148,10 +153,10 @@ class PallasRuntime:
         )
         for name, problem in runtime.group_configs.errors().items():
             log.error("group config %s: %s", name, problem)
-        if not settings.replies_enabled:
+        if not runtime.llm.enabled:
             log.warning(
                 "OPENAI_API_KEY is not set: Pallas records and routes messages, "
-                "but replies are disabled until a key is configured"
+                "but replies are disabled until a key is configured (the console's 模型 page)"
             )
         return runtime
 

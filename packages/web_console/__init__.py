@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 import nonebot
+from nonebot.adapters.onebot.v11.config import Config as OneBotConfig
 from nonebot.plugin import PluginMetadata
 
 from pallas.app_model import PallasApp
@@ -33,11 +34,12 @@ if nonebot.get_plugin_config(PallasSettings).pallas_console_enabled:
         try:
             start_console(
                 _console,
-                runtime.settings,
+                runtime.llm.endpoints.current().settings,  # the key in force is masked too
                 runtime.state,
                 runtime.clock,
                 str(config.host),
                 int(config.port),
+                onebot_token=str(nonebot.get_plugin_config(OneBotConfig).onebot_access_token or ""),
             )
         except Exception:  # e.g. data/ not writable: the bot runs on, the console answers 503
             log.exception("web console not started")

@@ -38,30 +38,26 @@ from pallas.routing.router import Router
 @dataclass(frozen=True, slots=True)
 class Deployment:
     """What the admin commands and the console show of the deployment's settings — not the
-    settings themselves: no API key or console token travels with the services."""
+    settings themselves: no API key or console token travels with the services. Whether replies
+    are on and which models answer is the LLM client's (`llm.enabled`, `llm.model_for`): the
+    console's 模型 page can change them while the bot runs."""
 
-    replies_enabled: bool
     daily_call_cap: int  # 0: no cap
     daily_token_cap: int
     data_dir: Path
     groups_dir: Path
-    chat_model: str
-    cheap_model: str
-    vision_model: str
     transcribe_model: str = ""  # "": voice messages stay [语音]
+    superusers: frozenset[int] = frozenset()  # SUPERUSERS (the first-run checklist)
 
     @classmethod
-    def of(cls, settings: PallasSettings) -> Deployment:
+    def of(cls, settings: PallasSettings, superusers: frozenset[int] = frozenset()) -> Deployment:
         return cls(
-            replies_enabled=settings.replies_enabled,
             daily_call_cap=settings.pallas_daily_call_cap,
             daily_token_cap=settings.pallas_daily_token_cap,
             data_dir=settings.pallas_data_dir,
             groups_dir=settings.groups_dir,
-            chat_model=settings.pallas_chat_model,
-            cheap_model=settings.pallas_cheap_model,
-            vision_model=settings.pallas_vision_model,
             transcribe_model=settings.pallas_transcribe_model,
+            superusers=superusers,
         )
 
 

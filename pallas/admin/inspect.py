@@ -11,9 +11,12 @@ from datetime import datetime
 from typing import Any
 
 from pallas.admin.base import AdminCommand, AdminCtx, AppCommand
+from pallas.admin.checklist import SetupFacts, checklist_lines, first_run_checklist
 from pallas.context.analyzer import render_snapshot
 from pallas.core.clock import CHINA
 from pallas.core.db.retention import database_facts
+from pallas.core.db.schema_state import schema_state
+from pallas.core.version import pallas_version
 from pallas.features.cost import Limits, UsageCounters, cost_reason_zh, status_lines
 from pallas.features.tools import ToolsConfig
 from pallas.providers.client import EndpointStatus
@@ -36,14 +39,16 @@ async def status(ctx: AdminCtx) -> str:
     stored = await svc.messages.count(bot_id=ctx.bot_id, group_id=ctx.group_id)  # on disk
     usage = await svc.usage.totals(now=svc.clock.now(), bot_id=ctx.bot_id, group_id=ctx.group_id)
     queued = svc.writer.queued  # all groups: received, not yet committed
-    lines = [
+    endpoints = await svc.llm.endpoint_status()
+    lines = superuser_checklist(ctx, endpoints)
+    lines += [
         f"{'私聊' if private else '本群'}已记录消息 {stored} 条"
         + (f"（另有 {queued} 条待写入）" if queued else ""),
         f"发言：{'开启' if config.enabled else '关闭'}；人设：{config.persona}",
-        f"回复模型：{'已配置' if svc.deployment.replies_enabled else '未配置 API Key，暂不回复'}",
+        f"回复模型：{'已配置' if svc.llm.enabled else '未配置 API Key，暂不回复'}",
         f"今日模型调用 {usage.calls} 次（失败 {usage.failures}），tokens {usage.tokens}"
         + (f"，提示缓存命中 {usage.cache_share:.0%}" if usage.cached_tokens else ""),
-        *endpoint_lines(await svc.llm.endpoint_status()),
+        *endpoint_lines(endpoints),
         svc.llm.embeddings.state.status_zh(),  # on / off and why (the start-up probe)
         _tools_line(config.tools),
     ]
@@ -57,6 +62,9 @@ async def status(ctx: AdminCtx) -> str:
     )
     try:
         lines.append((await database_facts(svc.sessions)).line_zh())
+        schema = await schema_state(svc.sessions)
+        lines.append(f"版本 {await asyncio.to_thread(pallas_version)}；{schema.line_zh}"
+                     + ("" if schema.ok else f"：{schema.action_zh}"))  # fmt: skip
     except Exception:  # a status must answer even when the database cannot say
         log.warning("status: database facts unavailable", exc_info=True)
         lines.append("数据库：暂时读不到大小")
@@ -65,6 +73,26 @@ async def status(ctx: AdminCtx) -> str:
         lines.append("配置文件有问题（仍在使用上一次正确的版本）：")
         lines.extend(f"- {name}" for name in errors)
     return "\n".join(lines)
+
+
+def superuser_checklist(ctx: AdminCtx, endpoints: Sequence[EndpointStatus]) -> list[str]:
+    """The first-run checklist's open items, for a superuser only ([] when all are green)."""
+    svc = ctx.services
+    if ctx.user_id not in svc.deployment.superusers:
+        return []
+    chat = next((e for e in endpoints if e.task == "chat"), None)
+    answers: bool | None = None
+    error = ""
+    if chat is not None and (chat.state.last_success_at or chat.state.last_failure_at):
+        answers = chat.state.last_success_at >= chat.state.last_failure_at
+        error = llm_error_zh(chat.state.last_error) or chat.state.last_error
+    facts = SetupFacts(
+        key_set=svc.llm.enabled,
+        model_answers=answers,
+        model_error_zh=error,
+        superusers=len(svc.deployment.superusers),
+    )
+    return checklist_lines(first_run_checklist(facts))
 
 
 def endpoint_lines(statuses: Sequence[EndpointStatus]) -> list[str]:

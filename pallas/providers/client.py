@@ -36,6 +36,7 @@ from pallas.providers.endpoints import (
     resolve_chain,
     task_model,
 )
+from pallas.providers.live import LiveEndpoints
 from pallas.providers.models import ModelProfile, profile_for
 from pallas.providers.wire import (
     ModelToolCall,
@@ -155,44 +156,72 @@ class LLMClient:
         state: StateStore | None = None,
         env: Mapping[str, str] | None = None,
         group_profiles: Callable[[int], Mapping[str, ModelProfile]] | None = None,
+        endpoints: LiveEndpoints | None = None,
     ) -> None:
         """`http_client` is handed to the SDK as is (tests pass one on an
         `httpx2.MockTransport`); by default the SDK builds its own pool. `state` holds the
         breakers (shared by every process on Redis; a private in-memory store when None).
         `group_profiles(group_id)`: a group's `[models]`, for calls that do not pass theirs
-        (background tasks), so every call follows the operator's model profiles."""
-        self._settings = settings
+        (background tasks), so every call follows the operator's model profiles.
+        `endpoints`: the holder of the endpoint set in force (`live.LiveEndpoints`, owned by the
+        runtime: a key saved in the console reaches the next call); by default one over
+        `settings` alone, which never changes."""
+        self._live = endpoints or LiveEndpoints(settings, providers, env=env)
         self._usage = usage
         self._clock = clock
         self._http_client = http_client
-        self._enabled = settings.replies_enabled
-        self.providers = providers or ProvidersConfig()
-        # on / off / pending the start-up probe (`embedding_auto`, `embedding_probe`)
-        self.embeddings = EmbeddingSwitch.of(settings)
-        self._env = env
-        self._chains = {t: self._resolve(t, self.embeddings.plan.model) for t in TASKS}
+        # the embedding chain over the chosen model, per endpoint set (its generation)
+        self._embedding_chain: tuple[int, str, tuple[Endpoint, ...]] | None = None
+        # breaker thresholds are read once: a providers.toml saved later changes the chains,
+        # the deadline and Retry-After handling at once, the breaker thresholds at the next start
         self.breakers = Breakers(state or MemoryStateStore(clock), self.providers.breaker)
-        self._sdk_clients: dict[str, AsyncOpenAI] = {}
+        self._sdk_clients: dict[tuple[str, str, str], AsyncOpenAI] = {}
         self._group_profiles = group_profiles
 
-    def _resolve(self, task: Task, embedding_model: str) -> tuple[Endpoint, ...]:
-        model = embedding_model if task == "embedding" else None
-        return resolve_chain(self._settings, self.providers, task, self._env, model=model)
+    @property
+    def providers(self) -> ProvidersConfig:
+        """`config/providers.toml` as in force now (the console may save a new one)."""
+        return self._live.providers
 
-    def use_embedding_model(self, model: str) -> None:
-        """The embedding chain over `model` (a model the start-up probe found listed)."""
-        self._chains["embedding"] = self._resolve("embedding", model)
+    @property
+    def _settings(self) -> PallasSettings:
+        """The settings in force now (the environment's, or the console's saved model)."""
+        return self._live.current().settings
+
+    @property
+    def embeddings(self) -> EmbeddingSwitch:
+        """On / off / pending the probe (`embedding_auto`, `embedding_probe`): the switch of the
+        endpoint set in force (a saved model with another address or key gets a new one)."""
+        return self._live.current().embeddings
 
     @property
     def enabled(self) -> bool:
-        return self._enabled
+        return self._live.current().enabled
+
+    @property
+    def endpoints(self) -> LiveEndpoints:
+        """The holder of the endpoint set in force (the console's model page reads and
+        reloads it)."""
+        return self._live
 
     def chain(self, task: Task) -> tuple[Endpoint, ...]:
-        return self._chains[task]
+        current = self._live.current()
+        if task != "embedding":
+            return current.chains[task]
+        switch = current.embeddings
+        model = switch.model or switch.plan.model  # the probe's choice, else the plan's
+        cached = self._embedding_chain
+        if cached is None or cached[:2] != (current.generation, model):
+            chain = resolve_chain(current.settings, self.providers, "embedding",
+                                  self._live.key_env(), model=model)  # fmt: skip
+            cached = self._embedding_chain = (current.generation, model, chain)
+        return cached[2]
 
     def client_for(self, endpoint: Endpoint) -> AsyncOpenAI:
-        """The endpoint's SDK client, built on first use; retries are this class's own."""
-        client = self._sdk_clients.get(endpoint.name)
+        """The endpoint's SDK client, built on first use (one per name, URL and key: a new key
+        saved in the console gets a new client); retries are this class's own."""
+        identity = (endpoint.name, endpoint.base_url, endpoint.api_key)
+        client = self._sdk_clients.get(identity)
         if client is None:
             from openai import AsyncOpenAI
 
@@ -203,15 +232,15 @@ class LLMClient:
                 max_retries=0,
                 http_client=self._http_client,
             )
-            self._sdk_clients[endpoint.name] = client
+            self._sdk_clients[identity] = client
         return client
 
     def warm_client(self) -> None:
         """Build the primary's SDK client now (an SSL context and an httpx pool, ~50 ms): a
         start-up load run in a worker thread, so the first @ does not build it on the loop.
         A no-op when replies are disabled or the client exists."""
-        if self._enabled:
-            self.client_for(self._chains["chat"][0])
+        if self.enabled:
+            self.client_for(self.chain("chat")[0])
 
     def model_for(self, task: Task) -> str:
         """The task's model ("" for embeddings while they are off or pending the probe)."""
@@ -225,7 +254,7 @@ class LLMClient:
         now = self._clock.now()
         out = []
         for task in TASKS:
-            for endpoint in self._chains[task]:
+            for endpoint in self.chain(task):
                 if not endpoint.model or (task == "embedding" and not self.embeddings.on):
                     continue
                 state = await self.breakers.get(task, endpoint.name)
@@ -259,10 +288,10 @@ class LLMClient:
         ({"name", "schema"}) asks for a JSON answer of that shape where the model's profile
         allows `response_format` (`structured_output`); `tools` are offered to the model
         (OpenAI format): an answer asking for them has `tool_calls`."""
-        chain = self._chains[task]
+        chain = self.chain(task)
         if model:
             chain = (replace(chain[0], model=model), *chain[1:])
-        if not self._enabled:
+        if not self.enabled or not chain[0].model:  # no key, or a task with no model (off)
             return CompletionResult(ok=False, error=LLMError.DISABLED, model=chain[0].model)
         started = time.perf_counter()
         deadline = started + self.providers.deadline_s
@@ -339,9 +368,9 @@ class LLMClient:
     async def embed(self, texts: list[str], *, bot_id: int, group_id: int) -> list[list[float]]:
         """Embeddings for retrieval; empty list when disabled or when every endpoint failed."""
         model = self.model_for("embedding")
-        if not self._enabled or not model or not texts:
+        if not self.enabled or not model or not texts:
             return []
-        for endpoint in await self._usable("embedding", self._chains["embedding"]):
+        for endpoint in await self._usable("embedding", self.chain("embedding")):
             try:
                 response = await self.client_for(endpoint).embeddings.create(
                     model=model, input=texts
@@ -367,10 +396,10 @@ class LLMClient:
         """Speech to text (`/v1/audio/transcriptions`, the primary only); None when off or
         on failure."""
         model = self._settings.pallas_transcribe_model
-        if not self._enabled or not model or not audio:
+        if not self.enabled or not model or not audio:
             return None
         started = time.perf_counter()
-        primary = self._chains["chat"][0]
+        primary = self.chain("chat")[0]
         try:
             response = await self.client_for(primary).audio.transcriptions.create(
                 model=model, file=(filename, audio)

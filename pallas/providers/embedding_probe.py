@@ -69,9 +69,7 @@ async def probe_embeddings(llm: LLMClient, *, timeout_s: float = PROBE_TIMEOUT_S
     if model:
         vectors, error = await _one_vector(client, model, timeout_s)
     state = probe_verdict(model, vectors, error)
-    if state.on and plan.action == "list":
-        llm.use_embedding_model(model)
-    switch.state = state
+    switch.state = state  # on: the embedding chain uses `state.model` (a listed one too)
     log.info("%s", state.log_line())
     return state
 

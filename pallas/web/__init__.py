@@ -15,13 +15,14 @@ from pallas.core.clock import Clock
 from pallas.core.log_ring import LOG_RING
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
-from pallas.web.app import PREFIX, Console, ConsoleRoute, login_routes, static_files
+from pallas.web.app import PREFIX, Console, ConsoleRoute, Listening, login_routes, static_files
 from pallas.web.auth import ConsoleAuth, load_or_create_token, startup_lines
 from pallas.web.backend import ConsoleBackend
 from pallas.web.editing import config_routes, memory_routes, pipeline_routes, pipeline_switch_routes
 from pallas.web.failures import error_pages
 from pallas.web.group_pages import message_routes, overview_routes
 from pallas.web.log_pages import log_routes
+from pallas.web.model_pages import backup_routes, edge_routes, model_routes
 from pallas.web.pages import group_pages, read_pages
 from pallas.web.persona_pages import persona_routes
 from pallas.web.reminder_pages import reminder_routes
@@ -57,6 +58,9 @@ def build_router(console: Console) -> APIRouter:
     worldbook_routes(router, console)
     log_routes(router, console)
     settings_routes(router, console)
+    model_routes(router, console)
+    edge_routes(router, console)
+    backup_routes(router, console)
     return router
 
 
@@ -76,11 +80,13 @@ def start_console(
     clock: Clock,
     host: str,
     port: int,
+    onebot_token: str = "",
 ) -> None:
-    """Load (or create) the token, arm the auth, log the URL and any warnings."""
+    """Load (or create) the token, arm the auth, log the URL and any warnings. `onebot_token`:
+    the OneBot access token, shown to the logged-in operator by the first-run checklist."""
     token = load_or_create_token(settings.pallas_console_token, settings.pallas_data_dir)
     LOG_RING.mask(token.value, settings.openai_api_key)  # never shown by the console's log tail
-    console.start(ConsoleAuth(token.value, state, clock.now))
+    console.start(ConsoleAuth(token.value, state, clock.now), Listening(host, port, onebot_token))
     for level, line in startup_lines(token, host, console_url(host, port)):
         getattr(log, level)(line)
 

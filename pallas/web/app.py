@@ -68,15 +68,27 @@ class Session:
     backend: ConsoleBackend
 
 
+@dataclass(frozen=True, slots=True)
+class Listening:
+    """Where the bot listens for OneBot connections, and with which access token ("" = none):
+    NoneBot's settings, known to the console once the bot is up (the first-run checklist)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    access_token: str = ""
+
+
 class Console:
     """Holds the backend provider and the auth; pages call `session()` / `render()`."""
 
     def __init__(self, backend: Callable[[], ConsoleBackend | None]) -> None:
         self._backend = backend
         self._auth: ConsoleAuth | None = None
+        self.listening: Listening | None = None  # None until started
 
-    def start(self, auth: ConsoleAuth) -> None:
+    def start(self, auth: ConsoleAuth, listening: Listening | None = None) -> None:
         self._auth = auth
+        self.listening = listening
 
     @property
     def auth(self) -> ConsoleAuth:

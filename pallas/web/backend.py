@@ -7,6 +7,7 @@ app's services.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict
@@ -23,11 +24,15 @@ from pallas.core.db.repositories.routes import RouteHistoryRepository, RouteReco
 from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.db.repositories.usage import UsageTotals
 from pallas.core.db.retention import database_facts
+from pallas.core.db.schema_state import SchemaState, schema_state
 from pallas.core.state import StateStore
+from pallas.core.version import pallas_version
 from pallas.features.memory import MemoryItem, Retired, readable_scopes, retired_items
 from pallas.features.reminders import ReminderRepository
 from pallas.features.tools import ServerStatus
 from pallas.providers.client import EndpointStatus
+from pallas.providers.embedding_probe import probe_embeddings
+from pallas.providers.live import LiveEndpoints
 from pallas.routing.router import Router
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
 from pallas.web.config_edit import ConfigRejected, read_text, validate_text
@@ -64,6 +69,7 @@ class ConsoleBackend:
         self._mcp_statuses = mcp_statuses
         self._accounts = accounts
         self.started_at = started_at  # when the bot's runtime started (the status page)
+        self._probes: set[asyncio.Task[None]] = set()  # embedding probes after a model save
         self.queries = queries
 
     def mcp_servers(self) -> list[ServerStatus]:
@@ -126,6 +132,18 @@ class ConsoleBackend:
             log.exception("console: database facts unavailable")
             return ""
 
+    async def schema_state(self) -> SchemaState | None:
+        """The database's schema against this release's migrations (None when unreadable)."""
+        try:
+            return await schema_state(self._admin.sessions)
+        except Exception:
+            log.exception("console: schema state unavailable")
+            return None
+
+    async def version(self) -> str:
+        """This process's version (git is asked once, in a worker thread)."""
+        return await asyncio.to_thread(pallas_version)
+
     async def endpoint_status(self) -> list[EndpointStatus]:
         """Each task's endpoint chain with its breaker state ([] when it cannot be read)."""
         try:
@@ -140,14 +158,42 @@ class ConsoleBackend:
 
     def model_names(self) -> dict[str, str]:
         """The model each task uses ("" = the task is off); names only, never a key."""
-        d = self._deployment
+        llm = self._admin.llm  # the models in force (a model saved in the console counts)
         return {
-            "chat": d.chat_model,
-            "cheap": d.cheap_model,
-            "vision": d.vision_model,
-            "embedding": self._admin.llm.model_for("embedding"),  # "" while off or probing
-            "transcribe": d.transcribe_model,
+            "chat": llm.model_for("chat"),
+            "cheap": llm.model_for("cheap"),
+            "vision": llm.model_for("vision"),
+            "embedding": llm.model_for("embedding"),  # "" while off or probing
+            "transcribe": self._deployment.transcribe_model,
         }
+
+    @property
+    def replies_enabled(self) -> bool:
+        """Whether the model client has a key in force now (a key saved in the console counts
+        at once)."""
+        return self._admin.llm.enabled
+
+    @property
+    def superusers(self) -> frozenset[int]:
+        return self._deployment.superusers
+
+    @property
+    def endpoints(self) -> LiveEndpoints:
+        """The holder of the model endpoints in force (the 模型 page reads and saves it)."""
+        return self._admin.llm.endpoints
+
+    def reprobe_embeddings(self) -> None:
+        """Probe the embeddings of a newly saved model in the background (as at start-up)."""
+
+        async def probe() -> None:
+            try:
+                await probe_embeddings(self._admin.llm)
+            except Exception:
+                log.exception("console: the embedding probe of the saved model failed")
+
+        task = asyncio.create_task(probe())
+        self._probes.add(task)
+        task.add_done_callback(self._probes.discard)
 
     def daily_caps(self) -> tuple[int, int]:
         """The deployment's daily reply caps (calls, tokens) over every group; 0 = none."""

@@ -10,6 +10,11 @@ cannot drift, nothing here is written by hand. For a key the description is, fir
    `tests/unit/core/test_docs_config.py` validates).
 
 A table's description is its model's docstring (first sentence), else the parent field's note.
+
+Operators read Chinese: `pallas/config_zh.toml`, next to the config models, holds the Chinese
+description of every key and table by schema path, and the console shows it first (the English
+note stays as the tooltip). `tests/unit/web/test_config_zh.py` fails when a key of the models
+has no Chinese line there, or a line names a key that no longer exists.
 Everything is computed once per process (`KeyDocs.load`, cached).
 """
 
@@ -19,10 +24,11 @@ import inspect
 import io
 import re
 import tokenize
+import tomllib
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -32,6 +38,7 @@ from pydantic import BaseModel
 from pallas.config import GroupConfig
 
 DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+ZH_FILE = Path(__file__).resolve().parents[1] / "config_zh.toml"
 ANY_KEY = "*"  # a dict's key in a schema path (`models.*.input_price`)
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 _TABLE_LINE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#\s*(.*))?$")
@@ -150,12 +157,26 @@ def _split_key(key: str) -> tuple[str, ...]:
     return tuple(quoted or bare for quoted, bare in parts)
 
 
+@cache
+def chinese_notes(path: Path = ZH_FILE) -> dict[tuple[str, ...], str]:
+    """Schema path → its Chinese description (`pallas/config_zh.toml`)."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    return {tuple(key.split(".")): str(text) for key, text in data.items()}
+
+
 @dataclass(frozen=True, slots=True)
 class KeyDocs:
-    """Descriptions by schema path (dict keys as `*`): keys and their tables."""
+    """Descriptions by schema path (dict keys as `*`): keys and their tables, the Chinese one
+    where there is one (`zh`), the English note of the source otherwise."""
 
     keys: Mapping[tuple[str, ...], str]
     tables: Mapping[tuple[str, ...], str]
+    zh: Mapping[tuple[str, ...], str] = field(default_factory=dict)
+    english: Mapping[tuple[str, ...], str] = field(default_factory=dict)
+
+    def english_key(self, parts: tuple[str, ...]) -> str:
+        path = schema_path(parts)
+        return self.english.get(path, "") if path is not None else ""
 
     @staticmethod
     @cache
@@ -170,7 +191,22 @@ class KeyDocs:
             target = tables if path in tables or _is_table(path) else keys
             if not target.get(path):
                 target[path] = note
-        return KeyDocs(keys, tables)
+        zh = chinese_notes()
+        english = {**tables, **keys}
+        return KeyDocs(
+            {p: zh.get(p) or note for p, note in keys.items()},
+            {p: zh.get(p) or note for p, note in tables.items()},
+            zh,
+            english,
+        )
+
+    @staticmethod
+    def schema_paths() -> tuple[set[tuple[str, ...]], set[tuple[str, ...]]]:
+        """Every key and every table the config models declare (the Chinese file's test)."""
+        keys: dict[tuple[str, ...], str] = {}
+        tables: dict[tuple[str, ...], str] = {}
+        _walk(GroupConfig, (), keys, tables)
+        return set(keys), set(tables)
 
     def key(self, parts: tuple[str, ...]) -> str:
         path = schema_path(parts)
@@ -253,6 +289,20 @@ class DescribedKey:
     value: Any
     origin: str
     description: str
+    english: str = ""  # the source's English note (a tooltip)
+
+    @property
+    def origin_zh(self) -> str:
+        """Where the value comes from, as the operator reads it."""
+        return origin_zh(self.origin)
+
+
+ORIGIN_ZH = {"built-in": "内置默认", "default.toml": "default.toml"}
+
+
+def origin_zh(origin: str) -> str:
+    """`built-in` → 内置默认, `default.toml` stays, a group's own file → 本群文件."""
+    return ORIGIN_ZH.get(origin, "本群文件" if origin.endswith(".toml") else origin)
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,9 +326,13 @@ def group_keys(
     for row in rows:
         parts = _split_key(row.key) if row.key else ()
         note = docs.key(parts)
-        if needle and needle not in row.key.lower() and needle not in note.lower():
+        english = docs.english_key(parts)
+        searched = f"{row.key}\n{note}\n{english}".lower()
+        if needle and needle not in searched:
             continue
-        described = DescribedKey(row.key, quote_part(parts[-1]), row.value, row.origin, note)
+        described = DescribedKey(
+            row.key, quote_part(parts[-1]), row.value, row.origin, note, english
+        )
         tables.setdefault(parts[:-1], []).append(described)
     return [
         KeyGroup(
@@ -289,3 +343,33 @@ def group_keys(
         )
         for table, keys in sorted(tables.items())
     ]
+
+
+REFERENCE_START = "<!-- config-keys:start (generated from pallas/config_zh.toml) -->"
+REFERENCE_END = "<!-- config-keys:end -->"
+PIPE = "\\|"  # a | inside a table cell
+
+
+def reference_table(zh: Mapping[tuple[str, ...], str] | None = None) -> str:
+    """Every key and table with its Chinese description, as docs/configuration.md lists them
+    (between `REFERENCE_START` and `REFERENCE_END`; the console reads the same file)."""
+    notes = chinese_notes() if zh is None else zh
+    rows = ["| 键 | 说明 |", "| --- | --- |"]
+    for path in sorted(notes):
+        shown = ".".join(path).replace("|", PIPE)
+        text = notes[path].replace("|", PIPE)
+        rows.append(f"| `{shown}` | {text} |")
+    return "\n".join([REFERENCE_START, *rows, REFERENCE_END])
+
+
+def with_reference(page: str) -> str:
+    """docs/configuration.md with its generated key table replaced (or appended)."""
+    table = reference_table()
+    if REFERENCE_START in page and REFERENCE_END in page:
+        head, rest = page.split(REFERENCE_START, 1)
+        return head + table + rest.split(REFERENCE_END, 1)[1]
+    return page.rstrip("\n") + "\n\n## 全部配置项\n\n" + table + "\n"
+
+
+if __name__ == "__main__":  # python -m pallas.web.config_docs: rewrite the docs' key table
+    DOCS_PAGE.write_text(with_reference(DOCS_PAGE.read_text(encoding="utf-8")), encoding="utf-8")

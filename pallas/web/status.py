@@ -11,13 +11,14 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from pallas.admin.checklist import SetupFacts, first_run_checklist
 from pallas.core.accounts import Account
 from pallas.core.clock import local_day
 from pallas.features.tools import MCP_STATE_ZH, ServerStatus
 from pallas.providers.client import EndpointStatus
 from pallas.providers.error_text import llm_error_zh
 from pallas.providers.models import ModelProfile
-from pallas.web.app import Console
+from pallas.web.app import Console, Listening
 from pallas.web.pages import clock_text
 from pallas.web.queries import MessageCounts, UsageRow
 from pallas.web.views import cost_of
@@ -176,6 +177,35 @@ def mcp_views(statuses: Iterable[ServerStatus]) -> list[McpServerView]:
     return views
 
 
+def setup_facts(
+    *,
+    key_set: bool,
+    endpoints: Sequence[EndpointStatus],
+    accounts: Sequence[Account],
+    superusers: int,
+    listening: Listening | None,
+    groups_seen: int,
+) -> SetupFacts:
+    """What the first-run checklist reads, from what the status page already gathered."""
+    chat = next((e for e in endpoints if e.task == "chat"), None)
+    answers: bool | None = None
+    error = ""
+    if chat is not None and (chat.state.last_success_at or chat.state.last_failure_at):
+        answers = chat.state.last_success_at >= chat.state.last_failure_at
+        error = llm_error_zh(chat.state.last_error) or chat.state.last_error
+    return SetupFacts(
+        key_set=key_set,
+        model_answers=answers,
+        model_error_zh=error,
+        accounts_online=sum(1 for a in accounts if a.connected),
+        superusers=superusers,
+        host=listening.host if listening else None,
+        port=listening.port if listening else 8080,
+        access_token=listening.access_token if listening else None,
+        groups_seen=groups_seen,
+    )
+
+
 def status_pages(router: APIRouter, console: Console) -> None:
     @router.get("/status")
     async def status(request: Request) -> Response:
@@ -191,6 +221,19 @@ def status_pages(router: APIRouter, console: Console) -> None:
             backend.endpoint_status(),
             backend.database_line(),
         )
+        seen = await queries.scopes_seen()
+        schema, version = await backend.schema_state(), await backend.version()
+        accounts = backend.accounts()
+        checklist = first_run_checklist(
+            setup_facts(
+                key_set=backend.replies_enabled,
+                endpoints=endpoints,
+                accounts=accounts,
+                superusers=len(backend.superusers),
+                listening=console.listening,
+                groups_seen=len({g for _, g in seen if g}),
+            )
+        )
         today = today_totals(
             counts,
             usage,
@@ -199,7 +242,10 @@ def status_pages(router: APIRouter, console: Console) -> None:
             profiles_of=lambda gid: backend.group_config(gid).models,
         )
         values: dict[str, Any] = {
-            "accounts": account_views(backend.accounts(), now),
+            "checklist": checklist,
+            "schema": schema,
+            "version": version,
+            "accounts": account_views(accounts, now),
             "uptime": duration_zh(now - backend.started_at) if backend.started_at else "",
             "started_at": backend.started_at,
             "endpoints": [endpoint_view(e) for e in endpoints],

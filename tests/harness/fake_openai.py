@@ -132,6 +132,8 @@ class FakeOpenAI:
         self.transcript = "这是一段语音转写"
         self.files: dict[str, tuple[bytes, str]] = {}
         self.models: list[str] = []  # what GET /v1/models lists
+        # when set, a chat request must carry `Authorization: Bearer <api_key>` (else 401)
+        self.api_key: str | None = None
         self.model_list_calls = 0
         self.embed: Callable[[str], list[float]] = fake_embedding
         self.embeddings_status = 200
@@ -184,6 +186,12 @@ class FakeOpenAI:
             recorded = RecordedRequest(request.url.path, body, dict(request.headers), arrived)
             self.requests.append(recorded)
             self._arrived.set()
+            if self.api_key is not None and (
+                request.headers.get("authorization") != f"Bearer {self.api_key}"
+            ):
+                return JSONResponse(
+                    error_body(self.flavor, 401, "Incorrect API key provided"), status_code=401
+                )
             if arrived < self._failing_until:
                 status = self._failing_status
                 return JSONResponse(

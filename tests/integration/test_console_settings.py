@@ -37,8 +37,11 @@ async def test_config_keys_are_grouped_by_table_collapsed_with_descriptions(
     groups = re.findall(r'<details class="cfg-group" data-table="([^"]*)"\s*>', page)
     assert "routing.ambient" in groups and "memory.profile" in groups, "collapsed by default"
     ambient = page.split('data-table="routing.ambient"')[1].split("</details>")[0]
-    assert "Ambient perception" in ambient and f"{GROUP}.toml 改了 1 项" in ambient
-    assert "chance per eligible message" in ambient
+    assert "主动插话：偶尔加入没人 @ 它的对话" in ambient and f"{GROUP}.toml 改了 1 项" in ambient
+    assert "每条符合条件的消息触发插话的概率" in ambient
+    assert 'title="chance per eligible message"' in ambient, "the English note as a tooltip"
+    rate = ambient.split('data-key="routing.ambient.rate"')[1].split("</tr>")[0]
+    assert ">本群文件<" in rate and ">内置默认<" in ambient, "sources in Chinese"
     assert 'name="key" value="routing.ambient.rate"' in ambient, "reset stays on the group's key"
     filtered = (await client.get(f"/console/g/{GROUP}/config", params={"q": "eligible"})).text
     assert re.findall(r'data-table="([^"]*)" open', filtered) == ["routing.ambient"]

@@ -206,7 +206,7 @@ async def test_config_edit_rejects_without_writing(
     assert path.read_text(encoding="utf-8") == "# keep me\n[context]\nchar_budget = 8000\n"
     page = (await client.get(f"/console/g/{GROUP}/config")).text
     row = page.split('data-key="context.char_budget"')[1].split("</tr>")[0]
-    assert re.search(r"<code[^>]*>8000</code></td>\s*<td[^>]*>1001\.toml", row)
+    assert re.search(r"<code[^>]*>8000</code></td>\s*<td[^>]*title=\"1001\.toml\">本群文件", row)
     broken = await client.post(
         f"/console/g/{GROUP}/config/file", data={"csrf": csrf, "text": "[context\n"}
     )

@@ -56,6 +56,14 @@ def script_heads(versions: Path = MIGRATIONS_DIR / "versions") -> frozenset[str]
     return frozenset(revisions - parents) or None
 
 
+def script_revisions(versions: Path = MIGRATIONS_DIR / "versions") -> frozenset[str]:
+    """Every revision the migration files name (what this release knows)."""
+    found: set[str] = set()
+    for path in versions.glob("*.py"):
+        found.update(_REVISION.findall(path.read_text(encoding="utf-8")))
+    return frozenset(found)
+
+
 def at_heads(database_url: str) -> bool:
     """Whether a SQLite database already stands at the migration files' heads (False when in
     doubt: another backend, no file yet, no version table, files in another form)."""

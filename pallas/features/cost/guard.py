@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, Self, TypeVar
 
@@ -130,6 +130,9 @@ class CostGuard:
     cheap_model: str | None = None  # PALLAS_CHEAP_MODEL when it differs from the chat model
     superusers: frozenset[int] = frozenset()
     rng: random.Random = field(default_factory=random.Random)
+    # the cheap model as in force now (a model saved in the console's 模型 page counts at
+    # once); when given, it is read on every check instead of `cheap_model`
+    cheap_model_of: Callable[[], str | None] | None = None
 
     @property
     def state(self) -> StateStore:
@@ -149,7 +152,7 @@ class CostGuard:
             deployment=self.deployment,
             addressed=route.trigger.addressed,
             ambient=route.trigger.is_ambient,
-            cheap_model=self.cheap_model,
+            cheap_model=self.cheap_model_of() if self.cheap_model_of else self.cheap_model,
         )
         if plan.action != "proceed":
             await self.counters.release(reservation)

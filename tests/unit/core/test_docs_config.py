@@ -14,7 +14,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def _readme_toml_blocks() -> list[str]:
-    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    pages = [REPO / "README.md", REPO / "README.en.md", *sorted((REPO / "docs").glob("*.md"))]
     text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     return [part.split("```")[0] for part in text.split("```toml")[1:]]
 

@@ -82,9 +82,13 @@ def test_keys_are_grouped_by_table_with_descriptions(groups: Path) -> None:
     found = group_keys(rows(groups), group_file=f"{GID}.toml")
     by_table = {g.table: g for g in found}
     ambient = by_table["routing.ambient"]
-    assert "Ambient perception" in ambient.description
+    assert ambient.description == "主动插话：偶尔加入没人 @ 它的对话"
     rate = next(k for k in ambient.keys if k.name == "rate")
-    assert rate.key == "routing.ambient.rate" and rate.description == "chance per eligible message"
+    assert (
+        rate.key == "routing.ambient.rate"
+        and rate.description == "每条符合条件的消息触发插话的概率"
+    )
+    assert rate.english == "chance per eligible message"  # the source's note, as a tooltip
     model = by_table['models."gpt-4.1"']  # a model name with a dot is one table, not three
     price = next(k for k in model.keys if k.name == "input_price")
     assert price.value == 2.0 and price.description and model.changed == 1
@@ -94,5 +98,8 @@ def test_keys_are_grouped_by_table_with_descriptions(groups: Path) -> None:
 
 
 def test_the_filter_matches_descriptions_too(groups: Path) -> None:
-    found = group_keys(rows(groups), group_file=f"{GID}.toml", query="Eligible MESSAGE")
-    assert [(g.table, [k.name for k in g.keys]) for g in found] == [("routing.ambient", ["rate"])]
+    for query in ("Eligible MESSAGE", "触发插话的概率"):
+        found = group_keys(rows(groups), group_file=f"{GID}.toml", query=query)
+        assert [(g.table, [k.name for k in g.keys]) for g in found] == [
+            ("routing.ambient", ["rate"])
+        ]
