@@ -43,6 +43,7 @@ from pallas.app_wiring import (
     memory_sources_for,
     session_summary_hook_for,
     turn_extras_for,
+    voice_service_for,
 )
 from pallas.config import GroupConfig, TurnConfigs
 from pallas.context.context import ContextSource
@@ -330,6 +331,7 @@ def build_app(
             scopes=runtime.repos.messages.groups,
             config_of=lambda group_id: runtime.group_configs.get(group_id).retention,
         ),
+        voice=voice_service_for(runtime),
     )
 
 

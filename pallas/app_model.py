@@ -12,6 +12,7 @@ from pallas.features.retention import RetentionJob
 from pallas.features.session import SessionTopicRepository
 from pallas.features.stickers import StickerDescriber, StickerService
 from pallas.features.tools import ServerStatus
+from pallas.features.voice import VoiceService
 from pallas.runtime import PallasRuntime
 from pallas.turn.parts.addressing import Addressing
 from pallas.turn.parts.extras import TurnExtras
@@ -47,6 +48,7 @@ class PallasApp:
         preload: GroupPreload | None = None,
         topics: SessionTopicRepository | None = None,
         retention: RetentionJob | None = None,
+        voice: VoiceService | None = None,
     ) -> None:
         self.runtime = runtime
         self.addressing = addressing
@@ -63,6 +65,7 @@ class PallasApp:
         self.preload = preload  # a group's reply-path entries, loaded when the group is seen
         self.topics = topics  # session topics: recalls are written behind, flushed at stop
         self.retention = retention  # old rows pruned per group (packages/retention, hourly)
+        self.voice = voice  # the persona speaks (packages/voice, the deliver step)
         self._console: ConsoleBackend | None = None
 
     def console_backend(self, group_names: GroupNamesSource | None = None) -> ConsoleBackend:
@@ -102,6 +105,8 @@ class PallasApp:
             await self.chat.tools.close()
         if self.topics is not None:
             await self.topics.flush()
+        if self.voice is not None:
+            await self.voice.speech.close()
         await self.runtime.stop()
 
 
