@@ -25,6 +25,8 @@ OUTCOME_ZH: dict[str, str] = {
     "error": "回复失败",
     "memory": "记忆命令",
     "cost_degraded": "降级回复",
+    "voice": "语音",
+    "voice_fallback": "语音没发成·改发文字",
 }
 
 
@@ -45,6 +47,7 @@ STAGE_ZH: dict[str, str] = {
     "cost": "限流 / 预算",
     "llm": "模型调用",
     "memory_command": "记忆命令",
+    "voice_command": "语音命令",
 }
 
 REASON_ZH: dict[str, str] = {

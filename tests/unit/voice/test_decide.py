@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from pallas.features.voice import (
@@ -59,7 +61,7 @@ def test_command_spoken_with_the_cleaned_text() -> None:
         ({"usage": VoiceUsage(chars=99)}, "budget_chars"),
     ],
 )  # fmt: skip
-def test_command_refusals(kwargs: dict, reason: str) -> None:
+def test_command_refusals(kwargs: dict[str, Any], reason: str) -> None:
     assert _command("你好", **kwargs) == (False, reason)
 
 
