@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,6 +39,7 @@ def voice_defaults(tts: FakeTts, daily_calls: int) -> str:
 [voice]
 enabled = true
 daily_calls = {daily_calls}
+reply_to_voice = true
 
 [[voice.providers]]
 name = "fake"
@@ -67,7 +69,7 @@ async def voice_peer(
         await peer.close()
 
 
-def record_seconds(segment: dict) -> float:
+def record_seconds(segment: dict[str, Any]) -> float:
     assert segment["type"] == "record"
     file = segment["data"]["file"]
     assert file.startswith("base64://")
@@ -117,3 +119,24 @@ async def test_speak_command_fallback_and_budget(
     assert "voice_command:command" in why
     assert "tts_failed:server_error" in why and "tts_failed:bad_audio" in why
     assert "budget_calls" in why and "→ text" in why
+
+
+async def test_a_voice_message_is_answered_in_voice(
+    voice_peer: OneBotPeer, fake_tts: FakeTts, fake_llm: FakeOpenAI
+) -> None:
+    """A member's voice message (here a DM; transcription off, so "[语音]") is answered with the
+    persona's short reply spoken; a failing provider sends the same reply as text."""
+    peer = voice_peer
+    voice_message = [{"type": "record", "data": {"file": "a.amr", "url": "http://127.0.0.1:9/a"}}]
+    fake_llm.enqueue("听到啦～")
+    await peer.send_event(peer.private_message(MEMBER, voice_message))
+    [call] = await peer.wait_for_calls("send_private_msg")
+    [segment] = call.params["message"]
+    assert record_seconds(segment) > 0
+    assert fake_tts.requests[-1].body["input"] == "听到啦～"
+
+    fake_tts.fail_with(500)
+    fake_llm.enqueue("还是听到啦")
+    await peer.send_event(peer.private_message(MEMBER, voice_message))
+    calls = await peer.wait_for_calls("send_private_msg", count=2)
+    assert sent_texts(calls)[-1] == "还是听到啦"
