@@ -13,6 +13,7 @@ import logging
 
 from nonebot.plugin import PluginMetadata
 
+from pallas.features.voice import parse_speak_command
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
 from pallas.onebot.sender import sender_for
@@ -35,6 +36,11 @@ async def handle_speak_command(arrival: Arrival) -> bool:
     except ValueError:
         return False
     persona = app.runtime.personas.get(config.persona)
+    names = app.addressing.aliases(persona, config)
+    if parse_speak_command(turn.text, names) is None:
+        return False
+    if arrival.hold is not None:  # synthesis takes seconds: the loop is not held meanwhile
+        arrival.hold.release()
     admins = {*app.runtime.superusers, *config.admins}
     is_admin = turn.user_id in admins or turn.speaker.is_admin
     try:
@@ -42,7 +48,7 @@ async def handle_speak_command(arrival: Arrival) -> bool:
             turn,
             config.voice,
             persona,
-            names=app.addressing.aliases(persona, config),
+            names=names,
             is_admin=is_admin,
         )
     except Exception:
