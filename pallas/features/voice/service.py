@@ -83,9 +83,9 @@ class VoiceService:
         chars, calls, member = (int(v) if isinstance(v, int | float) else 0 for v in values)
         return VoiceUsage(chars=chars, calls=calls, member_commands=member)
 
-    async def _count(self, group_id: int, unit: str, amount: int) -> None:
+    async def _count(self, group_id: int, unit: str, amount: int) -> int:
         key = state_keys.voice_use(local_day(self._clock.now()), group_id, unit)
-        await self._store.incr(key, amount, ttl=state_keys.VOICE_DAY_TTL_S)
+        return await self._store.incr(key, amount, ttl=state_keys.VOICE_DAY_TTL_S)
 
     async def _count_member(self, group_id: int, user_id: int) -> None:
         key = state_keys.voice_member(local_day(self._clock.now()), group_id, user_id)
@@ -95,13 +95,25 @@ class VoiceService:
     async def _synthesize(
         self, decision: VoiceDecision, config: VoiceConfig, turn: TurnInput
     ) -> SpeechResult:
-        await self._count(turn.group_id, "calls", 1)
+        """The budget is claimed before the call (counted, and given back when this call passed
+        it: two turns at the same instant cannot both take the last one), the characters given
+        back when the synthesis failed."""
+        group_id, chars = turn.group_id, len(decision.text)
+        calls_now = await self._count(group_id, "calls", 1)
+        chars_now = await self._count(group_id, "chars", chars)
+        over = ("budget_calls" if config.daily_calls and calls_now > config.daily_calls
+                else "budget_chars" if config.daily_chars and chars_now > config.daily_chars
+                else "")  # fmt: skip
+        if over:
+            await self._count(group_id, "calls", -1)
+            await self._count(group_id, "chars", -chars)
+            return SpeechResult(False, error=over)
         result = await self.speech.synthesize(
-            decision.text, config.providers, bot_id=turn.bot_id, group_id=turn.group_id,
+            decision.text, config.providers, bot_id=turn.bot_id, group_id=group_id,
             prepare=_prepare,
         )  # fmt: skip
-        if result.ok:
-            await self._count(turn.group_id, "chars", len(decision.text))
+        if not result.ok:
+            await self._count(group_id, "chars", -chars)
         return result
 
     async def speak_command(
@@ -132,6 +144,9 @@ class VoiceService:
             return VoiceOutcome(False, decision.reason, text=_refusal(decision))
         await self._count_member(turn.group_id, turn.user_id)
         result = await self._synthesize(decision, config, turn)
+        if result.error.startswith("budget_"):
+            log.info("voice command not spoken in group %s: %s", turn.group_id, result.error)
+            return VoiceOutcome(False, result.error, text=decision.text)
         if not result.ok:
             log.warning("voice command fell back to text in group %s: tts %s (%s)",
                         turn.group_id, result.error, ", ".join(result.attempts))  # fmt: skip
@@ -156,6 +171,8 @@ class VoiceService:
         if not decision.speak:
             return VoiceOutcome(False, decision.reason)
         result = await self._synthesize(decision, config, turn)
+        if result.error.startswith("budget_"):
+            return VoiceOutcome(False, result.error)
         if not result.ok:
             log.warning("voice reply fell back to text in group %s: tts %s (%s)",
                         turn.group_id, result.error, ", ".join(result.attempts))  # fmt: skip

@@ -138,3 +138,26 @@ async def test_a_reply_to_a_voice_message_is_spoken(tts: FakeTts) -> None:
     assert decoded_seconds(outcome.segment) > 0
     plain = await voice.speak_reply(turn("在吗"), cfg, ("在",), roll=0.99)
     assert (plain.spoken, plain.reason) == (False, "not_chosen")
+
+
+async def test_two_commands_at_once_cannot_both_take_the_last_call(tts: FakeTts) -> None:
+    import asyncio
+
+    voice, cfg = service(), config(tts, daily_calls=1)
+    outcomes = await asyncio.gather(
+        *(voice.speak_command(turn(f"牛牛说 第{i}句", user=i), cfg, PERSONA, names=NAMES,
+                              is_admin=False) for i in range(3))
+    )  # fmt: skip
+    assert sorted(o.reason for o in outcomes if o is not None) == [
+        "budget_calls", "budget_calls", "command"]  # fmt: skip
+    usage = await voice.usage(100, 0)
+    assert usage.calls == 1 and len(tts.requests) == 1
+
+
+async def test_a_failed_synthesis_gives_its_characters_back(tts: FakeTts) -> None:
+    voice = service()
+    tts.fail_with(500)
+    await voice.speak_command(turn("牛牛说 你好"), config(tts), PERSONA, names=NAMES,
+                              is_admin=False)  # fmt: skip
+    usage = await voice.usage(100, 7)
+    assert (usage.calls, usage.chars) == (1, 0)
