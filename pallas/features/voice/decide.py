@@ -31,7 +31,8 @@ class VoiceUsage:
     member_commands: int = 0
 
 
-_SAY = re.compile(r"^\s*(?:{names})\s*说\s*[:：,，]?\s*(?P<text>.+)$", re.DOTALL)
+# a separator after 说 is required: "牛牛说的对" / "牛牛说过" talk about the bot, not to it
+_SAY = re.compile(r"^\s*(?:{names})\s*说[\s:：,，]+(?P<text>.+)$", re.DOTALL)
 
 
 def parse_speak_command(text: str, names: Iterable[str]) -> str | None:

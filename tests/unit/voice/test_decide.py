@@ -22,7 +22,10 @@ ON = VoiceConfig.model_validate({"enabled": True, "daily_calls": 10, "daily_char
     ("line", "said"),
     [
         ("牛牛说 你好", "你好"),
-        ("牛牛说你好", "你好"),
+        ("牛牛说你好", None),  # a separator is required…
+        ("牛牛说的对", None),  # …so talk about the bot is no command
+        ("牛牛说得对啊", None),
+        ("牛牛说\n你好", "你好"),
         ("帕拉斯说：晚安", "晚安"),
         ("  牛牛 说, 早", "早"),
         ("牛牛说", None),
