@@ -142,11 +142,11 @@ class VoiceService:
         if not decision.speak:
             log.info("voice command not spoken in group %s: %s", turn.group_id, decision.reason)
             return VoiceOutcome(False, decision.reason, text=_refusal(decision))
-        await self._count_member(turn.group_id, turn.user_id)
         result = await self._synthesize(decision, config, turn)
         if result.error.startswith("budget_"):
             log.info("voice command not spoken in group %s: %s", turn.group_id, result.error)
             return VoiceOutcome(False, result.error, text=decision.text)
+        await self._count_member(turn.group_id, turn.user_id)  # a provider was asked
         if not result.ok:
             log.warning("voice command fell back to text in group %s: tts %s (%s)",
                         turn.group_id, result.error, ", ".join(result.attempts))  # fmt: skip
