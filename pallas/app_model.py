@@ -80,6 +80,7 @@ class PallasApp:
                 accounts=runtime.accounts,
                 started_at=runtime.started_at,
                 mcp_statuses=self._mcp_statuses(),
+                voice=self.voice,
             )
         return self._console
 

@@ -342,6 +342,10 @@ class SpeechClient:
         self._communicate = communicate
         self._providers: dict[SpeechEndpointConfig, SpeechProvider] = {}
 
+    def has_key(self, config: SpeechEndpointConfig) -> bool:
+        """Whether the provider's key variable is set (the console shows only that)."""
+        return bool(speech_key(self._settings, config.api_key_env, self._env))
+
     def _http_client(self) -> httpx.AsyncClient:
         if self._http is None:
             self._http = httpx.AsyncClient(follow_redirects=False)

@@ -26,6 +26,7 @@ from pallas.web.pages import group_pages, read_pages
 from pallas.web.persona_pages import persona_routes
 from pallas.web.settings_pages import settings_routes
 from pallas.web.status import status_pages
+from pallas.web.voice_pages import voice_routes
 from pallas.web.worldbook_pages import worldbook_routes
 
 log = logging.getLogger("pallas.console")
@@ -55,6 +56,7 @@ def build_router(console: Console) -> APIRouter:
     worldbook_routes(router, console)
     log_routes(router, console)
     settings_routes(router, console)
+    voice_routes(router, console)
     return router
 
 

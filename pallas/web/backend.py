@@ -26,6 +26,7 @@ from pallas.core.db.retention import database_facts
 from pallas.core.state import StateStore
 from pallas.features.memory import MemoryItem, Retired, readable_scopes, retired_items
 from pallas.features.tools import ServerStatus
+from pallas.features.voice import VoiceService
 from pallas.providers.client import EndpointStatus
 from pallas.routing.router import Router
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
@@ -51,6 +52,7 @@ class ConsoleBackend:
         accounts: Accounts | None = None,
         started_at: float = 0.0,
         mcp_statuses: Callable[[], list[ServerStatus]] | None = None,
+        voice: VoiceService | None = None,
     ):
         self._admin = admin
         self._deployment = admin.deployment
@@ -64,6 +66,7 @@ class ConsoleBackend:
         self._accounts = accounts
         self.started_at = started_at  # when the bot's runtime started (the status page)
         self.queries = queries
+        self.voice = voice  # the persona's voice: the 语音 page's chain and 试听
 
     def mcp_servers(self) -> list[ServerStatus]:
         """The MCP servers of `config/mcp.toml` as the chat turns see them (not started here:

@@ -20,7 +20,7 @@ from pallas.core.clock import Clock, local_day
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.features.persona import PersonaPack
-from pallas.features.voice.clean import chinese_reading
+from pallas.features.voice.clean import chinese_reading, clean_for_speech
 from pallas.features.voice.config import VoiceConfig
 from pallas.features.voice.decide import (
     VoiceDecision,
@@ -154,6 +154,18 @@ class VoiceService:
                                 attempts=result.attempts)  # fmt: skip
         return VoiceOutcome(True, decision.reason, record_segment(result.audio), decision.text,
                             result.attempts)  # fmt: skip
+
+    async def sample(
+        self, text: str, config: VoiceConfig, *, group_id: int, provider: str = ""
+    ) -> SpeechResult:
+        """The operators' 试听: `text` cleaned and synthesised through the chain (or only the
+        provider named) as a reply would be; no budget, but a ledger row like any call."""
+        chain = [p for p in config.providers if not provider or p.name == provider]
+        cleaned = clean_for_speech(text)
+        if not cleaned:
+            return SpeechResult(False, error="nothing_to_say")
+        return await self.speech.synthesize(cleaned, chain, bot_id=0, group_id=group_id,
+                                            prepare=_prepare)  # fmt: skip
 
     async def speak_reply(
         self,
