@@ -43,7 +43,9 @@ def test_the_process_wide_keys_are_exactly_the_marked_fields():
 VOICE_PROVIDER = '[[voice.providers]]\nname = "edge"\nkind = "edge_tts"\n'
 
 
-def test_voice_providers_are_set_in_default_toml_and_rejected_in_a_group_file(tmp_path: Path):
+def test_voice_providers_are_set_in_default_toml_and_rejected_in_a_group_file(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "default.toml").write_text(VOICE_PROVIDER, encoding="utf-8")
     (tmp_path / "123.toml").write_text("[voice]\nenabled = true\n" + VOICE_PROVIDER, "utf-8")
     store = GroupConfigStore(GroupConfig, tmp_path)
