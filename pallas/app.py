@@ -44,6 +44,7 @@ from pallas.app_wiring import (
     reminders_for,
     session_summary_hook_for,
     turn_extras_for,
+    voice_service_for,
 )
 from pallas.config import GroupConfig, TurnConfigs
 from pallas.context.context import ContextSource
@@ -68,6 +69,7 @@ from pallas.features.session import (
 )
 from pallas.features.stickers import StickerRepository, StickerService
 from pallas.features.tools import McpHub, PendingCalls, default_registry, load_mcp
+from pallas.features.voice import VoiceService
 from pallas.features.worldbook import WorldbookLibrary
 from pallas.routing.freshness import FreshnessGate
 from pallas.routing.router import Router
@@ -107,6 +109,7 @@ def chat_service_for(
     stake_keys: StakeKeySource | None = None,
     known_stakes: KnownStakes | None = None,
     mcp: McpHub | None = None,
+    voice: VoiceService | None = None,
 ) -> ChatTurnService:
     """The chat turn over its parts, one of each: merges, the freshness gate, the route step,
     the warm caches fed at ingest (writer and repository listeners), the reply step
@@ -174,7 +177,9 @@ def chat_service_for(
             messages=runtime.repos.messages,
             fetch_quoted_message=fetch_quoted,
         ),
-        deliver=DeliverStep(routing=routing, stickers=stickers, state=state, clock=clock, rng=rng),
+        deliver=DeliverStep(
+            routing=routing, stickers=stickers, state=state, clock=clock, rng=rng, voice=voice
+        ),
         tools=ModelTools(
             hub=mcp,  # its servers are started on first use
             state=state,
@@ -273,6 +278,7 @@ def build_app(
     old_topics = OldTopicsSource(
         topics=SessionTopicRepository(runtime.sessions), chat_sessions=runtime.repos.chat_sessions
     )
+    voice = voice_service_for(runtime)
     chat = chat_service_for(
         runtime,
         rng=rng,
@@ -294,6 +300,7 @@ def build_app(
         stake_keys=worldbooks,  # the same books: naming the persona's world is a stake
         known_stakes=KnownStakes(memory.repo, old_topics.topics, runtime.clock),
         mcp=mcp,
+        voice=voice,
     )
     preload = group_preload_for(runtime, chat, learning, memory, old_topics, preload_yield)
     runtime.writer.listeners.append(preload.seen)  # a group's entries load when it is seen
@@ -332,6 +339,7 @@ def build_app(
             config_of=lambda group_id: runtime.group_configs.get(group_id).retention,
         ),
         reminders=reminders_for(runtime),
+        voice=voice,
     )
 
 

@@ -13,6 +13,7 @@ from pallas.features.retention import RetentionJob
 from pallas.features.session import SessionTopicRepository
 from pallas.features.stickers import StickerDescriber, StickerService
 from pallas.features.tools import ServerStatus
+from pallas.features.voice import VoiceService
 from pallas.runtime import PallasRuntime
 from pallas.turn.parts.addressing import Addressing
 from pallas.turn.parts.extras import TurnExtras
@@ -49,6 +50,7 @@ class PallasApp:
         topics: SessionTopicRepository | None = None,
         retention: RetentionJob | None = None,
         reminders: ReminderService | None = None,
+        voice: VoiceService | None = None,
     ) -> None:
         self.runtime = runtime
         self.addressing = addressing
@@ -67,6 +69,7 @@ class PallasApp:
         self.retention = retention  # old rows pruned per group (packages/retention, hourly)
         self.reminders = reminders  # members' reminders (packages/reminders, /pallas reminders)
         self.reminder_firer: ReminderFirer | None = None  # started by packages/reminders
+        self.voice = voice  # the persona speaks (packages/voice, the deliver step)
         self._console: ConsoleBackend | None = None
 
     def console_backend(self, group_names: GroupNamesSource | None = None) -> ConsoleBackend:
@@ -81,6 +84,7 @@ class PallasApp:
                 accounts=runtime.accounts,
                 started_at=runtime.started_at,
                 mcp_statuses=self._mcp_statuses(),
+                voice=self.voice,
             )
         return self._console
 
@@ -108,6 +112,8 @@ class PallasApp:
             await self.chat.tools.close()
         if self.topics is not None:
             await self.topics.flush()
+        if self.voice is not None:
+            await self.voice.speech.close()
         await self.runtime.stop()
 
 

@@ -30,6 +30,7 @@ from pallas.features.memory import (
     build_memory_service,
     build_memory_sources,
 )
+from pallas.features.persona import PersonaPack
 from pallas.features.reminders import (
     ModelTimeReader,
     ReminderConfig,
@@ -49,9 +50,13 @@ from pallas.features.session import (
 from pallas.features.stickers import StickerDescriber, StickerRepository
 from pallas.features.svars import SessionVariableRepository, SvarService
 from pallas.features.tools import McpHub
+from pallas.features.voice import VoiceService
 from pallas.features.worldbook import WorldbookLibrary
+from pallas.providers.breaker import Breakers
+from pallas.providers.tts import SpeechClient
 from pallas.runtime import PallasRuntime
 from pallas.turn.parts.extras import TurnExtras
+from pallas.turn.parts.output_guard import guard_answer, protected_text
 
 
 def context_sources(
@@ -210,6 +215,24 @@ def cost_guard_for(runtime: PallasRuntime, rng: random.Random | None = None) -> 
         rng=rng or random.Random(),
         cheap_model_of=cheap_model,
     )
+
+
+def voice_guard(text: str, persona: PersonaPack) -> tuple[str, str]:
+    """The text replies' output guard over one spoken line: (the guarded text, the reason)."""
+    result = guard_answer([text], protected_text(persona))
+    return (result.bubbles[0] if result.bubbles else ""), result.reason
+
+
+def voice_service_for(runtime: PallasRuntime) -> VoiceService:
+    """The persona's voice: TTS over `[voice] providers`, breakers shared with the chat
+    endpoints' `[breaker]` settings (task `tts`), usage in the ledger."""
+    speech = SpeechClient(
+        runtime.settings,
+        runtime.repos.usage,
+        runtime.clock,
+        Breakers(runtime.state, runtime.llm.providers.breaker),
+    )
+    return VoiceService(speech, runtime.state, runtime.clock, voice_guard)
 
 
 def admin_services_for(

@@ -24,6 +24,7 @@ from pallas.features.session import SessionSummaryConfig
 from pallas.features.stickers import StickerConfig
 from pallas.features.svars import SvarConfig
 from pallas.features.tools import ToolsConfig
+from pallas.features.voice import VoiceConfig
 from pallas.features.worldbook import WorldbookConfig
 from pallas.providers.image_fetch import ImageFetchConfig
 from pallas.providers.models import ModelProfile, default_profiles
@@ -101,6 +102,7 @@ class GroupConfig(BaseModel):
     cost: CostConfig = Field(default_factory=CostConfig)  # reply rate limits and budgets
     retention: RetentionConfig = Field(default_factory=RetentionConfig)  # 0 days = keep
     reminders: ReminderConfig = Field(default_factory=ReminderConfig)  # members' reminders
+    voice: VoiceConfig = Field(default_factory=VoiceConfig)  # the persona speaks (docs/voice.md)
     # who is answered in private and what private chats cost: default.toml only (a private
     # chat has no group file), rejected by name in a group file
     private: PrivateConfig = Field(default_factory=PrivateConfig, json_schema_extra=DEFAULT_ONLY)

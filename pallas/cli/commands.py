@@ -13,6 +13,7 @@ from pallas.cli.mcp_cli import register_mcp
 from pallas.cli.memory_cli import register_memory
 from pallas.cli.replay import register_replay
 from pallas.cli.usage_cli import register_usage
+from pallas.cli.voice_cli import register_voice
 from pallas.config import GroupConfig
 from pallas.core.config_files import GroupConfigStore
 from pallas.core.db import migrate
@@ -119,6 +120,7 @@ REGISTRY.append(register_learn)
 REGISTRY.append(register_kb)  # pallas kb import DIR --pool NAME
 REGISTRY.append(register_usage)
 REGISTRY.append(register_mcp)  # pallas mcp list
+REGISTRY.append(register_voice)  # pallas voice say TEXT
 
 from pallas.cli.deps import register_deps  # noqa: E402  (pallas deps [--check])
 

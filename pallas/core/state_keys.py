@@ -48,6 +48,7 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("tools", "product.llm.turn.tool_loop", "TOOL_DAY_TTL_S / TOOL_PENDING_TTL_S"),
     Namespace("answer", "turn.parts.accounts", "ANSWER_CLAIM_TTL_S"),
     Namespace("accounts", "core.accounts", "ACCOUNTS_LIVE_TTL_S"),
+    Namespace("voice", "features.voice.service", "VOICE_DAY_TTL_S"),
 )
 
 
@@ -350,6 +351,21 @@ __all__ = [
     "worldbook_state",
     "worldbook_turn",
 ]
+
+
+# -- voice (features.voice.service) ----------------------------------------------------------
+VOICE_DAY_TTL_S = 2 * DAY_S  # per-day counters outlive their local day
+
+
+def voice_use(day: str, group_id: int, unit: str) -> str:
+    """A group's speech of a local day: `unit` "chars" synthesised or "calls" made (its
+    `[voice] daily_chars` / `daily_calls`), whichever account of the deployment spoke."""
+    return f"voice:use:{day}:{group_id}:{unit}"
+
+
+def voice_member(day: str, group_id: int, user_id: int) -> str:
+    """A member's spoken "<名字>说 …" commands of a local day (`[voice.command] member_daily`)."""
+    return f"voice:member:{day}:{group_id}:{user_id}"
 
 
 # -- providers (providers.breaker) ------------------------------------------------------------

@@ -26,6 +26,8 @@ OUTCOME_ZH: dict[str, str] = {
     "memory": "记忆命令",
     "reminder": "提醒",
     "cost_degraded": "降级回复",
+    "voice": "语音",
+    "voice_fallback": "语音没发成·改发文字",
 }
 
 
@@ -47,6 +49,7 @@ STAGE_ZH: dict[str, str] = {
     "llm": "模型调用",
     "memory_command": "记忆命令",
     "reminder": "提醒（设置 / 查看 / 取消）",
+    "voice_command": "语音命令",
 }
 
 REASON_ZH: dict[str, str] = {

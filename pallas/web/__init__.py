@@ -28,6 +28,7 @@ from pallas.web.persona_pages import persona_routes
 from pallas.web.reminder_pages import reminder_routes
 from pallas.web.settings_pages import settings_routes
 from pallas.web.status import status_pages
+from pallas.web.voice_pages import voice_routes
 from pallas.web.worldbook_pages import worldbook_routes
 
 log = logging.getLogger("pallas.console")
@@ -61,6 +62,7 @@ def build_router(console: Console) -> APIRouter:
     model_routes(router, console)
     edge_routes(router, console)
     backup_routes(router, console)
+    voice_routes(router, console)
     return router
 
 

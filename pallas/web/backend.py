@@ -30,6 +30,7 @@ from pallas.core.version import pallas_version
 from pallas.features.memory import MemoryItem, Retired, readable_scopes, retired_items
 from pallas.features.reminders import ReminderRepository
 from pallas.features.tools import ServerStatus
+from pallas.features.voice import VoiceService
 from pallas.providers.client import EndpointStatus
 from pallas.providers.embedding_probe import probe_embeddings
 from pallas.providers.live import LiveEndpoints
@@ -57,6 +58,7 @@ class ConsoleBackend:
         accounts: Accounts | None = None,
         started_at: float = 0.0,
         mcp_statuses: Callable[[], list[ServerStatus]] | None = None,
+        voice: VoiceService | None = None,
     ):
         self._admin = admin
         self._deployment = admin.deployment
@@ -71,6 +73,7 @@ class ConsoleBackend:
         self.started_at = started_at  # when the bot's runtime started (the status page)
         self._probes: set[asyncio.Task[None]] = set()  # embedding probes after a model save
         self.queries = queries
+        self.voice = voice  # the persona's voice: the 语音 page's chain and 试听
 
     def mcp_servers(self) -> list[ServerStatus]:
         """The MCP servers of `config/mcp.toml` as the chat turns see them (not started here:

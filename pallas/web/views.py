@@ -37,6 +37,7 @@ TASKS_ZH = {
     "vision": "看图",
     "embedding": "向量检索",
     "transcribe": "语音转文字",
+    "tts": "语音合成（prompt 列是合成的字数）",
 }
 TABLE_LIMIT = 100  # usage table rows shown (biggest first); the cost total covers them all
 _SECRET_KEY = re.compile(r"(api_key|apikey|secret|password|access_token|authorization)$", re.I)

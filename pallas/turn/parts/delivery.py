@@ -41,6 +41,9 @@ class DeliveryPlan:
     # a resolved sticker segment (image / mface from the group's pool), sent after the text as
     # its own message; the model's sticker *name* is never sent
     sticker: Segment | None = None
+    # a one-bubble reply spoken (`[voice]`): this `record` segment goes out instead of the
+    # bubble's text; when the implementation refuses it, the text goes out after all
+    voice: Segment | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +80,15 @@ async def deliver(
         texts.append(STICKER_TEXT)
     sent: list[int] = []
     delivered: list[str] = []
+    voice_failed = False
     for index, text in enumerate(texts):
         if index > 0:
             await sleep(bubble_delay(text, rng))
+        spoken = plan.voice is not None and index == 0 and len(plan.bubbles) == 1
         if plan.sticker and index == len(texts) - 1:
             segments = [dict(plan.sticker)]
+        elif spoken and plan.voice is not None:
+            segments = [dict(plan.voice)]
         elif index == 0:
             segments = first_bubble_segments(plan, text)
         else:
@@ -89,6 +96,10 @@ async def deliver(
         if before_final is not None and index == len(texts) - 1:
             before_final()
         message_id = await sender.send_group(plan.group_id, segments)
+        if message_id is None and spoken:
+            log.warning("group %s: the voice reply was not sent, sending its text", plan.group_id)
+            message_id = await sender.send_group(plan.group_id, first_bubble_segments(plan, text))
+            voice_failed = True
         if message_id is None:
             log.warning(
                 "group %s: bubble %d/%d not delivered; stopping",
@@ -100,7 +111,10 @@ async def deliver(
         sent.append(message_id)
         delivered.append(text)
         await remember_bot_reply(store, plan.bot_id, plan.group_id, message_id, text)
-    return DeliveryResult(tuple(sent), tuple(delivered), True, "delivered")
+    if plan.voice is None:
+        return DeliveryResult(tuple(sent), tuple(delivered), True, "delivered")
+    reason = "delivered_text:voice_send_failed" if voice_failed else "delivered_voice"
+    return DeliveryResult(tuple(sent), tuple(delivered), True, reason)
 
 
 async def send_phrase(

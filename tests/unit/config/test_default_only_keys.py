@@ -36,7 +36,24 @@ def _value(config: GroupConfig, key: str) -> int:
 
 def test_the_process_wide_keys_are_exactly_the_marked_fields():
     # `[private]` as a whole: a private chat has no group file, its policy is the defaults'
-    assert set(default_only_keys(GroupConfig)) == {*PROCESS_WIDE, "private"}
+    # `[[voice.providers]]`: TTS URLs and key variables are the deployment's, not a group's
+    assert set(default_only_keys(GroupConfig)) == {*PROCESS_WIDE, "private", "voice.providers"}
+
+
+VOICE_PROVIDER = '[[voice.providers]]\nname = "edge"\nkind = "edge_tts"\n'
+
+
+def test_voice_providers_are_set_in_default_toml_and_rejected_in_a_group_file(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "default.toml").write_text(VOICE_PROVIDER, encoding="utf-8")
+    (tmp_path / "123.toml").write_text("[voice]\nenabled = true\n" + VOICE_PROVIDER, "utf-8")
+    store = GroupConfigStore(GroupConfig, tmp_path)
+    assert [p.name for p in store.get(0).voice.providers] == ["edge"]
+    assert store.get(123).voice.enabled is False  # the group file is rejected whole
+    assert [p.name for p in store.get(123).voice.providers] == ["edge"]
+    problem = store.errors()["123.toml"]
+    assert "voice.providers" in problem and "default.toml" in problem
 
 
 def test_private_is_set_in_default_toml_and_rejected_in_a_group_file(tmp_path: Path):

@@ -29,6 +29,7 @@ def test_the_slices_are_the_ones_the_design_names() -> None:
         "stickers",
         "svars",
         "tools",
+        "voice",
         "worldbook",
     ]
 
