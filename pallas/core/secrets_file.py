@@ -90,8 +90,9 @@ def update_secrets(data_dir: Path, values: Mapping[str, str]) -> Path:
 
 
 def _quoted(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
+    # a JSON string is a TOML basic string (same escapes): a pasted newline or control
+    # character cannot break the file
+    return json.dumps(value)
 
 
 def write_secrets(data_dir: Path, values: Mapping[str, str]) -> Path:
