@@ -37,7 +37,6 @@ import nonebot
 import pytest
 from nonebot.adapters.onebot.v11 import Adapter, Bot, GroupMessageEvent, Message, MessageSegment
 from nonebot.adapters.onebot.v11.bot import _check_at_me, _check_nickname, _check_reply
-
 from nonebot.dependencies import Dependent
 from nonebot.message import EVENT_PCS_PARAMS as EVENT_PARAMS
 from nonebot.message import _event_postprocessors
