@@ -13,7 +13,7 @@ status command). Two questions come up, and NoneBot answers both without touchin
   regex: what "took" the line). A matcher with no rule at all (a recorder, a statistics counter,
   a silent repeater listening to everything) never counts, even when it blocks, and neither
   does one that only ran. `LineWatch.settled` waits for the end of the dispatch, at most
-  `PALLAS_PLUGIN_WAIT_S` (default 1.0 s), so a plugin that answers after that is not waited
+  `PALLAS_PLUGIN_WAIT_S` (default 1.5 s), so a plugin that answers after that is not waited
   for.
 - **Which plugin sent this message?** The same `current_matcher`, read in the recorder's
   `on_called_api` hook: a send made inside another plugin's matcher is that plugin's
@@ -40,7 +40,7 @@ log = logging.getLogger("pallas.inbound")
 
 OWN_MODULES = "packages."  # this repository's plugins (`[tool.nonebot] plugin_dirs`)
 WATCHED_EVENTS = 1024  # lines whose dispatch is watched at once (older ones are forgotten)
-DEFAULT_WAIT_S = 1.0
+DEFAULT_WAIT_S = 1.5
 
 
 class NeighbourSettings(BaseModel):
