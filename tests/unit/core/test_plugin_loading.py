@@ -67,3 +67,13 @@ async def test_a_start_up_hook_that_raises_is_one_error_line(
     assert len(errors) == 1 and "nonebot_plugin_broken" in errors[0].getMessage()
     assert "RuntimeError: no database" in errors[0].getMessage()
     assert driver.on_startup.__func__ is FakeDriver.on_startup  # type: ignore[attr-defined]
+
+
+def test_slash_pallas_is_parsed_whatever_command_start_says() -> None:
+    from pallas.core.admin_commands import slash_command_words
+
+    assert slash_command_words("/pallas why 3") == ["why", "3"]
+    assert slash_command_words("  /pallas") == []
+    assert slash_command_words("/pallasx status") is None
+    assert slash_command_words("pallas status") is None
+    assert slash_command_words("") is None
