@@ -84,7 +84,10 @@ async def test_commands_answered_once_without_the_model_and_without_waiting_for_
     assert sent_texts(sends)[1] == "先练练级再打"  # the model's answer came after the roll
     print(f"plugin answer with a {SLOW_MODEL_S:.0f} s model: {roll_s:.3f} s")
 
-    # 2. a plain command, @ + command, alias + command (NoneBot strips 牛牛), superuser status
+    # 2. a plain command, @ + command, alias + command (NoneBot strips 牛牛), superuser status,
+    # each while the model would take 5 s: the plugin (priority 10) answers the same line at
+    # once, Pallas (priority 1) neither calls the model nor holds the dispatch meanwhile
+    fake_llm.enqueue(Scripted(text="不该出现的回答", delay=SLOW_MODEL_S))
     lines = [
         peer.group_message(GROUP, BOB, "/rd 1d20"),
         peer.group_message(GROUP, BOB, at_bot("/roll 3d6")),
@@ -94,6 +97,9 @@ async def test_commands_answered_once_without_the_model_and_without_waiting_for_
     for n, event in enumerate(lines, start=2):
         took = await _answer(peer, event, after=n)
         print(f"command {n - 1}: answered in {took:.3f} s")
+        assert took < 2.0, f"command {n - 1} waited {took:.2f} s"
+    assert len(fake_llm.chat_requests()) == 1
+    fake_llm.script.clear()
     # 3. a normal @ question: the model answers it
     fake_llm.enqueue("周五下午三点")
     await _answer(peer, peer.group_message(GROUP, ALICE, at_bot("明天几点开会？")), after=6)
