@@ -41,6 +41,7 @@ log = logging.getLogger("pallas.inbound")
 OWN_MODULES = "packages."  # this repository's plugins (`[tool.nonebot] plugin_dirs`)
 WATCHED_EVENTS = 1024  # lines whose dispatch is watched at once (older ones are forgotten)
 DEFAULT_WAIT_S = 1.5
+HOLD_GRACE_S = 0.05  # the verdict waited for with the loop held (the dispatch's usual end)
 
 
 class NeighbourSettings(BaseModel):
@@ -100,12 +101,18 @@ class LineWatch:
 
     async def settled(self, hold: PriorityHold | None = None) -> str | None:
         """The plugin that took the line once the dispatch is over — waiting at most the
-        bound. Waiting is not work: an addressed line's hold lets frames be read meanwhile."""
+        bound. The dispatch usually ends within milliseconds, on the loop the addressed line
+        holds; past `HOLD_GRACE_S` the wait is for a slow plugin, not for local work, and the
+        line's hold lets frames be read meanwhile (`PriorityHold.api_call`)."""
         if self._done.is_set() or self._wait_s <= 0:
+            return self.handled_by
+        grace = min(HOLD_GRACE_S, self._wait_s)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._done.wait(), grace)
             return self.handled_by
         waiting = hold.api_call() if hold is not None else contextlib.nullcontext()
         with waiting, contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._done.wait(), self._wait_s)
+            await asyncio.wait_for(self._done.wait(), self._wait_s - grace)
         return self.handled_by
 
 

@@ -77,8 +77,10 @@ async def test_the_wait_is_bounded_and_lets_frames_be_read() -> None:
     watch = neighbours.watch(event)
     started = time.monotonic()
     waiting = asyncio.create_task(watch.settled(hold))
-    await asyncio.sleep(0.05)
-    assert not lanes.reading_paused  # waiting is not work: reading goes on
+    await asyncio.sleep(0.01)
+    assert lanes.reading_paused  # the dispatch's usual end: waited for with the loop held
+    await asyncio.sleep(0.08)
+    assert not lanes.reading_paused  # a slow plugin: waiting is not work, reading goes on
     assert await waiting is None
     assert 0.15 < time.monotonic() - started < 1.0
     assert lanes.reading_paused  # the @ still prepares its request afterwards
