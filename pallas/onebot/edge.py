@@ -239,6 +239,7 @@ class Edge:
             hold=hold,
             watch=self.neighbours.watch(event),
             detached=self.detached,
+            wait_holds=self.lanes.wait_clear,
         )
         await self.dispatch(arrival)
 

@@ -45,7 +45,7 @@ from pallas.onebot.adapter import GuardedAdapter
 from pallas.onebot.counters import CounterSettings
 from pallas.onebot.edge import Edge
 from pallas.onebot.lanes import Lanes
-from pallas.onebot.neighbours import Neighbours, NeighbourSettings
+from pallas.onebot.neighbours import Neighbours, NeighbourSettings, answering_plugins
 from pallas.onebot.plugin_parts import PluginParts, declared_parts
 from pallas.onebot.quoted import fetch_quoted_segments
 from pallas.onebot.startup_loads import Loader
@@ -100,7 +100,14 @@ class Lifespan:
         settings = get_plugin_config(PallasSettings)
         config = self._driver.config
         lanes = Lanes()
-        self.neighbours.wait_s = get_plugin_config(NeighbourSettings).pallas_plugin_wait_s
+        others = answering_plugins(nonebot.get_loaded_plugins())
+        wait_s = get_plugin_config(NeighbourSettings).pallas_plugin_wait_s
+        self.neighbours.wait_s = wait_s if others else 0.0  # nobody else answers: no wait
+        log.info(
+            "other NoneBot plugins that may answer: %s%s",
+            ", ".join(others) or "none",
+            f" (an addressed line waits up to {wait_s:g} s for them)" if others else "",
+        )
         app = await start_app(
             settings,
             nicknames=tuple(sorted(config.nickname)),

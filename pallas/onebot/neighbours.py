@@ -14,7 +14,7 @@ status command). Two questions come up, and NoneBot answers both without touchin
   a silent repeater listening to everything) never counts, even when it blocks, and neither
   does one that only ran. `LineWatch.settled` waits for the end of the dispatch, at most
   `PALLAS_PLUGIN_WAIT_S` (default 1.5 s), so a plugin that answers after that is not waited
-  for.
+  for. With no other plugin that has a matcher (`answering_plugins`), nothing is waited for.
 - **Which plugin sent this message?** The same `current_matcher`, read in the recorder's
   `on_called_api` hook: a send made inside another plugin's matcher is that plugin's
   (`sending_plugin`), recorded with its name and never taken for the persona's words.
@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Any
 
 from nonebot.matcher import Matcher, current_event, current_matcher
@@ -51,17 +52,29 @@ class NeighbourSettings(BaseModel):
     pallas_plugin_wait_s: float = DEFAULT_WAIT_S
 
 
-def plugin_of(matcher: Matcher | None) -> str | None:
-    """The id of the plugin `matcher` belongs to when that plugin is not Pallas's own."""
-    if matcher is None:
-        return None
-    plugin = getattr(matcher, "plugin", None)
+def foreign(plugin: Any) -> str | None:
+    """The plugin's id when it is not one of Pallas's own (None for Pallas's)."""
     if plugin is None:
-        return None  # created outside any plugin: Pallas's one entry (bot.py's lifespan)
+        return None  # a matcher created outside any plugin: Pallas's one entry (the lifespan)
     module = str(getattr(plugin, "module_name", "") or "")
     if module.startswith(OWN_MODULES) or module.startswith("pallas."):
         return None
     return str(getattr(plugin, "id_", "") or module)
+
+
+def plugin_of(matcher: Matcher | None) -> str | None:
+    """The id of the plugin `matcher` belongs to when that plugin is not Pallas's own."""
+    return None if matcher is None else foreign(getattr(matcher, "plugin", None))
+
+
+def answering_plugins(plugins: Iterable[Any]) -> list[str]:
+    """The other plugins that have matchers: the ones that may answer or take a line. With
+    none (Pallas alone, or only a scheduler), an addressed line waits for nothing."""
+    return sorted(
+        name
+        for plugin in plugins
+        if (name := foreign(plugin)) is not None and getattr(plugin, "matcher", None)
+    )
 
 
 def sending_plugin() -> str | None:
@@ -160,6 +173,8 @@ __all__ = [
     "LineWatch",
     "NeighbourSettings",
     "Neighbours",
+    "answering_plugins",
+    "foreign",
     "plugin_of",
     "sending_plugin",
     "takes_line",

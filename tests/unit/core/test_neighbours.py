@@ -126,3 +126,15 @@ def test_why_names_the_plugin_in_chinese() -> None:
     assert reason_zh("plugin", "handled_by_plugin:nonebot_plugin_roll") == (
         "其他插件：由插件 nonebot_plugin_roll 处理"
     )
+
+
+def test_only_other_plugins_with_matchers_are_waited_for() -> None:
+    from pallas.onebot.neighbours import answering_plugins
+
+    plugins = [
+        SimpleNamespace(module_name="packages.llm_chat", id_="llm_chat", matcher={object()}),
+        SimpleNamespace(module_name="nonebot_plugin_apscheduler", id_="sched", matcher=set()),
+        SimpleNamespace(module_name="nonebot_plugin_roll", id_="roll", matcher={object()}),
+    ]
+    assert answering_plugins(plugins) == ["roll"]
+    assert answering_plugins(plugins[:2]) == []  # Pallas alone: an @ waits for nothing
