@@ -50,10 +50,6 @@ async def handle_group_message(arrival: Arrival) -> bool:
 async def _chat_turn(arrival: Arrival, turn: TurnInput) -> None:
     replied = False
     try:
-        if arrival.hold is None:
-            # unaddressed: not before an @ that is preparing its model request (whose own
-            # dispatch, and so the other plugins' verdict on it, needs the loop too)
-            await arrival.wait_holds()
         await arrival.loads.ready()  # the BPE ranks, jieba, the SDK: loaded at start-up
         outcome = await arrival.app.chat.handle(
             turn, sender_for(arrival.bot, turn), hold=arrival.hold, others=arrival.others

@@ -7,7 +7,6 @@ edge (the start-up loads, the counters), so a handler reads nothing from a globa
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from nonebot.adapters.onebot.v11 import Bot, Message, MessageEvent
@@ -22,10 +21,6 @@ from pallas.onebot.events import ConvertedTurn, turn_from_event
 from pallas.onebot.lanes import PriorityHold
 from pallas.onebot.neighbours import LineWatch
 from pallas.onebot.startup_loads import StartupLoads
-
-
-async def _no_wait() -> None:
-    return None
 
 
 class OtherPlugins:
@@ -56,7 +51,6 @@ class Arrival:
         "hold",
         "loads",
         "state",
-        "wait_holds",
         "watch",
     )
 
@@ -73,7 +67,6 @@ class Arrival:
         hold: PriorityHold | None = None,
         watch: LineWatch | None = None,
         detached: DetachedTurns | None = None,
-        wait_holds: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.bot = bot
         self.event = event
@@ -86,9 +79,6 @@ class Arrival:
         self.watch = watch if watch is not None else LineWatch(event, 0.0)  # others' verdict
         # where a handler starts work that must not hold up NoneBot's dispatch (the chat turn)
         self.detached = detached if detached is not None else DetachedTurns()
-        # until no addressed turn holds the loop (`Lanes.wait_clear`): a detached unaddressed
-        # turn starts its work only then, as an unaddressed handler did
-        self.wait_holds = wait_holds if wait_holds is not None else _no_wait
 
     @property
     def others(self) -> OtherPlugins:

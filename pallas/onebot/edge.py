@@ -239,7 +239,6 @@ class Edge:
             hold=hold,
             watch=self.neighbours.watch(event),
             detached=self.detached,
-            wait_holds=self.lanes.wait_clear,
         )
         await self.dispatch(arrival)
 
