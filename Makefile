@@ -14,12 +14,15 @@ $(BIN)/python: | check-python
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# the plugins in [tool.nonebot.plugins] (what `nb plugin install` writes) are installed too
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pallas.onebot.plugin_loading | xargs -r $(BIN)/python -m pip install --quiet
 	@touch $@
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pallas.onebot.plugin_loading | xargs -r $(BIN)/python -m pip install --quiet
 	@touch $@ $(VENV)/.installed
 
 run: $(VENV)/.installed

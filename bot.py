@@ -54,7 +54,7 @@ import nonebot
 from nonebot.log import LoguruHandler
 
 from pallas.core.secrets_file import edge_environment_for_start
-from pallas.onebot import lifespan, log_setup
+from pallas.onebot import lifespan, log_setup, plugin_loading
 from pallas.onebot.adapter import GuardedAdapter as OneBotV11Adapter
 
 # Route the core's stdlib logging ("pallas.*") through NoneBot's loguru sink: one log, one format.
@@ -78,7 +78,10 @@ driver.register_adapter(OneBotV11Adapter)
 # Pallas's start-up / ready / shut-down and its one message entry; the plugins declare their
 # parts in their metadata and the lifespan collects them when the app is up.
 lifespan.install(driver)
-nonebot.load_from_toml("pyproject.toml")
+# [tool.nonebot] of pyproject.toml as NoneBot's load_from_toml reads it, plus builtin_plugins and
+# PALLAS_PLUGINS; a plugin that is missing, fails to import or whose start-up hook raises is an
+# ERROR line and the bot starts without it (pallas/onebot/plugin_loading.py)
+plugin_loading.load_from_pyproject("pyproject.toml")
 
 app = nonebot.get_asgi()
 

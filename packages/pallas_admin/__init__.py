@@ -2,7 +2,8 @@
 private (superusers only; the commands then act on the private chats, group id 0).
 
 Permission check and dispatch only; the commands live in `pallas.admin`. Matched by
-NoneBot's own command rule (`COMMAND_START`, e.g. `/pallas`, also right after an @bot), run at
+NoneBot's own command rule (`COMMAND_START`, e.g. `/pallas`, also right after an @bot) and, when
+`COMMAND_START` has no "/" (an operator's `["!"]`), by "/pallas" all the same; run at
 order 5 in the one inbound entry (`pallas.onebot.edge`); a matched command always stops the
 message (the old `on_command(..., block=True)`).
 """
@@ -15,6 +16,7 @@ from nonebot.plugin import PluginMetadata
 from nonebot.rule import command
 
 from pallas.admin import AdminContext, find_command, help_text
+from pallas.core.admin_commands import slash_command_words
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.permissions import is_group_admin
 from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
@@ -28,12 +30,21 @@ COMMAND = ("pallas",)
 _rule = command(*COMMAND)
 
 
-async def handle_admin(arrival: Arrival) -> bool:
+def command_words(arrival: Arrival) -> list[str] | None:
+    """The words after the command: NoneBot's parse (any `COMMAND_START`, e.g. "!pallas"), or
+    "/pallas …" when the operator's `COMMAND_START` has no "/"."""
     parsed = arrival.command()
-    if parsed is None or parsed[0] != COMMAND:
+    if parsed is not None:
+        return parsed[1].extract_plain_text().split() if parsed[0] == COMMAND else None
+    return slash_command_words(arrival.event.get_plaintext(), COMMAND[0])
+
+
+async def handle_admin(arrival: Arrival) -> bool:
+    words = command_words(arrival)
+    if words is None:
         return False
     bot, event = arrival.bot, arrival.event
-    await bot.send(event, await _answer(arrival, parsed[1].extract_plain_text().split()))
+    await bot.send(event, await _answer(arrival, words))
     return True
 
 

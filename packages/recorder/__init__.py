@@ -3,7 +3,9 @@
 Incoming group messages are recorded at the OneBot edge, the moment their frame is parsed
 (`pallas.onebot.edge.Edge.on_read`), not when a busy event loop gets round to the handlers; with
 the stock adapter (plugin tests) this plugin's handler, first in the inbound entry, records them
-instead. Sent messages are recorded from NoneBot's API-call hook. Messages that routing later
+instead. Sent messages are recorded from NoneBot's API-call hook, a message another NoneBot
+plugin sent with that plugin's id (`sent_by`: it is the plugin's, not the persona's words;
+`pallas.onebot.neighbours.sending_plugin`). Messages that routing later
 ignores are stored too. Storage is batched on the writer's own thread
 (`ThreadedMessageWriter`); nothing here waits on the database.
 """
@@ -20,6 +22,7 @@ from nonebot.plugin import PluginMetadata
 from pallas.onebot.adapter import GuardedAdapter
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.lifespan import app_or_none
+from pallas.onebot.neighbours import sending_plugin
 from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
 from pallas.onebot.recording import record_received, record_sent
 
@@ -50,7 +53,7 @@ async def record_outgoing(
     if app is None:
         log.warning("a message sent before start-up finished is not recorded (%s)", api)
         return
-    record_sent(app.runtime, int(bot.self_id), api, data, result)
+    record_sent(app.runtime, int(bot.self_id), api, data, result, sent_by=sending_plugin() or "")
 
 
 __plugin_meta__ = PluginMetadata(

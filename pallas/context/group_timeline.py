@@ -58,9 +58,11 @@ class _Labeler:
         return anonymous_member_label(user_id)
 
     def is_self(self, msg: StoredMessage) -> bool:
-        return msg.user_id == self.bot_id
+        return msg.user_id == self.bot_id and not msg.sent_by
 
     def speaker(self, msg: StoredMessage) -> str:
+        if msg.sent_by:  # another plugin's send from the account: its words, not the persona's
+            return f"插件 {sanitize_name(msg.sent_by)}"
         if self.is_self(msg):
             return self.bot_label
         if msg.user_id in self.other_bot_ids or msg.is_bot:

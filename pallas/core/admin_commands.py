@@ -53,3 +53,13 @@ class AdminCommand(Generic[S]):
             return await handler(ctx.over(pick(ctx.services)))
 
         return AdminCommand(self.name, self.usage, self.summary, bound)
+
+
+def slash_command_words(text: str, command: str = "pallas") -> list[str] | None:
+    """The words after "/<command>" at the start of `text` ("/pallas why 3" → ["why", "3"]),
+    None when it is not that command. Pallas's own commands answer to "/" whatever NoneBot's
+    `COMMAND_START` is (an operator's ["!"] for their plugins must not lock the admins out)."""
+    words = text.split()
+    if not words or words[0] != f"/{command}":
+        return None
+    return words[1:]

@@ -27,6 +27,14 @@ class StoredMessage:
     is_bot: bool = False
     row_id: int = 0
     line_key: str = ""  # `pallas.core.lines`: one stored copy per group line ("" none)
+    # another plugin of the bot sent it from the account ("": the persona, or a member): such a
+    # line is the plugin's, never the persona's words (timeline, learning, memory extraction)
+    sent_by: str = ""
+
+    @property
+    def persona_line(self) -> bool:
+        """The persona's own words: sent by the account, not by another plugin."""
+        return self.is_bot and not self.sent_by
 
     @property
     def display_name(self) -> str:

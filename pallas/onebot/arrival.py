@@ -16,13 +16,43 @@ from nonebot.typing import T_State
 from pallas.app_model import PallasApp
 from pallas.core.turn import TurnInput
 from pallas.onebot.counters import InboundCounters
+from pallas.onebot.detached import DetachedTurns
 from pallas.onebot.events import ConvertedTurn, turn_from_event
 from pallas.onebot.lanes import PriorityHold
+from pallas.onebot.neighbours import LineWatch
 from pallas.onebot.startup_loads import StartupLoads
 
 
+class OtherPlugins:
+    """What the other NoneBot plugins did with this line (`pallas.turn.context.OtherPlugins`):
+    known now, or once NoneBot's dispatch of it is over (the addressed line's hold lets frames
+    be read while it waits)."""
+
+    __slots__ = ("_hold", "_watch")
+
+    def __init__(self, watch: LineWatch, hold: PriorityHold | None) -> None:
+        self._watch, self._hold = watch, hold
+
+    def known(self) -> str | None:
+        return self._watch.known()
+
+    async def settled(self) -> str | None:
+        return await self._watch.settled(self._hold)
+
+
 class Arrival:
-    __slots__ = ("_converted", "app", "bot", "counters", "event", "hold", "loads", "state")
+    __slots__ = (
+        "_converted",
+        "app",
+        "bot",
+        "counters",
+        "detached",
+        "event",
+        "hold",
+        "loads",
+        "state",
+        "watch",
+    )
 
     def __init__(
         self,
@@ -35,6 +65,8 @@ class Arrival:
         state: T_State | None = None,
         read: ConvertedTurn | None = None,
         hold: PriorityHold | None = None,
+        watch: LineWatch | None = None,
+        detached: DetachedTurns | None = None,
     ) -> None:
         self.bot = bot
         self.event = event
@@ -44,6 +76,13 @@ class Arrival:
         self.state: T_State = state if state is not None else {}
         self.hold = hold  # an addressed message's claim on the loop (released by its turn)
         self._converted = read
+        self.watch = watch if watch is not None else LineWatch(event, 0.0)  # others' verdict
+        # where a handler starts work that must not hold up NoneBot's dispatch (the chat turn)
+        self.detached = detached if detached is not None else DetachedTurns()
+
+    @property
+    def others(self) -> OtherPlugins:
+        return OtherPlugins(self.watch, self.hold)
 
     def turn(self) -> TurnInput:
         """The message's `TurnInput`: the conversion made at read while it still fits (NoneBot
@@ -67,4 +106,4 @@ class Arrival:
         return tuple(cmd), arg if isinstance(arg, Message) else Message()
 
 
-__all__ = ["Arrival"]
+__all__ = ["Arrival", "OtherPlugins"]

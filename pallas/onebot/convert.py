@@ -168,8 +168,10 @@ def stored_message_from_sent(
     segments: list[dict[str, Any]],
     time: float,
     nickname: str = "",
+    sent_by: str = "",
 ) -> StoredMessage:
-    """The bot's own outgoing message, recorded with the id the peer returned."""
+    """The bot's own outgoing message, recorded with the id the peer returned; `sent_by`: the
+    other plugin that sent it ("" for Pallas's own)."""
     segments = storable_value(segments)  # a plugin may send anything: store what it means
     return StoredMessage(
         bot_id=bot_id,
@@ -184,4 +186,5 @@ def stored_message_from_sent(
         role="member",
         reply_to=_reply_id(segments),
         is_bot=True,
+        sent_by=sent_by,
     )

@@ -39,9 +39,11 @@ from pallas.core.lines import Occurrences
 from pallas.core.log_limit import LogLimiter, skipped_note
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.counters import CounterTask, InboundCounters
+from pallas.onebot.detached import DetachedTurns
 from pallas.onebot.events import ConvertedTurn, convert_event, with_line_key
 from pallas.onebot.lane_choice import NORMAL, LaneChoice, LaneVerdict
 from pallas.onebot.lanes import Lanes, PriorityHold, admitted, log_priority
+from pallas.onebot.neighbours import Neighbours
 from pallas.onebot.plugin_parts import InboundHandler, PluginParts
 from pallas.onebot.private_gate import PrivateGate
 from pallas.onebot.reads import EventReads, ReadRecord
@@ -89,6 +91,8 @@ class Edge:
     private: PrivateGate | None = None  # built from the app when None
     refused: RefusedFrames = field(default_factory=lambda: RefusedFrames(None))
     occurrences: Occurrences = field(default_factory=Occurrences)  # per account (line keys)
+    neighbours: Neighbours = field(default_factory=Neighbours)  # the other plugins' verdicts
+    detached: DetachedTurns = field(default_factory=DetachedTurns)  # chat turns under way
     counter_interval_s: float = 60.0
     _counter_task: CounterTask | None = None
     _embedding_probe: asyncio.Task[None] | None = None
@@ -102,6 +106,7 @@ class Edge:
         *,
         loaders: tuple[Loader, ...] = (),
         counter_interval_s: float = 60.0,
+        neighbours: Neighbours | None = None,
     ) -> Edge:
         counters = InboundCounters()
         data_dir = app.runtime.settings.pallas_data_dir
@@ -114,6 +119,7 @@ class Edge:
             counters=counters,
             refused=RefusedFrames(Path(data_dir) / "refused", counts=counters.refused),
             counter_interval_s=counter_interval_s,
+            neighbours=neighbours if neighbours is not None else Neighbours(),
         )
 
     @property
@@ -133,6 +139,7 @@ class Edge:
     async def stop(self) -> None:
         for hook in self.parts.on_shutdown:
             await _guarded(hook(self.app), f"shut-down hook {_name(hook)}")
+        await self.detached.drain()
         if self._counter_task is not None:
             await self._counter_task.stop()
         if self._embedding_probe is not None:
@@ -258,6 +265,8 @@ class Edge:
             state=state,
             read=record.converted if record is not None else None,
             hold=hold,
+            watch=self.neighbours.watch(event),
+            detached=self.detached,
         )
         await self.dispatch(arrival)
 

@@ -40,7 +40,7 @@ class PriorityHold:
     While the turn waits for an API response (`api_call`), reading is not paused for it: the
     response comes over the same socket, behind the frames it would keep waiting."""
 
-    __slots__ = ("_api_waits", "_lanes", "_max_s", "_timer", "engaged", "released")
+    __slots__ = ("_api_waits", "_lanes", "_max_s", "_timer", "adopted", "engaged", "released")
 
     def __init__(self, lanes: Lanes, max_s: float, *, engaged: bool = True) -> None:
         self._lanes = lanes
@@ -49,6 +49,7 @@ class PriorityHold:
         self._api_waits = 0
         self.released = False
         self.engaged = False
+        self.adopted = False  # a detached chat turn releases it, not the end of the handling
         if engaged:
             self.engage()
 
@@ -64,6 +65,11 @@ class PriorityHold:
         self.engaged = True
         self._timer = asyncio.get_running_loop().call_later(self._max_s, self.release)
         self._lanes.add_hold(self)
+
+    def adopt(self) -> None:
+        """A turn running detached from NoneBot's dispatch keeps the claim past the end of the
+        handling and releases it itself (or `max_s` after it was engaged)."""
+        self.adopted = True
 
     def release(self) -> None:
         if self.released:
@@ -294,7 +300,7 @@ def admitted(
                     held.release()
             await task
         finally:
-            if claim is not None:
+            if claim is not None and not claim.adopted:
                 claim.release()
 
     return run

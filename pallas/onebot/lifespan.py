@@ -28,8 +28,12 @@ from typing import Any
 
 import nonebot
 from nonebot import get_plugin_config, on_message
+from nonebot.adapters import Bot as BaseBot
+from nonebot.adapters import Event
 from nonebot.adapters.onebot.v11 import Bot, GroupMessageEvent, PrivateMessageEvent
 from nonebot.adapters.onebot.v11.config import Config as OneBotConfig
+from nonebot.matcher import Matcher
+from nonebot.message import event_postprocessor, run_postprocessor
 from nonebot.typing import T_State
 
 from pallas.app import PallasApp, start_app
@@ -41,6 +45,7 @@ from pallas.onebot.adapter import GuardedAdapter
 from pallas.onebot.counters import CounterSettings
 from pallas.onebot.edge import Edge
 from pallas.onebot.lanes import Lanes
+from pallas.onebot.neighbours import Neighbours, NeighbourSettings, answering_plugins
 from pallas.onebot.plugin_parts import PluginParts, declared_parts
 from pallas.onebot.quoted import fetch_quoted_segments
 from pallas.onebot.startup_loads import Loader
@@ -89,11 +94,20 @@ class Lifespan:
         self.app: PallasApp | None = None
         self.edge: Edge | None = None
         self._settling: set[asyncio.Task[None]] = set()
+        self.neighbours = Neighbours()  # fed by NoneBot's processors and API hooks (install)
 
     async def startup(self) -> None:
         settings = get_plugin_config(PallasSettings)
         config = self._driver.config
         lanes = Lanes()
+        others = answering_plugins(nonebot.get_loaded_plugins())
+        wait_s = get_plugin_config(NeighbourSettings).pallas_plugin_wait_s
+        self.neighbours.wait_s = wait_s if others else 0.0  # nobody else answers: no wait
+        log.info(
+            "other NoneBot plugins that may answer: %s%s",
+            ", ".join(others) or "none",
+            f" (an addressed line waits up to {wait_s:g} s for them)" if others else "",
+        )
         app = await start_app(
             settings,
             nicknames=tuple(sorted(config.nickname)),
@@ -108,6 +122,7 @@ class Lifespan:
             parts,
             loaders=startup_loaders(app),
             counter_interval_s=get_plugin_config(CounterSettings).pallas_counters_interval_s,
+            neighbours=self.neighbours,
         )
         self.app, self.edge = app, edge
         self._attach(edge)
@@ -174,8 +189,28 @@ def install(driver: Any) -> Lifespan:
     driver.on_shutdown(lifespan.shutdown)
     entry = on_message(priority=1, block=False)
     entry.append_handler(lifespan.handle_group_message)
+    _watch_neighbours(lifespan.neighbours)
     _installed = lifespan
     return lifespan
+
+
+def _watch_neighbours(neighbours: Neighbours) -> None:
+    """NoneBot tells `neighbours` which other plugin took or answered a line
+    (`pallas.onebot.neighbours`): after each matcher that ran, on each API call, and once the
+    dispatch of an event is over."""
+
+    async def matcher_ran(matcher: Matcher, event: Event) -> None:
+        neighbours.matcher_ran(matcher, event)
+
+    async def dispatched(event: Event) -> None:
+        neighbours.dispatched(event)
+
+    async def api_calling(bot: BaseBot, api: str, data: dict[str, Any]) -> None:
+        neighbours.api_calling(api)
+
+    run_postprocessor(matcher_ran)
+    event_postprocessor(dispatched)
+    BaseBot.on_calling_api(api_calling)
 
 
 def app_or_none() -> PallasApp | None:

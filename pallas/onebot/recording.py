@@ -31,9 +31,16 @@ def record_received(runtime: PallasRuntime, turn: TurnInput) -> None:
 
 
 def record_sent(
-    runtime: PallasRuntime, bot_id: int, api: str, data: dict[str, Any], result: Any
+    runtime: PallasRuntime,
+    bot_id: int,
+    api: str,
+    data: dict[str, Any],
+    result: Any,
+    *,
+    sent_by: str = "",
 ) -> None:
-    """A `send_msg` / `send_group_msg` the bot made to a group, once the call succeeded."""
+    """A `send_msg` / `send_group_msg` the bot made to a group, once the call succeeded;
+    `sent_by`: the other NoneBot plugin whose matcher sent it ("" for Pallas's own)."""
     if api not in ("send_msg", "send_group_msg"):
         return
     group_id = as_id(data.get("group_id"))
@@ -56,6 +63,7 @@ def record_sent(
             segments=segments,
             time=runtime.clock.now(),
             nickname=next(iter(runtime.nicknames), ""),
+            sent_by=sent_by,
         )
     )
 

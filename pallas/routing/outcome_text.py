@@ -50,6 +50,7 @@ STAGE_ZH: dict[str, str] = {
     "memory_command": "记忆命令",
     "reminder": "提醒（设置 / 查看 / 取消）",
     "voice_command": "语音命令",
+    "plugin": "其他插件",
 }
 
 REASON_ZH: dict[str, str] = {
@@ -134,7 +135,10 @@ def trigger_zh(trigger: str) -> str:
 def reason_zh(stage: str, reason: str) -> str:
     """A routing record's `stage:reason` in Chinese (`gate:noise` → 闸门：无意义的刷屏…); a code
     with no wording stays as it is. Compound reasons (`rule_pass_low_necessity:silent`) read
-    part by part."""
+    part by part. `handled_by_plugin:<id>`: another NoneBot plugin of the bot answered."""
+    plugin = reason.removeprefix("handled_by_plugin:")
+    if plugin != reason:
+        return f"{STAGE_ZH.get(stage, stage)}：由插件 {plugin} 处理"
     parts = [REASON_ZH.get(part, part) for part in reason.split(":") if part]
     where = STAGE_ZH.get(stage, stage)
     return f"{where}：{'，'.join(parts)}" if where else "，".join(parts)

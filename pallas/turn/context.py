@@ -11,7 +11,9 @@ a context variable or a patched method:
   it no longer needs the loop: when the request goes out (`request_out`), and whenever it waits
   (`wait`: a merge wait, the freshness settle, a retry after the cooldown, bubble pacing) —
   a sleeping turn needs no loop;
-- how the turn waits (`Pause`, shared: tests swap its sleep for one that advances a fake clock).
+- how the turn waits (`Pause`, shared: tests swap its sleep for one that advances a fake clock);
+- what the bot's other plugins did with the line (`OtherPlugins`): a line another NoneBot
+  plugin answered or took is not answered again.
 """
 
 from __future__ import annotations
@@ -52,6 +54,30 @@ class _NoHold:
 NO_HOLD: LoopHold = _NoHold()  # an unaddressed message, a replay, a test
 
 
+class OtherPlugins(Protocol):
+    """Whether another plugin of the bot answered or took the line (`pallas.onebot.arrival`):
+    the plugin's name, or None."""
+
+    def known(self) -> str | None:
+        """As far as is known now, without waiting."""
+        ...
+
+    async def settled(self) -> str | None:
+        """Once the bot's dispatch of the line is over (waiting at most a bounded time)."""
+        ...
+
+
+class _NoOthers:
+    def known(self) -> str | None:
+        return None
+
+    async def settled(self) -> str | None:
+        return None
+
+
+NO_OTHERS: OtherPlugins = _NoOthers()  # no other plugins (replay, tests without NoneBot)
+
+
 @dataclass(frozen=True, slots=True)
 class TurnContext:
     turn: TurnInput
@@ -59,6 +85,7 @@ class TurnContext:
     pause: Pause
     hold: LoopHold = NO_HOLD
     attempt: int = 0
+    others: OtherPlugins = NO_OTHERS
 
     async def wait(self, seconds: float) -> None:
         """The turn's one way to wait; the loop is free for others meanwhile."""
@@ -74,4 +101,4 @@ class TurnContext:
         return replace(self, attempt=self.attempt + 1)
 
 
-__all__ = ["NO_HOLD", "LoopHold", "Pause", "Sleep", "TurnContext"]
+__all__ = ["NO_HOLD", "NO_OTHERS", "LoopHold", "OtherPlugins", "Pause", "Sleep", "TurnContext"]

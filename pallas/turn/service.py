@@ -39,7 +39,7 @@ from pallas.routing.router import Router
 from pallas.turn.admit import AdmitStep
 from pallas.turn.answer import Answer, read_answer
 from pallas.turn.call import CallStep
-from pallas.turn.context import NO_HOLD, LoopHold, Pause, TurnContext
+from pallas.turn.context import NO_HOLD, NO_OTHERS, LoopHold, OtherPlugins, Pause, TurnContext
 from pallas.turn.contracts import (
     ModelCall,
     PreparedTurn,
@@ -60,6 +60,8 @@ from pallas.turn.route import NextStep, RoutedTurn, RouteStep
 __all__ = ["ChatTurnService", "TurnOutcome"]
 
 log = logging.getLogger("pallas.chat")
+
+HANDLED_BY_PLUGIN = "handled_by_plugin"  # the route record's reason: `handled_by_plugin:<id>`
 
 
 @dataclass
@@ -91,10 +93,17 @@ class ChatTurnService:
 
     # -- 1 intake ------------------------------------------------------------------------------
     async def handle(
-        self, turn: TurnInput, sender: GroupSender, *, hold: LoopHold | None = None
+        self,
+        turn: TurnInput,
+        sender: GroupSender,
+        *,
+        hold: LoopHold | None = None,
+        others: OtherPlugins = NO_OTHERS,
     ) -> TurnOutcome:
         """A message from the edge: its context, then the steps."""
-        ctx = TurnContext(turn, sender, self.pause, hold if hold is not None else NO_HOLD)
+        ctx = TurnContext(
+            turn, sender, self.pause, hold if hold is not None else NO_HOLD, others=others
+        )
         return await self.run(ctx)
 
     # -- 2 route, and act on it ----------------------------------------------------------------
@@ -110,6 +119,19 @@ class ChatTurnService:
         if route is None:  # too old: recorded, not answered
             return TurnOutcome(TurnResult.STALE, routed.fresh.reason)
         if step in (NextStep.PASS_PHRASE, NextStep.REPLY):
+            # an addressed line waits (bounded) for the bot's other plugins; others are not
+            # delayed, only skipped when a plugin is already known to have answered them
+            plugin = await ctx.others.settled() if route.trigger.addressed else ctx.others.known()
+            if plugin is not None:  # another NoneBot plugin answered or took this line
+                log.info(
+                    "group %s: message %s handled by plugin %s, not answered",
+                    turn.group_id,
+                    turn.message_id,
+                    plugin,
+                )
+                return await self._left_to_other_account(
+                    routed, f"{HANDLED_BY_PLUGIN}:{plugin}", stage="plugin"
+                )
             verdict = await self.accounts.may_answer(turn)
             if not verdict.answers:  # another account of the deployment answers this line
                 return await self._left_to_other_account(routed, verdict.reason)
@@ -133,12 +155,15 @@ class ChatTurnService:
                 return admitted
             return await self._reply_safely(admitted)
 
-    async def _left_to_other_account(self, routed: RoutedTurn, reason: str) -> TurnOutcome:
+    async def _left_to_other_account(
+        self, routed: RoutedTurn, reason: str, *, stage: str = "accounts"
+    ) -> TurnOutcome:
+        """Another account of the deployment, or another plugin of the bot, answers it."""
         turn, route = routed.turn, routed.route
         assert route is not None
         try:
             await self.routing.note(
-                route, routed.config.routing, outcome="skip", stage="accounts", reason=reason
+                route, routed.config.routing, outcome="skip", stage=stage, reason=reason
             )
         finally:
             await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)

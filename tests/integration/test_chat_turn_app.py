@@ -311,3 +311,46 @@ async def test_a_turn_that_waits_releases_its_hold_first(
     assert second.outcome == "delivered" and len(bot.sleep.pauses) > paused
     assert hold.released_at and hold.released_at[0] == (1, paused), "released as it waits"
     await bot.app.chat.drain_background()
+
+
+class _OtherPlugin:
+    """Another NoneBot plugin answered the line (`pallas.turn.context.OtherPlugins`)."""
+
+    def __init__(self, name: str | None) -> None:
+        self.name, self.waited = name, 0
+
+    def known(self) -> str | None:
+        return self.name
+
+    async def settled(self) -> str | None:
+        self.waited += 1
+        return self.name
+
+
+async def test_an_addressed_line_another_plugin_answered_gets_no_model_call(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    bot = await make_bot()
+    others = _OtherPlugin("nonebot_plugin_roll")
+    outcome = await bot.app.chat.handle(
+        group_turn("/roll d6", clock, at_bot=True), bot.sender, others=others
+    )
+    assert (outcome.outcome, outcome.reason) == ("skip", "handled_by_plugin:nonebot_plugin_roll")
+    assert others.waited == 1 and bot.sender.sent == [] and fake_llm.chat_requests() == []
+    last = (await bot.app.runtime.routing.recent_decisions(BOT, GROUP))[-1]
+    assert (last["stage"], last["reason"]) == ("plugin", "handled_by_plugin:nonebot_plugin_roll")
+    # the member is not left in flight: the next @ is answered
+    outcome = await bot.app.chat.handle(group_turn("在吗？", clock, at_bot=True), bot.sender)
+    assert outcome.outcome == "delivered"
+
+
+async def test_an_addressed_line_no_plugin_took_is_answered_after_the_verdict(
+    make_bot, fake_llm: FakeOpenAI, clock: FakeClock
+) -> None:
+    bot = await make_bot()
+    others = _OtherPlugin(None)
+    outcome = await bot.app.chat.handle(
+        group_turn("明天几点开会？", clock, at_bot=True), bot.sender, others=others
+    )
+    assert outcome.outcome == "delivered" and others.waited == 1
+    await bot.app.chat.drain_background()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -297,6 +298,26 @@ async def test_extraction_stores_own_words_and_drops_quoted_bot_lines(
     assert facts[0].source["message_ids"] == [3]
     report = await runtime.state.get(f"memory:extract:report:{BOT}:{A}")
     assert report["rejected"] == [{"text": "最喜欢吃蜂蜜蛋糕", "reason": "quoted_bot"}]
+
+
+async def test_extraction_never_reads_another_plugins_sends_as_the_bots_words(
+    runtime: PallasRuntime, fake_llm: FakeOpenAI
+) -> None:
+    """Issue 45: a dice plugin's answer, sent from the account, is stored with its name and
+    left out of the batch the cheap model reads (it is neither a member's nor the persona's)."""
+    await runtime.repos.messages.add_many(
+        [
+            stored(1, ALICE, "/roll 2d6"),
+            replace(stored(2, BOT, "你掷出了2个6面骰子, 点数为7", is_bot=True), sent_by="roll"),
+            stored(3, ALICE, "我最近在学吉他，手指好疼"),
+        ]
+    )
+    fake_llm.enqueue(json.dumps({"facts": []}))
+    hook = extraction_hook_for(runtime)
+    await hook.run_job(BOT, A, runtime.group_configs.get(A).memory.extraction)
+    [call] = fake_llm.chat_requests()
+    content = call.messages[1]["content"]
+    assert "在学吉他" in content and "掷出" not in content
 
 
 async def test_extraction_respects_the_daily_budget(

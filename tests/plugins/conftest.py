@@ -37,6 +37,9 @@ import nonebot
 import pytest
 from nonebot.adapters.onebot.v11 import Adapter, Bot, GroupMessageEvent, Message, MessageSegment
 from nonebot.adapters.onebot.v11.bot import _check_at_me, _check_nickname, _check_reply
+from nonebot.dependencies import Dependent
+from nonebot.message import EVENT_PCS_PARAMS as EVENT_PARAMS
+from nonebot.message import _event_postprocessors
 
 from pallas.core.cq import to_cq
 from pallas.onebot import lifespan
@@ -162,8 +165,22 @@ async def nonebot_plugins(
     if not any(h.__module__ == LIFECYCLE_MODULE for h in hooks.startup):
         pytest.fail("Pallas's lifespan was installed before tests/plugins could capture it")
     await hooks.start()
+    # The chat turn runs detached from NoneBot's dispatch (packages/llm_chat); nonebug checks
+    # the expected API calls when the dispatch ends, so here the dispatch ends once the turns
+    # it started are done (an event postprocessor, removed after this folder).
+    _event_postprocessors.add(Dependent[Any].parse(call=_turns_done, allow_types=EVENT_PARAMS))
     yield hooks
+    _event_postprocessors.difference_update(
+        {d for d in _event_postprocessors if d.call is _turns_done}
+    )
     await hooks.stop()
+
+
+async def _turns_done() -> None:
+    installed = lifespan._installed
+    edge = installed.edge if installed is not None else None
+    if edge is not None:
+        await edge.detached.idle()
 
 
 class Pallas:

@@ -54,6 +54,9 @@ class MessageRow(Base):
     # `pallas.core.lines`: the same for every account's copy of a member's line (one is
     # stored); NULL for the bot's own sent messages and rows from before it existed
     line_key: Mapped[str | None] = mapped_column(String(48), nullable=True)
+    # the other NoneBot plugin that sent this message from the account (its id), NULL for the
+    # persona's own lines and members' lines (`pallas.onebot.neighbours`)
+    sent_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class LlmChatMessageRow(Base):

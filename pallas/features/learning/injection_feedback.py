@@ -93,7 +93,7 @@ def detect_negative_feedback(
         return FeedbackDetection(None, "quoted_message_unknown")
     if (reply.bot_id, reply.group_id) != (quoted.bot_id, quoted.group_id) or reply.bot_id != bot_id:
         return FeedbackDetection(None, "other_bot_or_group")
-    if not (quoted.is_bot or quoted.user_id == bot_id):
+    if quoted.sent_by or not (quoted.is_bot or quoted.user_id == bot_id):
         return FeedbackDetection(None, "quoted_not_bot")
     if reply.role not in ("owner", "admin") and reply.user_id not in admin_ids:
         return FeedbackDetection(None, "not_admin")

@@ -132,7 +132,9 @@ def _prepare(
             blocked_words=opts.blocked_words,
             command_prefixes=opts.command_prefixes,
         )
-        if msg.user_id == bot_id:
+        if msg.sent_by:  # another NoneBot plugin's send: neither the persona's nor a member's
+            speaker = "other_bot"
+        elif msg.user_id == bot_id:
             speaker = "self"
         elif msg.is_bot or msg.user_id in opts.other_bot_ids:  # another account's line
             speaker = "other_bot"

@@ -135,13 +135,14 @@ class MemoryExtractionHook:
         await self.flush()
         cursor = int(await self.state.get(_key("cursor", bot, group)) or 0)
         recent = await self.messages.recent(bot, group, limit=cfg.max_messages)
-        rows = [m for m in recent if m.row_id > cursor]
+        # another NoneBot plugin's sends are not the persona's speech: never extracted from
+        rows = [m for m in recent if m.row_id > cursor and not m.sent_by]
         known = {m.message_id for m in rows}
         wanted = [m.reply_to for m in rows if m.reply_to is not None and m.reply_to not in known]
         quoted: dict[int, str] = {m.message_id: m.text for m in rows if m.is_bot}
         if wanted:
             found = await self.messages.find_by_message_ids(bot, group, wanted)
-            quoted.update({mid: m.text for mid, m in found.items() if m.is_bot})
+            quoted.update({mid: m.text for mid, m in found.items() if m.persona_line})
         return rows, quoted
 
     async def _private_rows(

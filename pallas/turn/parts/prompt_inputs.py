@@ -136,7 +136,7 @@ async def _quoted_bot_text(
         return text
     rows = await messages.find_by_message_ids(turn.bot_id, turn.group_id, [turn.reply_to])
     row = rows.get(turn.reply_to)
-    return row.text if row is not None and row.is_bot else None
+    return row.text if row is not None and row.persona_line else None
 
 
 def is_casual_turn(route: RouteResult) -> bool:

@@ -8,6 +8,7 @@ import pytest
 from pallas.config import GroupConfig
 from pallas.features.persona.pack import PersonaPack
 from pallas.features.tools import McpConfig
+from pallas.onebot.plugin_loading import listed_plugins, requirements
 from pallas.providers.endpoints import ProvidersConfig
 
 REPO = Path(__file__).resolve().parents[3]
@@ -21,6 +22,7 @@ def _readme_toml_blocks() -> list[str]:
 
 PROVIDERS_MARK = "# config/providers.toml"  # first line of an example of that file
 MCP_MARK = "# config/mcp.toml"
+PYPROJECT_MARK = "# pyproject.toml"  # docs/plugins.md: a [tool.nonebot.plugins] example
 
 
 @pytest.mark.parametrize("block", _readme_toml_blocks())
@@ -29,6 +31,9 @@ def test_readme_group_config_examples_validate(block: str) -> None:
         ProvidersConfig.model_validate(tomllib.loads(block))
     elif block.lstrip().startswith(MCP_MARK):
         assert McpConfig.model_validate(tomllib.loads(block)).servers
+    elif block.lstrip().startswith(PYPROJECT_MARK):
+        table = tomllib.loads(block)["tool"]["nonebot"]
+        assert listed_plugins(table, {}) and requirements(table)
     else:
         GroupConfig.model_validate(tomllib.loads(block))
 

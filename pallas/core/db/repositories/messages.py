@@ -36,6 +36,7 @@ def _row_values(msg: StoredMessage) -> dict[str, Any]:
         "is_bot": msg.is_bot,
         "time": msg.time,
         "line_key": msg.line_key or None,
+        "sent_by": msg.sent_by[:64] or None,
     }
 
 
@@ -56,6 +57,7 @@ def _to_record(row: MessageRow) -> StoredMessage:
         is_bot=row.is_bot,
         row_id=row.id,
         line_key=row.line_key or "",
+        sent_by=row.sent_by or "",
     )
 
 
