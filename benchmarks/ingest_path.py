@@ -144,7 +144,7 @@ async def measure(args: argparse.Namespace, workdir: Path) -> dict[str, float]:
         results["lane"] = per_message_us(
             lambda: [lane.for_turn(t) for t in turns_read], n, args.repeat
         )
-        router = app.chat.router
+        router = app.chat.route_step
         route_s = float("inf")
         for rep in range(args.repeat):  # fresh message ids: each pass routes new messages
             turns = [

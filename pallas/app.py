@@ -143,7 +143,7 @@ def chat_service_for(
     runtime.writer.listeners.append(message_cache.note)
     runtime.repos.messages.listeners.append(message_cache.note_many)
     return ChatTurnService(
-        router=router,
+        route_step=router,
         admit=AdmitStep(
             routing=routing,
             freshness=freshness,

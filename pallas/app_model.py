@@ -93,8 +93,8 @@ class PallasApp:
         return hub.statuses if hub is not None else None
 
     @property
-    def router(self) -> RouteStep:
-        return self.chat.router
+    def route_step(self) -> RouteStep:
+        return self.chat.route_step
 
     async def stop(self) -> None:
         """Finish after-turn work, then close the runtime (LLM client, writer, database)."""
@@ -102,8 +102,8 @@ class PallasApp:
             await self.reminder_firer.stop()
         if self.preload is not None:
             await self.preload.close()
-        if self.router.known_stakes is not None:
-            await self.router.known_stakes.close()
+        if self.route_step.known_stakes is not None:
+            await self.route_step.known_stakes.close()
         await self.chat.drain_background()
         # the memory's own background work (expansion, consolidation, embedding backfill,
         # touches) that the last turns started: finished, or named as dropped, within a bound

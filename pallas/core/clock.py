@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Final, Protocol
+
+# how a step waits: `asyncio.sleep` live, a fake clock's advance in tests (one alias for all)
+Sleep = Callable[[float], Awaitable[None]]
 
 #: Seconds in a day: the one day-length constant (TTLs, decay ages, day windows).
 DAY_S: Final = 86_400.0

@@ -15,7 +15,8 @@ breaker (task `tts`) and is one usage-ledger row (task `tts`, the characters syn
 `prompt_tokens`, the provider's name as the endpoint). Errors never escape: a `SpeechResult`
 says what happened.
 
-Keys come from the environment (`speech_key`), never from a config file.
+Keys come from the environment or the console's secrets file (`speech_key`), never from a
+config file.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
+from pallas.core.secrets_file import backup_keys, read_all
 from pallas.core.settings import PallasSettings
 from pallas.providers.breaker import Breakers, check
 
@@ -127,14 +129,19 @@ class SpeechEndpointConfig(BaseModel):
 def speech_key(
     settings: PallasSettings, variable: str, env: Mapping[str, str] | None = None
 ) -> str:
-    """A TTS provider's key: the one place keys are looked up (the chat primary's key when the
-    variable is OPENAI_API_KEY, else the process environment). "" = none."""
+    """A TTS provider's key: the one place keys are looked up. The environment's non-empty
+    value wins (as for the chat endpoints); then, for OPENAI_API_KEY, the chat primary's key;
+    then the key the console saved for that variable in the deployment's secrets file
+    (`pallas.core.secrets_file`: `key.<VARIABLE>`, or the model page's own key). "" = none."""
     if not variable:
         return ""
-    if variable.upper() == "OPENAI_API_KEY" and settings.openai_api_key:
-        return settings.openai_api_key
     source = os.environ if env is None else env
-    return source.get(variable, "").strip()
+    if found := source.get(variable, "").strip():
+        return found
+    saved = read_all(settings.pallas_data_dir)
+    if variable.upper() == "OPENAI_API_KEY":
+        return settings.openai_api_key or saved.get("openai_api_key", "")
+    return backup_keys(settings.pallas_data_dir).get(variable, "")
 
 
 def sniff_format(audio: bytes) -> AudioFormat:

@@ -17,7 +17,6 @@ longer than `max_age_s`. `judge_freshness` is pure; `FreshnessGate` keeps the tw
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
@@ -26,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pallas.context.chat_prompt import ReplyShapeSpec
 from pallas.core import state_keys
+from pallas.core.clock import Sleep
 from pallas.core.log_limit import LogLimiter, skipped_note
 from pallas.core.state import StateStore, claim
 from pallas.core.turn import TurnInput
@@ -34,8 +34,6 @@ from pallas.routing.router import Router
 
 log = logging.getLogger("pallas.chat")
 _STALE_LINES = LogLimiter(per_window=3, window_s=60.0)
-
-Sleep = Callable[[float], Awaitable[None]]
 
 
 class GroupConfigLike(Protocol):  # pallas.config.GroupConfig (which imports this module)

@@ -19,14 +19,12 @@ a context variable or a patched method:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from pallas.core.clock import Sleep
 from pallas.core.turn import TurnInput
 from pallas.turn.parts.delivery import GroupSender
-
-Sleep = Callable[[float], Awaitable[None]]
 
 
 @dataclass(slots=True)

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from pallas.config import GroupConfig
-from pallas.core.clock import Clock
+from pallas.core.clock import Clock, Sleep
 from pallas.core.turn import TurnInput
 from pallas.features.persona import PersonaPack
 from pallas.features.tools import NO_TOOL, ToolPlan, ToolRegistry, plan_turn_tool
@@ -33,7 +33,6 @@ log = logging.getLogger("pallas.chat")
 
 GroupConfigFor = Callable[[int], GroupConfig]
 PersonaFor = Callable[[str], PersonaPack]
-Sleep = Callable[[float], Awaitable[None]]
 
 
 class NextStep(StrEnum):

@@ -68,7 +68,7 @@ HANDLED_BY_PLUGIN = "handled_by_plugin"  # the route record's reason: `handled_b
 class ChatTurnService:
     """The orchestrator of a group turn over injected steps (see `pallas.app.build_app`)."""
 
-    router: RouteStep  # step 2 (shared with `pallas replay`)
+    route_step: RouteStep  # step 2 (shared with `pallas replay`)
     admit: AdmitStep  # step 3
     prepare: PrepareStep  # step 4
     call: CallStep  # step 5
@@ -111,7 +111,7 @@ class ChatTurnService:
         verdict = self.accounts.verdict(ctx.turn)
         if verdict.reason == FROM_OTHER_BOT:  # another account's line: never routed
             return TurnOutcome(TurnResult.SKIP, verdict.reason)
-        routed = await self.router.route(ctx.turn, attempt=ctx.attempt, wait=ctx.wait)
+        routed = await self.route_step.route(ctx.turn, attempt=ctx.attempt, wait=ctx.wait)
         return await self.act(routed, ctx)
 
     async def act(self, routed: RoutedTurn, ctx: TurnContext) -> TurnOutcome:

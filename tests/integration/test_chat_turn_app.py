@@ -231,12 +231,12 @@ async def test_the_app_builds_one_memory_service_for_chat_commands_and_console(
     assert app.chat.prepare.stickers is app.stickers and app.chat.cost is app.cost
     # the chat turn's parts are built once by the composition root and shared by its steps
     chat = app.chat
-    assert chat.router.merges is chat.merges is chat.prepare.merges
-    assert chat.router.freshness is chat.admit.freshness
-    assert chat.router.tools is chat.prepare.tools
+    assert chat.route_step.merges is chat.merges is chat.prepare.merges
+    assert chat.route_step.freshness is chat.admit.freshness
+    assert chat.route_step.tools is chat.prepare.tools
     assert chat.call.cost is chat.cost and chat.admit.cost is chat.cost
     assert chat.prepare.extras is app.turn_extras is chat.extras
-    assert chat.router.routing is chat.admit.routing is chat.deliver.routing is chat.routing
+    assert chat.route_step.routing is chat.admit.routing is chat.deliver.routing is chat.routing
     # the admin commands and the web console use the app's own services, built once
     assert app.admin.memory is app.memory and app.admin.feedback is app.feedback
     assert app.admin.insight is app.insight and app.admin.describer is app.describer

@@ -60,13 +60,13 @@ async def _stake_of(app: PallasApp, text: str, *, user: int, group: int = GROUP)
     assert isinstance(clock, FakeClock)
     clock.advance(5.0)  # each line a little later: no merge with the previous one
     turn = replace(group_turn(text, clock, user=user), group_id=group)
-    routed = await app.router.route(turn)
+    routed = await app.route_step.route(turn)
     assert routed.route is not None
     return routed.route.stake.reason if routed.route.stake else None
 
 
 async def _loaded(app: PallasApp) -> None:
-    known = app.router.known_stakes
+    known = app.route_step.known_stakes
     assert known is not None
     for _ in range(200):
         if not known._queue and (known._task is None or known._task.done()):

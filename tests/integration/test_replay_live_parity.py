@@ -1,6 +1,6 @@
 """`pallas replay` and the live bot decide the same: one route step, two callers.
 
-The live side is `app.chat.router` of an app built by the composition root (`start_app`, the
+The live side is `app.chat.route_step` of an app built by the composition root (`start_app`, the
 repo's config with its dice on); the replay side is `build_replay_router`, what
 `pallas replay` runs. Both route every member message of the benchmark transcripts at the
 event's time, and after each LLM turn both are told the same delivery; every decision (next
@@ -63,7 +63,7 @@ async def test_replay_and_the_live_route_step_decide_the_same(
     live_clock = FakeClock(events[0].time)
     app, _ = await start_chat_app(tmp_path, fake_llm, live_clock, no_dice=False)
     try:
-        live = app.chat.router
+        live = app.chat.route_step
         replay_clock = FakeClock(events[0].time)
         replay = build_replay_router(
             replay_clock,

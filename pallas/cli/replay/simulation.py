@@ -69,7 +69,7 @@ class _Replayer(_BotLineMatcher):
         self.clock = FakeClock(start)
         self.store = MemoryStateStore(self.clock)
         # the live route step (freshness, tool plan, routing) over the replay's clock and store
-        self.router = build_replay_router(
+        self.route_step = build_replay_router(
             self.clock,
             self.store,
             group_config=TurnConfigs(config_store.get),  # a private chat: [private.budget]
@@ -77,7 +77,7 @@ class _Replayer(_BotLineMatcher):
             rng=random.Random(seed),
             stake_keys=stake_keys,
         )
-        self.engine = self.router.routing
+        self.engine = self.route_step.routing
         # the live cost guard over the replay's store (calls only: a replay has no tokens)
         self.cost = CostGuard(
             UsageCounters(self.store), deployment or Limits(), rng=random.Random(seed)
@@ -108,7 +108,7 @@ class _Replayer(_BotLineMatcher):
             if not group.enabled and routing.enabled:
                 routing = routing.model_copy(update={"enabled": False})
             persona = self.personas.get(group.persona)
-            aliases = self.router.addressing.routing_aliases(persona)  # the adapter's NICKNAME
+            aliases = self.route_step.addressing.routing_aliases(persona)  # the adapter's NICKNAME
             cached = (routing, aliases)
             self._configs[group_id] = cached
         return cached
@@ -182,9 +182,9 @@ class _Replayer(_BotLineMatcher):
         turn = self.turns[event.index]
         routing, _ = self.config(turn.group_id)
         now = self.clock.now()
-        group = self.router.group_config(turn.group_id)
+        group = self.route_step.group_config(turn.group_id)
         # the live route step (superusers are unknown to a replay; no group expressions)
-        routed = await self.router.route(turn, attempt=attempt)
+        routed = await self.route_step.route(turn, attempt=attempt)
         result = routed.route
         if result is None:  # too old when (re-)routed: recorded, not answered
             self.stale[event.index] = routed.fresh.reason

@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pallas.core.clock import Sleep
 from pallas.core.state import StateStore
 from pallas.turn.parts.bot_reply_context import remember_bot_reply
 from pallas.turn.parts.bubbles import bubble_delay
@@ -22,7 +23,6 @@ log = logging.getLogger("pallas.delivery")
 
 Segment = dict[str, Any]
 STICKER_TEXT = "[动画表情]"  # how a sent sticker is remembered in the bot reply context
-Sleep = Callable[[float], Awaitable[None]]
 
 
 class GroupSender(Protocol):

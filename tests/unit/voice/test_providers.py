@@ -5,6 +5,7 @@ boundary; the chain falls over, moves breakers and writes the ledger."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 from typing import Any, ClassVar, cast
 
 import pytest
@@ -12,6 +13,7 @@ from pydantic import ValidationError
 
 from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
+from pallas.core.secrets_file import update_secrets
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.providers.breaker import Breakers
@@ -180,12 +182,24 @@ def test_keys_come_from_the_environment_never_from_config() -> None:
             {"name": "x", "kind": "openai", "base_url": "https://a/v1", "model": "m",
              "voice": "v", "api_key": "sk-secret"}
         )  # fmt: skip
-    settings = PallasSettings(openai_api_key="sk-chat")
+    settings = PallasSettings(openai_api_key="sk-chat", pallas_data_dir=Path("/nonexistent"))
     assert speech_key(settings, "OPENAI_API_KEY", {}) == "sk-chat"
     assert speech_key(settings, "SILICONFLOW_API_KEY", {"SILICONFLOW_API_KEY": " sk-sf "}) == (
         "sk-sf")  # fmt: skip
     assert speech_key(settings, "", {"X": "y"}) == ""
     assert "sk-" not in repr(SpeechEndpointConfig(name="e", kind="edge_tts"))
+
+
+def test_a_key_saved_in_the_console_is_found_and_the_environment_wins(tmp_path: Path) -> None:
+    """Keys live where the chat providers' keys live: the environment, or the secrets file
+    the console's 模型 page writes (`key.<VARIABLE>` for a backup endpoint's key)."""
+    update_secrets(tmp_path, {"openai_api_key": "sk-saved", "key.SILICONFLOW_API_KEY": "sk-sf"})
+    settings = PallasSettings(openai_api_key="", pallas_data_dir=tmp_path)
+    assert speech_key(settings, "OPENAI_API_KEY", {}) == "sk-saved"
+    assert speech_key(settings, "SILICONFLOW_API_KEY", {}) == "sk-sf"
+    assert speech_key(settings, "SILICONFLOW_API_KEY", {"SILICONFLOW_API_KEY": "sk-env"}) == (
+        "sk-env")  # fmt: skip
+    assert speech_key(settings, "OTHER_KEY", {}) == ""
 
 
 def test_config_needs_what_each_family_needs() -> None:
