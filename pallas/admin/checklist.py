@@ -65,9 +65,18 @@ def listens_beyond_localhost(host: str) -> bool:
     return host.strip().lower() not in LOOPBACK_HOSTS
 
 
+def token_hint(token: str) -> str:
+    """What to type as the token, without the token itself: the checklist is shown in the
+    console and by `/pallas status` in a group chat, and a secret is never shown back."""
+    if not token:
+        return "（不填）"
+    tail = f"，末 4 位 {token[-4:]}" if len(token) >= 12 else ""
+    return f"你设置的 ONEBOT_ACCESS_TOKEN{tail}"
+
+
 def onebot_steps(url: str, token: str) -> tuple[tuple[str, str], ...]:
     """Where the URL and the token go in each OneBot implementation."""
-    shown = token or "（不填）"
+    shown = token_hint(token)
     return (
         (
             "NapCat",
@@ -117,7 +126,7 @@ def _account_item(facts: SetupFacts, online: int) -> CheckItem:
         title,
         "没有 QQ 账号连上来",
         f"在你的 OneBot 实现里添加反向 WebSocket：地址 {url}"
-        + (f"，Token {token}" if token else "，Token 不填")
+        + (f"，Token 填{token_hint(token)}" if token else "，Token 不填")
         + elsewhere,
         onebot_steps(url, token),
     )

@@ -97,7 +97,8 @@ async def test_from_make_run_to_an_answer_without_opening_a_file(
                                          "token": "yes", "group": "no"}  # fmt: skip
         account = await page.inner_text('li[data-check="account"]')
         assert fresh_bot.ws_url.split("?")[0].startswith("ws://127.0.0.1:")
-        assert "/onebot/v11/ws" in account and fresh_bot.access_token in account
+        assert "/onebot/v11/ws" in account and "ONEBOT_ACCESS_TOKEN" in account
+        assert fresh_bot.access_token not in account  # named, never shown back
         assert "NapCat" in account and "Lagrange.OneBot" in account and "LLOneBot" in account
         await page.locator("#checklist").screenshot(path=str(shots / "checklist-fresh.png"))
 

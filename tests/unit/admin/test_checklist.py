@@ -83,13 +83,19 @@ def test_one_fact_turns_one_item(change: dict[str, object], key: str, ok: bool, 
     assert [k for k, i in items.items() if not i.ok] == ([] if ok else [key])
 
 
-def test_the_account_item_names_the_url_and_token_for_each_implementation() -> None:
-    facts = replace(READY, accounts_online=0, host="0.0.0.0", port=8091, access_token="tok-123")
+def test_the_account_item_names_the_url_and_where_the_token_goes_but_never_the_token() -> None:
+    """The checklist reaches a group chat through `/pallas status`: the token is named by its
+    variable and its last 4 characters, never shown whole."""
+    token = "s3cret-onebot-tok-9f2a"
+    facts = replace(READY, accounts_online=0, host="0.0.0.0", port=8091, access_token=token)
     item = next(i for i in first_run_checklist(facts).items if i.key == "account")
-    assert "ws://127.0.0.1:8091/onebot/v11/ws" in item.action and "tok-123" in item.action
+    assert "ws://127.0.0.1:8091/onebot/v11/ws" in item.action
+    assert "ONEBOT_ACCESS_TOKEN，末 4 位 9f2a" in item.action
     assert [name for name, _ in item.steps] == ["NapCat", "Lagrange.OneBot", "LLOneBot"]
-    assert all("ws://127.0.0.1:8091/onebot/v11/ws" in step and "tok-123" in step
+    assert all("ws://127.0.0.1:8091/onebot/v11/ws" in step and "ONEBOT_ACCESS_TOKEN" in step
                for _, step in item.steps)  # fmt: skip
+    shown = item.reason + item.action + "".join(step for _, step in item.steps)
+    assert token not in shown and "s3cret" not in shown
 
 
 def test_unknown_facts_leave_their_items_out() -> None:
