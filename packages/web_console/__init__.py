@@ -15,7 +15,7 @@ from nonebot.plugin import PluginMetadata
 from pallas.app_model import PallasApp
 from pallas.core.settings import PallasSettings
 from pallas.onebot.group_names import GroupNames
-from pallas.onebot.lifespan import app_or_none
+from pallas.onebot.lifespan import app_or_none, edge_or_none
 from pallas.onebot.plugin_parts import PALLAS, PallasPlugin
 from pallas.web import mount_console, start_console
 
@@ -40,9 +40,14 @@ if nonebot.get_plugin_config(PallasSettings).pallas_console_enabled:
                 str(config.host),
                 int(config.port),
                 onebot_token=str(nonebot.get_plugin_config(OneBotConfig).onebot_access_token or ""),
+                refused_frames=_refused_frames,
             )
         except Exception:  # e.g. data/ not writable: the bot runs on, the console answers 503
             log.exception("web console not started")
+
+    def _refused_frames() -> dict[str, int]:
+        edge = edge_or_none()
+        return dict(edge.counters.refused) if edge is not None else {}
 
     parts = PallasPlugin(on_ready=(arm,))
 

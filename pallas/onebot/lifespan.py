@@ -218,6 +218,11 @@ def app_or_none() -> PallasApp | None:
     return _installed.app if _installed is not None else None
 
 
+def edge_or_none() -> Edge | None:
+    """The running edge (its counters: the console's status page), or None."""
+    return _installed.edge if _installed is not None else None
+
+
 def get_app() -> PallasApp:
     app = app_or_none()
     if app is None:
@@ -225,4 +230,12 @@ def get_app() -> PallasApp:
     return app
 
 
-__all__ = ["Lifespan", "app_or_none", "get_app", "install", "reverse_ws_url", "startup_loaders"]
+__all__ = [
+    "Lifespan",
+    "app_or_none",
+    "edge_or_none",
+    "get_app",
+    "install",
+    "reverse_ws_url",
+    "startup_loaders",
+]

@@ -7,7 +7,7 @@ mounts it on NoneBot's app and starts it once the app is up.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from fastapi import APIRouter, FastAPI
 
@@ -83,12 +83,18 @@ def start_console(
     host: str,
     port: int,
     onebot_token: str = "",
+    refused_frames: Callable[[], Mapping[str, int]] | None = None,
 ) -> None:
     """Load (or create) the token, arm the auth, log the URL and any warnings. `onebot_token`:
-    the OneBot access token, shown to the logged-in operator by the first-run checklist."""
+    the OneBot access token (the first-run checklist says whether one is set);
+    `refused_frames`: the edge's refused-frame counts by kind, for the status page."""
     token = load_or_create_token(settings.pallas_console_token, settings.pallas_data_dir)
     LOG_RING.mask(token.value, settings.openai_api_key)  # never shown by the console's log tail
-    console.start(ConsoleAuth(token.value, state, clock.now), Listening(host, port, onebot_token))
+    console.start(
+        ConsoleAuth(token.value, state, clock.now),
+        Listening(host, port, onebot_token),
+        refused_frames,
+    )
     for level, line in startup_lines(token, host, console_url(host, port)):
         getattr(log, level)(line)
 

@@ -10,7 +10,7 @@ else gets 401 — never data.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -85,10 +85,19 @@ class Console:
         self._backend = backend
         self._auth: ConsoleAuth | None = None
         self.listening: Listening | None = None  # None until started
+        # OneBot frames refused since start, by kind (the edge's counters; none before start)
+        self.refused_frames: Callable[[], Mapping[str, int]] = dict
 
-    def start(self, auth: ConsoleAuth, listening: Listening | None = None) -> None:
+    def start(
+        self,
+        auth: ConsoleAuth,
+        listening: Listening | None = None,
+        refused_frames: Callable[[], Mapping[str, int]] | None = None,
+    ) -> None:
         self._auth = auth
         self.listening = listening
+        if refused_frames is not None:
+            self.refused_frames = refused_frames
 
     @property
     def auth(self) -> ConsoleAuth:

@@ -206,6 +206,38 @@ def setup_facts(
     )
 
 
+FRAME_REASONS_ZH = {
+    "too_large": "超过 4 MiB",
+    "not_json": "不是 JSON",
+    "too_deep": "嵌套过深",
+    "int_too_long": "数字过长",
+    "not_object": "不是 JSON 对象",
+}
+
+
+def refused_kind_zh(kind: str) -> str:
+    """`frame:not_json` → 「不是 JSON」; `event:message:user_id` → 「message 事件（user_id）」."""
+    head, _, rest = kind.partition(":")
+    if head == "frame":
+        return FRAME_REASONS_ZH.get(rest, rest)
+    post_type, _, field = rest.partition(":")
+    return f"{post_type or '未知'} 事件（{field or '无法识别'}）"
+
+
+def refused_line(counts: Mapping[str, int]) -> str:
+    """One line for the status page: how many OneBot frames were refused since start, by kind
+    (the largest five), and where they are kept; "" when none was."""
+    total = sum(counts.values())
+    if not total:
+        return ""
+    top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+    kinds = "，".join(f"{refused_kind_zh(k)} {n}" for k, n in top)
+    return (
+        f"启动以来拒收了 {total} 个 OneBot 帧（不是 OneBot 事件，连接不受影响）：{kinds}。"
+        "原样保存在 data/refused/frames.jsonl，可用 pallas replay 重放"
+    )
+
+
 def status_pages(router: APIRouter, console: Console) -> None:
     @router.get("/status")
     async def status(request: Request) -> Response:
@@ -253,5 +285,6 @@ def status_pages(router: APIRouter, console: Console) -> None:
             "database": database,
             "embeddings": backend.embedding_line(),
             "mcp": mcp_views(backend.mcp_servers()),
+            "refused": refused_line(console.refused_frames()),
         }
         return console.render("status.html", session, page="status", clock=clock_text, **values)

@@ -91,6 +91,10 @@ async def test_status_and_the_error_list_in_a_real_bot_across_a_restart(
         assert NICKNAME in account and "在线" in account
         assert " ".join(IMPLEMENTATION) in account and "v11" in account
         assert 'data-endpoint="chat:primary"' in status
+        assert 'id="refused"' not in status  # nothing refused yet: no line
+        await peer.send_raw("{not json")  # a frame the edge refuses (the connection stays)
+        status = await page_until(http, "/status", lambda t: 'id="refused"' in t)
+        assert "启动以来拒收了 1 个 OneBot 帧" in status and "不是 JSON 1" in status
         errors = await page_until(http, "/errors", lambda t: "模型服务出错" in t)
         assert "模型服务出错（5xx）" in error_row(errors, failed["message_id"])
         status = (await http.get("/status")).text  # the breaker saw the failure
