@@ -43,6 +43,7 @@ async def handle_group_message(arrival: Arrival) -> bool:
     arrival.detached.spawn(
         _chat_turn(arrival, turn),
         f"chat turn (group {turn.group_id}, message {turn.message_id})",
+        bounded=hold is None,  # an unaddressed line routes in turn; an @ never waits for them
     )
     return False
 

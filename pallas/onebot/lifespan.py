@@ -103,6 +103,8 @@ class Lifespan:
         others = answering_plugins(nonebot.get_loaded_plugins())
         wait_s = get_plugin_config(NeighbourSettings).pallas_plugin_wait_s
         self.neighbours.wait_s = wait_s if others else 0.0  # nobody else answers: no wait
+        if others:  # NoneBot's processors cost a task group per event: only when needed
+            _watch_neighbours(self.neighbours)
         log.info(
             "other NoneBot plugins that may answer: %s%s",
             ", ".join(others) or "none",
@@ -189,15 +191,22 @@ def install(driver: Any) -> Lifespan:
     driver.on_shutdown(lifespan.shutdown)
     entry = on_message(priority=1, block=False)
     entry.append_handler(lifespan.handle_group_message)
-    _watch_neighbours(lifespan.neighbours)
     _installed = lifespan
     return lifespan
+
+
+_watching: set[int] = set()  # the Neighbours objects NoneBot already reports to
 
 
 def _watch_neighbours(neighbours: Neighbours) -> None:
     """NoneBot tells `neighbours` which other plugin took or answered a line
     (`pallas.onebot.neighbours`): after each matcher that ran, on each API call, and once the
-    dispatch of an event is over."""
+    dispatch of an event is over. Registered at start-up, once, and only when another plugin
+    may answer: NoneBot runs each processor in a task group of its own per event, which cost
+    Pallas alone about a quarter of its ingest rate (`benchmarks.ingest`)."""
+    if id(neighbours) in _watching:
+        return
+    _watching.add(id(neighbours))
 
     async def matcher_ran(matcher: Matcher, event: Event) -> None:
         neighbours.matcher_ran(matcher, event)
