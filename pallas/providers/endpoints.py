@@ -41,6 +41,17 @@ PROVIDERS_FILE = "providers.toml"
 NO_KEY = "none"  # what the SDK sends to an endpoint that needs no key (a home Ollama)
 
 
+def refuse_literal_key(data: Any) -> Any:
+    """A config table with a literal `api_key` is refused (keys come from the environment or
+    the console's secrets file; the table names the variable with `api_key_env`)."""
+    if isinstance(data, Mapping) and "api_key" in data:
+        raise ValueError(
+            "api_key in a config file is refused: keys only come from the environment; "
+            "name the variable with api_key_env"
+        )
+    return data
+
+
 class BackupEndpoint(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -52,12 +63,7 @@ class BackupEndpoint(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _no_literal_key(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and "api_key" in data:
-            raise ValueError(
-                "api_key in a config file is refused: keys only come from the environment; "
-                "name the variable with api_key_env"
-            )
-        return data
+        return refuse_literal_key(data)
 
 
 class BreakerConfig(BaseModel):

@@ -38,6 +38,7 @@ from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
 from pallas.core.secrets_file import backup_keys, read_all
 from pallas.core.settings import PallasSettings
 from pallas.providers.breaker import Breakers, check
+from pallas.providers.endpoints import refuse_literal_key
 
 log = logging.getLogger("pallas.voice")
 
@@ -102,12 +103,7 @@ class SpeechEndpointConfig(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _no_literal_key(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and "api_key" in data:
-            raise ValueError(
-                "api_key in a config file is refused: keys only come from the environment; "
-                "name the variable with api_key_env"
-            )
-        return data
+        return refuse_literal_key(data)
 
     @model_validator(mode="after")
     def _needs(self) -> SpeechEndpointConfig:
