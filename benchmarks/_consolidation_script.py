@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from pallas.core.tokens import count_message_tokens, count_tokens
-from pallas.features.memory.consolidation import CONSOLIDATE_SYSTEM, STATEMENT_MAX_CHARS
+from pallas.features.memory_upkeep.consolidation import CONSOLIDATE_SYSTEM, STATEMENT_MAX_CHARS
 from tests.harness.fake_openai import FakeOpenAI, Scripted
 
 _LISTED = re.compile(r"^\[(f\d+)\] (.+)$", re.MULTILINE)

@@ -16,7 +16,7 @@ import itertools
 import math
 import re
 
-from pallas.features.memory.text import normalize_text
+from pallas.ranking.text import normalize_text
 from tests.harness.fake_openai import FakeOpenAI
 
 DIMS = 512

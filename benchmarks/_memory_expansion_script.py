@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from pallas.features.memory.text import tokenize
+from pallas.ranking.text import tokenize
 from tests.harness.fake_openai import FakeOpenAI, Scripted
 
 _MEMORY = re.compile(r"记忆：(.*)$", re.DOTALL)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pallas.features.memory.teaching import third_person
+from pallas.features.memory_commands.teaching import third_person
 
 UNRELATED = "我对花生过敏"  # every member also has this fact: it must stay
 _Group = Literal[

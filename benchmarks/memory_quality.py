@@ -64,11 +64,11 @@ from pallas.core.state import MemoryStateStore
 from pallas.core.tokens import count_message_tokens, count_tokens
 from pallas.core.turn import Sender, TurnInput
 from pallas.features.memory.isolation import group_scope
-from pallas.features.memory.member_commands import handle_member_message
 from pallas.features.memory.service import MemoryService
 from pallas.features.memory.slots import parse_slot
-from pallas.features.memory.teaching import third_person
-from pallas.features.memory.text import warm_up
+from pallas.features.memory_commands.member_commands import handle_member_message
+from pallas.features.memory_commands.teaching import third_person
+from pallas.ranking.text import warm_up
 from pallas.runtime import PallasRuntime
 from pallas.turn.parts.chat_pipeline import assemble_chat_request
 

@@ -43,9 +43,9 @@ from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Sender, TurnInput
 from pallas.features.memory.isolation import group_scope
-from pallas.features.memory.member_commands import handle_member_message
 from pallas.features.memory.service import MemoryService
-from pallas.features.memory.teaching import third_person
+from pallas.features.memory_commands.member_commands import handle_member_message
+from pallas.features.memory_commands.teaching import third_person
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI, Scripted
 

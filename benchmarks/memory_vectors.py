@@ -34,13 +34,13 @@ from pallas.core.clock import FakeClock
 from pallas.core.db.models_memory import MemoryItemRow
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
+from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.repository import MemoryRepository
-from pallas.features.memory.retrieval_config import RetrievalConfig
-from pallas.features.memory.scoring import cosine_similarity
 from pallas.features.memory.service import MemoryService
-from pallas.features.memory.text import warm_up
-from pallas.features.memory.vector_index import VectorIndex
+from pallas.ranking.scoring import cosine_similarity
+from pallas.ranking.text import warm_up
+from pallas.ranking.vector_index import VectorIndex
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI, fake_embedding
 

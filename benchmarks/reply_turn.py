@@ -50,10 +50,10 @@ from pallas.core.turn import Segment, Sender, TurnInput
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.items import fingerprint
 from pallas.features.memory.repository import MemoryRepository, NewMemory
-from pallas.features.memory.text import warm_up
 from pallas.onebot.convert import stored_message_from_sent, stored_message_from_turn
 from pallas.providers.client import load_sdk
 from pallas.providers.image_fetch import default_ssl_context
+from pallas.ranking.text import warm_up
 from pallas.runtime import PallasRuntime
 from pallas.turn.service import ChatTurnService
 

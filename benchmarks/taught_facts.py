@@ -34,9 +34,12 @@ from pallas.core.tokens import count_message_tokens
 from pallas.core.turn import Sender, TurnInput
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.kinds import PERSON_FACTS
-from pallas.features.memory.member_commands import MAX_TAUGHT_PER_USER, handle_member_message
 from pallas.features.memory.service import MemoryService
-from pallas.features.memory.text import warm_up
+from pallas.features.memory_commands.member_commands import (
+    MAX_TAUGHT_PER_USER,
+    handle_member_message,
+)
+from pallas.ranking.text import warm_up
 from pallas.runtime import PallasRuntime
 from pallas.turn.parts.chat_pipeline import assemble_chat_request
 

@@ -13,6 +13,11 @@ import random
 from collections.abc import Awaitable, Callable, Sequence
 
 from pallas.admin.base import AdminServices, Deployment
+from pallas.app_memory import (
+    build_memory_extraction_hook,
+    build_memory_service,
+    build_memory_sources,
+)
 from pallas.context.context import ContextSource
 from pallas.core.turn import AfterTurnHook
 from pallas.features.cost import CostGuard, Limits, UsageCounters
@@ -23,13 +28,8 @@ from pallas.features.learning import (
     GroupLearningSource,
     LearningRepository,
 )
-from pallas.features.memory import (
-    MemoryExtractionHook,
-    MemoryService,
-    build_memory_extraction_hook,
-    build_memory_service,
-    build_memory_sources,
-)
+from pallas.features.memory import MemoryService
+from pallas.features.memory_upkeep import MemoryExtractionHook
 from pallas.features.persona import PersonaPack
 from pallas.features.reminders import (
     ModelTimeReader,

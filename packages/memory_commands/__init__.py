@@ -5,7 +5,7 @@ Runs before the chat (order 8 in the one inbound entry) and stops the message on
 was a memory command it answered; everything else (a memory question no stored fact answers)
 goes on to `llm_chat` untouched. Reminder lines ("记得提醒我…", "记住明天提醒我…") were taken
 before, by `packages/reminders` (order 7). The logic
-lives in `pallas.features.memory.member_commands`.
+lives in `pallas.features.memory_commands.member_commands`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import logging
 
 from nonebot.plugin import PluginMetadata
 
-from pallas.features.memory import handle_member_message
+from pallas.features.memory_commands import handle_member_message
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
 

@@ -11,7 +11,7 @@ from pallas.admin import inspect
 from pallas.admin.base import AdminCtx, AdminServices, AppCommand
 from pallas.core.admin_commands import AdminCommand, AdminContext, AdminHandler
 from pallas.features.learning import LEARNING_COMMANDS, LearningAdmin
-from pallas.features.memory import MEMORY_COMMANDS, MemoryAdmin
+from pallas.features.memory_commands import MEMORY_COMMANDS, MemoryAdmin
 from pallas.features.reminders import REMINDER_COMMANDS, ReminderAdmin
 from pallas.features.stickers import STICKER_COMMANDS, StickerAdmin
 from pallas.features.svars import SVAR_COMMANDS, SvarAdmin

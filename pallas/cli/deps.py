@@ -11,7 +11,8 @@ The rules `--check` enforces (`make lint` runs it; exit 1 on a break):
    the turn that uses it, and only the edge, the CLI and the plugins see the composition root.
 2. **No cycles** between modules, and none between feature slices (`pallas.features.<name>`).
 3. **Features through their front door.** Code outside `pallas/features/<name>/` imports that
-   feature only as `pallas.features.<name>` (its curated `__init__`), never a module inside it.
+   feature only as `pallas.features.<name>` (its curated `__init__`), never a module inside it;
+   the same holds for the ranking library (`pallas.ranking`).
 4. **NoneBot only at the edge**: under `pallas/onebot/` and in the thin plugins of `packages/`.
 
 The other sections (layer edges, feature edges) are information for a maintainer.
@@ -29,10 +30,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 FOLDERS = ("pallas", "packages")
 FEATURES = "pallas.features"
+RANKING = "pallas.ranking"  # a shared library layer with a front door, like a feature
 
 # Low to high. A module belongs to the first layer whose prefix it starts with.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("core", ("pallas.core",)),
+    ("ranking", (RANKING,)),
     ("providers", ("pallas.providers",)),
     ("context", ("pallas.context",)),
     ("routing", ("pallas.routing",)),
@@ -41,7 +44,16 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("turn", ("pallas.turn",)),
     ("admin", ("pallas.admin",)),
     ("web", ("pallas.web",)),
-    ("app", ("pallas.runtime", "pallas.app", "pallas.app_model", "pallas.app_wiring")),
+    (
+        "app",
+        (
+            "pallas.runtime",
+            "pallas.app",
+            "pallas.app_model",
+            "pallas.app_wiring",
+            "pallas.app_memory",
+        ),
+    ),
     ("edge", ("pallas.onebot",)),
     ("cli", ("pallas.cli",)),
     ("plugins", ("packages",)),
@@ -131,15 +143,25 @@ def upward_imports(graph: ImportGraph) -> list[tuple[str, str]]:
     return sorted(found)
 
 
+def _front_door(module: str) -> str | None:
+    """The package whose `__init__` is the only way in from outside (a feature, the ranking)."""
+    feature = feature_of(module)
+    if feature is not None:
+        return f"{FEATURES}.{feature}"
+    if module == RANKING or module.startswith(RANKING + "."):
+        return RANKING
+    return None
+
+
 def back_doors(graph: ImportGraph) -> list[tuple[str, str]]:
-    """Imports of a module inside a feature from outside that feature (rule 3)."""
+    """Imports of a module inside a feature (or `pallas.ranking`) from outside it (rule 3)."""
     found = []
     for src, dsts in graph.edges.items():
         for dst in dsts:
-            feature = feature_of(dst)
-            if feature is None or dst == f"{FEATURES}.{feature}":
+            door = _front_door(dst)
+            if door is None or dst == door:
                 continue
-            if feature_of(src) != feature:
+            if _front_door(src) != door:
                 found.append((src, dst))
     return sorted(found)
 

@@ -40,7 +40,6 @@ from pallas.app import PallasApp, start_app
 from pallas.core import gc_tuning
 from pallas.core.settings import PallasSettings
 from pallas.core.tokens import get_encoding
-from pallas.features.memory import warm_up as load_jieba
 from pallas.onebot.adapter import GuardedAdapter
 from pallas.onebot.counters import CounterSettings
 from pallas.onebot.edge import Edge
@@ -52,6 +51,7 @@ from pallas.onebot.startup_loads import Loader
 from pallas.providers.client import load_sdk
 from pallas.providers.image_fetch import default_ssl_context
 from pallas.providers.sdk_warmup import warm_request_path
+from pallas.ranking import warm_up as load_jieba
 
 log = logging.getLogger("pallas")
 

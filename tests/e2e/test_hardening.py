@@ -10,7 +10,7 @@ import json
 from pallas.context.prompt_guard import INJECTION_WARNING, PROMPT_INJECTION_GUARD
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.features.memory.repository import MemoryRepository
-from pallas.features.memory.update_judge import JUDGE_SYSTEM
+from pallas.features.memory_upkeep.update_judge import JUDGE_SYSTEM
 from tests.e2e.conftest import at_bot, sent_texts, write_group_config
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pallas.features.memory.member_commands import REPLY_TAUGHT
+from pallas.features.memory_commands.member_commands import REPLY_TAUGHT
 from tests.e2e.conftest import BOT_ID, DbView, at_bot, sent_texts
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from pallas.core.db.engine import create_engine, session_factory
-from pallas.features.memory.consolidation import CONSOLIDATE_SYSTEM
 from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.repository import MemoryItem, MemoryRepository
-from pallas.features.memory.update_judge import JUDGE_SYSTEM
+from pallas.features.memory_upkeep.consolidation import CONSOLIDATE_SYSTEM
+from pallas.features.memory_upkeep.update_judge import JUDGE_SYSTEM
 from tests.e2e.conftest import write_group_config
 from tests.e2e.test_memory import ask, person_facts_block
 from tests.e2e.test_teaching import GROUP, teach

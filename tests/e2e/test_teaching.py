@@ -13,7 +13,7 @@ import pytest
 
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.features.memory.repository import MemoryItem, MemoryRepository
-from pallas.features.memory.update_judge import JUDGE_SYSTEM
+from pallas.features.memory_upkeep.update_judge import JUDGE_SYSTEM
 from tests.e2e.conftest import at_bot
 from tests.e2e.test_memory import ask, person_facts_block, wait_for_reply
 from tests.harness.bot_process import BotProcess

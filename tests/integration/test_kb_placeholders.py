@@ -17,10 +17,10 @@ from pallas.core.state import MemoryStateStore
 from pallas.features.kb.config import KnowledgePlaceholderConfig
 from pallas.features.kb.importer import chunk_text
 from pallas.features.kb.lookup import KnowledgeLookup
+from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.isolation import group_scope, pool_scope
 from pallas.features.memory.kinds import KNOWLEDGE
 from pallas.features.memory.repository import MemoryRepository
-from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import MemoryService
 from pallas.turn.parts.chat_pipeline import assemble_chat_request
 

@@ -12,8 +12,8 @@ import pytest
 from pallas.app_wiring import memory_service_for
 from pallas.core.turn import Sender, TurnInput
 from pallas.features.memory.kinds import GROUP_MEMORY, PERSON_FACTS, RELATIONSHIP
-from pallas.features.memory.member_commands import handle_member_message
 from pallas.features.memory.service import MemoryService
+from pallas.features.memory_commands.member_commands import handle_member_message
 from pallas.runtime import PallasRuntime
 from tests.integration import test_memory_admin as memory_admin
 from tests.integration.test_memory_admin import ADMIN, ALICE, BOT, A, admin

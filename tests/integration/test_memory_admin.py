@@ -17,7 +17,10 @@ from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import TurnInput
 from pallas.features.memory.isolation import group_scope
-from pallas.features.memory.member_commands import REPLY_ABOUT_OTHERS, handle_member_message
+from pallas.features.memory_commands.member_commands import (
+    REPLY_ABOUT_OTHERS,
+    handle_member_message,
+)
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 

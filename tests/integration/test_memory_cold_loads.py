@@ -20,10 +20,10 @@ from pallas.core.clock import FakeClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.state import MemoryStateStore
+from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.isolation import group_scope, pool_scope
 from pallas.features.memory.kinds import PERSON_FACTS, PERSONAL_KINDS, RELATIONSHIP
 from pallas.features.memory.repository import MemoryRepository, NewMemory
-from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import SHARED_KINDS, MemoryService
 
 BOT = 7

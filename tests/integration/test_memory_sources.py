@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pallas.app_memory import context_token_budget
 from pallas.app_wiring import extraction_hook_for, memory_service_for, memory_sources_for
 from pallas.context.context import GatherRequest, assemble_direct_chat_context
 from pallas.core.clock import FakeClock
@@ -18,10 +19,9 @@ from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import CompletedTurn, Sender, TurnInput
-from pallas.features.memory.factory import context_token_budget
 from pallas.features.memory.isolation import group_scope, pool_scope
 from pallas.features.memory.service import MemoryService
-from pallas.features.memory.sources import KnowledgeSource
+from pallas.features.memory_prompt.sources import KnowledgeSource
 from pallas.features.worldbook.service import WorldbookLibrary
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI

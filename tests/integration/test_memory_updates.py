@@ -16,12 +16,12 @@ from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Sender, TurnInput
 from pallas.features.memory.isolation import group_scope
-from pallas.features.memory.member_commands import (
+from pallas.features.memory.service import MemoryService
+from pallas.features.memory_commands.member_commands import (
     RECALL_HEADER,
     REPLY_NOTHING_KNOWN,
     handle_member_message,
 )
-from pallas.features.memory.service import MemoryService
 from pallas.runtime import PallasRuntime
 
 REPO = Path(__file__).resolve().parents[2]

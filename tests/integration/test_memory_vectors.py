@@ -15,8 +15,8 @@ from pallas.core.clock import FakeClock
 from pallas.core.eager import eager_gather
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
+from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.isolation import group_scope
-from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import BlockResult, MemoryService
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI

@@ -14,10 +14,10 @@ from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.records import SessionTurn
 from pallas.core.turn import TurnInput
-from pallas.features.memory.scoring import frequency_term, recency_term
 from pallas.features.session.old_topics import OldTopicsSource
 from pallas.features.session.repository import SessionTopic, SessionTopicRepository
 from pallas.features.session.summary_rules import format_summary_row
+from pallas.ranking.scoring import frequency_term, recency_term
 
 BOT, GROUP, OTHER_GROUP, ALICE, BOB = 2_900_000_001, 62_000_001, 62_000_002, 5_001, 5_002
 NOW = 1_780_000_000.0

@@ -20,11 +20,11 @@ from pallas.core.clock import FakeClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.state import MemoryStateStore
+from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.items import to_candidate
 from pallas.features.memory.kinds import KNOWLEDGE, PERSON_FACTS
 from pallas.features.memory.repository import MemoryRepository
-from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import BlockResult, MemoryService
 from tests.unit.memory.reference_scoring import reference_retrieve
 

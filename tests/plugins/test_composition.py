@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 from nonebug import App
 
-from pallas.features.memory.member_commands import REPLY_TAUGHT
 from pallas.features.memory.service import MemoryService
+from pallas.features.memory_commands.member_commands import REPLY_TAUGHT
 from pallas.onebot import lifespan
 from tests.plugins.conftest import (
     SUPERUSER,

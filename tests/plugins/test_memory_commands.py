@@ -7,7 +7,7 @@ from nonebug import App
 from pallas.app_wiring import memory_service_for
 from pallas.features.memory.isolation import own_scope
 from pallas.features.memory.kinds import PERSON_FACTS
-from pallas.features.memory.member_commands import REPLY_FORGOTTEN, REPLY_TAUGHT
+from pallas.features.memory_commands.member_commands import REPLY_FORGOTTEN, REPLY_TAUGHT
 from pallas.runtime import PallasRuntime
 from tests.plugins.conftest import (
     BOT_ID,

@@ -26,7 +26,7 @@ def test_building_the_app_does_not_import_the_openai_sdk() -> None:
 
 def test_jieba_is_imported_without_pkg_resources_and_segments_the_same() -> None:
     modules = _modules_after(
-        "from pallas.features.memory.text import tokenize\n"
+        "from pallas.ranking.text import tokenize\n"
         "assert tokenize('罗德岛的干员们在周末一起打活动')[:3] == ('德岛', '罗德岛', '干员')"
     )
     assert "jieba" in modules

@@ -3,7 +3,7 @@
 Group memory, confirmed events, IP knowledge, explicit teachings, knowledge sources,
 relationship notes and person facts share one shape (scope, kind, subject, key, text, source,
 times, access count, soft-delete), so one well-indexed table serves them all. The `kind` column
-holds the retrieval block kind (`pallas.features.memory.retrieval_config.BLOCK_KINDS`).
+holds the retrieval block kind (`pallas.features.memory.config.BLOCK_KINDS`).
 
 Rows are never hard-deleted by the product: forgetting, replacement and admin deletes set
 `deleted_at` (+ `delete_reason`, `replaced_by`), so provenance survives.

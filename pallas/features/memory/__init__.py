@@ -1,88 +1,105 @@
-"""Long-term memory: distilled facts about the group and its members, kept per scope (a
-group, or a shared `pool:<name>`) and retrieved by relevance (0.6·similarity + 0.3·recency +
-0.1·frequency). `MemoryService` stores and retrieves; the context sources (memory, knowledge
-with worldbooks, relationship, person facts) render what a turn may read; the extraction hook
-distils new facts after replies (budgeted); members say 记住 / 忘记我 (`handle_member_message`)
-and admins use `/pallas memory …`. `factory` builds the pieces for the composition root.
+"""Long-term memory, the store: distilled facts about the group and its members, kept per scope
+(a group, or a shared `pool:<name>`) in `memory_item`, and read back ranked by relevance.
+
+`MemoryService` stores (normalise, dedupe, retire what a member's new fact replaces — by a
+judgement or by the rules of `denials` / `slots`) and retrieves (cached, scoped, ranked by
+`pallas.ranking`); the consolidated profiles (`profile_store`), the scope rules (`isolation`),
+the kinds, retired history and the one config model of ``[memory]`` (`config`). Fact upkeep,
+prompt sources and commands build on it in their own slices.
 """
 
-from pallas.features.memory.admin import COMMANDS as MEMORY_COMMANDS
-from pallas.features.memory.admin import MemoryAdmin
-from pallas.features.memory.candidate import MemoryCandidate
-from pallas.features.memory.candidate_index import CandidateIndex
-from pallas.features.memory.extraction_hook import ExtractionConfigView, MemoryExtractionHook
-from pallas.features.memory.factory import (
-    TokenBudgetView,
-    build_memory_extraction_hook,
-    build_memory_service,
-    build_memory_sources,
+from pallas.features.memory.config import (
+    BlockRetrievalConfig,
+    ExpansionConfig,
+    ExtractionConfig,
+    MemberProfileConfig,
+    RetrievalConfig,
 )
+from pallas.features.memory.fact_guard import DEFAULT_BOT_NAMES, classify_fact
 from pallas.features.memory.history import Retired, retired_items
 from pallas.features.memory.isolation import (
     InvalidPoolName,
     group_scope,
     own_scope,
     pool_scope,
+    private_fact_scopes,
     readable_scopes,
 )
-from pallas.features.memory.items import normalise_key
+from pallas.features.memory.items import expansion_text, fingerprint, normalise_key
+from pallas.features.memory.judgement import (
+    OPS,
+    FactJudge,
+    Judgement,
+    JudgeVerdict,
+    KnownFact,
+    model_judgement,
+)
 from pallas.features.memory.kinds import (
+    GROUP_EVENTS,
     GROUP_MEMORY,
+    HEADERS,
+    IP_KNOWLEDGE,
     KNOWLEDGE,
+    MEMORY_SECTION_KINDS,
     PERSON_FACTS,
     PERSONAL_KINDS,
+    RELATIONSHIP,
     SHORT_NAMES,
     STORED_KINDS,
+    TEACHINGS,
     parse_ref,
     resolve_kind,
 )
-from pallas.features.memory.member_commands import handle_member_message
-from pallas.features.memory.prepared import PreparedCandidates, prepare_candidates
-from pallas.features.memory.remembered_words import heading_of, stake_words
-from pallas.features.memory.repository import MemoryItem, MemoryRepository
-from pallas.features.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
-from pallas.features.memory.scoring import retrieve_prepared
-from pallas.features.memory.service import TEXT_MAX_CHARS, MemoryService
-from pallas.features.memory.text import warm_up
+from pallas.features.memory.profile_store import ProfileRepository, Statement, StoredProfile
+from pallas.features.memory.repository import MemoryItem, MemoryRepository, WriteOutcome
+from pallas.features.memory.service import TEXT_MAX_CHARS, BlockResult, MemoryService
 
 __all__ = [
+    "DEFAULT_BOT_NAMES",
+    "GROUP_EVENTS",
     "GROUP_MEMORY",
+    "HEADERS",
+    "IP_KNOWLEDGE",
     "KNOWLEDGE",
-    "MEMORY_COMMANDS",
+    "MEMORY_SECTION_KINDS",
+    "OPS",
     "PERSONAL_KINDS",
     "PERSON_FACTS",
+    "RELATIONSHIP",
     "SHORT_NAMES",
     "STORED_KINDS",
+    "TEACHINGS",
     "TEXT_MAX_CHARS",
+    "BlockResult",
     "BlockRetrievalConfig",
-    "CandidateIndex",
-    "ExtractionConfigView",
+    "ExpansionConfig",
+    "ExtractionConfig",
+    "FactJudge",
     "InvalidPoolName",
-    "MemoryAdmin",
-    "MemoryCandidate",
-    "MemoryExtractionHook",
+    "JudgeVerdict",
+    "Judgement",
+    "KnownFact",
+    "MemberProfileConfig",
     "MemoryItem",
     "MemoryRepository",
     "MemoryService",
-    "PreparedCandidates",
+    "ProfileRepository",
     "Retired",
     "RetrievalConfig",
-    "TokenBudgetView",
-    "build_memory_extraction_hook",
-    "build_memory_service",
-    "build_memory_sources",
+    "Statement",
+    "StoredProfile",
+    "WriteOutcome",
+    "classify_fact",
+    "expansion_text",
+    "fingerprint",
     "group_scope",
-    "handle_member_message",
-    "heading_of",
+    "model_judgement",
     "normalise_key",
     "own_scope",
     "parse_ref",
     "pool_scope",
-    "prepare_candidates",
+    "private_fact_scopes",
     "readable_scopes",
     "resolve_kind",
     "retired_items",
-    "retrieve_prepared",
-    "stake_words",
-    "warm_up",
 ]

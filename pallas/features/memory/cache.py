@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Hashable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from pallas.features.memory.text import normalize_query
+from pallas.ranking import normalize_query
 
 V = TypeVar("V")
 

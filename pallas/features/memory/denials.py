@@ -25,10 +25,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pallas.features.memory.concepts import fact_concepts
 from pallas.features.memory.judgement import Judgement, Op
 from pallas.features.memory.slots import decide_update, parse_slot
-from pallas.features.memory.text import STOPWORDS, normalize_text, tokenize
+from pallas.ranking import STOPWORDS, fact_concepts, normalize_text, tokenize
 
 _SUBJECT = re.compile(r"^(?:ta|我|本人|俺)")
 # clauses: punctuation, a contrast, or a space before the speaker ("牛牛 我已经不养猫了")

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from pallas.features.memory.expansion import expansion_text
+from pallas.features.memory.config import BlockRetrievalConfig
 from pallas.features.memory.repository import MemoryItem
-from pallas.features.memory.retrieval_config import BlockRetrievalConfig
-from pallas.features.memory.scoring import MemoryCandidate, RetrievalResult
-from pallas.features.memory.text import normalize_query
+from pallas.ranking import CATEGORY_TAG, MemoryCandidate, RetrievalResult, normalize_query
 
 _KEY_JUNK = re.compile(r"[^0-9a-z\u3400-\u9fff]+")
 
@@ -70,3 +69,19 @@ def with_fallback(
 
 
 __all__ = ["fingerprint", "normalise_key", "to_candidate", "with_fallback"]
+
+
+def expansion_text(source: Mapping[str, Any] | None) -> str:
+    """The stored expansion of a row as one string for the index ('' when there is none)."""
+    stored = (source or {}).get("expansion")
+    if not isinstance(stored, Mapping):
+        return ""
+    parts: list[str] = []
+    for key in ("keywords", "questions"):
+        value = stored.get(key)
+        if isinstance(value, list):
+            parts.extend(str(v) for v in value if isinstance(v, str))
+    category = stored.get("category")
+    if isinstance(category, str) and category and category != "other":
+        parts.append(f"{CATEGORY_TAG}{category}")  # read by `concepts.fact_concepts`
+    return " ".join(parts)

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, Protocol
+
+if TYPE_CHECKING:
+    from pallas.features.memory.repository import MemoryItem
 
 Op = Literal["add", "update", "deny"]
 OPS: tuple[Op, ...] = ("add", "update", "deny")
@@ -98,3 +101,24 @@ def model_judgement(
     if not ids:
         return None, [*dropped, f"{op}_without_valid_ref"]
     return Judgement(op, ids, "model", f"model_{op}"), dropped
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeVerdict:
+    judgement: Judgement | None  # None: the rules decide
+    reason: str
+
+
+class FactJudge(Protocol):
+    """Decides by meaning what a member's taught fact replaces (fact upkeep's `TeachJudge`)."""
+
+    async def judge(
+        self,
+        new_fact: str,
+        live: Sequence[MemoryItem],
+        *,
+        bot_id: int,
+        group_id: int,
+        scope: str,
+        subject_user_id: int,
+    ) -> JudgeVerdict: ...

@@ -9,14 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.db.models_memory import MemberProfileRow
-from pallas.features.memory.consolidation import Statement
 
 CACHE_ENTRIES = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    text: str  # one merged statement, as stored and shown ("TA在字节做产品经理")
+    item_ids: tuple[int, ...]  # the live facts it came from
+    told: bool = False  # every fact behind it was taught by the member (记住 …)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "ids": list(self.item_ids), "told": self.told}
 
 
 @dataclass(frozen=True, slots=True)

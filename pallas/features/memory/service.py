@@ -29,10 +29,11 @@ from pallas.core.clock import Clock
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.features.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
+from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.denials import chat_denials, rule_update
 from pallas.features.memory.isolation import own_scope
 from pallas.features.memory.items import fingerprint, normalise_key, to_candidate, with_fallback
-from pallas.features.memory.judgement import Judgement
+from pallas.features.memory.judgement import FactJudge, Judgement
 from pallas.features.memory.kinds import (
     KNOWLEDGE,
     MEMORY_SECTION_KINDS,
@@ -41,14 +42,11 @@ from pallas.features.memory.kinds import (
 )
 from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.repository import MemoryItem, MemoryRepository, NewMemory, WriteOutcome
-from pallas.features.memory.retrieval_config import RetrievalConfig
-from pallas.features.memory.scoring import MemoryCandidate, ScopedCache, retrieve
 from pallas.features.memory.single_flight import single_flight
-from pallas.features.memory.text import normalize_query
-from pallas.features.memory.update_judge import TeachJudge
 from pallas.features.memory.updates import retire_superseded
 from pallas.features.memory.vector_store import MemoryVectors
 from pallas.providers.client import LLMClient
+from pallas.ranking import MemoryCandidate, ScopedCache, normalize_query, retrieve
 
 log = logging.getLogger("pallas.memory")
 
@@ -121,7 +119,7 @@ class MemoryService:
         self._backfilled: set[int] = set()
         self._background = BackgroundJobs("memory", log)
         # Decides by meaning what a member's taught fact replaces (`update_judge`; None: rules).
-        self.judge: TeachJudge | None = None
+        self.judge: FactJudge | None = None
         # Called in the background with every row stored (not duplicates): index-time expansion.
         self.write_listeners: list[Callable[[MemoryService, MemoryItem], Awaitable[Any]]] = []
         # ... and with every change of a member's person facts (a denial too): consolidation.

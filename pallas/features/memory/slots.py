@@ -26,9 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pallas.features.memory.concepts import fact_concepts
 from pallas.features.memory.slot_rules import RULES, Rule, animal_key, device_class, passes_gate
-from pallas.features.memory.text import normalize_text
+from pallas.ranking import fact_concepts, normalize_text
 
 UpdateAction = Literal["add", "replace", "contradict"]
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from pallas.features.memory.repository import MemoryRepository
 
 if TYPE_CHECKING:  # numpy (~0.1 s to import) loads with the first index: embeddings in use
-    from pallas.features.memory.vector_index import VectorHit, VectorIndex
+    from pallas.ranking import VectorHit, VectorIndex
 
 MAX_INDEXES = 64  # (scope, kind) indexes kept in memory; the least recently read go first
 
@@ -35,7 +35,7 @@ class MemoryVectors:
         """The index of (scope, kind), refreshed when the scope's generation moved."""
         index = self._indexes.get((scope, kind))
         if index is None:
-            from pallas.features.memory.vector_index import VectorIndex
+            from pallas.ranking import VectorIndex
 
             index = self._indexes[(scope, kind)] = VectorIndex()
             while len(self._indexes) > self._max:

@@ -28,13 +28,14 @@ from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.session_cache import SessionCache
 from pallas.core.image_placeholders import strip_placeholders
 from pallas.core.records import SessionTurn
-from pallas.features.memory import own_scope, retrieve_prepared
+from pallas.features.memory import own_scope
 from pallas.features.session.repository import SessionTopic, SessionTopicRepository
 from pallas.features.session.summary_rules import SUMMARY_PREFIX
 from pallas.features.session.topic_cache import TopicCache
 from pallas.features.session.topic_index import KIND as KIND
 from pallas.features.session.topic_index import topic_candidates as topic_candidates
 from pallas.features.session.topic_index import topic_id
+from pallas.ranking import retrieve_prepared
 
 HEADER_OLD_TOPICS = "相关旧话题"
 TOPIC_LINE_MAX_CHARS = 300

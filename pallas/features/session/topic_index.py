@@ -16,13 +16,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from pallas.features.memory import (
-    CandidateIndex,
-    MemoryCandidate,
-    PreparedCandidates,
-    prepare_candidates,
-)
 from pallas.features.session.repository import SessionTopic
+from pallas.ranking import CandidateIndex, MemoryCandidate, PreparedCandidates, prepare_candidates
 
 KIND = "old_topics"
 

@@ -27,10 +27,9 @@ from pallas.features.memory import (
     KNOWLEDGE,
     PERSON_FACTS,
     MemoryRepository,
-    heading_of,
     readable_scopes,
-    stake_words,
 )
+from pallas.features.memory_commands import heading_of, stake_words
 from pallas.features.session import SessionTopicRepository
 from pallas.routing import StakeKeys
 

@@ -8,10 +8,11 @@ from collections.abc import Sequence
 
 import pytest
 
+from pallas.app_memory import TokenBudgetView
 from pallas.config import GroupConfig
 from pallas.features.cost import CostCheckView
 from pallas.features.learning import FeedbackConfigView, InsightConfigView
-from pallas.features.memory import ExtractionConfigView, TokenBudgetView
+from pallas.features.memory_upkeep import ExtractionConfigView
 from pallas.features.session import SummaryConfigView
 from pallas.features.stickers import CollectConfigView, DescribeConfigView
 

@@ -1,5 +1,5 @@
-"""Every feature slice has a front door: a docstring saying what it does and an `__all__`
-whose names all resolve (what the rest of the code base may import from it)."""
+"""Every feature slice (and the ranking library) has a front door: a docstring saying what it
+does and an `__all__` whose names all resolve (what the rest of the code base may import)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ def test_the_slices_are_the_ones_the_design_names() -> None:
         "kb",
         "learning",
         "memory",
+        "memory_commands",
+        "memory_prompt",
+        "memory_upkeep",
         "persona",
         "reminders",
         "retention",
@@ -34,9 +37,13 @@ def test_the_slices_are_the_ones_the_design_names() -> None:
     ]
 
 
-@pytest.mark.parametrize("name", FEATURES)
+# The shared libraries below the features that have a front door too (`pallas deps` rule 3).
+LIBRARIES = ["pallas.ranking"]
+
+
+@pytest.mark.parametrize("name", [f"pallas.features.{f}" for f in FEATURES] + LIBRARIES)
 def test_a_front_door_documents_and_lists_its_surface(name: str) -> None:
-    module = importlib.import_module(f"pallas.features.{name}")
+    module = importlib.import_module(name)
     assert (module.__doc__ or "").strip(), f"{name}: no docstring"
     exported = getattr(module, "__all__", None)
     assert exported, f"{name}: no __all__"

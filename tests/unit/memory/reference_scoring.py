@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from pallas.features.memory.concepts import concept_similarity, fact_concepts, query_concepts
-from pallas.features.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
-from pallas.features.memory.scoring import (
+from pallas.features.memory.config import BlockRetrievalConfig, RetrievalConfig
+from pallas.ranking.concepts import concept_similarity, fact_concepts, query_concepts
+from pallas.ranking.scoring import (
     Bm25Index,
     CandidateScore,
     MemoryCandidate,
@@ -23,7 +23,7 @@ from pallas.features.memory.scoring import (
     hybrid_similarity,
     recency_term,
 )
-from pallas.features.memory.text import tokenize
+from pallas.ranking.text import tokenize
 
 
 def _rank_key(item: CandidateScore) -> tuple[float, float, float, str]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.features.memory.concepts import concept_similarity, fact_concepts, query_concepts
-from pallas.features.memory.retrieval_config import RetrievalConfig
-from pallas.features.memory.scoring import MemoryCandidate, retrieve
+from pallas.features.memory.config import RetrievalConfig
+from pallas.ranking.concepts import concept_similarity, fact_concepts, query_concepts
+from pallas.ranking.scoring import MemoryCandidate, retrieve
 
 # (stored fact, question) pairs that share no content word but mean the same thing
 MATCHES = [

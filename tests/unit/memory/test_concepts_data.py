@@ -1,4 +1,4 @@
-"""The concept classes are data (`pallas/features/memory/data/concepts.toml`): the shipped file
+"""The concept classes are data (`pallas/ranking/data/concepts.toml`): the shipped file
 loads with every parent known, and a broken file says what is wrong instead of loading half."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pallas.features.memory.concepts import fact_concepts, query_concepts
-from pallas.features.memory.concepts_table import CLASSES, DATA_FILE, load_classes
+from pallas.ranking.concepts import fact_concepts, query_concepts
+from pallas.ranking.concepts_table import CLASSES, DATA_FILE, load_classes
 
 
 def test_the_shipped_file_is_the_table() -> None:

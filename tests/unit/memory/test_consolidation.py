@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from pallas.features.memory.consolidation import Statement, fact_refs, validate
-from pallas.features.memory.profile import consolidated_profile
 from pallas.features.memory.profile_store import StoredProfile
 from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory_prompt.profile import consolidated_profile
+from pallas.features.memory_upkeep.consolidation import Statement, fact_refs, validate
 
 TEXTS = ("TA在腾讯上班", "TA喜欢猫", "TA很喜欢猫咪", "TA现在在字节上班")
 

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from pallas.core.records import StoredMessage
-from pallas.features.memory.extraction import (
+from pallas.features.memory.kinds import GROUP_MEMORY, PERSON_FACTS, RELATIONSHIP
+from pallas.features.memory_upkeep.extraction import (
     Batch,
     RawFact,
     attribute,
@@ -15,7 +16,6 @@ from pallas.features.memory.extraction import (
     extraction_messages,
     parse_extraction,
 )
-from pallas.features.memory.kinds import GROUP_MEMORY, PERSON_FACTS, RELATIONSHIP
 
 BOT = 9000
 ALICE = 101

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from pallas.core.records import StoredMessage
-from pallas.features.memory.extraction import (
+from pallas.features.memory.judgement import Judgement, model_judgement
+from pallas.features.memory_upkeep.extraction import (
     EXTRACTION_SCHEMA,
     attribute,
     build_batch,
@@ -17,8 +18,7 @@ from pallas.features.memory.extraction import (
     known_facts,
     parse_extraction,
 )
-from pallas.features.memory.judgement import Judgement, model_judgement
-from pallas.features.memory.update_judge import parse_judge_answer
+from pallas.features.memory_upkeep.update_judge import parse_judge_answer
 from pallas.providers.models import profile_for
 from pallas.providers.wire import request_body
 

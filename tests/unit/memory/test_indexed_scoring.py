@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from pallas.features.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
-from pallas.features.memory.scoring import (
+from pallas.features.memory.config import BlockRetrievalConfig, RetrievalConfig
+from pallas.ranking.scoring import (
     TRACE_CANDIDATES,
     TRACE_IDS,
     CandidateScore,
@@ -214,9 +214,9 @@ def test_per_query_scorers_equal_the_per_document_arithmetic(query: str) -> None
     """`raw_scores` (each term's share per document computed once per index) and
     `concept_scorer` (per-query work done once) give bit-identical values to `doc_score` /
     `concept_similarity` for every candidate, on the first query and on the next."""
-    from pallas.features.memory.candidate_index import candidate_index
-    from pallas.features.memory.concepts import concept_scorer, concept_similarity, query_concepts
-    from pallas.features.memory.text import tokenize
+    from pallas.ranking.candidate_index import candidate_index
+    from pallas.ranking.concepts import concept_scorer, concept_similarity, query_concepts
+    from pallas.ranking.text import tokenize
 
     rows = corpus(300, 8)
     index = candidate_index([r.id for r in rows], [r.index_text for r in rows], 1.5, 0.75)

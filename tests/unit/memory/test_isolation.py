@@ -13,7 +13,7 @@ from pallas.features.memory.isolation import (
     private_scope,
     readable_scopes,
 )
-from pallas.features.memory.scoring import MemoryCandidate, retrieve
+from pallas.ranking.scoring import MemoryCandidate, retrieve
 
 BOT = 10
 GROUP_A = 111

@@ -6,6 +6,7 @@ import pytest
 
 from pallas.context.chat_prompt import ChatPromptAssembler
 from pallas.context.pipeline import PromptSection
+from pallas.features.memory.config import BlockRetrievalConfig, RetrievalConfig
 from pallas.features.memory.items import normalise_key, to_candidate, with_fallback
 from pallas.features.memory.kinds import (
     GROUP_EVENTS,
@@ -14,10 +15,9 @@ from pallas.features.memory.kinds import (
     parse_ref,
     resolve_kind,
 )
-from pallas.features.memory.render import KindBlock, build_block
 from pallas.features.memory.repository import MemoryItem
-from pallas.features.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
-from pallas.features.memory.scoring import retrieve
+from pallas.features.memory_prompt.render import KindBlock, build_block
+from pallas.ranking.scoring import retrieve
 
 NOW = 1_760_000_000.0
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.features.memory.profile import compose_profile, profile_block
 from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory_prompt.profile import compose_profile, profile_block
 
 
 def fact(n: int, text: str, origin: str = "teach") -> MemoryItem:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.features.memory.recall import best_answer, said_to_subject, second_person
+from pallas.features.memory_prompt.recall import best_answer, said_to_subject, second_person
 
 FACTS = [
     "TA是做平面设计的",

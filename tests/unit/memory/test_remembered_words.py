@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.features.memory import heading_of, stake_words
+from pallas.features.memory_commands import heading_of, stake_words
 
 
 @pytest.mark.parametrize(

@@ -5,13 +5,13 @@ import math
 import pytest
 from pydantic import ValidationError
 
-from pallas.features.memory.retrieval_config import (
+from pallas.features.memory.config import (
     BLOCK_KINDS,
     BlockRetrievalConfig,
     RelevanceWeights,
     RetrievalConfig,
 )
-from pallas.features.memory.scoring import (
+from pallas.ranking.scoring import (
     Bm25Index,
     MemoryCandidate,
     cosine_similarity,
@@ -21,7 +21,7 @@ from pallas.features.memory.scoring import (
     relevance,
     retrieve,
 )
-from pallas.features.memory.text import tokenize
+from pallas.ranking.text import tokenize
 
 NOW = 1_760_000_000.0
 DAY = 86_400.0

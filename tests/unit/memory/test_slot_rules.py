@@ -10,7 +10,7 @@ from benchmarks._memory_updates_data import UNRELATED, UpdateCase
 from benchmarks._memory_updates_dev import DEV_CASES
 from pallas.features.memory.denials import chat_denials, rule_update
 from pallas.features.memory.slots import parse_slot
-from pallas.features.memory.teaching import third_person
+from pallas.features.memory_commands.teaching import third_person
 
 
 def _stored(text: str) -> str:

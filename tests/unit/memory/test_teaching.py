@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.features.memory.teaching import (
+from pallas.features.memory_commands.teaching import (
     MemberCommand,
     Teaching,
     detect_member_command,

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from pallas.core.text import contains_cjk
-from pallas.features.memory import text
-from pallas.features.memory.text import (
+from pallas.ranking import text
+from pallas.ranking.text import (
     cjk_bigrams,
     normalize_query,
     tokenize,

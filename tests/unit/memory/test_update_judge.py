@@ -10,10 +10,10 @@ from typing import Any, cast
 
 from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.usage import UsageRepository, UsageTotals
+from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.judgement import Judgement
 from pallas.features.memory.repository import MemoryItem
-from pallas.features.memory.retrieval_config import RetrievalConfig
-from pallas.features.memory.update_judge import JUDGE_SCHEMA, TeachJudge
+from pallas.features.memory_upkeep.update_judge import JUDGE_SCHEMA, TeachJudge
 from pallas.providers.client import CompletionResult, LLMClient
 
 SCOPE, ALICE, BOB = "group:1:2", 11, 22

@@ -10,7 +10,7 @@ import pytest
 
 from pallas.features.memory.denials import chat_denials, rule_update
 from pallas.features.memory.slots import parse_slot
-from pallas.features.memory.teaching import third_person
+from pallas.features.memory_commands.teaching import third_person
 
 STORED = (
     "TA在腾讯上班",  # 1

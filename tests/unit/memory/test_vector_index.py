@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pallas.features.memory.vector_index import VectorIndex
+from pallas.ranking.vector_index import VectorIndex
 
 
 def _index() -> VectorIndex:

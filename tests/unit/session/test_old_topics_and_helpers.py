@@ -8,7 +8,6 @@ import pytest
 
 from pallas.core.db.repositories.usage import CHINA
 from pallas.core.records import SessionTurn
-from pallas.features.memory.scoring import retrieve
 from pallas.features.session.image_descriptions import describe_messages, summary_image_urls
 from pallas.features.session.old_topics import (
     HEADER_OLD_TOPICS,
@@ -18,6 +17,7 @@ from pallas.features.session.old_topics import (
 )
 from pallas.features.session.repository import SessionTopic
 from pallas.features.session.session_summary import day_start
+from pallas.ranking.scoring import retrieve
 
 DAY = 86_400.0
 NOW = 1_780_000_000.0

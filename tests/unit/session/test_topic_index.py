@@ -15,11 +15,11 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from pallas.features.memory.retrieval_config import BlockRetrievalConfig, RetrievalConfig
-from pallas.features.memory.scoring import RetrievalResult, retrieve, retrieve_prepared
+from pallas.features.memory.config import BlockRetrievalConfig, RetrievalConfig
 from pallas.features.session.repository import SessionTopic
 from pallas.features.session.topic_cache import TopicCache, _Entry
 from pallas.features.session.topic_index import KIND, topic_candidates
+from pallas.ranking.scoring import RetrievalResult, retrieve, retrieve_prepared
 
 NOW = 1_780_000_000.0
 DAY = 86_400.0

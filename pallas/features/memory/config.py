@@ -1,8 +1,10 @@
-"""Retrieval tunables (pydantic, all defaulted): relevance weights and per-block limits.
+"""The memory store's config, ``[memory]`` in a group's TOML (pydantic, all defaulted).
 
-Every block kind of the context (group memory, events, IP knowledge, teachings, knowledge
-sources, relationship notes, person facts, old topics) has its own top-k, char cap, relevance
-threshold and similarity gate. Any field can be overridden per group in config files.
+`RetrievalConfig` is the table: the scoring knobs (`pallas.ranking.ScoringConfig`: weights,
+BM25, per-block limits), the store's own keys (shared pools, candidate cap, personal fallback),
+and the sub-tables of fact upkeep — ``[memory.extraction]`` (`ExtractionConfig`),
+``[memory.expansion]`` (`ExpansionConfig`) and ``[memory.profile]`` (`MemberProfileConfig`).
+Any field can be overridden per group in config files.
 """
 
 from __future__ import annotations
@@ -12,53 +14,74 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from pallas.features.memory.expansion_config import ExpansionConfig
-from pallas.features.memory.extraction_config import ExtractionConfig
 from pallas.features.memory.isolation import validate_pool_name
+from pallas.ranking import (
+    BLOCK_DEFAULTS,
+    BLOCK_KINDS,
+    BlockRetrievalConfig,
+    RelevanceWeights,
+    ScoringConfig,
+)
+
+__all__ = [
+    "BLOCK_DEFAULTS",
+    "BLOCK_KINDS",
+    "BlockRetrievalConfig",
+    "ExpansionConfig",
+    "ExtractionConfig",
+    "MemberProfileConfig",
+    "RelevanceWeights",
+    "RetrievalConfig",
+]
 
 
-class RelevanceWeights(BaseModel):
+# ``[memory.extraction]``: background memory extraction.
+class ExtractionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    similarity: float = Field(default=0.6, ge=0)
-    recency: float = Field(default=0.3, ge=0)
-    frequency: float = Field(default=0.1, ge=0)
-    recency_days: float = Field(default=7.0, gt=0)  # e-folding time of exp(−days/recency_days)
-    frequency_divisor: float = Field(default=5.0, gt=0)  # log(count+1)/divisor, capped at 1
+    enabled: bool = True
+    # One extraction job per this many delivered replies in a group …
+    every_n_turns: int = Field(default=8, ge=1, le=1000)
+    # … and never more often than this (seconds), whatever the reply rate.
+    min_interval_s: float = Field(default=600.0, ge=0)
+    # Group messages handed to the cheap model per job (the ones since the last job).
+    max_messages: int = Field(default=40, ge=4, le=200)
+    message_max_chars: int = Field(default=200, ge=20, le=2000)
+    max_facts_per_job: int = Field(default=8, ge=1, le=50)
+    max_output_tokens: int = Field(default=400, ge=64, le=4000)
+    # Per-group daily cap on the cheap model's tokens (usage ledger, task "cheap", Asia/
+    # Shanghai day). Extraction skips a job that could push the group past it.
+    daily_token_budget: int = Field(default=40_000, ge=0)
+    # "记住 …" from a member who has stored facts: one cheap call decides by meaning which of
+    # them the new fact replaces (within the same daily budget), waiting at most this long
+    # before the rules decide instead. Off: the rules alone.
+    teach_judge: bool = True
+    teach_timeout_s: float = Field(default=3.0, ge=0.5, le=30.0)
 
 
-class BlockRetrievalConfig(BaseModel):
+# ``[memory.expansion]``: index-time expansion.
+class ExpansionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    top_k: int = Field(default=5, ge=0)
-    max_chars: int = Field(default=600, ge=0)  # total chars of the chosen texts in the block
-    threshold: float = Field(default=0.3, ge=0)  # minimum relevance
-    min_similarity: float = Field(default=0.25, ge=0, le=1)  # gate before recency/frequency
-
-
-# Stored memory kinds hold *stable* facts (preferences, group rules, lore): there the threshold
-# is w_sim × min_similarity (0.6 × 0.25), so anything past the similarity gate qualifies and
-# age only ranks. With the generic 0.3, a fact unused for a few weeks (recency ≈ 0) would need
-# similarity ≥ 0.5 to be recalled at all — "forgets what you said last week". Measured by
-# `benchmarks/memory_quality.py` (person-fact recall 50 % → 77.5 %, same tokens). The gate
-# itself stays at 0.25: at 0.2, "小明喜欢吃什么" already pulls in "小红喜欢猫".
-_STABLE = {"threshold": 0.15}
-
-# Per-kind defaults; a partial override (e.g. only `top_k` in a group's TOML) keeps the rest.
-BLOCK_DEFAULTS: dict[str, dict[str, Any]] = {
-    "group_memory": {"top_k": 5, "max_chars": 600, **_STABLE},
-    "group_events": {"top_k": 3, "max_chars": 400, **_STABLE},
-    "ip_knowledge": {"top_k": 4, "max_chars": 600, **_STABLE},
-    "teachings": {"top_k": 4, "max_chars": 400, **_STABLE},
-    "knowledge": {"top_k": 3, "max_chars": 800, **_STABLE},
-    # About the speaker: the relevant ones first, then the rest of theirs up to these caps
-    # (`personal_fallback_k`), so a member's facts reach the model as the budget allows —
-    # not two of them whatever was asked (`benchmarks/taught_facts.py`).
-    "relationship": {"top_k": 6, "max_chars": 300, **_STABLE},
-    "person_facts": {"top_k": 16, "max_chars": 360, **_STABLE},
-    "old_topics": {"top_k": 2, "max_chars": 500},
-}
-BLOCK_KINDS: tuple[str, ...] = tuple(BLOCK_DEFAULTS)
+    # When a memory row is stored, the cheap model adds keywords, a category and 2–3 likely
+    # questions to it (searched, never shown): one background cheap call per stored row, never
+    # on the reply path, within `daily_token_budget`. On by default (issue 34).
+    enabled: bool = True
+    max_output_tokens: int = Field(default=200, ge=64, le=2000)
+    # Per-group daily cap on the cheap model's tokens (usage ledger, task "cheap", shared with
+    # extraction): an expansion that could push the group past it is skipped, and the row stays
+    # searchable as it is.
+    daily_token_budget: int = Field(default=20_000, ge=0)
+    # Block kinds that get expanded.
+    kinds: tuple[str, ...] = (
+        "person_facts",
+        "relationship",
+        "teachings",
+        "group_memory",
+        "group_events",
+        "ip_knowledge",
+        "knowledge",
+    )
 
 
 class MemberProfileConfig(BaseModel):
@@ -82,18 +105,12 @@ def _block(kind: str) -> Any:
     return Field(default_factory=lambda: BlockRetrievalConfig(**BLOCK_DEFAULTS[kind]))
 
 
-class RetrievalConfig(BaseModel):
+class RetrievalConfig(ScoringConfig):
     """Retrieval tunables; every block kind has its own top-k / char cap / threshold."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    weights: RelevanceWeights = Field(default_factory=RelevanceWeights)
-    bm25_k1: float = Field(default=1.5, ge=0)
-    bm25_b: float = Field(default=0.75, ge=0, le=1)
-    embedding_weight: float = Field(default=0.5, ge=0, le=1)  # share of cosine when both exist
-    # Concept recall (semantic classes, no model): similarity = max(lexical, this × concept
-    # share). 0 turns it off. See `pallas.features.memory.concepts`.
-    concept_weight: float = Field(default=0.8, ge=0, le=1)
+    # weights, bm25_k1, bm25_b, embedding_weight, concept_weight: `ScoringConfig` (first, as ever)
     # With embeddings on: rows the vector index adds per block beyond the recent window
     # (nearest to the question over every live row of the readable scopes).
     vector_k: int = Field(default=20, ge=0, le=500)

@@ -24,9 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas.context.prompt_guard import sanitize_inline
-from pallas.features.memory.extraction import json_payload
-from pallas.features.memory.fact_guard import classify_fact
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory import MemoryItem, Statement, classify_fact
+from pallas.features.memory_upkeep.extraction import json_payload
 
 FACT_MAX_CHARS = 80
 STATEMENT_MAX_CHARS = 60
@@ -77,16 +76,6 @@ CONSOLIDATE_SCHEMA: dict[str, Any] = {
         "additionalProperties": False,
     },
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Statement:
-    text: str  # one merged statement, as stored and shown ("TA在字节做产品经理")
-    item_ids: tuple[int, ...]  # the live facts it came from
-    told: bool = False  # every fact behind it was taught by the member (记住 …)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "ids": list(self.item_ids), "told": self.told}
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,8 @@ from collections import OrderedDict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from pallas.features.memory.candidate import MemoryCandidate
-from pallas.features.memory.candidate_index import CandidateIndex
+from pallas.ranking.candidate import MemoryCandidate
+from pallas.ranking.candidate_index import CandidateIndex
 
 
 @dataclass(slots=True)

@@ -1,4 +1,4 @@
-"""Build the memory pieces from the stores they use: service, context sources, extraction hook.
+"""The one place that builds memory: the store's service, the prompt sources, the extraction hook.
 
 `pallas.app` calls these once per process (one `MemoryService`: its vector index is per
 instance); tests call them directly. Every write bumps per-scope generations in the StateStore,
@@ -20,20 +20,25 @@ from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.state import StateStore
-from pallas.features.memory.consolidation_job import MemberConsolidator
-from pallas.features.memory.expansion_job import MemoryExpander
-from pallas.features.memory.extraction_hook import ExtractionConfigView, MemoryExtractionHook
-from pallas.features.memory.profile_store import ProfileRepository
-from pallas.features.memory.repository import MemoryRepository
-from pallas.features.memory.retrieval_config import RetrievalConfig
-from pallas.features.memory.service import MemoryService
-from pallas.features.memory.sources import (
+from pallas.features.memory import (
+    MemoryRepository,
+    MemoryService,
+    ProfileRepository,
+    RetrievalConfig,
+)
+from pallas.features.memory_prompt import (
     KnowledgeSource,
     MemorySource,
     PersonFactsSource,
     RelationshipSource,
 )
-from pallas.features.memory.update_judge import TeachJudge
+from pallas.features.memory_upkeep import (
+    ExtractionConfigView,
+    MemberConsolidator,
+    MemoryExpander,
+    MemoryExtractionHook,
+    TeachJudge,
+)
 from pallas.features.persona import PersonaPack, PersonaStore
 from pallas.features.worldbook import WorldbookLibrary
 from pallas.providers.client import LLMClient

@@ -13,9 +13,7 @@ from functools import lru_cache
 
 from pallas.context.processor_inputs import RetrievedBlock
 from pallas.context.prompt_guard import sanitize_inline, sanitize_prompt_block
-from pallas.features.memory.fact_guard import classify_fact
-from pallas.features.memory.kinds import HEADERS, PERSON_FACTS, RELATIONSHIP
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory import HEADERS, PERSON_FACTS, RELATIONSHIP, MemoryItem, classify_fact
 from pallas.features.worldbook import ActivatedEntry
 
 LINE_MAX_CHARS = 240

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pallas.features.memory.text import warm_up
+from pallas.ranking import warm_up
 
 # jieba tags that name things: nouns (n, nr person, ns place, nt organisation, nz other proper,
 # nrt, nrfg), verbal nouns (vn), idioms and set phrases (i: "平面设计") and Latin words (eng);

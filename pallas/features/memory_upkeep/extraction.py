@@ -31,10 +31,16 @@ from typing import Any
 
 from pallas.context.prompt_guard import sanitize_inline
 from pallas.core.records import StoredMessage
-from pallas.features.memory.fact_guard import DEFAULT_BOT_NAMES, classify_fact
-from pallas.features.memory.judgement import OPS, KnownFact
-from pallas.features.memory.kinds import GROUP_MEMORY, PERSON_FACTS, RELATIONSHIP
-from pallas.features.memory.text import STOPWORDS, normalize_text
+from pallas.features.memory import (
+    DEFAULT_BOT_NAMES,
+    GROUP_MEMORY,
+    OPS,
+    PERSON_FACTS,
+    RELATIONSHIP,
+    KnownFact,
+    classify_fact,
+)
+from pallas.ranking import STOPWORDS, normalize_text
 
 FACT_MAX_CHARS = 80
 QUOTE_MIN_CHARS = 4  # a copied bot span at least this long is cut from the member's words
@@ -272,9 +278,6 @@ def json_payload(text: str) -> Any:
             except json.JSONDecodeError:
                 continue
     return None
-
-
-_json_payload = json_payload  # the name `expansion` imports
 
 
 def is_json_answer(text: str) -> bool:

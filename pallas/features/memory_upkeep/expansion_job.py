@@ -17,10 +17,8 @@ from typing import Any
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.tokens import count_message_tokens
-from pallas.features.memory.expansion import expansion_messages, parse_expansion
-from pallas.features.memory.repository import MemoryItem
-from pallas.features.memory.retrieval_config import RetrievalConfig
-from pallas.features.memory.service import MemoryService
+from pallas.features.memory import MemoryItem, MemoryService, RetrievalConfig
+from pallas.features.memory_upkeep.expansion import expansion_messages, parse_expansion
 from pallas.providers.client import LLMClient
 
 log = logging.getLogger("pallas.memory.expand")

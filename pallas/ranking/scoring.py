@@ -27,19 +27,15 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 from pallas.core.clock import DAY_S
-from pallas.features.memory.candidate import MemoryCandidate as MemoryCandidate
-from pallas.features.memory.candidate_index import Bm25Index as Bm25Index
-from pallas.features.memory.candidate_index import CandidateIndex, candidate_index
-from pallas.features.memory.concepts import concept_scorer, query_concepts
-from pallas.features.memory.prepared import PreparedCandidates, scoped_candidates
-from pallas.features.memory.prepared import ScopedCache as ScopedCache
-from pallas.features.memory.prepared import prepare_candidates as prepare_candidates
-from pallas.features.memory.retrieval_config import (
-    BlockRetrievalConfig,
-    RelevanceWeights,
-    RetrievalConfig,
-)
-from pallas.features.memory.text import tokenize
+from pallas.ranking.candidate import MemoryCandidate as MemoryCandidate
+from pallas.ranking.candidate_index import Bm25Index as Bm25Index
+from pallas.ranking.candidate_index import CandidateIndex, candidate_index
+from pallas.ranking.concepts import concept_scorer, query_concepts
+from pallas.ranking.prepared import PreparedCandidates, scoped_candidates
+from pallas.ranking.prepared import ScopedCache as ScopedCache
+from pallas.ranking.prepared import prepare_candidates as prepare_candidates
+from pallas.ranking.text import tokenize
+from pallas.ranking.weights import BlockRetrievalConfig, RelevanceWeights, ScoringConfig
 
 # ---------------------------------------------------------------- similarity
 
@@ -215,7 +211,7 @@ def _score_positions(
     positions: Iterable[int],
     candidates: Sequence[MemoryCandidate],
     signals: _Signals,
-    config: RetrievalConfig,
+    config: ScoringConfig,
     block: BlockRetrievalConfig,
     now: float,
 ) -> list[CandidateScore]:
@@ -275,7 +271,7 @@ def score_candidates(
     candidates: Sequence[MemoryCandidate],
     *,
     now: float,
-    config: RetrievalConfig,
+    config: ScoringConfig,
     block: BlockRetrievalConfig,
     query_embedding: Sequence[float] | None = None,
     embeddings: Mapping[str, Sequence[float]] | None = None,
@@ -379,7 +375,7 @@ def retrieve(
     kind: str,
     now: float,
     allowed_scopes: Collection[str],
-    config: RetrievalConfig | None = None,
+    config: ScoringConfig | None = None,
     query_embedding: Sequence[float] | None = None,
     embeddings: Mapping[str, Sequence[float]] | None = None,
     semantic_scores: Mapping[str, float] | None = None,
@@ -410,14 +406,14 @@ def retrieve_prepared(
     *,
     kind: str,
     now: float,
-    config: RetrievalConfig | None = None,
+    config: ScoringConfig | None = None,
     query_embedding: Sequence[float] | None = None,
     embeddings: Mapping[str, Sequence[float]] | None = None,
     semantic_scores: Mapping[str, float] | None = None,
 ) -> RetrievalResult:
     """`retrieve` over candidates already scope-filtered by `prepare_candidates` (their
     indexes kept in `scoped.indexes`, built here when missing): the same result."""
-    cfg = config or RetrievalConfig()
+    cfg = config or ScoringConfig()
     block = cfg.block(kind)
     index_key = (cfg.bm25_k1, cfg.bm25_b)
     if index_key not in scoped.indexes:

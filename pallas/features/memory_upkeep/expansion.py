@@ -10,13 +10,12 @@ looks like an injection or does not parse is dropped — the row then stays sear
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pallas.context.prompt_guard import looks_like_injection, sanitize_inline
-from pallas.features.memory.concepts import CATEGORY_TAG, class_names
-from pallas.features.memory.extraction import _json_payload
+from pallas.features.memory_upkeep.extraction import json_payload
+from pallas.ranking import class_names
 
 MAX_KEYWORDS = 8
 MAX_QUESTIONS = 3
@@ -78,7 +77,7 @@ def _clean_items(raw: Any, limit: int, chars: int) -> tuple[str, ...]:
 
 def parse_expansion(answer: str) -> Expansion | None:
     """The model's answer as an `Expansion`; None when it is unusable."""
-    payload = _json_payload(answer)
+    payload = json_payload(answer)
     if not isinstance(payload, dict):
         return None
     keywords = _clean_items(payload.get("keywords"), MAX_KEYWORDS, KEYWORD_CHARS)
@@ -87,19 +86,3 @@ def parse_expansion(answer: str) -> Expansion | None:
     if not keywords and not questions:
         return None
     return Expansion(keywords, category[0] if category else "", questions)
-
-
-def expansion_text(source: Mapping[str, Any] | None) -> str:
-    """The stored expansion of a row as one string for the index ('' when there is none)."""
-    stored = (source or {}).get("expansion")
-    if not isinstance(stored, Mapping):
-        return ""
-    parts: list[str] = []
-    for key in ("keywords", "questions"):
-        value = stored.get(key)
-        if isinstance(value, list):
-            parts.extend(str(v) for v in value if isinstance(v, str))
-    category = stored.get("category")
-    if isinstance(category, str) and category and category != "other":
-        parts.append(f"{CATEGORY_TAG}{category}")  # read by `concepts.fact_concepts`
-    return " ".join(parts)

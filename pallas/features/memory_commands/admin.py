@@ -19,9 +19,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from pallas.core.admin_commands import AdminCommand, AdminContext
-from pallas.features.memory.history import retired_items
-from pallas.features.memory.isolation import group_scope, pool_scope, readable_scopes
-from pallas.features.memory.kinds import (
+from pallas.features.memory import (
     GROUP_EVENTS,
     GROUP_MEMORY,
     IP_KNOWLEDGE,
@@ -29,12 +27,16 @@ from pallas.features.memory.kinds import (
     PERSON_FACTS,
     SHORT_NAMES,
     TEACHINGS,
+    MemoryItem,
+    MemoryService,
+    RetrievalConfig,
+    group_scope,
     parse_ref,
+    pool_scope,
+    readable_scopes,
     resolve_kind,
+    retired_items,
 )
-from pallas.features.memory.repository import MemoryItem
-from pallas.features.memory.retrieval_config import RetrievalConfig
-from pallas.features.memory.service import MemoryService
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,16 @@ from pallas.core.records import StoredMessage
 from pallas.core.state import StateStore, claim
 from pallas.core.tokens import count_message_tokens
 from pallas.core.turn import CompletedTurn
-from pallas.features.memory.extraction import (
+from pallas.features.memory import (
+    PERSON_FACTS,
+    ExtractionConfig,
+    KnownFact,
+    MemoryService,
+    RetrievalConfig,
+    model_judgement,
+    own_scope,
+)
+from pallas.features.memory_upkeep.extraction import (
     EXTRACTION_SCHEMA,
     KNOWN_PER_MEMBER,
     Batch,
@@ -46,12 +55,6 @@ from pallas.features.memory.extraction import (
     known_facts,
     parse_extraction,
 )
-from pallas.features.memory.extraction_config import ExtractionConfig
-from pallas.features.memory.isolation import own_scope
-from pallas.features.memory.judgement import KnownFact, model_judgement
-from pallas.features.memory.kinds import PERSON_FACTS
-from pallas.features.memory.retrieval_config import RetrievalConfig
-from pallas.features.memory.service import MemoryService
 from pallas.features.persona import PersonaPack
 from pallas.providers.client import LLMClient
 

@@ -23,17 +23,19 @@ from typing import Any
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.tokens import count_message_tokens
-from pallas.features.memory.consolidation import (
+from pallas.features.memory import (
+    PERSON_FACTS,
+    MemoryItem,
+    MemoryService,
+    ProfileRepository,
+    RetrievalConfig,
+)
+from pallas.features.memory_upkeep.consolidation import (
     CONSOLIDATE_SCHEMA,
     consolidation_messages,
     fact_refs,
     validate,
 )
-from pallas.features.memory.kinds import PERSON_FACTS
-from pallas.features.memory.profile_store import ProfileRepository
-from pallas.features.memory.repository import MemoryItem
-from pallas.features.memory.retrieval_config import RetrievalConfig
-from pallas.features.memory.service import MemoryService
 from pallas.providers.client import LLMClient
 
 log = logging.getLogger("pallas.memory.consolidate")

@@ -21,25 +21,31 @@ import logging
 from collections.abc import Collection, Iterable
 
 from pallas.core.turn import TurnInput
-from pallas.features.memory.fact_guard import DEFAULT_BOT_NAMES, classify_fact
-from pallas.features.memory.isolation import group_scope, own_scope
-from pallas.features.memory.judgement import Judgement
-from pallas.features.memory.kinds import GROUP_MEMORY, PERSON_FACTS, RELATIONSHIP
-from pallas.features.memory.recall import (
+from pallas.features.memory import (
+    DEFAULT_BOT_NAMES,
+    GROUP_MEMORY,
+    PERSON_FACTS,
+    RELATIONSHIP,
+    Judgement,
+    MemoryService,
+    WriteOutcome,
+    classify_fact,
+    group_scope,
+    own_scope,
+)
+from pallas.features.memory_commands.teaching import (
+    TEACH_MAX_CHARS,
+    Teaching,
+    detect_member_command,
+    read_teaching,
+)
+from pallas.features.memory_prompt import (
     RECALL_HEADER,
     RECALL_MAX_ITEMS,
     answer_question,
     own_facts,
     said_to_subject,
     second_person,
-)
-from pallas.features.memory.repository import WriteOutcome
-from pallas.features.memory.service import MemoryService
-from pallas.features.memory.teaching import (
-    TEACH_MAX_CHARS,
-    Teaching,
-    detect_member_command,
-    read_teaching,
 )
 
 log = logging.getLogger("pallas.memory")

@@ -20,17 +20,21 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pallas.context.prompt_guard import sanitize_inline
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.tokens import count_message_tokens
-from pallas.features.memory.extraction import is_json_answer
-from pallas.features.memory.judgement import OPS, Judgement, KnownFact, model_judgement
-from pallas.features.memory.repository import MemoryItem
-from pallas.features.memory.retrieval_config import RetrievalConfig
+from pallas.features.memory import (
+    OPS,
+    JudgeVerdict,
+    KnownFact,
+    MemoryItem,
+    RetrievalConfig,
+    model_judgement,
+)
+from pallas.features.memory_upkeep.extraction import is_json_answer
 from pallas.providers.client import LLMClient
 
 log = logging.getLogger("pallas.memory")
@@ -62,12 +66,6 @@ JUDGE_SCHEMA: dict[str, Any] = {
         "additionalProperties": False,
     },
 }
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeVerdict:
-    judgement: Judgement | None  # None: the rules decide
-    reason: str
 
 
 def judge_messages(new_fact: str, known: Mapping[str, KnownFact]) -> list[dict[str, str]]:

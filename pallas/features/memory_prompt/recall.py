@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import re
 
-from pallas.features.memory.concepts import concept_similarity, fact_concepts, query_concepts
-from pallas.features.memory.kinds import PERSON_FACTS, RELATIONSHIP
-from pallas.features.memory.repository import MemoryItem
-from pallas.features.memory.service import MemoryService
-from pallas.features.memory.text import normalize_text
+from pallas.features.memory import PERSON_FACTS, RELATIONSHIP, MemoryItem, MemoryService
+from pallas.ranking import concept_similarity, fact_concepts, normalize_text, query_concepts
 
 RECALL_HEADER = "我记得你："
 RECALL_MAX_ITEMS = 8

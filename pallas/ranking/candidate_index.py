@@ -24,8 +24,8 @@ import math
 from collections import Counter, OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from pallas.features.memory.concepts import fact_concepts
-from pallas.features.memory.text import tokenize
+from pallas.ranking.concepts import fact_concepts
+from pallas.ranking.text import tokenize
 
 INDEX_CACHE_SIZE = 32
 MAX_KEPT_TERMS = 1024  # query terms whose BM25 shares an index keeps

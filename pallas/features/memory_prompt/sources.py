@@ -28,18 +28,25 @@ from pallas.context.turn_rules import ScanCleaner, scan_cleaner
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.state import StateStore
 from pallas.core.tokens import count_tokens
-from pallas.features.memory.isolation import private_fact_scopes, readable_scopes
-from pallas.features.memory.kinds import KNOWLEDGE, MEMORY_SECTION_KINDS, PERSON_FACTS, RELATIONSHIP
-from pallas.features.memory.profile import (
+from pallas.features.memory import (
+    KNOWLEDGE,
+    MEMORY_SECTION_KINDS,
+    PERSON_FACTS,
+    RELATIONSHIP,
+    BlockResult,
+    MemoryItem,
+    MemoryService,
+    RetrievalConfig,
+    private_fact_scopes,
+    readable_scopes,
+)
+from pallas.features.memory_prompt.profile import (
     Profile,
     compose_profile,
     consolidated_profile,
     profile_block,
 )
-from pallas.features.memory.render import KindBlock, build_block
-from pallas.features.memory.repository import MemoryItem
-from pallas.features.memory.retrieval_config import RetrievalConfig
-from pallas.features.memory.service import BlockResult, MemoryService
+from pallas.features.memory_prompt.render import KindBlock, build_block
 from pallas.features.worldbook import WorldbookLibrary, WorldbookTurn, activate_for_turn
 
 log = logging.getLogger("pallas.memory")

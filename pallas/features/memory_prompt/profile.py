@@ -31,11 +31,8 @@ from dataclasses import dataclass
 
 from pallas.context.processor_inputs import RetrievedBlock
 from pallas.context.prompt_guard import sanitize_inline
-from pallas.features.memory.fact_guard import classify_fact
-from pallas.features.memory.kinds import HEADERS, PERSON_FACTS
-from pallas.features.memory.profile_store import StoredProfile
-from pallas.features.memory.repository import MemoryItem
-from pallas.features.memory.text import normalize_text
+from pallas.features.memory import HEADERS, PERSON_FACTS, MemoryItem, StoredProfile, classify_fact
+from pallas.ranking import normalize_text
 
 PHRASE_MAX_CHARS = 80
 PHRASES_PER_LINE = 8

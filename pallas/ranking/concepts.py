@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pallas.features.memory.concepts_table import CLASSES, ConceptClass
-from pallas.features.memory.text import normalize_text
+from pallas.ranking.concepts_table import CLASSES, ConceptClass
+from pallas.ranking.text import normalize_text
 
 CATEGORY_TAG = "§"  # "§sport" in a fact's stored expansion names a class outright
 _TAGGED = re.compile(CATEGORY_TAG + r"([a-z_]+)")

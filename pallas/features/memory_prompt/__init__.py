@@ -1,0 +1,34 @@
+"""Memory in the prompt: the context sources that render what a turn may read from memory.
+
+The memory / knowledge (with worldbooks) / relationship / person-fact sources (`sources`), their
+blocks (`render`), the speaker's compact profile (`profile`) and "what do you remember about me"
+answers (`recall`). It reads the memory store (`pallas.features.memory`).
+"""
+
+from pallas.features.memory_prompt.recall import (
+    RECALL_HEADER,
+    RECALL_MAX_ITEMS,
+    answer_question,
+    own_facts,
+    said_to_subject,
+    second_person,
+)
+from pallas.features.memory_prompt.sources import (
+    KnowledgeSource,
+    MemorySource,
+    PersonFactsSource,
+    RelationshipSource,
+)
+
+__all__ = [
+    "RECALL_HEADER",
+    "RECALL_MAX_ITEMS",
+    "KnowledgeSource",
+    "MemorySource",
+    "PersonFactsSource",
+    "RelationshipSource",
+    "answer_question",
+    "own_facts",
+    "said_to_subject",
+    "second_person",
+]

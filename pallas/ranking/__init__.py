@@ -1,0 +1,60 @@
+"""The ranking engine, a shared library: which stored texts answer a query, and in what order.
+
+Text normalisation and jieba tokens (`text`), semantic concept classes (`concepts`, data in
+`data/concepts.toml`), candidates and their BM25 index (`candidate`, `candidate_index`), scope
+filtering with reusable indexes (`prepared`), the 0.6·similarity + 0.3·recency + 0.1·frequency
+fusion with its gate, threshold, top-k and char cap (`scoring`, knobs in `weights`), and the
+in-memory cosine index (`vector_index`). Pure: it imports only `pallas.core`; the memory store and
+the session topics both rank through it.
+"""
+
+from pallas.ranking.candidate import MemoryCandidate
+from pallas.ranking.candidate_index import Bm25Index, CandidateIndex
+from pallas.ranking.concepts import (
+    CATEGORY_TAG,
+    class_names,
+    concept_similarity,
+    fact_concepts,
+    query_concepts,
+)
+from pallas.ranking.prepared import PreparedCandidates, ScopedCache, prepare_candidates
+from pallas.ranking.scoring import RetrievalResult, cosine_similarity, retrieve, retrieve_prepared
+from pallas.ranking.text import STOPWORDS, normalize_query, normalize_text, tokenize, warm_up
+from pallas.ranking.vector_index import VectorHit, VectorIndex
+from pallas.ranking.weights import (
+    BLOCK_DEFAULTS,
+    BLOCK_KINDS,
+    BlockRetrievalConfig,
+    RelevanceWeights,
+    ScoringConfig,
+)
+
+__all__ = [
+    "BLOCK_DEFAULTS",
+    "BLOCK_KINDS",
+    "CATEGORY_TAG",
+    "STOPWORDS",
+    "BlockRetrievalConfig",
+    "Bm25Index",
+    "CandidateIndex",
+    "MemoryCandidate",
+    "PreparedCandidates",
+    "RelevanceWeights",
+    "RetrievalResult",
+    "ScopedCache",
+    "ScoringConfig",
+    "VectorHit",
+    "VectorIndex",
+    "class_names",
+    "concept_similarity",
+    "cosine_similarity",
+    "fact_concepts",
+    "normalize_query",
+    "normalize_text",
+    "prepare_candidates",
+    "query_concepts",
+    "retrieve",
+    "retrieve_prepared",
+    "tokenize",
+    "warm_up",
+]

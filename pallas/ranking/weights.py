@@ -1,0 +1,83 @@
+"""Scoring knobs (pydantic, all defaulted): relevance weights, BM25 and the per-block limits.
+
+Every block kind of the context (group memory, events, IP knowledge, teachings, knowledge
+sources, relationship notes, person facts, old topics) has its own top-k, char cap, relevance
+threshold and similarity gate. `ScoringConfig` holds what `scoring` reads; the memory store's
+`RetrievalConfig` (`[memory]` in a group's TOML) extends it with its own keys.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RelevanceWeights(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    similarity: float = Field(default=0.6, ge=0)
+    recency: float = Field(default=0.3, ge=0)
+    frequency: float = Field(default=0.1, ge=0)
+    recency_days: float = Field(default=7.0, gt=0)  # e-folding time of exp(−days/recency_days)
+    frequency_divisor: float = Field(default=5.0, gt=0)  # log(count+1)/divisor, capped at 1
+
+
+class BlockRetrievalConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    top_k: int = Field(default=5, ge=0)
+    max_chars: int = Field(default=600, ge=0)  # total chars of the chosen texts in the block
+    threshold: float = Field(default=0.3, ge=0)  # minimum relevance
+    min_similarity: float = Field(default=0.25, ge=0, le=1)  # gate before recency/frequency
+
+
+# Stored memory kinds hold *stable* facts (preferences, group rules, lore): there the threshold
+# is w_sim × min_similarity (0.6 × 0.25), so anything past the similarity gate qualifies and
+# age only ranks. With the generic 0.3, a fact unused for a few weeks (recency ≈ 0) would need
+# similarity ≥ 0.5 to be recalled at all — "forgets what you said last week". Measured by
+# `benchmarks/memory_quality.py` (person-fact recall 50 % → 77.5 %, same tokens). The gate
+# itself stays at 0.25: at 0.2, "小明喜欢吃什么" already pulls in "小红喜欢猫".
+_STABLE = {"threshold": 0.15}
+
+# Per-kind defaults; a partial override (e.g. only `top_k` in a group's TOML) keeps the rest.
+BLOCK_DEFAULTS: dict[str, dict[str, Any]] = {
+    "group_memory": {"top_k": 5, "max_chars": 600, **_STABLE},
+    "group_events": {"top_k": 3, "max_chars": 400, **_STABLE},
+    "ip_knowledge": {"top_k": 4, "max_chars": 600, **_STABLE},
+    "teachings": {"top_k": 4, "max_chars": 400, **_STABLE},
+    "knowledge": {"top_k": 3, "max_chars": 800, **_STABLE},
+    # About the speaker: the relevant ones first, then the rest of theirs up to these caps
+    # (`personal_fallback_k`), so a member's facts reach the model as the budget allows —
+    # not two of them whatever was asked (`benchmarks/taught_facts.py`).
+    "relationship": {"top_k": 6, "max_chars": 300, **_STABLE},
+    "person_facts": {"top_k": 16, "max_chars": 360, **_STABLE},
+    "old_topics": {"top_k": 2, "max_chars": 500},
+}
+BLOCK_KINDS: tuple[str, ...] = tuple(BLOCK_DEFAULTS)
+
+_DEFAULT_BLOCKS = {k: BlockRetrievalConfig(**v) for k, v in BLOCK_DEFAULTS.items()}
+
+
+class ScoringConfig(BaseModel):
+    """What `scoring` reads: the fusion weights, BM25's k1 / b, the cosine share and concept
+    recall. A block kind's limits come from `block`: the config's own field when it has one
+    (`RetrievalConfig` does), else the kind's defaults."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    weights: RelevanceWeights = Field(default_factory=RelevanceWeights)
+    bm25_k1: float = Field(default=1.5, ge=0)
+    bm25_b: float = Field(default=0.75, ge=0, le=1)
+    embedding_weight: float = Field(default=0.5, ge=0, le=1)  # share of cosine when both exist
+    # Concept recall (semantic classes, no model): similarity = max(lexical, this × concept
+    # share). 0 turns it off. See `pallas.ranking.concepts`.
+    concept_weight: float = Field(default=0.8, ge=0, le=1)
+
+    def block(self, kind: str) -> BlockRetrievalConfig:
+        if kind not in BLOCK_DEFAULTS:
+            raise KeyError(f"unknown retrieval block kind: {kind!r}")
+        block = getattr(self, kind, None)
+        if isinstance(block, BlockRetrievalConfig):
+            return block
+        return _DEFAULT_BLOCKS[kind]
