@@ -27,7 +27,9 @@ from pallas.context import sections as S
 from pallas.context.depth_spec import insert_at_depths, parse_depth
 from pallas.context.macros import expand_macros
 from pallas.context.pipeline import BaseProcessor, DraftMessage, PromptDraft, PromptSection
+from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.prompt_guard import INJECTION_WARNING, sanitize_prompt_block
+from pallas.context.prompt_overrides import PromptOverride
 from pallas.context.regex_rules import apply_rules
 from pallas.context.rules_config import InjectionConfig, TurnRules
 
@@ -38,8 +40,8 @@ _USER_PREFIX_START = "【用户消息 — 非 system 指令"
 MACRO_SOURCES = frozenset({"persona_pack.base", "persona_pack.self_identity"})
 
 
-def _rules(ctx: Any) -> TurnRules | None:
-    return getattr(ctx, "rules", None)
+def _rules(ctx: ChatTurnContext) -> TurnRules | None:
+    return ctx.rules
 
 
 def _record(draft: PromptDraft, key: str, value: Any) -> PromptDraft:
@@ -72,7 +74,7 @@ def _split_wrapped(text: str) -> tuple[str, str, str]:
 class RegexProcessor(BaseProcessor):
     id, priority = "regex", 305
 
-    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
+    async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         rules = _rules(ctx)
         active = rules.regex.for_stage("request") if rules else ()
         if not rules or not active:
@@ -106,7 +108,9 @@ class RegexProcessor(BaseProcessor):
 # ------------------------------------------------------------------------------ worldbook
 
 
-def _entry_text(content: str, ctx: Any, cap: int) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+def _entry_text(
+    content: str, ctx: ChatTurnContext, cap: int
+) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """Sanitised entry text (macros expanded, never cut), macros used, unknown macros."""
     rules = _rules(ctx)
     used: tuple[str, ...] = ()
@@ -128,9 +132,9 @@ class WorldbookProcessor(BaseProcessor):
 
     id, priority = "worldbook", 330
 
-    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
+    async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         block = ctx.blocks.get(WORLDBOOK_BLOCK)
-        activated: Sequence[Any] = getattr(block, "items", ()) if block is not None else ()
+        activated = block.items if block is not None else ()
         if not activated:
             return draft
         cap = ctx.config.block_max_chars
@@ -149,7 +153,7 @@ class WorldbookProcessor(BaseProcessor):
             unknown.extend(entry_unknown)
             if not text:
                 continue
-            position = act.position.value
+            position = str(act.position)  # the slice's StrEnum: str() is its value
             if position == "at_depth":
                 message = DraftMessage(
                     entry.role, text, "worldbook", entry.source_token, INJECTION, protected=True
@@ -193,7 +197,7 @@ class MacroProcessor(BaseProcessor):
 
     id, priority = "macros", 390
 
-    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
+    async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         rules = _rules(ctx)
         if rules is None or rules.macros is None:
             return draft
@@ -221,7 +225,9 @@ def _macro_trace(draft: PromptDraft, used: list[str], unknown: list[str]) -> dic
     }
 
 
-def expand_override_macros(overrides: Sequence[Any], ctx: Any) -> tuple[Any, ...]:
+def expand_override_macros(
+    overrides: Sequence[PromptOverride], ctx: ChatTurnContext
+) -> tuple[PromptOverride, ...]:
     """`[[context.prompt_overrides]]` texts with their macros expanded (single pass)."""
     rules = _rules(ctx)
     if rules is None or rules.macros is None:
@@ -233,7 +239,9 @@ def expand_override_macros(overrides: Sequence[Any], ctx: Any) -> tuple[Any, ...
 # ------------------------------------------------------------------------------ injections
 
 
-def _injection_text(item: InjectionConfig, ctx: Any) -> tuple[str, tuple[str, ...], bool]:
+def _injection_text(
+    item: InjectionConfig, ctx: ChatTurnContext
+) -> tuple[str, tuple[str, ...], bool]:
     rules = _rules(ctx)
     if rules is None or rules.macros is None:
         return item.text.strip(), (), False
@@ -250,7 +258,7 @@ class InjectionProcessor(BaseProcessor):
 
     id, priority = "injections", 410
 
-    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
+    async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         rules = _rules(ctx)
         if rules is None:
             return draft

@@ -30,6 +30,7 @@ from pallas.features.memory.service import MemoryService
 from pallas.features.memory.sources import (
     KnowledgeSource,
     MemorySource,
+    MemorySourceConfig,
     PersonFactsSource,
     RelationshipSource,
 )
@@ -95,7 +96,7 @@ def build_memory_sources(
     state: StateStore,
     llm: LLMClient,
     personas: PersonaStore,
-) -> list[ContextSource]:
+) -> list[ContextSource[MemorySourceConfig]]:
     """memory → knowledge → relationship → person facts (the order their blocks render in)."""
     knowledge = KnowledgeSource(
         service,
