@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from pallas.context.chat_prompt import ReplyShapeSpec, ToolResult, TurnPolicy
 from pallas.context.config import ContextConfig
+from pallas.context.pipeline import BaseProcessor, ContextPipeline
 from pallas.context.prompt_guard import DEFAULT_PERSONA_NAME
 from pallas.context.rules_config import TurnRules
 from pallas.core.records import SessionTurn, StoredMessage
@@ -178,3 +179,8 @@ class ChatTurnContext:
     @property
     def allow_persistent_memory(self) -> bool:
         return not self.short_social
+
+
+# The chat pipeline and its processors, over this turn context (the engine is generic).
+ChatProcessor = BaseProcessor[ChatTurnContext]
+ChatPipeline = ContextPipeline[ChatTurnContext]

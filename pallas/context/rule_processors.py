@@ -26,8 +26,8 @@ from typing import Any
 from pallas.context import sections as S
 from pallas.context.depth_spec import insert_at_depths, parse_depth
 from pallas.context.macros import expand_macros
-from pallas.context.pipeline import BaseProcessor, DraftMessage, PromptDraft, PromptSection
-from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.pipeline import DraftMessage, PromptDraft, PromptSection
+from pallas.context.processor_inputs import ChatProcessor, ChatTurnContext
 from pallas.context.prompt_guard import INJECTION_WARNING, sanitize_prompt_block
 from pallas.context.prompt_overrides import PromptOverride
 from pallas.context.regex_rules import apply_rules
@@ -71,7 +71,7 @@ def _split_wrapped(text: str) -> tuple[str, str, str]:
     return head, "\n".join(lines), tail
 
 
-class RegexProcessor(BaseProcessor):
+class RegexProcessor(ChatProcessor):
     id, priority = "regex", 305
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
@@ -121,7 +121,7 @@ def _entry_text(
     return sanitize_prompt_block(content, max_chars=max(cap, len(content) * 2)), used, unknown
 
 
-class WorldbookProcessor(BaseProcessor):
+class WorldbookProcessor(ChatProcessor):
     """Activated entries (from `ctx.blocks["worldbook"].items`) to their positions.
 
     Whole entries only: an entry that would push its position's block over the section cap
@@ -192,7 +192,7 @@ class WorldbookProcessor(BaseProcessor):
 # ------------------------------------------------------------------------------ macros
 
 
-class MacroProcessor(BaseProcessor):
+class MacroProcessor(ChatProcessor):
     """Expands `{{…}}` in the persona pack's own sections (single pass)."""
 
     id, priority = "macros", 390
@@ -249,7 +249,7 @@ def _injection_text(
     return expansion.text.strip(), expansion.used, expansion.tools_used
 
 
-class InjectionProcessor(BaseProcessor):
+class InjectionProcessor(ChatProcessor):
     """Placed prompt overrides, then the `{{tools}}` fallback.
 
     When the tool context was expanded through `{{tools}}` anywhere (persona, injections), the
@@ -316,5 +316,5 @@ def _tools_fallback(draft: PromptDraft, tools_expanded: bool) -> PromptDraft:
     return draft
 
 
-def rule_processors() -> list[BaseProcessor]:
+def rule_processors() -> list[ChatProcessor]:
     return [RegexProcessor(), WorldbookProcessor(), MacroProcessor(), InjectionProcessor()]
