@@ -17,7 +17,8 @@ from typing import Protocol
 
 from pallas.config import GroupConfig
 from pallas.context.context import ContextSource, GatherRequest, SourceContribution
-from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.pipeline import PromptDraft
+from pallas.context.processor_inputs import ChatPipeline, ChatTurnContext
 from pallas.context.turn_rules import RulesConfigView, scan_cleaner
 from pallas.core.turn import TurnInput
 from pallas.routing.config import RoutingConfig
@@ -30,13 +31,17 @@ from pallas.turn.parts.group_preload import GroupLoad
 # ------------------------------------------------------------------------------ context/
 
 
-def context_layer(
-    request: GatherRequest[GroupConfig], ctx: ChatTurnContext, rules: RulesConfigView
+async def context_layer(
+    request: GatherRequest[GroupConfig],
+    ctx: ChatTurnContext,
+    rules: RulesConfigView,
+    pipeline: ChatPipeline,
 ) -> None:
     _ = request.config.memory.shared_poolz  # type: ignore[attr-defined]
     _ = ctx.config.disabled_processorz  # type: ignore[attr-defined]
     _ = rules.context_rulez  # type: ignore[attr-defined]
     _ = scan_cleaner(request.config.memory, Path("regex"), ())  # type: ignore[arg-type]
+    await pipeline.run(PromptDraft(), request.config.context)  # type: ignore[arg-type]
 
 
 class _MisspeltView(Protocol):
