@@ -99,7 +99,7 @@ def chat_service_for(
     rng: random.Random,
     pause: Pause,
     addressing: Addressing,
-    sources: Sequence[ContextSource],
+    sources: Sequence[ContextSource[GroupConfig]],
     hooks: Sequence[AfterTurnHook],
     phrases: PhraseSource,
     turn_extras: TurnExtras,

@@ -29,6 +29,7 @@ from pallas.features.memory import (
 from pallas.features.memory_prompt import (
     KnowledgeSource,
     MemorySource,
+    MemorySourceConfig,
     PersonFactsSource,
     RelationshipSource,
 )
@@ -100,7 +101,7 @@ def build_memory_sources(
     state: StateStore,
     llm: LLMClient,
     personas: PersonaStore,
-) -> list[ContextSource]:
+) -> list[ContextSource[MemorySourceConfig]]:
     """memory → knowledge → relationship → person facts (the order their blocks render in)."""
     knowledge = KnowledgeSource(
         service,

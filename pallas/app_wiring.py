@@ -18,6 +18,7 @@ from pallas.app_memory import (
     build_memory_service,
     build_memory_sources,
 )
+from pallas.config import GroupConfig
 from pallas.context.context import ContextSource
 from pallas.core.turn import AfterTurnHook
 from pallas.features.cost import CostGuard, Limits, UsageCounters
@@ -61,9 +62,9 @@ from pallas.turn.parts.output_guard import guard_answer, protected_text
 
 def context_sources(
     learning: GroupLearningSource,
-    memory_sources: Sequence[ContextSource],
+    memory_sources: Sequence[ContextSource[GroupConfig]],
     old_topics: OldTopicsSource,
-) -> list[ContextSource]:
+) -> list[ContextSource[GroupConfig]]:
     # group_expression, behavior_ref, reply_shape
     return [
         learning,
@@ -98,7 +99,7 @@ def memory_sources_for(
     service: MemoryService | None = None,
     *,
     worldbooks: WorldbookLibrary | None = None,
-) -> list[ContextSource]:
+) -> Sequence[ContextSource[GroupConfig]]:
     """memory → knowledge → relationship → person facts over the runtime's stores."""
     settings = runtime.settings
     return build_memory_sources(

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from pallas.context.pipeline import PromptDraft, PromptSection
 from pallas.context.prompt_guard import (
@@ -135,6 +135,25 @@ class ChatPromptAssembler:
 # --- 【回复形状与输出契约】 ----------------------------------------------------------------------
 
 
+class ReplyShapeView(Protocol):
+    """A reply shape proposed outside the context layer (learning's `ReplyShapePolicy`)."""
+
+    @property
+    def max_segments(self) -> int: ...
+
+    @property
+    def recommended_segments(self) -> int: ...
+
+    @property
+    def min_chars(self) -> int: ...
+
+    @property
+    def max_chars(self) -> int: ...
+
+    @property
+    def rhythm(self) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ReplyShapeSpec:
     """Bubble-count and length constraints of this turn's reply."""
@@ -164,14 +183,14 @@ class ReplyShapeSpec:
         return cls(max_segments=2, recommended_segments=1, min_chars=8, max_chars=160)
 
     @classmethod
-    def from_policy(cls, policy: Any) -> ReplyShapeSpec:
+    def from_policy(cls, policy: ReplyShapeView) -> ReplyShapeSpec:
         """From any object with the same fields (e.g. learning's `ReplyShapePolicy`)."""
         return cls(
             max_segments=int(policy.max_segments),
             recommended_segments=int(policy.recommended_segments),
             min_chars=int(policy.min_chars),
             max_chars=int(policy.max_chars),
-            rhythm=str(getattr(policy.rhythm, "value", policy.rhythm)),
+            rhythm=str(policy.rhythm),  # learning's `Rhythm` is a StrEnum: str() is its value
         )
 
 

@@ -13,8 +13,9 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
+from pallas.context.chat_prompt import ReplyShapeView
 from pallas.context.processor_inputs import RetrievedBlock
 from pallas.core.eager import eager_gather
 from pallas.core.turn import TurnInput
@@ -22,14 +23,23 @@ from pallas.core.turn import TurnInput
 log = logging.getLogger("pallas.context")
 
 
+# The group config as one source reads it. The context layer cannot name `GroupConfig` (the
+# config layer is above it), so each source declares the Protocol of the fields it reads
+# (`ContextSource[ItsView]`); the turn passes `GatherRequest[GroupConfig]`, and mypy checks
+# that `GroupConfig` satisfies every source's view where the sources are listed.
+ConfigT = TypeVar("ConfigT", covariant=True)
+ConfigT_contra = TypeVar("ConfigT_contra", contravariant=True)
+C = TypeVar("C")
+
+
 @dataclass(frozen=True, slots=True)
-class GatherRequest:
-    """What a source may look at. `config` is the group's `GroupConfig`."""
+class GatherRequest(Generic[ConfigT]):
+    """What a source may look at. `config` is the group's config, as the source's view."""
 
     turn: TurnInput
     current_text: str
     now: float
-    config: Any
+    config: ConfigT
     persona_name: str
     allow_persistent_memory: bool
     short_social: bool
@@ -40,14 +50,17 @@ class GatherRequest:
 class SourceContribution:
     blocks: Mapping[str, RetrievedBlock] = field(default_factory=dict)
     trace: Mapping[str, Any] = field(default_factory=dict)
-    reply_shape: Any | None = None  # a ReplyShapePolicy-like object
+    reply_shape: ReplyShapeView | None = None
     feedback_blocklist: tuple[str, ...] = ()
 
 
-class ContextSource(Protocol):
-    name: str
+class ContextSource(Protocol[ConfigT_contra]):
+    """A retrieval source over the config view `ConfigT_contra` (a Protocol `GroupConfig` meets)."""
 
-    async def gather(self, request: GatherRequest) -> SourceContribution: ...
+    @property
+    def name(self) -> str: ...
+
+    async def gather(self, request: GatherRequest[ConfigT_contra]) -> SourceContribution: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +68,13 @@ class ChatContextBundle:
     blocks: Mapping[str, RetrievedBlock] = field(default_factory=dict)
     traces: Mapping[str, Any] = field(default_factory=dict)
     stage_durations_ms: Mapping[str, float] = field(default_factory=dict)
-    reply_shape: Any | None = None
+    reply_shape: ReplyShapeView | None = None
     feedback_blocklist: tuple[str, ...] = ()
     failed_sources: tuple[str, ...] = ()
 
 
 async def assemble_direct_chat_context(
-    sources: Sequence[ContextSource], request: GatherRequest
+    sources: Sequence[ContextSource[C]], request: GatherRequest[C]
 ) -> ChatContextBundle:
     # The sources run side by side (their DB reads overlap; a source served from memory costs
     # no loop round, see `eager_gather`); the results merge in source order, so the bundle is
@@ -71,7 +84,7 @@ async def assemble_direct_chat_context(
     blocks: dict[str, RetrievedBlock] = {}
     traces: dict[str, Any] = {}
     failed: list[str] = []
-    reply_shape = None
+    reply_shape: ReplyShapeView | None = None
     blocklist: list[str] = []
     for source, contribution in zip(sources, results, strict=True):
         if contribution is None:
@@ -95,7 +108,7 @@ async def assemble_direct_chat_context(
 
 
 async def _run(
-    source: ContextSource, request: GatherRequest, durations: dict[str, float]
+    source: ContextSource[C], request: GatherRequest[C], durations: dict[str, float]
 ) -> SourceContribution | None:
     """One source's contribution, None when it failed (logged)."""
     started = time.perf_counter()

@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from pallas.context.budget_report import BudgetReport
 from pallas.context.sections import section_rank
@@ -171,18 +171,25 @@ _DRAFT_FIELD_SET = frozenset(_DRAFT_FIELDS)
 _set = object.__setattr__
 
 
+# What a run's processors read. The engine does not name it (the chat processors read the
+# context layer's `ChatTurnContext`, built above this module): `ContextPipeline[Ctx]` runs only
+# `Processor[Ctx]`s, so mypy checks each processor's `ctx` reads against the pipeline's type.
+CtxT = TypeVar("CtxT")
+CtxT_contra = TypeVar("CtxT_contra", contravariant=True)
+
+
 @runtime_checkable
-class Processor(Protocol):
+class Processor(Protocol[CtxT_contra]):
     id: str
     priority: int
     core: bool
     enabled: bool  # default enabled state (config may disable optional processors)
     fixed: bool  # keeps its default slot when the order is overridden
 
-    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft: ...
+    async def process(self, draft: PromptDraft, ctx: CtxT_contra) -> PromptDraft: ...
 
 
-class BaseProcessor:
+class BaseProcessor(Generic[CtxT_contra]):
     """Convenience base: subclasses set the class attributes and implement `process`."""
 
     id: str = ""
@@ -191,7 +198,9 @@ class BaseProcessor:
     enabled: bool = True
     fixed: bool = False
 
-    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:  # pragma: no cover
+    async def process(
+        self, draft: PromptDraft, ctx: CtxT_contra
+    ) -> PromptDraft:  # pragma: no cover
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -234,17 +243,17 @@ class CoreProcessorError(RuntimeError):
 
 
 @dataclass(frozen=True, slots=True)
-class PlannedStep:
-    processor: Processor
+class PlannedStep(Generic[CtxT]):
+    processor: Processor[CtxT]
     enabled: bool
 
 
-class ContextPipeline:
+class ContextPipeline(Generic[CtxT]):
     """An ordered, configurable set of processors. Instances are immutable."""
 
     def __init__(
         self,
-        processors: Iterable[Processor],
+        processors: Iterable[Processor[CtxT]],
         *,
         order: Sequence[str] = (),
         disabled: Iterable[str] = (),
@@ -259,11 +268,11 @@ class ContextPipeline:
         self._plan, self._warnings = self._make_plan()
 
     @property
-    def processors(self) -> tuple[Processor, ...]:
+    def processors(self) -> tuple[Processor[CtxT], ...]:
         return self._processors
 
     @property
-    def plan(self) -> tuple[PlannedStep, ...]:
+    def plan(self) -> tuple[PlannedStep[CtxT], ...]:
         return self._plan
 
     @property
@@ -276,15 +285,15 @@ class ContextPipeline:
 
     def configure(
         self, *, order: Sequence[str] = (), disabled: Iterable[str] = ()
-    ) -> ContextPipeline:
+    ) -> ContextPipeline[CtxT]:
         """A copy with a per-group order override and disabled set."""
         return ContextPipeline(self._processors, order=order, disabled=disabled)
 
-    def reset(self) -> ContextPipeline:
+    def reset(self) -> ContextPipeline[CtxT]:
         """A copy with the default order and default enabled states."""
         return ContextPipeline(self._processors)
 
-    def _make_plan(self) -> tuple[tuple[PlannedStep, ...], tuple[str, ...]]:
+    def _make_plan(self) -> tuple[tuple[PlannedStep[CtxT], ...], tuple[str, ...]]:
         warnings: list[str] = []
         default = sorted(self._processors, key=lambda p: p.priority)  # stable for ties
         by_id = {p.id: p for p in default}
@@ -300,7 +309,7 @@ class ContextPipeline:
         ordered = list(default)
         for slot, pid in zip(slots, movable, strict=True):
             ordered[slot] = by_id[pid]
-        plan: list[PlannedStep] = []
+        plan: list[PlannedStep[CtxT]] = []
         for proc in ordered:
             enabled = bool(proc.enabled) and proc.id not in self._disabled
             if proc.core and not enabled:
@@ -309,7 +318,7 @@ class ContextPipeline:
             plan.append(PlannedStep(proc, enabled))
         return tuple(plan), tuple(warnings)
 
-    async def run(self, draft: PromptDraft, ctx: Any) -> PipelineResult:
+    async def run(self, draft: PromptDraft, ctx: CtxT) -> PipelineResult:
         steps: list[StepTrace] = []
         for step in self._plan:
             proc = step.processor

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pallas.context.config import ContextConfig
-from pallas.context.pipeline import BaseProcessor, ContextPipeline
+from pallas.context.processor_inputs import ChatPipeline, ChatProcessor
 from pallas.context.processors import build_context_pipeline
 from pallas.core.token_pieces import PieceTokenCounter
 
@@ -24,13 +24,13 @@ class ChatPipelines:
     slices' processors (`features`, stateless like the context's own)."""
 
     def __init__(
-        self, features: Sequence[BaseProcessor], tokens: PieceTokenCounter | None = None
+        self, features: Sequence[ChatProcessor], tokens: PieceTokenCounter | None = None
     ) -> None:
         self.features = tuple(features)
         self.tokens = PieceTokenCounter() if tokens is None else tokens
-        self._pipelines: dict[tuple[tuple[str, ...], tuple[str, ...]], ContextPipeline] = {}
+        self._pipelines: dict[tuple[tuple[str, ...], tuple[str, ...]], ChatPipeline] = {}
 
-    def for_config(self, config: ContextConfig) -> ContextPipeline:
+    def for_config(self, config: ContextConfig) -> ChatPipeline:
         key = (tuple(config.processor_order), tuple(config.disabled_processors))
         pipeline = self._pipelines.get(key)
         if pipeline is None:

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from pallas.context.chat_prompt import ReplyShapeSpec, ToolResult, TurnPolicy
 from pallas.context.config import ContextConfig
+from pallas.context.pipeline import BaseProcessor, ContextPipeline
 from pallas.context.prompt_guard import DEFAULT_PERSONA_NAME
 from pallas.context.rules_config import TurnRules
 from pallas.core.records import SessionTurn, StoredMessage
@@ -73,6 +74,38 @@ class AttachmentItem(Protocol):
     def to_trace(self) -> dict[str, Any]: ...
 
 
+class PlacedEntryText(Protocol):
+    """The text of one activated worldbook entry (the worldbook slice's `WorldbookEntry`)."""
+
+    @property
+    def content(self) -> str: ...
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def depth(self) -> int: ...
+
+    @property
+    def source_token(self) -> str: ...
+
+
+class PlacedEntry(Protocol):
+    """An activated entry the worldbook processor places (the slice's `ActivatedEntry`)."""
+
+    @property
+    def entry(self) -> PlacedEntryText: ...
+
+    @property
+    def position(self) -> str: ...  # "before_persona" | "after_persona" | "at_depth"
+
+    @property
+    def key_id(self) -> str: ...
+
+    @property
+    def reason(self) -> str: ...  # "constant" | "key" | "sticky"
+
+
 @dataclass(frozen=True, slots=True)
 class RetrievedBlock:
     """A pre-rendered block from a retrieval source (memory, knowledge, style learning, …)."""
@@ -82,7 +115,7 @@ class RetrievedBlock:
     memory_ids: tuple[str, ...] = ()
     source_tokens: tuple[str, ...] = ()
     headers: tuple[str, ...] = ()  # headers the renderer emitted; inferred when empty
-    items: tuple[Any, ...] = ()  # structured results a processor places (worldbook entries)
+    items: tuple[PlacedEntry, ...] = ()  # results a processor places (worldbook entries)
 
 
 def _frozen(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -146,3 +179,8 @@ class ChatTurnContext:
     @property
     def allow_persistent_memory(self) -> bool:
         return not self.short_social
+
+
+# The chat pipeline and its processors, over this turn context (the engine is generic).
+ChatProcessor = BaseProcessor[ChatTurnContext]
+ChatPipeline = ContextPipeline[ChatTurnContext]

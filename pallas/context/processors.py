@@ -42,13 +42,11 @@ from pallas.context.group_timeline import (
 from pallas.context.image_budget import image_budget
 from pallas.context.pipeline import (
     TIMELINE_IMAGES,
-    BaseProcessor,
-    ContextPipeline,
     DraftMessage,
     PromptDraft,
     PromptSection,
 )
-from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.processor_inputs import ChatPipeline, ChatProcessor, ChatTurnContext
 from pallas.context.prompt_guard import PROMPT_INJECTION_GUARD, find_headers
 from pallas.context.prompt_overrides import apply_prompt_overrides, load_chat_prompt_overrides
 from pallas.context.rule_processors import INJECTION, expand_override_macros, rule_processors
@@ -68,7 +66,7 @@ def _section(section_id: str, text: str, source: str, **kw: Any) -> PromptSectio
     return PromptSection(section_id, text, source=source, **kw)
 
 
-class GuardProcessor(BaseProcessor):
+class GuardProcessor(ChatProcessor):
     id, priority, core = S.GUARD, 100, True
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
@@ -77,7 +75,7 @@ class GuardProcessor(BaseProcessor):
         )
 
 
-class PersonaProcessor(BaseProcessor):
+class PersonaProcessor(ChatProcessor):
     id, priority, core = S.PERSONA, 110, True
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
@@ -89,7 +87,7 @@ class PersonaProcessor(BaseProcessor):
         )
 
 
-class SelfIdentityProcessor(BaseProcessor):
+class SelfIdentityProcessor(ChatProcessor):
     id, priority = S.SELF_IDENTITY, 120
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
@@ -108,7 +106,7 @@ class SelfIdentityProcessor(BaseProcessor):
         )
 
 
-class RetrievedBlockProcessor(BaseProcessor):
+class RetrievedBlockProcessor(ChatProcessor):
     """Puts `ctx.blocks[section_id]` into its slot; nothing when absent or not allowed."""
 
     def __init__(self, section_id: str, priority: int) -> None:
@@ -133,7 +131,7 @@ class RetrievedBlockProcessor(BaseProcessor):
         )
 
 
-class GroupTimelineProcessor(BaseProcessor):
+class GroupTimelineProcessor(ChatProcessor):
     id, priority = S.GROUP_TIMELINE, 200
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
@@ -175,7 +173,7 @@ class GroupTimelineProcessor(BaseProcessor):
         )
 
 
-class ReplyShapeProcessor(BaseProcessor):
+class ReplyShapeProcessor(ChatProcessor):
     id, priority, core = S.REPLY_SHAPE, 210, True
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
@@ -188,7 +186,7 @@ class ReplyShapeProcessor(BaseProcessor):
         return draft.put_section(_section(S.REPLY_SHAPE, text, "reply_shape", protected=True))
 
 
-class TurnPolicyProcessor(BaseProcessor):
+class TurnPolicyProcessor(ChatProcessor):
     id, priority = S.TURN_POLICY, 220
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
@@ -196,7 +194,7 @@ class TurnPolicyProcessor(BaseProcessor):
         return draft.put_section(_section(S.TURN_POLICY, text, "turn_policy")) if text else draft
 
 
-class CurrentTimeProcessor(BaseProcessor):
+class CurrentTimeProcessor(ChatProcessor):
     id, priority = S.CURRENT_TIME, 230
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
@@ -205,7 +203,7 @@ class CurrentTimeProcessor(BaseProcessor):
         )
 
 
-class ToolContextProcessor(BaseProcessor):
+class ToolContextProcessor(ChatProcessor):
     id, priority = S.TOOL_CONTEXT, 240
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
@@ -218,7 +216,7 @@ class ToolContextProcessor(BaseProcessor):
         )
 
 
-class SessionMessagesProcessor(BaseProcessor):
+class SessionMessagesProcessor(ChatProcessor):
     id, priority, core = "session_messages", 300, True
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
@@ -249,7 +247,7 @@ class SessionMessagesProcessor(BaseProcessor):
         )
 
 
-class TimelineImagesProcessor(BaseProcessor):
+class TimelineImagesProcessor(ChatProcessor):
     """Recent timeline images as one user message before the current one (vision models)."""
 
     id, priority = "timeline_images", 350
@@ -269,7 +267,7 @@ class TimelineImagesProcessor(BaseProcessor):
         return draft.insert_before_current(message)
 
 
-class PromptOverridesProcessor(BaseProcessor):
+class PromptOverridesProcessor(ChatProcessor):
     id, priority = "prompt_overrides", 400
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
@@ -284,7 +282,7 @@ class PromptOverridesProcessor(BaseProcessor):
         return out.with_meta(prompt_overrides=applied)
 
 
-class BudgetProcessor(BaseProcessor):
+class BudgetProcessor(ChatProcessor):
     id, priority, core, fixed = "budget", 600, True, True
 
     def __init__(self, token_counter: PieceTokenCounter | None = None) -> None:
@@ -304,7 +302,7 @@ class BudgetProcessor(BaseProcessor):
         return result.draft
 
 
-class FormatterProcessor(BaseProcessor):
+class FormatterProcessor(ChatProcessor):
     id, priority, fixed = "formatter", 800, True
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
@@ -319,7 +317,7 @@ class FormatterProcessor(BaseProcessor):
         return draft.with_request(format_messages(raw, cfg.formatter, pinned=pinned))
 
 
-def default_processors(token_counter: PieceTokenCounter | None = None) -> list[BaseProcessor]:
+def default_processors(token_counter: PieceTokenCounter | None = None) -> list[ChatProcessor]:
     retrieved = [
         (S.GROUP_EXPRESSION, 130),
         (S.BEHAVIOR_REFERENCE, 140),
@@ -350,15 +348,15 @@ def default_processors(token_counter: PieceTokenCounter | None = None) -> list[B
 
 def build_context_pipeline(
     config: ContextConfig | None = None,
-    extra: Sequence[BaseProcessor] = (),
+    extra: Sequence[ChatProcessor] = (),
     *,
     token_counter: PieceTokenCounter | None = None,
-) -> ContextPipeline:
+) -> ChatPipeline:
     """The context's processors plus `extra` (the feature slices' and plugin processors) with
     the group's order / disabled set; `token_counter` is the budget's (the reply path keeps
     one across turns). The chat pipeline the bot runs is `pallas.turn.parts.chat_pipeline`'s."""
     cfg = config or ContextConfig()
-    return ContextPipeline(
+    return ChatPipeline(
         [*default_processors(token_counter), *extra],
         order=cfg.processor_order,
         disabled=cfg.disabled_processors,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -64,15 +64,24 @@ class AppliedOverride:
     outcome: str  # "replaced" | "appended" | "created" | "disabled" | "absent" | "refused"
 
 
+class OverridesView(Protocol):
+    """Where the overrides are configured (`ContextConfig`, which imports this module)."""
+
+    @property
+    def prompt_overrides(self) -> Sequence[PromptOverrideConfig]: ...
+
+
 def load_chat_prompt_overrides(
-    bot_id: int, group_id: int, config: Any
+    bot_id: int, group_id: int, config: OverridesView | Sequence[PromptOverrideConfig]
 ) -> tuple[PromptOverride, ...]:
     """Overrides that apply to `bot_id` in `group_id`.
 
     `config` is a `ContextConfig` (its `prompt_overrides`) or a sequence of
     `PromptOverrideConfig`.
     """
-    items: Iterable[PromptOverrideConfig] = getattr(config, "prompt_overrides", config) or ()
+    items: Iterable[PromptOverrideConfig] = (
+        config if isinstance(config, Sequence) else config.prompt_overrides
+    )
     out: list[PromptOverride] = []
     for item in items:
         if item.bot_ids and bot_id not in item.bot_ids:

@@ -8,8 +8,8 @@ from typing import Any
 
 from pallas.context.budget_report import BudgetReport
 from pallas.context.chat_prompt import ChatPromptAssembler, draft_request
-from pallas.context.pipeline import ContextPipeline, PromptDraft, StepTrace
-from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.pipeline import PromptDraft, StepTrace
+from pallas.context.processor_inputs import ChatPipeline, ChatTurnContext
 
 
 def request_messages(draft: PromptDraft, *, block_max_chars: int = 4000) -> list[dict[str, Any]]:
@@ -46,7 +46,7 @@ class ChatRequest:
         return self.draft.budget_report
 
 
-async def assemble_chat_request(ctx: ChatTurnContext, pipeline: ContextPipeline) -> ChatRequest:
+async def assemble_chat_request(ctx: ChatTurnContext, pipeline: ChatPipeline) -> ChatRequest:
     """Run the pipeline over an empty draft. Raises `CoreProcessorError` (abort the turn).
 
     The pipeline is the caller's: the chat pipeline with the feature slices' processors is

@@ -26,8 +26,10 @@ from typing import Any
 from pallas.context import sections as S
 from pallas.context.depth_spec import insert_at_depths, parse_depth
 from pallas.context.macros import expand_macros
-from pallas.context.pipeline import BaseProcessor, DraftMessage, PromptDraft, PromptSection
+from pallas.context.pipeline import DraftMessage, PromptDraft, PromptSection
+from pallas.context.processor_inputs import ChatProcessor, ChatTurnContext
 from pallas.context.prompt_guard import INJECTION_WARNING, sanitize_prompt_block
+from pallas.context.prompt_overrides import PromptOverride
 from pallas.context.regex_rules import apply_rules
 from pallas.context.rules_config import InjectionConfig, TurnRules
 
@@ -38,8 +40,8 @@ _USER_PREFIX_START = "【用户消息 — 非 system 指令"
 MACRO_SOURCES = frozenset({"persona_pack.base", "persona_pack.self_identity"})
 
 
-def _rules(ctx: Any) -> TurnRules | None:
-    return getattr(ctx, "rules", None)
+def _rules(ctx: ChatTurnContext) -> TurnRules | None:
+    return ctx.rules
 
 
 def _record(draft: PromptDraft, key: str, value: Any) -> PromptDraft:
@@ -69,10 +71,10 @@ def _split_wrapped(text: str) -> tuple[str, str, str]:
     return head, "\n".join(lines), tail
 
 
-class RegexProcessor(BaseProcessor):
+class RegexProcessor(ChatProcessor):
     id, priority = "regex", 305
 
-    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
+    async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         rules = _rules(ctx)
         active = rules.regex.for_stage("request") if rules else ()
         if not rules or not active:
@@ -106,7 +108,9 @@ class RegexProcessor(BaseProcessor):
 # ------------------------------------------------------------------------------ worldbook
 
 
-def _entry_text(content: str, ctx: Any, cap: int) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+def _entry_text(
+    content: str, ctx: ChatTurnContext, cap: int
+) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """Sanitised entry text (macros expanded, never cut), macros used, unknown macros."""
     rules = _rules(ctx)
     used: tuple[str, ...] = ()
@@ -117,7 +121,7 @@ def _entry_text(content: str, ctx: Any, cap: int) -> tuple[str, tuple[str, ...],
     return sanitize_prompt_block(content, max_chars=max(cap, len(content) * 2)), used, unknown
 
 
-class WorldbookProcessor(BaseProcessor):
+class WorldbookProcessor(ChatProcessor):
     """Activated entries (from `ctx.blocks["worldbook"].items`) to their positions.
 
     Whole entries only: an entry that would push its position's block over the section cap
@@ -128,9 +132,9 @@ class WorldbookProcessor(BaseProcessor):
 
     id, priority = "worldbook", 330
 
-    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
+    async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         block = ctx.blocks.get(WORLDBOOK_BLOCK)
-        activated: Sequence[Any] = getattr(block, "items", ()) if block is not None else ()
+        activated = block.items if block is not None else ()
         if not activated:
             return draft
         cap = ctx.config.block_max_chars
@@ -149,7 +153,7 @@ class WorldbookProcessor(BaseProcessor):
             unknown.extend(entry_unknown)
             if not text:
                 continue
-            position = act.position.value
+            position = str(act.position)  # the slice's StrEnum: str() is its value
             if position == "at_depth":
                 message = DraftMessage(
                     entry.role, text, "worldbook", entry.source_token, INJECTION, protected=True
@@ -188,12 +192,12 @@ class WorldbookProcessor(BaseProcessor):
 # ------------------------------------------------------------------------------ macros
 
 
-class MacroProcessor(BaseProcessor):
+class MacroProcessor(ChatProcessor):
     """Expands `{{…}}` in the persona pack's own sections (single pass)."""
 
     id, priority = "macros", 390
 
-    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
+    async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         rules = _rules(ctx)
         if rules is None or rules.macros is None:
             return draft
@@ -221,7 +225,9 @@ def _macro_trace(draft: PromptDraft, used: list[str], unknown: list[str]) -> dic
     }
 
 
-def expand_override_macros(overrides: Sequence[Any], ctx: Any) -> tuple[Any, ...]:
+def expand_override_macros(
+    overrides: Sequence[PromptOverride], ctx: ChatTurnContext
+) -> tuple[PromptOverride, ...]:
     """`[[context.prompt_overrides]]` texts with their macros expanded (single pass)."""
     rules = _rules(ctx)
     if rules is None or rules.macros is None:
@@ -233,7 +239,9 @@ def expand_override_macros(overrides: Sequence[Any], ctx: Any) -> tuple[Any, ...
 # ------------------------------------------------------------------------------ injections
 
 
-def _injection_text(item: InjectionConfig, ctx: Any) -> tuple[str, tuple[str, ...], bool]:
+def _injection_text(
+    item: InjectionConfig, ctx: ChatTurnContext
+) -> tuple[str, tuple[str, ...], bool]:
     rules = _rules(ctx)
     if rules is None or rules.macros is None:
         return item.text.strip(), (), False
@@ -241,7 +249,7 @@ def _injection_text(item: InjectionConfig, ctx: Any) -> tuple[str, tuple[str, ..
     return expansion.text.strip(), expansion.used, expansion.tools_used
 
 
-class InjectionProcessor(BaseProcessor):
+class InjectionProcessor(ChatProcessor):
     """Placed prompt overrides, then the `{{tools}}` fallback.
 
     When the tool context was expanded through `{{tools}}` anywhere (persona, injections), the
@@ -250,7 +258,7 @@ class InjectionProcessor(BaseProcessor):
 
     id, priority = "injections", 410
 
-    async def process(self, draft: PromptDraft, ctx: Any) -> PromptDraft:
+    async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:
         rules = _rules(ctx)
         if rules is None:
             return draft
@@ -308,5 +316,5 @@ def _tools_fallback(draft: PromptDraft, tools_expanded: bool) -> PromptDraft:
     return draft
 
 
-def rule_processors() -> list[BaseProcessor]:
+def rule_processors() -> list[ChatProcessor]:
     return [RegexProcessor(), WorldbookProcessor(), MacroProcessor(), InjectionProcessor()]

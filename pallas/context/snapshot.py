@@ -36,7 +36,7 @@ class TurnSnapshot:
     vision: JsonDict | None = None
     usage: JsonDict | None = None
     response: str | None = None
-    output_regex: Any = None
+    output_regex: list[JsonDict] | None = None  # output-stage regex hits
     bubbles: list[str] | None = None
     parse: JsonDict | None = None
     sent_message_ids: list[int] | None = None

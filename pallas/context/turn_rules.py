@@ -7,15 +7,37 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pallas.context.chat_prompt import ToolResult, render_tool_context
-from pallas.context.regex_rules import apply_rules, build_rule_set
-from pallas.context.rules_config import TurnRules, build_turn_rules, regex_library
+from pallas.context.regex_rules import RegexRuleConfig, apply_rules, build_rule_set
+from pallas.context.rules_config import (
+    ContextRulesConfig,
+    TurnRules,
+    build_turn_rules,
+    regex_library,
+)
 from pallas.core.records import StoredMessage
 from pallas.core.turn import TurnInput
 
 log = logging.getLogger("pallas.context.rules")
+
+
+class RulesConfigView(Protocol):
+    """The group config as the rules read it (`GroupConfig` is one; the config layer is above)."""
+
+    @property
+    def context_rules(self) -> ContextRulesConfig: ...
+
+
+class PersonaRulesView(Protocol):
+    """The persona pack as the rules read it (the persona slice's `PersonaPack`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def regex(self) -> Sequence[RegexRuleConfig]: ...
 
 
 def idle_seconds(turn: TurnInput, timeline: Sequence[StoredMessage]) -> float | None:
@@ -33,8 +55,8 @@ def tools_text(results: Sequence[ToolResult], rules: Sequence[str] = ()) -> str:
 def rules_for_turn(
     turn: TurnInput,
     *,
-    config: Any,  # GroupConfig
-    persona: Any,  # PersonaPack
+    config: RulesConfigView,
+    persona: PersonaRulesView,
     timeline: Sequence[StoredMessage],
     tool_results: Sequence[ToolResult],
     tool_rules: Sequence[str],
@@ -73,7 +95,9 @@ def apply_output_rules(text: str, rules: TurnRules | None) -> tuple[str, list[di
 ScanCleaner = Callable[[str, str, int], str]  # (text, role, depth) -> cleaned text
 
 
-def scan_cleaner(config: Any, regex_dir: Path, persona_rules: Sequence[Any]) -> ScanCleaner | None:
+def scan_cleaner(
+    config: RulesConfigView, regex_dir: Path, persona_rules: Sequence[RegexRuleConfig]
+) -> ScanCleaner | None:
     """The request-stage rules as a function over scanned texts (worldbook keys match the
     cleaned text, as with the default order regex → worldbook). None: no rules."""
     rules_config = config.context_rules

@@ -20,6 +20,7 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Callable
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,11 @@ class RefusedFrames:
     """Counts refusals by kind and keeps the refused frames in a rotating JSONL file."""
 
     def __init__(
-        self, folder: Path | None, *, counts: Counter[str] | None = None, clock: Any = time.time
+        self,
+        folder: Path | None,
+        *,
+        counts: Counter[str] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.counts: Counter[str] = counts if counts is not None else Counter()
         self._clock = clock

@@ -182,5 +182,5 @@ class PhraseSource(Protocol):
     """Where the PASS exit finds a group's own short expressions (group learning)."""
 
     async def low_engagement_phrases(
-        self, bot_id: int, group_id: int, *, now: float, config: Any
+        self, bot_id: int, group_id: int, *, now: float, config: GroupConfig
     ) -> tuple[str, ...]: ...

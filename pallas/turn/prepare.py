@@ -89,7 +89,7 @@ class PrepareStep:
     config_dir: Path  # regex / worldbook rule files
     rng: random.Random
     tools: ToolRegistry
-    sources: Sequence[ContextSource] = ()
+    sources: Sequence[ContextSource[GroupConfig]] = ()
     nicknames: tuple[str, ...] = ()  # the bot's first nickname names it in the prompt
     # the deployment's accounts in a group (`parts.accounts.DeploymentBots`): "别的牛" lines
     deployment_bots: Callable[[int], Collection[int]] = no_other_bots
@@ -241,7 +241,7 @@ class PrepareStep:
         )
 
 
-def _gather_request(reply: ReplyTurn, current_text: str, now: float) -> GatherRequest:
+def _gather_request(reply: ReplyTurn, current_text: str, now: float) -> GatherRequest[GroupConfig]:
     route, decision = reply.route, reply.route.decision
     return GatherRequest(
         turn=reply.turn,

@@ -9,6 +9,7 @@ the current message of the prompt.
 from pallas.features.attachments.config import AttachmentConfig
 from pallas.features.attachments.files import (
     AttachmentText,
+    FileRef,
     audio_fetcher,
     decode_text,
     fetch_text,
@@ -24,6 +25,7 @@ __all__ = [
     "AttachmentConfig",
     "AttachmentProcessor",
     "AttachmentText",
+    "FileRef",
     "audio_fetcher",
     "decode_text",
     "fetch_text",

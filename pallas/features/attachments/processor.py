@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pallas.context.pipeline import BaseProcessor, DraftMessage, PromptDraft
-from pallas.context.processor_inputs import AttachmentItem, ChatTurnContext
+from pallas.context.pipeline import DraftMessage, PromptDraft
+from pallas.context.processor_inputs import AttachmentItem, ChatProcessor, ChatTurnContext
 from pallas.context.prompt_guard import sanitize_inline, sanitize_prompt_block
 from pallas.core.cq import SEGMENT_PLACEHOLDERS
 
@@ -40,7 +40,7 @@ def attachment_block(items: Sequence[AttachmentItem], max_chars: int) -> str:
     return "\n".join(render_attachment(i, max_chars) for i in items)
 
 
-class AttachmentProcessor(BaseProcessor):
+class AttachmentProcessor(ChatProcessor):
     id, priority = "attachments", 310
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.prompt_guard import cap_text, neutralise_member_tags, sanitize_inline
 from pallas.features.kb.config import KnowledgePlaceholderConfig
 from pallas.features.kb.placeholders import KbPlaceholder, decide_activation, parse_placeholder
@@ -30,7 +31,7 @@ from pallas.features.memory import (
 
 log = logging.getLogger("pallas.kb")
 
-MacroExpander = Callable[[str, Any], str]
+MacroExpander = Callable[[str, ChatTurnContext], str]  # (value, the turn) -> expanded
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,15 +18,15 @@ from dataclasses import replace
 from typing import Any
 
 from pallas.context.authorship import is_admin_message, is_admin_text
-from pallas.context.pipeline import BaseProcessor, PromptDraft
-from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.pipeline import PromptDraft
+from pallas.context.processor_inputs import ChatProcessor, ChatTurnContext
 from pallas.features.kb.lookup import MacroExpander
 from pallas.features.kb.placeholders import PLACEHOLDER_RE
 
 _KB_HEADER = re.compile(r"^(?:kb|knowledge)(?:::|$)", re.IGNORECASE)
 
 
-class KnowledgePlaceholderProcessor(BaseProcessor):
+class KnowledgePlaceholderProcessor(ChatProcessor):
     id, priority = "kb_placeholders", 450
 
     def __init__(self, expand_macros: MacroExpander | None = None) -> None:

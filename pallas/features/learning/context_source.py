@@ -21,7 +21,7 @@ text signals). Questions, requests and longer statements get the non-casual boun
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -152,9 +152,12 @@ def learning_contribution(
     )
 
 
-def _learning_config(config: Any) -> LearningConfig:
-    learning = getattr(config, "learning", None)
-    return learning if isinstance(learning, LearningConfig) else LearningConfig()
+class LearningConfigView(Protocol):
+    """The group config as this slice reads it (`GroupConfig` is one; the config layer is
+    above the features, so the slice names the one field it reads)."""
+
+    @property
+    def learning(self) -> LearningConfig: ...
 
 
 class GroupLearningSource:
@@ -184,13 +187,13 @@ class GroupLearningSource:
         return pool
 
     async def low_engagement_phrases(
-        self, bot_id: int, group_id: int, *, now: float, config: Any
+        self, bot_id: int, group_id: int, *, now: float, config: LearningConfigView
     ) -> tuple[str, ...]:
         """The group's own short, repeatedly used replies for the PASS phrase pool, minus
         anything that drew negative feedback. Cached per data generation and feedback state."""
         if group_id == 0:
             return ()
-        learning = _learning_config(config)
+        learning = config.learning
         if not learning.inject_enabled:
             return ()
         data = await self._cache.get(
@@ -219,9 +222,11 @@ class GroupLearningSource:
             self._phrases.pop(next(iter(self._phrases)))
         return phrases
 
-    async def prewarm(self, bot_id: int, group_id: int, config: Any, now: float) -> None:
+    async def prewarm(
+        self, bot_id: int, group_id: int, config: LearningConfigView, now: float
+    ) -> None:
         """The group's learning data, as the next turn reads it (`GroupPreload`)."""
-        learning = _learning_config(config)
+        learning = config.learning
         await self._cache.get(
             bot_id,
             group_id,
@@ -231,11 +236,11 @@ class GroupLearningSource:
             collector=learning.collector_bot_id,
         )
 
-    async def gather(self, request: GatherRequest) -> SourceContribution:
+    async def gather(self, request: GatherRequest[LearningConfigView]) -> SourceContribution:
         turn = request.turn
         if turn.group_id == 0:
             return SourceContribution(trace={"skipped": "private_chat"})
-        config = _learning_config(request.config)
+        config = request.config.learning
         data = await self._cache.get(
             turn.bot_id,
             turn.group_id,

@@ -16,6 +16,7 @@ from pallas.features.memory_prompt.recall import (
 from pallas.features.memory_prompt.sources import (
     KnowledgeSource,
     MemorySource,
+    MemorySourceConfig,
     PersonFactsSource,
     RelationshipSource,
 )
@@ -25,6 +26,7 @@ __all__ = [
     "RECALL_MAX_ITEMS",
     "KnowledgeSource",
     "MemorySource",
+    "MemorySourceConfig",
     "PersonFactsSource",
     "RelationshipSource",
     "answer_question",

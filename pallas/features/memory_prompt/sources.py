@@ -18,12 +18,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pallas.context import sections as S
+from pallas.context.config import ContextConfig
 from pallas.context.context import GatherRequest, SourceContribution
 from pallas.context.processor_inputs import RetrievedBlock
 from pallas.context.rule_processors import WORLDBOOK_BLOCK
+from pallas.context.rules_config import ContextRulesConfig
 from pallas.context.turn_rules import ScanCleaner, scan_cleaner
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.state import StateStore
@@ -47,7 +49,14 @@ from pallas.features.memory_prompt.profile import (
     profile_block,
 )
 from pallas.features.memory_prompt.render import KindBlock, build_block
-from pallas.features.worldbook import WorldbookLibrary, WorldbookTurn, activate_for_turn
+from pallas.features.persona import PersonaStore
+from pallas.features.worldbook import (
+    WorldbookConfig,
+    WorldbookLibrary,
+    WorldbookTurn,
+    activate_for_turn,
+)
+from pallas.providers.models import ModelProfile
 
 log = logging.getLogger("pallas.memory")
 
@@ -55,13 +64,50 @@ SKIPPED_SHORT_SOCIAL = "skipped_short_social_turn"
 GROUP_FACT_ROWS = 200  # a private chat looks this far for the groups the user taught facts in
 
 
-def turn_scopes(request: GatherRequest) -> frozenset[str]:
+class PrivateChatView(Protocol):
+    """`[private]` as the person-facts source reads it."""
+
+    @property
+    def use_group_facts(self) -> bool: ...
+
+
+class MemorySourceConfig(Protocol):
+    """The group config as these sources read it (`GroupConfig` is one: the config layer is
+    above the features, so the sources name the fields, and mypy checks `GroupConfig` has
+    them where the sources are listed as `ContextSource[GroupConfig]`)."""
+
+    @property
+    def memory(self) -> RetrievalConfig: ...
+
+    @property
+    def context(self) -> ContextConfig: ...
+
+    @property
+    def context_rules(self) -> ContextRulesConfig: ...
+
+    @property
+    def models(self) -> dict[str, ModelProfile]: ...
+
+    @property
+    def private(self) -> PrivateChatView: ...
+
+    @property
+    def worldbook(self) -> WorldbookConfig: ...
+
+    @property
+    def persona(self) -> str: ...
+
+
+Request = GatherRequest[MemorySourceConfig]
+
+
+def turn_scopes(request: Request) -> frozenset[str]:
     turn = request.turn
     pools = request.config.memory.shared_pools
     return readable_scopes(turn.bot_id, turn.group_id, pools, user_id=turn.user_id)
 
 
-def _skip(request: GatherRequest, processor: str) -> SourceContribution | None:
+def _skip(request: Request, processor: str) -> SourceContribution | None:
     if processor in request.config.context.disabled_processors:
         # its section is switched off: nothing is retrieved, shown as chosen, or counted as used
         return SourceContribution(trace={"skipped": "processor_disabled"})
@@ -73,7 +119,7 @@ def _skip(request: GatherRequest, processor: str) -> SourceContribution | None:
 
 async def _retrieve(
     service: MemoryService,
-    request: GatherRequest,
+    request: Request,
     kind: str,
     scopes: frozenset[str],
     *,
@@ -100,7 +146,7 @@ class MemorySource:
     def __init__(self, service: MemoryService) -> None:
         self.service = service
 
-    async def gather(self, request: GatherRequest) -> SourceContribution:
+    async def gather(self, request: Request) -> SourceContribution:
         if (skipped := _skip(request, self.name)) is not None:
             return skipped
         scopes = turn_scopes(request)
@@ -122,7 +168,7 @@ class _PersonalSource:
     def __init__(self, service: MemoryService) -> None:
         self.service = service
 
-    async def gather(self, request: GatherRequest) -> SourceContribution:
+    async def gather(self, request: Request) -> SourceContribution:
         turn = request.turn
         if turn.user_id <= 0 or turn.user_id == turn.bot_id:
             return SourceContribution(trace={"skipped": "not_a_member_turn"})
@@ -140,14 +186,14 @@ class _PersonalSource:
         trace.update(extra)
         return SourceContribution(blocks={self.section: block} if block else {}, trace=trace)
 
-    async def _scopes(self, request: GatherRequest) -> frozenset[str]:
+    async def _scopes(self, request: Request) -> frozenset[str]:
         return turn_scopes(request)
 
     def _retrieval(self, memory: RetrievalConfig) -> tuple[RetrievalConfig, int]:
         return memory, memory.personal_fallback_k
 
     async def _block(
-        self, items: tuple[MemoryItem, ...], request: GatherRequest, scopes: frozenset[str]
+        self, items: tuple[MemoryItem, ...], request: Request, scopes: frozenset[str]
     ) -> tuple[RetrievedBlock | None, dict[str, Any]]:
         return build_block([KindBlock(self.kind, items)], source=self.name), {}
 
@@ -184,7 +230,7 @@ class PersonFactsSource(_PersonalSource):
         return cached[1], profile.max_facts
 
     async def _block(
-        self, items: tuple[MemoryItem, ...], request: GatherRequest, scopes: frozenset[str]
+        self, items: tuple[MemoryItem, ...], request: Request, scopes: frozenset[str]
     ) -> tuple[RetrievedBlock | None, dict[str, Any]]:
         memory = request.config.memory
         if not memory.profile.enabled:
@@ -197,7 +243,7 @@ class PersonFactsSource(_PersonalSource):
                              "made_by": made}}  # fmt: skip
         return profile_block(profile, source=self.name), trace
 
-    async def _consolidated(self, request: GatherRequest, scopes: frozenset[str]) -> Profile | None:
+    async def _consolidated(self, request: Request, scopes: frozenset[str]) -> Profile | None:
         """The member's consolidated profile when it stands for exactly their live facts
         (all in one scope): no fact changed since the model consolidated them."""
         profiles, subject = self.service.profiles, request.turn.user_id
@@ -210,7 +256,7 @@ class PersonFactsSource(_PersonalSource):
         stored = await profiles.get(next(iter(live_scopes)), subject, gen=gen)
         return consolidated_profile(stored, live, max_chars=request.config.memory.profile.max_chars)
 
-    async def _scopes(self, request: GatherRequest) -> frozenset[str]:
+    async def _scopes(self, request: Request) -> frozenset[str]:
         """A group reads its own scope; a private chat reads the private scope plus, with
         `[private] use_group_facts`, the groups where this user taught the bot about
         themselves (their own rows only: retrieval selects by their user id)."""
@@ -244,9 +290,9 @@ class KnowledgeSource:
         *,
         messages: MessageRepository,
         state: StateStore,
-        context_tokens: Callable[[Any], int],
+        context_tokens: Callable[[MemorySourceConfig], int],
         regex_dir: Path | None = None,
-        personas: Any = None,  # PersonaStore: the persona pack's regex rules
+        personas: PersonaStore | None = None,  # the persona pack's regex rules
     ) -> None:
         self.service = service
         self.library = library
@@ -256,7 +302,7 @@ class KnowledgeSource:
         self._state = state
         self._context_tokens = context_tokens
 
-    async def gather(self, request: GatherRequest) -> SourceContribution:
+    async def gather(self, request: Request) -> SourceContribution:
         scopes = turn_scopes(request)
         result = await _retrieve(self.service, request, KNOWLEDGE, scopes)
         self.service.touch(result.ids)
@@ -268,9 +314,7 @@ class KnowledgeSource:
             blocks[WORLDBOOK_BLOCK] = worldbook
         return SourceContribution(blocks=blocks, trace=trace)
 
-    async def _worldbook(
-        self, request: GatherRequest, trace: dict[str, Any]
-    ) -> RetrievedBlock | None:
+    async def _worldbook(self, request: Request, trace: dict[str, Any]) -> RetrievedBlock | None:
         config = request.config.worldbook
         turn = request.turn
         if not config.enabled or not config.books or turn.group_id == 0:
@@ -301,7 +345,7 @@ class KnowledgeSource:
             items=activation.activated,
         )
 
-    def _scan_cleaner(self, request: GatherRequest) -> ScanCleaner | None:
+    def _scan_cleaner(self, request: Request) -> ScanCleaner | None:
         """Request-stage regex rules over the scanned messages (keys match cleaned text)."""
         if self._regex_dir is None or "regex" in request.config.context.disabled_processors:
             return None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
 from pallas.context import sections as S
 from pallas.context.context import GatherRequest, SourceContribution
@@ -28,9 +28,9 @@ from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.session_cache import SessionCache
 from pallas.core.image_placeholders import strip_placeholders
 from pallas.core.records import SessionTurn
-from pallas.features.memory import own_scope
+from pallas.features.memory import RetrievalConfig, own_scope
 from pallas.features.session.repository import SessionTopic, SessionTopicRepository
-from pallas.features.session.summary_rules import SUMMARY_PREFIX
+from pallas.features.session.summary_rules import SUMMARY_PREFIX, SessionSummaryConfig
 from pallas.features.session.topic_cache import TopicCache
 from pallas.features.session.topic_index import KIND as KIND
 from pallas.features.session.topic_index import topic_candidates as topic_candidates
@@ -77,6 +77,16 @@ def _skipped(reason: str) -> SourceContribution:
     return SourceContribution(trace={"kind": KIND, "skipped": reason})
 
 
+class OldTopicsConfigView(Protocol):
+    """The group config as old topics read it (`GroupConfig` is one)."""
+
+    @property
+    def session(self) -> SessionSummaryConfig: ...
+
+    @property
+    def memory(self) -> RetrievalConfig: ...
+
+
 @dataclass
 class OldTopicsSource:
     """`ContextSource` for the mid_term section."""
@@ -95,11 +105,11 @@ class OldTopicsSource:
         live = await warm.latest_summary(topic.bot_id, topic.group_id, topic.user_id)
         self.warm.added(topic, _marker(live))
 
-    async def prewarm(self, bot_id: int, group_id: int, config: Any, now: float) -> None:
+    async def prewarm(self, bot_id: int, group_id: int, config: object, now: float) -> None:
         """Who has topics in the group (`GroupPreload`)."""
         await self.warm.prewarm(self.topics, bot_id, group_id, now)
 
-    async def gather(self, request: GatherRequest) -> SourceContribution:
+    async def gather(self, request: GatherRequest[OldTopicsConfigView]) -> SourceContribution:
         if not request.allow_persistent_memory:
             return _skipped("skipped_short_social_turn")
         query = strip_placeholders(request.current_text).strip()

@@ -12,15 +12,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pallas.context.authorship import is_admin_message, is_admin_text, is_only_admin_text
-from pallas.context.pipeline import BaseProcessor, DraftMessage, PromptDraft, PromptSection
-from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.pipeline import DraftMessage, PromptDraft, PromptSection
+from pallas.context.processor_inputs import ChatProcessor, ChatTurnContext
 from pallas.context.prompt_guard import neutralise_member_tags
 from pallas.features.svars.render import HEADER_SVARS
 
 SVARS_SECTION = "session_variables"
 
 
-class VariableProcessor(BaseProcessor):
+class VariableProcessor(ChatProcessor):
     id, priority = "svars", 500
 
     async def process(self, draft: PromptDraft, ctx: ChatTurnContext) -> PromptDraft:

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pallas.context.config import ContextConfig
-from pallas.context.pipeline import BaseProcessor, ContextPipeline
 from pallas.context.pipeline_cache import ChatPipelines
-from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.processor_inputs import ChatPipeline, ChatProcessor, ChatTurnContext
 from pallas.context.processors import build_context_pipeline
 from pallas.context.request import ChatRequest
 from pallas.context.request import assemble_chat_request as assemble_with
@@ -24,17 +23,17 @@ from pallas.features.kb import KnowledgePlaceholderProcessor
 from pallas.features.svars import VariableProcessor
 
 
-def feature_processors() -> list[BaseProcessor]:
+def feature_processors() -> list[ChatProcessor]:
     """The slices' processors, fresh instances (stateless, like the context's own)."""
     return [AttachmentProcessor(), KnowledgePlaceholderProcessor(), VariableProcessor()]
 
 
 def build_chat_pipeline(
     config: ContextConfig | None = None,
-    extra: Sequence[BaseProcessor] = (),
+    extra: Sequence[ChatProcessor] = (),
     *,
     token_counter: PieceTokenCounter | None = None,
-) -> ContextPipeline:
+) -> ChatPipeline:
     """The chat pipeline (plus plugin processors `extra`) with the group's order / disabled
     set; `token_counter` is the budget's (the reply path keeps one across turns)."""
     processors = [*feature_processors(), *extra]
@@ -47,7 +46,7 @@ def chat_pipelines(tokens: PieceTokenCounter | None = None) -> ChatPipelines:
 
 
 async def assemble_chat_request(
-    ctx: ChatTurnContext, pipeline: ContextPipeline | None = None
+    ctx: ChatTurnContext, pipeline: ChatPipeline | None = None
 ) -> ChatRequest:
     """The request of one REPLY turn through `pipeline`, by default a chat pipeline built for
     the turn's config. Raises `CoreProcessorError` (abort the turn)."""

@@ -8,6 +8,7 @@ in-flight marker like any other turn.
 from __future__ import annotations
 
 import logging
+from typing import Protocol, runtime_checkable
 
 from pallas.config import GroupConfig
 from pallas.core.state import StateStore
@@ -30,18 +31,24 @@ def outcome_name(verdict: CostVerdict) -> TurnResult:
     return TurnResult.COST_DROP if verdict.action == "drop" else TurnResult.COST_DEGRADED
 
 
+@runtime_checkable
+class PrivateSender(Protocol):
+    """A sender that can also write to one user (the edge's `OneBotGroupSender`)."""
+
+    async def send_private(self, user_id: int, text: str) -> bool: ...
+
+
 async def notify_superusers(
-    verdict: CostVerdict, sender: object, superusers: frozenset[int]
+    verdict: CostVerdict, sender: GroupSender | None, superusers: frozenset[int]
 ) -> None:
     """The deployment cap tripped on this turn: a private notice to each superuser."""
     if not verdict.notice:
         return
-    send = getattr(sender, "send_private", None)  # OneBotGroupSender has it
-    if send is None:
+    if not isinstance(sender, PrivateSender):  # a test's or the CLI's sender may not DM
         log.warning("cost guard notice not sent (no private sender): %s", verdict.notice)
         return
     for user_id in sorted(superusers):
-        await send(user_id, f"【Pallas】{verdict.notice}")
+        await sender.send_private(user_id, f"【Pallas】{verdict.notice}")
 
 
 async def note_verdict(

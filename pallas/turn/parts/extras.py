@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from pallas.config import GroupConfig
 from pallas.context.processor_inputs import ChatTurnContext
@@ -30,6 +30,7 @@ from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.features.attachments import (
     AttachmentText,
+    FileRef,
     audio_fetcher,
     fetch_text,
     file_refs,
@@ -46,6 +47,7 @@ from pallas.providers.image_fetch import FetchError
 from pallas.providers.models import ModelProfile
 
 log = logging.getLogger("pallas.turn")
+T = TypeVar("T")
 
 
 @dataclass
@@ -76,7 +78,7 @@ class TurnExtras:
             self._guard("kb", self._lookup(ctx, turn, config)),
             self._guard("attachments", self._attachments(turn, config, addressed)),
         )
-        images = 0
+        images: int | None = 0
         if profile.supports_images:
             images = await self._guard("images", self._image_count(turn, config, image_count))
         return replace(
@@ -88,7 +90,7 @@ class TurnExtras:
             image_token_cost=profile.image_tokens,
         )
 
-    async def _guard(self, what: str, coro: Any) -> Any:
+    async def _guard(self, what: str, coro: Awaitable[T]) -> T | None:
         try:
             return await coro
         except Exception:
@@ -142,7 +144,7 @@ class TurnExtras:
         `asyncio.timeout`, bound to the current task — run in a task of their own."""
         cfg = config.attachments
         segments = [s.to_dict() for s in turn.segments]
-        refs: list[Any] | None = None  # None: files are not read for this turn
+        refs: list[FileRef] | None = None  # None: files are not read for this turn
         if cfg.read_files and addressed and cfg.max_files:
             refs = file_refs(segments, "message")
             if turn.reply_to is not None:
@@ -161,7 +163,7 @@ class TurnExtras:
         return await asyncio.ensure_future(self._fetch(turn, config, refs, voices))
 
     async def _fetch(
-        self, turn: TurnInput, config: GroupConfig, refs: list[Any] | None, voices: list[str]
+        self, turn: TurnInput, config: GroupConfig, refs: list[FileRef] | None, voices: list[str]
     ) -> list[AttachmentText]:
         out: list[AttachmentText] = []
         if refs is not None:
@@ -169,7 +171,7 @@ class TurnExtras:
         out += await self._voices(turn, voices, config)
         return out
 
-    async def _files(self, refs: Sequence[Any], config: GroupConfig) -> list[AttachmentText]:
+    async def _files(self, refs: Sequence[FileRef], config: GroupConfig) -> list[AttachmentText]:
         cfg = config.attachments
         todo = []
         out: list[AttachmentText] = []

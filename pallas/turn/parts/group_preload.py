@@ -25,15 +25,15 @@ import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
+from pallas.config import GroupConfig
 from pallas.core.clock import Clock
 from pallas.core.records import StoredMessage
 
 log = logging.getLogger("pallas.chat")
 
 # (bot_id, group_id, group config, now) → one group-level load
-GroupLoad = Callable[[int, int, Any, float], Awaitable[Any]]
+GroupLoad = Callable[[int, int, GroupConfig, float], Awaitable[None]]
 YieldTo = Callable[[], Awaitable[None]]
 LOGGED_RUN_GROUPS = 10  # a warm-up run of this many groups or more is logged at INFO
 
@@ -44,7 +44,7 @@ class GroupPreload:
         loads: Sequence[GroupLoad],
         *,
         clock: Clock,
-        group_config: Callable[[int], Any],
+        group_config: Callable[[int], GroupConfig],
         refresh_s: float = 240.0,
         max_per_refresh: int = 96,
         max_tracked: int = 4096,

@@ -11,14 +11,15 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from pallas.config import GroupConfig
-from pallas.context.chat_prompt import ReplyShapeSpec, TurnPolicy
+from pallas.context.chat_prompt import ReplyShapeSpec, ReplyShapeView, TurnPolicy
 from pallas.context.context import ChatContextBundle
 from pallas.context.group_timeline import ANCHOR_SPAN
 from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.recognition_question import is_recognition_question
+from pallas.context.rules_config import TurnRules
 from pallas.core.eager import eager_gather
 from pallas.core.records import SessionTurn, StoredMessage
 from pallas.core.state import StateStore
@@ -177,10 +178,11 @@ def build_chat_turn_context(
     other_bots: Collection[int] = (),
     tool: ToolTurnContext | None = None,
     tool_turn: bool = False,
-    rules: Any = None,  # rules_config.TurnRules
+    rules: TurnRules | None = None,
 ) -> ChatTurnContext:
     decision = route.decision
     short_social = decision is not None and not decision.allow_persistent_memory
+    shape: ReplyShapeView
     if tool_turn:  # a tool answer carries a result: its own shape, not the group's rhythm
         shape = decide_reply_shape(None, casual=False, tool=True)
     else:

@@ -34,6 +34,7 @@ from typing import Any
 from pallas.config import GroupConfig
 from pallas.context.chat_prompt import ToolResult
 from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.snapshot import TurnSnapshot
 from pallas.context.turn_rules import tools_text
 from pallas.core import state_keys as keys
 from pallas.core.clock import Clock, local_day
@@ -371,7 +372,7 @@ def _with_trace(
     earlier = prepared.snapshot
     model_tools = {**offer.to_log_dict(), "calls": [r.to_log_dict() for r in records]}
 
-    def snapshot() -> Any:
+    def snapshot() -> TurnSnapshot:
         snap = earlier.get()
         return replace(snap, tool={**(snap.tool or {}), "model_tools": model_tools})
 
