@@ -32,7 +32,6 @@ Bounded: `per_group` messages per group, LRU over `max_groups` groups.
 
 from __future__ import annotations
 
-import asyncio
 import bisect
 import json
 import math
@@ -43,6 +42,7 @@ from itertools import count
 
 from pallas.core.db.repositories.messages import MAX_STORED_CHARS, MessageRepository
 from pallas.core.records import StoredMessage
+from pallas.core.single_flight import SingleFlight
 
 _INT64 = 2**63
 
@@ -105,7 +105,7 @@ class MessageCache:
         self._loading: dict[tuple[int, int], list[StoredMessage] | None] = {}
         # group → its window's load in flight: a second reader waits for it (a reader that
         # went to the DB instead could miss rows the writer has not committed yet)
-        self._inflight: dict[tuple[int, int], asyncio.Future[_Window | None]] = {}
+        self._inflight: SingleFlight[tuple[int, int], _Window | None] = SingleFlight()
         self._seq = count(1)
 
     def note(self, message: StoredMessage) -> None:
@@ -180,22 +180,7 @@ class MessageCache:
         if window is not None:
             self._groups.move_to_end(key)
             return window
-        inflight = self._inflight.get(key)
-        if inflight is not None:  # another reader (e.g. the group's warm-up) is loading it
-            return await asyncio.shield(inflight)
-        future: asyncio.Future[_Window | None] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = future
-        try:
-            window = await self._load(key)
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # retrieved: a reader that gave up must not log it again
-            raise
-        else:
-            future.set_result(window)
-        finally:
-            del self._inflight[key]
-        return window
+        return await self._inflight.run(key, lambda: self._load(key))
 
     async def _load(self, key: tuple[int, int]) -> _Window | None:
         bot_id, group_id = key  # bot 0: a group's window (any account's rows)

@@ -21,19 +21,17 @@ same window.
 
 from __future__ import annotations
 
-import asyncio
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
 
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.records import SessionTurn
+from pallas.core.single_flight import SingleFlight
 
 _Key = tuple[int, ...]  # (bot, group, user) for a member window, (bot, group) for a group
 
 _UNSET = object()
-_T = TypeVar("_T")
 
 
 @dataclass
@@ -79,9 +77,9 @@ class SessionCache:
         # (bot, group) → the user ids with any session row there
         self._speakers: OrderedDict[_Key, set[int]] = OrderedDict()
         self._max_speaker_groups = max_groups
-        self._loads: dict[_Key, asyncio.Future[Any]] = {}  # one load per window
-        self._speaker_loads: dict[_Key, asyncio.Future[Any]] = {}  # one read per group
-        self._summary_loads: dict[_Key, asyncio.Future[Any]] = {}  # one read per member
+        self._loads: SingleFlight[_Key, _Window | None] = SingleFlight()  # one per window
+        self._speaker_loads: SingleFlight[_Key, set[int] | None] = SingleFlight()  # per group
+        self._summary_loads: SingleFlight[_Key, SessionTurn | None] = SingleFlight()  # per member
         self._changes: dict[_Key, int] = {}  # bumped by every change of a window
         self._epoch = 0  # bumped when `_changes` is reset
         repo.listeners.append(self)
@@ -173,8 +171,7 @@ class SessionCache:
         if window.summary is _UNSET:
             key = (bot_id, group_id, user_id)
             seen = self._version(key)
-            summary = await _shared(
-                self._summary_loads,
+            summary = await self._summary_loads.run(
                 key,
                 lambda: self._repo.latest_summary(bot_id, group_id, user_id),
             )
@@ -218,8 +215,7 @@ class SessionCache:
             window = _Window(deque(maxlen=self._user_window), complete=True, summary=None)
             self._users.put(key, window)  # never talked to the bot here: nothing to read
             return window
-        return await _shared(
-            self._loads,
+        return await self._loads.run(
             key,
             lambda: self._load(
                 key,
@@ -237,7 +233,7 @@ class SessionCache:
         if speakers is not None:
             self._speakers.move_to_end(key)
             return speakers
-        return await _shared(self._speaker_loads, key, lambda: self._load_speakers(key))
+        return await self._speaker_loads.run(key, lambda: self._load_speakers(key))
 
     async def _load_speakers(self, key: _Key) -> set[int] | None:
         seen = self._version(key)
@@ -260,22 +256,6 @@ class SessionCache:
         window = _Window(deque(rows, maxlen=width), complete=len(rows) < width)
         lru.put(key, window)
         return window
-
-
-async def _shared(
-    loads: dict[_Key, asyncio.Future[Any]], key: _Key, load: Callable[[], Awaitable[_T]]
-) -> _T:
-    """Concurrent reads of one cold entry (a member's turns and summary) share one load."""
-    pending = loads.get(key)
-    if pending is not None:
-        return await asyncio.shield(pending)
-    future = asyncio.ensure_future(load())
-    loads[key] = future
-    try:
-        return await asyncio.shield(future)
-    finally:
-        if loads.get(key) is future:
-            del loads[key]
 
 
 def _push(window: _Window, turn: SessionTurn) -> None:

@@ -25,6 +25,7 @@ from pallas.core.learning_records import (
     PairLabel,
     ReplyPair,
 )
+from pallas.core.single_flight import SingleFlight
 from pallas.core.state import StateStore
 from pallas.core.text import match_key
 from pallas.features.learning.feedback_repository import FeedbackRepository
@@ -97,8 +98,9 @@ class GroupLearningCache:
         self._state = state
         self._max_groups = max_groups
         self._entries: OrderedDict[tuple[int, int], GroupLearningData] = OrderedDict()
-        # one load per group at a time: a burst of messages in a cold group shares it
-        self._loading: dict[tuple[int, int], tuple[int, asyncio.Task[GroupLearningData]]] = {}
+        # one load per group and generation at a time: a burst of messages in a cold group
+        # shares it
+        self._loads: SingleFlight[tuple[int, int, int], GroupLearningData] = SingleFlight()
 
     async def get(
         self,
@@ -119,16 +121,10 @@ class GroupLearningCache:
         if cached is not None and cached.generation == generation and now - cached.loaded_at < ttl:
             self._entries.move_to_end(key)
             return cached
-        loading = self._loading.get(key)
-        if loading is None or loading[0] != generation:
-            task = asyncio.ensure_future(self._fill(key, generation, now, pool_size, collector))
-            self._loading[key] = loading = (generation, task)
-            task.add_done_callback(lambda done: self._forget_load(key, done))
-        return await asyncio.shield(loading[1])
-
-    def _forget_load(self, key: tuple[int, int], done: asyncio.Task[GroupLearningData]) -> None:
-        if self._loading.get(key, (0, None))[1] is done:
-            del self._loading[key]
+        return await self._loads.run(
+            (bot_id, group_id, generation),
+            lambda: self._fill(key, generation, now, pool_size, collector),
+        )
 
     async def _fill(
         self,

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +26,7 @@ from pallas.context.prompt_guard import sanitize_inline
 from pallas.core import state_keys
 from pallas.core.background import BackgroundJobs
 from pallas.core.clock import Clock
+from pallas.core.single_flight import SingleFlight
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.features.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
@@ -43,7 +44,6 @@ from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.repository import MemoryItem, MemoryRepository, NewMemory, WriteOutcome
 from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.scoring import MemoryCandidate, ScopedCache, retrieve
-from pallas.features.memory.single_flight import single_flight
 from pallas.features.memory.text import normalize_query
 from pallas.features.memory.update_judge import TeachJudge
 from pallas.features.memory.updates import retire_superseded
@@ -108,7 +108,9 @@ class MemoryService:
         self._subject_sets: TtlLruCache[frozenset[int]] = TtlLruCache(
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
-        self._loading: dict[Hashable, asyncio.Future[Any]] = {}  # concurrent misses share
+        # concurrent misses share one read
+        self._shared_loads: SingleFlight[QueryCacheKey, None] = SingleFlight()
+        self._subject_loads: SingleFlight[QueryCacheKey, frozenset[int]] = SingleFlight()
         self._vectors: TtlLruCache[tuple[float, ...]] = TtlLruCache(
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
@@ -147,7 +149,7 @@ class MemoryService:
             return cached
         if subject is None and kind in SHARED_KINDS:  # the group's kinds: one statement
             shared = query_cache_key(scopes, f"shared:{cap}:{gen}", "")
-            await single_flight(self._loading, shared, lambda: self._load_shared(scopes, cap, gen))
+            await self._shared_loads.run(shared, lambda: self._load_shared(scopes, cap, gen))
             cached = self._candidates.get(key)
             if cached is not None:
                 return cached
@@ -172,8 +174,8 @@ class MemoryService:
         cached = self._subject_sets.get(key)
         if cached is not None:
             return cached
-        subjects = await single_flight(
-            self._loading, key, lambda: self.repo.subjects(scopes, PERSONAL_KINDS)
+        subjects = await self._subject_loads.run(
+            key, lambda: self.repo.subjects(scopes, PERSONAL_KINDS)
         )
         self._subject_sets.put(key, subjects)
         return subjects
