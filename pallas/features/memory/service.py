@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from cachetools import LRUCache
 
 from pallas.context.prompt_guard import sanitize_inline
 from pallas.core import state_keys
@@ -115,7 +116,7 @@ class MemoryService:
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
         self._vector_index = MemoryVectors(repo)
-        self._converted: OrderedDict[int, _Converted] = OrderedDict()
+        self._converted: LRUCache[int, _Converted] = LRUCache(64)
         # scope filter + index per loaded candidate tuple (the 7 retrievals of a turn share it)
         self._scoped = ScopedCache(max_entries=32)
         self._pending_touch: set[int] = set()
@@ -253,15 +254,12 @@ class MemoryService:
     ) -> tuple[tuple[MemoryCandidate, ...], dict[str, MemoryItem]]:
         """`to_candidate` of each item (a tuple: `scoring` reuses its scope filter and index)
         and the items by ref, reused while the same loaded tuple is retrieved from."""
-        cached = self._converted.get(id(items))
+        cached = self._converted.get(id(items))  # a hit is now the most recently used
         if cached is not None and cached[0] is items:
-            self._converted.move_to_end(id(items))
             return cached[1], cached[2]
         candidates = tuple(to_candidate(i) for i in items)
         by_ref = {i.ref: i for i in items}
         self._converted[id(items)] = (items, candidates, by_ref)  # holds `items`: id stays unique
-        if len(self._converted) > 64:
-            self._converted.popitem(last=False)
         return candidates, by_ref
 
     async def _query_vector(
