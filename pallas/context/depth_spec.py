@@ -18,13 +18,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from pallas.core.errors import ConfigError
+
 T = TypeVar("T")
 
 _PART_RE = re.compile(r"^(\d{1,4})(?:\s*[~～]\s*(\d{1,4}))?$")
 MAX_POINTS = 64
 
 
-class DepthSyntaxError(ValueError):
+class DepthSyntaxError(ConfigError):
     pass
 
 

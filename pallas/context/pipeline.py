@@ -26,6 +26,7 @@ from typing import Any, Generic, NamedTuple, Protocol, TypeVar, runtime_checkabl
 
 from pallas.context.budget_report import BudgetReport
 from pallas.context.sections import section_rank
+from pallas.core.errors import PallasError
 
 log = logging.getLogger("pallas.context.pipeline")
 
@@ -232,7 +233,7 @@ class PipelineResult:
         return tuple(s.processor_id for s in self.steps if s.status == "failed")
 
 
-class CoreProcessorError(RuntimeError):
+class CoreProcessorError(PallasError):
     """A core processor failed: the turn must be aborted (quietly for the group)."""
 
     def __init__(self, processor_id: str, cause: BaseException, steps: Sequence[StepTrace]):

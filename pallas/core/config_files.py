@@ -24,6 +24,8 @@ from typing import Any, Generic, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
+from pallas.core.errors import ConfigError
+
 log = logging.getLogger("pallas.config")
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
@@ -32,7 +34,7 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 DEFAULT_ONLY: dict[str, Any] = {"default_only": True}
 
 
-class DefaultOnlyKeyError(ValueError):
+class DefaultOnlyKeyError(ConfigError):
     """A group file sets a process-wide key (one that only the default level can set)."""
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from cachetools import LRUCache
 
 # per-account data of a segment: never part of the fingerprint
 _VOLATILE_KEYS = frozenset({"url", "file_size", "path", "summary_url"})
@@ -62,8 +63,8 @@ class Occurrences:
         self, *, window_s: float = OCCURRENCE_WINDOW_S, kept: int = OCCURRENCES_KEPT
     ) -> None:
         self._window_s = window_s
-        self._kept = kept
-        self._seen: OrderedDict[tuple[int, str], tuple[float, int]] = OrderedDict()
+        # the fingerprints received least recently go first
+        self._seen: LRUCache[tuple[int, str], tuple[float, int]] = LRUCache(kept)
 
     def next(self, account: int, fingerprint: str, now: float) -> int:
         """The number of this copy (1 for the first) of `fingerprint` for `account`."""
@@ -71,8 +72,6 @@ class Occurrences:
         last = self._seen.pop(key, None)
         count = 1 if last is None or now - last[0] > self._window_s else last[1] + 1
         self._seen[key] = (now, count)
-        while len(self._seen) > self._kept:
-            self._seen.popitem(last=False)
         return count
 
     def key_for(

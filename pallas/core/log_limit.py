@@ -9,9 +9,10 @@ last one logged (to append to it).
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from cachetools import FIFOCache
 
 
 @dataclass
@@ -32,23 +33,22 @@ class LogLimiter:
     ) -> None:
         self._per_window = per_window
         self._window_s = window_s
-        self._max_keys = max_keys
         self._clock = clock
-        self._windows: OrderedDict[str, _Window] = OrderedDict()
+        # the kind seen least recently goes first (FIFOCache: a key set again moves last)
+        self._windows: FIFOCache[str, _Window] = FIFOCache(max_keys)
 
     def allow(self, key: str) -> tuple[bool, int]:
         """(log this line?, lines of this kind skipped before it and not yet reported)."""
         now = self._clock()
         window = self._windows.get(key)
-        if window is None or now - window.started >= self._window_s:
-            skipped = window.skipped if window is not None else 0
-            window = _Window(now)
-            self._windows[key] = window
-            while len(self._windows) > self._max_keys:
-                self._windows.popitem(last=False)
-            window.logged = 1
+        if window is None:
+            self._windows[key] = _Window(now, logged=1)
+            return True, 0
+        if now - window.started >= self._window_s:  # a new window, in the old one's place
+            skipped = window.skipped
+            window.started, window.logged, window.skipped = now, 1, 0
             return True, skipped
-        self._windows.move_to_end(key)
+        self._windows[key] = window
         if window.logged < self._per_window:
             window.logged += 1
             skipped, window.skipped = window.skipped, 0

@@ -23,13 +23,14 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from pallas.core.clock import Clock, SystemClock
+from pallas.core.errors import StorageError
 
 JSONValue = Any
 
 log = logging.getLogger("pallas.state")
 
 
-class StateUnavailableError(RuntimeError):
+class StateUnavailableError(StorageError):
     """The shared state store cannot be reached (raised by claims, see `claim`)."""
 
 

@@ -36,6 +36,7 @@ from nonebot.adapters.onebot.v11 import Adapter, Message, MessageEvent, MessageS
 from nonebot.adapters.onebot.v11.event import Event
 from pydantic import ValidationError
 
+from pallas.core.errors import InvalidInput
 from pallas.core.log_limit import LogLimiter, skipped_note
 from pallas.core.storable import INT64_MAX, INT64_MIN, fits_int64
 
@@ -50,7 +51,7 @@ _SENDER_STRS = frozenset({"nickname", "sex", "card", "area", "level", "role", "t
 MESSAGE_POST_TYPES = frozenset({"message"})  # NapCat's message_sent has only the base Event
 
 
-class EventRefused(ValueError):
+class EventRefused(InvalidInput):
     """No event model accepts the frame: what the adapter logs in one line."""
 
     def __init__(self, post_type: str, ids: str, reason: str, *, field: str = "") -> None:

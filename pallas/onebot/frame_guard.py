@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pallas.core.errors import InvalidInput
+
 MAX_FRAME_BYTES = 4 * 1024 * 1024  # OneBot frames are events and API results: KiB, not MiB
 MAX_DEPTH = 32  # a message event with a forwarded, quoted message array is < 10 deep
 MAX_INT_DIGITS = 24  # ids and times are at most 20 digits (unsigned 64-bit)
@@ -36,7 +38,7 @@ class FrameVerdict:
     size: int = 0
 
 
-class _LongInteger(ValueError):
+class _LongInteger(InvalidInput):
     pass
 
 

@@ -28,10 +28,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
+from cachetools import FIFOCache
 from nonebot.matcher import Matcher, current_event, current_matcher
 from pydantic import BaseModel
 
@@ -134,15 +134,14 @@ class Neighbours:
 
     def __init__(self, wait_s: float = DEFAULT_WAIT_S) -> None:
         self.wait_s = wait_s
-        self._lines: OrderedDict[int, LineWatch] = OrderedDict()
+        # by id(event); the oldest watch goes first (one replaced for a reused id is the newest)
+        self._lines: FIFOCache[int, LineWatch] = FIFOCache(WATCHED_EVENTS)
 
     def watch(self, event: Any) -> LineWatch:
         watch = self._lines.get(id(event))
         if watch is None or watch.event is not event:
             watch = LineWatch(event, self.wait_s)
             self._lines[id(event)] = watch
-            while len(self._lines) > WATCHED_EVENTS:
-                self._lines.popitem(last=False)
         return watch
 
     def _find(self, event: Any) -> LineWatch | None:

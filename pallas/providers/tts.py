@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pallas.core.clock import Clock
 from pallas.core.db.repositories.usage import UsageEntry, UsageRepository
+from pallas.core.errors import ProviderError
 from pallas.core.secrets_file import backup_keys, read_all
 from pallas.core.settings import PallasSettings
 from pallas.providers.breaker import Breakers, check
@@ -47,7 +48,7 @@ SpeechKind = Literal["openai", "gpt_sovits", "edge_tts"]
 AudioFormat = Literal["mp3", "wav", "ogg", "silk", "unknown"]
 
 
-class SpeechError(Exception):
+class SpeechError(ProviderError):
     """A provider gave no usable audio; `reason` is stable (logs, route log, tests)."""
 
     def __init__(self, reason: str, detail: str = "") -> None:

@@ -21,8 +21,10 @@ posting, for at most `MAX_KEPT_TERMS` terms), so a turn only sums the shares of 
 from __future__ import annotations
 
 import math
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
+
+from cachetools import LRUCache
 
 from pallas.ranking.concepts import fact_concepts
 from pallas.ranking.text import tokenize
@@ -212,7 +214,7 @@ def _postings(docs: Iterable[tuple[Iterable[str], int]]) -> dict[str, list[int]]
     return out
 
 
-_INDEXES: OrderedDict[tuple[object, ...], CandidateIndex] = OrderedDict()
+_INDEXES: LRUCache[tuple[object, ...], CandidateIndex] = LRUCache(INDEX_CACHE_SIZE)
 
 
 def candidate_index(
@@ -220,12 +222,8 @@ def candidate_index(
 ) -> CandidateIndex:
     """The index of exactly these candidates (cached, bounded LRU)."""
     key = (k1, b, tuple(ids), tuple(index_texts))
-    index = _INDEXES.get(key)
+    index = _INDEXES.get(key)  # a hit is now the most recently used
     if index is None:
         index = CandidateIndex(ids, index_texts, k1, b)
         _INDEXES[key] = index
-        if len(_INDEXES) > INDEX_CACHE_SIZE:
-            _INDEXES.popitem(last=False)
-    else:
-        _INDEXES.move_to_end(key)
     return index

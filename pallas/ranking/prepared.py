@@ -9,9 +9,10 @@ only scores; the result is the one `retrieve` gives for the same candidates.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+
+from cachetools import LRUCache
 
 from pallas.ranking.candidate import MemoryCandidate
 from pallas.ranking.candidate_index import CandidateIndex
@@ -37,8 +38,9 @@ class ScopedCache:
     """
 
     def __init__(self, max_entries: int = 16) -> None:
-        self.max_entries = max_entries
-        self._entries: OrderedDict[tuple[int, frozenset[str]], PreparedCandidates] = OrderedDict()
+        self._entries: LRUCache[tuple[int, frozenset[str]], PreparedCandidates] = LRUCache(
+            max_entries
+        )
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -47,15 +49,11 @@ class ScopedCache:
         self, candidates: tuple[MemoryCandidate, ...], allowed: Collection[str]
     ) -> PreparedCandidates:
         key = (id(candidates), frozenset(allowed))
-        cached = self._entries.get(key)
+        cached = self._entries.get(key)  # a hit is now the most recently used
         if cached is not None and cached.source is candidates:
-            self._entries.move_to_end(key)
             return cached
         scoped = _filter_scope(candidates, allowed)
         self._entries[key] = scoped  # holds the tuple: its id() stays unique while cached
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_entries:
-            self._entries.popitem(last=False)
         return scoped
 
     def clear(self) -> None:

@@ -15,9 +15,10 @@ holding a non-string `kind` is never reused. The route state writes `kind` as a 
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from cachetools import LRUCache
 
 from pallas.routing.route_state import BotReply
 
@@ -37,8 +38,7 @@ class BotReplyMemo:
     """Per routing engine: the last parsed `bot_replies` of the recently routed groups."""
 
     def __init__(self, max_groups: int = MAX_GROUPS) -> None:
-        self._max_groups = max_groups
-        self._lists: OrderedDict[str, tuple[list[Any], list[BotReply | None]]] = OrderedDict()
+        self._lists: LRUCache[str, tuple[list[Any], list[BotReply | None]]] = LRUCache(max_groups)
         self.reused = 0
 
     def parse(self, key: str, raw: Sequence[Any] | None) -> tuple[BotReply, ...]:
@@ -53,10 +53,7 @@ class BotReplyMemo:
         else:
             parsed, reusable = found
         if reusable:
-            self._lists[key] = (items, parsed)
-            self._lists.move_to_end(key)
-            while len(self._lists) > self._max_groups:
-                self._lists.popitem(last=False)
+            self._lists[key] = (items, parsed)  # the least recently routed group goes first
         else:
             self._lists.pop(key, None)
         return tuple(p for p in parsed if p is not None)

@@ -22,6 +22,7 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from pallas.core.errors import PermissionDenied
 from pallas.providers.error_text import llm_error_zh
 from pallas.web.auth import COOKIE, SESSION_TTL_S, ConsoleAuth
 from pallas.web.backend import ConsoleBackend
@@ -56,7 +57,7 @@ templates.globals["processor_zh"] = processor_zh
 templates.globals["chat_zh"] = chat_zh  # group 0 holds the private chats: 私聊
 
 
-class NotLoggedIn(Exception):
+class NotLoggedIn(PermissionDenied):
     def __init__(self, page: bool) -> None:
         self.page = page
 

@@ -27,11 +27,12 @@ from pallas.core.config_files import (
     describe_validation_error,
     reject_default_only,
 )
+from pallas.core.errors import ConfigError
 from pallas.turn.parts.chat_pipeline import build_chat_pipeline
 from pallas.web.config_docs import quote_part
 
 
-class ConfigRejected(ValueError):
+class ConfigRejected(ConfigError):
     """The change does not validate; nothing was written."""
 
 

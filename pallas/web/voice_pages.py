@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 import secrets
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 
+from cachetools import FIFOCache
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
@@ -58,7 +58,7 @@ def _key_label(provider: SpeechEndpointConfig, voice: VoiceService | None) -> st
 
 
 def voice_routes(router: APIRouter, console: Console) -> None:
-    samples: OrderedDict[str, Sample] = OrderedDict()
+    samples: FIFOCache[str, Sample] = FIFOCache(SAMPLES_KEPT)  # the oldest sample goes first
 
     async def page(
         session: Session,
@@ -113,8 +113,6 @@ def voice_routes(router: APIRouter, console: Console) -> None:
                               error=f"合成失败：{result.error}（{attempts}）")  # fmt: skip
         sample_id = secrets.token_urlsafe(12)
         samples[sample_id] = Sample(time.monotonic(), result.audio, result.format)
-        while len(samples) > SAMPLES_KEPT:
-            samples.popitem(last=False)
         seconds = f"，{wav_duration(result.audio):.1f} 秒" if result.format == "wav" else ""
         size = f"{len(result.audio)} 字节 {result.format}{seconds}"
         summary = f"{result.provider} 合成了 {size}（{attempts}）"

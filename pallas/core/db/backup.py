@@ -24,10 +24,12 @@ from pathlib import Path
 
 from sqlalchemy.engine import make_url
 
+from pallas.core.errors import StorageError
+
 COUNTED_TABLES = ("message", "chat_session_turn", "memory_item", "usage_ledger")
 
 
-class BackupError(RuntimeError):
+class BackupError(StorageError):
     """The copy could not be made or checked; the message says why, for the operator."""
 
 

@@ -32,17 +32,18 @@ Bounded: `per_group` messages per group, LRU over `max_groups` groups.
 
 from __future__ import annotations
 
-import asyncio
 import bisect
 import json
 import math
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import count
 
+from cachetools import FIFOCache
+
 from pallas.core.db.repositories.messages import MAX_STORED_CHARS, MessageRepository
 from pallas.core.records import StoredMessage
+from pallas.core.single_flight import SingleFlight
 
 _INT64 = 2**63
 
@@ -99,13 +100,14 @@ class MessageCache:
         self._flush = flush
         self._unstored = unstored
         self._per_group = per_group
-        self._max_groups = max_groups
-        self._groups: OrderedDict[tuple[int, int], _Window] = OrderedDict()
+        # LRU over groups: a reader's hit moves the group last (FIFOCache: a key set again
+        # moves to the end), a message noted into a window does not
+        self._groups: FIFOCache[tuple[int, int], _Window] = FIFOCache(max_groups)
         # group → messages noted while its window loads (None: too many, give up this load)
         self._loading: dict[tuple[int, int], list[StoredMessage] | None] = {}
         # group → its window's load in flight: a second reader waits for it (a reader that
         # went to the DB instead could miss rows the writer has not committed yet)
-        self._inflight: dict[tuple[int, int], asyncio.Future[_Window | None]] = {}
+        self._inflight: SingleFlight[tuple[int, int], _Window | None] = SingleFlight()
         self._seq = count(1)
 
     def note(self, message: StoredMessage) -> None:
@@ -178,24 +180,9 @@ class MessageCache:
         key = _scope(bot_id, group_id)
         window = self._groups.get(key)
         if window is not None:
-            self._groups.move_to_end(key)
+            self._groups[key] = window  # the most recently read
             return window
-        inflight = self._inflight.get(key)
-        if inflight is not None:  # another reader (e.g. the group's warm-up) is loading it
-            return await asyncio.shield(inflight)
-        future: asyncio.Future[_Window | None] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = future
-        try:
-            window = await self._load(key)
-        except BaseException as exc:
-            future.set_exception(exc)
-            future.exception()  # retrieved: a reader that gave up must not log it again
-            raise
-        else:
-            future.set_result(window)
-        finally:
-            del self._inflight[key]
-        return window
+        return await self._inflight.run(key, lambda: self._load(key))
 
     async def _load(self, key: tuple[int, int]) -> _Window | None:
         bot_id, group_id = key  # bot 0: a group's window (any account's rows)
@@ -216,9 +203,7 @@ class MessageCache:
             lines={m.line_key for m in rows if m.line_key},
             complete=len(rows) < self._per_group,
         )
-        self._groups[key] = window
-        while len(self._groups) > self._max_groups:
-            self._groups.popitem(last=False)
+        self._groups[key] = window  # the least recently read group goes when full
         # as if the window had been there when they arrived (a stored duplicate is ignored)
         self.note_many([*(unstored or ()), *arrived])
         return window

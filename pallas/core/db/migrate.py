@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import make_url
 
+from pallas.core.errors import StorageError
+
 if TYPE_CHECKING:
     from alembic.config import Config
 
@@ -82,7 +84,7 @@ def at_heads(database_url: str) -> bool:
     return {str(r[0]) for r in rows} == heads
 
 
-class UnknownRevisionError(RuntimeError):
+class UnknownRevisionError(StorageError):
     """The database stands at a revision these migration files do not know: it was migrated
     by a newer Pallas. Start-up stops rather than guess."""
 

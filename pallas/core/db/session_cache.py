@@ -21,19 +21,19 @@ same window.
 
 from __future__ import annotations
 
-import asyncio
-from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections import deque
+from collections.abc import Awaitable, Sequence
+from dataclasses import dataclass
+
+from cachetools import FIFOCache
 
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.records import SessionTurn
+from pallas.core.single_flight import SingleFlight
 
 _Key = tuple[int, ...]  # (bot, group, user) for a member window, (bot, group) for a group
 
 _UNSET = object()
-_T = TypeVar("_T")
 
 
 @dataclass
@@ -43,22 +43,16 @@ class _Window:
     summary: object = _UNSET  # latest summary row (SessionTurn | None), for member windows
 
 
-@dataclass
-class _Lru:
-    limit: int
-    entries: OrderedDict[_Key, _Window] = field(default_factory=OrderedDict)
+# Windows by key, the least recently read first out. A read through `_read` is a use; the
+# listener's reads (a window updated in place) are not. FIFOCache: a key set again moves last.
+_Lru = FIFOCache[_Key, _Window]
 
-    def get(self, key: _Key) -> _Window | None:
-        window = self.entries.get(key)
-        if window is not None:
-            self.entries.move_to_end(key)
-        return window
 
-    def put(self, key: _Key, window: _Window) -> None:
-        self.entries[key] = window
-        self.entries.move_to_end(key)
-        while len(self.entries) > self.limit:
-            self.entries.popitem(last=False)
+def _read(lru: _Lru, key: _Key) -> _Window | None:
+    window = lru.get(key)
+    if window is not None:
+        lru[key] = window  # the most recently read
+    return window
 
 
 class SessionCache:
@@ -74,14 +68,14 @@ class SessionCache:
         self._repo = repo
         self._user_window = user_window
         self._group_window = group_window
-        self._users = _Lru(max_users)
-        self._groups = _Lru(max_groups)
-        # (bot, group) → the user ids with any session row there
-        self._speakers: OrderedDict[_Key, set[int]] = OrderedDict()
-        self._max_speaker_groups = max_groups
-        self._loads: dict[_Key, asyncio.Future[Any]] = {}  # one load per window
-        self._speaker_loads: dict[_Key, asyncio.Future[Any]] = {}  # one read per group
-        self._summary_loads: dict[_Key, asyncio.Future[Any]] = {}  # one read per member
+        self._users: _Lru = FIFOCache(max_users)
+        self._groups: _Lru = FIFOCache(max_groups)
+        # (bot, group) → the user ids with any session row there (the least recently read
+        # group first out)
+        self._speakers: FIFOCache[_Key, set[int]] = FIFOCache(max_groups)
+        self._loads: SingleFlight[_Key, _Window | None] = SingleFlight()  # one per window
+        self._speaker_loads: SingleFlight[_Key, set[int] | None] = SingleFlight()  # per group
+        self._summary_loads: SingleFlight[_Key, SessionTurn | None] = SingleFlight()  # per member
         self._changes: dict[_Key, int] = {}  # bumped by every change of a window
         self._epoch = 0  # bumped when `_changes` is reset
         repo.listeners.append(self)
@@ -104,24 +98,24 @@ class SessionCache:
             speakers = self._speakers.get(group_key)
             if speakers is not None:
                 speakers.add(turn.user_id)
-            window = self._users.entries.get(user_key)
+            window = self._users.get(user_key)
             if window is not None:
                 _push(window, turn)
                 if turn.is_summary:
                     window.summary = turn
-            window = self._groups.entries.get(group_key)
+            window = self._groups.get(group_key)
             if window is not None and not turn.is_summary:
                 _push(window, turn)
 
     def cleared(self, bot_id: int, group_id: int | None, user_id: int) -> None:
-        for key in [k for k in self._users.entries if k[0] == bot_id and k[2] == user_id]:
+        for key in [k for k in self._users if k[0] == bot_id and k[2] == user_id]:
             if group_id is None or key[1] == group_id:
                 self._bump(key)
-                del self._users.entries[key]
-        for key in [k for k in self._groups.entries if k[0] == bot_id]:
+                del self._users[key]
+        for key in [k for k in self._groups if k[0] == bot_id]:
             if group_id is None or key[1] == group_id:
                 self._bump(key)
-                del self._groups.entries[key]
+                del self._groups[key]
         for key in [k for k in self._speakers if k[0] == bot_id]:
             if group_id is None or key[1] == group_id:
                 self._bump(key)
@@ -137,18 +131,18 @@ class SessionCache:
         group_key = (summary.bot_id, summary.group_id)
         for key, lru in ((user_key, self._users), (group_key, self._groups)):
             self._bump(key)
-            window = lru.entries.get(key)
+            window = lru.get(key)
             if window is not None:
                 kept = [t for t in window.turns if t.row_id not in deleted]
                 window.turns = deque(kept, maxlen=window.turns.maxlen)
-        window = self._users.entries.get(user_key)
+        window = self._users.get(user_key)
         if window is not None:
             _push(window, summary)
             window.summary = summary
 
     def _bump(self, key: _Key) -> None:
         self._changes[key] = self._changes.get(key, 0) + 1
-        if len(self._changes) > 4 * (self._users.limit + self._groups.limit):
+        if len(self._changes) > 4 * (self._users.maxsize + self._groups.maxsize):
             self._changes.clear()  # loads in flight then simply do not cache their result
             self._epoch += 1
 
@@ -173,8 +167,7 @@ class SessionCache:
         if window.summary is _UNSET:
             key = (bot_id, group_id, user_id)
             seen = self._version(key)
-            summary = await _shared(
-                self._summary_loads,
+            summary = await self._summary_loads.run(
                 key,
                 lambda: self._repo.latest_summary(bot_id, group_id, user_id),
             )
@@ -188,7 +181,7 @@ class SessionCache:
     ) -> list[SessionTurn]:
         await self._repo.flush_group(bot_id, group_id)  # its queued turns first
         key = (bot_id, group_id)
-        window = self._groups.get(key)
+        window = _read(self._groups, key)
         if window is None:
             window = await self._load(
                 key, self._groups, self._group_window, self._repo.recent_for_group(
@@ -210,16 +203,15 @@ class SessionCache:
 
     async def _user(self, bot_id: int, group_id: int, user_id: int) -> _Window | None:
         key = (bot_id, group_id, user_id)
-        window = self._users.get(key)
+        window = _read(self._users, key)
         if window is not None:
             return window
         speakers = await self._group_speakers(bot_id, group_id)
         if speakers is not None and user_id not in speakers and key not in self._loads:
             window = _Window(deque(maxlen=self._user_window), complete=True, summary=None)
-            self._users.put(key, window)  # never talked to the bot here: nothing to read
+            self._users[key] = window  # never talked to the bot here: nothing to read
             return window
-        return await _shared(
-            self._loads,
+        return await self._loads.run(
             key,
             lambda: self._load(
                 key,
@@ -235,19 +227,16 @@ class SessionCache:
         key = (bot_id, group_id)
         speakers = self._speakers.get(key)
         if speakers is not None:
-            self._speakers.move_to_end(key)
+            self._speakers[key] = speakers  # the most recently read
             return speakers
-        return await _shared(self._speaker_loads, key, lambda: self._load_speakers(key))
+        return await self._speaker_loads.run(key, lambda: self._load_speakers(key))
 
     async def _load_speakers(self, key: _Key) -> set[int] | None:
         seen = self._version(key)
         loaded = await self._repo.user_ids(key[0], key[1])
         if self._version(key) != seen:
             return None
-        speakers = self._speakers.setdefault(key, loaded)
-        while len(self._speakers) > self._max_speaker_groups:
-            self._speakers.popitem(last=False)
-        return speakers
+        return self._speakers.setdefault(key, loaded)
 
     async def _load(
         self, key: _Key, lru: _Lru, width: int, rows_coro: Awaitable[list[SessionTurn]]
@@ -258,24 +247,8 @@ class SessionCache:
         if self._version(key) != seen:
             return None
         window = _Window(deque(rows, maxlen=width), complete=len(rows) < width)
-        lru.put(key, window)
+        lru[key] = window
         return window
-
-
-async def _shared(
-    loads: dict[_Key, asyncio.Future[Any]], key: _Key, load: Callable[[], Awaitable[_T]]
-) -> _T:
-    """Concurrent reads of one cold entry (a member's turns and summary) share one load."""
-    pending = loads.get(key)
-    if pending is not None:
-        return await asyncio.shield(pending)
-    future = asyncio.ensure_future(load())
-    loads[key] = future
-    try:
-        return await asyncio.shield(future)
-    finally:
-        if loads.get(key) is future:
-            del loads[key]
 
 
 def _push(window: _Window, turn: SessionTurn) -> None:

@@ -23,10 +23,12 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from pallas.core.errors import StorageError
+
 AUTO_VACUUM_MODES = {0: "none", 1: "full", 2: "incremental"}
 
 
-class VacuumError(RuntimeError):
+class VacuumError(StorageError):
     """The database could not be vacuumed; the message says why, for the operator."""
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+
+from cachetools import FIFOCache
 
 from pallas.core import state_keys
 from pallas.core.clock import DAY_S
@@ -25,6 +26,7 @@ from pallas.core.learning_records import (
     PairLabel,
     ReplyPair,
 )
+from pallas.core.single_flight import SingleFlight
 from pallas.core.state import StateStore
 from pallas.core.text import match_key
 from pallas.features.learning.feedback_repository import FeedbackRepository
@@ -95,10 +97,12 @@ class GroupLearningCache:
         self._learning = learning
         self._feedback = feedback
         self._state = state
-        self._max_groups = max_groups
-        self._entries: OrderedDict[tuple[int, int], GroupLearningData] = OrderedDict()
-        # one load per group at a time: a burst of messages in a cold group shares it
-        self._loading: dict[tuple[int, int], tuple[int, asyncio.Task[GroupLearningData]]] = {}
+        # the group used least recently goes first; a stale entry read is not a use
+        # (FIFOCache: a key set again moves to the end)
+        self._entries: FIFOCache[tuple[int, int], GroupLearningData] = FIFOCache(max_groups)
+        # one load per group and generation at a time: a burst of messages in a cold group
+        # shares it
+        self._loads: SingleFlight[tuple[int, int, int], GroupLearningData] = SingleFlight()
 
     async def get(
         self,
@@ -117,18 +121,12 @@ class GroupLearningCache:
         generation = int(await self._state.get(generation_key(group_id)) or 0)
         cached = self._entries.get(key)
         if cached is not None and cached.generation == generation and now - cached.loaded_at < ttl:
-            self._entries.move_to_end(key)
+            self._entries[key] = cached
             return cached
-        loading = self._loading.get(key)
-        if loading is None or loading[0] != generation:
-            task = asyncio.ensure_future(self._fill(key, generation, now, pool_size, collector))
-            self._loading[key] = loading = (generation, task)
-            task.add_done_callback(lambda done: self._forget_load(key, done))
-        return await asyncio.shield(loading[1])
-
-    def _forget_load(self, key: tuple[int, int], done: asyncio.Task[GroupLearningData]) -> None:
-        if self._loading.get(key, (0, None))[1] is done:
-            del self._loading[key]
+        return await self._loads.run(
+            (bot_id, group_id, generation),
+            lambda: self._fill(key, generation, now, pool_size, collector),
+        )
 
     async def _fill(
         self,
@@ -142,9 +140,6 @@ class GroupLearningCache:
         data = await self._load(key[0], key[1], owner, now=now, pool_size=pool_size)
         data = replace(data, generation=generation, loaded_at=now)
         self._entries[key] = data
-        self._entries.move_to_end(key)
-        while len(self._entries) > self._max_groups:
-            self._entries.popitem(last=False)
         return data
 
     def invalidate(self, bot_id: int, group_id: int) -> None:

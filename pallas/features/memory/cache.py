@@ -8,10 +8,11 @@ One instance per process, owned by the retrieval service; not thread-safe (async
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Hashable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
+
+from cachetools import LRUCache
 
 from pallas.ranking import normalize_query
 
@@ -53,11 +54,11 @@ class TtlLruCache(Generic[V]):
         self._clock = clock
         self._ttl = ttl_seconds
         self._max = max_entries
-        self._data: OrderedDict[Hashable, tuple[float, V]] = OrderedDict()
+        self._data: LRUCache[Hashable, tuple[float, V]] = LRUCache(max_entries)
         self._hits = self._misses = self._expired = self._evicted = 0
 
     def get(self, key: Hashable) -> V | None:
-        item = self._data.get(key)
+        item = self._data.get(key)  # a hit is now the most recently used
         if item is None:
             self._misses += 1
             return None
@@ -67,18 +68,15 @@ class TtlLruCache(Generic[V]):
             self._expired += 1
             self._misses += 1
             return None
-        self._data.move_to_end(key)
         self._hits += 1
         return value
 
     def put(self, key: Hashable, value: V) -> None:
         if self._max == 0 or self._ttl == 0:
             return
+        if key not in self._data and len(self._data) >= self._max:
+            self._evicted += 1  # the least recently used makes room
         self._data[key] = (self._clock.now() + self._ttl, value)
-        self._data.move_to_end(key)
-        while len(self._data) > self._max:
-            self._data.popitem(last=False)
-            self._evicted += 1
 
     def get_or_compute(self, key: Hashable, compute: Callable[[], V]) -> V:
         cached = self.get(key)

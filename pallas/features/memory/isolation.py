@@ -17,6 +17,8 @@ import re
 from collections.abc import Collection, Iterable
 from typing import Protocol, TypeVar
 
+from pallas.core.errors import ConfigError
+
 GROUP_PREFIX = "group:"
 PRIVATE_PREFIX = "private:"
 POOL_PREFIX = "pool:"
@@ -24,7 +26,9 @@ POOL_PREFIX = "pool:"
 _POOL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 
 
-class InvalidPoolName(ValueError):
+# a ValueError too: `validate_pool_name` runs in a pydantic field validator (retrieval_config),
+# and pydantic turns only a ValueError raised there into a ValidationError
+class InvalidPoolName(ConfigError, ValueError):
     """A configured shared-pool name is not a plain identifier."""
 
 

@@ -17,15 +17,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Collection, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from cachetools import LRUCache
 
 from pallas.context.prompt_guard import sanitize_inline
 from pallas.core import state_keys
 from pallas.core.background import BackgroundJobs
 from pallas.core.clock import Clock
+from pallas.core.single_flight import SingleFlight
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.features.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
@@ -42,7 +44,6 @@ from pallas.features.memory.kinds import (
 )
 from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.repository import MemoryItem, MemoryRepository, NewMemory, WriteOutcome
-from pallas.features.memory.single_flight import single_flight
 from pallas.features.memory.updates import retire_superseded
 from pallas.features.memory.vector_store import MemoryVectors
 from pallas.providers.client import LLMClient
@@ -106,12 +107,14 @@ class MemoryService:
         self._subject_sets: TtlLruCache[frozenset[int]] = TtlLruCache(
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
-        self._loading: dict[Hashable, asyncio.Future[Any]] = {}  # concurrent misses share
+        # concurrent misses share one read
+        self._shared_loads: SingleFlight[QueryCacheKey, None] = SingleFlight()
+        self._subject_loads: SingleFlight[QueryCacheKey, frozenset[int]] = SingleFlight()
         self._vectors: TtlLruCache[tuple[float, ...]] = TtlLruCache(
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
         self._vector_index = MemoryVectors(repo)
-        self._converted: OrderedDict[int, _Converted] = OrderedDict()
+        self._converted: LRUCache[int, _Converted] = LRUCache(64)
         # scope filter + index per loaded candidate tuple (the 7 retrievals of a turn share it)
         self._scoped = ScopedCache(max_entries=32)
         self._pending_touch: set[int] = set()
@@ -145,7 +148,7 @@ class MemoryService:
             return cached
         if subject is None and kind in SHARED_KINDS:  # the group's kinds: one statement
             shared = query_cache_key(scopes, f"shared:{cap}:{gen}", "")
-            await single_flight(self._loading, shared, lambda: self._load_shared(scopes, cap, gen))
+            await self._shared_loads.run(shared, lambda: self._load_shared(scopes, cap, gen))
             cached = self._candidates.get(key)
             if cached is not None:
                 return cached
@@ -170,8 +173,8 @@ class MemoryService:
         cached = self._subject_sets.get(key)
         if cached is not None:
             return cached
-        subjects = await single_flight(
-            self._loading, key, lambda: self.repo.subjects(scopes, PERSONAL_KINDS)
+        subjects = await self._subject_loads.run(
+            key, lambda: self.repo.subjects(scopes, PERSONAL_KINDS)
         )
         self._subject_sets.put(key, subjects)
         return subjects
@@ -249,15 +252,12 @@ class MemoryService:
     ) -> tuple[tuple[MemoryCandidate, ...], dict[str, MemoryItem]]:
         """`to_candidate` of each item (a tuple: `scoring` reuses its scope filter and index)
         and the items by ref, reused while the same loaded tuple is retrieved from."""
-        cached = self._converted.get(id(items))
+        cached = self._converted.get(id(items))  # a hit is now the most recently used
         if cached is not None and cached[0] is items:
-            self._converted.move_to_end(id(items))
             return cached[1], cached[2]
         candidates = tuple(to_candidate(i) for i in items)
         by_ref = {i.ref: i for i in items}
         self._converted[id(items)] = (items, candidates, by_ref)  # holds `items`: id stays unique
-        if len(self._converted) > 64:
-            self._converted.popitem(last=False)
         return candidates, by_ref
 
     async def _query_vector(

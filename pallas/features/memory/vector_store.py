@@ -9,9 +9,10 @@ in memory (least recently read evicted; 10,000 rows × 1536 float32 ≈ 61 MB ea
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
+
+from cachetools import LRUCache
 
 from pallas.features.memory.repository import MemoryRepository
 
@@ -24,8 +25,8 @@ MAX_INDEXES = 64  # (scope, kind) indexes kept in memory; the least recently rea
 class MemoryVectors:
     def __init__(self, repo: MemoryRepository, *, max_indexes: int = MAX_INDEXES) -> None:
         self._repo = repo
-        self._indexes: OrderedDict[tuple[str, str], VectorIndex] = OrderedDict()
-        self._max = max(1, max_indexes)
+        # the least recently read index goes first (rebuilt from the database if read again)
+        self._indexes: LRUCache[tuple[str, str], VectorIndex] = LRUCache(max(1, max_indexes))
         self._dirty: set[str] = set()
 
     def mark_dirty(self, scope: str) -> None:
@@ -33,14 +34,11 @@ class MemoryVectors:
 
     async def index(self, scope: str, kind: str, generation: str) -> VectorIndex:
         """The index of (scope, kind), refreshed when the scope's generation moved."""
-        index = self._indexes.get((scope, kind))
+        index = self._indexes.get((scope, kind))  # a hit is now the most recently read
         if index is None:
             from pallas.ranking import VectorIndex
 
             index = self._indexes[(scope, kind)] = VectorIndex()
-            while len(self._indexes) > self._max:
-                self._indexes.popitem(last=False)  # rebuilt from the database if read again
-        self._indexes.move_to_end((scope, kind))
         if index.generation != generation or scope in self._dirty:
             await self.refresh(index, scope, kind)
             index.generation = generation

@@ -29,9 +29,10 @@ reload) or another live summary is excluded.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
+
+from cachetools import FIFOCache, LRUCache
 
 from pallas.features.session.repository import SessionTopic, SessionTopicRepository
 from pallas.features.session.topic_index import PreparedTopics, prepare_topics
@@ -65,10 +66,12 @@ class TopicCache:
         self.max_members = max_members
         self.max_groups = max_groups
         self.max_prepared = max_prepared
-        self._entries: OrderedDict[_Key, _Entry] = OrderedDict()
+        # the member / group used least recently goes first; reading a stale entry is not a
+        # use (FIFOCache: a key set again moves to the end)
+        self._entries: FIFOCache[_Key, _Entry] = FIFOCache(max_members)
         # the scoring form of the members recalled lately (`topic_index`), bounded LRU
-        self._prepared: OrderedDict[_Key, PreparedTopics] = OrderedDict()
-        self._holders: OrderedDict[tuple[int, int], _Holders] = OrderedDict()
+        self._prepared: LRUCache[_Key, PreparedTopics] = LRUCache(max_prepared)
+        self._holders: FIFOCache[tuple[int, int], _Holders] = FIFOCache(max_groups)
         self._added: dict[tuple[int, int], int] = {}  # topics added per group (races a load)
         self._epoch = 0  # bumped when `_added` is reset
 
@@ -83,7 +86,7 @@ class TopicCache:
         """The member's newest `limit` topics, newest first (what `repo.for_subject` returns)."""
         entry = self._entries.get(key)
         if entry is not None and entry.marker == marker and 0 <= now - entry.loaded_at < self.ttl_s:
-            self._entries.move_to_end(key)
+            self._entries[key] = entry
             return entry.rows
         bot_id, group_id, user_id, limit = key
         holders = await self._group_holders(repo, bot_id, group_id, now)
@@ -93,9 +96,6 @@ class TopicCache:
         else:
             rows = await repo.for_subject(bot_id, group_id, user_id, limit=limit)
         self._entries[key] = _Entry(marker, now, rows)
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.max_members:
-            self._entries.popitem(last=False)
         return rows
 
     async def prewarm(
@@ -111,16 +111,13 @@ class TopicCache:
         group = (bot_id, group_id)
         holders = self._holders.get(group)
         if holders is not None and 0 <= now - holders.loaded_at < self.ttl_s:
-            self._holders.move_to_end(group)
+            self._holders[group] = holders
             return holders.users
         seen = (self._epoch, self._added.get(group, 0))
         users = await repo.user_ids(bot_id, group_id)
         if (self._epoch, self._added.get(group, 0)) != seen:
             return None
         self._holders[group] = _Holders(now, users)
-        self._holders.move_to_end(group)
-        while len(self._holders) > self.max_groups:
-            self._holders.popitem(last=False)
         return users
 
     def prepared(
@@ -136,18 +133,14 @@ class TopicCache:
         the rows are the same list (`added` and `touched` replace it, a reload makes a new
         one), rebuilt otherwise with the index kept when its ids and texts are unchanged."""
         allowed_set = frozenset(allowed)
-        kept = self._prepared.get(key)
+        kept = self._prepared.get(key)  # now the most recently used (replaced below if stale)
         if kept is not None and kept.fits(rows, exclude_text, allowed_set, bm25):
-            self._prepared.move_to_end(key)
             return kept
         made = prepare_topics(
             rows, exclude_text=exclude_text, allowed=allowed_set, k1=bm25[0], b=bm25[1],
             previous=kept,
         )  # fmt: skip
         self._prepared[key] = made
-        self._prepared.move_to_end(key)
-        while len(self._prepared) > self.max_prepared:
-            self._prepared.popitem(last=False)
         return made
 
     def touched(self, key: _Key, row_ids: Collection[int], now: float) -> None:

@@ -21,6 +21,7 @@ import operator
 import re
 from collections.abc import Callable
 
+from pallas.core.errors import InvalidInput
 from pallas.features.tools._text import compact_request
 from pallas.features.tools.base import ToolCall, ToolEnv, ToolOutput, failure, success
 
@@ -71,7 +72,7 @@ _FAILURES = {
 }
 
 
-class CalcError(Exception):
+class CalcError(InvalidInput):
     """A calculation refused or failed; `reason` is one of the `_FAILURES` keys."""
 
     def __init__(self, reason: str) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from pallas.core.errors import ProviderError
 from pallas.features.tools.mcp_config import McpConfig, McpServerConfig, resolve_secrets
 from pallas.features.tools.mcp_wire import result_text
 
@@ -66,7 +67,7 @@ class ServerStatus:
     missing_env: tuple[str, ...]
 
 
-class Unavailable(Exception):
+class Unavailable(ProviderError):
     """The server cannot be used now (resting after a crash, or failed to start)."""
 
 

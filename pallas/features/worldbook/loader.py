@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pallas.core.errors import InvalidInput
 from pallas.features.worldbook.loader_fields import FieldReader, parse_bool
 from pallas.features.worldbook.match import compile_regex_key
 from pallas.features.worldbook.model import (
@@ -57,7 +58,7 @@ class WorldbookLoadResult:
         return not self.errors
 
 
-class _EntryError(ValueError):
+class _EntryError(InvalidInput):
     pass
 
 

@@ -23,8 +23,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+
+from cachetools import FIFOCache
 
 from pallas.config import GroupConfig
 from pallas.core.clock import Clock
@@ -55,8 +57,8 @@ class GroupPreload:
         self._group_config = group_config
         self.refresh_s = refresh_s
         self.max_per_refresh = max_per_refresh
-        self.max_tracked = max_tracked
-        self._warmed: OrderedDict[tuple[int, int], float] = OrderedDict()  # → when queued
+        # → when queued; FIFO by that time (a read does not refresh, queueing again moves it)
+        self._warmed: FIFOCache[tuple[int, int], float] = FIFOCache(max_tracked)
         self._started: deque[float] = deque()  # when the warm-ups of the last refresh_s began
         self._queue: deque[tuple[int, int]] = deque()
         self._task: asyncio.Task[None] | None = None
@@ -78,9 +80,6 @@ class GroupPreload:
             return  # budget spent: this group loads on its own first @
         self._started.append(now)
         self._warmed[key] = now
-        self._warmed.move_to_end(key)
-        while len(self._warmed) > self.max_tracked:
-            self._warmed.popitem(last=False)
         self._queue.append(key)
         if self._task is None or self._task.done():
             try:

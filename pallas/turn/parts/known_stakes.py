@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+
+from cachetools import FIFOCache
 
 from pallas.core.clock import Clock
 from pallas.features.memory import (
@@ -64,8 +66,8 @@ class KnownStakes:
         self._topics = topics
         self._clock = clock
         self.ttl_s = ttl_s
-        self.max_entries = max_entries
-        self._cache: OrderedDict[Key, _Words] = OrderedDict()
+        # FIFO by the last load: a read does not refresh an entry, a reload moves it to the end
+        self._cache: FIFOCache[Key, _Words] = FIFOCache(max_entries)
         self._queue: deque[tuple[Key, tuple[str, ...]]] = deque()
         self._queued: set[Key] = set()
         self._task: asyncio.Task[None] | None = None
@@ -122,9 +124,6 @@ class KnownStakes:
             finally:
                 self._queued.discard(key)
             self._cache[key] = words
-            self._cache.move_to_end(key)
-            while len(self._cache) > self.max_entries:
-                self._cache.popitem(last=False)
             await asyncio.sleep(0)  # ingest goes first
 
     async def _load(self, key: Key, pools: tuple[str, ...]) -> _Words:
