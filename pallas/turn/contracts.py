@@ -31,7 +31,7 @@ class ReplyTurn:
     (both shaped by the cost ladder's shorter context where it applies), the persona, the
     planned tool and the cost guard's verdict."""
 
-    ctx: TurnContext
+    turn_ctx: TurnContext
     route: RouteResult
     config: GroupConfig
     persona: PersonaPack
@@ -41,11 +41,11 @@ class ReplyTurn:
 
     @property
     def turn(self) -> TurnInput:
-        return self.ctx.turn
+        return self.turn_ctx.turn
 
     @property
     def sender(self) -> GroupSender:
-        return self.ctx.sender
+        return self.turn_ctx.sender
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,7 +66,7 @@ class DeliverStep:
             reply.sender,
             self.state,
             rng=self.rng,
-            sleep=reply.ctx.wait,
+            sleep=reply.turn_ctx.wait,
             before_final=before_final,
         )
         if sticker is not None and delivery.complete and delivery.sent_ids:

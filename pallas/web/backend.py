@@ -296,7 +296,7 @@ class ConsoleBackend:
         words = " ".join(("memory", *args))
         # the same audit line as the group command (packages/pallas_admin), by "console"
         log.info("admin /pallas %s by console in group %s", words, group_id)
-        ctx = AdminContext(self._admin, bot_id=bot_id, group_id=group_id, user_id=0, args=args)
-        result = await memory_command(ctx)
+        cmd = AdminContext(self._admin, bot_id=bot_id, group_id=group_id, user_id=0, args=args)
+        result = await memory_command(cmd)
         log.info("console: /pallas %s in group %s → %s", words, group_id, result)
         return result

@@ -102,14 +102,14 @@ class CostVerdict:
         if self.shorten_factor >= 1.0:
             return route, config
         f = self.shorten_factor
-        ctx = config.context
-        context = ctx.model_copy(
+        full = config.context
+        context = full.model_copy(
             update={
-                "timeline_width": _cut(ctx.timeline_width, f),
-                "timeline_ambient_width": _cut(ctx.timeline_ambient_width, f),
-                "session_user_window": max(1, _cut(ctx.session_user_window, f)),
-                "session_group_window": _cut(ctx.session_group_window, f),
-                "char_budget": max(500, _cut(ctx.char_budget, f)),
+                "timeline_width": _cut(full.timeline_width, f),
+                "timeline_ambient_width": _cut(full.timeline_ambient_width, f),
+                "session_user_window": max(1, _cut(full.session_user_window, f)),
+                "session_group_window": _cut(full.session_group_window, f),
+                "char_budget": max(500, _cut(full.char_budget, f)),
             }
         )
         trigger = replace(route.trigger, timeline_width=_cut(route.trigger.timeline_width, f))
