@@ -14,6 +14,7 @@ from pallas.config import GroupConfig
 from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.snapshot import JsonDict, TurnSnapshot
 from pallas.core.deferred import Deferred
+from pallas.core.sending import Sender
 from pallas.core.turn import TurnInput
 from pallas.features.cost import PROCEED, CostVerdict
 from pallas.features.persona import PersonaPack
@@ -22,7 +23,6 @@ from pallas.providers.client import CompletionResult
 from pallas.providers.models import ModelProfile
 from pallas.routing.evaluate import RouteResult
 from pallas.turn.context import TurnContext
-from pallas.turn.parts.delivery import GroupSender
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ class ReplyTurn:
         return self.turn_ctx.turn
 
     @property
-    def sender(self) -> GroupSender:
+    def sender(self) -> Sender:
         return self.turn_ctx.sender
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from pallas.context.pipeline import CoreProcessorError
 from pallas.core.clock import Clock
+from pallas.core.sending import Sender, Target
 from pallas.core.state import MemoryStateStore, StateStore
 from pallas.core.turn import CompletedTurn, TurnInput
 from pallas.features.cost import CostGuard
@@ -49,7 +50,7 @@ from pallas.turn.contracts import (
 )
 from pallas.turn.deliver import DeliverStep
 from pallas.turn.parts.accounts import AnswerClaims, no_other_bots
-from pallas.turn.parts.delivery import GroupSender, joined_reply, send_phrase
+from pallas.turn.parts.delivery import joined_reply, send_phrase
 from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.merges import TurnMerges
 from pallas.turn.parts.tool_loop import NO_OFFER, ModelTools, ToolOffer
@@ -95,7 +96,7 @@ class ChatTurnService:
     async def handle(
         self,
         turn: TurnInput,
-        sender: GroupSender,
+        sender: Sender,
         *,
         hold: LoopHold | None = None,
         others: OtherPlugins = NO_OTHERS,
@@ -143,7 +144,7 @@ class ChatTurnService:
                 return await self._left_to_other_account(routed, verdict.reason)
         if step is NextStep.PASS_PHRASE and route.phrase:
             sent = await send_phrase(
-                turn.bot_id, turn.group_id, route.phrase, turn_ctx.sender, self.state
+                turn.bot_id, Target.of(turn), route.phrase, turn_ctx.sender, self.state
             )
             return TurnOutcome(
                 TurnResult.PASS_PHRASE, route.reason, () if sent is None else (sent,)
