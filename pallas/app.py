@@ -51,6 +51,7 @@ from pallas.context.context import ContextSource
 from pallas.core.clock import Clock
 from pallas.core.db.message_cache import MessageCache
 from pallas.core.db.session_cache import SessionCache
+from pallas.core.group_preload import GroupPreload, YieldTo
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.core.turn import AfterTurnHook
@@ -74,19 +75,20 @@ from pallas.features.worldbook import WorldbookLibrary
 from pallas.routing.freshness import FreshnessGate
 from pallas.routing.router import Router
 from pallas.runtime import PallasRuntime
+from pallas.turn import (
+    Addressing,
+    AnswerClaims,
+    KnownStakes,
+    ModelTools,
+    QuotedMessageFetcher,
+    TurnExtras,
+    TurnMerges,
+)
 from pallas.turn.admit import AdmitStep
 from pallas.turn.call import CallStep
 from pallas.turn.context import Pause, Sleep
 from pallas.turn.contracts import PhraseSource, StakeKeySource
 from pallas.turn.deliver import DeliverStep
-from pallas.turn.parts.accounts import AnswerClaims
-from pallas.turn.parts.addressing import Addressing
-from pallas.turn.parts.extras import TurnExtras
-from pallas.turn.parts.group_preload import GroupPreload, YieldTo
-from pallas.turn.parts.known_stakes import KnownStakes
-from pallas.turn.parts.merges import TurnMerges
-from pallas.turn.parts.tool_loop import ModelTools
-from pallas.turn.parts.vision import QuotedMessageFetcher
 from pallas.turn.prepare import PrepareStep
 from pallas.turn.remember import TurnRecorder
 from pallas.turn.route import GroupConfigFor, PersonaFor, RouteStep

@@ -35,7 +35,7 @@ from pallas.providers.client import EndpointStatus
 from pallas.providers.embedding_probe import probe_embeddings
 from pallas.providers.live import LiveEndpoints
 from pallas.routing.router import Router
-from pallas.turn.parts.chat_pipeline import build_chat_pipeline
+from pallas.turn import build_chat_pipeline
 from pallas.web.config_edit import ConfigRejected, read_text, validate_text
 from pallas.web.queries import ConsoleQueries, day_start
 

@@ -27,7 +27,7 @@ from pallas.core.config_files import (
     describe_validation_error,
     reject_default_only,
 )
-from pallas.turn.parts.chat_pipeline import build_chat_pipeline
+from pallas.turn import build_chat_pipeline
 from pallas.web.config_docs import quote_part
 
 

@@ -27,8 +27,8 @@ from pallas.features.persona import PersonaPack
 from pallas.onebot.convert import as_int, display_text, turn_input_from_event
 from pallas.routing import RouteOutcome, RouteResult, RoutingConfig
 from pallas.routing.private_policy import admit_private
+from pallas.turn import outcome_name
 from pallas.turn.contracts import StakeKeySource
-from pallas.turn.parts.cost_exit import outcome_name
 from pallas.turn.route import NextStep
 
 log = logging.getLogger("pallas.replay")

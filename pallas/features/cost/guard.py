@@ -4,8 +4,8 @@ Order: today's budgets first (`ladder.plan_budget`, counters from the StateStore
 member's limit (`rate_limit.decide_member_turn`: a flood token, or one of today's conversation
 turns, taken only when the turn will call the LLM). `record` marks the member answered, which
 is what lets their next paced line count as conversation. The verdict is frozen and carries a
-named `reason`; the caller (`pallas.turn.parts.cost_exit`) sends the one local phrase, writes
-the route-log record, frees the turn.
+named `reason`; the caller (the turn's cost exit, `pallas/turn/parts/cost_exit.py`) sends the
+one local phrase, writes the route-log record, frees the turn.
 """
 
 from __future__ import annotations
