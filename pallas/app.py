@@ -123,7 +123,7 @@ def chat_service_for(
     merges = TurnMerges(state)
     freshness = FreshnessGate(state, routing, sleep=pause)
     tools = default_registry()
-    router = RouteStep(
+    route_step = RouteStep(
         clock=clock,
         routing=routing,
         group_config=TurnConfigs(runtime.group_configs.get),
@@ -145,7 +145,7 @@ def chat_service_for(
     runtime.writer.listeners.append(message_cache.note)
     runtime.repos.messages.listeners.append(message_cache.note_many)
     return ChatTurnService(
-        route_step=router,
+        route_step=route_step,
         admit=AdmitStep(
             routing=routing,
             freshness=freshness,
@@ -345,7 +345,7 @@ def build_app(
     )
 
 
-def build_replay_router(
+def build_replay_route_step(
     clock: Clock,
     state: StateStore,
     *,
@@ -412,7 +412,7 @@ __all__ = [
     "PallasApp",
     "admin_services_for",
     "build_app",
-    "build_replay_router",
+    "build_replay_route_step",
     "chat_service_for",
     "extraction_hook_for",
     "memory_service_for",

@@ -65,7 +65,7 @@ def first_bubble_segments(plan: DeliveryPlan, text: str) -> list[SegmentDict]:
 async def deliver(
     plan: DeliveryPlan,
     sender: Sender,
-    store: StateStore,
+    state: StateStore,
     *,
     rng: random.Random,
     sleep: Sleep = asyncio.sleep,
@@ -107,7 +107,7 @@ async def deliver(
             return DeliveryResult(tuple(sent), tuple(delivered), False, f"send_failed_at_{index}")
         sent.append(message_id)
         delivered.append(text)
-        await remember_bot_reply(store, plan.bot_id, plan.group_id, message_id, text)
+        await remember_bot_reply(state, plan.bot_id, plan.group_id, message_id, text)
     if plan.voice is None:
         return DeliveryResult(tuple(sent), tuple(delivered), True, "delivered")
     reason = "delivered_text:voice_send_failed" if voice_failed else "delivered_voice"
@@ -115,12 +115,12 @@ async def deliver(
 
 
 async def send_phrase(
-    bot_id: int, target: Target, phrase: str, sender: Sender, store: StateStore
+    bot_id: int, target: Target, phrase: str, sender: Sender, state: StateStore
 ) -> int | None:
     """One local low-engagement phrase (PASS exit): no pauses, no quote."""
     message_id = await sender.send(target, [{"type": "text", "data": {"text": phrase}}])
     if message_id is not None:
-        await remember_bot_reply(store, bot_id, target.group_id, message_id, phrase)
+        await remember_bot_reply(state, bot_id, target.group_id, message_id, phrase)
     return message_id
 
 
