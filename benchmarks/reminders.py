@@ -25,6 +25,7 @@ from benchmarks.stats import percentile
 from pallas.core.clock import SystemClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.sending import Target
 from pallas.features.reminders import (
     NewReminder,
     Reminder,
@@ -42,15 +43,12 @@ class FakeSender:
     def __init__(self) -> None:
         self.sent: list[tuple[int, float]] = []  # (group, when)
 
-    async def send_group(
-        self, bot_id: int, group_id: int, segments: list[dict[str, Any]]
-    ) -> int | None:
+    async def send(self, bot_id: int, target: Target, segments: list[dict[str, Any]]) -> int | None:
+        if target.is_private:
+            return 1
         await asyncio.sleep(SEND_S)
-        self.sent.append((group_id, time.time()))
+        self.sent.append((target.id, time.time()))
         return len(self.sent)
-
-    async def send_private(self, bot_id: int, user_id: int, text: str) -> bool:
-        return True
 
 
 async def _loop_lag(samples: list[float], stop: asyncio.Event) -> None:

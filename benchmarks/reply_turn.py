@@ -44,6 +44,7 @@ from pallas.core import gc_tuning, gil_tuning
 from pallas.core.db.models import MessageRow
 from pallas.core.db.repositories.messages import _row_values
 from pallas.core.records import SessionTurn, StoredMessage
+from pallas.core.sending import Target
 from pallas.core.settings import PallasSettings
 from pallas.core.tokens import get_encoding
 from pallas.core.turn import Segment, Sender, TurnInput
@@ -80,12 +81,12 @@ class RecordingSender:
         self.runtime = runtime
         self.next_id = -5_000_000_000
 
-    async def send_group(self, group_id: int, segments: list[dict]) -> int | None:
+    async def send(self, target: Target, segments: list[dict]) -> int | None:
         self.next_id -= 1
         self.runtime.writer.submit(
             stored_message_from_sent(
                 bot_id=BOT,
-                group_id=group_id,
+                group_id=target.group_id,
                 message_id=self.next_id,
                 segments=segments,
                 time=self.runtime.clock.now(),

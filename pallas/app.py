@@ -51,6 +51,7 @@ from pallas.context.context import ContextSource
 from pallas.core.clock import Clock
 from pallas.core.db.message_cache import MessageCache
 from pallas.core.db.session_cache import SessionCache
+from pallas.core.group_preload import GroupPreload, YieldTo
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
 from pallas.core.turn import AfterTurnHook
@@ -74,19 +75,20 @@ from pallas.features.worldbook import WorldbookLibrary
 from pallas.routing.freshness import FreshnessGate
 from pallas.routing.router import Router
 from pallas.runtime import PallasRuntime
+from pallas.turn import (
+    Addressing,
+    AnswerClaims,
+    KnownStakes,
+    ModelTools,
+    QuotedMessageFetcher,
+    TurnExtras,
+    TurnMerges,
+)
 from pallas.turn.admit import AdmitStep
 from pallas.turn.call import CallStep
 from pallas.turn.context import Pause, Sleep
 from pallas.turn.contracts import PhraseSource, StakeKeySource
 from pallas.turn.deliver import DeliverStep
-from pallas.turn.parts.accounts import AnswerClaims
-from pallas.turn.parts.addressing import Addressing
-from pallas.turn.parts.extras import TurnExtras
-from pallas.turn.parts.group_preload import GroupPreload, YieldTo
-from pallas.turn.parts.known_stakes import KnownStakes
-from pallas.turn.parts.merges import TurnMerges
-from pallas.turn.parts.tool_loop import ModelTools
-from pallas.turn.parts.vision import QuotedMessageFetcher
 from pallas.turn.prepare import PrepareStep
 from pallas.turn.remember import TurnRecorder
 from pallas.turn.route import GroupConfigFor, PersonaFor, RouteStep
@@ -121,7 +123,7 @@ def chat_service_for(
     merges = TurnMerges(state)
     freshness = FreshnessGate(state, routing, sleep=pause)
     tools = default_registry()
-    router = RouteStep(
+    route_step = RouteStep(
         clock=clock,
         routing=routing,
         group_config=TurnConfigs(runtime.group_configs.get),
@@ -143,7 +145,7 @@ def chat_service_for(
     runtime.writer.listeners.append(message_cache.note)
     runtime.repos.messages.listeners.append(message_cache.note_many)
     return ChatTurnService(
-        route_step=router,
+        route_step=route_step,
         admit=AdmitStep(
             routing=routing,
             freshness=freshness,
@@ -226,7 +228,7 @@ def group_preload_for(
     memory: MemoryService,
     old_topics: OldTopicsSource,
     yield_to: YieldTo | None = None,
-) -> GroupPreload:
+) -> GroupPreload[GroupConfig]:
     """The group-level entries of the reply path, loaded when a group is seen (same caches)."""
     prepare = chat.prepare
 
@@ -343,7 +345,7 @@ def build_app(
     )
 
 
-def build_replay_router(
+def build_replay_route_step(
     clock: Clock,
     state: StateStore,
     *,
@@ -410,7 +412,7 @@ __all__ = [
     "PallasApp",
     "admin_services_for",
     "build_app",
-    "build_replay_router",
+    "build_replay_route_step",
     "chat_service_for",
     "extraction_hook_for",
     "memory_service_for",

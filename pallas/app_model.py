@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from pallas.admin.base import AdminServices
+from pallas.config import GroupConfig
+from pallas.core.group_preload import GroupPreload
 from pallas.features.cost import CostGuard
 from pallas.features.learning import FeedbackStores, GroupInsightProcessor, GroupLearningSource
 from pallas.features.memory import MemoryService
@@ -15,9 +17,7 @@ from pallas.features.stickers import StickerDescriber, StickerService
 from pallas.features.tools import ServerStatus
 from pallas.features.voice import VoiceService
 from pallas.runtime import PallasRuntime
-from pallas.turn.parts.addressing import Addressing
-from pallas.turn.parts.extras import TurnExtras
-from pallas.turn.parts.group_preload import GroupPreload
+from pallas.turn import Addressing, TurnExtras
 from pallas.turn.route import RouteStep
 from pallas.turn.service import ChatTurnService
 from pallas.web.backend import ConsoleBackend, GroupNamesSource
@@ -46,7 +46,7 @@ class PallasApp:
         insight: GroupInsightProcessor,
         describer: StickerDescriber,
         admin: AdminServices,
-        preload: GroupPreload | None = None,
+        preload: GroupPreload[GroupConfig] | None = None,
         topics: SessionTopicRepository | None = None,
         retention: RetentionJob | None = None,
         reminders: ReminderService | None = None,

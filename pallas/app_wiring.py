@@ -56,8 +56,7 @@ from pallas.features.worldbook import WorldbookLibrary
 from pallas.providers.breaker import Breakers
 from pallas.providers.tts import SpeechClient
 from pallas.runtime import PallasRuntime
-from pallas.turn.parts.extras import TurnExtras
-from pallas.turn.parts.output_guard import guard_answer, protected_text
+from pallas.turn import TurnExtras, guard_answer, protected_text
 
 
 def context_sources(

@@ -21,7 +21,7 @@ from nonebot.plugin import PluginMetadata
 from pallas.core.turn import TurnInput
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
-from pallas.onebot.sender import sender_for
+from pallas.onebot.sender import OneBotSender
 
 log = logging.getLogger("pallas.chat")
 
@@ -53,7 +53,7 @@ async def _chat_turn(arrival: Arrival, turn: TurnInput) -> None:
     try:
         await arrival.loads.ready()  # the BPE ranks, jieba, the SDK: loaded at start-up
         outcome = await arrival.app.chat.handle(
-            turn, sender_for(arrival.bot, turn), hold=arrival.hold, others=arrival.others
+            turn, OneBotSender(arrival.bot), hold=arrival.hold, others=arrival.others
         )
         replied = bool(outcome.sent_ids)
     finally:

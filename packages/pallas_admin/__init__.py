@@ -61,7 +61,7 @@ async def _answer(arrival: Arrival, words: list[str]) -> str:
     if command_ is None:
         return f"可用的命令：\n{help_text()}"
     reply_to = event.reply.message_id if event.reply is not None else None
-    context = AdminContext(
+    cmd = AdminContext(
         services=app.admin,
         bot_id=int(event.self_id),
         group_id=group_id,
@@ -71,7 +71,7 @@ async def _answer(arrival: Arrival, words: list[str]) -> str:
     )
     log.info("admin /pallas %s by %s in group %s", " ".join(words), event.user_id, group_id)
     try:
-        text = await command_.handler(context)
+        text = await command_.handler(cmd)
     except Exception:
         log.exception("admin command %s failed in group %s", name, group_id)
         text = "命令执行出错了，详情见日志"

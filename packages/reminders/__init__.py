@@ -20,9 +20,10 @@ from nonebot.plugin import PluginMetadata
 
 from pallas.app_model import PallasApp
 from pallas.app_wiring import reminder_firer_for
+from pallas.core.sending import SegmentDict, Target
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
-from pallas.onebot.sender import OneBotGroupSender
+from pallas.onebot.sender import OneBotSender
 
 log = logging.getLogger("pallas.reminders")
 
@@ -75,7 +76,7 @@ async def handle_reminder(arrival: Arrival) -> bool:
 
 
 class NoneBotReminderSender:
-    """Sends a firing through the connected NoneBot bot of an account (None / False when that
+    """Sends a firing through the connected NoneBot bot of an account (None when that
     account is not connected here or the send failed)."""
 
     @staticmethod
@@ -83,19 +84,11 @@ class NoneBotReminderSender:
         bot: Any = nonebot.get_bots().get(str(bot_id))
         return bot if isinstance(bot, Bot) else None
 
-    async def send_group(
-        self, bot_id: int, group_id: int, segments: list[dict[str, Any]]
-    ) -> int | None:
+    async def send(self, bot_id: int, target: Target, segments: list[SegmentDict]) -> int | None:
         bot = self._bot(bot_id)
         if bot is None:
             return None
-        return await OneBotGroupSender(bot).send_group(group_id, segments)
-
-    async def send_private(self, bot_id: int, user_id: int, text: str) -> bool:
-        bot = self._bot(bot_id)
-        if bot is None:
-            return False
-        return await OneBotGroupSender(bot).send_private(user_id, text)
+        return await OneBotSender(bot).send(target, segments)
 
 
 async def start_firing(app: PallasApp) -> None:

@@ -13,10 +13,11 @@ import logging
 
 from nonebot.plugin import PluginMetadata
 
+from pallas.core.sending import Target
 from pallas.features.voice import parse_speak_command
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
-from pallas.onebot.sender import sender_for
+from pallas.onebot.sender import OneBotSender
 
 log = logging.getLogger("pallas.voice")
 
@@ -57,11 +58,11 @@ async def handle_speak_command(arrival: Arrival) -> bool:
         return False
     if outcome is None:
         return False
-    sender = sender_for(arrival.bot, turn)
+    sender, target = OneBotSender(arrival.bot), Target.of(turn)
     reason = outcome.route_reason
     sent_as = "none"
     if outcome.segment is not None:
-        if await sender.send_group(turn.group_id, [outcome.segment]) is not None:
+        if await sender.send(target, [outcome.segment]) is not None:
             sent_as = "voice"
         else:  # the implementation refused the record: the words go out as text
             log.warning("voice command: the record was not sent in group %s, sending the text",
@@ -69,7 +70,7 @@ async def handle_speak_command(arrival: Arrival) -> bool:
             reason = f"send_failed ({reason})"
     if sent_as != "voice" and outcome.text:
         segments = [{"type": "text", "data": {"text": outcome.text}}]
-        if await sender.send_group(turn.group_id, segments) is not None:
+        if await sender.send(target, segments) is not None:
             sent_as = "text"
     # handled before routing: kept in the route log, so /pallas why and the console see it
     await app.runtime.routing.record_outside_decision(

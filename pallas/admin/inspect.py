@@ -28,19 +28,19 @@ log = logging.getLogger("pallas.admin")
 STATUS_FLUSH_WAIT_S = 2.0
 
 
-async def status(ctx: AdminCtx) -> str:
-    svc = ctx.services
-    config = svc.group_config(ctx.group_id)
-    private = not ctx.group_id  # a superuser's /pallas in private: the bot's private chats
+async def status(cmd: AdminCtx) -> str:
+    svc = cmd.services
+    config = svc.group_config(cmd.group_id)
+    private = not cmd.group_id  # a superuser's /pallas in private: the bot's private chats
     if private:
         config = config.for_private_chat()
     with contextlib.suppress(TimeoutError):  # the database may be down: report, don't hang
         await asyncio.wait_for(svc.writer.flush(), STATUS_FLUSH_WAIT_S)
-    stored = await svc.messages.count(bot_id=ctx.bot_id, group_id=ctx.group_id)  # on disk
-    usage = await svc.usage.totals(now=svc.clock.now(), bot_id=ctx.bot_id, group_id=ctx.group_id)
+    stored = await svc.messages.count(bot_id=cmd.bot_id, group_id=cmd.group_id)  # on disk
+    usage = await svc.usage.totals(now=svc.clock.now(), bot_id=cmd.bot_id, group_id=cmd.group_id)
     queued = svc.writer.queued  # all groups: received, not yet committed
     endpoints = await svc.llm.endpoint_status()
-    lines = superuser_checklist(ctx, endpoints)
+    lines = superuser_checklist(cmd, endpoints)
     lines += [
         f"{'私聊' if private else '本群'}已记录消息 {stored} 条"
         + (f"（另有 {queued} 条待写入）" if queued else ""),
@@ -57,8 +57,8 @@ async def status(ctx: AdminCtx) -> str:
         config.cost,
         Limits(svc.deployment.daily_call_cap, svc.deployment.daily_token_cap),
         now=svc.clock.now(),
-        bot_id=ctx.bot_id,
-        group_id=ctx.group_id,
+        bot_id=cmd.bot_id,
+        group_id=cmd.group_id,
     )
     try:
         lines.append((await database_facts(svc.sessions)).line_zh())
@@ -75,10 +75,10 @@ async def status(ctx: AdminCtx) -> str:
     return "\n".join(lines)
 
 
-def superuser_checklist(ctx: AdminCtx, endpoints: Sequence[EndpointStatus]) -> list[str]:
+def superuser_checklist(cmd: AdminCtx, endpoints: Sequence[EndpointStatus]) -> list[str]:
     """The first-run checklist's open items, for a superuser only ([] when all are green)."""
-    svc = ctx.services
-    if ctx.user_id not in svc.deployment.superusers:
+    svc = cmd.services
+    if cmd.user_id not in svc.deployment.superusers:
         return []
     chat = next((e for e in endpoints if e.task == "chat"), None)
     answers: bool | None = None
@@ -147,39 +147,39 @@ def _decision_line(record: dict[str, Any]) -> str:
 MIN_GROUP_NUMBER = 10_000  # QQ group numbers have 5+ digits; a smaller number is a count
 
 
-def _target(ctx: AdminCtx) -> tuple[int, str, tuple[str, ...]]:
+def _target(cmd: AdminCtx) -> tuple[int, str, tuple[str, ...]]:
     """Which chat a `why` / `context` looks at: the group it was typed in; in a superuser's
     private chat the bot's private chats, or the group whose number is given
     (`/pallas why 123456 10`). Returns the group id (0 = private chats), its label and the
     arguments left."""
-    if ctx.group_id:
-        return ctx.group_id, "本群", ctx.args
-    for i, arg in enumerate(ctx.args):
+    if cmd.group_id:
+        return cmd.group_id, "本群", cmd.args
+    for i, arg in enumerate(cmd.args):
         if arg.isdigit() and int(arg) >= MIN_GROUP_NUMBER:
-            rest = ctx.args[:i] + ctx.args[i + 1 :]
+            rest = cmd.args[:i] + cmd.args[i + 1 :]
             return int(arg), f"群 {arg} ", rest
-    return 0, "私聊", ctx.args
+    return 0, "私聊", cmd.args
 
 
-async def why(ctx: AdminCtx) -> str:
+async def why(cmd: AdminCtx) -> str:
     """The latest routing decisions of this group (or, in private, of the private chats or of
     a group named by number), newest last."""
-    group_id, label, args = _target(ctx)
+    group_id, label, args = _target(cmd)
     count = int(args[0]) if args and args[0].isdigit() else 5
     wanted = max(1, min(count, 20))
-    records = await ctx.services.routing.recent_decisions(ctx.bot_id, group_id, limit=wanted)
+    records = await cmd.services.routing.recent_decisions(cmd.bot_id, group_id, limit=wanted)
     if not records:
         return f"最近没有记录到{label}的决策"
     lines = [_decision_line(r) for r in records[-wanted:]]
-    head = "（时间为北京时间）" if ctx.group_id else f"（{label.strip()}，时间为北京时间）"
+    head = "（时间为北京时间）" if cmd.group_id else f"（{label.strip()}，时间为北京时间）"
     return "\n".join([head, *lines])
 
 
-async def context(ctx: AdminCtx) -> str:
+async def context(cmd: AdminCtx) -> str:
     """The last REPLY turn: sections with sizes, trims, usage (the full request is in the CLI).
     In private: the private chats' last reply, or that of a group named by number."""
-    group_id, label, _ = _target(ctx)
-    snapshots = await ctx.services.snapshots.latest(group_id, bot_id=ctx.bot_id)
+    group_id, label, _ = _target(cmd)
+    snapshots = await cmd.services.snapshots.latest(group_id, bot_id=cmd.bot_id)
     if not snapshots:
         return f"{label}还没有回复记录"
     snap = snapshots[0]

@@ -102,13 +102,13 @@ async def _context(args: argparse.Namespace) -> int:
 
 
 def register_context(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    ctx = sub.add_parser("context", help="what the model saw on a group's last reply turn")
-    ctx.add_argument("--group", type=int, required=True)
-    ctx.add_argument("--bot", type=int, default=None)
-    ctx.add_argument("--last", type=int, default=1, help="how many turns (newest last)")
-    ctx.add_argument("--no-request", action="store_true", help="omit the full request")
-    ctx.add_argument("--json", action="store_true")
-    ctx.set_defaults(handler=_context)
+    parser = sub.add_parser("context", help="what the model saw on a group's last reply turn")
+    parser.add_argument("--group", type=int, required=True)
+    parser.add_argument("--bot", type=int, default=None)
+    parser.add_argument("--last", type=int, default=1, help="how many turns (newest last)")
+    parser.add_argument("--no-request", action="store_true", help="omit the full request")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(handler=_context)
 
 
 REGISTRY.append(register_context)

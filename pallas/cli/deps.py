@@ -14,6 +14,9 @@ The rules `--check` enforces (`make lint` runs it; exit 1 on a break):
    feature only as `pallas.features.<name>` (its curated `__init__`), never a module inside it;
    the same holds for the ranking library (`pallas.ranking`).
 4. **NoneBot only at the edge**: under `pallas/onebot/` and in the thin plugins of `packages/`.
+5. **Private packages stay private** (`PRIVATE`): nothing outside the owning package imports
+   the private one or a module in it (`pallas.turn.parts` is the turn's; the composition root
+   takes the parts it builds from `pallas.turn`'s `__init__`).
 
 The other sections (layer edges, feature edges) are information for a maintainer.
 """
@@ -59,6 +62,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("plugins", ("packages",)),
 )
 _RANK = {name: rank for rank, (name, _) in enumerate(LAYERS)}
+
+# private package → the package whose modules alone may import it
+PRIVATE: dict[str, str] = {"pallas.turn.parts": "pallas.turn"}
 
 
 @dataclass
@@ -166,6 +172,24 @@ def back_doors(graph: ImportGraph) -> list[tuple[str, str]]:
     return sorted(found)
 
 
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def private_imports(
+    graph: ImportGraph, private: dict[str, str] | None = None
+) -> list[tuple[str, str]]:
+    """Imports of a private package from outside its owner (rule 5)."""
+    rules = PRIVATE if private is None else private
+    found = []
+    for src, dsts in graph.edges.items():
+        for dst in dsts:
+            for package, owner in rules.items():
+                if _within(dst, package) and not _within(src, owner):
+                    found.append((src, dst))
+    return sorted(found)
+
+
 def nonebot_outside_edge(graph: ImportGraph) -> list[str]:
     return sorted(
         m
@@ -262,6 +286,9 @@ def report(graph: ImportGraph) -> tuple[list[str], int]:
     doors = back_doors(graph)
     lines.append(f"imports past a feature's __init__: {len(doors)}")
     lines += [f"  FORBIDDEN {a} -> {b}" for a, b in doors]
+    hidden = private_imports(graph)
+    lines.append(f"imports of a private package from outside its owner: {len(hidden)}")
+    lines += [f"  FORBIDDEN {a} -> {b}" for a, b in hidden]
     outside = nonebot_outside_edge(graph)
     lines.append(f"NoneBot imports in pallas/ outside pallas/onebot/: {len(outside)}")
     lines += [f"  FORBIDDEN {m}" for m in outside]
@@ -277,7 +304,14 @@ def report(graph: ImportGraph) -> tuple[list[str], int]:
     module_cycles = cycles(graph.edges)
     lines.append(f"module import cycles: {len(module_cycles)}")
     lines += [f"  FORBIDDEN {len(c)} modules: {', '.join(c)}" for c in module_cycles]
-    broken = len(upward) + len(doors) + len(outside) + len(feature_cycles) + len(module_cycles)
+    broken = (
+        len(upward)
+        + len(doors)
+        + len(hidden)
+        + len(outside)
+        + len(feature_cycles)
+        + len(module_cycles)
+    )
     return lines, broken
 
 

@@ -19,8 +19,8 @@ from pallas.runtime import PallasRuntime
 async def _learn(args: argparse.Namespace) -> int:
     runtime = await PallasRuntime.start(PallasSettings.from_env())
     try:
-        context = AdminContext(admin_services_for(runtime), args.bot, args.group, 0, (args.action,))
-        print(await learn_command(context))
+        cmd = AdminContext(admin_services_for(runtime), args.bot, args.group, 0, (args.action,))
+        print(await learn_command(cmd))
     finally:
         await runtime.stop()
     return 0

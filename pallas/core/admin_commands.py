@@ -49,8 +49,8 @@ class AdminCommand(Generic[S]):
         """This command over wider services `T`: `pick` hands it the part it reads."""
         handler = self.handler
 
-        async def bound(ctx: AdminContext[T]) -> str:
-            return await handler(ctx.over(pick(ctx.services)))
+        async def bound(cmd: AdminContext[T]) -> str:
+            return await handler(cmd.over(pick(cmd.services)))
 
         return AdminCommand(self.name, self.usage, self.summary, bound)
 

@@ -90,7 +90,7 @@ class StateStore(Protocol):
 
 
 async def claim(
-    store: StateStore,
+    state: StateStore,
     key: str,
     value: JSONValue,
     *,
@@ -103,7 +103,7 @@ async def claim(
     `True` fails open (the caller already owns the work and the claim only refines it).
     """
     try:
-        return await store.set_if_absent(key, value, ttl=ttl)
+        return await state.set_if_absent(key, value, ttl=ttl)
     except StateUnavailableError as exc:
         verdict = "granted" if when_unavailable else "refused"
         log.warning("state store unavailable, claim %s %s: %s", key, verdict, exc)

@@ -18,6 +18,13 @@ For each event the edge does, in order:
                  let unaddressed work wait while an @ prepares, run the handlers in order
                  (a private message only when `[private]` lets its sender be answered:
                  `PrivateGate`)
+
+**The stock adapter mode** (`reads_at_parse=False`): under NoneBot's own OneBot v11 adapter
+instead of `GuardedAdapter` (the nonebug plugin tests in tests/plugins, a `bot.py` that
+registers the stock adapter) nothing calls `on_read`. The edge then reads each message when the
+inbound entry hands it over: converted and recorded there, in the normal lane, with no hold on
+the loop and no line key (several accounts of one deployment do not share a line's answer
+claim). The lifespan picks the mode from the registered adapters.
 """
 
 from __future__ import annotations
@@ -85,10 +92,11 @@ class Edge:
     lanes: Lanes
     lane_choice: LaneChoice
     loads: StartupLoads
+    private: PrivateGate  # which private messages are answered
+    reads_at_parse: bool  # the adapter calls `on_read` (GuardedAdapter); see the docstring
     parts: PluginParts = field(default_factory=PluginParts)
     counters: InboundCounters = field(default_factory=InboundCounters)
     reads: EventReads = field(default_factory=EventReads)
-    private: PrivateGate | None = None  # built from the app when None
     refused: RefusedFrames = field(default_factory=lambda: RefusedFrames(None))
     occurrences: Occurrences = field(default_factory=Occurrences)  # per account (line keys)
     neighbours: Neighbours = field(default_factory=Neighbours)  # the other plugins' verdicts
@@ -104,9 +112,10 @@ class Edge:
         lanes: Lanes,
         parts: PluginParts,
         *,
+        reads_at_parse: bool,
+        neighbours: Neighbours,
         loaders: tuple[Loader, ...] = (),
         counter_interval_s: float = 60.0,
-        neighbours: Neighbours | None = None,
     ) -> Edge:
         counters = InboundCounters()
         data_dir = app.runtime.settings.pallas_data_dir
@@ -115,11 +124,13 @@ class Edge:
             lanes=lanes,
             lane_choice=LaneChoice(GroupAliases(app)),
             loads=StartupLoads(loaders),
+            private=PrivateGate(app.runtime),
+            reads_at_parse=reads_at_parse,
             parts=parts,
             counters=counters,
             refused=RefusedFrames(Path(data_dir) / "refused", counts=counters.refused),
             counter_interval_s=counter_interval_s,
-            neighbours=neighbours if neighbours is not None else Neighbours(),
+            neighbours=neighbours,
         )
 
     @property
@@ -203,7 +214,7 @@ class Edge:
 
     def _lane(self, event: MessageEvent, converted: ConvertedTurn) -> LaneVerdict:
         try:
-            if isinstance(event, PrivateMessageEvent) and not self.gate.decide(event).allowed:
+            if isinstance(event, PrivateMessageEvent) and not self.private.decide(event).allowed:
                 return NORMAL
             return self.lane_choice.for_turn(converted.turn)
         except Exception as exc:  # the normal lane: the message is still handled
@@ -249,7 +260,9 @@ class Edge:
         handler); a private message its sender may not be answered in goes to none."""
         self.counters.messages += 1
         record = self.reads.get(event)
-        if isinstance(event, PrivateMessageEvent) and not self._answers_private(event, record):
+        if record is None and not self.reads_at_parse:
+            record = self._read_late(event)
+        if isinstance(event, PrivateMessageEvent) and not self._answers_private(event):
             return
         hold = record.claim if record is not None else None
         if hold is not None and event.to_me:
@@ -273,19 +286,18 @@ class Edge:
     async def dispatch(self, arrival: Arrival) -> str | None:
         return await dispatch(self.handlers, arrival, self.counters)
 
-    @property
-    def gate(self) -> PrivateGate:
-        if self.private is None:
-            self.private = PrivateGate(self.app.runtime)
-        return self.private
+    def _read_late(self, event: MessageEvent) -> ReadRecord | None:
+        """The stock adapter mode's read, when the handler runs: converted and recorded (see
+        the module docstring); None for a message that cannot be converted."""
+        converted = self._convert(event)
+        if converted is None:
+            return None
+        self._record(event, converted)
+        return ReadRecord(event, converted, NORMAL, None)
 
-    def _answers_private(self, event: PrivateMessageEvent, record: ReadRecord | None) -> bool:
-        if self.gate.admission(event).allowed:
+    def _answers_private(self, event: PrivateMessageEvent) -> bool:
+        if self.private.admission(event).allowed:
             return True
-        if record is None:  # the stock adapter (plugin tests): not recorded at read
-            converted = self._convert(event)
-            if converted is not None:
-                self._record(event, converted)
         self.counters.stopped["private_policy"] = self.counters.stopped.get("private_policy", 0) + 1
         return False
 

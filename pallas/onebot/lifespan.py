@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 import nonebot
@@ -122,9 +123,10 @@ class Lifespan:
             app,
             lanes,
             parts,
+            reads_at_parse=_reads_at_parse(nonebot.get_adapters().values()),
+            neighbours=self.neighbours,
             loaders=startup_loaders(app),
             counter_interval_s=get_plugin_config(CounterSettings).pallas_counters_interval_s,
-            neighbours=self.neighbours,
         )
         self.app, self.edge = app, edge
         self._attach(edge)
@@ -175,6 +177,12 @@ class Lifespan:
         """Once the app is up and the start-up loads are done: freeze the start-up heap."""
         await edge.loads.ready()
         gc_tuning.settle()
+
+
+def _reads_at_parse(adapters: Iterable[object]) -> bool:
+    """Whether the edge reads each message as its frame is parsed: a `GuardedAdapter` is
+    registered (`bot.py`); else the stock adapter mode (`pallas.onebot.edge`)."""
+    return any(isinstance(adapter, GuardedAdapter) for adapter in adapters)
 
 
 _installed: Lifespan | None = None

@@ -7,7 +7,7 @@ admission (`admitted`) and to the inbound entry, which hands the turn and the ho
 handlers in the `Arrival`: nothing is converted twice and nothing travels in a global.
 
 Records are keyed by the event object's identity and dropped when the handling ends; one the
-handler never reaches (a stock adapter, a failed dispatch) is dropped with the oldest ones once
+handler never reaches (a failed dispatch) is dropped with the oldest ones once
 `MAX_RECORDS` are kept.
 """
 

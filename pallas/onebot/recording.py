@@ -2,8 +2,8 @@
 message it sends (its private answers are kept in the private chat's session).
 
 A received group message is handed to the message writer the moment its frame is parsed
-(`Edge.on_read`), however far behind the busy event loop's handlers are; with the stock adapter
-(plugin tests) the recorder plugin's inbound handler records it instead. A sent message is
+(`Edge.on_read`), however far behind the busy event loop's handlers are (in the stock adapter
+mode, when the inbound entry gets it: `pallas.onebot.edge`). A sent message is
 recorded from NoneBot's API-call hook (`packages/recorder`). Storage is batched on the writer's
 own thread; nothing here waits on the database.
 """

@@ -96,13 +96,13 @@ def state_label(state: BreakerState, now: float) -> str:
 class Breakers:
     """The StateStore side: read, update and list the breakers of a task's endpoints."""
 
-    def __init__(self, store: StateStore, config: BreakerConfig) -> None:
-        self._store = store
+    def __init__(self, state: StateStore, config: BreakerConfig) -> None:
+        self._state = state
         self.config = config
 
     async def get(self, task: str, endpoint: str) -> BreakerState:
         try:
-            return BreakerState.from_json(await self._store.get(state_keys.breaker(task, endpoint)))
+            return BreakerState.from_json(await self._state.get(state_keys.breaker(task, endpoint)))
         except Exception:  # the breaker must never stop a call: unknown state = closed
             log.warning("breaker state of %s/%s unreadable", task, endpoint, exc_info=True)
             return BreakerState()
@@ -119,6 +119,6 @@ class Breakers:
         if ok and state.open_until:
             log.info("endpoint %s for %s answers again, breaker closed", endpoint, task)
         try:
-            await self._store.set(state_keys.breaker(task, endpoint), asdict(new), ttl=STATE_TTL_S)
+            await self._state.set(state_keys.breaker(task, endpoint), asdict(new), ttl=STATE_TTL_S)
         except Exception:
             log.warning("breaker state of %s/%s not saved", task, endpoint, exc_info=True)

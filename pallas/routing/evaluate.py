@@ -186,7 +186,7 @@ def _necessity(
     turn: TurnInput,
     trig: TriggerResult,
     cfg: RoutingConfig,
-    state: RouteState,
+    route_state: RouteState,
     now: float,
     extras: RouteExtras,
 ) -> NecessityResult:
@@ -197,8 +197,8 @@ def _necessity(
         follow_up=trig.follow_up,
         ambient=trig.is_ambient,
         mentions_others=turn.mentions_others,
-        recent_bot_replies=state.recent_bot_replies(now, cfg.necessity.recent_window_s),
-        back_and_forth=state.back_and_forth(
+        recent_bot_replies=route_state.recent_bot_replies(now, cfg.necessity.recent_window_s),
+        back_and_forth=route_state.back_and_forth(
             turn.user_id,
             now,
             cfg.necessity.back_and_forth_window_s,
@@ -213,13 +213,13 @@ def _decide(
     turn: TurnInput,
     trig: TriggerResult,
     cfg: RoutingConfig,
-    state: RouteState,
+    route_state: RouteState,
     now: float,
     necessity: NecessityResult,
     quote: QuoteDecision | None,
     extras: RouteExtras,
 ) -> CurrentTurnDecision:
-    last_to_user = state.last_reply_to_user(turn.user_id)
+    last_to_user = route_state.last_reply_to_user(turn.user_id)
     recent_pair = last_to_user is not None and now - last_to_user <= cfg.triggers.follow_up_window_s
     inp = CurrentTurnDecisionInput(
         text=trig.content_text,
@@ -242,7 +242,7 @@ def _stake(
     turn: TurnInput,
     trig: TriggerResult,
     config: RoutingConfig,
-    state: RouteState,
+    route_state: RouteState,
     now: float,
     stake_keys: StakeKeys = NO_STAKE_KEYS,
 ) -> StakeResult:
@@ -258,7 +258,7 @@ def _stake(
         mentions_others=turn.mentions_others,
         mentions_all=turn.mentions_all,
         replies_to_member=quoted is not None and quoted not in (turn.bot_id, turn.user_id),
-        recent=state.recent_lines,
+        recent=route_state.recent_lines,
         stake_keys=stake_keys,
     )
     return assess_stake(inp, config.social)
@@ -269,8 +269,8 @@ def over_daily_cap(result: RouteResult) -> RouteResult:
     return replace(result, outcome=RouteOutcome.SKIP, stage="restraint", reason="daily_cap")
 
 
-def _capped(result: RouteResult, config: RoutingConfig, state: RouteState) -> RouteResult:
-    if not result.self_started or state.unprompted_today < config.social.daily_unprompted_cap:
+def _capped(result: RouteResult, config: RoutingConfig, route_state: RouteState) -> RouteResult:
+    if not result.self_started or route_state.unprompted_today < config.social.daily_unprompted_cap:
         return result
     return over_daily_cap(result)
 
@@ -282,7 +282,7 @@ def _pass_eligible(trig: TriggerResult, necessity: NecessityResult) -> bool:
 def evaluate_route(
     turn: TurnInput,
     config: RoutingConfig,
-    state: RouteState,
+    route_state: RouteState,
     *,
     aliases: Iterable[str],
     now: float,
@@ -298,23 +298,23 @@ def evaluate_route(
         ambient=config.ambient,
         now=now,
         rng=rng,
-        bot_message_ids=state.bot_messages,
-        last_bot_reply_to_user_at=state.follow_up_anchor(
+        bot_message_ids=route_state.bot_messages,
+        last_bot_reply_to_user_at=route_state.follow_up_anchor(
             turn.user_id, config.triggers.follow_up_max_others
         ),
-        ambient_times=state.ambient_times,
+        ambient_times=route_state.ambient_times,
     )
     gate = evaluate_reply_gate(turn, trig, config.gate, rng=rng)
     base: dict[str, Any] = {"turn": turn, "now": now, "trigger": trig, "gate": gate}
     if gate.verdict is not GateVerdict.PROCEED:
         outcome = RouteOutcome.DEFER if gate.verdict is GateVerdict.DEFER else RouteOutcome.SKIP
         return RouteResult(outcome=outcome, stage="gate", reason=gate.reason, **base)
-    if state.user_in_flight:  # a member's burst joins the turn in flight, whatever it says
+    if route_state.user_in_flight:  # a member's burst joins the turn in flight, whatever it says
         return RouteResult(
             outcome=RouteOutcome.MERGE, stage="admission", reason="user_in_flight", **base
         )
     if not trig.addressed and trig.kind in SOFT_TRIGGERS:
-        stake = _stake(turn, trig, config, state, now, ex.stake_keys)
+        stake = _stake(turn, trig, config, route_state, now, ex.stake_keys)
         base["stake"] = stake
         if not stake.allowed:
             return RouteResult(
@@ -325,8 +325,8 @@ def evaluate_route(
         enabled=config.enabled,
         now=now,
         addressed=trig.addressed,
-        last_turn_at=state.last_turn_at,
-        silenced_until=state.silenced_until,
+        last_turn_at=route_state.last_turn_at,
+        silenced_until=route_state.silenced_until,
     )
     base["cooldown"] = cool
     if cool.verdict is not CooldownVerdict.PROCEED:
@@ -336,26 +336,28 @@ def evaluate_route(
             else RouteOutcome.SKIP
         )
         return RouteResult(outcome=outcome, stage="cooldown", reason=cool.reason, **base)
-    necessity = _necessity(turn, trig, config, state, now, ex)
+    necessity = _necessity(turn, trig, config, route_state, now, ex)
     base["necessity"] = necessity
     if not necessity.passed and not _pass_eligible(trig, necessity):
         return RouteResult(
             outcome=RouteOutcome.SKIP, stage="necessity", reason=necessity.reason, **base
         )
     if not trig.addressed and "stake" not in base:  # no soft trigger, yet above threshold
-        stake = _stake(turn, trig, config, state, now, ex.stake_keys)
+        stake = _stake(turn, trig, config, route_state, now, ex.stake_keys)
         base["stake"] = stake
         if not stake.allowed:
             return RouteResult(
                 outcome=RouteOutcome.SKIP, stage="stake", reason=stake.reason, **base
             )
-    return _capped(_finish_decision(turn, config, state, now, rng, ex, base), config, state)
+    return _capped(
+        _finish_decision(turn, config, route_state, now, rng, ex, base), config, route_state
+    )
 
 
 def _finish_decision(
     turn: TurnInput,
     config: RoutingConfig,
-    state: RouteState,
+    route_state: RouteState,
     now: float,
     rng: random.Random,
     extras: RouteExtras,
@@ -369,12 +371,12 @@ def _finish_decision(
         quote = decide_quote(
             config.quote,
             reply_to=turn.reply_to,
-            candidates=state.candidates,
-            last_quote_at=state.last_quote_at,
+            candidates=route_state.candidates,
+            last_quote_at=route_state.last_quote_at,
             now=now,
             rng=rng,
         )
-    decision = _decide(turn, trig, config, state, now, necessity, quote, extras)
+    decision = _decide(turn, trig, config, route_state, now, necessity, quote, extras)
     base.update(quote=quote, decision=decision)
     if decision.action is not CurrentTurnAction.PASS:
         outcome = _ACTION_OUTCOME[decision.action]
@@ -385,12 +387,12 @@ def _finish_decision(
         source=decision.source,
         addressed=trig.addressed,
         focus_text=trig.content_text,
-        recent_bot_replies=state.recent_bot_replies(now, config.necessity.recent_window_s),
+        recent_bot_replies=route_state.recent_bot_replies(now, config.necessity.recent_window_s),
         rng=rng,
-        last_phrase=state.last_phrase,
+        last_phrase=route_state.last_phrase,
         group_expressions=extras.group_expressions,
         mood=stake.mood if stake is not None else None,
-        recent_texts=_recent_texts(state, now, config),
+        recent_texts=_recent_texts(route_state, now, config),
     )
     outcome = RouteOutcome.PASS_PHRASE if low.emit else RouteOutcome.PASS_SILENT
     reason = f"{decision.reason}:{low.reason}"
@@ -399,7 +401,7 @@ def _finish_decision(
     )
 
 
-def _recent_texts(state: RouteState, now: float, config: RoutingConfig) -> tuple[str, ...]:
+def _recent_texts(route_state: RouteState, now: float, config: RoutingConfig) -> tuple[str, ...]:
     """What the group said lately: a PASS phrase never repeats it."""
     window = config.social.thread_window_s
-    return tuple(line.text for line in state.recent_lines if 0 <= now - line.t <= window)
+    return tuple(line.text for line in route_state.recent_lines if 0 <= now - line.t <= window)

@@ -92,9 +92,9 @@ STATE_RETRY_S = 3.0  # an addressed message seen while the state store is unreac
 
 
 class Router:
-    def __init__(self, store: StateStore, *, prefix: str = ROUTE_PREFIX,
+    def __init__(self, state: StateStore, *, prefix: str = ROUTE_PREFIX,
                  history: RouteHistory | None = None) -> None:  # fmt: skip
-        self._store = store
+        self._state = state
         self._prefix = prefix
         self._history = history
         self._replies = BotReplyMemo()  # parsed bot_replies of recently routed groups
@@ -112,7 +112,7 @@ class Router:
         if user_id:
             values.append(keys.in_flight(user_id))
         list_keys = [keys.key(n) for n in _LIST_NAMES]
-        got, listed = await self._store.read(values, list_keys)
+        got, listed = await self._state.read(values, list_keys)
         raw: dict[str, Any] = dict(zip(_VALUE_NAMES, got, strict=False))
         raw.update(zip(_LIST_NAMES, listed, strict=True))
         extra = got[len(_VALUE_NAMES) :]
@@ -148,13 +148,13 @@ class Router:
             tool_requested, tool_permitted, affinity, tuple(group_expressions), stake_keys
         )
 
-        def decide(state: RouteState) -> RouteResult:
+        def decide(route_state: RouteState) -> RouteResult:
             return evaluate_route(
-                turn, config, state, aliases=tuple(aliases), now=now, rng=rng, extras=extras
+                turn, config, route_state, aliases=tuple(aliases), now=now, rng=rng, extras=extras
             )
 
         try:
-            fresh = await self._store.set_if_absent(seen_key, now, ttl=config.cooldown.dedupe_ttl_s)
+            fresh = await self._state.set_if_absent(seen_key, now, ttl=config.cooldown.dedupe_ttl_s)
         except StateUnavailableError:
             result = _unclaimed_result(decide(RouteState()))  # nothing can be read either
         else:
@@ -162,13 +162,17 @@ class Router:
                 result = duplicate_result(turn, now)
             else:
                 day = day_of(now, config.social.day_offset_hours)
-                state = await self.load_state(turn.bot_id, turn.group_id, turn.user_id, day=day)
-                decided = await self._count_unprompted(keys.unprompted(day), decide(state), config)
-                result = await self._apply(decided, config, state)
+                route_state = await self.load_state(
+                    turn.bot_id, turn.group_id, turn.user_id, day=day
+                )
+                decided = await self._count_unprompted(
+                    keys.unprompted(day), decide(route_state), config
+                )
+                result = await self._apply(decided, config, route_state)
                 if decided.self_started and not result.self_started:  # lost a claim: not spoken
-                    await self._store.incr(keys.unprompted(day), -1)
+                    await self._state.incr(keys.unprompted(day), -1)
                 if result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER):
-                    await self._store.delete(seen_key)  # routed again later: noted then
+                    await self._state.delete(seen_key)  # routed again later: noted then
                 if result.outcome is not RouteOutcome.DEFER and not (
                     result.outcome is RouteOutcome.ACCUMULATE and result.trigger.addressed
                 ):  # a line held by the cooldown was still said: the thread rules see it
@@ -183,10 +187,10 @@ class Router:
         processes deciding on the same snapshot cannot both pass the last slot."""
         if not result.self_started:
             return result
-        taken = await self._store.incr(key, ttl=ROUTE_UNPROMPTED_TTL_S)
+        taken = await self._state.incr(key, ttl=ROUTE_UNPROMPTED_TTL_S)
         if taken <= config.social.daily_unprompted_cap:
             return result
-        await self._store.incr(key, -1)
+        await self._state.incr(key, -1)
         return over_daily_cap(result)
 
     async def _note_line(self, keys: RouteKeys, result: RouteResult, config: RoutingConfig) -> None:
@@ -195,7 +199,7 @@ class Router:
         others = [uid for uid in turn.mentions if uid != turn.bot_id]
         target = quoted if quoted is not None else (others[0] if others else None)
         ttl = route_recent_lines_ttl(config.social.thread_window_s)
-        await self._store.push(
+        await self._state.push(
             keys.key("recent_lines"),
             recent_line_json(now, turn.user_id, turn.text, target, result.trigger.addressed),
             maxlen=config.social.recent_lines,
@@ -247,33 +251,33 @@ class Router:
 
     async def _keep(self, keys: RouteKeys, record: dict[str, Any], config: RoutingConfig) -> None:
         """The record in the group's ring (the store) and queued for the history."""
-        await self._store.push(
+        await self._state.push(
             keys.key("decisions"), record, maxlen=config.decisions_kept, ttl=config.decisions_ttl_s
         )
         if self._history is not None:
             self._history.add(record)
 
     async def _apply(
-        self, result: RouteResult, config: RoutingConfig, state: RouteState
+        self, result: RouteResult, config: RoutingConfig, route_state: RouteState
     ) -> RouteResult:
         turn, now = result.turn, result.now
         keys = self._keys(turn.bot_id, turn.group_id, turn.user_id)
         if result.gate.silence_s is not None:
             silence = result.gate.silence_s
-            await self._store.set(keys.key("silenced_until"), now + silence, ttl=silence)
-            await self._store.delete(keys.key("pending"))
+            await self._state.set(keys.key("silenced_until"), now + silence, ttl=silence)
+            await self._state.delete(keys.key("pending"))
         elif result.outcome in (RouteOutcome.ACCUMULATE, RouteOutcome.DEFER) and config.enabled:
             await self._push_pending(keys, result, config)
         elif result.calls_llm:
-            lost = await self._claim_llm_turn(keys, result, config, state)
+            lost = await self._claim_llm_turn(keys, result, config, route_state)
             if lost is not None:
                 if lost.outcome is RouteOutcome.ACCUMULATE:
                     await self._push_pending(keys, lost, config)
                 return lost
-            await self._apply_llm_turn(keys, result, config, state)
+            await self._apply_llm_turn(keys, result, config, route_state)
             return replace(result, accumulated=await self._drain_pending(keys, result, config))
         elif result.outcome is RouteOutcome.PASS_PHRASE and result.phrase is not None:
-            await self._apply_phrase(keys, result, config, state)
+            await self._apply_phrase(keys, result, config, route_state)
         return result
 
     async def _push_pending(
@@ -289,14 +293,14 @@ class Router:
             "addressed": result.trigger.addressed,
         }
         cfg = config.cooldown
-        await self._store.push(
+        await self._state.push(
             keys.key("pending"), entry, maxlen=cfg.accumulate_max, ttl=cfg.accumulate_ttl_s
         )
 
     async def _drain_pending(
         self, keys: RouteKeys, result: RouteResult, config: RoutingConfig
     ) -> tuple[Mapping[str, Any], ...]:
-        entries = await self._store.take(keys.key("pending"))
+        entries = await self._state.take(keys.key("pending"))
         ttl = config.cooldown.accumulate_ttl_s
         seen: set[int] = {result.turn.message_id}
         kept: list[Mapping[str, Any]] = []
@@ -309,7 +313,7 @@ class Router:
         return tuple(kept)
 
     async def _claim_llm_turn(
-        self, keys: RouteKeys, result: RouteResult, config: RoutingConfig, state: RouteState
+        self, keys: RouteKeys, result: RouteResult, config: RoutingConfig, route_state: RouteState
     ) -> RouteResult | None:
         """Claim the member's in-flight marker, then the group's cooldown slot; None when both
         are ours, else the result the turn becomes (`merge` / `accumulate`).
@@ -322,19 +326,19 @@ class Router:
         in_flight = keys.in_flight(turn.user_id)
         if turn.user_id:
             mine = await claim(
-                self._store, in_flight, marker, ttl=cfg.turn_timeout_s, when_unavailable=True
+                self._state, in_flight, marker, ttl=cfg.turn_timeout_s, when_unavailable=True
             )
             if not mine:
                 return replace(
                     result, outcome=RouteOutcome.MERGE, stage="admission", reason="user_in_flight"
                 )
         else:
-            await self._store.set(in_flight, marker, ttl=cfg.turn_timeout_s)
+            await self._state.set(in_flight, marker, ttl=cfg.turn_timeout_s)
         if cfg.chat_cooldown_s > 0:
-            slot = keys.turn_after(state.last_turn_at)
+            slot = keys.turn_after(route_state.last_turn_at)
             ttl = route_turn_ttl(cfg.chat_cooldown_s)  # as long as `last_turn_at` lives
-            if not await claim(self._store, slot, now, ttl=ttl, when_unavailable=True):
-                await self._store.delete(in_flight)
+            if not await claim(self._state, slot, now, ttl=ttl, when_unavailable=True):
+                await self._state.delete(in_flight)
                 cooldown = CooldownResult(
                     CooldownVerdict.ACCUMULATE, "cooldown", cfg.chat_cooldown_s
                 )
@@ -348,45 +352,45 @@ class Router:
         return None
 
     async def _apply_llm_turn(
-        self, keys: RouteKeys, result: RouteResult, config: RoutingConfig, state: RouteState
+        self, keys: RouteKeys, result: RouteResult, config: RoutingConfig, route_state: RouteState
     ) -> None:
         """Effects of an LLM turn whose claims (`_claim_llm_turn`) are already held."""
         now = result.now
         ttl = route_turn_ttl(config.cooldown.chat_cooldown_s)
-        await self._store.set(keys.key("last_turn_at"), now, ttl=ttl)
+        await self._state.set(keys.key("last_turn_at"), now, ttl=ttl)
         candidates = add_candidate(
-            state.candidates, result.turn.message_id, maxlen=config.quote.candidates
+            route_state.candidates, result.turn.message_id, maxlen=config.quote.candidates
         )
-        await self._store.set(keys.key("candidates"), candidates, ttl=config.quote.candidate_ttl_s)
+        await self._state.set(keys.key("candidates"), candidates, ttl=config.quote.candidate_ttl_s)
         if result.outcome is RouteOutcome.QUOTE:
-            await self._store.set(
+            await self._state.set(
                 keys.key("last_quote_at"), now, ttl=max(config.quote.cooldown_s, 1.0)
             )
         if result.trigger.is_ambient:
-            await self._note_ambient(keys, state, now, config)
+            await self._note_ambient(keys, route_state, now, config)
 
     async def _apply_phrase(
-        self, keys: RouteKeys, result: RouteResult, config: RoutingConfig, state: RouteState
+        self, keys: RouteKeys, result: RouteResult, config: RoutingConfig, route_state: RouteState
     ) -> None:
-        await self._store.set(keys.key("last_phrase"), result.phrase)
+        await self._state.set(keys.key("last_phrase"), result.phrase)
         entry = BotReply(result.now, result.turn.user_id, "phrase")
         await self._push_bot_reply(keys, entry, config)
         if result.trigger.is_ambient:
-            await self._note_ambient(keys, state, result.now, config)
+            await self._note_ambient(keys, route_state, result.now, config)
 
     async def _note_ambient(
-        self, keys: RouteKeys, state: RouteState, now: float, config: RoutingConfig
+        self, keys: RouteKeys, route_state: RouteState, now: float, config: RoutingConfig
     ) -> None:
         window = config.ambient.budget_window_s
-        times = [t for t in state.ambient_times if now - t < window] + [now]
-        await self._store.set(keys.key("ambient_times"), times, ttl=window)
+        times = [t for t in route_state.ambient_times if now - t < window] + [now]
+        await self._state.set(keys.key("ambient_times"), times, ttl=window)
 
     async def _push_bot_reply(
         self, keys: RouteKeys, entry: BotReply, config: RoutingConfig
     ) -> None:
         n = config.necessity
         ttl = max(n.recent_window_s, n.back_and_forth_window_s, config.triggers.follow_up_window_s)
-        await self._store.push(
+        await self._state.push(
             keys.key("bot_replies"), entry.to_json(), maxlen=_BOT_REPLIES_MAX, ttl=ttl
         )
 
@@ -403,10 +407,10 @@ class Router:
         """After delivering an answer to `user_id`: follow-up window, recency, candidates."""
         cfg = config or RoutingConfig()
         keys = self._keys(bot_id, group_id, user_id)
-        await self._store.delete(keys.in_flight(user_id))
+        await self._state.delete(keys.in_flight(user_id))
         await self._push_bot_reply(keys, BotReply(now, user_id, "reply"), cfg)
         for mid in message_ids:
-            await self._store.push(
+            await self._state.push(
                 keys.key("bot_messages"),
                 mid,
                 maxlen=cfg.triggers.known_bot_messages,
@@ -416,12 +420,12 @@ class Router:
 
     async def finish_turn(self, bot_id: int, group_id: int, user_id: int) -> None:
         """End a member's in-flight turn without an answer (LLM error, empty reply, PASS)."""
-        await self._store.delete(self._keys(bot_id, group_id, user_id).in_flight(user_id))
+        await self._state.delete(self._keys(bot_id, group_id, user_id).in_flight(user_id))
 
     async def in_flight_count(self, bot_id: int, group_id: int, user_id: int = 0) -> int:
         """Turns of this group between decision and delivery (for `decide_admission`)."""
         prefix = self._keys(bot_id, group_id, user_id).in_flight()
-        return len(await self._store.keys(prefix))
+        return len(await self._state.keys(prefix))
 
     async def record_candidate(
         self,
@@ -435,13 +439,13 @@ class Router:
         """Make `message_id` a QUOTE candidate of the group (deque of `quote.candidates`)."""
         cfg = config or RoutingConfig()
         key = self._keys(bot_id, group_id, user_id).key("candidates")
-        current = await self._store.get(key) or []
+        current = await self._state.get(key) or []
         updated = add_candidate([int(m) for m in current], message_id, maxlen=cfg.quote.candidates)
-        await self._store.set(key, updated, ttl=cfg.quote.candidate_ttl_s)
+        await self._state.set(key, updated, ttl=cfg.quote.candidate_ttl_s)
 
     async def live_candidates(self, bot_id: int, group_id: int, user_id: int = 0) -> list[int]:
         key = self._keys(bot_id, group_id, user_id).key("candidates")
-        return [int(m) for m in await self._store.get(key) or []]
+        return [int(m) for m in await self._state.get(key) or []]
 
     async def resolve_quote_target(
         self, bot_id: int, group_id: int, requested_id: int | None, user_id: int = 0
@@ -452,7 +456,7 @@ class Router:
 
     async def pending(self, bot_id: int, group_id: int, user_id: int = 0) -> list[dict[str, Any]]:
         """Messages accumulated during cooldown / deferred, oldest first (not drained)."""
-        return await self._store.items(self._keys(bot_id, group_id, user_id).key("pending"))
+        return await self._state.items(self._keys(bot_id, group_id, user_id).key("pending"))
 
     async def recent_decisions(
         self,
@@ -467,7 +471,7 @@ class Router:
         from the history when there is one (it outlives a restart), else the store's ring."""
         if self._history is not None:
             return await self._history.recent(bot_id, group_id, limit=limit, outcome=outcome)
-        records = await self._store.items(self._keys(bot_id, group_id, user_id).key("decisions"))
+        records = await self._state.items(self._keys(bot_id, group_id, user_id).key("decisions"))
         if outcome:
             records = [r for r in records if r.get("outcome") == outcome]
         return records[-limit:]

@@ -13,31 +13,55 @@
     8 remember   remember.py   `TurnRecorder`: snapshot, session exchange, after-turn hooks
 
 `service.py` runs them (`ChatTurnService`: read it top to bottom); `contracts.py` holds the
-values passed between them. `parts/` holds what the steps use and nothing else does: merges,
+values passed between them. `parts/` is private to this package: what the steps use — merges,
 addressing, the turn's extras (svars, kb, attachments), the prompt inputs, vision, bubble
-parsing and pacing, the output guard, the bot reply context, the cost exit, the group preload.
+parsing and pacing, the output guard, the bot reply context, the cost exit. The parts the
+composition root builds and hands to the steps (and the chat pipeline the console previews)
+are re-exported below; nothing outside `pallas/turn/` imports `pallas.turn.parts`
+(`pallas deps --check` refuses it), so a part can move or split without touching anyone else.
 """
 
 from pallas.core.turn import AfterTurnHook, CompletedTurn
 from pallas.turn.context import NO_HOLD, LoopHold, Pause, Sleep, TurnContext
 from pallas.turn.contracts import PhraseSource, ReplyTurn, TurnOutcome, TurnResult
+from pallas.turn.parts.accounts import AnswerClaims
+from pallas.turn.parts.addressing import Addressing
+from pallas.turn.parts.chat_pipeline import build_chat_pipeline
+from pallas.turn.parts.cost_exit import outcome_name
+from pallas.turn.parts.extras import TurnExtras
+from pallas.turn.parts.known_stakes import KnownStakes
+from pallas.turn.parts.merges import TurnMerges
+from pallas.turn.parts.output_guard import guard_answer, protected_text
+from pallas.turn.parts.tool_loop import ModelTools
+from pallas.turn.parts.vision import QuotedMessageFetcher
 from pallas.turn.route import NextStep, RoutedTurn, RouteStep
 from pallas.turn.service import ChatTurnService
 
 __all__ = [
     "NO_HOLD",
+    "Addressing",
     "AfterTurnHook",
+    "AnswerClaims",
     "ChatTurnService",
     "CompletedTurn",
+    "KnownStakes",
     "LoopHold",
+    "ModelTools",
     "NextStep",
     "Pause",
     "PhraseSource",
+    "QuotedMessageFetcher",
     "ReplyTurn",
     "RouteStep",
     "RoutedTurn",
     "Sleep",
     "TurnContext",
+    "TurnExtras",
+    "TurnMerges",
     "TurnOutcome",
     "TurnResult",
+    "build_chat_pipeline",
+    "guard_answer",
+    "outcome_name",
+    "protected_text",
 ]

@@ -102,7 +102,7 @@ class AdmitStep:
 
     @contextlib.asynccontextmanager
     async def admitted(
-        self, routed: RoutedTurn, ctx: TurnContext
+        self, routed: RoutedTurn, turn_ctx: TurnContext
     ) -> AsyncIterator[ReplyTurn | TurnOutcome]:
         """Yields the admitted `ReplyTurn` (its group slot held until the block ends), or how
         the turn ended here (refused: queue full, stale after the queue, the cost guard)."""
@@ -130,17 +130,19 @@ class AdmitStep:
                     route,
                     config,
                     verdict,
-                    ctx.sender,
+                    turn_ctx.sender,
                     self.routing,
                     self.state,
                     self.superusers,
                 )
                 return
-            await note_verdict(self.routing, self.superusers, route, config, verdict, ctx.sender)
+            await note_verdict(
+                self.routing, self.superusers, route, config, verdict, turn_ctx.sender
+            )
             route, config = verdict.shape(route, config)  # the ladder's shorter context
             try:
                 yield ReplyTurn(
-                    ctx,
+                    turn_ctx,
                     route,
                     config,
                     routed.persona,

@@ -53,7 +53,7 @@ class CallStep:
             store=self.messages,
             fetch_quoted=self.fetch_quoted_message,
         )
-        reply.ctx.request_out()
+        reply.turn_ctx.request_out()
         result = await self.llm.complete(
             "chat",
             vision.messages,

@@ -5,7 +5,7 @@ a context variable or a patched method:
 
 - the `TurnInput` (converted once at the edge) and the attempt (a message retried after the
   group cooldown is routed again);
-- where answers go (`GroupSender`);
+- what sends its answers (`Sender`; they go to `Target.of(turn)`);
 - the message's hold on the event loop (`LoopHold`): an @ read off a busy socket keeps
   unaddressed handlers waiting until its model request is out. The turn releases it the moment
   it no longer needs the loop: when the request goes out (`request_out`), and whenever it waits
@@ -23,8 +23,8 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from pallas.core.clock import Sleep
+from pallas.core.sending import Sender
 from pallas.core.turn import TurnInput
-from pallas.turn.parts.delivery import GroupSender
 
 
 @dataclass(slots=True)
@@ -79,7 +79,7 @@ NO_OTHERS: OtherPlugins = _NoOthers()  # no other plugins (replay, tests without
 @dataclass(frozen=True, slots=True)
 class TurnContext:
     turn: TurnInput
-    sender: GroupSender
+    sender: Sender
     pause: Pause
     hold: LoopHold = NO_HOLD
     attempt: int = 0

@@ -14,6 +14,7 @@ from pallas.config import GroupConfig
 from pallas.context.processor_inputs import ChatTurnContext
 from pallas.context.snapshot import JsonDict, TurnSnapshot
 from pallas.core.deferred import Deferred
+from pallas.core.sending import Sender
 from pallas.core.turn import TurnInput
 from pallas.features.cost import PROCEED, CostVerdict
 from pallas.features.persona import PersonaPack
@@ -22,7 +23,6 @@ from pallas.providers.client import CompletionResult
 from pallas.providers.models import ModelProfile
 from pallas.routing.evaluate import RouteResult
 from pallas.turn.context import TurnContext
-from pallas.turn.parts.delivery import GroupSender
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +31,7 @@ class ReplyTurn:
     (both shaped by the cost ladder's shorter context where it applies), the persona, the
     planned tool and the cost guard's verdict."""
 
-    ctx: TurnContext
+    turn_ctx: TurnContext
     route: RouteResult
     config: GroupConfig
     persona: PersonaPack
@@ -41,11 +41,11 @@ class ReplyTurn:
 
     @property
     def turn(self) -> TurnInput:
-        return self.ctx.turn
+        return self.turn_ctx.turn
 
     @property
-    def sender(self) -> GroupSender:
-        return self.ctx.sender
+    def sender(self) -> Sender:
+        return self.turn_ctx.sender
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas.core.clock import Clock
+from pallas.core.sending import Target
 from pallas.core.state import StateStore
 from pallas.features.stickers import StickerService
 from pallas.features.voice import VoiceService
@@ -54,7 +55,7 @@ class DeliverStep:
         voice = await self._voice(reply, parsed) if sticker is None else None
         plan = DeliveryPlan(
             bot_id=turn.bot_id,
-            group_id=turn.group_id,
+            target=Target.of(turn),
             bubbles=parsed.bubbles,
             quote_message_id=quote_id,
             at_user_id=turn.user_id if config.chat.at_sender_on_first_bubble else None,
@@ -66,7 +67,7 @@ class DeliverStep:
             reply.sender,
             self.state,
             rng=self.rng,
-            sleep=reply.ctx.wait,
+            sleep=reply.turn_ctx.wait,
             before_final=before_final,
         )
         if sticker is not None and delivery.complete and delivery.sent_ids:

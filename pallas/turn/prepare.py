@@ -150,7 +150,7 @@ class PrepareStep:
             turn, route.trigger.content_text, config.chat, self.clock.now()
         )
         if wait.waits:  # only when the message looks unfinished (merge_wait.py)
-            await reply.ctx.wait(wait.wait_s)
+            await reply.turn_ctx.wait(wait.wait_s)
         current_text, merged_images = await self.merges.current_text(turn, route.accumulated)
         mark = _stopwatch(stage_ms, "merge_wait", started)
         if route.outcome is RouteOutcome.TOOL:  # tools count stored rows (activity ranking)

@@ -31,6 +31,7 @@ from typing import Any
 
 from pallas.context.pipeline import CoreProcessorError
 from pallas.core.clock import Clock
+from pallas.core.sending import Sender, Target
 from pallas.core.state import MemoryStateStore, StateStore
 from pallas.core.turn import CompletedTurn, TurnInput
 from pallas.features.cost import CostGuard
@@ -49,7 +50,7 @@ from pallas.turn.contracts import (
 )
 from pallas.turn.deliver import DeliverStep
 from pallas.turn.parts.accounts import AnswerClaims, no_other_bots
-from pallas.turn.parts.delivery import GroupSender, joined_reply, send_phrase
+from pallas.turn.parts.delivery import joined_reply, send_phrase
 from pallas.turn.parts.extras import TurnExtras
 from pallas.turn.parts.merges import TurnMerges
 from pallas.turn.parts.tool_loop import NO_OFFER, ModelTools, ToolOffer
@@ -95,33 +96,39 @@ class ChatTurnService:
     async def handle(
         self,
         turn: TurnInput,
-        sender: GroupSender,
+        sender: Sender,
         *,
         hold: LoopHold | None = None,
         others: OtherPlugins = NO_OTHERS,
     ) -> TurnOutcome:
         """A message from the edge: its context, then the steps."""
-        ctx = TurnContext(
+        turn_ctx = TurnContext(
             turn, sender, self.pause, hold if hold is not None else NO_HOLD, others=others
         )
-        return await self.run(ctx)
+        return await self.run(turn_ctx)
 
     # -- 2 route, and act on it ----------------------------------------------------------------
-    async def run(self, ctx: TurnContext) -> TurnOutcome:
-        verdict = self.accounts.verdict(ctx.turn)
+    async def run(self, turn_ctx: TurnContext) -> TurnOutcome:
+        verdict = self.accounts.verdict(turn_ctx.turn)
         if verdict.reason == FROM_OTHER_BOT:  # another account's line: never routed
             return TurnOutcome(TurnResult.SKIP, verdict.reason)
-        routed = await self.route_step.route(ctx.turn, attempt=ctx.attempt, wait=ctx.wait)
-        return await self.act(routed, ctx)
+        routed = await self.route_step.route(
+            turn_ctx.turn, attempt=turn_ctx.attempt, wait=turn_ctx.wait
+        )
+        return await self.act(routed, turn_ctx)
 
-    async def act(self, routed: RoutedTurn, ctx: TurnContext) -> TurnOutcome:
+    async def act(self, routed: RoutedTurn, turn_ctx: TurnContext) -> TurnOutcome:
         turn, step, route = routed.turn, routed.step, routed.route
         if route is None:  # too old: recorded, not answered
             return TurnOutcome(TurnResult.STALE, routed.fresh.reason)
         if step in (NextStep.PASS_PHRASE, NextStep.REPLY):
             # an addressed line waits (bounded) for the bot's other plugins; others are not
             # delayed, only skipped when a plugin is already known to have answered them
-            plugin = await ctx.others.settled() if route.trigger.addressed else ctx.others.known()
+            plugin = (
+                await turn_ctx.others.settled()
+                if route.trigger.addressed
+                else turn_ctx.others.known()
+            )
             if plugin is not None:  # another NoneBot plugin answered or took this line
                 log.info(
                     "group %s: message %s handled by plugin %s, not answered",
@@ -137,7 +144,7 @@ class ChatTurnService:
                 return await self._left_to_other_account(routed, verdict.reason)
         if step is NextStep.PASS_PHRASE and route.phrase:
             sent = await send_phrase(
-                turn.bot_id, turn.group_id, route.phrase, ctx.sender, self.state
+                turn.bot_id, Target.of(turn), route.phrase, turn_ctx.sender, self.state
             )
             return TurnOutcome(
                 TurnResult.PASS_PHRASE, route.reason, () if sent is None else (sent,)
@@ -146,11 +153,11 @@ class ChatTurnService:
             await self.merges.park(turn)
             return TurnOutcome(TurnResult.MERGE, route.reason)
         if step is NextStep.RETRY:
-            return await self._retry_later(routed, ctx)
+            return await self._retry_later(routed, turn_ctx)
         if step is not NextStep.REPLY:
             return TurnOutcome(TurnResult(route.outcome.value), route.reason)
         # -- 3 admit ---------------------------------------------------------------------------
-        async with self.admit.admitted(routed, ctx) as admitted:
+        async with self.admit.admitted(routed, turn_ctx) as admitted:
             if isinstance(admitted, TurnOutcome):
                 return admitted
             return await self._reply_safely(admitted)
@@ -169,13 +176,13 @@ class ChatTurnService:
             await self.routing.finish_turn(turn.bot_id, turn.group_id, turn.user_id)
         return TurnOutcome(TurnResult.SKIP, reason)
 
-    async def _retry_later(self, routed: RoutedTurn, ctx: TurnContext) -> TurnOutcome:
+    async def _retry_later(self, routed: RoutedTurn, turn_ctx: TurnContext) -> TurnOutcome:
         """An addressed message that hit the group cooldown is answered once it ends."""
         wait = routed.retry_after_s()
         if wait is None:
             return TurnOutcome(TurnResult.ACCUMULATE, "retries_exhausted")
-        await ctx.wait(wait)
-        return await self.run(ctx.retried())
+        await turn_ctx.wait(wait)
+        return await self.run(turn_ctx.retried())
 
     async def _reply_safely(self, reply: ReplyTurn) -> TurnOutcome:
         turn = reply.turn

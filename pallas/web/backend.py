@@ -35,7 +35,7 @@ from pallas.providers.client import EndpointStatus
 from pallas.providers.embedding_probe import probe_embeddings
 from pallas.providers.live import LiveEndpoints
 from pallas.routing.router import Router
-from pallas.turn.parts.chat_pipeline import build_chat_pipeline
+from pallas.turn import build_chat_pipeline
 from pallas.web.config_edit import ConfigRejected, read_text, validate_text
 from pallas.web.queries import ConsoleQueries, day_start
 
@@ -296,7 +296,7 @@ class ConsoleBackend:
         words = " ".join(("memory", *args))
         # the same audit line as the group command (packages/pallas_admin), by "console"
         log.info("admin /pallas %s by console in group %s", words, group_id)
-        ctx = AdminContext(self._admin, bot_id=bot_id, group_id=group_id, user_id=0, args=args)
-        result = await memory_command(ctx)
+        cmd = AdminContext(self._admin, bot_id=bot_id, group_id=group_id, user_id=0, args=args)
+        result = await memory_command(cmd)
         log.info("console: /pallas %s in group %s → %s", words, group_id, result)
         return result

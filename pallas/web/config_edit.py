@@ -28,7 +28,7 @@ from pallas.core.config_files import (
     reject_default_only,
 )
 from pallas.core.errors import ConfigError
-from pallas.turn.parts.chat_pipeline import build_chat_pipeline
+from pallas.turn import build_chat_pipeline
 from pallas.web.config_docs import quote_part
 
 

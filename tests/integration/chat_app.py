@@ -16,6 +16,7 @@ from typing import Any
 
 from pallas.app import PallasApp, start_app
 from pallas.core.clock import FakeClock
+from pallas.core.sending import Target
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Segment, Sender, TurnInput
@@ -32,12 +33,12 @@ T0 = 1_760_000_000.0
 
 @dataclass
 class RecordingSender:
-    """A `GroupSender` that keeps what the bot sent (ids count up from 9_000_001)."""
+    """A `Sender` that keeps what the bot sent (ids count up from 9_000_001)."""
 
-    sent: list[tuple[int, list[dict[str, Any]]]] = field(default_factory=list)
+    sent: list[tuple[Target, list[dict[str, Any]]]] = field(default_factory=list)
 
-    async def send_group(self, group_id: int, segments: list[dict[str, Any]]) -> int | None:
-        self.sent.append((group_id, list(segments)))
+    async def send(self, target: Target, segments: list[dict[str, Any]]) -> int | None:
+        self.sent.append((target, list(segments)))
         return 9_000_000 + len(self.sent)
 
     def texts(self) -> list[str]:

@@ -28,6 +28,7 @@ from pallas.app import PallasApp
 from pallas.onebot.adapter import GuardedAdapter
 from pallas.onebot.edge import Edge
 from pallas.onebot.lanes import Lanes
+from pallas.onebot.neighbours import Neighbours
 from pallas.onebot.plugin_parts import InboundHandler, PluginParts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -97,7 +98,14 @@ class EdgeLink:
 
     @classmethod
     async def start(cls, app: PallasApp) -> EdgeLink:
-        edge = Edge.build(app, Lanes(), PluginParts.gather([]), counter_interval_s=3600)
+        edge = Edge.build(
+            app,
+            Lanes(),
+            PluginParts.gather([]),
+            reads_at_parse=True,
+            neighbours=Neighbours(),
+            counter_interval_s=3600,
+        )
         edge.parts = PluginParts(handlers=(_llm_chat_handler(),))
         await edge.start()
         adapter = GuardedAdapter(nonebot.get_driver())

@@ -122,8 +122,8 @@ async def test_decisions_and_failed_turns_are_still_there_after_a_restart(
 
         why = find_command("why")
         assert why is not None
-        ctx = AdminContext(again.admin, bot_id=BOT, group_id=GROUP, user_id=ADMIN, args=("5",))
-        answer = await why.handler(ctx)
+        cmd = AdminContext(again.admin, bot_id=BOT, group_id=GROUP, user_id=ADMIN, args=("5",))
+        answer = await why.handler(cmd)
         assert "哈哈哈哈" in answer and "跳过" in answer
         failed = answer.splitlines()[-1]
         assert "帕拉斯在吗" in failed and "模型调用失败（llm:server_error" in failed

@@ -61,7 +61,7 @@ def lookup(service: MemoryService, query: str, turn_index: int = 1) -> Knowledge
     return KnowledgeLookup(
         service=service,
         config=KnowledgePlaceholderConfig(),
-        memory=RetrievalConfig(),
+        memory_config=RetrievalConfig(),
         bot_id=BOT,
         group_id=GROUP,
         default_scopes=frozenset({group_scope(BOT, GROUP)}),

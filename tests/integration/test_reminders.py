@@ -15,6 +15,7 @@ import pytest
 from pallas.core.clock import FakeClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.sending import Target
 from pallas.core.turn import Sender, TurnInput
 from pallas.features.reminders import (
     CANCELLED,
@@ -38,19 +39,16 @@ class RecordingSender:
         self.ats: list[int] = []
         self.failing = failing
 
-    async def send_group(
-        self, bot_id: int, group_id: int, segments: list[dict[str, Any]]
-    ) -> int | None:
+    async def send(self, bot_id: int, target: Target, segments: list[dict[str, Any]]) -> int | None:
+        text = "".join(s["data"].get("text", "") for s in segments if s["type"] == "text")
+        if target.is_private:
+            self.sent.append((bot_id, -target.id, text))
+            return len(self.sent)
         if bot_id in self.failing:
             return None
-        text = "".join(s["data"].get("text", "") for s in segments if s["type"] == "text")
         self.ats += [int(s["data"]["qq"]) for s in segments if s["type"] == "at"]
-        self.sent.append((bot_id, group_id, text.strip()))
+        self.sent.append((bot_id, target.id, text.strip()))
         return len(self.sent)
-
-    async def send_private(self, bot_id: int, user_id: int, text: str) -> bool:
-        self.sent.append((bot_id, -user_id, text))
-        return True
 
 
 @pytest.fixture

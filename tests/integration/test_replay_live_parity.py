@@ -1,7 +1,7 @@
 """`pallas replay` and the live bot decide the same: one route step, two callers.
 
 The live side is `app.chat.route_step` of an app built by the composition root (`start_app`, the
-repo's config with its dice on); the replay side is `build_replay_router`, what
+repo's config with its dice on); the replay side is `build_replay_route_step`, what
 `pallas replay` runs. Both route every member message of the benchmark transcripts at the
 event's time, and after each LLM turn both are told the same delivery; every decision (next
 step, outcome, stage, reason) must match.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pallas.app import build_replay_router
+from pallas.app import build_replay_route_step
 from pallas.cli.replay.events import _parse, adapter_to_me
 from pallas.cli.replay.report import ReplayTotals
 from pallas.core.clock import FakeClock
@@ -65,7 +65,7 @@ async def test_replay_and_the_live_route_step_decide_the_same(
     try:
         live = app.chat.route_step
         replay_clock = FakeClock(events[0].time)
-        replay = build_replay_router(
+        replay = build_replay_route_step(
             replay_clock,
             MemoryStateStore(replay_clock),
             group_config=app.runtime.group_configs.get,

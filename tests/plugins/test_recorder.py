@@ -1,11 +1,15 @@
-"""packages/recorder: every group message seen, and every message the bot sends, is stored."""
+"""packages/recorder: every group message seen, and every message the bot sends, is stored.
+
+These tests run NoneBot's own OneBot adapter: the edge's stock adapter mode (`pallas.onebot.edge`),
+where each received message is read and recorded when the inbound entry gets it."""
 
 from __future__ import annotations
 
 import pytest
-from nonebot.adapters.onebot.v11 import Message
+from nonebot.adapters.onebot.v11 import Adapter, Message, PrivateMessageEvent
 from nonebug import App
 
+from pallas.onebot import lifespan
 from tests.plugins.conftest import (
     BOT_ID,
     Pallas,
@@ -50,6 +54,34 @@ async def test_group_message_is_stored_with_sender_and_all_segments(
     assert row.text.startswith("今天的关卡[表情]@")
     assert row.time == 1_760_000_000
     assert not row.is_bot
+
+
+async def test_the_stock_adapter_mode_reads_at_the_entry_and_records_once(
+    app: App, pallas: Pallas
+) -> None:
+    runtime = await pallas.start()
+    installed = lifespan._installed
+    edge = installed.edge if installed is not None else None
+    assert edge is not None and not edge.reads_at_parse  # nothing calls on_read here
+    line = group_message(GROUP, ALICE, "记一次")
+    stranger = {  # a stranger's private message: refused by [private], recorded all the same
+        **group_message(0, BOB, "你好", time_=1_760_000_100),
+        "message_type": "private",
+        "sub_type": "other",
+    }
+    del stranger["group_id"], stranger["anonymous"]
+    event = Adapter.json_to_event(stranger)
+    assert isinstance(event, PrivateMessageEvent)
+    async with app.test_matcher() as ctx:  # no API call: neither line is answered
+        bot = onebot(ctx)
+        ctx.receive_event(bot, await arrive(bot, line))
+        ctx.receive_event(bot, event)
+
+    await runtime.writer.flush()
+    assert await runtime.repos.messages.count(group_id=GROUP) == 1
+    private = await runtime.repos.messages.find_by_message_ids(BOT_ID, 0, [stranger["message_id"]])
+    assert private[stranger["message_id"]].text == "你好"
+    assert edge.counters.stopped.get("private_policy") == 1
 
 
 async def test_group_with_record_false_is_not_stored(app: App, pallas: Pallas) -> None:

@@ -20,13 +20,13 @@ from pallas.context.context import ContextSource, GatherRequest, SourceContribut
 from pallas.context.pipeline import PromptDraft
 from pallas.context.processor_inputs import ChatPipeline, ChatTurnContext
 from pallas.context.turn_rules import RulesConfigView, scan_cleaner
+from pallas.core.group_preload import GroupLoad
 from pallas.core.turn import TurnInput
 from pallas.routing.config import RoutingConfig
 from pallas.routing.evaluate import evaluate_route
 from pallas.routing.route_state import RouteState
 from pallas.routing.router import Router
 from pallas.turn.contracts import PhraseSource, ReplyTurn
-from pallas.turn.parts.group_preload import GroupLoad
 
 # ------------------------------------------------------------------------------ context/
 
@@ -78,7 +78,7 @@ async def routing_layer(
 # ------------------------------------------------------------------------------ turn/
 
 
-async def turn_layer(reply: ReplyTurn, phrases: PhraseSource, load: GroupLoad) -> None:
+async def turn_layer(reply: ReplyTurn, phrases: PhraseSource, load: GroupLoad[GroupConfig]) -> None:
     _ = reply.config.tools.mcp.alow  # type: ignore[attr-defined]
     _ = reply.config.learnign  # type: ignore[attr-defined]
     learning = reply.config.learning  # a section where the whole group config is read

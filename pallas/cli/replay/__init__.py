@@ -23,7 +23,7 @@ How the replay stands in for what happens after routing on a live bot:
 - **Low-engagement phrases** are recorded by the router itself; a short bot line right after a
   PASS-phrase decision is taken as that phrase (not fed back a second time).
 - **The route step is the live one**: `RouteStep` (pallas/turn/route.py, built by
-  `pallas.app.build_replay_router`) — freshness, tool plan, routing, and the next step — is
+  `pallas.app.build_replay_route_step`) — freshness, tool plan, routing, and the next step — is
   the same object the live `ChatTurnService` calls; a message too old when (re-)routed is
   counted `stale` with its freshness reason.
 - **Cooldown.** An addressed message that arrives during the chat cooldown is accumulated and,

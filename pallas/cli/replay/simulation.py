@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol
 
-from pallas.app import build_replay_router
+from pallas.app import build_replay_route_step
 from pallas.cli.replay.events import _Event, _parse, adapter_to_me
 from pallas.cli.replay.matching import _BotLineMatcher, _Claim
 from pallas.cli.replay.report import DISPLAY_TZ, ReplayReport, ReplayRow, ReplayTotals
@@ -27,8 +27,8 @@ from pallas.features.persona import PersonaPack
 from pallas.onebot.convert import as_int, display_text, turn_input_from_event
 from pallas.routing import RouteOutcome, RouteResult, RoutingConfig
 from pallas.routing.private_policy import admit_private
+from pallas.turn import outcome_name
 from pallas.turn.contracts import StakeKeySource
-from pallas.turn.parts.cost_exit import outcome_name
 from pallas.turn.route import NextStep
 
 log = logging.getLogger("pallas.replay")
@@ -69,7 +69,7 @@ class _Replayer(_BotLineMatcher):
         self.clock = FakeClock(start)
         self.store = MemoryStateStore(self.clock)
         # the live route step (freshness, tool plan, routing) over the replay's clock and store
-        self.route_step = build_replay_router(
+        self.route_step = build_replay_route_step(
             self.clock,
             self.store,
             group_config=TurnConfigs(config_store.get),  # a private chat: [private.budget]
@@ -77,7 +77,7 @@ class _Replayer(_BotLineMatcher):
             rng=random.Random(seed),
             stake_keys=stake_keys,
         )
-        self.engine = self.route_step.routing
+        self.routing = self.route_step.routing
         # the live cost guard over the replay's store (calls only: a replay has no tokens)
         self.cost = CostGuard(
             UsageCounters(self.store), deployment or Limits(), rng=random.Random(seed)
@@ -104,12 +104,12 @@ class _Replayer(_BotLineMatcher):
         cached = self._configs.get(group_id)
         if cached is None:
             group = self.config_store.get(group_id)
-            routing = group.routing
-            if not group.enabled and routing.enabled:
-                routing = routing.model_copy(update={"enabled": False})
+            routing_config = group.routing
+            if not group.enabled and routing_config.enabled:
+                routing_config = routing_config.model_copy(update={"enabled": False})
             persona = self.personas.get(group.persona)
             aliases = self.route_step.addressing.routing_aliases(persona)  # the adapter's NICKNAME
-            cached = (routing, aliases)
+            cached = (routing_config, aliases)
             self._configs[group_id] = cached
         return cached
 
@@ -180,7 +180,7 @@ class _Replayer(_BotLineMatcher):
 
     async def route(self, event: _Event, *, attempt: int) -> None:
         turn = self.turns[event.index]
-        routing, _ = self.config(turn.group_id)
+        routing_config, _ = self.config(turn.group_id)
         now = self.clock.now()
         group = self.route_step.group_config(turn.group_id)
         # the live route step (superusers are unknown to a replay; no group expressions)
@@ -200,9 +200,9 @@ class _Replayer(_BotLineMatcher):
         self.totals.folded_into_turns += len(result.accumulated)
         if result.calls_llm:
             if await self.cost_allows(event, result, group):
-                await self.answer(event, result, routing)
+                await self.answer(event, result, routing_config)
         elif result.outcome is RouteOutcome.PASS_PHRASE:
-            self.claim_phrase(event, routing)
+            self.claim_phrase(event, routing_config)
         elif routed.step is NextStep.RETRY and (wait := routed.retry_after_s()) is not None:
             self.schedule(now + wait, "retry", event=event, attempt=attempt + 1)
 
@@ -225,14 +225,16 @@ class _Replayer(_BotLineMatcher):
         self.cost_refused[event.index] = outcome
         self.totals.cost_refusals[verdict.reason] += 1
         self.rows[-1] = replace(self.rows[-1], outcome=outcome, reason=verdict.reason)
-        await self.engine.finish_turn(self.bot_id, result.turn.group_id, result.turn.user_id)
+        await self.routing.finish_turn(self.bot_id, result.turn.group_id, result.turn.user_id)
         if verdict.phrase:
             found = self.find_bot_line(event, now + min(self.claim_window_s, 10.0))
             if found is not None:
                 self.claim(found, "phrase", event.user_id, event.line, bubbles=False)
         return False
 
-    async def answer(self, event: _Event, result: RouteResult, routing: RoutingConfig) -> None:
+    async def answer(
+        self, event: _Event, result: RouteResult, routing_config: RoutingConfig
+    ) -> None:
         """An LLM turn: a following bot line is its delivery, else a simulated one."""
         now = self.clock.now()
         found = self.find_bot_line(event, now + self.claim_window_s, prefer=result.turn)
@@ -245,11 +247,11 @@ class _Replayer(_BotLineMatcher):
             group_id=event.group_id,
             user_id=event.user_id,
             line=event.line,
-            config=routing,
+            config=routing_config,
         )
 
-    def claim_phrase(self, event: _Event, routing: RoutingConfig) -> None:
-        max_chars = routing.low_engagement.max_chars
+    def claim_phrase(self, event: _Event, routing_config: RoutingConfig) -> None:
+        max_chars = routing_config.low_engagement.max_chars
         found = self.find_bot_line(
             event,
             self.clock.now() + min(self.claim_window_s, 10.0),
@@ -265,10 +267,10 @@ class _Replayer(_BotLineMatcher):
         self.totals.simulated_replies += 1
         message_id = SYNTHETIC_ID_BASE - self.synthetic
         now = self.clock.now()
-        await self.engine.record_bot_reply(
+        await self.routing.record_bot_reply(
             self.bot_id, group_id, user_id, [message_id], now, config=config
         )
-        await self.engine.finish_turn(self.bot_id, group_id, user_id)
+        await self.routing.finish_turn(self.bot_id, group_id, user_id)
         self.authors[(group_id, message_id)] = self.bot_id
         self.rows.append(
             ReplayRow(
@@ -293,7 +295,7 @@ class _Replayer(_BotLineMatcher):
         claim = self.claims.get(event.index)
         if claim is None:
             claim = self._claim_unanswered(event)
-        routing, _ = self.config(event.group_id)
+        routing_config, _ = self.config(event.group_id)
         if claim.kind == "phrase":
             self.totals.bot_lines_as_answers += 1
             reason = f"the low-engagement phrase of line {claim.source_line}"
@@ -306,10 +308,15 @@ class _Replayer(_BotLineMatcher):
         if not claim.first:
             reason = "next bubble: " + reason
         elif claim.kind in ("reply", "fed"):
-            await self.engine.record_bot_reply(
-                self.bot_id, event.group_id, claim.user_id, claim.ids, event.time, config=routing
+            await self.routing.record_bot_reply(
+                self.bot_id,
+                event.group_id,
+                claim.user_id,
+                claim.ids,
+                event.time,
+                config=routing_config,
             )
-            await self.engine.finish_turn(self.bot_id, event.group_id, claim.user_id)
+            await self.routing.finish_turn(self.bot_id, event.group_id, claim.user_id)
         self.rows.append(self._plain_row(event, "bot", "bot", reason))
 
     # -- rows

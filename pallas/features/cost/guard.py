@@ -4,8 +4,8 @@ Order: today's budgets first (`ladder.plan_budget`, counters from the StateStore
 member's limit (`rate_limit.decide_member_turn`: a flood token, or one of today's conversation
 turns, taken only when the turn will call the LLM). `record` marks the member answered, which
 is what lets their next paced line count as conversation. The verdict is frozen and carries a
-named `reason`; the caller (`pallas.turn.parts.cost_exit`) sends the one local phrase, writes
-the route-log record, frees the turn.
+named `reason`; the caller (the turn's cost exit, `pallas/turn/parts/cost_exit.py`) sends the
+one local phrase, writes the route-log record, frees the turn.
 """
 
 from __future__ import annotations
@@ -102,14 +102,14 @@ class CostVerdict:
         if self.shorten_factor >= 1.0:
             return route, config
         f = self.shorten_factor
-        ctx = config.context
-        context = ctx.model_copy(
+        full = config.context
+        context = full.model_copy(
             update={
-                "timeline_width": _cut(ctx.timeline_width, f),
-                "timeline_ambient_width": _cut(ctx.timeline_ambient_width, f),
-                "session_user_window": max(1, _cut(ctx.session_user_window, f)),
-                "session_group_window": _cut(ctx.session_group_window, f),
-                "char_budget": max(500, _cut(ctx.char_budget, f)),
+                "timeline_width": _cut(full.timeline_width, f),
+                "timeline_ambient_width": _cut(full.timeline_ambient_width, f),
+                "session_user_window": max(1, _cut(full.session_user_window, f)),
+                "session_group_window": _cut(full.session_group_window, f),
+                "char_budget": max(500, _cut(full.char_budget, f)),
             }
         )
         trigger = replace(route.trigger, timeline_width=_cut(route.trigger.timeline_width, f))

@@ -59,7 +59,7 @@ def render_items(
 class KnowledgeLookup:
     service: MemoryService
     config: KnowledgePlaceholderConfig
-    memory: RetrievalConfig
+    memory_config: RetrievalConfig  # the group's [memory] slice
     bot_id: int
     group_id: int
     default_scopes: frozenset[str]
@@ -102,14 +102,14 @@ class KnowledgeLookup:
             top_k=ph.count,
             max_chars=self.config.max_chars,
             threshold=ph.min_score,
-            min_similarity=min(self.memory.knowledge.min_similarity, ph.min_score or 1.0),
+            min_similarity=min(self.memory_config.knowledge.min_similarity, ph.min_score or 1.0),
         )
-        memory = self.memory.model_copy(update={"knowledge": block})
+        narrowed = self.memory_config.model_copy(update={"knowledge": block})
         result = await self.service.retrieve(
             KNOWLEDGE,
             self.query,
             scopes=scopes,
-            config=memory,
+            config=narrowed,
             now=self.now,
             bot_id=self.bot_id,
             group_id=self.group_id,
@@ -119,7 +119,7 @@ class KnowledgeLookup:
 
     async def _named(self, scopes: frozenset[str], ph: KbPlaceholder) -> list[MemoryItem]:
         rows = await self.service.repo.candidates(
-            scopes, KNOWLEDGE, limit=self.memory.candidate_cap
+            scopes, KNOWLEDGE, limit=self.memory_config.candidate_cap
         )
         names = [normalise_key(t) for t in ph.terms]
         if names:

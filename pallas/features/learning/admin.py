@@ -46,21 +46,21 @@ def _on(flag: bool) -> str:
     return "开" if flag else "关"
 
 
-async def _learn_status(ctx: Ctx) -> str:
-    svc = ctx.services
-    config = svc.config(ctx.group_id)
+async def _learn_status(cmd: Ctx) -> str:
+    svc = cmd.services
+    config = svc.config(cmd.group_id)
     repo = svc.learning
     await svc.flush()
-    counts = await repo.counts(ctx.bot_id, ctx.group_id)
-    cursor = await repo.cursor(ctx.bot_id, ctx.group_id)
-    pending = await repo.count_rows_after(ctx.bot_id, ctx.group_id, cursor.last_row_id)
-    stored = await repo.profile(ctx.bot_id, ctx.group_id)
+    counts = await repo.counts(cmd.bot_id, cmd.group_id)
+    cursor = await repo.cursor(cmd.bot_id, cmd.group_id)
+    pending = await repo.count_rows_after(cmd.bot_id, cmd.group_id, cursor.last_row_id)
+    stored = await repo.profile(cmd.bot_id, cmd.group_id)
     now = svc.clock.now()
     day = budget_day(now, utc_offset_hours=config.budget_utc_offset_hours)
     calls, tokens = cursor.spent_on(day)
-    feedback = await svc.feedback.feedback.for_group(ctx.bot_id, ctx.group_id)
-    chosen = await svc.insight.collector(ctx.group_id)
-    collecting = config.collect_enabled and chosen.bot_id in (None, ctx.bot_id)
+    feedback = await svc.feedback.feedback.for_group(cmd.bot_id, cmd.group_id)
+    chosen = await svc.insight.collector(cmd.group_id)
+    collecting = config.collect_enabled and chosen.bot_id in (None, cmd.bot_id)
     collector = (
         f"（只由 {chosen.bot_id} 收集）"
         if chosen.bot_id is not None and (chosen.reason == CONFIGURED or not collecting)
@@ -92,11 +92,11 @@ async def _learn_status(ctx: Ctx) -> str:
     return "\n".join(lines)
 
 
-async def _learn_now(ctx: Ctx) -> str:
-    report = await run_sweep(ctx.services.insight)
+async def _learn_now(cmd: Ctx) -> str:
+    report = await run_sweep(cmd.services.insight)
     if report.busy:
         return "已经有一轮学习在进行，稍后再试"
-    mine = [j for j in report.jobs if (j.bot_id, j.group_id) == (ctx.bot_id, ctx.group_id)]
+    mine = [j for j in report.jobs if (j.bot_id, j.group_id) == (cmd.bot_id, cmd.group_id)]
     errors = [j.error for j in report.jobs if j.error]
     lines = [
         f"学习完成：{len(report.jobs)} 个任务，{len(report.refreshed)} 个群更新，"
@@ -110,12 +110,12 @@ async def _learn_now(ctx: Ctx) -> str:
     return "\n".join(lines)
 
 
-async def learn(ctx: Ctx) -> str:
-    action = ctx.args[0] if ctx.args else "status"
+async def learn(cmd: Ctx) -> str:
+    action = cmd.args[0] if cmd.args else "status"
     if action == "now":
-        return await _learn_now(ctx)
+        return await _learn_now(cmd)
     if action == "status":
-        return await _learn_status(ctx)
+        return await _learn_status(cmd)
     return "用法：/pallas learn now|status"
 
 
@@ -129,22 +129,22 @@ def _feedback_line(item: StoredFeedback) -> str:
     return f"#{item.id} {when} [{status}] 「{text}」 by {outcome.admin_id}：{blame}"
 
 
-async def _feedback_list(ctx: Ctx) -> str:
-    items = await ctx.services.feedback.feedback.for_group(ctx.bot_id, ctx.group_id, limit=10)
+async def _feedback_list(cmd: Ctx) -> str:
+    items = await cmd.services.feedback.feedback.for_group(cmd.bot_id, cmd.group_id, limit=10)
     if not items:
         return "本群还没有负反馈记录"
     return "\n".join(_feedback_line(i) for i in items)
 
 
-async def _feedback_undo(ctx: Ctx) -> str:
-    feedback_id = int(ctx.args[1]) if len(ctx.args) > 1 and ctx.args[1].isdigit() else None
-    if feedback_id is None and ctx.reply_to is None:
+async def _feedback_undo(cmd: Ctx) -> str:
+    feedback_id = int(cmd.args[1]) if len(cmd.args) > 1 and cmd.args[1].isdigit() else None
+    if feedback_id is None and cmd.reply_to is None:
         return "用法：回复那条被否定的消息发 /pallas feedback undo，或 /pallas feedback undo <编号>"
     report = await undo_negative_feedback(
-        ctx.services.feedback,
-        ctx.bot_id,
-        ctx.group_id,
-        bot_message_id=None if feedback_id is not None else ctx.reply_to,
+        cmd.services.feedback,
+        cmd.bot_id,
+        cmd.group_id,
+        bot_message_id=None if feedback_id is not None else cmd.reply_to,
         feedback_id=feedback_id,
     )
     if report.reason == "undone":
@@ -156,12 +156,12 @@ async def _feedback_undo(ctx: Ctx) -> str:
     return "没有找到对应的负反馈"
 
 
-async def feedback(ctx: Ctx) -> str:
-    action = ctx.args[0] if ctx.args else "list"
+async def feedback(cmd: Ctx) -> str:
+    action = cmd.args[0] if cmd.args else "list"
     if action == "list":
-        return await _feedback_list(ctx)
+        return await _feedback_list(cmd)
     if action == "undo":
-        return await _feedback_undo(ctx)
+        return await _feedback_undo(cmd)
     return "用法：/pallas feedback list|undo [编号]"
 
 

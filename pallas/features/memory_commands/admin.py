@@ -69,9 +69,9 @@ def format_item(item: MemoryItem) -> str:
     return f"{item.ref} {SHORT_NAMES.get(item.kind, item.kind)}{who}{where}：{item.text[:60]}"
 
 
-def _scopes(ctx: Ctx) -> frozenset[str]:
-    config = ctx.services.config(ctx.group_id)
-    return readable_scopes(ctx.bot_id, ctx.group_id, config.shared_pools)
+def _scopes(cmd: Ctx) -> frozenset[str]:
+    config = cmd.services.config(cmd.group_id)
+    return readable_scopes(cmd.bot_id, cmd.group_id, config.shared_pools)
 
 
 def _parse_list_args(args: Sequence[str]) -> tuple[str | None, int | None, str | None]:
@@ -86,13 +86,13 @@ def _parse_list_args(args: Sequence[str]) -> tuple[str | None, int | None, str |
     return kind, user, None
 
 
-async def _list(ctx: Ctx, args: Sequence[str]) -> str:
+async def _list(cmd: Ctx, args: Sequence[str]) -> str:
     kind, user, problem = _parse_list_args(args)
     if problem:
         return problem
-    service = _memory(ctx)
+    service = _memory(cmd)
     items = await service.repo.list_items(
-        scopes=_scopes(ctx), kind=kind, subject_user_id=user, limit=LIST_LIMIT
+        scopes=_scopes(cmd), kind=kind, subject_user_id=user, limit=LIST_LIMIT
     )
     if not items:
         return "这里还没有记住什么"
@@ -102,33 +102,33 @@ async def _list(ctx: Ctx, args: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-async def _add(ctx: Ctx, args: Sequence[str]) -> str:
+async def _add(cmd: Ctx, args: Sequence[str]) -> str:
     if len(args) < 2:
         return USAGE
     kind = resolve_kind(args[0])
     if kind not in ADMIN_WRITABLE:
         return "类型只能是 group / ip / event / teach / knowledge"
     rest = list(args[1:])
-    scope = group_scope(ctx.bot_id, ctx.group_id)
+    scope = group_scope(cmd.bot_id, cmd.group_id)
     if rest[0].startswith("pool:"):
         name = rest.pop(0).removeprefix("pool:")
-        config = ctx.services.config(ctx.group_id)
+        config = cmd.services.config(cmd.group_id)
         if name not in config.shared_pools:
             return f"本群没有配置共享池 {name}（memory.shared_pools）"
         scope = pool_scope(name)
     text = " ".join(rest).strip()
     if not text:
         return USAGE
-    service = _memory(ctx)
+    service = _memory(cmd)
     try:
         outcome = await service.remember(
-            bot_id=ctx.bot_id,
+            bot_id=cmd.bot_id,
             scope=scope,
             kind=kind,
             text=text,
             origin="admin",
-            author_user_id=ctx.user_id,
-            source={"command": "/pallas memory add", "by": ctx.user_id},
+            author_user_id=cmd.user_id,
+            source={"command": "/pallas memory add", "by": cmd.user_id},
         )
     except ValueError:
         return "内容是空的"
@@ -137,35 +137,35 @@ async def _add(ctx: Ctx, args: Sequence[str]) -> str:
     return f"记下了：{format_item(outcome.item)}"
 
 
-async def _delete(ctx: Ctx, args: Sequence[str]) -> str:
+async def _delete(cmd: Ctx, args: Sequence[str]) -> str:
     ids = [parse_ref(a) for a in args]
     if not ids or any(i is None for i in ids):
         return "用法：/pallas memory del <id>（id 见 /pallas memory list）"
-    service = _memory(ctx)
+    service = _memory(cmd)
     gone = await service.delete(
-        [i for i in ids if i is not None], reason="admin", scopes=_scopes(ctx)
+        [i for i in ids if i is not None], reason="admin", scopes=_scopes(cmd)
     )
     if not gone:
         return "没找到这条记忆（只能删本群能看到的）"
     return "已删除：" + "、".join(i.ref for i in gone)
 
 
-async def _forget(ctx: Ctx, args: Sequence[str]) -> str:
+async def _forget(cmd: Ctx, args: Sequence[str]) -> str:
     match = _USER.match(args[0]) if len(args) == 1 else None
     if match is None:
         return "用法：/pallas memory forget <QQ号>"
     user = int(match.group(1))
-    service = _memory(ctx)
-    gone = await service.forget_user(user, [group_scope(ctx.bot_id, ctx.group_id)])
+    service = _memory(cmd)
+    gone = await service.forget_user(user, [group_scope(cmd.bot_id, cmd.group_id)])
     return f"已忘掉 {user} 的 {len(gone)} 条记忆"
 
 
-async def _history(ctx: Ctx, args: Sequence[str]) -> str:
+async def _history(cmd: Ctx, args: Sequence[str]) -> str:
     match = _USER.match(args[0]) if len(args) == 1 else None
     if args and match is None:
         return "用法：/pallas memory history [QQ号]"
     user = int(match.group(1)) if match is not None else None
-    retired = await retired_items(_memory(ctx).repo, _scopes(ctx), subject_user_id=user)
+    retired = await retired_items(_memory(cmd).repo, _scopes(cmd), subject_user_id=user)
     if not retired:
         return "还没有被新说法替换掉的记忆"
     lines = []
@@ -175,12 +175,12 @@ async def _history(ctx: Ctx, args: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-async def _profile(ctx: Ctx, args: Sequence[str]) -> str:
+async def _profile(cmd: Ctx, args: Sequence[str]) -> str:
     match = _USER.match(args[0]) if len(args) == 1 else None
     if match is None:
         return "用法：/pallas memory profile <QQ号>"
-    user, service = int(match.group(1)), _memory(ctx)
-    scope = group_scope(ctx.bot_id, ctx.group_id)
+    user, service = int(match.group(1)), _memory(cmd)
+    scope = group_scope(cmd.bot_id, cmd.group_id)
     stored = await service.profiles.get(scope, user) if service.profiles else None
     if stored is None:
         return f"{user} 还没有模型整理的档案（用逐条事实）"
@@ -196,8 +196,8 @@ async def _profile(ctx: Ctx, args: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-async def memory(ctx: Ctx) -> str:
-    sub, args = (ctx.args[0], ctx.args[1:]) if ctx.args else ("list", ())
+async def memory(cmd: Ctx) -> str:
+    sub, args = (cmd.args[0], cmd.args[1:]) if cmd.args else ("list", ())
     handlers = {
         "list": _list,
         "add": _add,
@@ -210,7 +210,7 @@ async def memory(ctx: Ctx) -> str:
     handler = handlers.get(sub)
     if handler is None:
         return USAGE
-    return await handler(ctx, args)
+    return await handler(cmd, args)
 
 
 COMMANDS: list[AdminCommand[MemoryAdmin]] = [
@@ -223,6 +223,6 @@ COMMANDS: list[AdminCommand[MemoryAdmin]] = [
 ]
 
 
-def _memory(ctx: Ctx) -> MemoryService:
+def _memory(cmd: Ctx) -> MemoryService:
     """The app's one memory service."""
-    return ctx.services.service
+    return cmd.services.service

@@ -48,28 +48,28 @@ def _recent_line(reminder: Reminder) -> str:
     return f"#{reminder.id} {reminder.user_id} {when} {status}：{reminder.text or '（没说内容）'}"
 
 
-async def reminders(ctx: Ctx) -> str:
-    repository = ctx.services.repository
+async def reminders(cmd: Ctx) -> str:
+    repository = cmd.services.repository
     if repository is None:
         return "提醒功能没有启用"
-    sub = ctx.args[0] if ctx.args else "list"
+    sub = cmd.args[0] if cmd.args else "list"
     if sub == "list":
-        pending = await repository.for_group(ctx.group_id, limit=30)
+        pending = await repository.for_group(cmd.group_id, limit=30)
         if not pending:
             return "本群没有待发的提醒"
         return "\n".join([f"本群待发的提醒（{len(pending)}）：", *map(_line, pending)])
     if sub == "recent":
         recent = await repository.for_group(
-            ctx.group_id, statuses=(DONE, MISSED, FAILED, CANCELLED), limit=15
+            cmd.group_id, statuses=(DONE, MISSED, FAILED, CANCELLED), limit=15
         )
         if not recent:
             return "本群最近没有提醒"
         return "\n".join(["本群最近的提醒：", *map(_recent_line, recent)])
-    if sub == "cancel" and len(ctx.args) == 2 and ctx.args[1].lstrip("#").isdigit():
-        reminder_id = int(ctx.args[1].lstrip("#"))
+    if sub == "cancel" and len(cmd.args) == 2 and cmd.args[1].lstrip("#").isdigit():
+        reminder_id = int(cmd.args[1].lstrip("#"))
         gone = await repository.cancel(
-            [reminder_id], group_id=ctx.group_id, user_id=None,
-            now=ctx.services.clock.now(), by=ctx.user_id,
+            [reminder_id], group_id=cmd.group_id, user_id=None,
+            now=cmd.services.clock.now(), by=cmd.user_id,
         )  # fmt: skip
         return f"已取消提醒 #{reminder_id}" if gone else f"本群没有待发的提醒 #{reminder_id}"
     return USAGE

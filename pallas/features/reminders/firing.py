@@ -36,6 +36,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from pallas.core.clock import Clock
+from pallas.core.sending import SegmentDict, Target
 from pallas.features.reminders.clock_words import CHINA_TZ, format_when
 from pallas.features.reminders.config import ReminderConfig
 from pallas.features.reminders.repository import (
@@ -67,13 +68,9 @@ MISSED_NOTICE = "抱歉，本来{when} 要提醒你{text}，那会儿我不在�
 
 
 class ReminderSender(Protocol):
-    async def send_group(
-        self, bot_id: int, group_id: int, segments: list[dict[str, Any]]
-    ) -> int | None:
-        """The sent message's id; None when it failed."""
+    async def send(self, bot_id: int, target: Target, segments: list[SegmentDict]) -> int | None:
+        """Send one message through account `bot_id`; its id, None when it failed."""
         ...
-
-    async def send_private(self, bot_id: int, user_id: int, text: str) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,17 +332,19 @@ class ReminderFirer:
         for bot_id in accounts:
             if reminder.group_id == 0:
                 text = notice or _plain(fired_message(reminder, decision or _ON_TIME, phrase))
-                if await self.sender.send_private(bot_id, reminder.user_id, text):
+                private = Target.private(reminder.user_id)
+                if await self.sender.send(bot_id, private, [_text(text)]) is not None:
                     return bot_id
                 continue
             if notice:
-                segments: list[dict[str, Any]] = [
+                segments: list[SegmentDict] = [
                     {"type": "at", "data": {"qq": str(reminder.user_id)}},
                     {"type": "text", "data": {"text": " " + notice}},
                 ]
             else:
                 segments = fired_message(reminder, decision or _ON_TIME, phrase)
-            if await self.sender.send_group(bot_id, reminder.group_id, segments) is not None:
+            group = Target.group(reminder.group_id)
+            if await self.sender.send(bot_id, group, segments) is not None:
                 return bot_id
         return None
 
@@ -395,3 +394,7 @@ _ON_TIME = FireDecision("send", 0.0, "on_time")
 
 def _plain(segments: list[dict[str, Any]]) -> str:
     return "".join(str(s["data"].get("text", "")) for s in segments if s["type"] == "text").strip()
+
+
+def _text(text: str) -> SegmentDict:
+    return {"type": "text", "data": {"text": text}}

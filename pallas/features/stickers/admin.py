@@ -43,12 +43,12 @@ def format_sticker(s: Sticker) -> str:
     return f"#{s.id} {name}（{kind}，{state}，群友发 {s.seen_count} 次，牛牛发 {s.sent_count} 次）"
 
 
-async def _list(ctx: Ctx) -> str:
-    repo = ctx.services.stickers
-    stickers = await repo.for_group(ctx.bot_id, ctx.group_id, limit=LIST_LIMIT)
+async def _list(cmd: Ctx) -> str:
+    repo = cmd.services.stickers
+    stickers = await repo.for_group(cmd.bot_id, cmd.group_id, limit=LIST_LIMIT)
     if not stickers:
         return "本群还没有收集到表情"
-    allowed = ctx.services.allow_sticker(ctx.group_id)
+    allowed = cmd.services.allow_sticker(cmd.group_id)
     head = f"本群表情池（发送{'开' if allowed else '关'}，[chat] allow_sticker）："
     return "\n".join([head, *(format_sticker(s) for s in stickers)])
 
@@ -60,43 +60,43 @@ def _parse_id(args: Sequence[str]) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-async def _set_banned(ctx: Ctx, args: Sequence[str], banned: bool) -> str:
+async def _set_banned(cmd: Ctx, args: Sequence[str], banned: bool) -> str:
     sticker_id = _parse_id(args)
     if sticker_id is None:
         return USAGE
-    repo = ctx.services.stickers
-    sticker = await repo.get(ctx.bot_id, ctx.group_id, sticker_id)
+    repo = cmd.services.stickers
+    sticker = await repo.get(cmd.bot_id, cmd.group_id, sticker_id)
     if sticker is None:
         return f"本群没有表情 #{sticker_id}"
-    await repo.set_banned(ctx.bot_id, ctx.group_id, sticker_id, banned)
+    await repo.set_banned(cmd.bot_id, cmd.group_id, sticker_id, banned)
     return f"{'已禁用' if banned else '已恢复'}表情 #{sticker_id} {sticker.name}".rstrip()
 
 
-async def _delete(ctx: Ctx, args: Sequence[str]) -> str:
+async def _delete(cmd: Ctx, args: Sequence[str]) -> str:
     sticker_id = _parse_id(args)
     if sticker_id is None:
         return USAGE
-    repo = ctx.services.stickers
-    if not await repo.delete(ctx.bot_id, ctx.group_id, sticker_id):
+    repo = cmd.services.stickers
+    if not await repo.delete(cmd.bot_id, cmd.group_id, sticker_id):
         return f"本群没有表情 #{sticker_id}"
     return f"已删除表情 #{sticker_id}（群友再发时会重新收集，可用 ban 永久禁用）"
 
 
-async def _describe(ctx: Ctx) -> str:
-    report = await ctx.services.describer.run()
+async def _describe(cmd: Ctx) -> str:
+    report = await cmd.services.describer.run()
     return f"表情任务：{report.summary_zh()}"
 
 
-async def sticker(ctx: Ctx) -> str:
-    sub, rest = (ctx.args[0] if ctx.args else "list"), ctx.args[1:]
+async def sticker(cmd: Ctx) -> str:
+    sub, rest = (cmd.args[0] if cmd.args else "list"), cmd.args[1:]
     if sub == "list":
-        return await _list(ctx)
+        return await _list(cmd)
     if sub in ("ban", "unban"):
-        return await _set_banned(ctx, rest, sub == "ban")
+        return await _set_banned(cmd, rest, sub == "ban")
     if sub in ("delete", "del"):
-        return await _delete(ctx, rest)
+        return await _delete(cmd, rest)
     if sub == "describe":
-        return await _describe(ctx)
+        return await _describe(cmd)
     return USAGE
 
 

@@ -43,12 +43,12 @@ USAGE = (
 _USER = re.compile(r"^@?(\d{5,12})$")
 
 
-def _service(ctx: Ctx) -> SvarService:
-    return ctx.services.service
+def _service(cmd: Ctx) -> SvarService:
+    return cmd.services.service
 
 
-def _config(ctx: Ctx) -> SvarConfig:
-    return ctx.services.config(ctx.group_id)
+def _config(cmd: Ctx) -> SvarConfig:
+    return cmd.services.config(cmd.group_id)
 
 
 def _split_user(args: Sequence[str], min_len: int = 0) -> tuple[list[str], int | None]:
@@ -59,12 +59,12 @@ def _split_user(args: Sequence[str], min_len: int = 0) -> tuple[list[str], int |
     return rest, None
 
 
-async def _list(ctx: Ctx, args: Sequence[str]) -> str:
-    config = _config(ctx)
+async def _list(cmd: Ctx, args: Sequence[str]) -> str:
+    config = _config(cmd)
     if not config.variables:
         return "本群没有声明会话变量（[svars] variables）"
     _, user = _split_user(args)
-    stored = await _service(ctx).repo.load(ctx.bot_id, ctx.group_id, [user] if user else [])
+    stored = await _service(cmd).repo.load(cmd.bot_id, cmd.group_id, [user] if user else [])
     lines = []
     for var in config.variables:
         if var.scope == "member" and user is None:
@@ -83,26 +83,26 @@ async def _list(ctx: Ctx, args: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-async def _set(ctx: Ctx, args: Sequence[str]) -> str:
+async def _set(cmd: Ctx, args: Sequence[str]) -> str:
     rest, user = _split_user(args, min_len=2)
     if len(rest) < 2:
         return USAGE
     name, value = rest[0], " ".join(rest[1:])
-    config = _config(ctx)
+    config = _config(cmd)
     var = config.get(name)
     if var is None:
         return f"没有声明变量 {name}"
     if var.scope == "member" and user is None:
         return f"{name} 是每人一份的变量，请在最后写上成员 QQ 号"
     op = SvarOp(name, "set", value, user_id=user, raw=f"/pallas svar set {name} {value}")
-    result = await _service(ctx).apply(
-        ctx.bot_id,
-        ctx.group_id,
-        user or ctx.user_id,
+    result = await _service(cmd).apply(
+        cmd.bot_id,
+        cmd.group_id,
+        user or cmd.user_id,
         config,
         [op],
         turn_id=f"admin-{uuid.uuid4().hex[:12]}",
-        actor=f"admin:{ctx.user_id}",
+        actor=f"admin:{cmd.user_id}",
     )
     if not result.changes:
         reason = result.rejected[0].reason if result.rejected else result.reason
@@ -112,29 +112,29 @@ async def _set(ctx: Ctx, args: Sequence[str]) -> str:
     return f"{var.display}：{format_value(change.old)} → {format_value(change.new)}{clamped}"
 
 
-async def _reset(ctx: Ctx, args: Sequence[str]) -> str:
+async def _reset(cmd: Ctx, args: Sequence[str]) -> str:
     rest, user = _split_user(args)
     name = rest[0] if rest else None
-    if name is not None and _config(ctx).get(name) is None:
+    if name is not None and _config(cmd).get(name) is None:
         return f"没有声明变量 {name}"
-    gone = await _service(ctx).reset(
-        ctx.bot_id,
-        ctx.group_id,
+    gone = await _service(cmd).reset(
+        cmd.bot_id,
+        cmd.group_id,
         name=name,
         member_id=user,
-        actor=f"admin:{ctx.user_id}",
+        actor=f"admin:{cmd.user_id}",
         turn_id=f"admin-{uuid.uuid4().hex[:12]}",
     )
     what = name or "全部变量"
     return f"已重置{what}（{gone} 个存储值回到默认）"
 
 
-async def svar(ctx: Ctx) -> str:
-    sub, args = (ctx.args[0], ctx.args[1:]) if ctx.args else ("list", ())
+async def svar(cmd: Ctx) -> str:
+    sub, args = (cmd.args[0], cmd.args[1:]) if cmd.args else ("list", ())
     handler = {"list": _list, "set": _set, "reset": _reset}.get(sub)
     if handler is None:
         return USAGE
-    return await handler(ctx, args)
+    return await handler(cmd, args)
 
 
 COMMANDS: list[AdminCommand[SvarAdmin]] = [

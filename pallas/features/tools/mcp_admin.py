@@ -42,17 +42,17 @@ class ToolAdmin:
 Ctx: TypeAlias = AdminContext[ToolAdmin]
 
 
-async def tool_command(ctx: Ctx) -> str:
-    args = ctx.args
+async def tool_command(cmd: Ctx) -> str:
+    args = cmd.args
     if not args:
-        return await _overview(ctx)
+        return await _overview(cmd)
     if len(args) == 2 and args[0] in ("confirm", "deny"):
-        return await (_confirm(ctx, args[1]) if args[0] == "confirm" else _deny(ctx, args[1]))
+        return await (_confirm(cmd, args[1]) if args[0] == "confirm" else _deny(cmd, args[1]))
     return USAGE
 
 
-async def _overview(ctx: Ctx) -> str:
-    hub = ctx.services.hub
+async def _overview(cmd: Ctx) -> str:
+    hub = cmd.services.hub
     if hub is None or not hub.servers:
         return "没有配置 MCP 服务（config/mcp.toml）"
     lines = ["MCP 服务："]
@@ -61,39 +61,39 @@ async def _overview(ctx: Ctx) -> str:
         if status.tools:
             line += f"，工具：{'、'.join(status.tools)}"
         lines.append(line)
-    allowed = ctx.services.config(ctx.group_id).allow
+    allowed = cmd.services.config(cmd.group_id).allow
     lines.append(f"本群允许：{'、'.join(allowed) if allowed else '无'}")
-    waiting = await ctx.services.pending.waiting(ctx.bot_id, ctx.group_id)
+    waiting = await cmd.services.pending.waiting(cmd.bot_id, cmd.group_id)
     for call in waiting:
         lines.append(f"待确认 {call.code}：{call.name} {call.args}（{call.user_id} 请求）"[:200])
     return "\n".join(lines)
 
 
-async def _confirm(ctx: Ctx, code: str) -> str:
-    services = ctx.services
-    call = await services.pending.decide(ctx.bot_id, ctx.group_id, code)
+async def _confirm(cmd: Ctx, code: str) -> str:
+    services = cmd.services
+    call = await services.pending.decide(cmd.bot_id, cmd.group_id, code)
     if call is None:
         return f"没有待确认的 {code}（可能已过期或已处理）"
     if services.hub is None:
         return "没有配置 MCP 服务"
-    mcp = services.config(ctx.group_id)
+    mcp = services.config(cmd.group_id)
     timeout = mcp.timeout_for(call.server, call.tool)
     outcome = await services.hub.call(call.server, call.tool, call.args, timeout)
-    log.info("group %s: %s confirmed by %s: %s", ctx.group_id, call.name, ctx.user_id,
+    log.info("group %s: %s confirmed by %s: %s", cmd.group_id, call.name, cmd.user_id,
              outcome.reason)  # fmt: skip
     if not outcome.ok:
-        log.warning("group %s: confirmed tool %s failed: %s", ctx.group_id, call.name,
+        log.warning("group %s: confirmed tool %s failed: %s", cmd.group_id, call.name,
                     outcome.reason)  # fmt: skip
         return f"{call.name} 执行失败（{outcome.reason}）"
     clean = clean_result(outcome.text, min(SHOWN_CHARS, mcp.cap_for(call.server, call.tool)))
     return f"已执行 {call.name}：{clean.text or '（无输出）'}"
 
 
-async def _deny(ctx: Ctx, code: str) -> str:
-    call = await ctx.services.pending.decide(ctx.bot_id, ctx.group_id, code)
+async def _deny(cmd: Ctx, code: str) -> str:
+    call = await cmd.services.pending.decide(cmd.bot_id, cmd.group_id, code)
     if call is None:
         return f"没有待确认的 {code}（可能已过期或已处理）"
-    log.info("group %s: %s denied by %s", ctx.group_id, call.name, ctx.user_id)
+    log.info("group %s: %s denied by %s", cmd.group_id, call.name, cmd.user_id)
     return f"已取消 {call.name}"
 
 

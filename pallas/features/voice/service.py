@@ -66,10 +66,10 @@ def _prepare(text: str, provider: SpeechEndpointConfig) -> str:
 
 class VoiceService:
     def __init__(
-        self, speech: SpeechClient, store: StateStore, clock: Clock, guard: OutputGuard
+        self, speech: SpeechClient, state: StateStore, clock: Clock, guard: OutputGuard
     ) -> None:
         self.speech = speech
-        self._store = store
+        self._state = state
         self._clock = clock
         self._guard = guard
 
@@ -79,17 +79,17 @@ class VoiceService:
         keys = (state_keys.voice_use(day, group_id, "chars"),
                 state_keys.voice_use(day, group_id, "calls"),
                 state_keys.voice_member(day, group_id, user_id))  # fmt: skip
-        values = [await self._store.get(key) for key in keys]
+        values = [await self._state.get(key) for key in keys]
         chars, calls, member = (int(v) if isinstance(v, int | float) else 0 for v in values)
         return VoiceUsage(chars=chars, calls=calls, member_commands=member)
 
     async def _count(self, group_id: int, unit: str, amount: int) -> int:
         key = state_keys.voice_use(local_day(self._clock.now()), group_id, unit)
-        return await self._store.incr(key, amount, ttl=state_keys.VOICE_DAY_TTL_S)
+        return await self._state.incr(key, amount, ttl=state_keys.VOICE_DAY_TTL_S)
 
     async def _count_member(self, group_id: int, user_id: int) -> None:
         key = state_keys.voice_member(local_day(self._clock.now()), group_id, user_id)
-        await self._store.incr(key, 1, ttl=state_keys.VOICE_DAY_TTL_S)
+        await self._state.incr(key, 1, ttl=state_keys.VOICE_DAY_TTL_S)
 
     # -- speaking ------------------------------------------------------------------------
     async def _synthesize(

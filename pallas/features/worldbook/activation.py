@@ -72,7 +72,7 @@ class _Run:
     entries: list[WorldbookEntry]
     scan: ScanText
     timers: dict[str, EntryTimer]
-    turn: int
+    turn_index: int
     message_index: int
     chat_length: int
     rng: random.Random
@@ -117,7 +117,7 @@ class _Run:
     def now(self, entry: WorldbookEntry) -> int:
         """The entry's clock: chat messages (SillyTavern) or bot replies (per-book option)."""
         unit = self.config.option(entry.book, "timed_unit")
-        return self.message_index if unit == "messages" else self.turn
+        return self.message_index if unit == "messages" else self.turn_index
 
     def start_pending_cooldown(self, entry: WorldbookEntry) -> EntryTimer | None:
         """SillyTavern starts a cooldown that follows a sticky at the first scan after the sticky
@@ -323,7 +323,7 @@ class _Run:
         timers = {
             k: t
             for k, t in self.timers.items()
-            if t.relevant_after(self.now(by_key[k]) if k in by_key else self.turn)
+            if t.relevant_after(self.now(by_key[k]) if k in by_key else self.turn_index)
         }
         for key, act in self.activated.items():
             entry = act.entry
@@ -377,7 +377,7 @@ def activate_worldbook(
         entries=ordered if config.enabled else [],
         scan=ScanText(scan_messages),
         timers=timers,
-        turn=turn_index,
+        turn_index=turn_index,
         message_index=turn_index if message_index is None else message_index,
         chat_length=len(scan_messages) if chat_length is None else chat_length,
         rng=rng,

@@ -109,15 +109,15 @@ class EntryTimer:
     # SillyTavern: a cooldown after a sticky starts when the end of the sticky is seen
     pending_cooldown: int = 0
 
-    def is_sticky(self, turn: int) -> bool:
-        return self.sticky_until is not None and self.activated_at < turn <= self.sticky_until
+    def is_sticky(self, turn_index: int) -> bool:
+        return self.sticky_until is not None and self.activated_at < turn_index <= self.sticky_until
 
-    def is_cooling(self, turn: int) -> bool:
-        return self.cooldown_until is not None and turn <= self.cooldown_until
+    def is_cooling(self, turn_index: int) -> bool:
+        return self.cooldown_until is not None and turn_index <= self.cooldown_until
 
-    def relevant_after(self, turn: int) -> bool:
+    def relevant_after(self, turn_index: int) -> bool:
         ends = [t for t in (self.sticky_until, self.cooldown_until) if t is not None]
-        return bool(self.pending_cooldown) or (bool(ends) and max(ends) > turn)
+        return bool(self.pending_cooldown) or (bool(ends) and max(ends) > turn_index)
 
 
 @dataclass(frozen=True, slots=True)

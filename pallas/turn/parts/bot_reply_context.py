@@ -23,19 +23,19 @@ def _index_key(bot_id: int) -> str:
 
 
 async def remember_bot_reply(
-    store: StateStore, bot_id: int, group_id: int, message_id: int, text: str
+    state: StateStore, bot_id: int, group_id: int, message_id: int, text: str
 ) -> None:
-    await store.set(_key(bot_id, group_id, message_id), text, ttl=TTL_SECONDS)
-    await store.push(
+    await state.set(_key(bot_id, group_id, message_id), text, ttl=TTL_SECONDS)
+    await state.push(
         _index_key(bot_id), [group_id, message_id], maxlen=MAX_ENTRIES, ttl=TTL_SECONDS
     )
 
 
 async def lookup_bot_reply(
-    store: StateStore, bot_id: int, group_id: int, message_id: int
+    state: StateStore, bot_id: int, group_id: int, message_id: int
 ) -> str | None:
     """The bot's text for `message_id`, if it is among the newest 512 and younger than 600 s."""
-    if [group_id, message_id] not in await store.items(_index_key(bot_id)):
+    if [group_id, message_id] not in await state.items(_index_key(bot_id)):
         return None
-    value = await store.get(_key(bot_id, group_id, message_id))
+    value = await state.get(_key(bot_id, group_id, message_id))
     return value if isinstance(value, str) else None

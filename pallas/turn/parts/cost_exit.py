@@ -8,16 +8,16 @@ in-flight marker like any other turn.
 from __future__ import annotations
 
 import logging
-from typing import Protocol, runtime_checkable
 
 from pallas.config import GroupConfig
+from pallas.core.sending import SegmentDict, Sender, Target
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.features.cost import CostVerdict
 from pallas.routing.evaluate import RouteResult
 from pallas.routing.router import Router
 from pallas.turn.contracts import TurnOutcome, TurnResult
-from pallas.turn.parts.delivery import GroupSender, send_phrase
+from pallas.turn.parts.delivery import send_phrase
 
 log = logging.getLogger("pallas.cost")
 
@@ -31,24 +31,15 @@ def outcome_name(verdict: CostVerdict) -> TurnResult:
     return TurnResult.COST_DROP if verdict.action == "drop" else TurnResult.COST_DEGRADED
 
 
-@runtime_checkable
-class PrivateSender(Protocol):
-    """A sender that can also write to one user (the edge's `OneBotGroupSender`)."""
-
-    async def send_private(self, user_id: int, text: str) -> bool: ...
-
-
 async def notify_superusers(
-    verdict: CostVerdict, sender: GroupSender | None, superusers: frozenset[int]
+    verdict: CostVerdict, sender: Sender, superusers: frozenset[int]
 ) -> None:
     """The deployment cap tripped on this turn: a private notice to each superuser."""
     if not verdict.notice:
         return
-    if not isinstance(sender, PrivateSender):  # a test's or the CLI's sender may not DM
-        log.warning("cost guard notice not sent (no private sender): %s", verdict.notice)
-        return
+    notice: list[SegmentDict] = [{"type": "text", "data": {"text": f"【Pallas】{verdict.notice}"}}]
     for user_id in sorted(superusers):
-        await sender.send_private(user_id, f"【Pallas】{verdict.notice}")
+        await sender.send(Target.private(user_id), notice)
 
 
 async def note_verdict(
@@ -57,7 +48,7 @@ async def note_verdict(
     route: RouteResult,
     config: GroupConfig,
     verdict: CostVerdict,
-    sender: GroupSender | None = None,
+    sender: Sender,
 ) -> None:
     """The route-log record of a refusal or a degradation (shown by `/pallas why`), and the
     superusers' notice when the deployment cap tripped on this turn."""
@@ -80,7 +71,7 @@ async def refuse_turn(
     route: RouteResult,
     config: GroupConfig,
     verdict: CostVerdict,
-    sender: GroupSender,
+    sender: Sender,
     routing: Router,
     state: StateStore,
     superusers: frozenset[int],
@@ -89,7 +80,7 @@ async def refuse_turn(
     await note_verdict(routing, superusers, route, config, verdict, sender)
     sent: tuple[int, ...] = ()
     if verdict.phrase:
-        mid = await send_phrase(turn.bot_id, turn.group_id, verdict.phrase, sender, state)
+        mid = await send_phrase(turn.bot_id, Target.of(turn), verdict.phrase, sender, state)
         sent = () if mid is None else (mid,)
     log.info(
         "group %s: %s turn %s of user %s refused by the cost guard (%s)%s",

@@ -12,38 +12,35 @@ import logging
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 from pallas.core.clock import Sleep
+from pallas.core.sending import SegmentDict, Sender, Target
 from pallas.core.state import StateStore
 from pallas.turn.parts.bot_reply_context import remember_bot_reply
 from pallas.turn.parts.bubbles import bubble_delay
 
 log = logging.getLogger("pallas.delivery")
 
-Segment = dict[str, Any]
 STICKER_TEXT = "[动画表情]"  # how a sent sticker is remembered in the bot reply context
-
-
-class GroupSender(Protocol):
-    async def send_group(self, group_id: int, segments: list[Segment]) -> int | None:
-        """Send one message; the peer's message_id, or None when sending failed."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
 class DeliveryPlan:
     bot_id: int
-    group_id: int
+    target: Target  # the turn's group, or the private chat with its user
     bubbles: tuple[str, ...]
     quote_message_id: int | None = None  # already resolved against live candidates
     at_user_id: int | None = None
     # a resolved sticker segment (image / mface from the group's pool), sent after the text as
     # its own message; the model's sticker *name* is never sent
-    sticker: Segment | None = None
+    sticker: SegmentDict | None = None
     # a one-bubble reply spoken (`[voice]`): this `record` segment goes out instead of the
     # bubble's text; when the implementation refuses it, the text goes out after all
-    voice: Segment | None = None
+    voice: SegmentDict | None = None
+
+    @property
+    def group_id(self) -> int:
+        return self.target.group_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +51,8 @@ class DeliveryResult:
     reason: str
 
 
-def first_bubble_segments(plan: DeliveryPlan, text: str) -> list[Segment]:
-    segments: list[Segment] = []
+def first_bubble_segments(plan: DeliveryPlan, text: str) -> list[SegmentDict]:
+    segments: list[SegmentDict] = []
     if plan.quote_message_id is not None:
         segments.append({"type": "reply", "data": {"id": str(plan.quote_message_id)}})
     if plan.at_user_id is not None:
@@ -67,8 +64,8 @@ def first_bubble_segments(plan: DeliveryPlan, text: str) -> list[Segment]:
 
 async def deliver(
     plan: DeliveryPlan,
-    sender: GroupSender,
-    store: StateStore,
+    sender: Sender,
+    state: StateStore,
     *,
     rng: random.Random,
     sleep: Sleep = asyncio.sleep,
@@ -95,10 +92,10 @@ async def deliver(
             segments = [{"type": "text", "data": {"text": text}}]
         if before_final is not None and index == len(texts) - 1:
             before_final()
-        message_id = await sender.send_group(plan.group_id, segments)
+        message_id = await sender.send(plan.target, segments)
         if message_id is None and spoken:
             log.warning("group %s: the voice reply was not sent, sending its text", plan.group_id)
-            message_id = await sender.send_group(plan.group_id, first_bubble_segments(plan, text))
+            message_id = await sender.send(plan.target, first_bubble_segments(plan, text))
             voice_failed = True
         if message_id is None:
             log.warning(
@@ -110,7 +107,7 @@ async def deliver(
             return DeliveryResult(tuple(sent), tuple(delivered), False, f"send_failed_at_{index}")
         sent.append(message_id)
         delivered.append(text)
-        await remember_bot_reply(store, plan.bot_id, plan.group_id, message_id, text)
+        await remember_bot_reply(state, plan.bot_id, plan.group_id, message_id, text)
     if plan.voice is None:
         return DeliveryResult(tuple(sent), tuple(delivered), True, "delivered")
     reason = "delivered_text:voice_send_failed" if voice_failed else "delivered_voice"
@@ -118,12 +115,12 @@ async def deliver(
 
 
 async def send_phrase(
-    bot_id: int, group_id: int, phrase: str, sender: GroupSender, store: StateStore
+    bot_id: int, target: Target, phrase: str, sender: Sender, state: StateStore
 ) -> int | None:
     """One local low-engagement phrase (PASS exit): no pauses, no quote."""
-    message_id = await sender.send_group(group_id, [{"type": "text", "data": {"text": phrase}}])
+    message_id = await sender.send(target, [{"type": "text", "data": {"text": phrase}}])
     if message_id is not None:
-        await remember_bot_reply(store, bot_id, group_id, message_id, phrase)
+        await remember_bot_reply(state, bot_id, target.group_id, message_id, phrase)
     return message_id
 
 

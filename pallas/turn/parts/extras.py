@@ -126,7 +126,7 @@ class TurnExtras:
         return KnowledgeLookup(
             service=self.memory,
             config=config.kb,
-            memory=config.memory,
+            memory_config=config.memory,
             bot_id=turn.bot_id,
             group_id=turn.group_id,
             default_scopes=readable_scopes(turn.bot_id, turn.group_id, config.memory.shared_pools),

@@ -1,4 +1,4 @@
-"""`pallas deps`: the import graph from the source, and `--check` on its four rules."""
+"""`pallas deps`: the import graph from the source, and `--check` on its five rules."""
 
 from __future__ import annotations
 
@@ -6,7 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from pallas.cli.deps import back_doors, build_graph, cycles, layer_of, report, upward_imports
+from pallas.cli.deps import (
+    back_doors,
+    build_graph,
+    cycles,
+    layer_of,
+    private_imports,
+    report,
+    upward_imports,
+)
 from pallas.cli.main import main
 
 
@@ -26,6 +34,7 @@ def test_the_code_base_keeps_every_rule(capsys):
     out = capsys.readouterr().out
     assert "imports of a higher layer: 0" in out
     assert "imports past a feature's __init__: 0" in out
+    assert "imports of a private package from outside its owner: 0" in out
     assert "NoneBot imports in pallas/ outside pallas/onebot/: 0" in out
     assert "feature cycles: 0" in out
     assert "module import cycles: 0" in out
@@ -95,6 +104,32 @@ def test_a_feature_is_imported_through_its_init_only(tmp_path):
         ("pallas.features.kb.lookup", "pallas.features.memory.service"),
         ("pallas.turn.reply", "pallas.features.memory.store"),
     ]
+
+
+def test_the_turns_parts_are_imported_only_inside_the_turn(tmp_path, capsys):
+    root = _tree(
+        tmp_path,
+        {
+            "pallas/turn/__init__.py": "from pallas.turn.parts.merges import TurnMerges\n",
+            "pallas/turn/route.py": "from pallas.turn.parts import merges\n",  # a step: allowed
+            "pallas/turn/parts/__init__.py": "",
+            "pallas/turn/parts/merges.py": "TurnMerges = object\n",
+            "pallas/app.py": "from pallas.turn import TurnMerges\n",  # the front door: allowed
+            "pallas/web/__init__.py": "def f():\n    from pallas.turn.parts.merges import x\n",
+            "packages/chat/__init__.py": "import pallas.turn.parts\n",
+            "pallas/turnover.py": "from pallas.turn.parts import merges\n",  # not in pallas.turn
+        },
+    )
+    assert private_imports(build_graph(root)) == [
+        ("packages.chat", "pallas.turn.parts"),
+        ("pallas.turnover", "pallas.turn.parts"),
+        ("pallas.turnover", "pallas.turn.parts.merges"),
+        ("pallas.web", "pallas.turn.parts.merges"),
+    ]
+    assert main(["deps", "--check", "--quiet", "--root", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert "FORBIDDEN pallas.web -> pallas.turn.parts.merges" in out
+    assert "4 broken import rule(s)" in out
 
 
 def test_type_checking_imports_and_function_imports_count(tmp_path, capsys):

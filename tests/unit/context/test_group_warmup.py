@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from pallas.core.clock import FakeClock
+from pallas.core.group_preload import GroupPreload
 from pallas.core.records import StoredMessage
-from pallas.turn.parts.group_preload import GroupPreload
 
 BOT = 9
 

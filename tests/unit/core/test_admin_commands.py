@@ -32,9 +32,9 @@ class App:
     second: Slice
 
 
-async def _echo(ctx: AdminContext[Slice]) -> str:
+async def _echo(cmd: AdminContext[Slice]) -> str:
     return (
-        f"{ctx.services.label} {ctx.bot_id}/{ctx.group_id}/{ctx.user_id} {ctx.args} {ctx.reply_to}"
+        f"{cmd.services.label} {cmd.bot_id}/{cmd.group_id}/{cmd.user_id} {cmd.args} {cmd.reply_to}"
     )
 
 
@@ -50,14 +50,14 @@ ECHO = AdminCommand("echo", "/pallas echo", "回声", _echo)
 )
 async def test_a_bound_command_reads_the_part_it_is_given(pick: Any, expected: str) -> None:
     bound = ECHO.bind(pick)
-    ctx = AdminContext(App(Slice("one"), Slice("two")), 1, 2, 3, ("a", "b"), reply_to=9)
+    cmd = AdminContext(App(Slice("one"), Slice("two")), 1, 2, 3, ("a", "b"), reply_to=9)
     assert (bound.name, bound.usage, bound.summary) == (ECHO.name, ECHO.usage, ECHO.summary)
-    assert await bound.handler(ctx) == expected
+    assert await bound.handler(cmd) == expected
 
 
 def test_over_keeps_the_invocation_and_swaps_the_services() -> None:
-    ctx = AdminContext("app", 1, 2, 3, ("x",), reply_to=4)
-    assert ctx.over("slice") == AdminContext("slice", 1, 2, 3, ("x",), reply_to=4)
+    cmd = AdminContext("app", 1, 2, 3, ("x",), reply_to=4)
+    assert cmd.over("slice") == AdminContext("slice", 1, 2, 3, ("x",), reply_to=4)
 
 
 class _Configs:

@@ -9,9 +9,10 @@ from collections.abc import Callable
 import pytest
 
 from pallas.core.clock import FakeClock
+from pallas.core.sending import SegmentDict, Target
 from pallas.core.state import MemoryStateStore
 from pallas.features.svars.pending import PendingCommits
-from pallas.turn.parts.delivery import DeliveryPlan, DeliveryResult, Segment, deliver
+from pallas.turn.parts.delivery import DeliveryPlan, DeliveryResult, deliver
 
 
 async def no_sleep(_: float) -> None:
@@ -24,9 +25,9 @@ class RecordingSender:
         self.fail_at = fail_at
         self.held_at_send: list[int] = []
 
-    async def send_group(self, group_id: int, segments: list[Segment]) -> int | None:
+    async def send(self, target: Target, segments: list[SegmentDict]) -> int | None:
         index = len(self.held_at_send)
-        self.held_at_send.append(self.pending.pending(1, group_id))
+        self.held_at_send.append(self.pending.pending(1, target.group_id))
         return None if index == self.fail_at else 100 + index
 
 
@@ -48,12 +49,12 @@ async def deliver_with(
     ],
 )
 async def test_the_hold_is_engaged_only_for_the_final_message(
-    bubbles: tuple[str, ...], sticker: Segment | None, held: list[int]
+    bubbles: tuple[str, ...], sticker: SegmentDict | None, held: list[int]
 ) -> None:
     pending = PendingCommits()
     hold = pending.hold(1, 5)
     sender = RecordingSender(pending)
-    plan = DeliveryPlan(bot_id=1, group_id=5, bubbles=bubbles, sticker=sticker)
+    plan = DeliveryPlan(bot_id=1, target=Target.group(5), bubbles=bubbles, sticker=sticker)
     result = await deliver_with(plan, sender, hold.engage)
     assert result.complete and sender.held_at_send == held
     hold.release()
@@ -64,7 +65,7 @@ async def test_a_failed_earlier_bubble_never_engages_the_hold() -> None:
     pending = PendingCommits()
     hold = pending.hold(1, 5)
     sender = RecordingSender(pending, fail_at=0)
-    plan = DeliveryPlan(bot_id=1, group_id=5, bubbles=("一", "二"))
+    plan = DeliveryPlan(bot_id=1, target=Target.group(5), bubbles=("一", "二"))
     result = await deliver_with(plan, sender, hold.engage)
     assert not result.complete and pending.pending(1, 5) == 0
     await asyncio.wait_for(pending.settled(1, 5), 0.1)  # nothing to wait for

@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 from pallas.core.clock import FakeClock
+from pallas.core.sending import Target
 from pallas.core.state import MemoryStateStore
 from pallas.features.voice import record_segment
 from pallas.turn.parts.delivery import DeliveryPlan, deliver
@@ -18,7 +19,7 @@ class Sender:
         self.sent: list[list[dict[str, Any]]] = []
         self.refuse_records = refuse_records
 
-    async def send_group(self, group_id: int, segments: list[dict[str, Any]]) -> int | None:
+    async def send(self, target: Target, segments: list[dict[str, Any]]) -> int | None:
         if self.refuse_records and segments[0]["type"] == "record":
             return None
         self.sent.append(segments)
@@ -37,7 +38,7 @@ async def _deliver(plan: DeliveryPlan, sender: Sender) -> Any:
 async def test_a_spoken_reply_is_one_record_segment() -> None:
     sender = Sender()
     voice = record_segment(sine_wav(0.3))
-    result = await _deliver(DeliveryPlan(1, 2, ("好哦",), voice=voice), sender)
+    result = await _deliver(DeliveryPlan(1, Target.group(2), ("好哦",), voice=voice), sender)
     assert sender.sent == [[voice]]
     assert (result.complete, result.reason, result.delivered_texts) == (
         True, "delivered_voice", ("好哦",))  # fmt: skip
@@ -45,7 +46,7 @@ async def test_a_spoken_reply_is_one_record_segment() -> None:
 
 async def test_a_refused_record_falls_back_to_the_text() -> None:
     sender = Sender(refuse_records=True)
-    plan = DeliveryPlan(1, 2, ("好哦",), voice=record_segment(sine_wav(0.3)))
+    plan = DeliveryPlan(1, Target.group(2), ("好哦",), voice=record_segment(sine_wav(0.3)))
     result = await _deliver(plan, sender)
     assert sender.sent == [[{"type": "text", "data": {"text": "好哦"}}]]
     assert (result.complete, result.reason) == (True, "delivered_text:voice_send_failed")
@@ -53,6 +54,6 @@ async def test_a_refused_record_falls_back_to_the_text() -> None:
 
 async def test_without_voice_nothing_changes() -> None:
     sender = Sender()
-    result = await _deliver(DeliveryPlan(1, 2, ("好哦", "再见")), sender)
+    result = await _deliver(DeliveryPlan(1, Target.group(2), ("好哦", "再见")), sender)
     assert [s[0]["type"] for s in sender.sent] == ["text", "text"]
     assert result.reason == "delivered"

@@ -25,28 +25,37 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Generic, Protocol, TypeVar
 
 from cachetools import FIFOCache
 
-from pallas.config import GroupConfig
 from pallas.core.clock import Clock
 from pallas.core.records import StoredMessage
 
 log = logging.getLogger("pallas.chat")
 
+
+class PreloadConfig(Protocol):
+    """What the preload reads of a group's config (the core cannot see `GroupConfig`)."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+
+C = TypeVar("C", bound=PreloadConfig)
 # (bot_id, group_id, group config, now) → one group-level load
-GroupLoad = Callable[[int, int, GroupConfig, float], Awaitable[None]]
+GroupLoad = Callable[[int, int, C, float], Awaitable[None]]
 YieldTo = Callable[[], Awaitable[None]]
 LOGGED_RUN_GROUPS = 10  # a warm-up run of this many groups or more is logged at INFO
 
 
-class GroupPreload:
+class GroupPreload(Generic[C]):
     def __init__(
         self,
-        loads: Sequence[GroupLoad],
+        loads: Sequence[GroupLoad[C]],
         *,
         clock: Clock,
-        group_config: Callable[[int], GroupConfig],
+        group_config: Callable[[int], C],
         refresh_s: float = 240.0,
         max_per_refresh: int = 96,
         max_tracked: int = 4096,
