@@ -43,8 +43,8 @@ def register_db(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
 
 def _config_check(args: argparse.Namespace) -> int:
     settings = _settings()
-    store = GroupConfigStore(GroupConfig, settings.groups_dir)
-    problems = store.errors()
+    group_configs = GroupConfigStore(GroupConfig, settings.groups_dir)
+    problems = group_configs.errors()
     files = sorted(p.name for p in settings.groups_dir.glob("*.toml"))
     print(f"group config files in {settings.groups_dir}: {', '.join(files) or 'none'}")
     for name, message in problems.items():
@@ -54,7 +54,7 @@ def _config_check(args: argparse.Namespace) -> int:
         pack = personas.get(path.stem)
         print(f"persona {path.stem}: {pack.name} (aliases: {', '.join(pack.aliases)})")
     if args.group is not None:
-        print(store.get(args.group).model_dump_json(indent=2))
+        print(group_configs.get(args.group).model_dump_json(indent=2))
     return 1 if problems else 0
 
 

@@ -111,21 +111,21 @@ async def _member_lines(settings: PallasSettings, group: int | None, now: float)
         return ["member limits hit today: in-memory state, see /pallas status in the group"]
     from pallas.core.state_redis import open_state_store
 
-    store = await open_state_store(
+    state = await open_state_store(
         settings.pallas_state_url, settings.pallas_state_prefix, wait_s=2.0
     )
     try:
         prefix = keys.cost_limited(local_day(now), keys.cost_scope(0)).removesuffix("0")
         lines = []
-        for key in await store.keys(prefix):
+        for key in await state.keys(prefix):
             group_id = int(key[len(prefix) :])
             if group is not None and group_id != group:
                 continue
-            count, members = await UsageCounters(store).limited_today(now, group_id)
+            count, members = await UsageCounters(state).limited_today(now, group_id)
             lines.append(f"  group {group_id}: {count} refused turns, members {members}")
         return ["member limits hit today:", *(lines or ["  none"])]
     finally:
-        closer = getattr(store, "aclose", None)
+        closer = getattr(state, "aclose", None)
         if closer is not None:
             await closer()
 

@@ -50,7 +50,7 @@ class CallStep:
             turn=turn,
             vision_enabled=prepared.profile.supports_images and not cost.text_only,
             images=config.images,
-            store=self.messages,
+            message_store=self.messages,
             fetch_quoted=self.fetch_quoted_message,
         )
         reply.turn_ctx.request_out()

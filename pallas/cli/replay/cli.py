@@ -43,7 +43,7 @@ def _replay_command(args: argparse.Namespace) -> int:
 
     settings = PallasSettings.from_env()
     config_dir = args.config_dir or settings.pallas_config_dir
-    store: ConfigSource = GroupConfigStore(GroupConfig, Path(config_dir) / "groups")
+    group_configs: ConfigSource = GroupConfigStore(GroupConfig, Path(config_dir) / "groups")
     overrides = []
     for file in args.group_config or ():
         try:
@@ -52,9 +52,9 @@ def _replay_command(args: argparse.Namespace) -> int:
             print(f"cannot read group config {file}: {exc}", file=sys.stderr)
             return 2
     if overrides:
-        store = OverlayConfigStore(store, overrides)
+        group_configs = OverlayConfigStore(group_configs, overrides)
         try:
-            store.get(0)
+            group_configs.get(0)
         except ValueError as exc:  # pydantic ValidationError is a ValueError
             print(f"invalid group config override: {exc}", file=sys.stderr)
             return 2
@@ -66,7 +66,7 @@ def _replay_command(args: argparse.Namespace) -> int:
         return 2
     report = replay_events(
         lines,
-        store,
+        group_configs,
         personas,
         args.seed,
         args.self_id,

@@ -67,11 +67,11 @@ class _Replayer(_BotLineMatcher):
         self.totals = totals
         start = events[0].time if events else 0.0
         self.clock = FakeClock(start)
-        self.store = MemoryStateStore(self.clock)
+        self.state = MemoryStateStore(self.clock)
         # the live route step (freshness, tool plan, routing) over the replay's clock and store
         self.route_step = build_replay_route_step(
             self.clock,
-            self.store,
+            self.state,
             group_config=TurnConfigs(config_store.get),  # a private chat: [private.budget]
             persona=personas.get,
             rng=random.Random(seed),
@@ -80,7 +80,7 @@ class _Replayer(_BotLineMatcher):
         self.routing = self.route_step.routing
         # the live cost guard over the replay's store (calls only: a replay has no tokens)
         self.cost = CostGuard(
-            UsageCounters(self.store), deployment or Limits(), rng=random.Random(seed)
+            UsageCounters(self.state), deployment or Limits(), rng=random.Random(seed)
         )
         self.cost_refused: dict[int, str] = {}  # event index → cost outcome (no LLM call)
         self.stale: dict[int, str] = {}  # event index → freshness reason (too old to answer)

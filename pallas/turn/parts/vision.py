@@ -185,7 +185,7 @@ def snapshot_safe(messages: Sequence[Mapping[str, Any]]) -> list[Message]:
 
 async def resolve_quoted_images(
     turn: TurnInput,
-    store: MessageLookup,
+    message_store: MessageLookup,
     fetch_quoted: QuotedMessageFetcher | None,
     *,
     lookup_seconds: float,
@@ -193,7 +193,7 @@ async def resolve_quoted_images(
     """Image URLs of the quoted message and where they came from (store / get_msg / none)."""
     if turn.reply_to is None:
         return [], "none"
-    rows = await store.find_by_message_ids(turn.bot_id, turn.group_id, [turn.reply_to])
+    rows = await message_store.find_by_message_ids(turn.bot_id, turn.group_id, [turn.reply_to])
     row = rows.get(turn.reply_to)
     if row is not None:
         stored = row.segments or tuple(parse_cq(row.raw_message or ""))
@@ -222,7 +222,7 @@ async def prepare_vision_request(
     turn: TurnInput,
     vision_enabled: bool,
     images: ImageFetchConfig,
-    store: MessageLookup,
+    message_store: MessageLookup,
     fetch_quoted: QuotedMessageFetcher | None = None,
     fetcher_factory: FetcherFactory = ImageFetcher,
 ) -> VisionRequest:
@@ -239,7 +239,7 @@ async def prepare_vision_request(
             plain,
             turn=turn,
             images=images,
-            store=store,
+            message_store=message_store,
             fetch_quoted=fetch_quoted,
             fetcher_factory=fetcher_factory,
         )
@@ -256,12 +256,12 @@ async def _with_images(
     *,
     turn: TurnInput,
     images: ImageFetchConfig,
-    store: MessageLookup,
+    message_store: MessageLookup,
     fetch_quoted: QuotedMessageFetcher | None,
     fetcher_factory: FetcherFactory,
 ) -> VisionRequest:
     quoted, quoted_source = await resolve_quoted_images(
-        turn, store, fetch_quoted, lookup_seconds=images.timeout_seconds
+        turn, message_store, fetch_quoted, lookup_seconds=images.timeout_seconds
     )
     cap = images.max_images_per_turn
     own = list(dict.fromkeys(turn.image_urls))[:cap]

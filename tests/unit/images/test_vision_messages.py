@@ -230,7 +230,7 @@ async def test_text_model_downloads_nothing() -> None:
         turn=make_turn(images=[CAT]),
         vision_enabled=False,
         images=ImageFetchConfig(),
-        store=Store(),
+        message_store=Store(),
         fetcher_factory=_factory({CAT: PNG}, fetched),
     )
     assert fetched == [] and result.messages == _request(OLD)
@@ -243,7 +243,7 @@ async def test_vision_model_gets_current_and_timeline_images_as_data_urls() -> N
         turn=make_turn(images=[CAT]),
         vision_enabled=True,
         images=ImageFetchConfig(),
-        store=Store(),
+        message_store=Store(),
         fetcher_factory=_factory({CAT: PNG, OLD: PNG}, fetched),
     )
     expected = "data:image/png;base64," + base64.b64encode(PNG).decode()
@@ -260,7 +260,7 @@ async def test_failed_download_drops_that_image_and_the_turn_goes_on() -> None:
         turn=make_turn(images=[CAT, DOG]),
         vision_enabled=True,
         images=ImageFetchConfig(),
-        store=Store(),
+        message_store=Store(),
         fetcher_factory=_factory({DOG: PNG}, []),
     )
     assert len(_image_urls(result.messages[-1])) == 1
@@ -288,7 +288,7 @@ async def test_quoted_image_from_the_store(quoted_id: int) -> None:
         turn=make_turn("这是谁", reply_to=quoted_id),
         vision_enabled=True,
         images=ImageFetchConfig(),
-        store=Store({quoted_id: row}),
+        message_store=Store({quoted_id: row}),
         fetch_quoted=never,
         fetcher_factory=_factory({DOG: PNG}, []),
     )
@@ -308,7 +308,7 @@ async def test_quoted_image_falls_back_to_get_msg() -> None:
         turn=make_turn("啥梗", reply_to=-77),
         vision_enabled=True,
         images=ImageFetchConfig(),
-        store=Store(),
+        message_store=Store(),
         fetch_quoted=get_msg,
         fetcher_factory=_factory({DOG: PNG}, []),
     )
@@ -327,7 +327,7 @@ async def test_unexpected_error_sends_text_only() -> None:
         turn=make_turn(reply_to=5),
         vision_enabled=True,
         images=ImageFetchConfig(),
-        store=BrokenStore(),
+        message_store=BrokenStore(),
         fetcher_factory=_factory({}, []),
     )
     assert result.trace["error"] == "exception"
@@ -342,7 +342,7 @@ async def test_images_per_turn_are_capped() -> None:
         turn=make_turn(images=urls),
         vision_enabled=True,
         images=ImageFetchConfig(max_images_per_turn=2),
-        store=Store(),
+        message_store=Store(),
         fetcher_factory=_factory(dict.fromkeys(urls, PNG), fetched),
     )
     assert fetched == urls[:2] and len(_image_urls(result.messages[-1])) == 2
