@@ -47,6 +47,7 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/python -m pallas.cli deps --check --quiet
+	$(BIN)/python -m pallas.cli structure --check --quiet
 
 format: $(VENV)/.installed-test
 	$(BIN)/ruff format .

@@ -186,7 +186,7 @@ async def run_size(
             scopes=[group_scope(BOT, GROUP)], include_deleted=True, limit=100_000
         )
         subjects = {i.ref: i.subject_user_id for i in items}
-        sources = memory_sources_for(rt)
+        sources = memory_sources_for(rt, memory_service_for(rt))
         return [await ask(rt, sources, p, subjects) for p in probes]
     finally:
         await rt.stop()

@@ -328,7 +328,7 @@ async def run(args: argparse.Namespace) -> tuple[list[ProbeResult], list[StoredM
         service = memory_service_for(rt)
         history, refs = await build_history(rt, service, args)
         await service.drain()  # background expansions (--expansion)
-        sources = memory_sources_for(rt)
+        sources = memory_sources_for(rt, memory_service_for(rt))
         warm_up()  # jieba's dictionary, loaded at bot start-up in production
         subjects = await subjects_of(service)
         results = [

@@ -154,7 +154,7 @@ async def one_member(
                          sender=sender, to_me=True)  # fmt: skip
         config = rt.group_configs.get(GROUP)
         bundle = await assemble_direct_chat_context(
-            memory_sources_for(rt),
+            memory_sources_for(rt, memory_service_for(rt)),
             GatherRequest(turn, question, clock.now(), config, "帕拉斯", True, False, True),
         )
         ctx = ChatTurnContext(

@@ -29,7 +29,7 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
-from pallas.app_model import PallasApp
+from pallas.app_model import SHUTDOWN_DRAIN_S, PallasApp, Part
 from pallas.app_wiring import (
     admin_services_for,
     after_turn_hooks,
@@ -281,6 +281,7 @@ def build_app(
         topics=SessionTopicRepository(runtime.sessions), chat_sessions=runtime.repos.chat_sessions
     )
     voice = voice_service_for(runtime)
+    known_stakes = KnownStakes(memory.repo, old_topics.topics, runtime.clock)
     chat = chat_service_for(
         runtime,
         rng=rng,
@@ -300,7 +301,7 @@ def build_app(
         stickers=stickers,
         fetch_quoted=fetch_quoted,
         stake_keys=worldbooks,  # the same books: naming the persona's world is a stake
-        known_stakes=KnownStakes(memory.repo, old_topics.topics, runtime.clock),
+        known_stakes=known_stakes,
         mcp=mcp,
         voice=voice,
     )
@@ -342,7 +343,64 @@ def build_app(
         ),
         reminders=reminders_for(runtime),
         voice=voice,
+        parts=lifespan_parts(
+            runtime,
+            voice=voice,
+            topics=old_topics.topics,
+            mcp=mcp,
+            memory=memory,
+            chat=chat,
+            known_stakes=known_stakes,
+            preload=preload,
+            cost=cost,
+        ),
     )
+
+
+async def _nothing() -> None:
+    return None
+
+
+def lifespan_parts(
+    runtime: PallasRuntime,
+    *,
+    voice: VoiceService,
+    topics: SessionTopicRepository,
+    mcp: McpHub,
+    memory: MemoryService,
+    chat: ChatTurnService,
+    known_stakes: KnownStakes,
+    preload: GroupPreload[GroupConfig],
+    cost: CostGuard,
+) -> list[Part]:
+    """The app's parts in start order; `PallasApp.stop` stops them in reverse: the group
+    preload and the known-stakes index, the chat's after-turn work (which writes memory), the
+    memory's background work within the deadline (expansion, consolidation, embedding
+    backfill, touches), the MCP servers, the topics written behind, the speech client, and
+    last the runtime (LLM client, writer, database)."""
+
+    async def drain_memory() -> None:
+        await memory.drain(within_s=SHUTDOWN_DRAIN_S)
+
+    async def announce_accounts() -> None:
+        if runtime.deployment_accounts is not None:
+            runtime.deployment_accounts.start()  # announce ours, learn other processes'
+
+    async def seed_cost_counters() -> None:
+        # one grouped ledger query now instead of one per group's first @ of the day
+        await cost.counters.seed_every_group(runtime.clock.now())
+
+    return [
+        Part("runtime", runtime.stop, start=announce_accounts),
+        Part("cost counters", _nothing, start=seed_cost_counters),
+        Part("speech", voice.speech.close),
+        Part("session topics", topics.flush),
+        Part("MCP servers", mcp.close),
+        Part("memory background work", drain_memory),
+        Part("chat after-turn work", chat.drain_background),
+        Part("known stakes", known_stakes.close),
+        Part("group preload", preload.close),
+    ]
 
 
 def build_replay_route_step(
@@ -401,10 +459,7 @@ async def start_app(
     app = build_app(
         runtime, rng=rng, sleep=sleep, fetch_quoted=fetch_quoted, preload_yield=preload_yield
     )
-    # one grouped ledger query now instead of one per group's first @ of the day
-    await app.cost.counters.seed_every_group(runtime.clock.now())
-    if runtime.deployment_accounts is not None:
-        runtime.deployment_accounts.start()  # announce ours, learn other processes' accounts
+    await app.start()  # its parts, in order (`lifespan_parts`)
     return app
 
 

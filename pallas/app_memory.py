@@ -66,18 +66,23 @@ def build_memory_service(
     memory_config: Callable[[int], RetrievalConfig],  # a group's `[memory]`
     embeddings: bool | None = None,  # None: as `llm.embeddings` says (False: never)
 ) -> MemoryService:
-    service = MemoryService(
-        MemoryRepository(sessions), state, clock, llm=llm, embeddings=embeddings
-    )
+    # the upkeep pieces first: the service is handed every collaborator when it is built
+    profiles = ProfileRepository(sessions)
     expander = MemoryExpander(clock=clock, usage=usage, llm=llm, memory_config=memory_config)
-    service.write_listeners.append(expander.expand)
-    service.judge = TeachJudge(clock=clock, usage=usage, llm=llm, memory_config=memory_config)
-    service.profiles = ProfileRepository(sessions)
     consolidator = MemberConsolidator(
-        clock=clock, usage=usage, llm=llm, profiles=service.profiles, memory_config=memory_config
+        clock=clock, usage=usage, llm=llm, profiles=profiles, memory_config=memory_config
     )
-    service.change_listeners.append(consolidator.changed)
-    return service
+    return MemoryService(
+        MemoryRepository(sessions),
+        state,
+        clock,
+        llm=llm,
+        embeddings=embeddings,
+        judge=TeachJudge(clock=clock, usage=usage, llm=llm, memory_config=memory_config),
+        profiles=profiles,
+        write_listeners=(expander.expand,),
+        change_listeners=(consolidator.changed,),
+    )
 
 
 def context_token_budget(llm: LLMClient) -> Callable[[TokenBudgetView], int]:

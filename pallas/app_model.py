@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 
 from pallas.admin.base import AdminServices
 from pallas.config import GroupConfig
@@ -10,7 +12,7 @@ from pallas.core.group_preload import GroupPreload
 from pallas.features.cost import CostGuard
 from pallas.features.learning import FeedbackStores, GroupInsightProcessor, GroupLearningSource
 from pallas.features.memory import MemoryService
-from pallas.features.reminders import ReminderFirer, ReminderService
+from pallas.features.reminders import ReminderService
 from pallas.features.retention import RetentionJob
 from pallas.features.session import SessionTopicRepository
 from pallas.features.stickers import StickerDescriber, StickerService
@@ -24,6 +26,20 @@ from pallas.web.backend import ConsoleBackend, GroupNamesSource
 from pallas.web.queries import ConsoleQueries
 
 SHUTDOWN_DRAIN_S = 8.0  # docker-compose's stop_grace_period (20 s) leaves room for the rest
+
+log = logging.getLogger("pallas.app")
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One part of the app's lifespan (as nonebot's `Lifespan`): the app starts its parts in
+    the order `build_app` declares them and stops them in reverse, so a part stops before
+    whatever it was built over (the chat before the memory it writes, all before the
+    runtime)."""
+
+    name: str
+    stop: Callable[[], Awaitable[object]]
+    start: Callable[[], Awaitable[object]] | None = None
 
 
 class PallasApp:
@@ -51,6 +67,7 @@ class PallasApp:
         retention: RetentionJob | None = None,
         reminders: ReminderService | None = None,
         voice: VoiceService | None = None,
+        parts: Sequence[Part] = (),
     ) -> None:
         self.runtime = runtime
         self.addressing = addressing
@@ -68,8 +85,8 @@ class PallasApp:
         self.topics = topics  # session topics: recalls are written behind, flushed at stop
         self.retention = retention  # old rows pruned per group (packages/retention, hourly)
         self.reminders = reminders  # members' reminders (packages/reminders, /pallas reminders)
-        self.reminder_firer: ReminderFirer | None = None  # started by packages/reminders
         self.voice = voice  # the persona speaks (packages/voice, the deliver step)
+        self.parts = tuple(parts)  # started in this order, stopped in reverse
         self._console: ConsoleBackend | None = None
 
     def console_backend(self, group_names: GroupNamesSource | None = None) -> ConsoleBackend:
@@ -96,25 +113,21 @@ class PallasApp:
     def route_step(self) -> RouteStep:
         return self.chat.route_step
 
+    async def start(self) -> None:
+        """Start the parts, in order."""
+        for part in self.parts:
+            if part.start is not None:
+                await part.start()
+
     async def stop(self) -> None:
-        """Finish after-turn work, then close the runtime (LLM client, writer, database)."""
-        if self.reminder_firer is not None:
-            await self.reminder_firer.stop()
-        if self.preload is not None:
-            await self.preload.close()
-        if self.route_step.known_stakes is not None:
-            await self.route_step.known_stakes.close()
-        await self.chat.drain_background()
-        # the memory's own background work (expansion, consolidation, embedding backfill,
-        # touches) that the last turns started: finished, or named as dropped, within a bound
-        await self.memory.drain(within_s=SHUTDOWN_DRAIN_S)
-        if self.chat.tools is not None:  # the MCP servers it started
-            await self.chat.tools.close()
-        if self.topics is not None:
-            await self.topics.flush()
-        if self.voice is not None:
-            await self.voice.speech.close()
-        await self.runtime.stop()
+        """Stop the parts in reverse order: after-turn work and background work are finished
+        (or named as dropped, within `SHUTDOWN_DRAIN_S`) before the stores they write close.
+        A part that fails to stop is logged and the others still stop."""
+        for part in reversed(self.parts):
+            try:
+                await part.stop()
+            except Exception:
+                log.exception("stopping %s failed", part.name)
 
 
-__all__ = ["SHUTDOWN_DRAIN_S", "PallasApp"]
+__all__ = ["SHUTDOWN_DRAIN_S", "PallasApp", "Part"]

@@ -95,14 +95,15 @@ def memory_service_for(runtime: PallasRuntime) -> MemoryService:
 
 def memory_sources_for(
     runtime: PallasRuntime,
-    service: MemoryService | None = None,
+    service: MemoryService,
     *,
     worldbooks: WorldbookLibrary | None = None,
 ) -> Sequence[ContextSource[GroupConfig]]:
-    """memory → knowledge → relationship → person facts over the runtime's stores."""
+    """memory → knowledge → relationship → person facts over the runtime's stores, reading
+    `service` (the app's one; a CLI or a test passes its own `memory_service_for(runtime)`)."""
     settings = runtime.settings
     return build_memory_sources(
-        service or memory_service_for(runtime),
+        service,
         worldbooks=worldbooks or WorldbookLibrary(settings.worldbooks_dir),
         regex_dir=settings.pallas_config_dir / "regex",
         messages=runtime.repos.messages,
@@ -112,11 +113,9 @@ def memory_sources_for(
     )
 
 
-def extraction_hook_for(
-    runtime: PallasRuntime, service: MemoryService | None = None
-) -> MemoryExtractionHook:
+def extraction_hook_for(runtime: PallasRuntime, service: MemoryService) -> MemoryExtractionHook:
     return build_memory_extraction_hook(
-        service or memory_service_for(runtime),
+        service,
         state=runtime.state,
         clock=runtime.clock,
         messages=runtime.repos.messages,
@@ -238,7 +237,7 @@ def voice_service_for(runtime: PallasRuntime) -> VoiceService:
 def admin_services_for(
     runtime: PallasRuntime,
     *,
-    memory: MemoryService | None = None,
+    memory: MemoryService,
     feedback: FeedbackStores | None = None,
     insight: GroupInsightProcessor | None = None,
     describer: StickerDescriber | None = None,
@@ -256,7 +255,7 @@ def admin_services_for(
         usage=runtime.repos.usage,
         snapshots=runtime.repos.snapshots,
         routing=runtime.routing,
-        memory=memory or memory_service_for(runtime),
+        memory=memory,
         learning=LearningRepository(runtime.sessions),
         feedback=feedback or feedback_for(runtime),
         insight=insight or insight_for(runtime),

@@ -21,6 +21,7 @@ from nonebot.plugin import PluginMetadata
 from pallas.app_model import PallasApp
 from pallas.app_wiring import reminder_firer_for
 from pallas.core.sending import SegmentDict, Target
+from pallas.features.reminders import ReminderFirer
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
 from pallas.onebot.sender import OneBotSender
@@ -91,15 +92,21 @@ class NoneBotReminderSender:
         return await OneBotSender(bot).send(target, segments)
 
 
+# The firer this plugin started, per app: the plugin owns it (started when the bot is ready,
+# stopped at shut-down, before the app stops), so the app is never finished from here.
+_FIRERS: dict[int, ReminderFirer] = {}
+
+
 async def start_firing(app: PallasApp) -> None:
-    if app.reminders is None or app.reminder_firer is not None:
+    if app.reminders is None or id(app) in _FIRERS:
         return
-    app.reminder_firer = reminder_firer_for(app.runtime, app.reminders, NoneBotReminderSender())
-    app.reminder_firer.start()
+    firer = reminder_firer_for(app.runtime, app.reminders, NoneBotReminderSender())
+    _FIRERS[id(app)] = firer
+    firer.start()
 
 
 async def stop_firing(app: PallasApp) -> None:
-    firer, app.reminder_firer = app.reminder_firer, None
+    firer = _FIRERS.pop(id(app), None)
     if firer is not None:
         await firer.stop()
 

@@ -125,3 +125,7 @@ REGISTRY.append(register_voice)  # pallas voice say TEXT
 from pallas.cli.deps import register_deps  # noqa: E402  (pallas deps [--check])
 
 REGISTRY.append(register_deps)
+
+from pallas.cli.structure import register_structure  # noqa: E402  (pallas structure [--check])
+
+REGISTRY.append(register_structure)

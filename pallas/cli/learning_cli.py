@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from pallas.admin import AdminContext, learn_command
-from pallas.app_wiring import admin_services_for
+from pallas.app_wiring import admin_services_for, memory_service_for
 from pallas.core.settings import PallasSettings
 from pallas.runtime import PallasRuntime
 
@@ -19,7 +19,8 @@ from pallas.runtime import PallasRuntime
 async def _learn(args: argparse.Namespace) -> int:
     runtime = await PallasRuntime.start(PallasSettings.from_env())
     try:
-        cmd = AdminContext(admin_services_for(runtime), args.bot, args.group, 0, (args.action,))
+        services = admin_services_for(runtime, memory=memory_service_for(runtime))
+        cmd = AdminContext(services, args.bot, args.group, 0, (args.action,))
         print(await learn_command(cmd))
     finally:
         await runtime.stop()

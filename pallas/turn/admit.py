@@ -40,7 +40,7 @@ log = logging.getLogger("pallas.chat")
 class _GroupSlots:
     running: int = 0
     queued: int = 0
-    condition: asyncio.Condition | None = None
+    condition: asyncio.Condition = field(default_factory=asyncio.Condition)
 
 
 class GroupAdmission:
@@ -50,10 +50,7 @@ class GroupAdmission:
     def _slots(self, bot_id: int, group_id: int, user_id: int) -> _GroupSlots:
         # a group's slots, or one private chat's (private chats never share a queue)
         key = (bot_id, state_keys.route_scope(group_id, user_id))
-        slots = self._groups.setdefault(key, _GroupSlots())
-        if slots.condition is None:
-            slots.condition = asyncio.Condition()
-        return slots
+        return self._groups.setdefault(key, _GroupSlots())
 
     @contextlib.asynccontextmanager
     async def slot(
@@ -61,7 +58,6 @@ class GroupAdmission:
     ) -> AsyncIterator[str | None]:
         """Yields None when the turn may run, or the refusal reason (`queue_full`)."""
         slots = self._slots(bot_id, group_id, user_id)
-        assert slots.condition is not None
         refused: str | None = None
         async with slots.condition:
             verdict = decide_admission(

@@ -137,6 +137,7 @@ class FakeOpenAI:
         self.model_list_calls = 0
         self.embed: Callable[[str], list[float]] = fake_embedding
         self.embeddings_status = 200
+        self.embeddings_delay = 0.0  # seconds each embeddings call takes
         self.port = free_port()
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -225,6 +226,8 @@ class FakeOpenAI:
         async def embeddings(request: Request) -> Response:
             body = await request.json()
             self.requests.append(RecordedRequest(request.url.path, body, dict(request.headers)))
+            if self.embeddings_delay:
+                await asyncio.sleep(self.embeddings_delay)
             if self.embeddings_status != 200:
                 status = self.embeddings_status
                 return JSONResponse(error_body(self.flavor, status, "no such model"), status)

@@ -73,7 +73,9 @@ async def admin(rt: PallasRuntime, group: int, *args: str) -> str:
     command = find_command("memory")
     assert command is not None
     return await command.handler(
-        AdminContext(admin_services_for(rt), BOT, group, ADMIN, tuple(args))
+        AdminContext(
+            admin_services_for(rt, memory=memory_service_for(rt)), BOT, group, ADMIN, tuple(args)
+        )
     )
 
 
@@ -154,7 +156,7 @@ async def test_embeddings_are_stored_and_used_when_configured(
         [item] = await service.repo.list_items(scopes=[group_scope(BOT, A)])
         assert item.embedding is not None and len(item.embedding) == 64
 
-        sources = memory_sources_for(rt)
+        sources = memory_sources_for(rt, memory_service_for(rt))
         turn = TurnInput(BOT, A, ALICE, 9, 1.0, "周五晚上开黑吗", to_me=True)
         request = GatherRequest(turn, turn.text, rt.clock.now(), rt.group_configs.get(A),
                                 "帕拉斯", True, False, True)  # fmt: skip
@@ -175,7 +177,7 @@ async def test_embeddings_off_by_default_means_no_embedding_calls(
     service = memory_service_for(runtime)
     await service.remember(bot_id=BOT, scope=group_scope(BOT, A), kind="group_memory",
                            text="每周五晚上八点开黑", origin="admin")  # fmt: skip
-    sources = memory_sources_for(runtime)
+    sources = memory_sources_for(runtime, memory_service_for(runtime))
     turn = TurnInput(BOT, A, ALICE, 9, 1.0, "周五晚上开黑吗", to_me=True)
     request = GatherRequest(turn, turn.text, runtime.clock.now(), runtime.group_configs.get(A),
                             "帕拉斯", True, False, True)  # fmt: skip

@@ -97,7 +97,7 @@ async def seed(service: MemoryService) -> None:
 async def test_group_a_sees_its_memory_group_b_sees_nothing(runtime: PallasRuntime) -> None:
     service = memory_service_for(runtime)
     await seed(service)
-    sources = memory_sources_for(runtime)
+    sources = memory_sources_for(runtime, memory_service_for(runtime))
     bundle_a = await assemble_direct_chat_context(
         sources, request(runtime, turn(A, ALICE, "今晚开黑吗？"))
     )
@@ -118,7 +118,7 @@ async def test_group_a_sees_its_memory_group_b_sees_nothing(runtime: PallasRunti
 
 async def test_person_rows_follow_the_user_id_not_the_name(runtime: PallasRuntime) -> None:
     await seed(memory_service_for(runtime))
-    sources = memory_sources_for(runtime)
+    sources = memory_sources_for(runtime, memory_service_for(runtime))
     impostor = turn(A, BOB, "我喜欢什么动物？", card="爱丽丝")  # same display name, other id
     bundle = await assemble_direct_chat_context(sources, request(runtime, impostor))
     assert "person_facts" not in bundle.blocks and "relationship" not in bundle.blocks
@@ -126,7 +126,7 @@ async def test_person_rows_follow_the_user_id_not_the_name(runtime: PallasRuntim
 
 async def test_short_social_turn_skips_personal_memory(runtime: PallasRuntime) -> None:
     await seed(memory_service_for(runtime))
-    sources = memory_sources_for(runtime)
+    sources = memory_sources_for(runtime, memory_service_for(runtime))
     bundle = await assemble_direct_chat_context(
         sources, request(runtime, turn(A, ALICE, "开黑"), social=True)
     )
@@ -139,7 +139,8 @@ async def test_short_social_turn_skips_personal_memory(runtime: PallasRuntime) -
 async def test_cache_hit_then_a_write_is_visible_at_once(runtime: PallasRuntime) -> None:
     service = memory_service_for(runtime)
     await seed(service)
-    sources = memory_sources_for(runtime)  # its own service instance and caches
+    # its own service instance and caches
+    sources = memory_sources_for(runtime, memory_service_for(runtime))
     ask = request(runtime, turn(A, ALICE, "今晚开黑吗？"))
     first = await assemble_direct_chat_context(sources, ask)
     second = await assemble_direct_chat_context(sources, ask)
@@ -154,7 +155,7 @@ async def test_cache_hit_then_a_write_is_visible_at_once(runtime: PallasRuntime)
 
 async def test_chosen_rows_get_their_access_counted(runtime: PallasRuntime) -> None:
     await seed(memory_service_for(runtime))
-    sources = memory_sources_for(runtime)
+    sources = memory_sources_for(runtime, memory_service_for(runtime))
     bundle = await assemble_direct_chat_context(sources, request(runtime, turn(A, ALICE, "开黑")))
     await sources[0].service.drain()  # type: ignore[attr-defined]
     ref = bundle.traces["memory"]["group_memory"]["chosen"][0]
@@ -284,7 +285,7 @@ async def test_extraction_stores_own_words_and_drops_quoted_bot_lines(
         ]
     }  # fmt: skip
     fake_llm.enqueue(json.dumps(answer, ensure_ascii=False))
-    hook = extraction_hook_for(runtime)
+    hook = extraction_hook_for(runtime, memory_service_for(runtime))
     await hook.after_turn(completed(runtime, 10))
     assert fake_llm.chat_requests() == [], "batched: nothing after the first delivered turn"
     await hook.after_turn(completed(runtime, 11))
@@ -313,7 +314,7 @@ async def test_extraction_never_reads_another_plugins_sends_as_the_bots_words(
         ]
     )
     fake_llm.enqueue(json.dumps({"facts": []}))
-    hook = extraction_hook_for(runtime)
+    hook = extraction_hook_for(runtime, memory_service_for(runtime))
     await hook.run_job(BOT, A, runtime.group_configs.get(A).memory.extraction)
     [call] = fake_llm.chat_requests()
     content = call.messages[1]["content"]
@@ -335,7 +336,7 @@ async def test_extraction_respects_the_daily_budget(
             completion_tokens=0,
         )
     )
-    hook = extraction_hook_for(runtime)
+    hook = extraction_hook_for(runtime, memory_service_for(runtime))
     cfg = runtime.group_configs.get(A).memory.extraction
     report = await hook.run_job(BOT, A, cfg)
     assert report["outcome"] == "budget"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pallas.admin import AdminContext, find_command
-from pallas.app_wiring import admin_services_for
+from pallas.app_wiring import admin_services_for, memory_service_for
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
@@ -61,7 +61,9 @@ async def admin(rt: PallasRuntime, group: int, *args: str) -> str:
     command = find_command("svar")
     assert command is not None
     return await command.handler(
-        AdminContext(admin_services_for(rt), BOT, group, ADMIN, tuple(args))
+        AdminContext(
+            admin_services_for(rt, memory=memory_service_for(rt)), BOT, group, ADMIN, tuple(args)
+        )
     )
 
 

@@ -199,8 +199,8 @@ class ThreadedMessageWriter:
                 self._repository(session_factory(engine)),
                 batch_size=self._batch_size,
                 linger=self._linger,
+                done_listeners=(self._done.append,),
             )
-            self._writer.done_listeners.append(self._done.append)
             loop.run_until_complete(self._start_writer())
         except BaseException as error:  # reported by start()
             self._failure = error

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from sqlalchemy import exc as sa_exc
 
@@ -52,7 +52,12 @@ def refuses_values(error: BaseException) -> bool:
 
 class MessageWriter:
     def __init__(
-        self, repository: MessageRepository, *, batch_size: int = 500, linger: float = 0.02
+        self,
+        repository: MessageRepository,
+        *,
+        batch_size: int = 500,
+        linger: float = 0.02,
+        done_listeners: Sequence[Callable[[list[StoredMessage]], None]] = (),
     ) -> None:
         self._repo = repository
         self._batch_size = batch_size
@@ -71,7 +76,7 @@ class MessageWriter:
         self.dropped = 0  # refused by the database on their own (see the module docstring)
         self.listeners: list[Callable[[StoredMessage], None]] = []  # told of every submit
         # told of every batch once it is done (stored or dropped), on the writer's loop
-        self.done_listeners: list[Callable[[list[StoredMessage]], None]] = []
+        self.done_listeners = tuple(done_listeners)
         self._writing: list[tuple[int, StoredMessage]] = []  # `_write_pending_once`'s batch
 
     @property

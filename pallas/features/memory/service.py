@@ -58,6 +58,9 @@ BACKFILL_BATCH = 32
 SHARED_KINDS = (*MEMORY_SECTION_KINDS, KNOWLEDGE)
 
 
+# A background reaction to a stored row (expansion, consolidation), given in the constructor.
+MemoryListener = Callable[["MemoryService", MemoryItem], Awaitable[Any]]
+
 _Converted = tuple[tuple[MemoryItem, ...], tuple[MemoryCandidate, ...], dict[str, MemoryItem]]
 
 
@@ -89,6 +92,10 @@ class MemoryService:
         embeddings: bool | None = None,
         cache_ttl_s: float = 300.0,
         cache_entries: int = 512,
+        judge: FactJudge | None = None,
+        profiles: ProfileRepository | None = None,
+        write_listeners: Sequence[MemoryListener] = (),
+        change_listeners: Sequence[MemoryListener] = (),
     ) -> None:
         self.repo = repo
         self._state = state
@@ -122,12 +129,12 @@ class MemoryService:
         self._backfilled: set[int] = set()
         self._background = BackgroundJobs("memory", log)
         # Decides by meaning what a member's taught fact replaces (`update_judge`; None: rules).
-        self.judge: FactJudge | None = None
+        self.judge = judge
         # Called in the background with every row stored (not duplicates): index-time expansion.
-        self.write_listeners: list[Callable[[MemoryService, MemoryItem], Awaitable[Any]]] = []
+        self.write_listeners: tuple[MemoryListener, ...] = tuple(write_listeners)
         # ... and with every change of a member's person facts (a denial too): consolidation.
-        self.change_listeners: list[Callable[[MemoryService, MemoryItem], Awaitable[Any]]] = []
-        self.profiles: ProfileRepository | None = None  # consolidated profiles ("forget me")
+        self.change_listeners: tuple[MemoryListener, ...] = tuple(change_listeners)
+        self.profiles = profiles  # consolidated profiles ("forget me")
 
     @property
     def _embeddings(self) -> bool:
@@ -394,10 +401,12 @@ class MemoryService:
         await self.invalidate([scope])
         if outcome.action not in ("duplicate", "contradicted"):  # a denial is history only
             for listener in self.write_listeners:
-                self._spawn(listener(self, outcome.item), _job_name(listener, outcome.item))
+                job = _job_kind(listener)
+                self._spawn(listener(self, outcome.item), f"{job} of item {outcome.item.id}", job)
         if outcome.action != "duplicate" and kind == PERSON_FACTS:
             for listener in self.change_listeners:
-                self._spawn(listener(self, outcome.item), _job_name(listener, outcome.item))
+                job = _job_kind(listener)
+                self._spawn(listener(self, outcome.item), f"{job} of item {outcome.item.id}", job)
         if outcome.action not in ("duplicate", "contradicted") and self._embeddings:
             self._spawn(self._backfill([outcome.item], bot_id, _group_of(scope)), "backfill")
         return outcome
@@ -468,8 +477,8 @@ class MemoryService:
 
     # ------------------------------------------------------------------ background
 
-    def _spawn(self, coro: Any, what: str) -> asyncio.Task[None]:
-        return self._background.spawn(coro, what)
+    def _spawn(self, coro: Any, what: str, kind: str | None = None) -> asyncio.Task[None]:
+        return self._background.spawn(coro, what, kind)
 
     async def drain(self, within_s: float | None = None) -> list[str]:
         """Wait for background work (expansion, consolidation, embeddings, touches) — for at
@@ -480,8 +489,14 @@ class MemoryService:
         return dropped
 
 
-def _job_name(listener: object, item: MemoryItem) -> str:
-    return f"{getattr(listener, '__name__', type(listener).__name__)} of item {item.id}"
+def _job_kind(listener: object) -> str:
+    """What a listener's jobs are called at shutdown: its owner's `JOB_KIND` ("expansion",
+    "consolidation"), else its name."""
+    owner = getattr(listener, "__self__", None)
+    kind = getattr(owner, "JOB_KIND", None)
+    if isinstance(kind, str):
+        return kind
+    return str(getattr(listener, "__name__", type(listener).__name__))
 
 
 def _candidates_key(

@@ -52,6 +52,8 @@ def _group_of(scope: str) -> int | None:
 
 
 class MemberConsolidator:
+    JOB_KIND = "consolidation"  # how its jobs are named and counted at shutdown
+
     def __init__(
         self,
         *,

@@ -33,6 +33,8 @@ def _group_of(scope: str) -> int | None:
 
 
 class MemoryExpander:
+    JOB_KIND = "expansion"  # how its jobs are named and counted at shutdown
+
     def __init__(
         self,
         *,
