@@ -69,9 +69,9 @@ class Occurrences:
     def next(self, account: int, fingerprint: str, now: float) -> int:
         """The number of this copy (1 for the first) of `fingerprint` for `account`."""
         key = (account, fingerprint)
-        last = self._seen.pop(key, None)
+        last = self._seen.get(key)
         count = 1 if last is None or now - last[0] > self._window_s else last[1] + 1
-        self._seen[key] = (now, count)
+        self._seen[key] = (now, count)  # now the most recently received
         return count
 
     def key_for(
