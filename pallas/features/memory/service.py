@@ -47,6 +47,7 @@ from pallas.features.memory.repository import MemoryItem, MemoryRepository, NewM
 from pallas.features.memory.updates import retire_superseded
 from pallas.features.memory.vector_store import MemoryVectors
 from pallas.providers.client import LLMClient
+from pallas.providers.sentence_encoder import SentenceEncoder
 from pallas.ranking import MemoryCandidate, ScopedCache, normalize_query, retrieve
 
 log = logging.getLogger("pallas.memory")
@@ -96,6 +97,7 @@ class MemoryService:
         profiles: ProfileRepository | None = None,
         write_listeners: Sequence[MemoryListener] = (),
         change_listeners: Sequence[MemoryListener] = (),
+        encoder: SentenceEncoder | None = None,
     ) -> None:
         self.repo = repo
         self._state = state
@@ -135,6 +137,17 @@ class MemoryService:
         # ... and with every change of a member's person facts (a denial too): consolidation.
         self.change_listeners: tuple[MemoryListener, ...] = tuple(change_listeners)
         self.profiles = profiles  # consolidated profiles ("forget me")
+        # The offline sentence encoder, where one is loaded: a correction taught with no model
+        # answering retires the fact it replaces by meaning (`corrections`; None: by words).
+        self.encoder = encoder
+
+    @property
+    def state(self) -> StateStore:
+        """The shared ephemeral state (a member's recall page)."""
+        return self._state
+
+    def now(self) -> float:
+        return self._clock.now()
 
     @property
     def _embeddings(self) -> bool:
@@ -458,6 +471,34 @@ class MemoryService:
             await self.profiles.forget(user_id, scopes)
         await self.invalidate(scopes)
         return gone
+
+    async def forget_items(
+        self, item_ids: Collection[int], *, scope: str, reason: str
+    ) -> list[MemoryItem]:
+        """Soft-delete a member's items in `scope` (one fact forgotten, the oldest dropped at the
+        cap) and tell the change listeners, so the consolidated profile is rebuilt without them
+        (a stored profile stands only for the exact live facts it was made of)."""
+        gone = await self.repo.soft_delete(item_ids, now=self._clock.now(), reason=reason,
+                                           scopes=[scope])  # fmt: skip
+        await self.invalidate([scope])
+        self._changed(gone)
+        return gone
+
+    async def restore_items(self, item_ids: Collection[int], *, scope: str) -> list[MemoryItem]:
+        """An undo: the items live again (see `MemoryRepository.restore`), the profile rebuilt."""
+        back = await self.repo.restore(item_ids, scope=scope)
+        await self.invalidate([scope])
+        self._changed(back)
+        return back
+
+    def _changed(self, items: Sequence[MemoryItem]) -> None:
+        # one change per member: the listener re-reads all their live facts
+        item = next((i for i in items if i.kind == PERSON_FACTS), None)
+        if item is None:
+            return
+        for listener in self.change_listeners:
+            job = _job_kind(listener)
+            self._spawn(listener(self, item), f"{job} of item {item.id}", job)
 
     async def delete(
         self, item_ids: Collection[int], *, reason: str, scopes: Collection[str] | None
