@@ -47,7 +47,7 @@ from pallas.core.turn import Sender, TurnInput
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.service import MemoryService
 from pallas.features.memory_commands.member_commands import handle_member_message
-from pallas.providers.sentence_encoder import load_local_encoder
+from pallas.providers.sentence_encoder import SentenceEncoder, load_local_encoder
 from pallas.runtime import PallasRuntime
 
 BOT, GROUP0, USER0 = 2_900_000_002, 781_000_001, 47_001
@@ -71,23 +71,32 @@ def filler(n: int) -> str:
     return f"我收藏的第{n + 1}张明信片是从{_FILLER_PLACES[n % len(_FILLER_PLACES)]}寄来的"
 
 
-async def _say(service: MemoryService, group: int, user: int, text: str, mid: int) -> str:
+async def _say(
+    service: MemoryService, encoder: SentenceEncoder | None, group: int, user: int, text: str,
+    mid: int,
+) -> str:  # fmt: skip
     turn = TurnInput(BOT, group, user, mid, 0.0, f"{ALIAS} 记住 {text}",
                      sender=Sender(user, card="群友"), to_me=True)  # fmt: skip
-    return await handle_member_message(service, turn, aliases=(ALIAS,)) or ""
+    reply = await handle_member_message(service, turn, aliases=(ALIAS,), encoder=encoder)
+    return reply or ""
 
 
 async def run_case(
-    service: MemoryService, clock: FakeClock, n: int, case: CorrectionCase, pad: int
+    service: MemoryService,
+    encoder: SentenceEncoder | None,
+    clock: FakeClock,
+    n: int,
+    case: CorrectionCase,
+    pad: int,
 ) -> Outcome:
     group, user = GROUP0 + n, USER0 + n
     mid = 1000 * n
     before = (*(filler(k) for k in range(max(0, pad - len(PADDING) - len(case.old)))), *PADDING)
     for k, text in enumerate((*before, *case.old)):
         clock.advance(60)
-        await _say(service, group, user, text, mid + k)
+        await _say(service, encoder, group, user, text, mid + k)
     clock.advance(3600)
-    reply = await _say(service, group, user, case.said, mid + 999)
+    reply = await _say(service, encoder, group, user, case.said, mid + 999)
     items = await service.repo.list_items(
         scopes=[group_scope(BOT, group)], subject_user_id=user, limit=500
     )
@@ -129,8 +138,9 @@ async def run(
     clock = FakeClock(1_765_000_000.0)
     rt = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
     try:
-        service = memory_service_for(rt, encoder=load_local_encoder() if encoder else None)
-        outcomes = [await run_case(service, clock, n, c, pad) for n, c in enumerate(cases)]
+        service = memory_service_for(rt)
+        model = load_local_encoder() if encoder else None
+        outcomes = [await run_case(service, model, clock, n, c, pad) for n, c in enumerate(cases)]
         await service.drain()
         return outcomes
     finally:

@@ -44,7 +44,6 @@ from pallas.features.persona import PersonaPack, PersonaStore
 from pallas.features.worldbook import WorldbookLibrary
 from pallas.providers.client import LLMClient
 from pallas.providers.models import ModelProfile, profile_for
-from pallas.providers.sentence_encoder import SentenceEncoder
 
 
 class TokenBudgetView(Protocol):
@@ -66,7 +65,6 @@ def build_memory_service(
     usage: UsageRepository,
     memory_config: Callable[[int], RetrievalConfig],  # a group's `[memory]`
     embeddings: bool | None = None,  # None: as `llm.embeddings` says (False: never)
-    encoder: SentenceEncoder | None = None,  # offline corrections by meaning (None: by words)
 ) -> MemoryService:
     # the upkeep pieces first: the service is handed every collaborator when it is built
     profiles = ProfileRepository(sessions)
@@ -84,7 +82,6 @@ def build_memory_service(
         profiles=profiles,
         write_listeners=(expander.expand,),
         change_listeners=(consolidator.changed,),
-        encoder=encoder,
     )
 
 

@@ -54,7 +54,6 @@ from pallas.features.tools import McpHub
 from pallas.features.voice import VoiceService
 from pallas.features.worldbook import WorldbookLibrary
 from pallas.providers.breaker import Breakers
-from pallas.providers.sentence_encoder import SentenceEncoder
 from pallas.providers.tts import SpeechClient
 from pallas.runtime import PallasRuntime
 from pallas.turn import TurnExtras, guard_answer, protected_text
@@ -82,9 +81,7 @@ def after_turn_hooks(
     ]
 
 
-def memory_service_for(
-    runtime: PallasRuntime, *, encoder: SentenceEncoder | None = None
-) -> MemoryService:
+def memory_service_for(runtime: PallasRuntime) -> MemoryService:
     """A memory service over the runtime's stores (`build_app` makes the app's one)."""
     return build_memory_service(
         runtime.sessions,
@@ -93,7 +90,6 @@ def memory_service_for(
         llm=runtime.llm,
         usage=runtime.repos.usage,
         memory_config=lambda group_id: runtime.group_configs.get(group_id).memory,
-        encoder=encoder,
     )  # embeddings: as the LLM client's switch says (on once the start-up probe found them)
 
 

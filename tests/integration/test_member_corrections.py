@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -28,7 +28,7 @@ from pallas.features.memory_commands.member_commands import (
     handle_member_message,
 )
 from pallas.features.memory_commands.member_forget import UNDO_WINDOW_S
-from pallas.providers.sentence_encoder import HashingEncoder
+from pallas.providers.sentence_encoder import HashingEncoder, SentenceEncoder
 from pallas.runtime import PallasRuntime
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,6 +40,7 @@ ALICE, BOB = 20_011, 20_022
 class Bot:
     service: MemoryService
     clock: FakeClock
+    encoder: SentenceEncoder | None = field(default_factory=HashingEncoder)
     mid: int = 0
 
     async def say(self, text: str, user: int = ALICE) -> str | None:
@@ -47,7 +48,9 @@ class Bot:
         self.clock.advance(5)
         turn = TurnInput(BOT, A, user, self.mid, 0.0, f"牛牛 {text}",
                          sender=Sender(user, card="u"), to_me=True)  # fmt: skip
-        return await handle_member_message(self.service, turn, aliases=("牛牛",))
+        return await handle_member_message(
+            self.service, turn, aliases=("牛牛",), encoder=self.encoder
+        )
 
     async def live(self, user: int = ALICE) -> list[str]:
         items = await self.service.repo.list_items(
@@ -65,7 +68,7 @@ async def bot(tmp_path: Path, database_url: str) -> AsyncIterator[Bot]:
         clock=clock,
         state=MemoryStateStore(clock),
     )
-    yield Bot(memory_service_for(rt, encoder=HashingEncoder()), clock)
+    yield Bot(memory_service_for(rt), clock)
     await rt.stop()
 
 
@@ -84,7 +87,7 @@ async def test_a_correction_retires_the_fact_it_replaces_and_says_which(
     bot: Bot, encoder: bool, old: str, said: str, stored: str
 ) -> None:
     if not encoder:
-        bot.service.encoder = None
+        bot.encoder = None
     for fact in ("我对花生过敏", "我周末喜欢去爬山", old):
         assert await bot.say(f"记住 {fact}") == "记住啦～"
     reply = await bot.say(f"记住 {said}")
@@ -190,7 +193,7 @@ async def test_forget_one_of_nothing_known_or_two_alike(bot: Bot) -> None:
     )
     await bot.say("记住 我的猫叫咪咪")
     await bot.say("记住 我的狗叫旺财")
-    bot.service.encoder = None
+    bot.encoder = None
     reply = await bot.say("忘掉我的宠物名字")
     assert reply is not None and reply.startswith("你是说") and await bot.live() != []
 

@@ -47,7 +47,6 @@ from pallas.features.memory.repository import MemoryItem, MemoryRepository, NewM
 from pallas.features.memory.updates import retire_superseded
 from pallas.features.memory.vector_store import MemoryVectors
 from pallas.providers.client import LLMClient
-from pallas.providers.sentence_encoder import SentenceEncoder
 from pallas.ranking import MemoryCandidate, ScopedCache, normalize_query, retrieve
 
 log = logging.getLogger("pallas.memory")
@@ -97,7 +96,6 @@ class MemoryService:
         profiles: ProfileRepository | None = None,
         write_listeners: Sequence[MemoryListener] = (),
         change_listeners: Sequence[MemoryListener] = (),
-        encoder: SentenceEncoder | None = None,
     ) -> None:
         self.repo = repo
         self._state = state
@@ -137,9 +135,6 @@ class MemoryService:
         # ... and with every change of a member's person facts (a denial too): consolidation.
         self.change_listeners: tuple[MemoryListener, ...] = tuple(change_listeners)
         self.profiles = profiles  # consolidated profiles ("forget me")
-        # The offline sentence encoder, where one is loaded: a correction taught with no model
-        # answering retires the fact it replaces by meaning (`corrections`; None: by words).
-        self.encoder = encoder
 
     @property
     def state(self) -> StateStore:

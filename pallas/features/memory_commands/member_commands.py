@@ -50,6 +50,7 @@ from pallas.features.memory_commands.teaching import (
     read_teaching,
 )
 from pallas.features.memory_prompt import MAX_LISTED_FACTS, answer_question, said_to_subject
+from pallas.providers.sentence_encoder import SentenceEncoder
 
 log = logging.getLogger("pallas.memory")
 
@@ -77,11 +78,14 @@ async def handle_member_message(
     aliases: Iterable[str] = (),
     admins: Collection[int] = (),
     names: GroupNames = NO_NAMES,
+    encoder: SentenceEncoder | None = None,
 ) -> str | None:
     """The reply to a memory command, or None when the chat should answer the message.
 
     `names`: the names the group's members go by (`about_others.GroupNames`), so a teaching
-    about one of them by their card or id is not stored as the speaker's fact."""
+    about one of them by their card or id is not stored as the speaker's fact. `encoder`: the
+    offline sentence encoder, where one is loaded — which fact a correction replaces and which
+    one "忘掉我…" means are then chosen by meaning (else by words and concepts)."""
     if turn.user_id == turn.bot_id:
         return None
     command = detect_member_command(turn.text, aliases)
@@ -99,7 +103,7 @@ async def handle_member_message(
         )
         return REPLY_FORGOTTEN if gone else REPLY_NOTHING_TO_FORGET
     if command.action == "forget_one":
-        return await forget_one(service, service.encoder, turn.user_id, scope, command.text)
+        return await forget_one(service, encoder, turn.user_id, scope, command.text)
     if command.action == "undo":
         return await undo(service, turn.user_id, scope, service.now())
     if command.action == "page":
@@ -110,8 +114,9 @@ async def handle_member_message(
         return await recall_page(service, turn.user_id, scope, command.page)
     is_admin = turn.speaker.is_admin or turn.user_id in admins
     return await _teach(
-        service, turn, command.text, scope, tuple(aliases), names=names, is_admin=is_admin
-    )
+        service, turn, command.text, scope, tuple(aliases),
+        names=names, is_admin=is_admin, encoder=encoder,
+    )  # fmt: skip
 
 
 async def recall_reply(service: MemoryService, user_id: int, scope: str) -> str:
@@ -128,6 +133,7 @@ async def _teach(
     *,
     names: GroupNames,
     is_admin: bool,
+    encoder: SentenceEncoder | None,
 ) -> str | None:
     verdict = classify_fact(text, (*DEFAULT_BOT_NAMES, *aliases))
     if not verdict.allowed:
@@ -156,7 +162,7 @@ async def _teach(
         if not is_admin:
             return REPLY_GROUP_NEEDS_ADMIN
         return await _teach_group(service, turn, teaching)
-    return await _teach_personal(service, turn, teaching, scope, correction)
+    return await _teach_personal(service, turn, teaching, scope, correction, encoder)
 
 
 async def _teach_group(service: MemoryService, turn: TurnInput, teaching: Teaching) -> str:
@@ -183,6 +189,7 @@ async def _teach_personal(
     teaching: Teaching,
     scope: str,
     correction: Correction,
+    encoder: SentenceEncoder | None,
 ) -> str:
     """The speaker's own fact (person facts) or a tie of theirs (a relationship note).
 
@@ -198,7 +205,7 @@ async def _teach_personal(
     if kind == PERSON_FACTS:
         judged = await _judge(service, turn, teaching.fact, scope)
         if judged is None:  # no model answered: the rules, then the meaning step
-            judged = await offline_judgement(service.encoder, teaching.fact, correction, mine)
+            judged = await offline_judgement(encoder, teaching.fact, correction, mine)
     try:
         outcome = await service.remember(
             bot_id=turn.bot_id,
