@@ -14,13 +14,30 @@ import logging
 
 from nonebot.plugin import PluginMetadata
 
-from pallas.features.memory_commands import handle_member_message
+from pallas.app_model import PallasApp
+from pallas.core.turn import TurnInput
+from pallas.features.memory_commands import GroupNames, handle_member_message
 from pallas.onebot.arrival import Arrival
 from pallas.onebot.plugin_parts import PALLAS, InboundHandler, PallasPlugin
 
 log = logging.getLogger("pallas.memory")
 
 ORDER = 8
+# The group's recent lines whose senders' cards and nicknames name "other members" for a
+# teaching (the message cache's warm window: no query on a warm group).
+NAMES_FROM_LINES = 24
+
+
+async def group_names(app: PallasApp, turn: TurnInput) -> GroupNames:
+    """Who the speaker and the group's recent speakers are, by the names they go by here."""
+    cache = app.chat.prepare.message_cache
+    recent = (
+        await cache.recent(turn.bot_id, turn.group_id, limit=NAMES_FROM_LINES)
+        if turn.group_id
+        else []
+    )
+    members = [(m.user_id, name) for m in recent for name in (m.card, m.nickname) if name]
+    return GroupNames.of(turn.user_id, (turn.speaker.card, turn.speaker.nickname), members)
 
 
 async def handle_memory_command(arrival: Arrival) -> bool:
@@ -42,6 +59,7 @@ async def handle_memory_command(arrival: Arrival) -> bool:
             turn,
             aliases=app.addressing.aliases(persona, config),
             admins={*app.runtime.superusers, *config.admins},
+            names=await group_names(app, turn),
         )
     except Exception:
         log.exception(

@@ -41,6 +41,7 @@ NAMESPACES: tuple[Namespace, ...] = (
     Namespace("cost", "product.llm.cost.counters", "COST_DAY_TTL_S; member buckets: guard"),
     Namespace("kb:turn", "product.llm.turn_extras", "none (a counter)"),
     Namespace("memory:gen", "product.llm.memory.service", "none (a counter)"),
+    Namespace("memory:page", "features.memory_commands.recall_pages", "PAGE_TTL_S"),
     Namespace("learning:sweep_lock", "product.llm.learning.group_insight_processor", "LOCK_TTL"),
     Namespace("console:login_failures", "web.auth", "LOGIN_WINDOW_S"),
     Namespace("console:revoked", "web.auth", "until the session's own expiry"),
@@ -212,6 +213,11 @@ def memory_generation(scope: str) -> str:
     return f"memory:gen:{scope}"
 
 
+def memory_recall_page(scope: str, user_id: int) -> str:
+    """int: the page of "你记得我什么" last shown to a member ("下一页" steps from it)."""
+    return f"memory:page:{scope}:{user_id}"
+
+
 LEARNING_SWEEP_LOCK = "learning:sweep_lock"  # one group-insight sweep at a time
 
 
@@ -340,6 +346,7 @@ __all__ = [
     "learning_generation",
     "memory_extraction",
     "memory_generation",
+    "memory_recall_page",
     "merge_lines",
     "merge_parked",
     "route_recent_lines_ttl",

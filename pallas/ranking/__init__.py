@@ -19,7 +19,14 @@ from pallas.ranking.concepts import (
 )
 from pallas.ranking.prepared import PreparedCandidates, ScopedCache, prepare_candidates
 from pallas.ranking.scoring import RetrievalResult, cosine_similarity, retrieve, retrieve_prepared
-from pallas.ranking.text import STOPWORDS, normalize_query, normalize_text, tokenize, warm_up
+from pallas.ranking.text import (
+    STOPWORDS,
+    dictionary_frequency,
+    normalize_query,
+    normalize_text,
+    tokenize,
+    warm_up,
+)
 from pallas.ranking.vector_index import VectorHit, VectorIndex
 from pallas.ranking.weights import (
     BLOCK_DEFAULTS,
@@ -48,6 +55,7 @@ __all__ = [
     "class_names",
     "concept_similarity",
     "cosine_similarity",
+    "dictionary_frequency",
     "fact_concepts",
     "normalize_query",
     "normalize_text",

@@ -83,6 +83,12 @@ def warm_up() -> None:
         _initialised = True
 
 
+def dictionary_frequency(word: str) -> int:
+    """How often jieba's dictionary counts `word` (0: no word of it, or only a prefix of one)."""
+    warm_up()
+    return int(jieba.dt.FREQ.get(word, 0) or 0)
+
+
 def normalize_text(text: str) -> str:
     """NFKC + lower-case + collapsed whitespace: the form every comparison works on."""
     text = unicodedata.normalize("NFKC", text).lower()

@@ -17,11 +17,9 @@ from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Sender, TurnInput
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.service import MemoryService
-from pallas.features.memory_commands.member_commands import (
-    RECALL_HEADER,
-    REPLY_NOTHING_KNOWN,
-    handle_member_message,
-)
+from pallas.features.memory_commands.member_commands import handle_member_message
+from pallas.features.memory_commands.recall_pages import REPLY_NOTHING_KNOWN
+from pallas.features.memory_prompt.recall import RECALL_HEADER
 from pallas.runtime import PallasRuntime
 
 REPO = Path(__file__).resolve().parents[2]

@@ -7,7 +7,11 @@ from nonebug import App
 from pallas.app_wiring import memory_service_for
 from pallas.features.memory.isolation import own_scope
 from pallas.features.memory.kinds import PERSON_FACTS
-from pallas.features.memory_commands.member_commands import REPLY_FORGOTTEN, REPLY_TAUGHT
+from pallas.features.memory_commands.member_commands import (
+    REPLY_ABOUT_OTHERS,
+    REPLY_FORGOTTEN,
+    REPLY_TAUGHT,
+)
 from pallas.runtime import PallasRuntime
 from tests.plugins.conftest import (
     BOT_ID,
@@ -117,3 +121,23 @@ async def test_group_with_speaking_disabled_ignores_teaching(app: App, pallas: P
         ctx.receive_event(bot, event)
 
     assert await _facts(runtime, SILENT_GROUP, ALICE) == []
+
+
+async def test_a_teaching_about_another_member_by_their_card_is_not_stored(
+    app: App, pallas: Pallas
+) -> None:
+    """Bob goes by 大橘子 in the group: "记住 大橘子欠钱不还" is about him, not Alice's fact."""
+    runtime = await pallas.start(llm=True)
+    async with app.test_matcher() as ctx:
+        bot = onebot(ctx)
+        chat = group_message(GROUP, BOB, "今天好冷", card="大橘子")
+        ctx.receive_event(bot, await arrive(bot, chat))
+        about_bob = await arrive(bot, group_message(GROUP, ALICE, at_bot("记住 大橘子欠钱不还")))
+        ctx.receive_event(bot, about_bob)
+        ctx.should_call_send(about_bob, REPLY_ABOUT_OTHERS, None)
+        own = await arrive(bot, group_message(GROUP, ALICE, at_bot("记住 我觉得大橘子人不错")))
+        ctx.receive_event(bot, own)
+        ctx.should_call_send(own, REPLY_TAUGHT, None)
+
+    assert await _facts(runtime, GROUP, ALICE) == ["TA觉得大橘子人不错"]
+    assert await _facts(runtime, GROUP, BOB) == []

@@ -15,6 +15,7 @@ from pallas.features.memory.config import (
     MemberProfileConfig,
     RetrievalConfig,
 )
+from pallas.features.memory.denials import rule_update
 from pallas.features.memory.fact_guard import DEFAULT_BOT_NAMES, classify_fact
 from pallas.features.memory.history import Retired, retired_items
 from pallas.features.memory.isolation import (
@@ -102,4 +103,5 @@ __all__ = [
     "readable_scopes",
     "resolve_kind",
     "retired_items",
+    "rule_update",
 ]

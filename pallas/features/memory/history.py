@@ -2,7 +2,8 @@
 
 A fact retired by a newer one ("住在朝阳" after "住在海淀区") keeps its row, soft-deleted with
 `replaced_by` naming the new fact and the reason saying what decided it (``model:update``,
-``model:deny``, ``rule:update``, ``rule:deny``; ``model:consolidate`` when the cheap model
+``model:deny``, ``rule:update``, ``rule:deny``, ``meaning:update`` (no model answered: the
+offline encoder chose); ``model:consolidate`` when the cheap model
 consolidating the member's profile judged it outdated; ``replaced`` for a same-key write,
 and the older ``replaced`` / ``contradicted`` rows). A denial ("已经不住海淀了") is itself kept only
 as history: its row is soft-deleted as ``denial`` and still shown here as what replaced the
@@ -34,7 +35,9 @@ class Retired:
         what = "被新说法否定" if denied else "被新说法替换"
         if reason.endswith(":consolidate"):
             what = "整理档案时" + what
-        by = {"model": "（模型判断）", "rule": "（规则判断）"}.get(reason.split(":", 1)[0], "")
+        by = {"model": "（模型判断）", "rule": "（规则判断）", "meaning": "（按意思判断）"}.get(
+            reason.split(":", 1)[0], ""
+        )
         return what + by
 
 

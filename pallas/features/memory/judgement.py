@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 Op = Literal["add", "update", "deny"]
 OPS: tuple[Op, ...] = ("add", "update", "deny")
-DecidedBy = Literal["model", "rule"]
+# "meaning": no model answered; the offline sentence encoder (or the words) chose (`corrections`)
+DecidedBy = Literal["model", "rule", "meaning"]
 
 
 @dataclass(frozen=True, slots=True)

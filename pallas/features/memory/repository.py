@@ -13,7 +13,17 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from sqlalchemy import Select, Text, func, or_, select, type_coerce, union_all, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    Text,
+    func,
+    or_,
+    select,
+    type_coerce,
+    union_all,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 import pallas.core.db.models_memory  # noqa: F401  (registers memory_item on Base)
@@ -300,6 +310,61 @@ class MemoryRepository:
                 row.replaced_by = replaced_by
             await session.flush()
             return [_to_item(r) for r in rows]
+
+    async def recently_deleted(
+        self,
+        scope: str,
+        subject_user_id: int,
+        *,
+        reasons: Collection[str],
+        since: float,
+        reason_prefixes: Collection[str] = (),
+    ) -> list[MemoryItem]:
+        """The subject's items in `scope` soft-deleted at or after `since` for one of `reasons`
+        (or a reason starting with one of `reason_prefixes`), newest deletion first."""
+        wanted: list[ColumnElement[bool]] = [MemoryItemRow.delete_reason.in_(sorted(reasons))]
+        wanted += [MemoryItemRow.delete_reason.startswith(p) for p in sorted(reason_prefixes)]
+        stmt = (
+            select(MemoryItemRow)
+            .where(
+                MemoryItemRow.scope == scope,
+                MemoryItemRow.subject_user_id == subject_user_id,
+                MemoryItemRow.deleted_at >= since,
+                or_(*wanted),
+            )
+            .order_by(MemoryItemRow.deleted_at.desc(), MemoryItemRow.id.desc())
+        )
+        async with self._sessions() as session:
+            return [_to_item(r) for r in (await session.scalars(stmt)).all()]
+
+    async def restore(self, item_ids: Collection[int], *, scope: str) -> list[MemoryItem]:
+        """Make soft-deleted items of `scope` live again (an undo), unless a live row of the
+        same scope, kind and subject already says the same (same fingerprint). Returns them."""
+        if not item_ids:
+            return []
+        async with self._sessions() as session, session.begin():
+            stmt = select(MemoryItemRow).where(
+                MemoryItemRow.id.in_(sorted(set(item_ids))),
+                MemoryItemRow.scope == scope,
+                MemoryItemRow.deleted_at.is_not(None),
+            )
+            restored: list[MemoryItemRow] = []
+            for row in (await session.scalars(stmt)).all():
+                same = select(func.count()).where(
+                    MemoryItemRow.scope == row.scope,
+                    MemoryItemRow.kind == row.kind,
+                    _same_subject(row.subject_user_id),
+                    MemoryItemRow.fingerprint == row.fingerprint,
+                    MemoryItemRow.deleted_at.is_(None),
+                )
+                if int((await session.execute(same)).scalar_one()):
+                    continue
+                row.deleted_at = None
+                row.delete_reason = None
+                row.replaced_by = None
+                restored.append(row)
+            await session.flush()
+            return [_to_item(r) for r in restored]
 
     async def forget_subject(
         self,

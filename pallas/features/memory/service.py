@@ -137,6 +137,14 @@ class MemoryService:
         self.profiles = profiles  # consolidated profiles ("forget me")
 
     @property
+    def state(self) -> StateStore:
+        """The shared ephemeral state (a member's recall page)."""
+        return self._state
+
+    def now(self) -> float:
+        return self._clock.now()
+
+    @property
     def _embeddings(self) -> bool:
         return self._embeddings_allowed and self._llm is not None and self._llm.embeddings.on
 
@@ -458,6 +466,34 @@ class MemoryService:
             await self.profiles.forget(user_id, scopes)
         await self.invalidate(scopes)
         return gone
+
+    async def forget_items(
+        self, item_ids: Collection[int], *, scope: str, reason: str
+    ) -> list[MemoryItem]:
+        """Soft-delete a member's items in `scope` (one fact forgotten, the oldest dropped at the
+        cap) and tell the change listeners, so the consolidated profile is rebuilt without them
+        (a stored profile stands only for the exact live facts it was made of)."""
+        gone = await self.repo.soft_delete(item_ids, now=self._clock.now(), reason=reason,
+                                           scopes=[scope])  # fmt: skip
+        await self.invalidate([scope])
+        self._changed(gone)
+        return gone
+
+    async def restore_items(self, item_ids: Collection[int], *, scope: str) -> list[MemoryItem]:
+        """An undo: the items live again (see `MemoryRepository.restore`), the profile rebuilt."""
+        back = await self.repo.restore(item_ids, scope=scope)
+        await self.invalidate([scope])
+        self._changed(back)
+        return back
+
+    def _changed(self, items: Sequence[MemoryItem]) -> None:
+        # one change per member: the listener re-reads all their live facts
+        item = next((i for i in items if i.kind == PERSON_FACTS), None)
+        if item is None:
+            return
+        for listener in self.change_listeners:
+            job = _job_kind(listener)
+            self._spawn(listener(self, item), f"{job} of item {item.id}", job)
 
     async def delete(
         self, item_ids: Collection[int], *, reason: str, scopes: Collection[str] | None

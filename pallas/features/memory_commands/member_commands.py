@@ -33,20 +33,24 @@ from pallas.features.memory import (
     group_scope,
     own_scope,
 )
+from pallas.features.memory_commands.about_others import NO_NAMES, GroupNames
+from pallas.features.memory_commands.correction_judge import offline_judgement
+from pallas.features.memory_commands.corrections import Correction, read_correction
+from pallas.features.memory_commands.member_forget import (
+    REPLY_CAP_DROPPED,
+    drop_oldest_unused,
+    forget_one,
+    undo,
+)
+from pallas.features.memory_commands.recall_pages import recall_page, step_page
 from pallas.features.memory_commands.teaching import (
     TEACH_MAX_CHARS,
     Teaching,
     detect_member_command,
     read_teaching,
 )
-from pallas.features.memory_prompt import (
-    RECALL_HEADER,
-    RECALL_MAX_ITEMS,
-    answer_question,
-    own_facts,
-    said_to_subject,
-    second_person,
-)
+from pallas.features.memory_prompt import MAX_LISTED_FACTS, answer_question, said_to_subject
+from pallas.providers.sentence_encoder import SentenceEncoder
 
 log = logging.getLogger("pallas.memory")
 
@@ -55,12 +59,11 @@ MAX_TAUGHT_PER_USER = 50
 REPLY_TAUGHT = "记住啦～"
 REPLY_DUPLICATE = "这个我早就记着啦"
 REPLY_REFUSED = "这个我可记不了哦"
-REPLY_TOO_MANY = "关于你的事我已经记了好多啦，先忘掉一些再教我吧"
 REPLY_FORGOTTEN = "好，关于你的事我都忘掉啦"
 REPLY_NOTHING_TO_FORGET = "我这里本来就没记着你的什么事哦"
 REPLY_CROSSED_OUT = "之前记的{old}我划掉了"
 REPLY_DENIED = "好～"
-REPLY_NOTHING_KNOWN = "我还没记住关于你的事哦，可以跟我说“记住 …”"
+REPLY_UNDO_HINT = "（划错了就说“撤销”）"
 REPLY_ABOUT_OTHERS = "别人的事要本人来跟我说哦，我只记你自己的事～"
 REPLY_GROUP_NEEDS_ADMIN = "群里的事要管理员来教我哦，我先只记你自己的事～"
 REPLY_GROUP_TAUGHT = "好，群里的这件事我记下啦～"
@@ -74,8 +77,15 @@ async def handle_member_message(
     *,
     aliases: Iterable[str] = (),
     admins: Collection[int] = (),
+    names: GroupNames = NO_NAMES,
+    encoder: SentenceEncoder | None = None,
 ) -> str | None:
-    """The reply to a memory command, or None when the chat should answer the message."""
+    """The reply to a memory command, or None when the chat should answer the message.
+
+    `names`: the names the group's members go by (`about_others.GroupNames`), so a teaching
+    about one of them by their card or id is not stored as the speaker's fact. `encoder`: the
+    offline sentence encoder, where one is loaded — which fact a correction replaces and which
+    one "忘掉我…" means are then chosen by meaning (else by words and concepts)."""
     if turn.user_id == turn.bot_id:
         return None
     command = detect_member_command(turn.text, aliases)
@@ -92,21 +102,26 @@ async def handle_member_message(
             ", ".join(i.ref for i in gone),
         )
         return REPLY_FORGOTTEN if gone else REPLY_NOTHING_TO_FORGET
+    if command.action == "forget_one":
+        return await forget_one(service, encoder, turn.user_id, scope, command.text)
+    if command.action == "undo":
+        return await undo(service, turn.user_id, scope, service.now())
+    if command.action == "page":
+        return await step_page(service, turn.user_id, scope, command.page)
     if command.action == "recall" and command.text:
         return await answer_question(service, turn.user_id, scope, command.text)
     if command.action == "recall":
-        return await recall_reply(service, turn.user_id, scope)
+        return await recall_page(service, turn.user_id, scope, command.page)
     is_admin = turn.speaker.is_admin or turn.user_id in admins
-    return await _teach(service, turn, command.text, scope, tuple(aliases), is_admin=is_admin)
+    return await _teach(
+        service, turn, command.text, scope, tuple(aliases),
+        names=names, is_admin=is_admin, encoder=encoder,
+    )  # fmt: skip
 
 
 async def recall_reply(service: MemoryService, user_id: int, scope: str) -> str:
-    """The short list of what is stored about `user_id` in `scope` (theirs only)."""
-    mine = await own_facts(service, user_id, scope, RECALL_MAX_ITEMS)
-    if not mine:
-        return REPLY_NOTHING_KNOWN
-    lines = [f"· {second_person(i.text)}" for i in mine[:RECALL_MAX_ITEMS]]
-    return "\n".join([RECALL_HEADER, *lines])
+    """The first page of what is stored about `user_id` in `scope` (theirs only)."""
+    return await recall_page(service, user_id, scope, 1)
 
 
 async def _teach(
@@ -114,11 +129,13 @@ async def _teach(
     turn: TurnInput,
     text: str,
     scope: str,
-    names: tuple[str, ...],
+    aliases: tuple[str, ...],
     *,
+    names: GroupNames,
     is_admin: bool,
+    encoder: SentenceEncoder | None,
 ) -> str | None:
-    verdict = classify_fact(text, (*DEFAULT_BOT_NAMES, *names))
+    verdict = classify_fact(text, (*DEFAULT_BOT_NAMES, *aliases))
     if not verdict.allowed:
         # About the bot (its persona, rules, obedience, authority) or injection-like: refused,
         # whoever asks, so it can never reach a system prompt as "a fact about the speaker".
@@ -128,10 +145,12 @@ async def _teach(
         return REPLY_REFUSED
     if len(text) > TEACH_MAX_CHARS:
         return REPLY_TOO_LONG
-    teaching = read_teaching(text)
+    correction = read_correction(text)  # "不对，…" / "…作废了，…": the marker is not stored
+    teaching = read_teaching(correction.body, names)
     log.info(
-        "group %s: teaching by %s read as %s (%s)",
+        "group %s: teaching by %s read as %s (%s%s)",
         turn.group_id, turn.user_id, teaching.kind, teaching.reason,
+        f", correction:{correction.marker}" if correction.explicit else "",
     )  # fmt: skip
     if teaching.kind == "question":
         return await answer_question(service, turn.user_id, scope, text)
@@ -143,7 +162,7 @@ async def _teach(
         if not is_admin:
             return REPLY_GROUP_NEEDS_ADMIN
         return await _teach_group(service, turn, teaching)
-    return await _teach_personal(service, turn, teaching, scope)
+    return await _teach_personal(service, turn, teaching, scope, correction, encoder)
 
 
 async def _teach_group(service: MemoryService, turn: TurnInput, teaching: Teaching) -> str:
@@ -165,19 +184,28 @@ async def _teach_group(service: MemoryService, turn: TurnInput, teaching: Teachi
 
 
 async def _teach_personal(
-    service: MemoryService, turn: TurnInput, teaching: Teaching, scope: str
+    service: MemoryService,
+    turn: TurnInput,
+    teaching: Teaching,
+    scope: str,
+    correction: Correction,
+    encoder: SentenceEncoder | None,
 ) -> str:
-    """The speaker's own fact (person facts) or a tie of theirs (a relationship note)."""
+    """The speaker's own fact (person facts) or a tie of theirs (a relationship note).
+
+    A correction or a denial is never refused at the cap: it replaces what it corrects. A new
+    fact at the cap is stored and the oldest unused taught fact is dropped, and named
+    (`member_forget.drop_oldest_unused`)."""
     kind = RELATIONSHIP if teaching.kind == "relation" else PERSON_FACTS
     existing = await service.repo.list_items(
-        scopes=[scope],
-        kind=kind,
-        subject_user_id=turn.user_id,
-        limit=MAX_TAUGHT_PER_USER + 1,
+        scopes=[scope], kind=kind, subject_user_id=turn.user_id, limit=MAX_LISTED_FACTS
     )
-    if len([i for i in existing if i.origin == "teach"]) >= MAX_TAUGHT_PER_USER:
-        return REPLY_TOO_MANY
-    judged = await _judge(service, turn, teaching.fact, scope) if kind == PERSON_FACTS else None
+    mine = [i for i in existing if i.subject_user_id == turn.user_id and i.scope == scope]
+    judged = None
+    if kind == PERSON_FACTS:
+        judged = await _judge(service, turn, teaching.fact, scope)
+        if judged is None:  # no model answered: the rules, then the meaning step
+            judged = await offline_judgement(encoder, teaching.fact, correction, mine)
     try:
         outcome = await service.remember(
             bot_id=turn.bot_id,
@@ -196,7 +224,22 @@ async def _teach_personal(
     _log_taught(turn, outcome)
     if outcome.action == "duplicate":
         return REPLY_DUPLICATE
-    return taught_reply(outcome)
+    reply = taught_reply(outcome)
+    if outcome.action in ("replaced", "contradicted") and judged is not None:
+        return reply + (REPLY_UNDO_HINT if judged.by == "meaning" else "")
+    taught = [i for i in mine if i.origin == "teach"]
+    if len(taught) < MAX_TAUGHT_PER_USER:
+        return reply
+    dropped = await drop_oldest_unused(service, scope, taught, keep=outcome.item.id)
+    if dropped is None:
+        return reply
+    log.info(
+        "group %s: user %s at the teaching cap; dropped %s %r", turn.group_id, turn.user_id,
+        dropped.ref, dropped.text,
+    )  # fmt: skip
+    return REPLY_CAP_DROPPED.format(
+        lead=reply, cap=MAX_TAUGHT_PER_USER, old=said_to_subject(dropped.text)
+    )
 
 
 async def _judge(

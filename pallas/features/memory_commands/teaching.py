@@ -3,7 +3,9 @@
     @帕拉斯 记住 我喜欢猫        teach: a fact about the speaker ("TA喜欢猫"), subject = speaker
     帕拉斯，记住：叫我小明就行     teach
     @帕拉斯 忘记我 / 忘掉关于我的事 / 把我忘了吧     forget: drop what the bot knows about them
-    @帕拉斯 你记得我什么 / 你都知道我哪些事          recall: list what is stored about them
+    @帕拉斯 忘掉我的血型 / 把我养猫这件事忘了        forget_one: one fact, chosen by meaning
+    @帕拉斯 撤销 / 恢复                              undo: the last forgetting, within minutes
+    @帕拉斯 你记得我什么 / 你记得我什么 2 / 下一页     recall: what is stored about them, by page
     @帕拉斯 你记得我是做哪行的吗 / 还记得我养的啥吗   recall with a question: answered from memory
 
 Only messages addressed to the bot are considered (the plugin checks `to_me`). What a teaching
@@ -20,6 +22,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
+
+from pallas.features.memory_commands.about_others import NO_NAMES, GroupNames, subject_of
 
 TEACH_MAX_CHARS = 120
 
@@ -45,10 +49,35 @@ _FORGET_BA = re.compile(
     + r"(?:吧|啦|哦|呀)?[\s。！!~～.]*$"
 )
 _RECALL = re.compile(
-    r"^(?:你)?(?:还|都)?(?:记得|记住了|知道|记着)(?:关于)?我(?:的)?(?:什么|啥|哪些|些什么|多少)"
-    r"(?:事情?|东西|信息)?(?:了|呢|吗|呀|啊)?[\s?？。！!~～.]*$"
-    r"|^关于我(?:的事)?你(?:都|还)?(?:记得|知道|记住了)(?:些)?(?:什么|啥|哪些)"
-    r"[\s?？。！!~～.]*$"
+    r"^(?:(?:你)?(?:还|都)?(?:记得|记住了|知道|记着)(?:关于)?我(?:的)?(?:什么|啥|哪些|些什么|多少)"
+    r"(?:事情?|东西|信息)?(?:了|呢|吗|呀|啊)?"
+    r"|关于我(?:的事)?你(?:都|还)?(?:记得|知道|记住了)(?:些)?(?:什么|啥|哪些))"
+    r"[\s?？。！!~～.]*(?:第?(?P<page>\d{1,3})页?)?[\s?？。！!~～.]*$"
+)
+# "下一页" / "上一页" after a listing (answered only while the member's listing is fresh)
+_PAGE_STEP = re.compile(
+    r"^(?:(?P<next>下一页|下页|再来一页|后一页)|(?P<prev>上一页|上页|前一页))[\s。！!~～.]*$"
+)
+# One thing forgotten: "忘掉我的血型", "把我养猫这件事忘了吧" (after the whole-forget forms).
+_ONE_TAIL = r"(?:这件事情?|这事|这条|那件事|那条|的事情?)?"
+_END = r"(?:吧|啦|了|哦|呀|好吗|好不好)?[\s。！!~～.]*$"
+# Imperatives only: "忘了我的伞" / "忘记我的生日了" tell of forgetting, they ask nothing.
+_FORGET_ONE = re.compile(
+    _LEAD + r"(?:忘记|忘掉|删掉|删除|别再记着?|不要再?记着?)(?:关于)?我(?:的)?"
+    r"(?P<what>.+?)" + _ONE_TAIL + r"(?:吧|哦|呀|好吗|好不好)?[\s。！!~～.]*$"
+)
+_FORGET_ONE_BA = re.compile(
+    _LEAD
+    + r"把(?:关于)?我(?:的)?(?P<what>.+?)"
+    + _ONE_TAIL
+    + r"(?:都|也)?(?:忘了|忘掉|忘记|删了|删掉)"
+    + _END
+)
+# Undo the last forgetting (within `member_commands.UNDO_WINDOW_S`): "撤销", "恢复刚才那条".
+_UNDO = re.compile(
+    r"^(?:撤销|撤回|恢复|找回来?|还原)(?:一下)?(?:刚才|刚刚|上一步|上一条)?(?:的)?"
+    r"(?:那条|遗忘|忘记|操作|记忆)?(?:吧|啦|哦|呀)?[\s。！!~～.]*$"
+    r"|^(?:别忘|不要忘)(?:了|掉)?(?:刚才|刚刚)?(?:那条)?[\s。！!~～.]*$"
 )
 _PUNCT_EDGES = " \t\n,，。.!！~～:：、"
 _QUESTION_MARK = re.compile(r"[?？]")
@@ -61,10 +90,14 @@ _FIRST_PERSON = re.compile(r"我(?!们)|俺(?!们)|本人")
 TeachingKind = Literal["self", "relation", "group", "other", "question"]
 
 
+CommandAction = Literal["teach", "forget", "forget_one", "undo", "recall", "page"]
+
+
 @dataclass(frozen=True, slots=True)
 class MemberCommand:
-    action: Literal["teach", "forget", "recall"]
+    action: CommandAction
     text: str = ""
+    page: int = 0  # recall: the page asked for (0: the first); page: +1 next, -1 previous
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +130,19 @@ def detect_member_command(text: str, aliases: Iterable[str] = ()) -> MemberComma
         return None
     if _FORGET.match(body) or _FORGET_BA.match(body):
         return MemberCommand("forget")
-    if _RECALL.match(body):
-        return MemberCommand("recall")
+    one = _FORGET_ONE.match(body) or _FORGET_ONE_BA.match(body)
+    if one is not None and not is_question(body, asked=True):
+        what = one.group("what").strip(_PUNCT_EDGES)
+        told = what.endswith(("了", "啦"))  # "忘记我的生日了": it happened, nobody asks
+        return MemberCommand("forget_one", what) if len(what) >= 2 and not told else None
+    if _UNDO.match(body):
+        return MemberCommand("undo")
+    recall = _RECALL.match(body)
+    if recall is not None:
+        return MemberCommand("recall", page=int(recall.group("page") or 0))
+    step = _PAGE_STEP.match(body)
+    if step is not None:
+        return MemberCommand("page", page=1 if step.group("next") else -1)
     match = _TEACH.match(body)
     if match is None:
         return None
@@ -150,12 +194,15 @@ _OTHER_SUBJECT = re.compile(
 )
 
 
-def read_teaching(text: str) -> Teaching:
+def read_teaching(text: str, names: GroupNames = NO_NAMES) -> Teaching:
     """What a teaching says and the fact to store ("TA…" is the speaker), by rules.
 
     Order matters: a question is never a fact; the group comes before the speaker ("我们周五
-    开黑" is the group's); a tie ("小王是我表哥") before a first-person fact; a line with no
-    subject at all ("对芒果过敏", "家里狗子是只萨摩耶") is the speaker's own.
+    开黑" is the group's); a tie ("小王是我表哥") before anything else about a person; a line
+    whose subject is somebody else (`about_others.subject_of`: a group card, a QQ id, a bare
+    name; or 他 / 小王 / 老张 …) before a first-person fact ("老王欠我钱" is about 老王), unless
+    it is the speaker's opinion or opens with their own name; a line with no subject at all
+    ("对芒果过敏", "家里狗子是只萨摩耶") is the speaker's own.
     """
     body = text.strip(_PUNCT_EDGES)
     if is_question(body):
@@ -166,15 +213,21 @@ def read_teaching(text: str) -> Teaching:
     if tie is not None:
         name, role = tie.group("name"), tie.group("tie")
         return Teaching("relation", f"{name}是TA的{role}", f"tie:{role}")
-    if _FIRST_PERSON.search(body):
-        return Teaching("self", _FIRST_PERSON.sub("TA", body).strip(), "first_person")
-    if _OTHER_SUBJECT.match(body):
+    subject = subject_of(body, names)
+    if subject.reason in ("own_name", "own_id") and len(subject.rest) >= 2:
+        return Teaching("self", "TA" + _FIRST_PERSON.sub("TA", subject.rest), subject.reason)
+    if subject.kind != "self" and _OTHER_SUBJECT.match(body):
         return Teaching("other", reason="about_someone_else")
+    if subject.kind == "other":
+        return Teaching("other", reason=f"about_someone_else:{subject.reason}")
+    if _FIRST_PERSON.search(body):
+        reason = subject.reason if subject.reason in ("opinion", "with_me") else "first_person"
+        return Teaching("self", _FIRST_PERSON.sub("TA", body).strip(), reason)
     return Teaching("self", f"TA{body}", "no_subject")
 
 
-def third_person(text: str) -> str | None:
+def third_person(text: str, names: GroupNames = NO_NAMES) -> str | None:
     """The teaching rewritten about the speaker ("我喜欢猫" → "TA喜欢猫"; "对芒果过敏" →
     "TA对芒果过敏"), or None when it is not the speaker's own fact."""
-    teaching = read_teaching(text)
+    teaching = read_teaching(text, names)
     return teaching.fact if teaching.kind == "self" else None

@@ -6,6 +6,7 @@ answers (`recall`). It reads the memory store (`pallas.features.memory`).
 """
 
 from pallas.features.memory_prompt.recall import (
+    MAX_LISTED_FACTS,
     RECALL_HEADER,
     RECALL_MAX_ITEMS,
     answer_question,
@@ -22,6 +23,7 @@ from pallas.features.memory_prompt.sources import (
 )
 
 __all__ = [
+    "MAX_LISTED_FACTS",
     "RECALL_HEADER",
     "RECALL_MAX_ITEMS",
     "KnowledgeSource",

@@ -18,6 +18,7 @@ RECALL_MAX_ITEMS = 8
 RECALL_ITEM_CHARS = 40
 ANSWER_PREFIX = "记得呀："
 QUESTION_FACTS_LIMIT = 100
+MAX_LISTED_FACTS = 500  # every fact of a member: far above the teaching cap (extraction adds)
 # A fact answers when it covers this share of what the question asks (concepts or bigrams).
 MIN_MATCH = 0.34
 

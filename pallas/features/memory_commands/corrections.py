@@ -1,0 +1,206 @@
+"""A 记住 that corrects, without a model: which live fact it replaces, chosen by meaning (pure).
+
+The teaching judge (`update_judge`) decides by meaning when the cheap model answers; the slot
+rules (`denials.rule_update`) know the slots they were written for (residence, job, pets …).
+For everything else, when no model answered, a teaching corrects when
+
+- it says so (`read_correction`): it opens with 不对 / 错了 / 更正一下 / 纠正一下 / 订正 …, or names
+  what it replaces as void ("之前的游戏ID作废了，新ID是…", "每周二游泳过时了，现在…"). The
+  marker is not part of the fact stored ("不对，我的血型是O型" stores "TA的血型是O型");
+- or it gives a new value for a thing already known (`same_frame`): the two facts say the same
+  around a different value ("TA的座右铭是天道酬勤" → "TA的座右铭是知行合一", "每天走八千步" →
+  "每天走一万五千步"), where the thing is single-valued (not "会说日语" → "会说韩语": one speaks
+  both).
+
+`choose_replaced` picks the ONE live fact it replaces: by the sentence encoder's cosine when
+vectors are given (`pallas.providers.sentence_encoder`, offline, in-process), plus what the two
+share in words; without vectors by the words alone. An explicit marker with nothing close enough
+retires nothing ("纠正一下，我其实不吃香菜" when no food fact is known): the new fact is added.
+The thresholds were tuned on `benchmarks/_memory_corrections_dev.py`, never on the frozen set.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pallas.ranking import normalize_text
+
+_SEP = r"[\s,，。.!！:：、~～;；]"
+# Markers that open the line (repeated: "不对不对，…", "不对，更正一下：…").
+_LEAD = re.compile(
+    rf"^(?:(?:之前|刚才|上次|前面)?(?:我)?(?:说|记|写)?(?:的)?"
+    rf"(?:不对|错了|说错了|记错了|搞错了|弄错了|说反了|更正|纠正|订正|修正|改正|更新|作废|过时)"
+    rf"(?:一下|了|下)?(?:不对)*{_SEP}+)+"
+)
+# A thing named void before the new value: "<topic>作废了，<rest>" / "<topic>过时了，<rest>".
+_TOPIC = re.compile(
+    rf"^(?P<topic>[^,，。.!！;；]{{1,16}}?)(?:已经|早就)?(?:作废|过时|不对|错了|不算数?|不算了)"
+    rf"(?:了|啦)?{_SEP}+(?P<rest>.+)$"
+)
+_TOPIC_LEAD = re.compile(r"^(?:之前|以前|原来|刚才|上次|前面)?(?:我)?(?:说|记|写)?(?:的|那个)?")
+# Time words that say "now" without changing what the fact is about.
+_NOW = re.compile(r"现在|目前|如今|最近|已经|后来|今年|改成了?|换成了?|变成了?")
+_CONTENT = re.compile(r"[\u4e00-\u9fff]|[a-z0-9]+")
+# A many-valued thing: a different value is one more, not a correction ("会说日语" → "会说韩语").
+_MANY = re.compile(
+    r"(?:会说|会做|会|喜欢|爱|爱吃|爱看|养了?|去过|学过|玩过|看过|吃过|读过|在学|收藏了?|买了|想去"
+    r"|认识|讨厌|怕|也|还|有)$"
+)
+
+_COUNTED = re.compile(r"(?:一|两|几|\d+)?[盆只个条本台辆双件张位棵株套]$")  # "养了一盆" → "养了"
+
+# Tuned on the development half (benchmarks/_memory_corrections_dev.py).
+EXPLICIT_MIN_COS = 0.55  # an explicit marker: the encoder alone says it is the same thing
+EXPLICIT_MIN_COS_SHARED = 0.3  # ... or, lower, when they also share words
+EXPLICIT_MIN_SHARED = 0.2  # share of the smaller fact's character bigrams, without vectors too
+SHARED_WEIGHT = 0.5
+FRAME_BONUS = 0.3
+MARGIN = 0.05  # an explicit marker between two close candidates retires neither
+
+
+@dataclass(frozen=True, slots=True)
+class Correction:
+    """A teaching read for a correction: `body` is what to store (the marker left out), `query`
+    what to look the replaced fact up by (with the thing named void)."""
+
+    explicit: bool
+    body: str
+    query: str
+    marker: str = ""
+
+
+def read_correction(text: str) -> Correction:
+    """The teaching without its correction marker, and whether it had one."""
+    body = text.strip()
+    lead = _LEAD.match(body)
+    marker = ""
+    if lead is not None and lead.end() < len(body):
+        marker, body = lead.group(0).strip(" ,，。:：、~～"), body[lead.end() :].strip()
+    topic = _TOPIC.match(body)
+    if topic is not None:
+        named = _TOPIC_LEAD.sub("", topic.group("topic")).strip()
+        rest = topic.group("rest").strip()
+        marker = marker or "作废"
+        if named and not rest.startswith(("我", "俺")) and not _bigrams(named) & _bigrams(rest):
+            rest = named.rstrip("的") + rest  # "我的血型不对，是O型" → "我的血型是O型"
+        return Correction(True, rest, f"{named} {rest}", marker)
+    return Correction(bool(marker), body, body, marker)
+
+
+def meaning_text(text: str) -> str:
+    """What the encoder compares: the fact without its subject ("TA的血型是A型" → "的血型是A型";
+    "我的血型是O型" → the same shape), so a first-person query meets third-person facts."""
+    body = re.sub(r"^(?:TA|ta|我|俺)", "", text.strip())
+    return re.sub(r"我|俺", "TA", body) or text
+
+
+def needs_vectors(correction: Correction, new_fact: str, live: Sequence[tuple[int, str]]) -> bool:
+    """Whether the encoder has anything to decide: an explicit marker (which fact?), or more
+    than one fact of the same frame. A plain new fact with no such fact is simply added."""
+    if correction.explicit:
+        return bool(live)
+    return sum(same_frame(new_fact, text) for _, text in live) > 1
+
+
+def _core(text: str) -> str:
+    body = normalize_text(text).replace(" ", "")
+    body = re.sub(r"^(?:ta|我|俺)", "", body)
+    return _NOW.sub("", body.replace("ta", ""))
+
+
+def _bigrams(text: str) -> frozenset[str]:
+    units = _CONTENT.findall(_core(text))
+    grams = {a + b for a, b in itertools.pairwise(units) if len(a) == len(b) == 1}
+    grams.update(u for u in units if len(u) > 1)  # a Latin word or a number is a unit
+    return frozenset(grams)
+
+
+def shared(a: str, b: str) -> float:
+    """The share of the smaller fact's character bigrams (Latin words, numbers) the other has."""
+    ga, gb = _bigrams(a), _bigrams(b)
+    if not ga or not gb:
+        return 0.0
+    return len(ga & gb) / min(len(ga), len(gb))
+
+
+def same_frame(new: str, old: str) -> bool:
+    """The two facts say the same around a different value of a single-valued thing: a common
+    head and tail (in characters, a number or a Latin word counting one) at least as long as the
+    longer value and naming something (not just "的"). "TA的体重是65公斤" / "TA的体重是70公斤":
+    head "的体重是", tail "公斤"."""
+    a, b = _core(new), _core(old)
+    if not a or not b or a == b:
+        return False
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    while head and a[head - 1].isalnum() and a[head - 1].isascii():
+        head -= 1  # never split a number or a Latin word: "第10" / "第11" differ in the number
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    while tail and a[len(a) - tail].isalnum() and a[len(a) - tail].isascii():
+        tail -= 1
+    value_a, value_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if not value_a or not value_b or "不" in value_a + value_b or "没" in value_a + value_b:
+        return False
+    if a[:head].endswith("第"):  # "第2张…" / "第14张…": an ordinal names another thing
+        return False
+    frame = len(_CONTENT.findall(a[:head].lstrip("的"))) + len(_CONTENT.findall(a[len(a) - tail :]))
+    if frame < 2 or _MANY.search(_COUNTED.sub("", a[:head])):
+        return False
+    # a number or a Latin word is one unit of a value ("172" / "178")
+    if frame < max(len(_CONTENT.findall(value_a)), len(_CONTENT.findall(value_b))):
+        return False
+    # one value in place of another, not two differences around a shared middle ("第8张…杭州"
+    # / "第3张…广州" share "张明信片是从": two values, so two different things)
+    pairs_a = set(itertools.pairwise(_CONTENT.findall(value_a)))
+    return not pairs_a & set(itertools.pairwise(_CONTENT.findall(value_b)))
+
+
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    item_id: int
+    reason: str  # "meaning:explicit" / "meaning:frame" / "words:explicit" …
+    score: float
+
+
+def choose_replaced(
+    correction: Correction,
+    new_fact: str,
+    live: Sequence[tuple[int, str]],
+    cosines: Sequence[float] | None = None,
+) -> Replaced | None:
+    """The one live fact (id, text) `new_fact` replaces, or None (it is added beside them).
+
+    `cosines[i]`: the encoder's cosine of the correction's query and `live[i]` (None: no
+    encoder; the words decide)."""
+    scored: list[tuple[float, bool, float, float, int]] = []
+    for n, (item_id, text) in enumerate(live):
+        frame = same_frame(new_fact, text)
+        words = shared(correction.query, text)
+        cos = cosines[n] if cosines is not None else 0.0
+        score = cos + SHARED_WEIGHT * words + (FRAME_BONUS if frame else 0.0)
+        scored.append((score, frame, cos, words, item_id))
+    if not correction.explicit:  # a plain teaching replaces only a fact of the same frame
+        scored = [row for row in scored if row[1]]
+    scored.sort(reverse=True)
+    if not scored:
+        return None
+    score, frame, cos, words, item_id = scored[0]
+    by = "meaning" if cosines is not None else "words"
+    if frame:
+        return Replaced(item_id, f"{by}:frame", score)
+    if not correction.explicit:
+        return None
+    close = (
+        cos >= EXPLICIT_MIN_COS or (cos >= EXPLICIT_MIN_COS_SHARED and words >= EXPLICIT_MIN_SHARED)
+        if cosines is not None
+        else words >= EXPLICIT_MIN_SHARED
+    )
+    if not close or (len(scored) > 1 and score - scored[1][0] < MARGIN):
+        return None
+    return Replaced(item_id, f"{by}:explicit", score)
