@@ -17,6 +17,11 @@ meanwhile, e.g. the turn's snapshot) is CPU on the bot's loop too: it is printed
 line, neither hidden in nor double-counted with "local".
 
     python -m benchmarks.reply_turn [--messages 1000000] [--memories 10000] [--turns 300]
+                                    [--encoder]
+
+`--encoder` loads the offline sentence encoder (as the bot does once it is up) and embeds the
+memory rows before the turns, so each turn encodes its question (on the encoder's thread) and
+ranks by meaning — the reply path's cost of issue #47.
 """
 
 from __future__ import annotations
@@ -187,6 +192,27 @@ async def _fill(runtime: PallasRuntime, messages: int, memories: int) -> None:
         print(f"stored {name} in {time.perf_counter() - t:.1f}s", flush=True)
 
 
+async def _load_encoder(runtime: PallasRuntime) -> None:
+    """Load the encoder and give every memory row of the hot group its vector up front (the
+    bot does it in the background; here it must not run during the timed turns)."""
+    await runtime.encoder.load()
+    encoder = runtime.encoder.encoder
+    if encoder is None:
+        raise SystemExit("--encoder: the sentence encoder did not load")
+    repo = MemoryRepository(runtime.sessions)
+    started, done = time.perf_counter(), 0
+    for kind in ("person_facts", "knowledge"):
+        while rows := await repo.needing_vectors(
+            group_scope(BOT, GROUP), kind, encoder.model_id, limit=256
+        ):
+            vectors = (await encoder.encode([t for _, t in rows])).round(4).tolist()
+            for (item_id, _), vector in zip(rows, vectors, strict=True):
+                await repo.set_embedding(item_id, vector, encoder.model_id)
+            done += len(rows)
+    print(f"embedded {done} memory rows with {encoder.model_id} in "
+          f"{time.perf_counter() - started:.1f}s")  # fmt: skip
+
+
 def _workdir(args: argparse.Namespace) -> tuple[Path, bool]:
     """A temp dir with the config and (when `--db` is filled) a pristine copy of the DB."""
     workdir = Path(tempfile.mkdtemp(prefix="pallas-bench-"))
@@ -232,6 +258,8 @@ async def _run(args: argparse.Namespace, workdir: Path, fill: bool, llm_url: str
         async def no_sleep(_: float) -> None:
             return None
 
+        if args.encoder:
+            await _load_encoder(runtime)
         service = build_app(runtime, rng=random.Random(1), sleep=no_sleep).chat
         for loader in (load_sdk, get_encoding, default_ssl_context, warm_up):  # as bot.py
             loader()  # the start-up loads (pallas.onebot.startup_loads), then the heap is settled
@@ -405,6 +433,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--encoder", action="store_true", help="rank memory by meaning (#47)")
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--gap", type=float, default=0.1, help="seconds between turns")
     parser.add_argument("--db", default="", help="fill this SQLite file once, later runs copy it")

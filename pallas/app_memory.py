@@ -44,6 +44,7 @@ from pallas.features.persona import PersonaPack, PersonaStore
 from pallas.features.worldbook import WorldbookLibrary
 from pallas.providers.client import LLMClient
 from pallas.providers.models import ModelProfile, profile_for
+from pallas.providers.sentence_encoder import EncoderSlot
 
 
 class TokenBudgetView(Protocol):
@@ -64,7 +65,8 @@ def build_memory_service(
     llm: LLMClient,
     usage: UsageRepository,
     memory_config: Callable[[int], RetrievalConfig],  # a group's `[memory]`
-    embeddings: bool | None = None,  # None: as `llm.embeddings` says (False: never)
+    embeddings: bool | None = None,  # None: as `llm.embeddings` / `encoder` say (False: never)
+    encoder: EncoderSlot | None = None,  # the offline sentence encoder (`memory.embedder`)
 ) -> MemoryService:
     # the upkeep pieces first: the service is handed every collaborator when it is built
     profiles = ProfileRepository(sessions)
@@ -78,6 +80,7 @@ def build_memory_service(
         clock,
         llm=llm,
         embeddings=embeddings,
+        encoder=encoder,
         judge=TeachJudge(clock=clock, usage=usage, llm=llm, memory_config=memory_config),
         profiles=profiles,
         write_listeners=(expander.expand,),

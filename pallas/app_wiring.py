@@ -90,7 +90,8 @@ def memory_service_for(runtime: PallasRuntime) -> MemoryService:
         llm=runtime.llm,
         usage=runtime.repos.usage,
         memory_config=lambda group_id: runtime.group_configs.get(group_id).memory,
-    )  # embeddings: as the LLM client's switch says (on once the start-up probe found them)
+        encoder=runtime.encoder,
+    )  # vectors: the local encoder once loaded, or the provider's model (`memory.embedder`)
 
 
 def memory_sources_for(

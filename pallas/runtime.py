@@ -31,6 +31,7 @@ from pallas.core.state_redis import open_state_store
 from pallas.features.persona import PersonaStore
 from pallas.providers.client import LLMClient
 from pallas.providers.live import LiveEndpoints
+from pallas.providers.sentence_encoder import EncoderSlot
 from pallas.routing.router import Router
 
 log = logging.getLogger("pallas")
@@ -81,6 +82,9 @@ class PallasRuntime:
     # every account of the deployment, other processes' too (announced in the state store)
     deployment_accounts: DeploymentAccounts | None = None
     started_at: float = 0.0  # unix seconds (the clock's) when the runtime started
+    # memory's offline sentence encoder: "loading" until the edge loads it once the bot is up
+    # (`EncoderSlot.load`, seconds on a worker thread); tests and the CLI never load it
+    encoder: EncoderSlot = field(default_factory=EncoderSlot)
 
     @classmethod
     async def start(
@@ -150,6 +154,7 @@ class PallasRuntime:
             accounts=(accounts := Accounts(clock.now)),
             deployment_accounts=DeploymentAccounts(accounts, state, clock.now),
             started_at=clock.now(),
+            encoder=EncoderSlot(settings.pallas_sentence_encoder),
         )
         for name, problem in runtime.group_configs.errors().items():
             log.error("group config %s: %s", name, problem)
@@ -170,6 +175,7 @@ class PallasRuntime:
         if self.deployment_accounts is not None:
             await self.deployment_accounts.close()
         await self.llm.close()
+        self.encoder.close()
         await self.writer.close()
         await self.repos.flush()
         await self.engine.dispose()

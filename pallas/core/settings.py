@@ -32,6 +32,9 @@ class PallasSettings(BaseModel):
     pallas_cheap_model: str = "gpt-4o-mini"
     pallas_vision_model: str = "gpt-4o-mini"
     pallas_embedding_model: str = ""  # empty = embeddings off (BM25 only)
+    # memory's offline sentence encoder (in the wheel, pallas/providers/sentence_encoder.py):
+    # "local" (default) loads it at start-up, "off" never does
+    pallas_sentence_encoder: str = "local"
     pallas_transcribe_model: str = ""  # empty = voice messages stay "[语音]" (no transcription)
     pallas_llm_timeout_seconds: float = Field(default=30.0, gt=0)
     pallas_llm_max_retries: int = Field(default=2, ge=0, le=6)

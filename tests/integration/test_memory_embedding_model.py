@@ -1,0 +1,160 @@
+"""Memory vectors carry the model that made them (issue #47): the migration adds the tag to a
+database with vectors already in it, a changed model re-embeds every live row in the
+background, two models' vectors never meet in one ranking, and a turn's question is encoded
+once. Each backend (SQLite here; PostgreSQL where the harness has a server)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+
+import pytest
+from sqlalchemy import text
+
+from pallas.core.clock import FakeClock
+from pallas.core.db import migrate
+from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.eager import eager_gather
+from pallas.core.state import MemoryStateStore
+from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.repository import MemoryRepository
+from pallas.features.memory.retrieval_config import RetrievalConfig
+from pallas.features.memory.service import MemoryService
+from pallas.providers.sentence_encoder import EncoderSlot, HashingEncoder, Matrix
+
+BOT, GROUP, ALICE = 7, 300, 11
+SCOPE = group_scope(BOT, GROUP)
+NOW = 1_780_000_000.0
+FACTS = ["我养了一只橘猫叫胖虎", "我在杭州上班", "我周末常去爬山", "我不吃香菜", "我在学日语"]
+CONFIG = RetrievalConfig(concept_weight=0.0, personal_fallback_k=0)
+
+
+class CountingEncoder(HashingEncoder):
+    """The hashing fake, recording every batch it was asked to encode."""
+
+    def __init__(self, model_id: str, dim: int = 64) -> None:
+        super().__init__(dim=dim, model_id=model_id)
+        self.batches: list[list[str]] = []
+
+    def encode_sync(self, texts: Sequence[str]) -> Matrix:
+        self.batches.append(list(texts))
+        return super().encode_sync(texts)
+
+
+@pytest.fixture
+async def repo(database_url: str) -> AsyncIterator[MemoryRepository]:
+    await migrate.upgrade(database_url)
+    engine = create_engine(database_url)
+    yield MemoryRepository(session_factory(engine))
+    await engine.dispose()
+
+
+def _service(repo: MemoryRepository, slot: EncoderSlot) -> MemoryService:
+    clock = FakeClock(NOW)
+    return MemoryService(repo, MemoryStateStore(clock), clock, encoder=slot)
+
+
+async def _teach(svc: MemoryService) -> list[int]:
+    ids = []
+    for fact in FACTS:
+        outcome = await svc.remember(bot_id=BOT, scope=SCOPE, kind="person_facts", text=fact,
+                                     origin="teach", subject_user_id=ALICE)  # fmt: skip
+        ids.append(outcome.item.id)
+    await svc.drain()
+    return ids
+
+
+async def _ask(svc: MemoryService, question: str, kind: str = "person_facts"):  # type: ignore[no-untyped-def]
+    return await svc.retrieve(kind, question, scopes={SCOPE}, config=CONFIG, now=NOW,
+                              bot_id=BOT, group_id=GROUP, subject_user_id=ALICE)  # fmt: skip
+
+
+async def _models(repo: MemoryRepository) -> set[str | None]:
+    return {i.embedding_model for i in await repo.list_items(scopes=[SCOPE])}
+
+
+async def test_vectors_are_stored_with_their_model(repo: MemoryRepository) -> None:
+    svc = _service(repo, EncoderSlot.ready(HashingEncoder(model_id="enc-a@1")))
+    await _teach(svc)
+    assert await _models(repo) == {"enc-a@1"}
+    result = await _ask(svc, "我在哪个城市上班")
+    assert result.trace["embeddings"] is True
+    assert result.items[0].text == "我在杭州上班"
+
+
+async def test_a_changed_model_re_embeds_every_row_and_never_mixes(
+    repo: MemoryRepository,
+) -> None:
+    old = _service(repo, EncoderSlot.ready(HashingEncoder(dim=64, model_id="enc-a@1")))
+    await _teach(old)
+    # the deployment restarts with another model (another dimension too)
+    new_encoder = CountingEncoder("enc-b@2", dim=32)
+    svc = _service(repo, EncoderSlot.ready(new_encoder))
+    question = "我在哪个城市上班"
+    first = await _ask(svc, question)
+    # whatever the first retrieval compared is model B's question with model B's vectors
+    # (the loaded rows are re-embedded first, on the same encoder thread), never model A's
+    reference = HashingEncoder(dim=32, model_id="enc-b@2")
+    by_text = {i.ref: i.text for i in await repo.list_items(scopes=[SCOPE])}
+    for cand in first.trace["candidates"]:
+        if cand["embedding"] is not None:
+            q, f = reference.encode_sync([question, by_text[cand["id"]]])
+            assert cand["embedding"] == pytest.approx(max(0.0, float(q @ f)), abs=1e-3)
+    await svc.drain()  # the background re-embedding of the rest
+    assert await _models(repo) == {"enc-b@2"}
+    again = await _ask(svc, "我周末去哪儿玩")
+    assert again.trace["embeddings"] is True
+    assert any(c["embedding"] is not None for c in again.trace["candidates"])
+    assert again.items[0].text == "我周末常去爬山"
+
+
+async def test_vectors_stored_before_the_tag_are_re_embedded(repo: MemoryRepository) -> None:
+    plain = _service(repo, EncoderSlot("off"))
+    ids = await _teach(plain)
+    for item_id in ids:  # vectors from before the migration: no model named
+        await repo.set_embedding(item_id, [0.5] * 64)
+    assert await _models(repo) == {None}
+    svc = _service(repo, EncoderSlot.ready(HashingEncoder(model_id="enc-a@1")))
+    await _ask(svc, "我不吃什么")
+    await svc.drain()
+    assert await _models(repo) == {"enc-a@1"}
+
+
+async def test_the_question_is_encoded_once_per_turn(repo: MemoryRepository) -> None:
+    encoder = CountingEncoder("enc-a@1")
+    svc = _service(repo, EncoderSlot.ready(encoder))
+    await _teach(svc)
+    await svc.drain()
+    encoder.batches.clear()
+    question = "我养的猫叫什么名字"
+    kinds = ("person_facts", "relationship", "group_memory", "knowledge", "teachings")
+    await eager_gather(*(_ask(svc, question, kind) for kind in kinds))
+    await svc.drain()
+    assert encoder.batches.count([question]) == 1
+
+
+async def test_no_encoder_means_bm25_and_concepts_only(repo: MemoryRepository) -> None:
+    svc = _service(repo, EncoderSlot())  # still loading
+    await _teach(svc)
+    assert await _models(repo) == {None}
+    result = await _ask(svc, "我在杭州上班吗")
+    assert result.trace["embeddings"] is False and result.items[0].text == "我在杭州上班"
+
+
+async def test_the_migration_tags_nothing_and_keeps_old_vectors(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    url = f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
+    await migrate.upgrade(url, "0003_memory")
+    engine = create_engine(url)
+    try:
+        async with engine.begin() as db:
+            await db.execute(text(
+                "INSERT INTO memory_item (bot_id, scope, kind, subject_user_id, subject_name, key,"
+                " fingerprint, text, origin, source, embedding, created_at, updated_at,"
+                " access_count) VALUES (7, :scope, 'person_facts', 11, '', 'k', 'f',"
+                " '我在杭州上班', 'teach', '{}', '[0.25, 0.5]', 1.0, 1.0, 0)"
+            ), {"scope": SCOPE})  # fmt: skip
+        await migrate.upgrade(url)
+        [item] = await MemoryRepository(session_factory(engine)).list_items(scopes=[SCOPE])
+    finally:
+        await engine.dispose()
+    assert item.text == "我在杭州上班" and item.embedding == (0.25, 0.5)
+    assert item.embedding_model is None  # unknown: re-embedded, never compared
