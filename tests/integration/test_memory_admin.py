@@ -154,7 +154,8 @@ async def test_embeddings_are_stored_and_used_when_configured(
                                text="每周五晚上八点开黑", origin="admin")  # fmt: skip
         await service.drain()
         [item] = await service.repo.list_items(scopes=[group_scope(BOT, A)])
-        assert item.embedding is not None and len(item.embedding) == 64
+        [(_, _, vector)] = await service.repo.vectors([item.id], model="api:fake-embed")
+        assert len(vector) == 64
 
         sources = memory_sources_for(rt, memory_service_for(rt))
         turn = TurnInput(BOT, A, ALICE, 9, 1.0, "周五晚上开黑吗", to_me=True)

@@ -172,7 +172,7 @@ async def test_candidate_reads_give_the_rows_as_the_orm_reads_them(repo: MemoryR
     assert shared == {"group_memory": [by_orm[named.item.id]], "knowledge": []}
     for item in personal:
         assert item == by_orm[item.id]
-    assert by_orm[rich.item.id].embedding == (0.25, -1.5, 3.0)
+    assert await repo.vectors([rich.item.id]) == [(rich.item.id, ALICE, [0.25, -1.5, 3.0])]
     assert by_orm[rich.item.id].source == {"a": [1, {"b": "x"}]}
     assert by_orm[plain.id].access_count == 2 and by_orm[named.item.id].access_count == 1
     assert (by_orm[plain.id].created_at, by_orm[plain.id].updated_at) == (NOW, NOW + 30)

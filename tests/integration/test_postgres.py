@@ -563,7 +563,8 @@ async def test_memory_store_and_retrieval(sessions) -> None:
     )
 
     await repo.set_embedding(newer.item.id, [0.125, -1.5, 3e-8])
-    assert (await repo.get(newer.item.id)).embedding == (0.125, -1.5, 3e-8)  # type: ignore[union-attr]
+    [(_, _, vector)] = await repo.vectors([newer.item.id])
+    assert vector == [0.125, -1.5, 3e-8]
     assert await repo.touch([newer.item.id, newer.item.id, 987_654], T0 + 50) == 1
     assert await repo.touch([], T0) == 0
 

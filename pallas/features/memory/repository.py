@@ -51,13 +51,15 @@ class MemoryItem:
     subject_name: str = ""
     fingerprint: str = ""
     source: dict[str, Any] = field(default_factory=dict)
-    embedding: tuple[float, ...] | None = None
     last_access_at: float | None = None
     access_count: int = 0
     deleted_at: float | None = None
     delete_reason: str | None = None
     replaced_by: int | None = None
-    embedding_model: str | None = None  # the model that made `embedding` (None: unknown)
+    # the model that made the row's vector (None: none, or an unknown model's). The vector
+    # itself is not read with the row: only the vector index reads vectors (`vectors`), so
+    # the reply path's candidate loads do not decode 512 floats a row
+    embedding_model: str | None = None
 
     @property
     def ref(self) -> str:
@@ -99,7 +101,6 @@ _ITEM_COLUMNS = (
     *(_c.created_at, _c.updated_at, _c.subject_user_id, _c.author_user_id),
     *(_c.subject_name, _c.fingerprint),
     type_coerce(_c.source, Text).label("source"),
-    type_coerce(_c.embedding, Text).label("embedding"),
     *(_c.last_access_at, _c.access_count, _c.deleted_at, _c.delete_reason, _c.replaced_by),
     _c.embedding_model,
 )
@@ -114,7 +115,6 @@ def _to_item(row: MemoryItemRow) -> MemoryItem:
 
 def _item_from_row(row: Sequence[Any]) -> MemoryItem:
     """A row of `_ITEM_COLUMNS` as a record, by position (a few hundred a cold load)."""
-    vector = _json(row[14])
     return MemoryItem(
         id=row[0],
         bot_id=row[1],
@@ -130,13 +130,12 @@ def _item_from_row(row: Sequence[Any]) -> MemoryItem:
         subject_name=row[11] or "",
         fingerprint=row[12],
         source=dict(_json(row[13]) or {}),
-        embedding=tuple(vector) if vector else None,
-        last_access_at=row[15],
-        access_count=row[16] or 0,
-        deleted_at=row[17],
-        delete_reason=row[18],
-        replaced_by=row[19],
-        embedding_model=row[20],
+        last_access_at=row[14],
+        access_count=row[15] or 0,
+        deleted_at=row[16],
+        delete_reason=row[17],
+        replaced_by=row[18],
+        embedding_model=row[19],
     )
 
 
