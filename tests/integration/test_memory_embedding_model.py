@@ -15,9 +15,9 @@ from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.eager import eager_gather
 from pallas.core.state import MemoryStateStore
+from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.repository import MemoryRepository
-from pallas.features.memory.retrieval_config import RetrievalConfig
 from pallas.features.memory.service import MemoryService
 from pallas.providers.sentence_encoder import EncoderSlot, HashingEncoder, Matrix
 

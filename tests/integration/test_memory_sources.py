@@ -18,6 +18,7 @@ from pallas.core.db.repositories.usage import UsageEntry
 from pallas.core.records import StoredMessage
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
+from pallas.core.tokens import count_tokens
 from pallas.core.turn import CompletedTurn, Sender, TurnInput
 from pallas.features.memory.isolation import group_scope, pool_scope
 from pallas.features.memory.service import MemoryService
@@ -104,10 +105,15 @@ async def test_group_a_sees_its_memory_group_b_sees_nothing(runtime: PallasRunti
     memory = bundle_a.blocks["memory"].text
     assert "【相关群内记忆】\n- 本群每周五晚上八点开黑" in memory
     assert "【相关 IP 知识】\n- 开黑时常用的干员是能天使" in memory, "opted-in shared pool"
-    assert "「TA喜欢猫」" in bundle_a.blocks["person_facts"].text  # the speaker's profile
+    # the speaker's facts reach the request only when relevant to the turn (issue #47)
+    assert "person_facts" not in bundle_a.blocks
     assert "小羊" in bundle_a.blocks["relationship"].text
-    assert bundle_a.blocks["person_facts"].memory_ids
     assert bundle_a.traces["memory"]["group_memory"]["chosen"]
+    asked = await assemble_direct_chat_context(
+        sources, request(runtime, turn(A, ALICE, "我喜欢什么动物？"))
+    )
+    assert "「TA喜欢猫」" in asked.blocks["person_facts"].text  # the speaker's profile
+    assert asked.blocks["person_facts"].memory_ids
 
     bundle_b = await assemble_direct_chat_context(
         sources, request(runtime, turn(B, ALICE, "今晚开黑吗？"))
@@ -341,3 +347,34 @@ async def test_extraction_respects_the_daily_budget(
     report = await hook.run_job(BOT, A, cfg)
     assert report["outcome"] == "budget"
     assert fake_llm.chat_requests() == []
+
+
+MANY_FACTS = [
+    "TA在一家火锅店当厨师", "TA老家是江西赣州的", "TA对海鲜过敏", "TA养了一只八哥叫黑豆",
+    "TA住在武汉光谷", "TA每天晚上练半小时毛笔字", "TA早饭基本都吃热干面", "TA开二手宝来",
+    *(f"TA第{n}次去家门口的超市买酸奶和面包" for n in range(42)),
+]  # fmt: skip
+
+
+async def test_fifty_facts_the_few_relevant_within_the_budget(runtime: PallasRuntime) -> None:
+    """Issue #47: of a member's 50 facts only the relevant few reach the request, within the
+    profile's token budget; a question about something never said brings none."""
+    service = memory_service_for(runtime)
+    for text in MANY_FACTS:
+        await service.remember(bot_id=BOT, scope=group_scope(BOT, A), kind="person_facts",
+                               text=text, origin="teach", subject_user_id=ALICE)  # fmt: skip
+    sources = memory_sources_for(runtime)
+    budget = runtime.group_configs.get(A).memory.profile.token_budget
+    assert budget == 150
+    asked = await assemble_direct_chat_context(
+        sources, request(runtime, turn(A, ALICE, "我对什么过敏来着？"))
+    )
+    block = asked.blocks["person_facts"]
+    assert "「TA对海鲜过敏」" in block.text
+    assert 1 <= len(block.memory_ids) < 10
+    phrases = block.text.count("「")
+    assert count_tokens(block.text) <= budget + 10 + phrases  # + the header and labels
+    never = await assemble_direct_chat_context(
+        sources, request(runtime, turn(A, ALICE, "你还记得我说过我的血型吗？"))
+    )
+    assert "person_facts" not in never.blocks  # the model can say it was never told

@@ -85,12 +85,16 @@ class ExpansionConfig(BaseModel):
 
 
 class MemberProfileConfig(BaseModel):
-    """The speaker's facts as a compact profile (`profile.py`): every live fact, relevant
-    first, then newest, up to `max_chars` of fact text (~0.7 token a char) and `max_facts`."""
+    """The speaker's facts as a compact profile (`profile.py`): the facts relevant to this turn
+    (past the person-facts block's relevance gate), best first, up to `token_budget` tokens —
+    a fact below the gate is never shown as if relevant, so a question about something never
+    said finds nothing (issue #47). `token_budget = 0`: every live fact, relevant first, then
+    newest, up to `max_chars` of fact text (~0.7 token a char) and `max_facts`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     enabled: bool = True  # false: the relevant + newest facts, a line each (person_facts caps)
+    token_budget: int = Field(default=150, ge=0, le=4000)
     max_chars: int = Field(default=600, ge=0, le=4000)
     max_facts: int = Field(default=60, ge=1, le=200)
     # The cheap model merges the member's live facts into one profile in the background

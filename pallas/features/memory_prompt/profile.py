@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 from pallas.context.processor_inputs import RetrievedBlock
 from pallas.context.prompt_guard import sanitize_inline
+from pallas.core.tokens import count_tokens
 from pallas.features.memory import HEADERS, PERSON_FACTS, MemoryItem, StoredProfile, classify_fact
 from pallas.ranking import normalize_text
 
@@ -57,14 +58,15 @@ def _phrase(item: MemoryItem) -> str:
     return text.replace("「", "『").replace("」", "』")
 
 
-def compose_profile(items: Sequence[MemoryItem], *, max_chars: int) -> Profile:
-    """`items` best first (relevant, then newest): their phrases up to `max_chars`, a phrase
-    whose words another kept phrase already contains dropped as a duplicate."""
+def compose_profile(items: Sequence[MemoryItem], *, max_chars: int, max_tokens: int = 0) -> Profile:
+    """`items` best first (relevant, then newest): their phrases up to `max_chars` (and
+    `max_tokens` tokens of phrase text when set), a phrase whose words another kept phrase
+    already contains dropped as a duplicate."""
     phrases: list[str] = []
     refs: list[str] = []
     told: list[bool] = []
     seen: list[str] = []
-    used = left_out = 0
+    used = left_out = tokens = 0
     for item in items:
         phrase = _phrase(item)
         if not phrase:
@@ -72,9 +74,11 @@ def compose_profile(items: Sequence[MemoryItem], *, max_chars: int) -> Profile:
         norm = normalize_text(phrase)
         if any(norm in other for other in seen):
             continue  # said already, in the same or more words
-        if used + len(phrase) > max_chars:
+        cost = count_tokens(f"「{phrase}」") if max_tokens else 0
+        if used + len(phrase) > max_chars or tokens + cost > max_tokens > 0:
             left_out += 1
             continue
+        tokens += cost
         phrases.append(f"「{phrase}」")
         refs.append(item.ref)
         told.append(item.origin == "teach")
@@ -84,25 +88,41 @@ def compose_profile(items: Sequence[MemoryItem], *, max_chars: int) -> Profile:
 
 
 def consolidated_profile(
-    stored: StoredProfile | None, live: Sequence[MemoryItem], *, max_chars: int
+    stored: StoredProfile | None,
+    live: Sequence[MemoryItem],
+    *,
+    max_chars: int,
+    relevant: Sequence[MemoryItem] | None = None,
+    max_tokens: int = 0,
 ) -> Profile | None:
     """The model's consolidated profile (`consolidation_job`) as a `Profile`, up to
-    `max_chars`, when it stands for exactly the member's `live` facts — none added, retired
-    or deleted since — else None (the rule-based profile is built instead)."""
+    `max_chars` (and `max_tokens` when set), when it stands for exactly the member's `live`
+    facts — none added, retired or deleted since — else None (the rule-based profile is built
+    instead). With `relevant`, only the statements standing for one of those facts, in their
+    order: the compact form of the facts this turn needs."""
     if stored is None or not live or tuple(sorted(i.id for i in live)) != stored.basis:
         return None
+    statements = list(stored.statements)
+    if relevant is not None:
+        rank = {item.id: at for at, item in enumerate(relevant)}
+        statements = sorted(
+            (s for s in statements if rank.keys() & set(s.item_ids)),
+            key=lambda s: min(rank[i] for i in s.item_ids if i in rank),
+        )
     phrases: list[str] = []
     told: list[bool] = []
     refs: list[str] = []
-    used = left_out = 0
-    for statement in stored.statements:
+    used = left_out = tokens = 0
+    for statement in statements:
         text = sanitize_inline(statement.text, PHRASE_MAX_CHARS)
         if not text or not classify_fact(text).allowed:
             continue
-        if used + len(text) > max_chars:
+        cost = count_tokens(f"「{text}」") if max_tokens else 0
+        if used + len(text) > max_chars or tokens + cost > max_tokens > 0:
             left_out += len(statement.item_ids)
             continue
         used += len(text)
+        tokens += cost
         phrases.append("「" + text.replace("「", "『").replace("」", "』") + "」")
         told.append(statement.told)
         refs.extend(f"mem:{i}" for i in statement.item_ids)

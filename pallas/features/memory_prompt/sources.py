@@ -214,9 +214,13 @@ class PersonFactsSource(_PersonalSource):
         self._widened: dict[int, tuple[RetrievalConfig, RetrievalConfig]] = {}
 
     def _retrieval(self, memory: RetrievalConfig) -> tuple[RetrievalConfig, int]:
+        """The person-facts block widened to the profile's caps; with a token budget, no
+        fallback: only the facts past the relevance gate (none for a question about something
+        never said), else every live fact, the relevant first."""
         profile = memory.profile
         if not profile.enabled:
             return super()._retrieval(memory)
+        fallback = 0 if profile.token_budget else profile.max_facts
         cached = self._widened.get(id(memory))  # one copy per config object, not per turn
         if cached is None or cached[0] is not memory:
             block = memory.person_facts.model_copy(
@@ -227,7 +231,7 @@ class PersonFactsSource(_PersonalSource):
             cached = self._widened[id(memory)] = (
                 memory, memory.model_copy(update={"person_facts": block})
             )  # fmt: skip
-        return cached[1], profile.max_facts
+        return cached[1], fallback
 
     async def _block(
         self, items: tuple[MemoryItem, ...], request: Request, scopes: frozenset[str]
@@ -235,17 +239,26 @@ class PersonFactsSource(_PersonalSource):
         memory = request.config.memory
         if not memory.profile.enabled:
             return await super()._block(items, request, scopes)
-        profile = await self._consolidated(request, scopes)
+        budget = memory.profile.token_budget
+        profile = None
+        if items or not budget:  # nothing relevant this turn: no profile at all
+            profile = await self._consolidated(request, scopes, items if budget else None)
         made = "model" if profile is not None else "rules"
         if profile is None:
-            profile = compose_profile(items, max_chars=memory.profile.max_chars)
+            profile = compose_profile(items, max_chars=memory.profile.max_chars, max_tokens=budget)
         trace = {"profile": {"facts": len(profile.refs), "left_out": profile.left_out,
                              "made_by": made}}  # fmt: skip
         return profile_block(profile, source=self.name), trace
 
-    async def _consolidated(self, request: Request, scopes: frozenset[str]) -> Profile | None:
+    async def _consolidated(
+        self,
+        request: Request,
+        scopes: frozenset[str],
+        relevant: tuple[MemoryItem, ...] | None,
+    ) -> Profile | None:
         """The member's consolidated profile when it stands for exactly their live facts
-        (all in one scope): no fact changed since the model consolidated them."""
+        (all in one scope): no fact changed since the model consolidated them. With
+        `relevant`: only the statements standing for those facts, within the token budget."""
         profiles, subject = self.service.profiles, request.turn.user_id
         if profiles is None or not request.config.memory.profile.consolidate:
             return None
@@ -254,7 +267,11 @@ class PersonFactsSource(_PersonalSource):
         if len(live_scopes) != 1:
             return None
         stored = await profiles.get(next(iter(live_scopes)), subject, gen=gen)
-        return consolidated_profile(stored, live, max_chars=request.config.memory.profile.max_chars)
+        profile = request.config.memory.profile
+        return consolidated_profile(
+            stored, live, max_chars=profile.max_chars, relevant=relevant,
+            max_tokens=profile.token_budget,
+        )  # fmt: skip
 
     async def _scopes(self, request: Request) -> frozenset[str]:
         """A group reads its own scope; a private chat reads the private scope plus, with

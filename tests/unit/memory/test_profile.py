@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pallas.core.tokens import count_tokens
 from pallas.features.memory.repository import MemoryItem
 from pallas.features.memory_prompt.profile import compose_profile, profile_block
 
@@ -56,3 +57,17 @@ def test_what_the_member_said_is_told_apart_from_what_was_overheard() -> None:
         "本人亲口说的：「TA喜欢猫」「TA是猫奴」",
         "群聊中得知：「TA住在海淀区」",
     ]
+
+
+@pytest.mark.parametrize(("max_tokens", "kept"), [(0, 30), (150, None), (40, None), (5, 0)])
+def test_a_token_budget_keeps_the_best_facts_that_fit(max_tokens: int, kept: int | None) -> None:
+    texts = [f"TA第{n}次说自己喜欢吃家门口那家店的牛肉面" for n in range(30)]
+    profile = compose_profile([fact(n, t) for n, t in enumerate(texts)], max_chars=100_000,
+                              max_tokens=max_tokens)  # fmt: skip
+    tokens = sum(count_tokens(p) for p in profile.phrases)
+    if kept is not None:
+        assert len(profile.phrases) == kept
+    else:
+        assert 0 < tokens <= max_tokens and len(profile.phrases) < 30
+        assert profile.phrases[0] == f"「{texts[0]}」"  # the best first
+    assert profile.left_out == 30 - len(profile.phrases)
