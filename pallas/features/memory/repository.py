@@ -536,14 +536,15 @@ class MemoryRepository:
             return [(int(i), str(t)) for i, t in (await session.execute(stmt)).all()]
 
     async def get_many(self, item_ids: Collection[int]) -> list[MemoryItem]:
-        """Live rows by id (any order)."""
+        """Live rows by id (any order); Core rows like the candidates' (the vector index's
+        hits on the reply path: no ORM instances, no vector decoded)."""
         if not item_ids:
             return []
-        stmt = select(MemoryItemRow).where(
-            MemoryItemRow.id.in_(sorted(set(item_ids))), MemoryItemRow.deleted_at.is_(None)
+        stmt = select(*_ITEM_COLUMNS).where(
+            _c.id.in_(sorted(set(item_ids))), _c.deleted_at.is_(None)
         )
         async with self._sessions() as session:
-            return [_to_item(r) for r in (await session.scalars(stmt)).all()]
+            return [_item_from_row(r) for r in (await session.execute(stmt)).all()]
 
     async def get(self, item_id: int) -> MemoryItem | None:
         async with self._sessions() as session:

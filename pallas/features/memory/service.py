@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cachetools import LRUCache
@@ -49,7 +49,14 @@ from pallas.features.memory.updates import retire_superseded
 from pallas.features.memory.vector_store import MemoryVectors
 from pallas.providers.client import LLMClient
 from pallas.providers.sentence_encoder import EncoderSlot
-from pallas.ranking import MemoryCandidate, ScopedCache, normalize_query, retrieve
+from pallas.ranking import (
+    BlockRetrievalConfig,
+    MemoryCandidate,
+    RetrievalResult,
+    ScopedCache,
+    normalize_query,
+    retrieve,
+)
 
 log = logging.getLogger("pallas.memory")
 
@@ -250,8 +257,6 @@ class MemoryService:
         semantic = await self._semantic(
             query, items, scopes, kind, subject_user_id, config, bot_id, group_id, model
         )
-        if semantic.extra:
-            items = (*items, *semantic.extra)
         candidates, by_ref = self._as_candidates(items)
         result = retrieve(
             query,
@@ -263,6 +268,16 @@ class MemoryService:
             semantic_scores=semantic.scores,
             scoped_cache=self._scoped,
         )
+        if semantic.extra:
+            # the vector index's rows beyond the window: scored on their own and merged, so
+            # the window keeps its cached index (one with them added would be rebuilt every
+            # turn: ~10 ms a turn at 5,000 rows, `benchmarks.reply_turn --encoder`)
+            extra_candidates = tuple(to_candidate(i) for i in semantic.extra)
+            by_ref = {**by_ref, **{i.ref: i for i in semantic.extra}}  # the cached one stays
+            more = retrieve(query, extra_candidates, kind=kind, now=now, allowed_scopes=scopes,
+                            config=config, semantic_scores=semantic.scores)  # fmt: skip
+            result = _merged(result, more, block)
+            items = (*items, *semantic.extra)
         extra = with_fallback(result, items, block, fallback_k) if fallback_k else []
         chosen = tuple(by_ref[c.id] for c in result.chosen) + tuple(extra)
         trace = result.trace.to_dict()
@@ -591,6 +606,42 @@ class MemoryService:
         dropped = await self._background.drain(within_s)
         await self.flush_touches()
         return dropped
+
+
+def _merged(
+    window: RetrievalResult, extra: RetrievalResult, block: BlockRetrievalConfig
+) -> RetrievalResult:
+    """Two retrievals' chosen rows as one: best first, within the block's top-k and char cap
+    (only rows chosen by either can be among the best of both)."""
+    scores = {c.id: c for c in (*window.trace.candidates, *extra.trace.candidates)}
+    chosen = {c.id: c for c in (*window.chosen, *extra.chosen)}
+    order = sorted(chosen, key=lambda i: (-scores[i].score, -scores[i].similarity, i))
+    picked: list[str] = []
+    over_k: list[str] = []
+    over_cap: list[str] = []
+    chars = 0
+    for ref in order:
+        if len(picked) >= block.top_k:
+            over_k.append(ref)
+        elif chars + scores[ref].chars > block.max_chars:
+            over_cap.append(ref)
+        else:
+            picked.append(ref)
+            chars += scores[ref].chars
+    a, b = window.trace, extra.trace
+    trace = replace(
+        a,
+        candidates=tuple(sorted(scores.values(), key=lambda c: (c.gated, -c.score, c.id))),
+        chosen_ids=tuple(picked),
+        dropped_by_scope=a.dropped_by_scope + b.dropped_by_scope,
+        dropped_by_similarity=a.dropped_by_similarity + b.dropped_by_similarity,
+        dropped_by_threshold=a.dropped_by_threshold + b.dropped_by_threshold,
+        dropped_by_top_k=a.dropped_by_top_k + b.dropped_by_top_k + tuple(over_k),
+        dropped_by_cap=a.dropped_by_cap + b.dropped_by_cap + tuple(over_cap),
+        chars=chars,
+        considered=a.considered + b.considered,
+    )
+    return RetrievalResult(tuple(chosen[i] for i in picked), trace)
 
 
 def _job_kind(listener: object) -> str:
