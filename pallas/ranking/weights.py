@@ -69,10 +69,18 @@ class ScoringConfig(BaseModel):
     weights: RelevanceWeights = Field(default_factory=RelevanceWeights)
     bm25_k1: float = Field(default=1.5, ge=0)
     bm25_b: float = Field(default=0.75, ge=0, le=1)
-    embedding_weight: float = Field(default=0.5, ge=0, le=1)  # share of cosine when both exist
+    # Share of the cosine when both it and BM25 exist. 0.7 and, with vectors, a concept weight
+    # of 0.5 were measured on the member-recall development half (issue #47,
+    # `benchmarks/member_recall_fusion.py`; docs/providers.md): 50 facts a member, acc@1 / rec@5
+    # 69 / 91 % at 0.5 + 0.8, 73 / 91 % at 0.7 + 0.5; 200 facts, 53 / 80 % and 56 / 84 %.
+    embedding_weight: float = Field(default=0.7, ge=0, le=1)
     # Concept recall (semantic classes, no model): similarity = max(lexical, this × concept
     # share). 0 turns it off. See `pallas.ranking.concepts`.
     concept_weight: float = Field(default=0.8, ge=0, le=1)
+    # ... when the retrieval has vectors (the memory service swaps it in): the cosine already
+    # covers much of what the concept table guesses, and its full-share matches were most of
+    # the false recalls measured
+    concept_weight_with_vectors: float = Field(default=0.5, ge=0, le=1)
 
     def block(self, kind: str) -> BlockRetrievalConfig:
         if kind not in BLOCK_DEFAULTS:

@@ -114,7 +114,7 @@ class RetrievalConfig(ScoringConfig):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    # weights, bm25_k1, bm25_b, embedding_weight, concept_weight: `ScoringConfig` (first, as ever)
+    # weights, bm25_k1, bm25_b, embedding_weight, concept_weight(_with_vectors): `ScoringConfig`
     # With embeddings on: rows the vector index adds per block beyond the recent window
     # (nearest to the question over every live row of the readable scopes).
     vector_k: int = Field(default=20, ge=0, le=500)

@@ -145,6 +145,7 @@ class MemoryService:
         self._touch_task: asyncio.Task[None] | None = None
         self._backfilled: set[tuple[int, str]] = set()  # (row, model) asked once
         self._reembedding: set[tuple[str, str, str]] = set()  # (scope, kind, model) runs
+        self._vector_configs: dict[int, tuple[RetrievalConfig, RetrievalConfig]] = {}
         self._background = BackgroundJobs("memory", log)
         # Decides by meaning what a member's taught fact replaces (`update_judge`; None: rules).
         self.judge = judge
@@ -258,6 +259,8 @@ class MemoryService:
             query, items, scopes, kind, subject_user_id, config, bot_id, group_id, model
         )
         candidates, by_ref = self._as_candidates(items)
+        if semantic.scores is not None:
+            config = self._with_vectors(config)
         result = retrieve(
             query,
             candidates,
@@ -292,6 +295,19 @@ class MemoryService:
         out = BlockResult(kind, chosen, trace)
         self._results.put(key, out)
         return out
+
+    def _with_vectors(self, config: RetrievalConfig) -> RetrievalConfig:
+        """`config` with its concept weight for retrievals that have vectors (one copy per
+        config object, not per retrieval)."""
+        if config.concept_weight == config.concept_weight_with_vectors:
+            return config
+        cached = self._vector_configs.get(id(config))
+        if cached is None or cached[0] is not config:
+            if len(self._vector_configs) > 256:
+                self._vector_configs.clear()
+            update = {"concept_weight": config.concept_weight_with_vectors}
+            cached = self._vector_configs[id(config)] = (config, config.model_copy(update=update))
+        return cached[1]
 
     def _as_candidates(
         self, items: tuple[MemoryItem, ...]

@@ -1,0 +1,69 @@
+"""How the encoder's cosine is fused with BM25 and the concept table (issue #47): a paraphrase
+finds its fact through the cosine, a word shared by chance no longer wins, and with vectors the
+concept table weighs less (`concept_weight_with_vectors`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pallas.features.memory.config import RetrievalConfig
+from pallas.ranking import BlockRetrievalConfig, MemoryCandidate, retrieve
+
+SCOPE = "group:1:2"
+NOW = 1_780_000_000.0
+FACTS = {
+    "mem:1": "TA养了一只八哥叫黑豆",
+    "mem:2": "TA在一家火锅店当厨师",
+    "mem:3": "TA叫人起床从来不用闹钟",
+}
+OPEN = BlockRetrievalConfig(top_k=10, max_chars=10_000, threshold=0.0, min_similarity=0.0)
+CONFIG = RetrievalConfig(person_facts=OPEN)
+
+
+def ranked(question: str, cosines: dict[str, float] | None) -> list[str]:
+    candidates = [
+        MemoryCandidate(id=ref, text=text, scope=SCOPE, kind="person_facts", created_at=NOW)
+        for ref, text in FACTS.items()
+    ]
+    config = CONFIG  # with vectors, the concept weight the memory service uses then
+    if cosines is not None:
+        config = CONFIG.model_copy(update={"concept_weight": CONFIG.concept_weight_with_vectors})
+    result = retrieve(question, candidates, kind="person_facts", now=NOW, allowed_scopes={SCOPE},
+                      config=config, semantic_scores=cosines)  # fmt: skip
+    return [c.id for c in result.chosen]
+
+
+@pytest.mark.parametrize(
+    ("question", "cosines", "first"),
+    [
+        # a paraphrase sharing no word: only the cosine finds the job
+        ("我是做哪一行的？", {"mem:1": 0.2, "mem:2": 0.55, "mem:3": 0.25}, "mem:2"),
+        # "叫" shared by chance with two facts: the cosine decides which is about the bird
+        ("我养的鸟叫什么？", {"mem:1": 0.6, "mem:2": 0.1, "mem:3": 0.3}, "mem:1"),
+        ("我叫什么鸟来着", {"mem:1": 0.5, "mem:2": 0.1, "mem:3": 0.2}, "mem:1"),
+    ],
+)
+def test_the_cosine_orders_what_words_alone_cannot(
+    question: str, cosines: dict[str, float], first: str
+) -> None:
+    assert ranked(question, cosines)[0] == first
+
+
+def test_with_cosines_equal_the_words_decide() -> None:
+    flat = dict.fromkeys(FACTS, 0.3)
+    assert ranked("我在火锅店干嘛", flat)[0] == "mem:2"
+
+
+def test_the_defaults_are_the_measured_ones() -> None:
+    config = RetrievalConfig()
+    assert (config.embedding_weight, config.concept_weight_with_vectors) == (0.7, 0.5)
+    assert config.concept_weight == 0.8  # without vectors: as before
+
+
+@pytest.mark.parametrize("question", ["我是做哪一行的？", "我叫什么鸟来着"])
+def test_the_cosine_carries_weight_over_the_words(question: str) -> None:
+    """The same question with the cosines pointing elsewhere ranks elsewhere: the fused
+    score follows the encoder, not only the words and the concept table."""
+    toward = {ref: (0.9 if ref == "mem:3" else 0.05) for ref in FACTS}
+    assert ranked(question, toward)[0] == "mem:3"
+    assert ranked(question, None)[0] != "mem:3"
