@@ -363,7 +363,7 @@ async def test_fifty_facts_the_few_relevant_within_the_budget(runtime: PallasRun
     for text in MANY_FACTS:
         await service.remember(bot_id=BOT, scope=group_scope(BOT, A), kind="person_facts",
                                text=text, origin="teach", subject_user_id=ALICE)  # fmt: skip
-    sources = memory_sources_for(runtime)
+    sources = memory_sources_for(runtime, service)
     budget = runtime.group_configs.get(A).memory.profile.token_budget
     assert budget == 150
     asked = await assemble_direct_chat_context(
