@@ -157,7 +157,11 @@ def main(argv: list[str] | None = None) -> None:
     else:
         grid = [Setting(0.5, 0.8, 0.0), Setting(0.7, 0.8, 0.0), Setting(0.7, 0.5, 0.0)]
     baseline = Setting(0.5, 0.8, 0.0, vectors=False)
-    print(f"{'setting':38} {'acc@1':>6} {'rec@5':>6} {'gate90':>7} {'rec@5>=gate':>11}")
+    product_gate = RetrievalConfig().person_facts.min_similarity
+    print(
+        f"{'setting':38} {'acc@1':>6} {'rec@5':>6} {'gate90':>7} {'rec@5>=gate':>11} "
+        f"| at the product's gate {product_gate}: {'neg empty':>9} {'rec@5 kept':>10}"
+    )
     for label, setting, table in [("BM25 + concepts (today)", baseline, cos)] + [
         (f"w={s.embedding_weight} c={s.concept_weight} floor={s.floor} {v}", s, t)
         for s in grid
@@ -167,7 +171,12 @@ def main(argv: list[str] | None = None) -> None:
         gate = gate_for(neg)
         # the questions whose fact is in the first five AND passes the gate
         ok = sum(1 for s, hit in pos if s >= gate and hit) / len(pos)
-        print(f"{label:38} {acc:6.0%} {rec:6.0%} {gate:7.3f} {ok:11.0%}")
+        empty = sum(1 for s in neg if s < product_gate) / len(neg)
+        kept = sum(1 for s, hit in pos if s >= product_gate and hit) / len(pos)
+        print(
+            f"{label:38} {acc:6.0%} {rec:6.0%} {gate:7.3f} {ok:11.0%} "
+            f"| {'':>27} {empty:9.0%} {kept:10.0%}"
+        )
     for variant, table in (("TA", cos), ("我", cos_me)):
         best_neg = sorted(max(table[(q.text, i.ref)] for i in rows[q.member])
                           for q in qs if q.expected is None)  # fmt: skip
@@ -210,3 +219,24 @@ def margins() -> None:
                 f"  gate90 {gate:.2f}: positives above {sum(p >= gate for p in pos)}/{len(pos)}"
                 f" p10/p50 {np.percentile(pos, 10):.2f}/{np.percentile(pos, 50):.2f}"
             )
+
+
+def sweep(facts: int = 50, setting: Setting | None = None) -> None:
+    """The person-facts gate against the negatives: for each gate, the negatives left empty
+    and the questions whose fact is in the first five and passes the gate."""
+    setting = setting or Setting(0.7, 0.5, 0.0)
+    rows = members(facts)
+    qs = questions(rows)
+    encoder = load_local_encoder()
+    assert encoder is not None
+    texts = sorted({q.text for q in qs})
+    items = [i for its in rows.values() for i in its]
+    sims = encoder.encode_sync(texts) @ encoder.encode_sync([i.text for i in items]).T
+    cos = {(t, i.ref): float(sims[a, b]) for a, t in enumerate(texts) for b, i in enumerate(items)}
+    _, _, pos, neg = run(setting, rows, qs, cos)
+    for gate in (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5):
+        empty = sum(1 for s in neg if s < gate) / len(neg)
+        kept = sum(1 for s, hit in pos if s >= gate and hit) / len(pos)
+        print(
+            f"{facts} facts, gate {gate:.2f}: negatives empty {empty:4.0%}, facts kept {kept:4.0%}"
+        )
