@@ -297,7 +297,12 @@ def score_candidates(
     positions = index.matching(terms, asked)
     vectors: Collection[str] = ()
     if semantic_scores is not None:  # precomputed by the vector index
-        vectors = semantic_scores
+        # a candidate sharing no term and no class with the question has similarity
+        # embedding_weight × cosine: below the gate it is dropped whatever its score, so only
+        # the cosines that can pass it add candidates (the vector index gives one for every
+        # loaded row: scoring them all cost ~3 ms a block, benchmarks.reply_turn --encoder)
+        floor = block.min_similarity / config.embedding_weight if config.embedding_weight else 2.0
+        vectors = [i for i, cosine in semantic_scores.items() if cosine >= floor]
     elif query_embedding is not None and embeddings:
         vectors = embeddings
     positions.update(index.by_id[i] for i in vectors if i in index.by_id)
