@@ -205,7 +205,8 @@ async def _load_encoder(runtime: PallasRuntime) -> None:
         while rows := await repo.needing_vectors(
             group_scope(BOT, GROUP), kind, encoder.model_id, limit=256
         ):
-            vectors = (await encoder.encode([t for _, t in rows])).round(4).tolist()
+            vectors = (await encoder.encode([t for _, t in rows])).astype("float64").round(4)
+            vectors = vectors.tolist()
             for (item_id, _), vector in zip(rows, vectors, strict=True):
                 await repo.set_embedding(item_id, vector, encoder.model_id)
             done += len(rows)

@@ -89,7 +89,8 @@ class MemoryEmbedder:
 
             async def embed(texts: Sequence[str], _bot: int, _group: int) -> Vectors:
                 matrix = await encoder.encode(list(texts))
-                rows: Vectors = matrix.round(STORED_DECIMALS).tolist()
+                # float64 first: a rounded float32 prints as 0.30149999260902405 in JSON
+                rows: Vectors = matrix.astype("float64").round(STORED_DECIMALS).tolist()
                 return rows
 
             self._local = ActiveModel(encoder.model_id, "local", embed)
