@@ -60,6 +60,7 @@ async def handle_memory_command(arrival: Arrival) -> bool:
             aliases=app.addressing.aliases(persona, config),
             admins={*app.runtime.superusers, *config.admins},
             names=await group_names(app, turn),
+            encoder=app.runtime.encoder.encoder,  # None while loading or off: shared words decide
         )
     except Exception:
         log.exception(
