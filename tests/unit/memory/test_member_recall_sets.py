@@ -1,0 +1,43 @@
+"""The member-recall sets (issue 47): the frozen test half is pinned, both halves are well formed.
+
+A changed sha256 means somebody edited the frozen test half: write a new set instead (see its
+docstring). The shape checks keep each half measurable: every answer names one fact only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from benchmarks import _member_recall_frozen
+
+FROZEN_SHA256 = "fcde6263987fe09ba28fc04f21b2c2a5fce436623be22c29a96b5cc1128f32a8"
+HALVES = [_member_recall_frozen]
+
+
+def test_the_frozen_half_is_unchanged() -> None:
+    path = Path(_member_recall_frozen.__file__)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == FROZEN_SHA256
+
+
+@pytest.mark.parametrize("half", HALVES, ids=lambda m: m.__name__)
+def test_a_half_has_the_sizes_the_issue_asks(half: ModuleType) -> None:
+    assert len(half.FACTS) >= 50
+    assert len(set(half.DISTRACTORS)) == len(half.DISTRACTORS) >= 200
+    assert len(half.NEGATIVES) >= 12
+    assert len(half.CORRECTIONS) >= 12
+    assert {c.marker for c in half.CORRECTIONS} == {True, False}
+    assert len(half.DENIALS) >= 6
+    assert {f.kind for f in half.FACTS} == {"direct", "paraphrase", "category"}
+
+
+@pytest.mark.parametrize("half", HALVES, ids=lambda m: m.__name__)
+def test_every_answer_names_one_fact_of_its_member(half: ModuleType) -> None:
+    for fact in half.FACTS:
+        assert fact.answer in fact.taught, fact
+        others = [f.taught for f in half.FACTS if f.member == fact.member and f is not fact]
+        clashes = [t for t in [*others, *half.DISTRACTORS] if fact.answer in t]
+        assert clashes == [], (fact, clashes)
