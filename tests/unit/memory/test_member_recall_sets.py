@@ -12,10 +12,10 @@ from types import ModuleType
 
 import pytest
 
-from benchmarks import _member_recall_frozen
+from benchmarks import _member_recall_data, _member_recall_frozen
 
 FROZEN_SHA256 = "fcde6263987fe09ba28fc04f21b2c2a5fce436623be22c29a96b5cc1128f32a8"
-HALVES = [_member_recall_frozen]
+HALVES = [_member_recall_frozen, _member_recall_data]
 
 
 def test_the_frozen_half_is_unchanged() -> None:
@@ -41,3 +41,14 @@ def test_every_answer_names_one_fact_of_its_member(half: ModuleType) -> None:
         others = [f.taught for f in half.FACTS if f.member == fact.member and f is not fact]
         clashes = [t for t in [*others, *half.DISTRACTORS] if fact.answer in t]
         assert clashes == [], (fact, clashes)
+
+
+def test_the_halves_share_no_fact_question_or_distractor() -> None:
+    def texts(half: ModuleType) -> set[str]:
+        return (
+            {f.taught for f in half.FACTS}
+            | {f.question for f in half.FACTS}
+            | set(half.DISTRACTORS)
+        )
+
+    assert texts(_member_recall_frozen) & texts(_member_recall_data) == set()
