@@ -20,7 +20,8 @@ Per half and size:
   request; facts/req p50: the member's facts in it; retrieval p50 / p99: the person-facts source
   (retrieval + profile) for one question;
 - stored p50: the member's live facts at ask time (the teaching cap, 50 today, is lifted while
-  padding so 200 means 200 — see `cap_lifted`); padding refused: teachings refused anyway.
+  padding so 200 means 200 — see `cap_lifted`); padding refused: teachings refused anyway;
+  guard-refused, replaced: distractors the fact guard refused, replaced by unused ones.
 
 Corrections and denials, once per half: a fresh member teaches the old fact, is padded to 10
 facts ("below") or to the teaching cap ("at cap"), then teaches the correction with 记住 (a denial
@@ -73,6 +74,9 @@ UPDATE_USERS = USER0 + 20_000
 TEACH_GAP = 600.0  # seconds between two teachings of the bench (clock only)
 _COMMANDS = sys.modules[handle_member_message.__module__]  # where the cap and its reply live
 CAP_REPLY = str(getattr(_COMMANDS, "REPLY_TOO_MANY", "关于你的事我已经记了好多啦"))
+# A distractor the fact guard refuses ("…身份证" reads as the bot's persona) is replaced by the
+# next unused one, so every member has exactly the size's facts.
+REFUSED_REPLY = str(getattr(_COMMANDS, "REPLY_REFUSED", "这个我可记不了哦"))
 
 
 def teaching_cap() -> int:
@@ -100,6 +104,7 @@ class Learner:
     member: int
     targets: tuple[MemberFact, ...]
     lines: tuple[str, ...]  # taught in this order (targets spread among distractors)
+    spares: tuple[str, ...]  # unused distractors, in order: stand-ins for refused ones
 
 
 def _rotated(pool: Sequence[str], by: int) -> list[str]:
@@ -116,13 +121,14 @@ def plan(half: ModuleType, size: int) -> list[Learner]:
         per_user = max(1, min(len(mine), size // 2))
         for n, start in enumerate(range(0, len(mine), per_user)):
             chunk = mine[start : start + per_user]
-            pad = _rotated(pool, member * 37 + n * 11)[: size - len(chunk)]
+            order = _rotated(pool, member * 37 + n * 11)
+            pad, spares = order[: size - len(chunk)], order[size - len(chunk) :]
             slots = {int((j + 0.5) * size / len(chunk)): f.taught for j, f in enumerate(chunk)}
             lines, rest = [], iter(pad)
             for pos in range(size):
                 lines.append(slots[pos] if pos in slots else next(rest))
             user = USERS + member * 100 + n
-            learners.append(Learner(user, member, tuple(chunk), tuple(lines)))
+            learners.append(Learner(user, member, tuple(chunk), tuple(lines), tuple(spares)))
     return learners
 
 
@@ -132,6 +138,29 @@ async def teach(service: MemoryService, clock: FakeClock, user: int, text: str, 
     clock.set(at)
     turn = _turn(user, f"{BOT_ALIAS} {text}", at)
     return await handle_member_message(service, turn, aliases=(BOT_ALIAS,)) or ""
+
+
+async def teach_padded(
+    service: MemoryService,
+    clock: FakeClock,
+    user: int,
+    lines: Sequence[str],
+    spares: Sequence[str],
+    at: float,
+) -> tuple[float, int, int]:
+    """Teach `lines` ("记住 …" each), a refused distractor replaced by the next spare:
+    (the clock after, teachings refused by the cap, distractors replaced)."""
+    capped = replaced = 0
+    spare = iter(spares)
+    for line in lines:
+        while True:
+            at += TEACH_GAP
+            reply = await teach(service, clock, user, f"记住 {line}", at)
+            capped += reply == CAP_REPLY
+            if reply != REFUSED_REPLY or (line := next(spare, "")) == "":
+                break
+            replaced += 1
+    return at, capped, replaced
 
 
 async def live(service: MemoryService, user: int) -> list[MemoryItem]:
@@ -198,6 +227,7 @@ class SizeResult:
     stored: list[int]
     targets_lost: int  # target facts no longer live at ask time (retired by padding)
     padding_refused: int
+    replaced: int  # distractors the fact guard refused, replaced by spares
 
 
 async def run_size(half: ModuleType, size: int) -> SizeResult:
@@ -206,14 +236,14 @@ async def run_size(half: ModuleType, size: int) -> SizeResult:
         service = memory_service_for(rt)
         sources = memory_sources_for(rt, service)
         warm_up()
-        refused = 0
+        refused = replaced = 0
         at = START
         with cap_lifted():
             for learner in learners:
-                for line in learner.lines:
-                    at += TEACH_GAP
-                    reply = await teach(service, clock, learner.user, f"记住 {line}", at)
-                    refused += reply == CAP_REPLY
+                at, capped, swapped = await teach_padded(
+                    service, clock, learner.user, learner.lines, learner.spares, at
+                )
+                refused, replaced = refused + capped, replaced + swapped
         await service.drain()
         clock.set(END)
         questions: list[tuple[MemberFact, Asked]] = []
@@ -236,7 +266,7 @@ async def run_size(half: ModuleType, size: int) -> SizeResult:
             user = first_user[negative.member]
             own = {i.ref for i in await live(service, user)}
             negatives.append(await ask(rt, service, sources, user, negative.question, "", own))
-        return SizeResult(size, questions, negatives, stored, lost, refused)
+        return SizeResult(size, questions, negatives, stored, lost, refused, replaced)
 
 
 # ---------------------------------------------------------------- corrections and denials
@@ -255,15 +285,14 @@ async def _update(
     user: int,
     case: Correction | Denial,
     pad: Sequence[str],
+    spares: Sequence[str],
     at: float,
 ) -> tuple[bool, bool]:
     """(right, refused) for one correction or denial after `pad` distractors."""
     await teach(service, clock, user, f"记住 {case.old}", at)
     first = await live(service, user)
     old_ref = first[0].ref if first else ""
-    for line in pad:
-        at += TEACH_GAP
-        await teach(service, clock, user, f"记住 {line}", at)
+    at, _, _ = await teach_padded(service, clock, user, pad, spares, at)
     at += 2 * DAY
     if isinstance(case, Correction):
         reply = await teach(service, clock, user, f"记住 {case.new}", at)
@@ -295,8 +324,9 @@ async def run_updates(half: ModuleType) -> list[Update]:
         for where, pad_to in (("below", 10), ("at cap", teaching_cap())):
             for j, (what, case) in enumerate(cases):
                 user = UPDATE_USERS + (1000 if where == "at cap" else 0) + j
-                pad = _rotated(half.DISTRACTORS, j * 13)[: pad_to - 1]
-                right, refused = await _update(service, clock, user, case, pad, at)
+                order = _rotated(half.DISTRACTORS, j * 13)
+                pad, spares = order[: pad_to - 1], order[pad_to - 1 :]
+                right, refused = await _update(service, clock, user, case, pad, spares, at)
                 at += (pad_to + 2) * TEACH_GAP + 2 * DAY
                 line = case.new if isinstance(case, Correction) else case.line
                 out.append(Update(what, where, right, refused, line))
@@ -369,14 +399,15 @@ def size_row(half: str, r: SizeResult) -> str:
         f"| {_pct(neg_ranked, len(r.negatives))} | {_pct(neg_req, len(r.negatives))} "
         f"| {tokens:.0f} | {facts:.0f} | {percentile(ms, 50):.1f} | {percentile(ms, 99):.1f} "
         f"| {percentile([float(s) for s in r.stored], 50):.0f} | {r.targets_lost} "
-        f"| {r.padding_refused} |"
+        f"| {r.padding_refused} | {r.replaced} |"
     )
 
 
 SIZE_HEADER = (
     "| half | facts/member | acc@1 | rec@5 | in req | neg empty (ranked) | neg empty (req) "
     "| mem tok p50 | facts/req p50 | retrieval p50 ms | p99 ms | stored p50 | targets lost "
-    "| padding refused |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "| padding refused | guard-refused, replaced |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
