@@ -50,8 +50,8 @@ from typing import Any
 
 from benchmarks import _member_recall_data, _member_recall_frozen
 from benchmarks._member_recall_shape import Correction, Denial, MemberFact
-from benchmarks.memory_heldout import DAY, END, START, _turn, assemble, bench_runtime, say
-from benchmarks.memory_quality import BOT, BOT_ALIAS, GROUP, REPO, USER0
+from benchmarks.memory_heldout import DAY, START, _turn, assemble, bench_runtime, say
+from benchmarks.memory_quality import BOT, BOT_ALIAS, END, GROUP, REPO, USER0
 from benchmarks.stats import percentile
 from pallas.app_wiring import memory_service_for, memory_sources_for
 from pallas.context.context import GatherRequest
@@ -62,10 +62,10 @@ from pallas.features.memory import (
     MemoryItem,
     MemoryService,
     group_scope,
-    handle_member_message,
     readable_scopes,
-    warm_up,
 )
+from pallas.features.memory_commands import handle_member_message
+from pallas.ranking import warm_up
 from pallas.runtime import PallasRuntime
 
 HALVES: dict[str, ModuleType] = {"dev": _member_recall_data, "test": _member_recall_frozen}
@@ -179,7 +179,7 @@ class Asked:
     retrieval_ms: float
 
 
-def _request_for(rt: PallasRuntime, user: int, question: str) -> GatherRequest:
+def _request_for(rt: PallasRuntime, user: int, question: str) -> GatherRequest[Any]:
     turn = _turn(user, question, END)
     config = rt.group_configs.get(GROUP)
     return GatherRequest(turn, question, END, config, "帕拉斯", True, False, True)
@@ -188,7 +188,7 @@ def _request_for(rt: PallasRuntime, user: int, question: str) -> GatherRequest:
 async def ask(
     rt: PallasRuntime,
     service: MemoryService,
-    sources: list[Any],
+    sources: Sequence[Any],
     user: int,
     question: str,
     answer: str,

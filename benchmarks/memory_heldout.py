@@ -33,7 +33,7 @@ import shutil
 import sys
 import tempfile
 from collections import defaultdict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -129,7 +129,7 @@ async def teach_all(service: MemoryService, clock: FakeClock, facts_per_member: 
 
 
 async def assemble(
-    rt: PallasRuntime, sources: list[Any], user: int, question: str
+    rt: PallasRuntime, sources: Sequence[Any], user: int, question: str
 ) -> tuple[ChatContextBundle, ChatRequest]:
     """The gathered blocks and the chat request for `user` asking `question` at END."""
     turn = _turn(user, question, END)
@@ -146,7 +146,7 @@ async def assemble(
 
 
 async def ask(
-    rt: PallasRuntime, sources: list[Any], probe: Probe, subjects: dict[str, int | None]
+    rt: PallasRuntime, sources: Sequence[Any], probe: Probe, subjects: dict[str, int | None]
 ) -> Outcome:
     bundle, request = await assemble(rt, sources, probe.user, probe.question)
     text = "\n".join(str(m.get("content", "")) for m in request.messages)
