@@ -25,8 +25,9 @@ Per half and size:
 
 Corrections and denials, once per half: a fresh member teaches the old fact, is padded to 10
 facts ("below") or to the teaching cap ("at cap"), then teaches the correction with 记住 (a denial
-with 记住 or in plain chat). Right: the old row is retired and (corrections) the new value is
-stored; refused: the reply is the cap's "关于你的事我已经记了好多啦".
+with 记住 or in plain chat). Right: the update retired the old row and (corrections) the new
+value is stored; refused: the reply is the cap's "关于你的事我已经记了好多啦"; old lost: a padding
+fact had retired the old one already (a slot rule), so the update could not be right.
 
 When `pallas.providers.sentence_encoder` exists: the local encoder's load time, RSS delta (budget
 +150 MB), one encode's latency, and float32 vector bytes at 100,000 facts, measured in a fresh
@@ -276,6 +277,7 @@ class Update:
     where: str  # "below" | "at cap"
     right: bool
     refused: bool
+    lost: bool  # the old fact was retired by a padding fact before the update was said
     line: str
 
 
@@ -287,12 +289,14 @@ async def _update(
     pad: Sequence[str],
     spares: Sequence[str],
     at: float,
-) -> tuple[bool, bool]:
-    """(right, refused) for one correction or denial after `pad` distractors."""
+) -> tuple[bool, bool, bool]:
+    """(right, refused, old lost while padding) for one correction or denial after `pad`
+    distractors. Right: the update itself retired the old row (and stored the new value)."""
     await teach(service, clock, user, f"记住 {case.old}", at)
     first = await live(service, user)
     old_ref = first[0].ref if first else ""
     at, _, _ = await teach_padded(service, clock, user, pad, spares, at)
+    lost = old_ref not in {i.ref for i in await live(service, user)}
     at += 2 * DAY
     if isinstance(case, Correction):
         reply = await teach(service, clock, user, f"记住 {case.new}", at)
@@ -303,11 +307,11 @@ async def _update(
         await say(service, clock, user, case.line, at)
     await service.drain()
     after = await live(service, user)
-    retired = bool(old_ref) and old_ref not in {i.ref for i in after}
+    retired = bool(old_ref) and not lost and old_ref not in {i.ref for i in after}
     if isinstance(case, Correction):
         stored_new = any(case.new_answer in i.text for i in after if i.ref != old_ref)
-        return retired and stored_new, reply == CAP_REPLY
-    return retired, reply == CAP_REPLY
+        return retired and stored_new, reply == CAP_REPLY, lost
+    return retired, reply == CAP_REPLY, lost
 
 
 async def run_updates(half: ModuleType) -> list[Update]:
@@ -326,10 +330,10 @@ async def run_updates(half: ModuleType) -> list[Update]:
                 user = UPDATE_USERS + (1000 if where == "at cap" else 0) + j
                 order = _rotated(half.DISTRACTORS, j * 13)
                 pad, spares = order[: pad_to - 1], order[pad_to - 1 :]
-                right, refused = await _update(service, clock, user, case, pad, spares, at)
+                right, refused, lost = await _update(service, clock, user, case, pad, spares, at)
                 at += (pad_to + 2) * TEACH_GAP + 2 * DAY
                 line = case.new if isinstance(case, Correction) else case.line
-                out.append(Update(what, where, right, refused, line))
+                out.append(Update(what, where, right, refused, lost, line))
     return out
 
 
@@ -432,7 +436,7 @@ def update_rows(half: str, updates: list[Update]) -> list[str]:
             if us:
                 rows.append(
                     f"| {half} | {where} | {what} | {_pct(sum(u.right for u in us), len(us))} "
-                    f"| {sum(u.refused for u in us)}/{len(us)} |"
+                    f"| {sum(u.refused for u in us)}/{len(us)} | {sum(u.lost for u in us)} |"
                 )
     return rows
 
@@ -466,7 +470,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n| half | facts/member | kind | acc@1 | rec@5 | in req |\n|---|---|---|---|---|---|")
     for half, result in sized:
         print("\n".join(kind_rows(half, result)))
-    print("\n| half | where | update | right | refused by cap |\n|---|---|---|---|---|")
+    print(
+        "\n| half | where | update | right | refused by cap | old lost while padding |\n"
+        "|---|---|---|---|---|---|"
+    )
     for half, rows in updates:
         print("\n".join(update_rows(half, rows)))
     encoder = encoder_figures()
