@@ -8,6 +8,7 @@ the real sources and request assembly run in-process (`memory_heldout.assemble`)
 member's facts are split over several users (at most size / 2 targets each).
 
     python -m benchmarks.member_recall [--facts 10,50,200] [--half dev|test|both] [--verbose]
+                                       [--no-updates]
 
 Per half and size:
 - acc@1 / rec@5: the needed fact first / among the first five of the member's own facts as the
@@ -446,6 +447,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--facts", default="10,50,200", help="facts per member, comma-separated")
     parser.add_argument("--half", default="dev", choices=["dev", "test", "both"])
     parser.add_argument("--verbose", action="store_true", help="list the misses (dev half only)")
+    parser.add_argument(
+        "--no-updates",
+        dest="updates",
+        action="store_false",
+        help="skip corrections and denials (a quicker ranking run)",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.facts.split(",")]
     halves = ["dev", "test"] if args.half == "both" else [args.half]
@@ -463,7 +470,8 @@ def main(argv: list[str] | None = None) -> int:
                 for fact, a in result.questions:
                     if a.rank != 0:
                         print(f"    miss@{size}: {fact.question} → {fact.answer} (rank {a.rank})")
-        updates.append((half, asyncio.run(run_updates(module))))
+        if args.updates:
+            updates.append((half, asyncio.run(run_updates(module))))
     print("\n" + SIZE_HEADER)
     for half, result in sized:
         print(size_row(half, result))
