@@ -30,9 +30,11 @@ with 记住 or in plain chat). Right: the update retired the old row and (correc
 value is stored; refused: the reply is the cap's "关于你的事我已经记了好多啦"; old lost: a padding
 fact had retired the old one already (a slot rule), so the update could not be right.
 
-When `pallas.providers.sentence_encoder` exists: the local encoder's load time, RSS delta (budget
-+150 MB), one encode's latency, and float32 vector bytes at 100,000 facts, measured in a fresh
-process. Offline: no endpoint is configured; nothing goes to the network.
+Stored vectors: rows with a vector in the bench database and their mean bytes as stored (a JSON
+column), scaled to 100,000 facts. When `pallas.providers.sentence_encoder` exists: the local
+encoder's load time, RSS delta (budget +150 MB), one encode's latency, and float32 vector bytes
+at 100,000 facts, measured in a fresh process. Offline: no endpoint is configured; nothing goes
+to the network.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ import argparse
 import asyncio
 import importlib.util
 import json
+import sqlite3
 import subprocess
 import sys
 import time
@@ -230,6 +233,7 @@ class SizeResult:
     targets_lost: int  # target facts no longer live at ask time (retired by padding)
     padding_refused: int
     replaced: int  # distractors the fact guard refused, replaced by spares
+    vectors: tuple[int, int, float]  # rows, rows with a stored vector, mean bytes of one
 
 
 async def run_size(half: ModuleType, size: int) -> SizeResult:
@@ -268,7 +272,21 @@ async def run_size(half: ModuleType, size: int) -> SizeResult:
             user = first_user[negative.member]
             own = {i.ref for i in await live(service, user)}
             negatives.append(await ask(rt, service, sources, user, negative.question, "", own))
-        return SizeResult(size, questions, negatives, stored, lost, refused, replaced)
+        vectors = stored_vectors(rt)
+        return SizeResult(size, questions, negatives, stored, lost, refused, replaced, vectors)
+
+
+def stored_vectors(rt: PallasRuntime) -> tuple[int, int, float]:
+    """(memory rows, rows with a vector, mean bytes of a stored vector) in the bench's SQLite
+    file: what vectors cost as the product stores them (a JSON column)."""
+    path = rt.settings.database_url.split("///", 1)[1]
+    with sqlite3.connect(path) as db:
+        (rows,) = db.execute("SELECT count(*) FROM memory_item").fetchone()
+        with_vector, mean = db.execute(  # a JSON column: no vector is SQL NULL or JSON null
+            "SELECT count(*), avg(length(embedding)) FROM memory_item"
+            " WHERE embedding IS NOT NULL AND embedding != 'null'"
+        ).fetchone()
+    return int(rows), int(with_vector), float(mean or 0.0)
 
 
 # ---------------------------------------------------------------- corrections and denials
@@ -482,8 +500,15 @@ def main(argv: list[str] | None = None) -> int:
         "\n| half | where | update | right | refused by cap | old lost while padding |\n"
         "|---|---|---|---|---|---|"
     )
-    for half, rows in updates:
-        print("\n".join(update_rows(half, rows)))
+    for half, cases in updates:
+        print("\n".join(update_rows(half, cases)))
+    print()
+    for half, result in sized:
+        total, with_vector, mean = result.vectors
+        print(
+            f"stored vectors ({half} {result.size}): {with_vector} of {total} rows, mean "
+            f"{mean:.0f} bytes as stored → {100_000 * mean / 1e6:.0f} MB at 100,000 facts"
+        )
     encoder = encoder_figures()
     if encoder is None:
         print("\nencoder: pallas.providers.sentence_encoder does not exist (nothing to measure)")
