@@ -102,6 +102,21 @@ def cap_lifted() -> Iterator[None]:
             _COMMANDS.MAX_TAUGHT_PER_USER = old  # type: ignore[attr-defined]
 
 
+ENCODER = {"use": True, "state": "none (no pallas.runtime encoder slot)"}
+
+
+async def load_encoder(rt: PallasRuntime) -> None:
+    """Load the runtime's local sentence encoder when the product has one (the bot's edge does
+    it at start-up; tests and the CLI do not), before anything is taught: steady state."""
+    slot = getattr(rt, "encoder", None)
+    if slot is None or not ENCODER["use"]:
+        if slot is not None:
+            ENCODER["state"] = "off (--no-encoder)"
+        return
+    await slot.load()
+    ENCODER["state"] = f"{slot.phase} {slot.model_id}".strip()
+
+
 # ---------------------------------------------------------------- the plan of who teaches what
 @dataclass(frozen=True, slots=True)
 class Learner:
@@ -239,6 +254,7 @@ class SizeResult:
 async def run_size(half: ModuleType, size: int) -> SizeResult:
     learners = plan(half, size)
     async with bench_runtime() as (rt, clock):
+        await load_encoder(rt)
         service = memory_service_for(rt)
         sources = memory_sources_for(rt, service)
         warm_up()
@@ -341,6 +357,7 @@ async def run_updates(half: ModuleType) -> list[Update]:
         cases.append(("denial 记住" if d.via == "teach" else "denial chat", d))
     out: list[Update] = []
     async with bench_runtime() as (rt, clock):
+        await load_encoder(rt)
         service = memory_service_for(rt)
         warm_up()
         at = START
@@ -474,6 +491,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.facts.split(",")]
     halves = ["dev", "test"] if args.half == "both" else [args.half]
+    ENCODER["use"] = args.encoder
     print(f"member recall: halves {', '.join(halves)}; teaching cap {teaching_cap()}; offline")
     sized: list[tuple[str, SizeResult]] = []
     updates: list[tuple[str, list[Update]]] = []
@@ -490,6 +508,7 @@ def main(argv: list[str] | None = None) -> int:
                         print(f"    miss@{size}: {fact.question} → {fact.answer} (rank {a.rank})")
         if args.updates:
             updates.append((half, asyncio.run(run_updates(module))))
+    print(f"runtime's sentence encoder: {ENCODER['state']}")
     print("\n" + SIZE_HEADER)
     for half, result in sized:
         print(size_row(half, result))
