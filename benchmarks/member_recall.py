@@ -8,7 +8,7 @@ the real sources and request assembly run in-process (`memory_heldout.assemble`)
 member's facts are split over several users (at most size / 2 targets each).
 
     python -m benchmarks.member_recall [--facts 10,50,200] [--half dev|test|both] [--verbose]
-                                       [--no-updates]
+                                       [--no-updates] [--no-encoder]
 
 Per half and size:
 - acc@1 / rec@5: the needed fact first / among the first five of the member's own facts as the
@@ -482,6 +482,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--facts", default="10,50,200", help="facts per member, comma-separated")
     parser.add_argument("--half", default="dev", choices=["dev", "test", "both"])
     parser.add_argument("--verbose", action="store_true", help="list the misses (dev half only)")
+    parser.add_argument(
+        "--no-encoder",
+        dest="encoder",
+        action="store_false",
+        help="leave the runtime's local sentence encoder unloaded (BM25 and concepts)",
+    )
     parser.add_argument(
         "--no-updates",
         dest="updates",
