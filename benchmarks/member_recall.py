@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.util
+import inspect
 import json
 import sqlite3
 import subprocess
@@ -102,7 +103,10 @@ def cap_lifted() -> Iterator[None]:
             _COMMANDS.MAX_TAUGHT_PER_USER = old  # type: ignore[attr-defined]
 
 
-ENCODER = {"use": True, "state": "none (no pallas.runtime encoder slot)"}
+ENCODER: dict[str, Any] = {"use": True, "state": "none (no pallas.runtime encoder slot)"}
+# Where the member-command path takes the encoder (corrections and "忘掉我…" by meaning), it is
+# handed the runtime's loaded one, as the plugin is meant to.
+_COMMANDS_TAKE_ENCODER = "encoder" in inspect.signature(handle_member_message).parameters
 
 
 async def load_encoder(rt: PallasRuntime) -> None:
@@ -115,6 +119,9 @@ async def load_encoder(rt: PallasRuntime) -> None:
         return
     await slot.load()
     ENCODER["state"] = f"{slot.phase} {slot.model_id}".strip()
+    ENCODER["model"] = slot.encoder
+    if _COMMANDS_TAKE_ENCODER:
+        ENCODER["state"] += "; handed to the member commands"
 
 
 # ---------------------------------------------------------------- the plan of who teaches what
@@ -157,7 +164,8 @@ async def teach(service: MemoryService, clock: FakeClock, user: int, text: str, 
     """A "@牛牛 <text>" line through the member-command path; its reply ("" = none)."""
     clock.set(at)
     turn = _turn(user, f"{BOT_ALIAS} {text}", at)
-    return await handle_member_message(service, turn, aliases=(BOT_ALIAS,)) or ""
+    extra: dict[str, Any] = {"encoder": ENCODER.get("model")} if _COMMANDS_TAKE_ENCODER else {}
+    return await handle_member_message(service, turn, aliases=(BOT_ALIAS,), **extra) or ""
 
 
 async def teach_padded(
