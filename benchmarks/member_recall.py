@@ -28,7 +28,8 @@ Corrections and denials, once per half: a fresh member teaches the old fact, is 
 facts ("below") or to the teaching cap ("at cap"), then teaches the correction with 记住 (a denial
 with 记住 or in plain chat). Right: the update retired the old row and (corrections) the new
 value is stored; refused: the reply is the cap's "关于你的事我已经记了好多啦"; old lost: a padding
-fact had retired the old one already (a slot rule), so the update could not be right.
+fact had retired the old one already (a slot rule), so the update could not be right; old
+dropped by the cap: the cap dropped it as the oldest unused fact, which is not the update.
 
 Stored vectors: rows with a vector in the bench database and their mean bytes as stored (a JSON
 column), scaled to 100,000 facts. When `pallas.providers.sentence_encoder` exists: the local
@@ -321,6 +322,7 @@ class Update:
     right: bool
     refused: bool
     lost: bool  # the old fact was retired by a padding fact before the update was said
+    dropped: bool  # the old fact was dropped by the cap (oldest unused), not by the update
     line: str
 
 
@@ -332,9 +334,10 @@ async def _update(
     pad: Sequence[str],
     spares: Sequence[str],
     at: float,
-) -> tuple[bool, bool, bool]:
-    """(right, refused, old lost while padding) for one correction or denial after `pad`
-    distractors. Right: the update itself retired the old row (and stored the new value)."""
+) -> tuple[bool, bool, bool, bool]:
+    """(right, refused, old lost while padding, old dropped by the cap) for one correction or
+    denial after `pad` distractors. Right: the update itself retired the old row (and stored
+    the new value); a row the cap dropped as the oldest unused ("cap_drop") does not count."""
     await teach(service, clock, user, f"记住 {case.old}", at)
     first = await live(service, user)
     old_ref = first[0].ref if first else ""
@@ -350,11 +353,17 @@ async def _update(
         await say(service, clock, user, case.line, at)
     await service.drain()
     after = await live(service, user)
-    retired = bool(old_ref) and not lost and old_ref not in {i.ref for i in after}
+    every = await service.repo.list_items(
+        scopes=[group_scope(BOT, GROUP)], kind=PERSON_FACTS, subject_user_id=user,
+        include_deleted=True, limit=100_000,
+    )  # fmt: skip
+    old = next((i for i in every if i.ref == old_ref), None)
+    dropped = old is not None and old.replaced_by is None and old.delete_reason == "cap_drop"
+    retired = bool(old_ref) and not lost and not dropped and old_ref not in {i.ref for i in after}
     if isinstance(case, Correction):
         stored_new = any(case.new_answer in i.text for i in after if i.ref != old_ref)
-        return retired and stored_new, reply == CAP_REPLY, lost
-    return retired, reply == CAP_REPLY, lost
+        return retired and stored_new, reply == CAP_REPLY, lost, dropped
+    return retired, reply == CAP_REPLY, lost, dropped
 
 
 async def run_updates(half: ModuleType) -> list[Update]:
@@ -374,10 +383,12 @@ async def run_updates(half: ModuleType) -> list[Update]:
                 user = UPDATE_USERS + (1000 if where == "at cap" else 0) + j
                 order = _rotated(half.DISTRACTORS, j * 13)
                 pad, spares = order[: pad_to - 1], order[pad_to - 1 :]
-                right, refused, lost = await _update(service, clock, user, case, pad, spares, at)
+                right, refused, lost, dropped = await _update(
+                    service, clock, user, case, pad, spares, at
+                )
                 at += (pad_to + 2) * TEACH_GAP + 2 * DAY
                 line = case.new if isinstance(case, Correction) else case.line
-                out.append(Update(what, where, right, refused, lost, line))
+                out.append(Update(what, where, right, refused, lost, dropped, line))
     return out
 
 
@@ -480,7 +491,8 @@ def update_rows(half: str, updates: list[Update]) -> list[str]:
             if us:
                 rows.append(
                     f"| {half} | {where} | {what} | {_pct(sum(u.right for u in us), len(us))} "
-                    f"| {sum(u.refused for u in us)}/{len(us)} | {sum(u.lost for u in us)} |"
+                    f"| {sum(u.refused for u in us)}/{len(us)} | {sum(u.lost for u in us)} "
+                    f"| {sum(u.dropped for u in us)} |"
                 )
     return rows
 
@@ -530,8 +542,8 @@ def main(argv: list[str] | None = None) -> int:
     for half, result in sized:
         print("\n".join(kind_rows(half, result)))
     print(
-        "\n| half | where | update | right | refused by cap | old lost while padding |\n"
-        "|---|---|---|---|---|---|"
+        "\n| half | where | update | right | refused by cap | old lost while padding "
+        "| old dropped by the cap |\n|---|---|---|---|---|---|---|"
     )
     for half, cases in updates:
         print("\n".join(update_rows(half, cases)))
