@@ -14,6 +14,8 @@ Per half and size:
 - acc@1 / rec@5: the needed fact first / among the first five of the member's own facts as the
   product ranks them (`MemoryService.retrieve` of person facts for the question, the group's
   config with top-k and char cap opened up and no recency fallback: the relevance order);
+  rec@5 ungated: the same with the similarity gate and threshold at 0 (how the product orders
+  the member's facts before the gate cuts);
 - in req: the share of questions whose fact (its answer fragment) is in the request;
 - neg empty (ranked / req): negative controls (never said) with no fact of the member above the
   relevance threshold / none of the member's facts in the request;
@@ -202,6 +204,7 @@ async def live(service: MemoryService, user: int) -> list[MemoryItem]:
 class Asked:
     rank: int | None  # 0-based rank of the needed fact among the member's ranked facts
     above: int  # the member's facts above the relevance threshold
+    rank_ungated: int | None  # the same rank with the gate and threshold at 0 (ranking only)
     in_request: bool
     facts_in_request: int
     memory_tokens: int
@@ -235,12 +238,22 @@ async def ask(
         group_id=GROUP, subject_user_id=user, fallback_k=0,
     )  # fmt: skip
     rank = next((i for i, item in enumerate(ranked.items) if answer and answer in item.text), None)
+    open_block = block.model_copy(update={"min_similarity": 0.0, "threshold": 0.0})
+    every = await service.retrieve(
+        PERSON_FACTS, question, scopes=readable_scopes(BOT, GROUP, (), user_id=user),
+        config=memory.model_copy(update={PERSON_FACTS: open_block}), now=END, bot_id=BOT,
+        group_id=GROUP, subject_user_id=user, fallback_k=0,
+    )  # fmt: skip
+    ungated = next(
+        (i for i, item in enumerate(every.items) if answer and answer in item.text), None
+    )
     bundle, request = await assemble(rt, sources, user, question)
     text = "\n".join(str(m.get("content", "")) for m in request.messages)
     refs = {r for b in bundle.blocks.values() for r in b.memory_ids}
     return Asked(
         rank=rank,
         above=len(ranked.items),
+        rank_ungated=ungated,
         in_request=bool(answer) and answer in text,
         facts_in_request=len(refs & own),
         memory_tokens=sum(count_tokens(b.text) for b in bundle.blocks.values()),
@@ -446,6 +459,7 @@ def size_row(half: str, r: SizeResult) -> str:
     n = len(asked)
     acc1 = sum(a.rank == 0 for a in asked)
     rec5 = sum(a.rank is not None and a.rank < 5 for a in asked)
+    rec5_open = sum(a.rank_ungated is not None and a.rank_ungated < 5 for a in asked)
     in_req = sum(a.in_request for a in asked)
     neg_ranked = sum(a.above == 0 for a in r.negatives)
     neg_req = sum(a.facts_in_request == 0 for a in r.negatives)
@@ -454,7 +468,8 @@ def size_row(half: str, r: SizeResult) -> str:
     facts = percentile([float(a.facts_in_request) for a in every], 50)
     ms = [a.retrieval_ms for a in every]
     return (
-        f"| {half} | {r.size} | {_pct(acc1, n)} | {_pct(rec5, n)} | {_pct(in_req, n)} "
+        f"| {half} | {r.size} | {_pct(acc1, n)} | {_pct(rec5, n)} | {_pct(rec5_open, n)} "
+        f"| {_pct(in_req, n)} "
         f"| {_pct(neg_ranked, len(r.negatives))} | {_pct(neg_req, len(r.negatives))} "
         f"| {tokens:.0f} | {facts:.0f} | {percentile(ms, 50):.1f} | {percentile(ms, 99):.1f} "
         f"| {percentile([float(s) for s in r.stored], 50):.0f} | {r.targets_lost} "
@@ -463,10 +478,11 @@ def size_row(half: str, r: SizeResult) -> str:
 
 
 SIZE_HEADER = (
-    "| half | facts/member | acc@1 | rec@5 | in req | neg empty (ranked) | neg empty (req) "
+    "| half | facts/member | acc@1 | rec@5 | rec@5 ungated | in req | neg empty (ranked) "
+    "| neg empty (req) "
     "| mem tok p50 | facts/req p50 | retrieval p50 ms | p99 ms | stored p50 | targets lost "
     "| padding refused | guard-refused, replaced |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
