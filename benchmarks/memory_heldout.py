@@ -33,6 +33,8 @@ import shutil
 import sys
 import tempfile
 from collections import defaultdict
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,8 +47,13 @@ from benchmarks._memory_heldout_data import FACTS, FROZEN_ON, NEWER, UPDATES, He
 from benchmarks.memory_quality import BOT, BOT_ALIAS, END, GROUP, REPO, USER0
 from benchmarks.stats import describe
 from pallas.app_wiring import memory_service_for, memory_sources_for
-from pallas.context.context import GatherRequest, assemble_direct_chat_context
+from pallas.context.context import (
+    ChatContextBundle,
+    GatherRequest,
+    assemble_direct_chat_context,
+)
 from pallas.context.processor_inputs import ChatTurnContext
+from pallas.context.request import ChatRequest
 from pallas.core.clock import FakeClock
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
@@ -121,20 +128,27 @@ async def teach_all(service: MemoryService, clock: FakeClock, facts_per_member: 
     return probes
 
 
-async def ask(
-    rt: PallasRuntime, sources: list[Any], probe: Probe, subjects: dict[str, int | None]
-) -> Outcome:
-    turn = _turn(probe.user, probe.question, END)
+async def assemble(
+    rt: PallasRuntime, sources: Sequence[Any], user: int, question: str
+) -> tuple[ChatContextBundle, ChatRequest]:
+    """The gathered blocks and the chat request for `user` asking `question` at END."""
+    turn = _turn(user, question, END)
     config = rt.group_configs.get(GROUP)
     bundle = await assemble_direct_chat_context(
-        sources, GatherRequest(turn, probe.question, END, config, "帕拉斯", True, False, True)
+        sources, GatherRequest(turn, question, END, config, "帕拉斯", True, False, True)
     )
     ctx = ChatTurnContext(
-        bot_id=BOT, group_id=GROUP, user_id=probe.user, now=datetime.fromtimestamp(END, UTC),
-        current_text=probe.question, config=config.context, message_id=turn.message_id,
+        bot_id=BOT, group_id=GROUP, user_id=user, now=datetime.fromtimestamp(END, UTC),
+        current_text=question, config=config.context, message_id=turn.message_id,
         timeline_messages=(), blocks=bundle.blocks, token_budget=31_200,
     )  # fmt: skip
-    request = await assemble_chat_request(ctx)
+    return bundle, await assemble_chat_request(ctx)
+
+
+async def ask(
+    rt: PallasRuntime, sources: Sequence[Any], probe: Probe, subjects: dict[str, int | None]
+) -> Outcome:
+    bundle, request = await assemble(rt, sources, probe.user, probe.question)
     text = "\n".join(str(m.get("content", "")) for m in request.messages)
     ids = [i for b in bundle.blocks.values() for i in b.memory_ids if i.startswith("mem:")]
     foreign = sum(1 for i in ids if subjects.get(i) not in (None, probe.user))
@@ -155,11 +169,32 @@ def _model_for(expansion: bool, embedding: bool) -> tuple[ScriptedExpansionModel
     return model, toml
 
 
+@asynccontextmanager
+async def bench_runtime(
+    toml: str = "", llm: dict[str, Any] | None = None
+) -> AsyncIterator[tuple[PallasRuntime, FakeClock]]:
+    """A runtime over a fresh SQLite file and a copy of `config/` (+ `toml` for the group)."""
+    workdir = Path(tempfile.mkdtemp(prefix="pallas-heldout-"))
+    shutil.copytree(REPO / "config", workdir / "config")
+    if toml:
+        (workdir / "config" / "groups" / f"{GROUP}.toml").write_text(toml, encoding="utf-8")
+    settings = PallasSettings(
+        database_url=f"sqlite+aiosqlite:///{workdir / 'h.db'}",
+        pallas_config_dir=workdir / "config",
+        **(llm or {}),
+    )
+    clock = FakeClock(START)
+    rt = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
+    try:
+        yield rt, clock
+    finally:
+        await rt.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 async def run_size(
     facts_per_member: int, *, expansion: bool, embedding: bool = False, profile: bool = True
 ) -> list[Outcome]:
-    workdir = Path(tempfile.mkdtemp(prefix="pallas-heldout-"))
-    shutil.copytree(REPO / "config", workdir / "config")
     model, toml = _model_for(expansion, embedding)
     if not profile:  # the line-per-fact block: what retrieval alone finds among a member's facts
         toml += "[memory.profile]\nenabled = false\n"
@@ -169,30 +204,20 @@ async def run_size(
         llm = {"openai_api_key": "sk-bench", "openai_base_url": model.base_url}
         if embedding:
             llm["pallas_embedding_model"] = EMBEDDING_MODEL
-    if toml:
-        (workdir / "config" / "groups" / f"{GROUP}.toml").write_text(toml, encoding="utf-8")
-    settings = PallasSettings(
-        database_url=f"sqlite+aiosqlite:///{workdir / 'h.db'}",
-        pallas_config_dir=workdir / "config",
-        **llm,
-    )
-    clock = FakeClock(START)
-    rt = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
     try:
-        service = memory_service_for(rt)
-        warm_up()
-        probes = await teach_all(service, clock, facts_per_member)
-        items = await service.repo.list_items(
-            scopes=[group_scope(BOT, GROUP)], include_deleted=True, limit=100_000
-        )
-        subjects = {i.ref: i.subject_user_id for i in items}
-        sources = memory_sources_for(rt, memory_service_for(rt))
-        return [await ask(rt, sources, p, subjects) for p in probes]
+        async with bench_runtime(toml, llm) as (rt, clock):
+            service = memory_service_for(rt)
+            warm_up()
+            probes = await teach_all(service, clock, facts_per_member)
+            items = await service.repo.list_items(
+                scopes=[group_scope(BOT, GROUP)], include_deleted=True, limit=100_000
+            )
+            subjects = {i.ref: i.subject_user_id for i in items}
+            sources = memory_sources_for(rt, memory_service_for(rt))
+            return [await ask(rt, sources, p, subjects) for p in probes]
     finally:
-        await rt.stop()
         if model is not None:
             await model.stop()
-        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _share(rows: list[Outcome]) -> str:
