@@ -15,6 +15,8 @@ empty database, `--startup-runs` times; the issue's target is < 3 s.
     python -m benchmarks.footprint --repo /other/checkout   # the same, that checkout's bot.py
     PALLAS_TRACEMALLOC=/tmp/tm python -m benchmarks.footprint   # + tracemalloc snapshot of
                                                                  # the traffic: /tmp/tm.1
+    PALLAS_SENTENCE_ENCODER=local python -m benchmarks.footprint  # with the local encoder (the
+                                                   # deployment default; the harness turns it off)
 """
 
 from __future__ import annotations
@@ -143,7 +145,13 @@ async def run(messages: int, per_group: int, reuse: Path | None = None) -> None:
         fake = FakeOpenAI(default_reply="在的")
         await fake.start()
         env = {"OPENAI_BASE_URL": fake.base_url}
-        env.update({k: v for k, v in os.environ.items() if k.startswith("PALLAS_TRACEMALLOC")})
+        env.update(
+            {
+                k: v
+                for k, v in os.environ.items()
+                if k.startswith(("PALLAS_TRACEMALLOC", "PALLAS_SENTENCE"))
+            }
+        )
         bot = BotProcess(Path(tmp), env_overrides=env)
         await _fill_or_reuse(bot, messages, reuse, reuse is not None and reuse.exists())  # noqa: ASYNC240
         started = time.monotonic()
