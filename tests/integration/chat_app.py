@@ -90,6 +90,7 @@ async def start_chat_app(
         superusers=frozenset({ADMIN}),
         rng=random.Random(7),
         sleep=sleep,
+        llm_http_client=fake.http_client(),
     )
     return app, sleep
 

@@ -38,7 +38,9 @@ async def start_runtime(
         pallas_llm_timeout_seconds=3.0,
         pallas_llm_max_retries=0,
     )
-    return await PallasRuntime.start(settings, clock=clock, superusers=frozenset({ADMIN}))
+    return await PallasRuntime.start(
+        settings, clock=clock, superusers=frozenset({ADMIN}), llm_http_client=fake.http_client()
+    )
 
 
 def stored(

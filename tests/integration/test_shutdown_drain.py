@@ -23,7 +23,7 @@ from tests.integration.chat_app import BOT, GROUP, start_chat_app
 
 @pytest.fixture
 async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
+    server = FakeOpenAI(in_process=True)
     await server.start()
     yield server
     await server.stop()
