@@ -1,10 +1,10 @@
 """Run the real bot (`python bot.py`) as a subprocess on a free port, for end-to-end tests.
 
 A bot on its own SQLite file starts from a copy of a database the start-up migration brought
-to the heads once per test process (`migrated_template`): its start-up then finds the schema
-in place, as every restart in production does, instead of running Alembic per test. Starts
-on an empty database stay covered by the migration tests (tests/integration/test_migrate.py,
-test_postgres.py) and by bots whose `DATABASE_URL` a test sets.
+to the heads once per test process (tests/harness/sqlite_template.py): its start-up finds the
+schema in place, as every restart in production does, instead of running Alembic per test.
+Starts on an empty database stay covered by the migration tests (tests/integration/
+test_migrate.py, test_postgres.py) and by bots whose `DATABASE_URL` a test sets.
 """
 
 from __future__ import annotations
@@ -13,44 +13,21 @@ import asyncio
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 
-from pallas.core.db import migrate
 from tests.harness.fake_openai import free_port
 from tests.harness.group_defaults import write_group_defaults
+from tests.harness.sqlite_template import migrated_copy
 
 REPO = Path(__file__).resolve().parents[2]
 WARM_LINE = "warm-ups done in"  # pallas/onebot/startup_loads.py, once per start
-_template: Path | None = None
-
-
-def migrated_template() -> Path:
-    """A SQLite file at the migration heads, made once per test process (in a worker thread:
-    Alembic's async environment runs its own event loop)."""
-    global _template
-    if _template is None:
-        path = Path(tempfile.mkdtemp(prefix="pallas-template-")) / "pallas.db"
-        with ThreadPoolExecutor(1) as pool:
-            pool.submit(migrate.upgrade_sync, f"sqlite+aiosqlite:///{path}").result()
-        _template = path
-    return _template
-
-
-def copy_database(source: Path, target: Path) -> None:
-    """A consistent copy through SQLite's backup API (whatever the source's journal)."""
-    with closing(sqlite3.connect(source)) as src, closing(sqlite3.connect(target)) as dst:
-        src.backup(dst)
 
 
 @dataclass
@@ -84,8 +61,8 @@ class BotProcess:
 
     def prepare(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        if "DATABASE_URL" not in self.env_overrides and not self.db_path.exists():
-            copy_database(migrated_template(), self.db_path)
+        if "DATABASE_URL" not in self.env_overrides:
+            migrated_copy(self.db_path)
         if not self.config_dir.exists():
             shutil.copytree(REPO / "config", self.config_dir)
             if not self.random_actions:
