@@ -90,7 +90,7 @@ class BotProcess:
         env.update(self.env_overrides)
         return env
 
-    async def start(self, timeout: float = 30.0, *, warm: bool = True) -> None:
+    async def start(self, timeout: float = 60.0, *, warm: bool = True) -> None:
         """Spawn the bot and wait until it listens; with `warm`, also until its background
         warm-ups (jieba, BPE) finished, so a test's first turn does not time the loading."""
         self.prepare()
