@@ -5,7 +5,12 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: run test quick fuzz lint format bench clean check-python
+.PHONY: run test test-fast quick fuzz lint format bench clean check-python
+
+# pytest-xdist workers for `make test` / `make test-fast` (JOBS=1: one process, no xdist);
+# a file's tests stay on one worker, so module-scoped fixtures (a Redis server, a bot) start once
+JOBS ?= 2
+XDIST = $(if $(filter 1,$(JOBS)),,-n $(JOBS) --dist loadfile)
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Pallas needs Python 3.11+, found " + sys.version.split()[0])'
@@ -30,7 +35,11 @@ run: $(VENV)/.installed
 	$(BIN)/python bot.py
 
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST)
+
+# the inner loop before a commit: unit + integration (no bot process, no browser)
+test-fast: $(VENV)/.installed-test
+	$(BIN)/python -m pytest -q $(XDIST) tests/unit tests/integration
 
 # the inner loop: the unit tests only (pure logic, no bot process, no browser)
 quick: $(VENV)/.installed-test

@@ -28,6 +28,7 @@ import asyncio
 import random
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pallas.app_model import SHUTDOWN_DRAIN_S, PallasApp, Part
 from pallas.app_wiring import (
@@ -93,6 +94,9 @@ from pallas.turn.prepare import PrepareStep
 from pallas.turn.remember import TurnRecorder
 from pallas.turn.route import GroupConfigFor, PersonaFor, RouteStep
 from pallas.turn.service import ChatTurnService
+
+if TYPE_CHECKING:
+    import httpx2
 
 
 def chat_service_for(
@@ -446,8 +450,10 @@ async def start_app(
     sleep: Sleep = asyncio.sleep,
     fetch_quoted: QuotedMessageFetcher | None = None,
     preload_yield: YieldTo | None = None,
+    llm_http_client: httpx2.AsyncClient | None = None,
 ) -> PallasApp:
-    """Start the runtime (migrations, database, state) and build the app over it."""
+    """Start the runtime (migrations, database, state) and build the app over it
+    (`llm_http_client`: see `PallasRuntime.start`)."""
     runtime = await PallasRuntime.start(
         settings,
         clock=clock,
@@ -455,6 +461,7 @@ async def start_app(
         nicknames=nicknames,
         superusers=superusers,
         base_dir=base_dir,
+        llm_http_client=llm_http_client,
     )
     app = build_app(
         runtime, rng=rng, sleep=sleep, fetch_quoted=fetch_quoted, preload_yield=preload_yield

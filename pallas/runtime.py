@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -33,6 +34,9 @@ from pallas.providers.client import LLMClient
 from pallas.providers.live import LiveEndpoints
 from pallas.providers.sentence_encoder import EncoderSlot
 from pallas.routing.router import Router
+
+if TYPE_CHECKING:
+    import httpx2
 
 log = logging.getLogger("pallas")
 
@@ -96,7 +100,10 @@ class PallasRuntime:
         nicknames: tuple[str, ...] = (),
         superusers: frozenset[int] = frozenset(),
         base_dir: Path | None = None,
+        llm_http_client: httpx2.AsyncClient | None = None,
     ) -> PallasRuntime:
+        """`llm_http_client`: the model client's transport (`LLMClient`'s `http_client`); tests
+        hand one that reaches an in-process fake model, production leaves it to the SDK."""
         clock = clock or SystemClock(settings.pallas_clock_offset_seconds)
         owns_state = state is None
         if state is None:
@@ -143,6 +150,7 @@ class PallasRuntime:
                 settings,
                 repos.usage,
                 clock,
+                http_client=llm_http_client,
                 state=state,
                 group_profiles=lambda group_id: group_configs.get(group_id).models,
                 endpoints=endpoints,

@@ -1,4 +1,11 @@
-"""Run the real bot (`python bot.py`) as a subprocess on a free port, for end-to-end tests."""
+"""Run the real bot (`python bot.py`) as a subprocess on a free port, for end-to-end tests.
+
+A bot on its own SQLite file starts from a copy of a database the start-up migration brought
+to the heads once per test process (tests/harness/sqlite_template.py): its start-up finds the
+schema in place, as every restart in production does, instead of running Alembic per test.
+Starts on an empty database stay covered by the migration tests (tests/integration/
+test_migrate.py, test_postgres.py) and by bots whose `DATABASE_URL` a test sets.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +24,7 @@ import httpx
 
 from tests.harness.fake_openai import free_port
 from tests.harness.group_defaults import write_group_defaults
+from tests.harness.sqlite_template import migrated_copy
 
 REPO = Path(__file__).resolve().parents[2]
 WARM_LINE = "warm-ups done in"  # pallas/onebot/startup_loads.py, once per start
@@ -53,6 +61,8 @@ class BotProcess:
 
     def prepare(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
+        if "DATABASE_URL" not in self.env_overrides:
+            migrated_copy(self.db_path)
         if not self.config_dir.exists():
             shutil.copytree(REPO / "config", self.config_dir)
             if not self.random_actions:
@@ -83,7 +93,7 @@ class BotProcess:
         env.update(self.env_overrides)
         return env
 
-    async def start(self, timeout: float = 30.0, *, warm: bool = True) -> None:
+    async def start(self, timeout: float = 60.0, *, warm: bool = True) -> None:
         """Spawn the bot and wait until it listens; with `warm`, also until its background
         warm-ups (jieba, BPE) finished, so a test's first turn does not time the loading."""
         self.prepare()

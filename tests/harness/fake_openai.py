@@ -12,6 +12,12 @@ visible thinking; see `tests/harness/fake_providers.py`). `simulate_cache=True` 
 any flavor but "openai") reports `prompt_tokens` as the prompt's `chars // 2` and cached
 tokens from a prefix-cache simulation. `fail_for(seconds, status)` makes every chat request
 in the next `seconds` fail without consuming the script.
+
+`FakeOpenAI(in_process=True)` serves the same app without a socket: `start()` starts no
+uvicorn server and `http_client()` is a client whose requests reach the app in-process (hand
+it to `LLMClient(http_client=...)`, or to `start_app` / `PallasRuntime.start` as
+`llm_http_client`). Unit and integration tests use it; tests/e2e keep the real server, since
+the bot process reaches the model over real sockets there.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import httpx2
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
@@ -112,6 +119,22 @@ def fake_embedding(text: str, dims: int = 64) -> list[float]:
     return [v / norm for v in vector]
 
 
+class InProcessTransport(httpx2.AsyncBaseTransport):
+    """httpx's ASGI transport to an app in this process, with the request's read timeout
+    honoured (the ASGI transport ignores timeouts; a scripted `delay` must still time out)."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self._asgi = httpx2.ASGITransport(app=app)
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        timeouts = request.extensions.get("timeout") or {}
+        read = timeouts.get("read")
+        try:
+            return await asyncio.wait_for(self._asgi.handle_async_request(request), read)
+        except TimeoutError as exc:
+            raise httpx2.ReadTimeout("in-process fake model timed out", request=request) from exc
+
+
 class FakeOpenAI:
     def __init__(
         self,
@@ -119,6 +142,7 @@ class FakeOpenAI:
         *,
         flavor: Flavor = "openai",
         simulate_cache: bool = False,
+        in_process: bool = False,
     ) -> None:
         self.default_reply = default_reply
         self.flavor: Flavor = check_flavor(flavor)
@@ -138,6 +162,8 @@ class FakeOpenAI:
         self.embed: Callable[[str], list[float]] = fake_embedding
         self.embeddings_status = 200
         self.embeddings_delay = 0.0  # seconds each embeddings call takes
+        self.in_process = in_process
+        self._clients: list[httpx2.AsyncClient] = []
         self.port = free_port()
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -269,6 +295,13 @@ class FakeOpenAI:
 
         return app
 
+    def http_client(self) -> httpx2.AsyncClient:
+        """A client that reaches this fake's app in-process, whatever the URL's host (closed
+        by `stop()`)."""
+        client = httpx2.AsyncClient(transport=InProcessTransport(self.app))
+        self._clients.append(client)
+        return client
+
     def file_url(self, name: str) -> str:
         return f"http://127.0.0.1:{self.port}/files/{name}"
 
@@ -339,6 +372,8 @@ class FakeOpenAI:
         return payload
 
     async def start(self) -> None:
+        if self.in_process:
+            return  # nothing listens: requests arrive through `http_client()`
         config = uvicorn.Config(
             self.app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
         )
@@ -348,6 +383,9 @@ class FakeOpenAI:
             await asyncio.sleep(0.01)
 
     async def stop(self) -> None:
+        for client in self._clients:
+            await client.aclose()
+        self._clients.clear()
         if self._server is not None:
             self._server.should_exit = True
         if self._task is not None:

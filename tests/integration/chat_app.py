@@ -1,9 +1,10 @@
 """The bot built in-process by the composition root, over fakes, for ChatTurnService tests.
 
 `start_chat_app` copies the repo's config (dice and the member rate limit off, as the e2e
-harness does), starts `pallas.app.start_app` on a SQLite file with a `FakeClock`, the memory
-StateStore and the fake OpenAI server, with a `sleep` (handed to `start_app`) that advances
-the fake clock (bubble pacing, retries, merge waits never wait on the real clock).
+harness does), starts `pallas.app.start_app` on a SQLite file (a copy of a migrated template:
+tests/harness/sqlite_template.py) with a `FakeClock`, the memory StateStore and the fake
+OpenAI server in-process, with a `sleep` (handed to `start_app`) that advances the fake clock
+(bubble pacing, retries, merge waits never wait on the real clock).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Segment, Sender, TurnInput
 from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.group_defaults import write_group_defaults
+from tests.harness.sqlite_template import migrated_copy
 
 REPO = Path(__file__).resolve().parents[2]
 BOT = 2_900_000_001
@@ -75,7 +77,7 @@ async def start_chat_app(
     if group_toml:
         (root / "config" / "groups" / f"{GROUP}.toml").write_text(group_toml, encoding="utf-8")
     settings = PallasSettings(
-        database_url=f"sqlite+aiosqlite:///{root / 'pallas.db'}",
+        database_url=f"sqlite+aiosqlite:///{migrated_copy(root / 'pallas.db')}",
         pallas_config_dir=root / "config",
         pallas_data_dir=root,
         openai_base_url=fake.base_url,
@@ -91,6 +93,7 @@ async def start_chat_app(
         superusers=frozenset({ADMIN}),
         rng=random.Random(7),
         sleep=sleep,
+        llm_http_client=fake.http_client(),
     )
     return app, sleep
 

@@ -3,16 +3,18 @@ throwaway Redis server per module (`redis_server`) for the state-store tests.
 
 `database_url` runs a test once per backend — `[sqlite]` on a new file in `tmp_path`,
 `[postgres]` on a new database of one throwaway PostgreSQL server per session
-(tests/harness/postgres.py).
+(tests/harness/postgres.py); both stand at the migration heads.
 The PostgreSQL variants carry the `postgres` marker (`pytest -m postgres` / `-m "not postgres"`)
 and are skipped, with the reason, where no server can be started — unless
 PALLAS_REQUIRE_POSTGRES=1 (set by CI), which turns that skip into a failure.
 
-Each PostgreSQL test gets a database of its own, copied from a template that `migrate.upgrade`
-(the start-up migration) brought to heads once per session; tests still call `migrate.upgrade`
-(or start a runtime) on it exactly as on SQLite, a no-op there. A new database per test, not
-one emptied between tests, because background work a test leaves behind (e.g. the memory
-service's delayed access-count flush) must not land in the next test's rows, which reuse ids.
+Each test gets a database of its own, copied from a template that `migrate.upgrade` (the
+start-up migration) brought to heads once per session (per xdist worker): a PostgreSQL
+`CREATE DATABASE … TEMPLATE`, a SQLite file copy (tests/harness/sqlite_template.py); tests
+still call `migrate.upgrade` (or start a runtime) on it, a no-op there. A new database per
+test, not one emptied between tests, because background work a test leaves behind (e.g. the
+memory service's delayed access-count flush) must not land in the next test's rows, which
+reuse ids.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import pytest
 from pallas.core.db import migrate
 from tests.harness import postgres as pg
 from tests.harness.redis_server import RedisServer, running_redis, unavailable_reason
+from tests.harness.sqlite_template import migrated_copy
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
 TEMPLATE = "pallas_template"
@@ -62,9 +65,9 @@ def postgres_database(postgres_server: pg.PostgresServer, postgres_template: str
 
 @pytest.fixture(params=BACKENDS)
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """The URL of an empty database of each backend (see the module docstring)."""
+    """The URL of an empty database at the heads on each backend (see the module docstring)."""
     if request.param == "sqlite":
-        return f"sqlite+aiosqlite:///{tmp_path / 'pallas.db'}"
+        return f"sqlite+aiosqlite:///{migrated_copy(tmp_path / 'pallas.db')}"
     return request.getfixturevalue("postgres_database")
 
 

@@ -11,6 +11,7 @@ from pallas.core.settings import PallasSettings
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.learning_script import Line
+from tests.harness.sqlite_template import migrated_copy
 
 BOT = 2_900_000_001
 OTHER_BOT = 2_900_000_002
@@ -30,7 +31,7 @@ async def start_runtime(
     """Start on `database_url` (the `database_url` fixture), else on a SQLite file in `root`."""
     (root / "config" / "groups").mkdir(parents=True, exist_ok=True)
     settings = PallasSettings(
-        database_url=database_url or f"sqlite+aiosqlite:///{root / 'pallas.db'}",
+        database_url=database_url or f"sqlite+aiosqlite:///{migrated_copy(root / 'pallas.db')}",
         pallas_config_dir=root / "config",
         pallas_data_dir=root,
         openai_base_url=fake.base_url,
@@ -38,7 +39,9 @@ async def start_runtime(
         pallas_llm_timeout_seconds=3.0,
         pallas_llm_max_retries=0,
     )
-    return await PallasRuntime.start(settings, clock=clock, superusers=frozenset({ADMIN}))
+    return await PallasRuntime.start(
+        settings, clock=clock, superusers=frozenset({ADMIN}), llm_http_client=fake.http_client()
+    )
 
 
 def stored(

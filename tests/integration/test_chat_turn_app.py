@@ -54,7 +54,7 @@ window_s = 3600
 
 @pytest.fixture
 async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI(default_reply="好哦")
+    server = FakeOpenAI(default_reply="好哦", in_process=True)
     await server.start()
     yield server
     await server.stop()

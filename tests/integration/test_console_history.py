@@ -45,7 +45,7 @@ TOKEN = "history-token"
 
 @pytest.fixture
 async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI(default_reply="好哦")
+    server = FakeOpenAI(default_reply="好哦", in_process=True)
     await server.start()
     yield server
     await server.stop()
@@ -92,7 +92,7 @@ async def test_decisions_and_failed_turns_are_still_there_after_a_restart(
     clock.advance(600)
     again = await start_app(  # a new process: a fresh StateStore, the same database file
         settings, clock=clock, state=MemoryStateStore(clock), superusers=frozenset({ADMIN}),
-        rng=random.Random(3),
+        rng=random.Random(3), llm_http_client=fake_llm.http_client(),
     )  # fmt: skip
     client = await console_client(again)
     try:

@@ -66,7 +66,7 @@ class _Problems(logging.Handler):
 
 @pytest.fixture(scope="module")
 async def link(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[EdgeLink]:
-    fake = FakeOpenAI()
+    fake = FakeOpenAI(in_process=True)
     await fake.start()
     app, _ = await start_chat_app(
         Path(tmp_path_factory.mktemp("edge")), fake, FakeClock(), api_key=False

@@ -33,7 +33,7 @@ GROUP, GROUP_B, GROUP_C = 7_001, 7_002, 7_003
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI(default_reply="not json at all")
+    server = FakeOpenAI(default_reply="not json at all", in_process=True)
     await server.start()
     yield server
     await server.stop()

@@ -41,7 +41,7 @@ async def runtime(
     tmp_path: Path, clock: FakeClock, database_url: str
 ) -> AsyncIterator[PallasRuntime]:
     write_config(tmp_path, str(QUIET), "[learning]\ninject_enabled = false\n")
-    fake = FakeOpenAI()
+    fake = FakeOpenAI(in_process=True)
     await fake.start()
     rt = await start_runtime(tmp_path, fake, clock, database_url)
     for n, group in enumerate((GROUP, QUIET)):

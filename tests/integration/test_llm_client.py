@@ -20,7 +20,7 @@ MESSAGES = [{"role": "user", "content": "你好"}]
 
 @pytest.fixture
 async def server() -> AsyncIterator[FakeOpenAI]:
-    fake = FakeOpenAI()
+    fake = FakeOpenAI(in_process=True)
     await fake.start()
     yield fake
     await fake.stop()
@@ -42,7 +42,7 @@ def _client(server: FakeOpenAI, usage: UsageRepository, clock: FakeClock, **kw) 
         pallas_llm_timeout_seconds=kw.get("timeout", 2.0),
         pallas_llm_max_retries=kw.get("retries", 0),
     )
-    return LLMClient(settings, usage, clock)
+    return LLMClient(settings, usage, clock, http_client=server.http_client())
 
 
 async def test_success_records_usage(server, usage, clock) -> None:
@@ -112,7 +112,12 @@ async def test_retries_429_then_succeeds(server, usage, clock) -> None:
 
 
 async def test_no_key_means_disabled_without_network(server, usage, clock) -> None:
-    client = LLMClient(PallasSettings(openai_base_url=server.base_url), usage, clock)
+    client = LLMClient(
+        PallasSettings(openai_base_url=server.base_url),
+        usage,
+        clock,
+        http_client=server.http_client(),
+    )
     result = await client.complete("chat", MESSAGES, bot_id=1, group_id=7)
     assert result.error == "disabled" and server.requests == []
 
@@ -121,7 +126,8 @@ async def test_embeddings(server, usage, clock) -> None:
     settings = PallasSettings(
         openai_base_url=server.base_url, openai_api_key="k", pallas_embedding_model="emb"
     )
-    vectors = await LLMClient(settings, usage, clock).embed(["a", "b"], bot_id=1, group_id=7)
+    llm = LLMClient(settings, usage, clock, http_client=server.http_client())
+    vectors = await llm.embed(["a", "b"], bot_id=1, group_id=7)
     assert len(vectors) == 2 and len(vectors[0]) == 64
 
 

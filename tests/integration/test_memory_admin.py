@@ -31,7 +31,7 @@ ADMIN, ALICE = 10_001, 20_011
 
 @pytest.fixture
 async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
+    server = FakeOpenAI(in_process=True)
     await server.start()
     yield server
     await server.stop()
@@ -57,6 +57,7 @@ async def start(
         ),
         clock=clock,
         state=MemoryStateStore(clock),
+        llm_http_client=fake_llm.http_client(),
     )
 
 

@@ -33,7 +33,7 @@ CAR_SICK = {
 
 @pytest.fixture
 async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
+    server = FakeOpenAI(in_process=True)
     await server.start()
     yield server
     await server.stop()
@@ -60,6 +60,7 @@ async def runtime(
         ),
         clock=clock,
         state=MemoryStateStore(clock),
+        llm_http_client=fake_llm.http_client(),
     )
     yield rt
     await rt.stop()

@@ -35,7 +35,7 @@ ALICE, BOB = 20_001, 20_002
 
 @pytest.fixture
 async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
+    server = FakeOpenAI(in_process=True)
     await server.start()
     yield server
     await server.stop()
@@ -60,7 +60,9 @@ async def runtime(
         pallas_llm_max_retries=0,
     )
     clock = FakeClock()
-    rt = await PallasRuntime.start(settings, clock=clock, state=MemoryStateStore(clock))
+    rt = await PallasRuntime.start(
+        settings, clock=clock, state=MemoryStateStore(clock), llm_http_client=fake_llm.http_client()
+    )
     yield rt
     await rt.stop()
 

@@ -33,28 +33,51 @@ OTHERS = [
 CONFIG = RetrievalConfig(candidate_cap=3, concept_weight=0.0, personal_fallback_k=0)
 
 
-@pytest.fixture
-async def service(
-    tmp_path: Path, database_url: str
+async def running_service(
+    root: Path, database_url: str, *, in_process: bool
 ) -> AsyncIterator[tuple[MemoryService, FakeOpenAI]]:
-    fake = FakeOpenAI()
+    fake = FakeOpenAI(in_process=in_process)
     await fake.start()
-    shutil.copytree(REPO / "config", tmp_path / "config")
+    shutil.copytree(REPO / "config", root / "config")
+    # a member's facts are consolidated after `consolidate_delay_s` of real time, and `put`
+    # drains the background work: the same consolidation, without a minute's wait
+    (root / "config" / "groups" / f"{A}.toml").write_text(
+        "[memory.profile]\nconsolidate_delay_s = 0\n", encoding="utf-8"
+    )
     clock = FakeClock(NOW)
     rt = await PallasRuntime.start(
         PallasSettings(
             database_url=database_url,
-            pallas_config_dir=tmp_path / "config",
+            pallas_config_dir=root / "config",
             openai_api_key="sk-test",
             openai_base_url=fake.base_url,
             pallas_embedding_model="fake-embed",
         ),
         clock=clock,
         state=MemoryStateStore(clock),
+        llm_http_client=fake.http_client() if in_process else None,
     )
     yield memory_service_for(rt), fake
     await rt.stop()
     await fake.stop()
+
+
+@pytest.fixture
+async def service(
+    tmp_path: Path, database_url: str
+) -> AsyncIterator[tuple[MemoryService, FakeOpenAI]]:
+    async for running in running_service(tmp_path, database_url, in_process=True):
+        yield running
+
+
+@pytest.fixture
+async def socket_service(
+    tmp_path: Path, database_url: str
+) -> AsyncIterator[tuple[MemoryService, FakeOpenAI]]:
+    """Over the real socket server: the SDK's own connection pool, whose cancel scopes the
+    eagerly stepped retrieval once broke (an in-process transport has none)."""
+    async for running in running_service(tmp_path, database_url, in_process=False):
+        yield running
 
 
 async def put(svc: MemoryService, group: int, text: str, *, kind: str = "group_memory",
@@ -111,12 +134,12 @@ async def test_person_rows_come_only_from_the_asking_member(
 
 
 async def test_a_retrieval_stepped_eagerly_still_fetches_its_query_vector(
-    service: tuple[MemoryService, FakeOpenAI],
+    socket_service: tuple[MemoryService, FakeOpenAI],
 ) -> None:
     """The context sources run under `eager_gather`, which steps a coroutine in the caller's
     task until it first suspends: the query's embeddings call must not enter the HTTP client's
     cancel scopes there and leave them in another task (it failed every such call)."""
-    svc, fake = service
+    svc, fake = socket_service
     await put(svc, A, TARGET)
     await ask(svc, "随便问问")  # warm: the window and the index are loaded, nothing suspends
     for n, question in enumerate(("近卫局负责什么？", "近卫局管什么", "近卫局是干嘛的")):

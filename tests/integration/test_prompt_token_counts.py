@@ -53,7 +53,7 @@ class CheckedCounter(PieceTokenCounter):
 
 @pytest.fixture
 async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI(default_reply="好呀\n我也这么想")
+    server = FakeOpenAI(default_reply="好呀\n我也这么想", in_process=True)
     await server.start()
     yield server
     await server.stop()

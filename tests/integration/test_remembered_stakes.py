@@ -31,7 +31,7 @@ budget = 100
 
 @pytest.fixture
 async def app(tmp_path: Path) -> AsyncIterator[PallasApp]:
-    fake = FakeOpenAI(default_reply="好哦")
+    fake = FakeOpenAI(default_reply="好哦", in_process=True)
     await fake.start()
     app, _ = await start_chat_app(tmp_path, fake, FakeClock(T0), group_toml=ALWAYS_AMBIENT)
     other = tmp_path / "config" / "groups" / f"{OTHER_GROUP}.toml"

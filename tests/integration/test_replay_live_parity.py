@@ -30,7 +30,7 @@ TRANSCRIPTS = REPO / "benchmarks" / "transcripts"
 
 @pytest.fixture
 async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
+    server = FakeOpenAI(in_process=True)
     await server.start()
     yield server
     await server.stop()

@@ -73,7 +73,7 @@ def config(**session: object) -> GroupConfig:
 
 @pytest.fixture
 async def env(database_url: str, clock: FakeClock) -> AsyncIterator[Env]:
-    server = FakeOpenAI(default_reply="无")
+    server = FakeOpenAI(default_reply="无", in_process=True)
     await server.start()
     await migrate.upgrade(database_url)
     engine = create_engine(database_url)
@@ -82,7 +82,7 @@ async def env(database_url: str, clock: FakeClock) -> AsyncIterator[Env]:
     settings = PallasSettings(
         openai_base_url=server.base_url, openai_api_key="sk-test", pallas_llm_max_retries=0
     )
-    llm = LLMClient(settings, usage, clock)
+    llm = LLMClient(settings, usage, clock, http_client=server.http_client())
     sessions = ChatSessionRepository(factory)
     topics = SessionTopicRepository(factory)
     images = ImageDescriptionRepository(factory)

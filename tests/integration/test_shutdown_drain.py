@@ -35,7 +35,7 @@ from tests.integration.chat_app import BOT, GROUP, REPO, write_group_defaults
 
 @pytest.fixture
 async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI()
+    server = FakeOpenAI(in_process=True)
     await server.start()
     yield server
     await server.stop()

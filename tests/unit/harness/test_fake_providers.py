@@ -34,7 +34,7 @@ async def start_fake() -> AsyncIterator[StartFake]:
     started: list[FakeOpenAI] = []
 
     async def start(**kwargs: Any) -> FakeOpenAI:
-        fake = FakeOpenAI(**kwargs)
+        fake = FakeOpenAI(in_process=True, **kwargs)  # the wire format, without a socket
         await fake.start()
         started.append(fake)
         return fake
@@ -45,7 +45,9 @@ async def start_fake() -> AsyncIterator[StartFake]:
 
 
 def client(fake: FakeOpenAI) -> AsyncOpenAI:
-    return AsyncOpenAI(base_url=fake.base_url, api_key="k", max_retries=0)
+    return AsyncOpenAI(
+        base_url=fake.base_url, api_key="k", max_retries=0, http_client=fake.http_client()
+    )
 
 
 async def raw_chat(fake: FakeOpenAI, model: str, messages: Any, **kwargs: Any) -> dict[str, Any]:
