@@ -53,6 +53,10 @@ def test_read_correction(text: str, explicit: bool, body: str) -> None:
         ("TA会说韩语", "TA会说日语", False),
         ("TA养了一盆绿萝", "TA养了一盆多肉", False),
         ("TA去过泰国", "TA去过日本", False),
+        ("TA去过一次草原骑马", "TA去过一次长白山", False),  # counted: "去过一次" is still 去过
+        # how one sees oneself: many things at once (both found crossing out a fact at 200)
+        ("TA觉得自己越来越爱操心", "TA觉得自己很有耐心", False),
+        ("TA认为自己挺会做饭", "TA认为自己唱歌跑调", False),
         # a neighbouring thing, or two differences
         ("TA的英文名叫Jack", "TA的网名叫咸鱼本鱼", False),
         ("TA每周六去打羽毛球", "TA每周二去游泳", False),
