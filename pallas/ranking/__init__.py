@@ -24,6 +24,8 @@ from pallas.ranking.text import (
     dictionary_frequency,
     normalize_query,
     normalize_text,
+    recall_question,
+    speaker_voice,
     tokenize,
     warm_up,
 )
@@ -61,8 +63,10 @@ __all__ = [
     "normalize_text",
     "prepare_candidates",
     "query_concepts",
+    "recall_question",
     "retrieve",
     "retrieve_prepared",
+    "speaker_voice",
     "tokenize",
     "warm_up",
 ]

@@ -95,6 +95,30 @@ def normalize_text(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
+# "你还记得我说过…吗" / "我跟你说过…吗" / "…来着？": how a member asks whether the bot remembers,
+# not what they ask about. Encoded with it, every such question lands near every fact of the
+# member alike; without it, the fact asked for stands out (`benchmarks.member_recall`, dev half).
+_RECALL_FRAME = re.compile(
+    r"你?还?记得|我?(?:以前)?(?:跟你|和你|给你)?(?:说|讲|提)过"
+    r"|(?:来着)?(?:[吗嘛]|(?<![什怎这那多要])么)?[?？!！。.\s]*$"
+)
+
+
+def recall_question(text: str) -> str:
+    """`text` without the asking-whether-you-remember frame (the text itself when nothing
+    else would be left): what a question's vector is encoded from."""
+    stripped = _RECALL_FRAME.sub("", text).strip()
+    return stripped or text
+
+
+def speaker_voice(text: str) -> str:
+    """A person fact as the member said it: stored as "TA在学日语", encoded as "我在学日语" —
+    the member asks "我…", and the encoder scores the same person as closer (dev half, 50
+    facts, with `recall_question` and the person-facts gate 0.35: the fact asked for among the
+    first five past the gate 65 % → 73 %, negative controls empty 69 % → 77 %)."""
+    return text.replace("TA", "我")
+
+
 @lru_cache(maxsize=1024)
 def normalize_query(text: str) -> str:
     """Cache-key form of a query: normalised text with punctuation and symbols dropped.

@@ -55,7 +55,9 @@ from pallas.ranking import (
     RetrievalResult,
     ScopedCache,
     normalize_query,
+    recall_question,
     retrieve,
+    speaker_voice,
 )
 
 log = logging.getLogger("pallas.memory")
@@ -335,7 +337,7 @@ class MemoryService:
                 # SingleFlight runs this as a task of its own: retrievals run under
                 # `eager_gather`, which steps them in the caller's task until they suspend,
                 # and the HTTP client's cancel scopes must be entered and left in one task
-                result = await model.embed([query], bot_id, group_id)
+                result = await model.embed([recall_question(query)], bot_id, group_id)
                 if not result:
                     return None
                 found = tuple(result[0])
@@ -400,7 +402,7 @@ class MemoryService:
         self, items: Sequence[MemoryItem], model: ActiveModel, bot_id: int, group_id: int
     ) -> None:
         self._backfilled.update((i.id, model.model_id) for i in items)
-        vectors = await model.embed([i.text for i in items], bot_id, group_id)
+        vectors = await model.embed([vector_text(i.kind, i.text) for i in items], bot_id, group_id)
         for item, vector in zip(items, vectors, strict=False):
             await self.repo.set_embedding(item.id, vector, model.model_id)
             self._vector_index.mark_dirty(item.scope)
@@ -428,7 +430,8 @@ class MemoryService:
                 )
                 if not rows:
                     break
-                vectors = await model.embed([text for _, text in rows], bot_id, _group_of(scope))
+                texts = [vector_text(kind, text) for _, text in rows]
+                vectors = await model.embed(texts, bot_id, _group_of(scope))
                 if len(vectors) != len(rows):  # the model failed: the next retrieval retries
                     break
                 for (item_id, _), vector in zip(rows, vectors, strict=True):
@@ -674,6 +677,12 @@ def _candidates_key(
     scopes: Collection[str], kind: str, subject: int | None, cap: int, gen: str
 ) -> QueryCacheKey:
     return query_cache_key(scopes, f"{kind}:{subject}:{cap}:{gen}", "")
+
+
+def vector_text(kind: str, text: str) -> str:
+    """What a row's vector is encoded from: a person fact in the member's own voice
+    (`speaker_voice`), any other row as stored."""
+    return speaker_voice(text) if kind == PERSON_FACTS else text
 
 
 def _group_of(scope: str) -> int:
