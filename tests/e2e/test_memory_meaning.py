@@ -13,7 +13,7 @@ import pytest
 
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.features.memory.repository import MemoryRepository
-from pallas.features.memory_commands.member_commands import RECALL_HEADER
+from pallas.features.memory_prompt import RECALL_HEADER
 from pallas.features.memory_upkeep.update_judge import JUDGE_SYSTEM
 from tests.e2e.conftest import BOT_ID, at_bot, write_group_config
 from tests.e2e.test_memory import ask, person_facts_block, wait_for_reply

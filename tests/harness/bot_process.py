@@ -86,8 +86,9 @@ class BotProcess:
                 "OPENAI_API_KEY": "sk-test",
                 "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
                 # ~3 s of CPU and +120 MB per bot: on only where a test asks for it
-                # (tests/e2e/test_sentence_encoder.py runs the default, "local")
-                "PALLAS_SENTENCE_ENCODER": "off",
+                # (tests/e2e/test_sentence_encoder.py runs the default, "local"), or for a
+                # whole run with PALLAS_TEST_SENTENCE_ENCODER=local
+                "PALLAS_SENTENCE_ENCODER": os.environ.get("PALLAS_TEST_SENTENCE_ENCODER", "off"),
             }
         )
         env.update(self.env_overrides)

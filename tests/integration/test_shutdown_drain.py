@@ -78,6 +78,7 @@ async def _app_with_upkeep(root: Path, fake: FakeOpenAI) -> PallasApp:
         clock=clock,
         state=MemoryStateStore(clock),
         rng=random.Random(7),
+        llm_http_client=fake.http_client(),
     )
 
 
@@ -101,7 +102,7 @@ async def test_upkeep_pending_when_the_app_stops_is_finished_before_the_database
     sessions = session_factory(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'pallas.db'}"))
     item = await MemoryRepository(sessions).get(item_id)
     assert item is not None
-    assert item.embedding is not None  # backfill
+    assert item.embedding_model == "api:fake-embed"  # backfill
     assert item.source.get("expansion", {}).get("keywords") == ["猫", "宠物"]  # expansion
     profile = await ProfileRepository(sessions).get(item.scope, USER)
     assert profile is not None  # consolidation

@@ -169,6 +169,12 @@ class MemoryService:
     def _embeddings(self) -> bool:
         return self._model() is not None
 
+    @property
+    def ranks_by_meaning(self) -> bool:
+        """Whether retrieval has a vector model now (the encoder loaded, or the provider's):
+        only then is a relevance gate a judgement of meaning rather than of shared words."""
+        return self._embeddings
+
     def _model(self) -> ActiveModel | None:
         """The vector model of this retrieval (None: BM25 and concept classes only)."""
         return self.embedder.active() if self._embeddings_allowed else None

@@ -213,6 +213,13 @@ class PersonFactsSource(_PersonalSource):
         super().__init__(service)
         self._widened: dict[int, tuple[RetrievalConfig, RetrievalConfig]] = {}
 
+    def _budget(self, memory: RetrievalConfig) -> int:
+        """The token budget of the ranked profile, or 0 for every live fact: ranked only while
+        retrieval ranks by meaning. Without vectors (encoder off or still loading, no provider
+        model) words alone cannot tell a relevant fact from an unrelated one, so the speaker's
+        whole profile is carried as before the budget existed."""
+        return memory.profile.token_budget if self.service.ranks_by_meaning else 0
+
     def _retrieval(self, memory: RetrievalConfig) -> tuple[RetrievalConfig, int]:
         """The person-facts block widened to the profile's caps; with a token budget, no
         fallback: only the facts past the relevance gate (none for a question about something
@@ -220,7 +227,7 @@ class PersonFactsSource(_PersonalSource):
         profile = memory.profile
         if not profile.enabled:
             return super()._retrieval(memory)
-        fallback = 0 if profile.token_budget else profile.max_facts
+        fallback = 0 if self._budget(memory) else profile.max_facts
         cached = self._widened.get(id(memory))  # one copy per config object, not per turn
         if cached is None or cached[0] is not memory:
             block = memory.person_facts.model_copy(
@@ -239,10 +246,10 @@ class PersonFactsSource(_PersonalSource):
         memory = request.config.memory
         if not memory.profile.enabled:
             return await super()._block(items, request, scopes)
-        budget = memory.profile.token_budget
+        budget = self._budget(memory)
         profile = None
         if items or not budget:  # nothing relevant this turn: no profile at all
-            profile = await self._consolidated(request, scopes, items if budget else None)
+            profile = await self._consolidated(request, scopes, items if budget else None, budget)
         made = "model" if profile is not None else "rules"
         if profile is None:
             profile = compose_profile(items, max_chars=memory.profile.max_chars, max_tokens=budget)
@@ -255,6 +262,7 @@ class PersonFactsSource(_PersonalSource):
         request: Request,
         scopes: frozenset[str],
         relevant: tuple[MemoryItem, ...] | None,
+        budget: int,
     ) -> Profile | None:
         """The member's consolidated profile when it stands for exactly their live facts
         (all in one scope): no fact changed since the model consolidated them. With
@@ -269,8 +277,7 @@ class PersonFactsSource(_PersonalSource):
         stored = await profiles.get(next(iter(live_scopes)), subject, gen=gen)
         profile = request.config.memory.profile
         return consolidated_profile(
-            stored, live, max_chars=profile.max_chars, relevant=relevant,
-            max_tokens=profile.token_budget,
+            stored, live, max_chars=profile.max_chars, relevant=relevant, max_tokens=budget,
         )  # fmt: skip
 
     async def _scopes(self, request: Request) -> frozenset[str]:
