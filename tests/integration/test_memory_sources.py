@@ -24,6 +24,7 @@ from pallas.features.memory.isolation import group_scope, pool_scope
 from pallas.features.memory.service import MemoryService
 from pallas.features.memory_prompt.sources import KnowledgeSource
 from pallas.features.worldbook.service import WorldbookLibrary
+from pallas.providers.sentence_encoder import EncoderSlot, HashingEncoder
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 
@@ -107,8 +108,10 @@ async def test_group_a_sees_its_memory_group_b_sees_nothing(runtime: PallasRunti
     memory = bundle_a.blocks["memory"].text
     assert "【相关群内记忆】\n- 本群每周五晚上八点开黑" in memory
     assert "【相关 IP 知识】\n- 开黑时常用的干员是能天使" in memory, "opted-in shared pool"
-    # the speaker's facts reach the request only when relevant to the turn (issue #47)
-    assert "person_facts" not in bundle_a.blocks
+    # no vector model (the encoder is still loading here): words cannot judge relevance, so
+    # the speaker's whole profile comes along (ranked and cut only by meaning: the fifty-facts
+    # test below)
+    assert "「TA喜欢猫」" in bundle_a.blocks["person_facts"].text
     assert "小羊" in bundle_a.blocks["relationship"].text
     assert bundle_a.traces["memory"]["group_memory"]["chosen"]
     asked = await assemble_direct_chat_context(
@@ -361,6 +364,7 @@ MANY_FACTS = [
 async def test_fifty_facts_the_few_relevant_within_the_budget(runtime: PallasRuntime) -> None:
     """Issue #47: of a member's 50 facts only the relevant few reach the request, within the
     profile's token budget; a question about something never said brings none."""
+    runtime.encoder = EncoderSlot.ready(HashingEncoder())  # ranks by meaning (a test's fake)
     service = memory_service_for(runtime)
     for text in MANY_FACTS:
         await service.remember(bot_id=BOT, scope=group_scope(BOT, A), kind="person_facts",
