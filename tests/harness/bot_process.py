@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -28,6 +29,14 @@ from tests.harness.sqlite_template import migrated_copy
 
 REPO = Path(__file__).resolve().parents[2]
 WARM_LINE = "warm-ups done in"  # pallas/onebot/startup_loads.py, once per start
+# a file path: each bot stop appends "<test id>\t<child CPU seconds>" there, to count the
+# suite's bot starts and what they cost (the suite's time is mostly bot starts)
+STARTS_LOG = "PALLAS_TEST_BOT_STARTS"
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 @dataclass
@@ -38,6 +47,7 @@ class BotProcess:
     random_actions: bool = False  # False: tests.harness.group_defaults.NO_DICE
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
+    _cpu_at_start: float = 0.0
 
     @property
     def db_path(self) -> Path:
@@ -100,6 +110,7 @@ class BotProcess:
         self.prepare()
         warm_lines = self._count(WARM_LINE)
         log = self.log_path.open("ab")
+        self._cpu_at_start = _children_cpu()
         self.proc = subprocess.Popen(  # noqa: ASYNC220 - spawning returns at once
             [sys.executable, str(REPO / "bot.py")],
             cwd=REPO,
@@ -128,9 +139,20 @@ class BotProcess:
         self.proc.send_signal(signal.SIGINT)
         for _ in range(100):
             if self.proc.poll() is not None:
+                self._record_start()
                 return
             await asyncio.sleep(0.1)
         self.proc.kill()
+        self.proc.wait()
+        self._record_start()
+
+    def _record_start(self) -> None:
+        path = os.environ.get(STARTS_LOG)
+        if path:
+            test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+            cpu = _children_cpu() - self._cpu_at_start
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(f"{test}\t{cpu:.2f}\n")
 
     def _count(self, line: str) -> int:
         try:
