@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,14 +19,44 @@ from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.onebot_peer import OneBotPeer
 
 BOT_ID = 2_900_000_001
+_GROUP_IDS = itertools.count(880_000_001)  # `group_ids`: unused by any test
+
+
+def shares_bot(request: pytest.FixtureRequest) -> bool:
+    """A module with `SHARED_BOT = True` runs its tests on one bot and one fake model server
+    (a bot start costs ~5 s of CPU, and `make test` starts ~140). Its tests must not depend
+    on each other: each uses its own groups and members (see `group_ids`), so no per-group
+    state (config file, cooldowns, sessions, extraction counters, budgets) carries over; the
+    fake model is `reset` before each test. A test that restarts the bot, sets its env or
+    reads its whole log takes `tmp_path` and `running_bot` instead."""
+    return bool(getattr(request.module, "SHARED_BOT", False))
 
 
 @pytest.fixture
-async def fake_llm() -> AsyncIterator[FakeOpenAI]:
+async def own_llm() -> AsyncIterator[FakeOpenAI]:
     server = FakeOpenAI()
     await server.start()
     yield server
     await server.stop()
+
+
+@pytest.fixture(scope="module")
+async def module_llm() -> AsyncIterator[FakeOpenAI]:
+    server = FakeOpenAI()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+def fake_llm(request: pytest.FixtureRequest) -> FakeOpenAI:
+    """The test's fake model server: its own, or its module's (`SHARED_BOT`) as new."""
+    if shares_bot(request):
+        server: FakeOpenAI = request.getfixturevalue("module_llm")
+        server.reset()
+        return server
+    own: FakeOpenAI = request.getfixturevalue("own_llm")
+    return own
 
 
 @contextlib.asynccontextmanager
@@ -59,9 +90,44 @@ async def running_bot(
 
 
 @pytest.fixture
-async def bot(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[BotProcess]:
+async def own_bot(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[BotProcess]:
     async with running_bot(tmp_path / "bot", fake_llm) as process:
         yield process
+
+
+@pytest.fixture(scope="module")
+async def module_bot(
+    tmp_path_factory: pytest.TempPathFactory, module_llm: FakeOpenAI
+) -> AsyncIterator[BotProcess]:
+    async with running_bot(tmp_path_factory.mktemp("bot"), module_llm) as process:
+        yield process
+
+
+@pytest.fixture
+def bot(request: pytest.FixtureRequest, fake_llm: FakeOpenAI) -> Iterator[BotProcess]:
+    """The bot process: the test's own, or its module's (`SHARED_BOT`; the log lines written
+    during the test are printed after it, shown by pytest on failure)."""
+    if not shares_bot(request):
+        yield request.getfixturevalue("own_bot")
+        return
+    process: BotProcess = request.getfixturevalue("module_bot")
+    if process.proc is None or process.proc.poll() is not None:
+        pytest.fail(f"the module's bot is not running:\n{process.tail_log()}")
+    begun = len(process.log_text())
+    yield process
+    print(f"--- bot log (this test) ---\n{process.log_text()[begun:]}")
+
+
+@pytest.fixture
+def group() -> int:
+    """A group id no other test of the process uses: a test on a shared bot (`SHARED_BOT`)
+    talks in its own groups (`group_ids` for more than one)."""
+    return next(_GROUP_IDS)
+
+
+@pytest.fixture
+def group_ids() -> Iterator[int]:
+    return _GROUP_IDS
 
 
 @pytest.fixture

@@ -144,9 +144,22 @@ class FakeOpenAI:
         simulate_cache: bool = False,
         in_process: bool = False,
     ) -> None:
-        self.default_reply = default_reply
         self.flavor: Flavor = check_flavor(flavor)
         self.simulate_cache = simulate_cache or flavor != "openai"
+        self.in_process = in_process
+        self._clients: list[httpx2.AsyncClient] = []
+        self.port = free_port()
+        self._server: uvicorn.Server | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._arrived = asyncio.Event()
+        self.app = self._build_app()
+        self.reset(default_reply)
+
+    def reset(self, default_reply: str = "好哦") -> None:
+        """Back to a new server's state (no script, no recorded requests, no outage, the
+        default files, models and embeddings): a server one bot keeps across a module's tests
+        (tests/e2e/conftest.py, `SHARED_BOT`) starts each test as a new one would."""
+        self.default_reply = default_reply
         self.prompt_cache = PromptCache()
         self._failing_until = 0.0
         self._failing_status = 500
@@ -162,13 +175,6 @@ class FakeOpenAI:
         self.embed: Callable[[str], list[float]] = fake_embedding
         self.embeddings_status = 200
         self.embeddings_delay = 0.0  # seconds each embeddings call takes
-        self.in_process = in_process
-        self._clients: list[httpx2.AsyncClient] = []
-        self.port = free_port()
-        self._server: uvicorn.Server | None = None
-        self._task: asyncio.Task[None] | None = None
-        self._arrived = asyncio.Event()
-        self.app = self._build_app()
 
     @property
     def base_url(self) -> str:
