@@ -21,8 +21,8 @@ from tests.harness.onebot_peer import OneBotPeer
 from tests.unit.images.local_http import PNG_1X1, LocalHttpServer, Route
 
 pytestmark = pytest.mark.e2e
+SHARED_BOT = True  # one bot and one SummarisingLLM for the module; each test has its own group
 
-GROUP_LONG, GROUP_VISION, GROUP_TEXT, GROUP_STRICT = 64_000_001, 64_000_002, 64_000_003, 64_000_004
 ALICE, BOB, CAROL = 42_001, 42_002, 42_003
 SUMMARY_TEXT = "用户一直在问吉他练习，卡在F和弦，帕拉斯建议每天慢练十分钟，约好周末汇报进度。"
 
@@ -44,6 +44,10 @@ class SummarisingLLM(FakeOpenAI):
         super().__init__()
         self.summary_requests: list[dict[str, Any]] = []
 
+    def reset(self, default_reply: str = "好哦") -> None:
+        super().reset(default_reply)
+        self.summary_requests = []
+
     def _completion(self, body: dict[str, Any], item: Scripted) -> dict[str, Any]:  # type: ignore[override]
         system = " ".join(
             str(m.get("content")) for m in body.get("messages", []) if m.get("role") == "system"
@@ -54,8 +58,8 @@ class SummarisingLLM(FakeOpenAI):
         return FakeOpenAI._completion(body, item)
 
 
-@pytest.fixture
-async def fake_llm() -> AsyncIterator[FakeOpenAI]:
+@pytest.fixture(scope="module")
+async def module_llm() -> AsyncIterator[FakeOpenAI]:
     server = SummarisingLLM()
     await server.start()
     yield server
@@ -118,17 +122,17 @@ async def latest_snapshot(bot: BotProcess, db: DbView, group: int) -> InjectionS
 
 
 async def test_thirty_turns_get_compressed_and_the_summary_leads_the_next_request(
-    bot: BotProcess, peer: OneBotPeer, fake_llm: SummarisingLLM, db: DbView
+    group: int, bot: BotProcess, peer: OneBotPeer, fake_llm: SummarisingLLM, db: DbView
 ) -> None:
-    write_group_config(bot, GROUP_LONG, FAST)
+    write_group_config(bot, group, FAST)
     for i in range(1, 31):
-        await ask(peer, fake_llm, GROUP_LONG, at_bot(f"第{i}个问题：吉他第{i}课怎么练？"))
+        await ask(peer, fake_llm, group, at_bot(f"第{i}个问题：吉他第{i}课怎么练？"))
 
     async def summarised() -> bool:
-        return await db.chat_sessions.latest_summary(BOT_ID, GROUP_LONG, ALICE) is not None
+        return await db.chat_sessions.latest_summary(BOT_ID, group, ALICE) is not None
 
     await db.wait_for(summarised, what="the session summary row")
-    rows = await db.chat_sessions.all_for_user(BOT_ID, GROUP_LONG, ALICE)
+    rows = await db.chat_sessions.all_for_user(BOT_ID, group, ALICE)
     assert [r.content for r in rows if r.is_summary] == ["【此前对话摘要】" + SUMMARY_TEXT]
     assert len(rows) < 60  # 60 turns were appended; the oldest ones are gone
     assert not any("第1个问题" in r.content for r in rows)
@@ -136,7 +140,7 @@ async def test_thirty_turns_get_compressed_and_the_summary_leads_the_next_reques
     transcript = fake_llm.summary_requests[0]["messages"][-1]["content"]
     assert "第1个问题" in transcript and "第30个问题" not in transcript
 
-    request = await ask(peer, fake_llm, GROUP_LONG, at_bot("那我周末给你汇报？"))
+    request = await ask(peer, fake_llm, group, at_bot("那我周末给你汇报？"))
     assert request.messages[0]["role"] == "system"
     first_history = request.messages[1]
     assert first_history["role"] == "user"
@@ -150,11 +154,16 @@ async def test_thirty_turns_get_compressed_and_the_summary_leads_the_next_reques
 
 
 async def test_vision_model_gets_the_image_as_a_data_url_block(
-    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, db: DbView, images: LocalHttpServer
+    group: int,
+    bot: BotProcess,
+    peer: OneBotPeer,
+    fake_llm: FakeOpenAI,
+    db: DbView,
+    images: LocalHttpServer,
 ) -> None:
-    write_group_config(bot, GROUP_VISION, FAST + VISION + ALLOW_LOCAL)
+    write_group_config(bot, group, FAST + VISION + ALLOW_LOCAL)
     url = images.url("/cat.png")
-    request = await ask(peer, fake_llm, GROUP_VISION, [*at_bot("这是什么"), image_segment(url)])
+    request = await ask(peer, fake_llm, group, [*at_bot("这是什么"), image_segment(url)])
 
     current = request.messages[-1]
     [data_url] = image_urls(current)
@@ -163,27 +172,27 @@ async def test_vision_model_gets_the_image_as_a_data_url_block(
     assert "这是什么 [图片]" in json.dumps(current, ensure_ascii=False)
     assert images.paths() == ["/cat.png"]
 
-    snapshot = await latest_snapshot(bot, db, GROUP_VISION)
+    snapshot = await latest_snapshot(bot, db, group)
     stored = json.dumps(snapshot.data["request"], ensure_ascii=False)
     assert "data:image/png;sha256=" in stored and "base64" not in stored
 
     async def session_has_placeholder() -> bool:
-        rows = await db.chat_sessions.all_for_user(BOT_ID, GROUP_VISION, ALICE)
+        rows = await db.chat_sessions.all_for_user(BOT_ID, group, ALICE)
         return any(f"[图片]:url={url}" in r.content for r in rows if r.role == "user")
 
     await db.wait_for(session_has_placeholder, what="the image placeholder in the session")
 
 
 async def test_picture_sent_right_after_the_question_is_seen_with_it(
-    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, images: LocalHttpServer
+    group: int, bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, images: LocalHttpServer
 ) -> None:
     """QQ users often send "@牛牛 这是啥" and then the picture as its own message."""
     merge = "\n[chat]\nmerge_window_s = 1.5\n"
-    write_group_config(bot, GROUP_VISION, VISION + ALLOW_LOCAL + merge)
-    await peer.send_event(peer.group_message(GROUP_VISION, BOB, at_bot("这是啥")))
+    write_group_config(bot, group, VISION + ALLOW_LOCAL + merge)
+    await peer.send_event(peer.group_message(group, BOB, at_bot("这是啥")))
     await asyncio.sleep(0.3)
     picture = [image_segment(images.url("/cat.png"))]
-    await peer.send_event(peer.group_message(GROUP_VISION, BOB, picture))
+    await peer.send_event(peer.group_message(group, BOB, picture))
     await peer.wait_for_calls("send_group_msg")
     [request] = chat_turns(fake_llm)  # one turn for both messages
     current = request.messages[-1]
@@ -194,11 +203,11 @@ async def test_picture_sent_right_after_the_question_is_seen_with_it(
 
 
 async def test_text_model_sees_a_marker_and_nothing_is_downloaded(
-    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, images: LocalHttpServer
+    group: int, bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, images: LocalHttpServer
 ) -> None:
-    write_group_config(bot, GROUP_TEXT, FAST + ALLOW_LOCAL)
+    write_group_config(bot, group, FAST + ALLOW_LOCAL)
     message = [*at_bot("这是什么"), image_segment(images.url("/cat.png"))]
-    request = await ask(peer, fake_llm, GROUP_TEXT, message)
+    request = await ask(peer, fake_llm, group, message)
     current = request.messages[-1]
     assert isinstance(current["content"], str) and "这是什么 [图片]" in current["content"]
     assert "image_url" not in json.dumps(request.messages)
@@ -211,6 +220,7 @@ async def test_text_model_sees_a_marker_and_nothing_is_downloaded(
     [("127.0.0.1", "loopback"), ("localhost", "loopback"), ("10.0.0.1", "private")],
 )
 async def test_private_image_urls_are_never_fetched(
+    group: int,
     bot: BotProcess,
     peer: OneBotPeer,
     fake_llm: FakeOpenAI,
@@ -219,41 +229,46 @@ async def test_private_image_urls_are_never_fetched(
     host: str,
     reason: str,
 ) -> None:
-    write_group_config(bot, GROUP_STRICT, FAST + VISION)  # a vision model, no allowance
+    write_group_config(bot, group, FAST + VISION)  # a vision model, no allowance
     url = images.url("/cat.png", host=host)
     started = time.monotonic()
-    request = await ask(peer, fake_llm, GROUP_STRICT, [*at_bot("看看这个"), image_segment(url)])
+    request = await ask(peer, fake_llm, group, [*at_bot("看看这个"), image_segment(url)])
     assert time.monotonic() - started < 8  # refused up front, not a 10 s connect timeout
     assert "image_url" not in json.dumps(request.messages)
-    snapshot = await latest_snapshot(bot, db, GROUP_STRICT)
+    snapshot = await latest_snapshot(bot, db, group)
     [failure] = snapshot.data["vision"]["failed"]
     assert failure["reason"].startswith("blocked_address") and reason in failure["reason"]
     assert images.requests == []
-    assert len(peer.sends(GROUP_STRICT)) >= 1  # the turn went on without the image
+    assert len(peer.sends(group)) >= 1  # the turn went on without the image
 
 
 async def test_quoted_image_is_the_current_image_and_recognition_skips_the_timeline(
-    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, db: DbView, images: LocalHttpServer
+    group: int,
+    bot: BotProcess,
+    peer: OneBotPeer,
+    fake_llm: FakeOpenAI,
+    db: DbView,
+    images: LocalHttpServer,
 ) -> None:
-    write_group_config(bot, GROUP_VISION, FAST + VISION + ALLOW_LOCAL)
+    write_group_config(bot, group, FAST + VISION + ALLOW_LOCAL)
     quoted_id = -1_234_567_890_123
     await peer.send_event(
-        peer.group_message(GROUP_VISION, CAROL, [image_segment(images.url("/timeline.png"))])
+        peer.group_message(group, CAROL, [image_segment(images.url("/timeline.png"))])
     )
     await peer.send_event(
         peer.group_message(
-            GROUP_VISION, BOB, [image_segment(images.url("/quoted.png"))], message_id=quoted_id
+            group, BOB, [image_segment(images.url("/quoted.png"))], message_id=quoted_id
         )
     )
-    await db.wait_for_count(2, group_id=GROUP_VISION)
+    await db.wait_for_count(2, group_id=group)
 
     quote = [{"type": "reply", "data": {"id": str(quoted_id)}}, *at_bot("这是谁")]
-    request = await ask(peer, fake_llm, GROUP_VISION, quote)
+    request = await ask(peer, fake_llm, group, quote)
     assert len(image_urls(request.messages[-1])) == 1  # the quoted picture, as the current one
     assert sum(len(image_urls(m)) for m in request.messages) == 1  # no timeline images
     assert sorted(images.paths()) == ["/quoted.png"]
 
-    request = await ask(peer, fake_llm, GROUP_VISION, at_bot("刚才大家发的图好看吗"))
+    request = await ask(peer, fake_llm, group, at_bot("刚才大家发的图好看吗"))
     # one user message of timeline images (the formatter may merge it into the current one)
     sent = [u for m in request.messages for u in image_urls(m)]
     assert len(sent) == 2 and all(u.startswith("data:image/png;base64,") for u in sent)
@@ -262,15 +277,15 @@ async def test_quoted_image_is_the_current_image_and_recognition_skips_the_timel
 
 
 async def test_quoted_message_missing_from_the_store_comes_from_get_msg(
-    bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, images: LocalHttpServer
+    group: int, bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, images: LocalHttpServer
 ) -> None:
-    write_group_config(bot, GROUP_VISION, FAST + VISION + ALLOW_LOCAL)
+    write_group_config(bot, group, FAST + VISION + ALLOW_LOCAL)
     unseen_id = -42
     peer.group_message(  # known to the OneBot side only: never delivered as an event
-        GROUP_VISION, BOB, [image_segment(images.url("/old.png"))], message_id=unseen_id
+        group, BOB, [image_segment(images.url("/old.png"))], message_id=unseen_id
     )
     quote = [{"type": "reply", "data": {"id": str(unseen_id)}}, *at_bot("这张图怎么样")]
-    request = await ask(peer, fake_llm, GROUP_VISION, quote)
+    request = await ask(peer, fake_llm, group, quote)
     assert len(image_urls(request.messages[-1])) == 1
     assert images.paths() == ["/old.png"]
     asked = [c.params.get("message_id") for c in peer.calls_of("get_msg")]
