@@ -110,12 +110,17 @@ def bot(request: pytest.FixtureRequest, fake_llm: FakeOpenAI) -> Iterator[BotPro
     if not shares_bot(request):
         yield request.getfixturevalue("own_bot")
         return
-    process: BotProcess = request.getfixturevalue("module_bot")
+    yield from this_test(request.getfixturevalue("module_bot"))
+
+
+def this_test(process: BotProcess) -> Iterator[BotProcess]:
+    """A module's shared bot for one test: its `log_text` / `tail_log` read only the lines
+    written since the test began, and those are printed after it (shown on failure)."""
     if process.proc is None or process.proc.poll() is not None:
         pytest.fail(f"the module's bot is not running:\n{process.tail_log()}")
-    begun = len(process.log_text())
+    process.log_offset = len(process.whole_log())
     yield process
-    print(f"--- bot log (this test) ---\n{process.log_text()[begun:]}")
+    print(f"--- bot log (this test) ---\n{process.log_text()}")
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
@@ -20,15 +20,17 @@ import pytest
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.db.repositories.usage import UsageRepository
-from tests.e2e.conftest import at_bot, sent_texts, write_group_config
+from tests.e2e.conftest import at_bot, sent_texts, this_test, write_group_config
 from tests.harness.bot_process import REPO, BotProcess
 from tests.harness.fake_openai import FakeOpenAI, Scripted, free_port, tool_call
 from tests.harness.onebot_peer import OneBotPeer
 
 pytestmark = pytest.mark.e2e
+# the stdio-server bot (`mcp_bot`) is one for the module, on the module's fake model; each
+# test talks in its own groups, and reads only its own log lines
+SHARED_BOT = True
 
 BOT_ID = 2_900_000_001
-GROUP, CLOSED_GROUP, ADMINS_GROUP = 67_000_001, 67_000_002, 67_000_003
 ALICE, SUPERUSER = 62_001, 10_001
 ASK = "北京明天天气怎么样"
 STDIO_SERVER = f"""
@@ -67,12 +69,19 @@ async def _bot(tmp_path: Path, fake_llm: FakeOpenAI, mcp_toml: str, **env: str) 
     return process
 
 
-@pytest.fixture
-async def mcp_bot(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[BotProcess]:
-    process = await _bot(tmp_path, fake_llm, STDIO_SERVER, MCP_WEATHER_DELAY_S="0")
+@pytest.fixture(scope="module")
+async def module_mcp_bot(
+    tmp_path_factory: pytest.TempPathFactory, module_llm: FakeOpenAI
+) -> AsyncIterator[BotProcess]:
+    workdir = tmp_path_factory.mktemp("mcp")
+    process = await _bot(workdir, module_llm, STDIO_SERVER, MCP_WEATHER_DELAY_S="0")
     yield process
     await process.stop()
-    print(f"--- bot log (tail) ---\n{process.tail_log(80)}")
+
+
+@pytest.fixture
+def mcp_bot(module_mcp_bot: BotProcess, fake_llm: FakeOpenAI) -> Iterator[BotProcess]:
+    yield from this_test(module_mcp_bot)
 
 
 @pytest.fixture
@@ -91,10 +100,10 @@ async def _weather_turn(peer: OneBotPeer, fake_llm: FakeOpenAI, group: int) -> l
 
 
 async def test_model_asks_for_the_weather_tool_and_the_answer_uses_its_result(
-    mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
+    group: int, mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
 ) -> None:
-    write_group_config(mcp_bot, GROUP, '[tools.mcp]\nallow = ["weather"]\n')
-    assert await _weather_turn(mcp_peer, fake_llm, GROUP) == ["明天晴转多云，3到12度"]
+    write_group_config(mcp_bot, group, '[tools.mcp]\nallow = ["weather"]\n')
+    assert await _weather_turn(mcp_peer, fake_llm, group) == ["明天晴转多云，3到12度"]
     first, second = fake_llm.chat_requests()[:2]
     assert "weather__weather" in _tool_names(first.body)
     assert first.body["tool_choice"] == "auto"
@@ -107,20 +116,20 @@ async def test_model_asks_for_the_weather_tool_and_the_answer_uses_its_result(
     try:
         snapshots = SnapshotRepository(session_factory(engine))
         deadline = time.monotonic() + 10
-        while not (saved := await snapshots.latest(GROUP)) and time.monotonic() < deadline:
+        while not (saved := await snapshots.latest(group)) and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
         model_tools = saved[0].data["tool"]["model_tools"]
         assert model_tools["offered"] == ["weather__hostile", "weather__weather"]
         (call,) = model_tools["calls"]
         assert (call["tool"], call["ok"], call["reason"]) == ("weather.weather", True, "ok")
         ledger = UsageRepository(session_factory(engine))
-        totals = await ledger.totals(now=time.time(), group_id=GROUP, task="tool")
+        totals = await ledger.totals(now=time.time(), group_id=group, task="tool")
         assert totals.calls == 1
     finally:
         await engine.dispose()
     # what an admin sees in the group
     for command in ("/pallas context", "/pallas status", "/pallas tool"):
-        await mcp_peer.send_event(mcp_peer.group_message(GROUP, SUPERUSER, command))
+        await mcp_peer.send_event(mcp_peer.group_message(group, SUPERUSER, command))
     answers = sent_texts(await mcp_peer.wait_for_calls("send_msg", "send_group_msg", count=4))
     assert any("call weather.weather" in a and "→ ok (ok" in a for a in answers), answers
     assert any("MCP：weather（所有人可用，每日 200 次）" in a for a in answers), answers
@@ -128,13 +137,14 @@ async def test_model_asks_for_the_weather_tool_and_the_answer_uses_its_result(
 
 
 async def test_no_permission_no_schemas_and_members_below_the_audience_get_none(
-    mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
+    group_ids: Iterator[int], mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
 ) -> None:
-    write_group_config(mcp_bot, ADMINS_GROUP, '[tools.mcp]\nallow = ["weather"]\nwho = "admins"\n')
+    closed_group, admins_group = next(group_ids), next(group_ids)
+    write_group_config(mcp_bot, admins_group, '[tools.mcp]\nallow = ["weather"]\nwho = "admins"\n')
     fake_llm.enqueue("我查不了天气哦", "我也查不了")
-    await mcp_peer.send_event(mcp_peer.group_message(CLOSED_GROUP, ALICE, at_bot(ASK)))
+    await mcp_peer.send_event(mcp_peer.group_message(closed_group, ALICE, at_bot(ASK)))
     await mcp_peer.wait_for_calls("send_group_msg", count=1, timeout=20)
-    await mcp_peer.send_event(mcp_peer.group_message(ADMINS_GROUP, ALICE, at_bot(ASK)))
+    await mcp_peer.send_event(mcp_peer.group_message(admins_group, ALICE, at_bot(ASK)))
     await mcp_peer.wait_for_calls("send_group_msg", count=2, timeout=20)
     closed, member = fake_llm.chat_requests()[:2]
     assert "tools" not in closed.body and "tool_choice" not in closed.body
@@ -142,17 +152,17 @@ async def test_no_permission_no_schemas_and_members_below_the_audience_get_none(
     # the superuser in the same group is offered the tool
     fake_llm.enqueue("好的")
     await asyncio.sleep(3.5)  # past the group cooldown
-    await mcp_peer.send_event(mcp_peer.group_message(ADMINS_GROUP, SUPERUSER, at_bot(ASK)))
+    await mcp_peer.send_event(mcp_peer.group_message(admins_group, SUPERUSER, at_bot(ASK)))
     await fake_llm.wait_for_requests(3, timeout=20)
     assert "weather__weather" in _tool_names(fake_llm.chat_requests()[2].body)
 
 
 async def test_hostile_result_is_neutralised_and_capped(
-    mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
+    group: int, mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
 ) -> None:
-    write_group_config(mcp_bot, GROUP, '[tools.mcp]\nallow = ["weather"]\n')
+    write_group_config(mcp_bot, group, '[tools.mcp]\nallow = ["weather"]\n')
     fake_llm.enqueue(tool_call("weather__hostile", query="北京"), "暂时查不到呢")
-    await mcp_peer.send_event(mcp_peer.group_message(GROUP, ALICE, at_bot(ASK)))
+    await mcp_peer.send_event(mcp_peer.group_message(group, ALICE, at_bot(ASK)))
     assert sent_texts(await mcp_peer.wait_for_calls("send_group_msg", count=1, timeout=20)) == [
         "暂时查不到呢"
     ]
@@ -165,15 +175,15 @@ async def test_hostile_result_is_neutralised_and_capped(
 
 
 async def test_killing_the_server_mid_call_still_answers(
-    tmp_path: Path, fake_llm: FakeOpenAI
+    group: int, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
     bot = await _bot(tmp_path, fake_llm, STDIO_SERVER, MCP_WEATHER_DELAY_S="3")
     peer = OneBotPeer(bot.ws_url, self_id=BOT_ID, access_token=bot.access_token)
     await peer.connect()
     try:
-        write_group_config(bot, GROUP, '[tools.mcp]\nallow = ["weather"]\n')
+        write_group_config(bot, group, '[tools.mcp]\nallow = ["weather"]\n')
         fake_llm.enqueue(tool_call("weather__weather", city="北京"), "天气暂时查不到，晚点再问我")
-        await peer.send_event(peer.group_message(GROUP, ALICE, at_bot(ASK)))
+        await peer.send_event(peer.group_message(group, ALICE, at_bot(ASK)))
         await fake_llm.wait_for_requests(1, timeout=20)
         await asyncio.sleep(0.5)  # the call is under way (the server waits 3 s)
         os.kill(int((tmp_path / "mcp.pid").read_text()), signal.SIGKILL)
@@ -188,7 +198,7 @@ async def test_killing_the_server_mid_call_still_answers(
 
 
 async def test_streamable_http_server_with_a_header_from_the_environment(
-    tmp_path: Path, fake_llm: FakeOpenAI
+    group: int, tmp_path: Path, fake_llm: FakeOpenAI
 ) -> None:
     port = free_port()
     server = subprocess.Popen(  # noqa: ASYNC220 - spawning returns at once
@@ -208,8 +218,8 @@ async def test_streamable_http_server_with_a_header_from_the_environment(
         peer = OneBotPeer(bot.ws_url, self_id=BOT_ID, access_token=bot.access_token)
         await peer.connect()
         try:
-            write_group_config(bot, GROUP, '[tools.mcp]\nallow = ["weather.weather"]\n')
-            assert await _weather_turn(peer, fake_llm, GROUP) == ["明天晴转多云，3到12度"]
+            write_group_config(bot, group, '[tools.mcp]\nallow = ["weather.weather"]\n')
+            assert await _weather_turn(peer, fake_llm, group) == ["明天晴转多云，3到12度"]
             first, second = fake_llm.chat_requests()[:2]
             assert _tool_names(first.body) == ["weather__weather"]  # hostile not allowed
             assert "北京明天：晴转多云" in _tool_block(second.system_prompt)
@@ -234,9 +244,9 @@ async def _wait_listening(port: int, timeout: float = 20.0) -> None:
 
 
 async def test_made_up_tools_bad_arguments_and_the_daily_budget_fail_quietly(
-    mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
+    group: int, mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
 ) -> None:
-    write_group_config(mcp_bot, GROUP, '[tools.mcp]\nallow = ["weather"]\ndaily_calls = 1\n')
+    write_group_config(mcp_bot, group, '[tools.mcp]\nallow = ["weather"]\ndaily_calls = 1\n')
     asked = Scripted(
         tool_calls=[
             ("weather__radar", "{}"),  # never offered
@@ -246,7 +256,7 @@ async def test_made_up_tools_bad_arguments_and_the_daily_budget_fail_quietly(
         ]
     )
     fake_llm.enqueue(asked, "北京明天晴转多云")
-    await mcp_peer.send_event(mcp_peer.group_message(GROUP, ALICE, at_bot(ASK)))
+    await mcp_peer.send_event(mcp_peer.group_message(group, ALICE, at_bot(ASK)))
     sends = await mcp_peer.wait_for_calls("send_group_msg", count=1, timeout=20)
     assert sent_texts(sends) == ["北京明天晴转多云"]
     block = _tool_block(fake_llm.chat_requests()[1].system_prompt)
@@ -258,22 +268,22 @@ async def test_made_up_tools_bad_arguments_and_the_daily_budget_fail_quietly(
     # the budget is spent for today: the next turn offers no tool
     fake_llm.enqueue("好")
     await asyncio.sleep(3.5)
-    await mcp_peer.send_event(mcp_peer.group_message(GROUP, ALICE, at_bot("上海呢")))
+    await mcp_peer.send_event(mcp_peer.group_message(group, ALICE, at_bot("上海呢")))
     await fake_llm.wait_for_requests(3, timeout=20)
     assert "tools" not in fake_llm.chat_requests()[2].body
 
 
 async def test_a_side_effect_tool_waits_for_an_admin_to_confirm_it_once(
-    mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
+    group: int, mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
 ) -> None:
     write_group_config(
         mcp_bot,
-        GROUP,
+        group,
         '[tools.mcp]\nallow = ["weather"]\n\n[tools.mcp.tool."weather.weather"]\n'
         "side_effects = true\n",
     )
     fake_llm.enqueue(tool_call("weather__weather", city="北京"), "已经帮你提交给管理员啦")
-    await mcp_peer.send_event(mcp_peer.group_message(GROUP, ALICE, at_bot(ASK)))
+    await mcp_peer.send_event(mcp_peer.group_message(group, ALICE, at_bot(ASK)))
     await mcp_peer.wait_for_calls("send_group_msg", count=1, timeout=20)
     block = _tool_block(fake_llm.chat_requests()[1].system_prompt)
     assert "还没有执行" in block and "晴转多云" not in block  # not run on the model's word
@@ -281,16 +291,16 @@ async def test_a_side_effect_tool_waits_for_an_admin_to_confirm_it_once(
     assert code is not None, block
     # a member cannot confirm it; an admin can, once
     await mcp_peer.send_event(
-        mcp_peer.group_message(GROUP, ALICE, f"/pallas tool confirm {code[1]}")
+        mcp_peer.group_message(group, ALICE, f"/pallas tool confirm {code[1]}")
     )
     await asyncio.sleep(1.0)
     await mcp_peer.send_event(
-        mcp_peer.group_message(GROUP, SUPERUSER, f"/pallas tool confirm {code[1]}")
+        mcp_peer.group_message(group, SUPERUSER, f"/pallas tool confirm {code[1]}")
     )
     answers = sent_texts(await mcp_peer.wait_for_calls("send_msg", "send_group_msg", count=3))
     assert answers[-1] == "已执行 weather.weather：北京明天：晴转多云，3~12°C，北风3级"
     await mcp_peer.send_event(
-        mcp_peer.group_message(GROUP, SUPERUSER, f"/pallas tool confirm {code[1]}")
+        mcp_peer.group_message(group, SUPERUSER, f"/pallas tool confirm {code[1]}")
     )
     answers = sent_texts(await mcp_peer.wait_for_calls("send_msg", "send_group_msg", count=4))
     assert answers[-1].startswith(f"没有待确认的 {code[1]}")
@@ -298,16 +308,16 @@ async def test_a_side_effect_tool_waits_for_an_admin_to_confirm_it_once(
 
 
 async def test_the_bots_own_rule_tools_can_be_offered_to_the_model_the_same_way(
-    mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
+    group: int, mcp_bot: BotProcess, mcp_peer: OneBotPeer, fake_llm: FakeOpenAI
 ) -> None:
     write_group_config(
         mcp_bot,
-        GROUP,
+        group,
         '[tools]\nadmin_only = ["activity"]\n\n[tools.mcp]\nallow = ["local"]\n',
     )
     fake_llm.enqueue(tool_call("local__calc", request="算一下 3.5*34"), "一共119块")
     await mcp_peer.send_event(
-        mcp_peer.group_message(GROUP, ALICE, at_bot("一打鸡蛋三块五，买34打要多少钱"))
+        mcp_peer.group_message(group, ALICE, at_bot("一打鸡蛋三块五，买34打要多少钱"))
     )
     sends = await mcp_peer.wait_for_calls("send_group_msg", count=1, timeout=20)
     assert sent_texts(sends) == ["一共119块"]

@@ -47,6 +47,9 @@ class BotProcess:
     random_actions: bool = False  # False: tests.harness.group_defaults.NO_DICE
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
+    # where `log_text` / `tail_log` begin: a bot shared by a module's tests reads only the
+    # lines of the test under way (tests/e2e/conftest.py, `this_test`)
+    log_offset: int = 0
     _cpu_at_start: float = 0.0
 
     @property
@@ -162,9 +165,12 @@ class BotProcess:
 
     def tail_log(self, lines: int = 60) -> str:
         try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+            return "\n".join(self.log_text().splitlines()[-lines:])
         except FileNotFoundError:
             return "<no log>"
 
     def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")[self.log_offset :]
+
+    def whole_log(self) -> str:
         return self.log_path.read_text(errors="replace")
