@@ -13,7 +13,7 @@ from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.onebot_peer import OneBotPeer
 
-GROUP = 66_000_101
+SHARED_BOT = True  # one bot for the module; each test talks in its own `group`
 ALICE = 53_001
 
 
@@ -33,27 +33,27 @@ HOSTILE_FRAMES = {
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE_FRAMES))
 async def test_a_hostile_frame_is_refused_and_the_connection_stays(
-    kind: str, bot: BotProcess, peer: OneBotPeer, db: DbView
+    group: int, kind: str, bot: BotProcess, peer: OneBotPeer, db: DbView
 ) -> None:
-    await peer.send_event(peer.group_message(GROUP, ALICE, "之前"))
-    await db.wait_for_count(1, group_id=GROUP)
+    await peer.send_event(peer.group_message(group, ALICE, "之前"))
+    await db.wait_for_count(1, group_id=group)
     await peer.send_raw(HOSTILE_FRAMES[kind])
     for i in range(5):  # frames queued right behind the hostile one
-        await peer.send_event(peer.group_message(GROUP, ALICE, f"之后 {i}"))
-    await db.wait_for_count(6, group_id=GROUP)
+        await peer.send_event(peer.group_message(group, ALICE, f"之后 {i}"))
+    await db.wait_for_count(6, group_id=group)
     assert peer.connected
     assert "refused a OneBot frame" in bot.tail_log(200) or kind == "echo_5000_digits"
 
 
 async def test_the_same_api_response_twice_does_not_drop_the_connection(
-    bot: BotProcess, peer: OneBotPeer, db: DbView, fake_llm: FakeOpenAI
+    group: int, bot: BotProcess, peer: OneBotPeer, db: DbView, fake_llm: FakeOpenAI
 ) -> None:
     peer.repeat_responses = 2  # every send_group_msg result arrives twice, same echo
-    await peer.send_event(peer.group_message(GROUP, ALICE, at_bot("在吗")))
+    await peer.send_event(peer.group_message(group, ALICE, at_bot("在吗")))
     await peer.wait_for_calls("send_group_msg", count=1, timeout=20)
     await asyncio.sleep(0.5)
     for i in range(5):
-        await peer.send_event(peer.group_message(GROUP, ALICE, f"之后 {i}"))
-    await db.wait_for_count(6, group_id=GROUP)
+        await peer.send_event(peer.group_message(group, ALICE, f"之后 {i}"))
+    await db.wait_for_count(6, group_id=group)
     assert peer.connected
     assert "nothing waits for it" in bot.tail_log(200)

@@ -12,19 +12,21 @@ from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.onebot_peer import OneBotPeer
 
 pytestmark = pytest.mark.e2e
+SHARED_BOT = True  # one bot for the module; each test talks in its own `group`
 
-GROUP = 66_100_001
 SUPERUSER, ALICE, BOB = 10001, 46_101, 46_102
 
 
-async def test_backlog_after_reconnect(peer: OneBotPeer, fake_llm: FakeOpenAI, db: DbView) -> None:
+async def test_backlog_after_reconnect(
+    group: int, peer: OneBotPeer, fake_llm: FakeOpenAI, db: DbView
+) -> None:
     fake_llm.enqueue("刚才掉线了，今晚八点哦\n你还想问什么")
     now = int(time.time())
     backlog = [
-        peer.group_message(GROUP, ALICE, at_bot("在吗"), time_=now - 600),
-        peer.group_message(GROUP, BOB, "有人知道今晚几点开始吗", time_=now - 590),
-        peer.group_message(GROUP, ALICE, at_bot("你怎么不理我"), time_=now - 500),
-        peer.group_message(GROUP, ALICE, at_bot("今晚活动几点开始？"), time_=now - 400),
+        peer.group_message(group, ALICE, at_bot("在吗"), time_=now - 600),
+        peer.group_message(group, BOB, "有人知道今晚几点开始吗", time_=now - 590),
+        peer.group_message(group, ALICE, at_bot("你怎么不理我"), time_=now - 500),
+        peer.group_message(group, ALICE, at_bot("今晚活动几点开始？"), time_=now - 400),
     ]
     for event in backlog:  # the implementation flushes its queue at once
         await peer.send_event(event)
@@ -34,25 +36,25 @@ async def test_backlog_after_reconnect(peer: OneBotPeer, fake_llm: FakeOpenAI, d
     [request] = fake_llm.chat_requests()  # one turn for the whole backlog
     current = str(request.messages[-1]["content"])
     assert "今晚活动几点开始" in current and "你怎么不理我" not in current
-    [reply] = sent_texts(peer.sends(GROUP))  # one bubble
+    [reply] = sent_texts(peer.sends(group))  # one bubble
     assert reply.startswith("刚才掉线了，今晚八点哦")
     assert "最多 1 段" in request.system_prompt  # the short shape was asked for
-    await db.wait_for_count(4, group_id=GROUP)  # everything was recorded
+    await db.wait_for_count(4, group_id=group)  # everything was recorded
 
-    await peer.send_event(peer.group_message(GROUP, SUPERUSER, "/pallas why 10"))
+    await peer.send_event(peer.group_message(group, SUPERUSER, "/pallas why 10"))
     sends = await peer.wait_for_calls("send_msg", "send_group_msg", count=2)
     why = sent_texts(sends)[-1]
     assert "stale_superseded" in why and "stale_message" in why
 
 
 async def test_fresh_at_after_the_backlog_is_answered_normally(
-    peer: OneBotPeer, fake_llm: FakeOpenAI
+    group: int, peer: OneBotPeer, fake_llm: FakeOpenAI
 ) -> None:
     fake_llm.enqueue("在的")
     await peer.send_event(
-        peer.group_message(GROUP, BOB, at_bot("昨天说的事呢"), time_=int(time.time()) - 900)
+        peer.group_message(group, BOB, at_bot("昨天说的事呢"), time_=int(time.time()) - 900)
     )
-    await peer.send_event(peer.group_message(GROUP, BOB, at_bot("帕拉斯在吗？")))
+    await peer.send_event(peer.group_message(group, BOB, at_bot("帕拉斯在吗？")))
     await peer.wait_for_calls("send_group_msg")
     await asyncio.sleep(1.5)
     [request] = fake_llm.chat_requests()
