@@ -20,6 +20,8 @@ from tests.harness.onebot_peer import OneBotPeer
 
 BOT_ID = 2_900_000_001
 _GROUP_IDS = itertools.count(880_000_001)  # `group_ids`: unused by any test
+# `member_ids`: unused by any test, 1,000 apart (a test may use id + 1 … id + 999 too)
+_MEMBER_IDS = itertools.count(77_000_001, 1_000)
 
 
 def shares_bot(request: pytest.FixtureRequest) -> bool:
@@ -133,6 +135,13 @@ def group() -> int:
 @pytest.fixture
 def group_ids() -> Iterator[int]:
     return _GROUP_IDS
+
+
+@pytest.fixture
+def member_ids() -> Iterator[int]:
+    """Member (QQ) ids no other test of the process uses: on a shared bot, a test whose
+    assertions read a member's facts across groups takes its members from here."""
+    return _MEMBER_IDS
 
 
 @pytest.fixture

@@ -22,8 +22,8 @@ from tests.harness.fake_openai import FakeOpenAI, RecordedRequest
 from tests.harness.onebot_peer import OneBotPeer
 
 pytestmark = pytest.mark.e2e
+SHARED_BOT = True  # one bot (both accounts) for the module; each test talks in its own group
 
-GROUP = 67_000_001
 ALICE, BOB = 54_001, 54_002
 ACCOUNT_A, ACCOUNT_B = BOT_ID, BOT_ID + 1
 B_IDS = 500_000  # account B's message ids: A's id + this (ids are per account)
@@ -40,28 +40,29 @@ def at(account: int, text: str) -> list[dict[str, Any]]:
 class TwoAccounts:
     a: OneBotPeer
     b: OneBotPeer
+    group: int
 
     async def line(
         self, user: int, message: str | list[dict[str, Any]], message_id: int, *, time_: int
     ) -> None:
         """One group line as both accounts receive it: same time and content, own ids."""
         event_a = self.a.group_message(
-            GROUP, user, message, message_id=message_id, time_=time_, card=f"m{user}"
+            self.group, user, message, message_id=message_id, time_=time_, card=f"m{user}"
         )
         event_b = self.b.group_message(
-            GROUP, user, message, message_id=message_id + B_IDS, time_=time_, card=f"m{user}"
+            self.group, user, message, message_id=message_id + B_IDS, time_=time_, card=f"m{user}"
         )
         await asyncio.gather(self.a.send_event(event_a), self.b.send_event(event_b))
 
 
 @pytest.fixture
-async def accounts(bot: BotProcess) -> AsyncIterator[TwoAccounts]:
+async def accounts(bot: BotProcess, group: int) -> AsyncIterator[TwoAccounts]:
     a = OneBotPeer(bot.ws_url, self_id=ACCOUNT_A, access_token=bot.access_token)
     b = OneBotPeer(bot.ws_url, self_id=ACCOUNT_B, access_token=bot.access_token)
     await a.connect()
     await b.connect()
     await asyncio.sleep(0.3)  # both accounts noted as connected
-    yield TwoAccounts(a, b)
+    yield TwoAccounts(a, b, group)
     await a.close()
     await b.close()
 
@@ -78,11 +79,11 @@ async def test_each_line_is_stored_once_and_identical_lines_stay_two(
     await accounts.line(BOB, "+1", 8002, time_=now)
     await accounts.line(BOB, "+1", 8003, time_=now)  # the same line again in the same second
     await accounts.line(ALICE, "明天见", 8004, time_=now + 1)
-    await db.wait_for_count(4, group_id=GROUP)
+    await db.wait_for_count(4, group_id=accounts.group)
     await _quiet(1.5)  # anything else the writer had would be stored by now
-    rows = await db.messages.recent(ACCOUNT_B, GROUP, limit=20)
+    rows = await db.messages.recent(ACCOUNT_B, accounts.group, limit=20)
     assert [r.text for r in rows] == ["今天食堂的饭真不错", "+1", "+1", "明天见"]
-    assert await db.messages.count(group_id=GROUP) == 4
+    assert await db.messages.count(group_id=accounts.group) == 4
 
 
 @pytest.mark.parametrize(
@@ -101,8 +102,8 @@ async def test_an_at_is_answered_by_the_named_account_only(
     await accounts.line(ALICE, message, 8101, time_=accounts.a.now())
     await accounts.b.wait_for_calls("send_group_msg")
     await _quiet(2.5)
-    assert sent_texts(accounts.b.sends(GROUP)) == ["我在的呀"]
-    assert accounts.a.sends(GROUP) == []
+    assert sent_texts(accounts.b.sends(accounts.group)) == ["我在的呀"]
+    assert accounts.a.sends(accounts.group) == []
     assert len(fake_llm.chat_requests()) == 1
 
 
@@ -114,7 +115,7 @@ async def test_an_alias_both_accounts_answer_to_is_answered_once(
     await fake_llm.wait_for_requests(1)
     await _quiet(3.0)
     assert len(fake_llm.chat_requests()) == 1
-    sends = [*accounts.a.sends(GROUP), *accounts.b.sends(GROUP)]
+    sends = [*accounts.a.sends(accounts.group), *accounts.b.sends(accounts.group)]
     assert sent_texts(sends) == ["在呢在呢"]
 
 
@@ -136,7 +137,7 @@ async def test_one_accounts_reply_is_another_bots_line_for_the_other(
     # account B receives A's reply as a group line from user A (as QQ delivers it)
     await accounts.b.send_event(
         accounts.b.group_message(
-            GROUP, ACCOUNT_A, sent_texts(sent)[0], message_id=9_300_001, nickname="帕拉斯"
+            accounts.group, ACCOUNT_A, sent_texts(sent)[0], message_id=9_300_001, nickname="帕拉斯"
         )
     )
     await _quiet(3.5)  # past the group cooldown
