@@ -30,7 +30,10 @@ def shares_bot(request: pytest.FixtureRequest) -> bool:
     on each other: each uses its own groups and members (see `group_ids`), so no per-group
     state (config file, cooldowns, sessions, extraction counters, budgets) carries over; the
     fake model is `reset` before each test. A test that restarts the bot, sets its env or
-    reads its whole log takes `tmp_path` and `running_bot` instead."""
+    reads its whole log takes `tmp_path` and `running_bot` instead; a test marked `own_bot`
+    gets a bot of its own (e.g. one whose process caches what the test changes behind it)."""
+    if request.node.get_closest_marker("own_bot") is not None:
+        return False
     return bool(getattr(request.module, "SHARED_BOT", False))
 
 
