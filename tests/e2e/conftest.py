@@ -19,6 +19,7 @@ from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.onebot_peer import OneBotPeer
 
 BOT_ID = 2_900_000_001
+MODULE_START_S = 120.0  # the start timeout of a bot a module's tests share (`SHARED_BOT`)
 _GROUP_IDS = itertools.count(880_000_001)  # `group_ids`: unused by any test
 # `member_ids`: unused by any test, 1,000 apart (a test may use id + 1 … id + 999 too)
 _MEMBER_IDS = itertools.count(77_000_001, 1_000)
@@ -70,6 +71,7 @@ async def running_bot(
     fake_llm: FakeOpenAI,
     *,
     prepare: Callable[[BotProcess], None] | None = None,
+    start_timeout: float = 60.0,
     **env: str,
 ) -> AsyncIterator[BotProcess]:
     """The bot process on the fake model (3 s timeout, no retries) plus `env`; `prepare` runs
@@ -86,7 +88,7 @@ async def running_bot(
     if prepare is not None:
         process.prepare()
         prepare(process)
-    await process.start()
+    await process.start(start_timeout)
     try:
         yield process
     finally:
@@ -104,7 +106,10 @@ async def own_bot(tmp_path: Path, fake_llm: FakeOpenAI) -> AsyncIterator[BotProc
 async def module_bot(
     tmp_path_factory: pytest.TempPathFactory, module_llm: FakeOpenAI
 ) -> AsyncIterator[BotProcess]:
-    async with running_bot(tmp_path_factory.mktemp("bot"), module_llm) as process:
+    # a module's tests all wait on this start: a slow one (a loaded machine) is not a failure
+    async with running_bot(
+        tmp_path_factory.mktemp("bot"), module_llm, start_timeout=MODULE_START_S
+    ) as process:
         yield process
 
 

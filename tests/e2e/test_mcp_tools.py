@@ -20,7 +20,7 @@ import pytest
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.db.repositories.snapshots import SnapshotRepository
 from pallas.core.db.repositories.usage import UsageRepository
-from tests.e2e.conftest import at_bot, sent_texts, this_test, write_group_config
+from tests.e2e.conftest import MODULE_START_S, at_bot, sent_texts, this_test, write_group_config
 from tests.harness.bot_process import REPO, BotProcess
 from tests.harness.fake_openai import FakeOpenAI, Scripted, free_port, tool_call
 from tests.harness.onebot_peer import OneBotPeer
@@ -52,7 +52,9 @@ def _tool_block(system_prompt: str) -> str:
     return system_prompt.split("【工具上下文】", 1)[1]
 
 
-async def _bot(tmp_path: Path, fake_llm: FakeOpenAI, mcp_toml: str, **env: str) -> BotProcess:
+async def _bot(
+    tmp_path: Path, fake_llm: FakeOpenAI, mcp_toml: str, start_timeout: float = 60.0, **env: str
+) -> BotProcess:
     process = BotProcess(
         tmp_path / "bot",
         env_overrides={
@@ -65,7 +67,7 @@ async def _bot(tmp_path: Path, fake_llm: FakeOpenAI, mcp_toml: str, **env: str) 
     )
     process.prepare()
     (process.config_dir / "mcp.toml").write_text(mcp_toml, encoding="utf-8")
-    await process.start()
+    await process.start(start_timeout)
     return process
 
 
@@ -74,7 +76,7 @@ async def module_mcp_bot(
     tmp_path_factory: pytest.TempPathFactory, module_llm: FakeOpenAI
 ) -> AsyncIterator[BotProcess]:
     workdir = tmp_path_factory.mktemp("mcp")
-    process = await _bot(workdir, module_llm, STDIO_SERVER, MCP_WEATHER_DELAY_S="0")
+    process = await _bot(workdir, module_llm, STDIO_SERVER, MODULE_START_S, MCP_WEATHER_DELAY_S="0")
     yield process
     await process.stop()
 

@@ -16,7 +16,14 @@ import pytest
 
 from pallas.core.db.engine import session_factory
 from pallas.core.db.repositories.snapshots import SnapshotRepository
-from tests.e2e.conftest import BOT_ID, DbView, at_bot, sent_texts, write_group_config
+from tests.e2e.conftest import (
+    BOT_ID,
+    MODULE_START_S,
+    DbView,
+    at_bot,
+    sent_texts,
+    write_group_config,
+)
 from tests.harness.bot_process import REPO, BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest
 from tests.harness.onebot_peer import OneBotPeer
@@ -65,7 +72,7 @@ async def module_bot(
             "PALLAS_TRANSCRIBE_MODEL": "whisper-1",
         },
     )
-    await process.start()
+    await process.start(MODULE_START_S)
     yield process
     await process.stop()
 
