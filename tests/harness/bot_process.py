@@ -134,7 +134,9 @@ class BotProcess:
                 except httpx.HTTPError:
                     pass
                 await asyncio.sleep(0.1)
-        raise TimeoutError(f"bot did not start:\n{self.tail_log()}")
+        tail = self.tail_log()
+        await self.stop()  # not left running after the test (nobody else would stop it)
+        raise TimeoutError(f"bot did not start:\n{tail}")
 
     async def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
