@@ -21,12 +21,14 @@ from pallas.features.memory_upkeep.consolidation import CONSOLIDATE_SYSTEM
 from pallas.features.memory_upkeep.update_judge import JUDGE_SYSTEM
 from tests.e2e.conftest import write_group_config
 from tests.e2e.test_memory import ask, person_facts_block
-from tests.e2e.test_teaching import GROUP, teach
+from tests.e2e.test_teaching import teach
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest, Scripted
 from tests.harness.onebot_peer import OneBotPeer
 
 pytestmark = pytest.mark.e2e
+
+GROUP = 65_100_001
 
 ALICE, BOB = 54_001, 54_002
 PROFILE = "[memory.profile]\nconsolidate_delay_s = 1.5\nconsolidate_min_facts = 4\n"
@@ -97,9 +99,9 @@ async def test_the_cheap_model_consolidates_a_members_facts_and_the_next_request
     model = Model()
     fake_llm.enqueue(*[Scripted(respond=model) for _ in range(30)])
     write_group_config(bot, GROUP, PROFILE)
-    assert await teach(peer, BOB, "记住 我是左撇子") == "记住啦～"
+    assert await teach(peer, GROUP, BOB, "记住 我是左撇子") == "记住啦～"
     for fact in ("我在腾讯上班", "我喜欢猫", "我对花生过敏", "我很喜欢猫咪", "我现在在字节上班"):
-        assert (await teach(peer, ALICE, f"记住 {fact}")).startswith("记住啦～")
+        assert (await teach(peer, GROUP, ALICE, f"记住 {fact}")).startswith("记住啦～")
 
     await until(lambda: _retired(repo, "TA在腾讯上班"), "the consolidation did not run")
     [call] = consolidation_requests(fake_llm)  # debounced: one call once her facts settled
@@ -119,7 +121,7 @@ async def test_the_cheap_model_consolidates_a_members_facts_and_the_next_request
 
     # A new fact: the consolidation no longer stands for her facts; the next one is garbage,
     # so the rule-built profile (every live fact) is what the model sees.
-    assert await teach(peer, ALICE, "记住 我养了一只狗") == "记住啦～"
+    assert await teach(peer, GROUP, ALICE, "记住 我养了一只狗") == "记住啦～"
     await until(lambda: _asked(fake_llm, 2), "no second consolidation")
     await asyncio.sleep(3.2)  # the group's reply cooldown
     request = await ask(peer, fake_llm, GROUP, ALICE, "我家里有什么宠物")

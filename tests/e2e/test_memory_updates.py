@@ -18,12 +18,14 @@ from pallas.features.memory.repository import MemoryItem, MemoryRepository
 from pallas.features.memory_upkeep.update_judge import JUDGE_SYSTEM
 from tests.e2e.conftest import at_bot, write_group_config
 from tests.e2e.test_memory import ask, person_facts_block, wait_for_reply
-from tests.e2e.test_teaching import GROUP, teach
+from tests.e2e.test_teaching import teach
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest, Scripted
 from tests.harness.onebot_peer import OneBotPeer
 
 pytestmark = pytest.mark.e2e
+
+GROUP = 65_100_001
 
 ALICE = 53_001
 OTHER_GROUP = GROUP + 7
@@ -84,12 +86,12 @@ async def test_with_the_model_a_correction_and_a_denial_retire_the_old_facts(
     bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, repo: MemoryRepository
 ) -> None:
     write_group_config(bot, GROUP, "[memory.extraction]\nevery_n_turns = 1\n")
-    assert await teach(peer, ALICE, "记住 我在腾讯上班") == "记住啦～"
+    assert await teach(peer, GROUP, ALICE, "记住 我在腾讯上班") == "记住啦～"
     assert judge_requests(fake_llm) == [], "nothing stored yet: no judge call"
 
     # No rule reads "自由职业者" as a job: only the model's judgement retires the old one.
     fake_llm.enqueue(json.dumps({"op": "update", "replaces": ["f1"]}))
-    reply = await teach(peer, ALICE, "记住 我现在是自由职业者了")
+    reply = await teach(peer, GROUP, ALICE, "记住 我现在是自由职业者了")
     assert reply == "记住啦～ 之前记的「你在腾讯上班」我划掉了"
     [judge] = judge_requests(fake_llm)
     assert judge.body["response_format"]["type"] == "json_schema"
@@ -102,7 +104,7 @@ async def test_with_the_model_a_correction_and_a_denial_retire_the_old_facts(
 
     # A denial said in chat, judged by the extraction model: it names the ref the prompt gave
     # Alice's cat, and the message ref of her line (offered for each line of the batch).
-    assert await teach(peer, ALICE, "记住 我养了一只猫") == "记住啦～"
+    assert await teach(peer, GROUP, ALICE, "记住 我养了一只猫") == "记住啦～"
     before = len(peer.sends(OTHER_GROUP))
     await peer.send_event(peer.group_message(OTHER_GROUP, ALICE, at_bot("记住 我养了一只狗")))
     await wait_for_reply(peer, OTHER_GROUP, before + 1)
@@ -126,11 +128,13 @@ async def test_without_the_model_the_rules_retire_the_old_facts(
     bot: BotProcess, peer: OneBotPeer, fake_llm: FakeOpenAI, repo: MemoryRepository
 ) -> None:
     write_group_config(bot, GROUP, "[memory.extraction]\nevery_n_turns = 1\n")
-    assert await teach(peer, ALICE, "记住 我住在海淀区") == "记住啦～"
-    assert await teach(peer, ALICE, "记住 我养了一只猫") == "记住啦～"  # the judge answers junk
+    assert await teach(peer, GROUP, ALICE, "记住 我住在海淀区") == "记住啦～"
+    assert (
+        await teach(peer, GROUP, ALICE, "记住 我养了一只猫") == "记住啦～"
+    )  # the judge answers junk
 
     fake_llm.fail_for(5.0)  # the cheap model is down while she corrects herself
-    reply = await teach(peer, ALICE, "记住 我上个月搬到朝阳了")
+    reply = await teach(peer, GROUP, ALICE, "记住 我上个月搬到朝阳了")
     fake_llm.fail_for(0)
     assert reply == "记住啦～ 之前记的「你住在海淀区」我划掉了"
     old = (await history(repo))["TA住在海淀区"]
