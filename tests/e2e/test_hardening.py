@@ -17,6 +17,9 @@ from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest
 from tests.harness.onebot_peer import OneBotPeer
 
+# one bot for the module; each test talks in its own group, as its own members (a member's
+# facts are listed across groups)
+SHARED_BOT = True
 REFUSED = "这个我可记不了哦"
 PERSON_FACTS = "【当前对话者的稳定偏好"
 
