@@ -21,6 +21,7 @@ from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.state import StateStore
 from pallas.features.memory import (
+    MemoryEmbeddings,
     MemoryRepository,
     MemoryService,
     ProfileRepository,
@@ -74,13 +75,16 @@ def build_memory_service(
     consolidator = MemberConsolidator(
         clock=clock, usage=usage, llm=llm, profiles=profiles, memory_config=memory_config
     )
+    repo = MemoryRepository(sessions)
+    # the vector work: the local encoder or the provider's model (`memory.embedder`)
+    vectors = MemoryEmbeddings(
+        repo, state, clock, llm=llm, encoder=encoder, allowed=embeddings is not False
+    )
     return MemoryService(
-        MemoryRepository(sessions),
+        repo,
         state,
         clock,
-        llm=llm,
-        embeddings=embeddings,
-        encoder=encoder,
+        embeddings=vectors,
         judge=TeachJudge(clock=clock, usage=usage, llm=llm, memory_config=memory_config),
         profiles=profiles,
         write_listeners=(expander.expand,),

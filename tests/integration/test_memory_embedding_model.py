@@ -16,6 +16,7 @@ from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.eager import eager_gather
 from pallas.core.state import MemoryStateStore
 from pallas.features.memory.config import RetrievalConfig
+from pallas.features.memory.embeddings import MemoryEmbeddings
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.service import MemoryService
@@ -50,7 +51,9 @@ async def repo(database_url: str) -> AsyncIterator[MemoryRepository]:
 
 def _service(repo: MemoryRepository, slot: EncoderSlot) -> MemoryService:
     clock = FakeClock(NOW)
-    return MemoryService(repo, MemoryStateStore(clock), clock, encoder=slot)
+    state = MemoryStateStore(clock)
+    vectors = MemoryEmbeddings(repo, state, clock, encoder=slot)
+    return MemoryService(repo, state, clock, embeddings=vectors)
 
 
 async def _teach(svc: MemoryService) -> list[int]:

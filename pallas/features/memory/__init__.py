@@ -16,6 +16,7 @@ from pallas.features.memory.config import (
     RetrievalConfig,
 )
 from pallas.features.memory.denials import rule_update
+from pallas.features.memory.embeddings import MemoryEmbeddings
 from pallas.features.memory.fact_guard import DEFAULT_BOT_NAMES, classify_fact
 from pallas.features.memory.history import Retired, retired_items
 from pallas.features.memory.isolation import (
@@ -81,6 +82,7 @@ __all__ = [
     "Judgement",
     "KnownFact",
     "MemberProfileConfig",
+    "MemoryEmbeddings",
     "MemoryItem",
     "MemoryRepository",
     "MemoryService",

@@ -1,0 +1,250 @@
+"""Memory's vector work: the model, the question's vector per turn, cosines, and re-embedding.
+
+`MemoryEmbeddings` is the one object a `MemoryService` asks about meaning. For one retrieval,
+`scores` gives the cosines of the loaded rows and the nearest older rows the recent window
+missed (the vector indexes of `vector_store`); rows without the active model's vector are
+embedded in the background: the loaded ones first (a backfill), then the rest of the scope
+(a budgeted re-embedding run, see REEMBED_*). A stored row is embedded in the background
+(`embed_stored`). The store's reads and writes stay in the service (`service.py`).
+
+Which model makes the vectors is `embedder.MemoryEmbedder`'s decision; `allowed=False` turns
+vectors off whatever it says (BM25 and concept classes only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from pallas.core import state_keys
+from pallas.core.background import BackgroundJobs
+from pallas.core.clock import Clock
+from pallas.core.single_flight import SingleFlight
+from pallas.core.state import StateStore
+from pallas.features.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
+from pallas.features.memory.config import RetrievalConfig
+from pallas.features.memory.embedder import ActiveModel, MemoryEmbedder
+from pallas.features.memory.kinds import PERSON_FACTS
+from pallas.features.memory.repository import MemoryItem, MemoryRepository
+from pallas.features.memory.vector_store import MemoryVectors
+from pallas.providers.client import LLMClient
+from pallas.providers.sentence_encoder import EncoderSlot
+from pallas.ranking import normalize_query, recall_question, speaker_voice
+
+log = logging.getLogger("pallas.memory")
+
+BACKFILL_BATCH = 32
+# Re-embedding after a model change (or of rows older than the model tag): batches of
+# BACKFILL_BATCH with a pause between them, at most REEMBED_PER_RUN rows per run (the next
+# retrieval of that scope starts the next run), one run per (scope, kind) at a time.
+REEMBED_PAUSE_S = 0.2
+REEMBED_PER_RUN = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class VectorScores:
+    """What the vectors say for one retrieval."""
+
+    scores: dict[str, float] | None = None  # ref → cosine, None = no embeddings this turn
+    extra: tuple[MemoryItem, ...] = ()  # rows found by the vector index beyond the window
+
+
+class MemoryEmbeddings:
+    """The vector side of one memory service: its model, indexes, caches and background runs."""
+
+    def __init__(
+        self,
+        repo: MemoryRepository,
+        state: StateStore,
+        clock: Clock,
+        *,
+        llm: LLMClient | None = None,
+        encoder: EncoderSlot | None = None,
+        allowed: bool = True,
+        cache_ttl_s: float = 300.0,
+        cache_entries: int = 512,
+    ) -> None:
+        self._repo = repo
+        self._state = state
+        # The vector model: the local encoder, or the provider's (`embedder`); allowed=False:
+        # no vectors at all
+        self._allowed = allowed
+        self.embedder = MemoryEmbedder(llm, encoder)
+        self._query_encodes: SingleFlight[QueryCacheKey, tuple[float, ...] | None] = SingleFlight()
+        self._query_vectors: TtlLruCache[tuple[float, ...]] = TtlLruCache(
+            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
+        )
+        self._indexes = MemoryVectors(repo)
+        self._backfilled: set[tuple[int, str]] = set()  # (row, model) asked once
+        self._reembedding: set[tuple[str, str, str]] = set()  # (scope, kind, model) runs
+        self._vector_configs: dict[int, tuple[RetrievalConfig, RetrievalConfig]] = {}
+        # The memory's background jobs, one set: these (backfill, re-embedding) and the
+        # service's (touches, listeners), so a shutdown drains and names them together.
+        self.jobs = BackgroundJobs("memory", log)
+
+    def model(self) -> ActiveModel | None:
+        """The vector model of this retrieval (None: BM25 and concept classes only)."""
+        return self.embedder.active() if self._allowed else None
+
+    def status_zh(self) -> str:
+        """What `/pallas status` says memory ranks by."""
+        return self.embedder.status_zh()
+
+    def with_vectors(self, config: RetrievalConfig) -> RetrievalConfig:
+        """`config` with its concept weight for retrievals that have vectors (one copy per
+        config object, not per retrieval)."""
+        if config.concept_weight == config.concept_weight_with_vectors:
+            return config
+        cached = self._vector_configs.get(id(config))
+        if cached is None or cached[0] is not config:
+            if len(self._vector_configs) > 256:
+                self._vector_configs.clear()
+            update = {"concept_weight": config.concept_weight_with_vectors}
+            cached = self._vector_configs[id(config)] = (config, config.model_copy(update=update))
+        return cached[1]
+
+    def embed_stored(self, item: MemoryItem, bot_id: int) -> None:
+        """Embed a row just stored, in the background (nothing without a vector model)."""
+        model = self.model()
+        if model is not None:
+            self.jobs.spawn(self._backfill([item], model, bot_id, _group_of(item.scope)),
+                            "backfill")  # fmt: skip
+
+    async def _query_vector(
+        self, query: str, model: ActiveModel, bot_id: int, group_id: int
+    ) -> tuple[float, ...] | None:
+        """The question's vector: encoded ONCE per turn — the turn's retrievals (one per block
+        kind, concurrent) share one call (`SingleFlight`) and then the cache."""
+        key = query_cache_key((), f"qvec:{model.model_id}", normalize_query(query))
+        vector = self._query_vectors.get(key)
+        if vector is None:
+
+            async def encode() -> tuple[float, ...] | None:
+                # SingleFlight runs this as a task of its own: retrievals run under
+                # `eager_gather`, which steps them in the caller's task until they suspend,
+                # and the HTTP client's cancel scopes must be entered and left in one task
+                result = await model.embed([recall_question(query)], bot_id, group_id)
+                if not result:
+                    return None
+                found = tuple(result[0])
+                self._query_vectors.put(key, found)
+                return found
+
+            vector = await self._query_encodes.run(key, encode)
+        return vector
+
+    async def scores(
+        self,
+        query: str,
+        items: Sequence[MemoryItem],
+        scopes: Collection[str],
+        kind: str,
+        subject: int | None,
+        config: RetrievalConfig,
+        bot_id: int,
+        group_id: int,
+        model: ActiveModel | None,
+    ) -> VectorScores:
+        """Cosines for the loaded rows, plus the nearest older rows the recent window missed.
+
+        The vector index covers every live row of the scopes made by the active model (see
+        `vector_store`); rows it finds are re-checked here (kind, scope, subject) before they
+        join the candidates. Rows without that model's vector are embedded in the background:
+        the loaded ones first (`_backfill`), then the rest of the scope (`_reembed`).
+        """
+        if model is None or not query.strip():
+            return VectorScores()
+        mid = model.model_id
+        missing = [
+            i for i in items if i.embedding_model != mid and (i.id, mid) not in self._backfilled
+        ]
+        if missing:
+            batch = missing[:BACKFILL_BATCH]
+            self.jobs.spawn(self._backfill(batch, model, bot_id, group_id), "backfill")
+        query_vector = await self._query_vector(query, model, bot_id, group_id)
+        if query_vector is None:
+            return VectorScores()
+        gens = {s: str(await self._state.get(state_keys.memory_generation(s)) or 0) for s in scopes}
+        hits, _ = await self._indexes.nearest(
+            query_vector, scopes, kind, gens, model=mid, k=config.vector_k, subject=subject
+        )
+        self._reembed_unembedded(scopes, kind, model, bot_id)
+        have = {i.id for i in items}
+        found = await self._repo.get_many([h.item_id for h in hits if h.item_id not in have])
+        extra = tuple(
+            i
+            for i in found
+            if i.kind == kind
+            and i.scope in scopes
+            and (subject is None or i.subject_user_id == subject)
+        )
+        ids = have | {i.id for i in extra}
+        cosines = await self._indexes.cosines(query_vector, scopes, kind, gens, ids, model=mid)
+        if not cosines:
+            return VectorScores()
+        return VectorScores({f"mem:{i}": c for i, c in cosines.items()}, extra)
+
+    async def _backfill(
+        self, items: Sequence[MemoryItem], model: ActiveModel, bot_id: int, group_id: int
+    ) -> None:
+        self._backfilled.update((i.id, model.model_id) for i in items)
+        vectors = await model.embed([vector_text(i.kind, i.text) for i in items], bot_id, group_id)
+        for item, vector in zip(items, vectors, strict=False):
+            await self._repo.set_embedding(item.id, vector, model.model_id)
+            self._indexes.mark_dirty(item.scope)
+
+    def _reembed_unembedded(
+        self, scopes: Collection[str], kind: str, model: ActiveModel, bot_id: int
+    ) -> None:
+        """Start a background run for each scope whose index found live rows without the
+        active model's vector (a changed model, rows older than the model tag)."""
+        for scope in scopes:
+            key = (scope, kind, model.model_id)
+            if self._indexes.unembedded.get(key, 0) > 0 and key not in self._reembedding:
+                self._reembedding.add(key)
+                self.jobs.spawn(self._reembed(scope, kind, model, bot_id),
+                                f"re-embed {scope} {kind}")  # fmt: skip
+
+    async def _reembed(self, scope: str, kind: str, model: ActiveModel, bot_id: int) -> None:
+        """Embed a scope's rows lacking the model's vector, a batch at a time with a pause
+        between batches (the budget: see REEMBED_*), at most REEMBED_PER_RUN rows a run."""
+        key = (scope, kind, model.model_id)
+        done = 0
+        try:
+            while done < REEMBED_PER_RUN:
+                rows = await self._repo.needing_vectors(
+                    scope, kind, model.model_id, limit=BACKFILL_BATCH
+                )
+                if not rows:
+                    break
+                texts = [vector_text(kind, text) for _, text in rows]
+                vectors = await model.embed(texts, bot_id, _group_of(scope))
+                if len(vectors) != len(rows):  # the model failed: the next retrieval retries
+                    break
+                for (item_id, _), vector in zip(rows, vectors, strict=True):
+                    await self._repo.set_embedding(item_id, vector, model.model_id)
+                done += len(rows)
+                self._indexes.mark_dirty(scope)
+                await asyncio.sleep(REEMBED_PAUSE_S)
+        finally:
+            self._reembedding.discard(key)
+        if done:
+            log.info("memory: %d row(s) of %s %s embedded with %s", done, scope, kind,
+                     model.model_id)  # fmt: skip
+
+
+def vector_text(kind: str, text: str) -> str:
+    """What a row's vector is encoded from: a person fact in the member's own voice
+    (`speaker_voice`), any other row as stored."""
+    return speaker_voice(text) if kind == PERSON_FACTS else text
+
+
+def _group_of(scope: str) -> int:
+    """The group id of a ``group:<bot>:<group>`` scope (0 for pools / private chats)."""
+    parts = scope.split(":")
+    return int(parts[2]) if parts[0] == "group" and len(parts) == 3 and parts[2].isdigit() else 0
+
+
+__all__ = ["MemoryEmbeddings", "VectorScores", "vector_text"]
