@@ -1,7 +1,7 @@
 """Objects are whole at birth (`pallas structure [--check]`, issue 46 item 2).
 
 A service gets its collaborators in its constructor; nothing finishes it afterwards. This walks
-the AST of `pallas/` and `packages/` (nothing is imported) and flags the two ways code finishes
+the AST of `pallas/` and `packages/` (nothing is imported) and flags the three ways code finishes
 someone else's object:
 
 1. **Handing another object a collaborator**: `x.y = …` (also annotated, or `setattr(x, …)`)
