@@ -98,7 +98,7 @@ FACTS: tuple[MemberFact, ...] = (
     F(6, "我打算明年去日本交换", "我明年有什么计划？", "日本交换", "paraphrase"),
     # member 7: a long-distance truck driver from Shandong
     F(7, "我是开大货车跑长途的", "我靠什么谋生？", "大货车", "paraphrase"),
-    F(7, "我老家在山东临沂", "我是哪里人？", "临沂", "paraphrase"),
+    F(7, "我老家在山东临沂", "我的籍贯是哪儿？", "临沂", "paraphrase"),
     F(7, "我一顿能吃五个煎饼", "我饭量大不大？", "五个煎饼", "paraphrase"),
     F(7, "我有腰椎间盘突出", "我有什么老毛病？", "腰椎间盘突出", "category"),
     F(7, "我女儿在读幼儿园大班", "我女儿多大了？", "幼儿园大班", "paraphrase"),
