@@ -197,11 +197,21 @@ def before(c: CandidateScore) -> float:
     return max(0.7 * _c(c) + 0.3 * _b(c), 0.5 * _k(c))
 
 
+def vetoed(floor: float) -> Callable[[CandidateScore], float]:
+    """The product's rule with another cosine floor for the raise (`concept_min_cosine`)."""
+    return lambda c: max(
+        0.7 * _c(c) + 0.3 * _b(c) + 0.1 * _k(c), 0.5 * _k(c) if _c(c) >= floor else 0
+    )
+
+
 def variants() -> list[Variant]:
     """What was tried (docs/providers.md has the table); the product's own first."""
     return [
         Variant("product"),
         Variant("before: max(0.7c+0.3b, 0.5k)", gate_on=before),
+        Variant("0.7c+0.3b+0.1k, no raise", gate_on=additive(0.7, 0.3, 0.1)),
+        Variant("max(0.7c+0.3b+0.1k, 0.5k if c >= 0.2)", gate_on=vetoed(0.2)),
+        Variant("max(0.7c+0.3b+0.1k, 0.5k if c >= 0.3)", gate_on=vetoed(0.3)),
         Variant("cosine only", gate_on=_c),
         Variant("0.7c+0.3b, no concept", gate_on=additive(0.7, 0.3, 0.0)),
         Variant("0.7c+0.3b+0.15k", gate_on=additive(0.7, 0.3, 0.15)),

@@ -81,12 +81,16 @@ class ScoringConfig(BaseModel):
     # Concept recall (semantic classes, no model): similarity = max(lexical, this × concept
     # share). 0 turns it off. See `pallas.ranking.concepts`.
     concept_weight: float = Field(default=0.8, ge=0, le=1)
-    # ... when the retrieval has vectors (the memory service swaps it in), ADDED to the fused
-    # similarity rather than raising it (`scoring.concept_bonus`): the cosine already covers
-    # much of what the concept table guesses, and its full-share matches alone were most of
-    # the false recalls measured (0.5 as a maximum before; 0.1 as a bonus measured on the
-    # member-recall dev half, `benchmarks/member_recall_gate.py`, docs/providers.md)
-    concept_weight_with_vectors: float = Field(default=0.1, ge=0, le=1)
+    # ... when the retrieval has vectors (the memory service swaps it in): the cosine already
+    # covers much of what the concept table guesses, and its full-share matches were most of
+    # the false recalls measured
+    concept_weight_with_vectors: float = Field(default=0.5, ge=0, le=1)
+    # With vectors, the concept share also adds this × the share to the fused similarity, and
+    # the raise above applies only where the cosine is at least `concept_min_cosine` (the
+    # encoder does not call the fact unrelated): `scoring.concept_bonus`, measured on the
+    # member-recall dev half (`benchmarks/member_recall_gate.py`, docs/providers.md)
+    concept_bonus_with_vectors: float = Field(default=0.1, ge=0, le=1)
+    concept_min_cosine: float = Field(default=0.25, ge=0, le=1)
 
     def block(self, kind: str) -> BlockRetrievalConfig:
         if kind not in BLOCK_DEFAULTS:

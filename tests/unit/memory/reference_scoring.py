@@ -46,7 +46,7 @@ def _score_one(
     """One candidate's score as `scoring` computed it before `_score_positions` (one loop)."""
     w = config.weights
     sim = hybrid_similarity(bm25, embedding, config.embedding_weight)
-    sim = concept_bonus(sim, concept, config.concept_weight, vectors)
+    sim = concept_bonus(sim, concept, config, vectors=vectors, cosine=embedding)
     recency = recency_term(cand.days_since_access(now), w.recency_days)
     freq = frequency_term(cand.access_count, w.frequency_divisor)
     gated = sim <= 0.0 or sim < block.min_similarity
