@@ -5,6 +5,7 @@ once. Each backend (SQLite here; PostgreSQL where the harness has a server)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator, Sequence
 
 import pytest
@@ -15,6 +16,7 @@ from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.eager import eager_gather
 from pallas.core.state import MemoryStateStore
+from pallas.features.memory import embeddings
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.embeddings import MemoryEmbeddings
 from pallas.features.memory.isolation import group_scope
@@ -35,9 +37,11 @@ class CountingEncoder(HashingEncoder):
     def __init__(self, model_id: str, dim: int = 64) -> None:
         super().__init__(dim=dim, model_id=model_id)
         self.batches: list[list[str]] = []
+        self.threads: set[str] = set()
 
     def encode_sync(self, texts: Sequence[str]) -> Matrix:
         self.batches.append(list(texts))
+        self.threads.add(threading.current_thread().name)
         return super().encode_sync(texts)
 
 
@@ -133,6 +137,30 @@ async def test_the_question_is_encoded_once_per_turn(repo: MemoryRepository) -> 
     await eager_gather(*(_ask(svc, question, kind) for kind in kinds))
     await svc.drain()
     assert encoder.batches.count([question]) == 1
+
+
+async def test_the_question_and_the_search_run_on_the_encoders_thread(
+    repo: MemoryRepository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The numpy work of a retrieval (encoding, the pass over the index) never runs on the
+    event loop: a reply's other work goes on meanwhile (issue #47's reply-path budget)."""
+    searched: list[str] = []
+    search = embeddings.nearest_with_cosines
+
+    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
+        searched.append(threading.current_thread().name)
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(embeddings, "nearest_with_cosines", recorded)
+    encoder = CountingEncoder("enc-a@1")
+    svc = _service(repo, EncoderSlot.ready(encoder))
+    await _teach(svc)
+    result = await _ask(svc, "我在哪个城市上班")
+    assert result.trace["embeddings"] is True
+    assert result.items[0].text == "我在杭州上班"
+    loop_thread = threading.current_thread().name
+    assert searched and loop_thread not in searched
+    assert set(searched) == encoder.threads, "one thread: the encoder's"
 
 
 async def test_no_encoder_means_bm25_and_concepts_only(repo: MemoryRepository) -> None:
