@@ -170,7 +170,7 @@ class MemoryEmbeddings:
         key: QueryCacheKey,
         indexes: list[IndexRows],
         search: _Search,
-    ) -> tuple[list[VectorHit], dict[int, float]]:
+    ) -> tuple[list[VectorHit], dict[str, float]]:
         """On the encoder's thread: the question encoded (ONCE per turn: the turn's other
         retrievals queue behind this one on the same thread and find it cached) and the
         indexes searched — one hop off the event loop per retrieval."""
@@ -180,8 +180,9 @@ class MemoryEmbeddings:
             if q is None:
                 return [], {}
             self._cache_query(key, q)
-        return nearest_with_cosines(indexes, q, search.k, subject=search.subject,
-                                    wanted=search.wanted)  # fmt: skip
+        hits, cosines = nearest_with_cosines(indexes, q, search.k, subject=search.subject,
+                                             wanted=search.wanted)  # fmt: skip
+        return hits, _by_ref(cosines)
 
     async def scores(
         self,
@@ -224,8 +225,9 @@ class MemoryEmbeddings:
             if q is None:
                 return VectorScores()
             indexes = await self._index_rows(scopes, kind, mid)
-            hits, cosines = nearest_with_cosines(indexes, q, search.k, subject=subject,
-                                                 wanted=have)  # fmt: skip
+            hits, by_id = nearest_with_cosines(indexes, q, search.k, subject=subject,
+                                               wanted=have)  # fmt: skip
+            cosines = _by_ref(by_id)
         else:
             indexes = await self._index_rows(scopes, kind, mid)
             job = partial(self._local_match, encoder, query, key, indexes, search)
@@ -240,10 +242,10 @@ class MemoryEmbeddings:
             and (subject is None or i.subject_user_id == subject)
         )
         near = {h.item_id: h.cosine for h in hits}
-        cosines.update({i.id: near[i.id] for i in extra})
+        cosines.update({i.ref: near[i.id] for i in extra})
         if not cosines:
             return VectorScores()
-        return VectorScores({f"mem:{i}": c for i, c in cosines.items()}, extra)
+        return VectorScores(cosines, extra)
 
     async def _index_rows(self, scopes: Collection[str], kind: str, model: str) -> list[IndexRows]:
         """The scopes' index rows of `model`, each index refreshed to its scope's generation."""
@@ -297,6 +299,11 @@ class MemoryEmbeddings:
         if done:
             log.info("memory: %d row(s) of %s %s embedded with %s", done, scope, kind,
                      model.model_id)  # fmt: skip
+
+
+def _by_ref(cosines: dict[int, float]) -> dict[str, float]:
+    """Cosines keyed as the ranking's candidates are (`MemoryItem.ref`)."""
+    return {f"mem:{i}": c for i, c in cosines.items()}
 
 
 def vector_text(kind: str, text: str) -> str:
