@@ -10,9 +10,10 @@ import asyncio
 import json
 import struct
 import threading
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from itertools import count
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from alembic import command
@@ -36,6 +37,7 @@ SCOPE = group_scope(BOT, GROUP)
 NOW = 1_780_000_000.0
 FACTS = ["我养了一只橘猫叫胖虎", "我在杭州上班", "我周末常去爬山", "我不吃香菜", "我在学日语"]
 CONFIG = RetrievalConfig(concept_weight=0.0, personal_fallback_k=0)
+T = TypeVar("T")
 
 
 class CountingEncoder(HashingEncoder):
@@ -45,6 +47,11 @@ class CountingEncoder(HashingEncoder):
         super().__init__(dim=dim, model_id=model_id)
         self.batches: list[list[str]] = []
         self.threads: set[str] = set()
+        self.hops = 0  # jobs taken to the encoder's thread by `run`
+
+    async def run(self, job: Callable[[], T]) -> T:
+        self.hops += 1
+        return await super().run(job)
 
     def encode_sync(self, texts: Sequence[str]) -> Matrix:
         self.batches.append(list(texts))
@@ -144,6 +151,10 @@ async def test_the_question_is_encoded_once_per_turn(repo: MemoryRepository) -> 
     await eager_gather(*(_ask(svc, question, kind) for kind in kinds))
     await svc.drain()
     assert encoder.batches.count([question]) == 1
+    # the next turn, its rows cached: its retrievals' searches go to the thread in one hop
+    encoder.hops = 0
+    await eager_gather(*(_ask(svc, "我在哪个城市上班", kind) for kind in kinds))
+    assert encoder.hops == 1
 
 
 async def test_the_question_and_the_search_run_on_the_encoders_thread(

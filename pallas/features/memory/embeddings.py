@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -98,6 +98,7 @@ class MemoryEmbeddings:
         )
         self._query_lock = threading.Lock()
         self._indexes = MemoryVectors(repo)
+        self._hops = _ThreadHops()
         self._backfilled: set[tuple[int, str]] = set()  # (row, model) asked once
         self._reembedding: set[tuple[str, str, str]] = set()  # (scope, kind, model) runs
         self._vector_configs: dict[int, tuple[RetrievalConfig, RetrievalConfig]] = {}
@@ -170,10 +171,10 @@ class MemoryEmbeddings:
         key: QueryCacheKey,
         indexes: list[IndexRows],
         search: _Search,
-    ) -> tuple[list[VectorHit], dict[str, float]]:
+    ) -> _Match:
         """On the encoder's thread: the question encoded (ONCE per turn: the turn's other
         retrievals queue behind this one on the same thread and find it cached) and the
-        indexes searched — one hop off the event loop per retrieval."""
+        indexes searched, off the event loop (`_ThreadHops`: one hop for a turn's retrievals)."""
         q = self._cached_query(key)
         if q is None:
             q = unit(rounded(encoder.encode_sync([recall_question(query)]))[0])
@@ -231,7 +232,7 @@ class MemoryEmbeddings:
         else:
             indexes = await self._index_rows(scopes, kind, mid)
             job = partial(self._local_match, encoder, query, key, indexes, search)
-            hits, cosines = await encoder.run(job)
+            hits, cosines = await self._hops.run(encoder, job)
         self._reembed_unembedded(scopes, kind, model, bot_id)
         found = await self._repo.get_many([h.item_id for h in hits if h.item_id not in have])
         extra = tuple(
@@ -299,6 +300,68 @@ class MemoryEmbeddings:
         if done:
             log.info("memory: %d row(s) of %s %s embedded with %s", done, scope, kind,
                      model.model_id)  # fmt: skip
+
+
+_Match = tuple[list[VectorHit], dict[str, float]]
+
+
+class _ThreadHops:
+    """The searches of a turn's retrievals, taken to the encoder's thread together: those
+    asked within one pass of the event loop (a turn's retrievals run side by side and reach
+    their search together once their rows are cached) share ONE hop — one wake-up of the
+    thread and one of the loop, not one each (on a busy 2-core machine each costs a wait
+    for a core)."""
+
+    def __init__(self) -> None:
+        self._waiting: list[tuple[Callable[[], _Match], asyncio.Future[_Match]]] = []
+        self._hops: set[asyncio.Task[None]] = set()  # running hops (kept from the GC)
+
+    async def run(self, encoder: SentenceEncoder, job: Callable[[], _Match]) -> _Match:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[_Match] = loop.create_future()
+        if not self._waiting:
+            loop.call_soon(self._leave, encoder)  # after the searches asked in this pass
+        self._waiting.append((job, done))
+        return await done
+
+    def _leave(self, encoder: SentenceEncoder) -> None:
+        batch, self._waiting = self._waiting, []
+        hop = asyncio.ensure_future(self._hop(encoder, batch))
+        self._hops.add(hop)
+        hop.add_done_callback(self._hops.discard)
+
+    @staticmethod
+    async def _hop(
+        encoder: SentenceEncoder,
+        batch: list[tuple[Callable[[], _Match], asyncio.Future[_Match]]],
+    ) -> None:
+        def jobs() -> list[_Match | BaseException]:
+            out: list[_Match | BaseException] = []
+            for job, _ in batch:
+                try:
+                    out.append(job())
+                except Exception as exc:  # that retrieval fails, not the others
+                    out.append(exc)
+            return out
+
+        try:
+            results = await encoder.run(jobs)
+        except asyncio.CancelledError:
+            for _, done in batch:
+                done.cancel()
+            raise
+        except Exception as exc:  # the thread is gone (shutdown): every search fails
+            for _, done in batch:
+                if not done.done():
+                    done.set_exception(exc)
+            return
+        for (_, done), result in zip(batch, results, strict=True):
+            if done.done():  # its retrieval was cancelled meanwhile
+                continue
+            if isinstance(result, BaseException):
+                done.set_exception(result)
+            else:
+                done.set_result(result)
 
 
 def _by_ref(cosines: dict[int, float]) -> dict[str, float]:
