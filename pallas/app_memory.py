@@ -43,6 +43,7 @@ from pallas.features.memory_upkeep import (
 )
 from pallas.features.persona import PersonaPack, PersonaStore
 from pallas.features.worldbook import WorldbookLibrary
+from pallas.providers.cheap_calls import CheapCalls
 from pallas.providers.client import LLMClient
 from pallas.providers.models import ModelProfile, profile_for
 from pallas.providers.sentence_encoder import EncoderSlot
@@ -71,7 +72,8 @@ def build_memory_service(
 ) -> MemoryService:
     # the upkeep pieces first: the service is handed every collaborator when it is built
     profiles = ProfileRepository(sessions)
-    expander = MemoryExpander(clock=clock, usage=usage, llm=llm, memory_config=memory_config)
+    cheap = CheapCalls(clock=clock, usage=usage, llm=llm)  # budgeted one-question calls
+    expander = MemoryExpander(cheap=cheap, memory_config=memory_config)
     consolidator = MemberConsolidator(
         clock=clock, usage=usage, llm=llm, profiles=profiles, memory_config=memory_config
     )
@@ -85,7 +87,7 @@ def build_memory_service(
         state,
         clock,
         embeddings=vectors,
-        judge=TeachJudge(clock=clock, usage=usage, llm=llm, memory_config=memory_config),
+        judge=TeachJudge(cheap=cheap, memory_config=memory_config),
         profiles=profiles,
         write_listeners=(expander.expand,),
         change_listeners=(consolidator.changed,),

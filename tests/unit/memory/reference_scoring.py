@@ -18,6 +18,7 @@ from pallas.ranking.scoring import (
     RetrievalResult,
     RetrievalTrace,
     _select,
+    concept_bonus,
     cosine_similarity,
     frequency_term,
     hybrid_similarity,
@@ -40,12 +41,12 @@ def _score_one(
     config: RetrievalConfig,
     block: BlockRetrievalConfig,
     concept: float | None = None,
+    vectors: bool = False,
 ) -> CandidateScore:
     """One candidate's score as `scoring` computed it before `_score_positions` (one loop)."""
     w = config.weights
     sim = hybrid_similarity(bm25, embedding, config.embedding_weight)
-    if concept is not None:
-        sim = max(sim, config.concept_weight * concept)
+    sim = concept_bonus(sim, concept, config, vectors=vectors, cosine=embedding)
     recency = recency_term(cand.days_since_access(now), w.recency_days)
     freq = frequency_term(cand.access_count, w.frequency_divisor)
     gated = sim <= 0.0 or sim < block.min_similarity
@@ -68,8 +69,8 @@ def reference_scores(
 ) -> list[CandidateScore]:
     """Score every candidate (BM25 statistics come from these candidates only).
 
-    Similarity per candidate: BM25 (mixed with cosine when vectors exist), raised to
-    `concept_weight` × the concept similarity when that is larger (see `concepts`).
+    Similarity per candidate: BM25 (mixed with cosine when vectors exist), with the concept
+    similarity as `concept_bonus` says (raised to it without vectors, added with them).
     """
     query_tokens = tokenize(query)
     index = Bm25Index(
@@ -96,6 +97,7 @@ def reference_scores(
                 config=config,
                 block=block,
                 concept=concept,
+                vectors=semantic_scores is not None or query_embedding is not None,
             )
         )
     return scored
