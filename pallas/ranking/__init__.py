@@ -29,7 +29,14 @@ from pallas.ranking.text import (
     tokenize,
     warm_up,
 )
-from pallas.ranking.vector_index import VectorHit, VectorIndex
+from pallas.ranking.vector_index import (
+    IndexRows,
+    Vector,
+    VectorHit,
+    VectorIndex,
+    nearest_with_cosines,
+    unit,
+)
 from pallas.ranking.weights import (
     BLOCK_DEFAULTS,
     BLOCK_KINDS,
@@ -46,12 +53,14 @@ __all__ = [
     "BlockRetrievalConfig",
     "Bm25Index",
     "CandidateIndex",
+    "IndexRows",
     "MemoryCandidate",
     "PreparedCandidates",
     "RelevanceWeights",
     "RetrievalResult",
     "ScopedCache",
     "ScoringConfig",
+    "Vector",
     "VectorHit",
     "VectorIndex",
     "class_names",
@@ -59,6 +68,7 @@ __all__ = [
     "cosine_similarity",
     "dictionary_frequency",
     "fact_concepts",
+    "nearest_with_cosines",
     "normalize_query",
     "normalize_text",
     "prepare_candidates",
@@ -68,5 +78,6 @@ __all__ = [
     "retrieve_prepared",
     "speaker_voice",
     "tokenize",
+    "unit",
     "warm_up",
 ]

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection, Sequence
+import threading
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from pallas.core import state_keys
 from pallas.core.background import BackgroundJobs
@@ -25,13 +27,22 @@ from pallas.core.single_flight import SingleFlight
 from pallas.core.state import StateStore
 from pallas.features.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
 from pallas.features.memory.config import RetrievalConfig
-from pallas.features.memory.embedder import ActiveModel, MemoryEmbedder
+from pallas.features.memory.embedder import ActiveModel, MemoryEmbedder, rounded
 from pallas.features.memory.kinds import PERSON_FACTS
 from pallas.features.memory.repository import MemoryItem, MemoryRepository
 from pallas.features.memory.vector_store import MemoryVectors
 from pallas.providers.client import LLMClient
-from pallas.providers.sentence_encoder import EncoderSlot
-from pallas.ranking import normalize_query, recall_question, speaker_voice
+from pallas.providers.sentence_encoder import EncoderSlot, SentenceEncoder
+from pallas.ranking import (
+    IndexRows,
+    Vector,
+    VectorHit,
+    nearest_with_cosines,
+    normalize_query,
+    recall_question,
+    speaker_voice,
+    unit,
+)
 
 log = logging.getLogger("pallas.memory")
 
@@ -41,6 +52,13 @@ BACKFILL_BATCH = 32
 # retrieval of that scope starts the next run), one run per (scope, kind) at a time.
 REEMBED_PAUSE_S = 0.2
 REEMBED_PER_RUN = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Search:
+    k: int  # the nearest rows wanted
+    subject: int | None  # only this member's rows (personal kinds)
+    wanted: Collection[int]  # the loaded rows, whose cosines are wanted too
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +90,15 @@ class MemoryEmbeddings:
         # no vectors at all
         self._allowed = allowed
         self.embedder = MemoryEmbedder(llm, encoder)
-        self._query_encodes: SingleFlight[QueryCacheKey, tuple[float, ...] | None] = SingleFlight()
-        self._query_vectors: TtlLruCache[tuple[float, ...]] = TtlLruCache(
+        self._query_encodes: SingleFlight[QueryCacheKey, Vector | None] = SingleFlight()
+        # the question's unit vector per (model, question); read and written on the encoder's
+        # thread too, hence the lock
+        self._query_vectors: TtlLruCache[Vector] = TtlLruCache(
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
+        self._query_lock = threading.Lock()
         self._indexes = MemoryVectors(repo)
+        self._hops = _ThreadHops()
         self._backfilled: set[tuple[int, str]] = set()  # (row, model) asked once
         self._reembedding: set[tuple[str, str, str]] = set()  # (scope, kind, model) runs
         self._vector_configs: dict[int, tuple[RetrievalConfig, RetrievalConfig]] = {}
@@ -112,28 +134,56 @@ class MemoryEmbeddings:
             self.jobs.spawn(self._backfill([item], model, bot_id, _group_of(item.scope)),
                             "backfill")  # fmt: skip
 
-    async def _query_vector(
-        self, query: str, model: ActiveModel, bot_id: int, group_id: int
-    ) -> tuple[float, ...] | None:
-        """The question's vector: encoded ONCE per turn — the turn's retrievals (one per block
-        kind, concurrent) share one call (`SingleFlight`) and then the cache."""
-        key = query_cache_key((), f"qvec:{model.model_id}", normalize_query(query))
-        vector = self._query_vectors.get(key)
+    def _cached_query(self, key: QueryCacheKey) -> Vector | None:
+        with self._query_lock:  # read on the loop and on the encoder's thread
+            return self._query_vectors.get(key)
+
+    def _cache_query(self, key: QueryCacheKey, vector: Vector) -> None:
+        with self._query_lock:
+            self._query_vectors.put(key, vector)
+
+    async def _provider_query(
+        self, query: str, key: QueryCacheKey, model: ActiveModel, bot_id: int, group_id: int
+    ) -> Vector | None:
+        """The question's vector from a provider's model: fetched ONCE per turn — the turn's
+        retrievals (one per block kind, concurrent) share one call (`SingleFlight`) and then
+        the cache."""
+        vector = self._cached_query(key)
         if vector is None:
 
-            async def encode() -> tuple[float, ...] | None:
+            async def encode() -> Vector | None:
                 # SingleFlight runs this as a task of its own: retrievals run under
                 # `eager_gather`, which steps them in the caller's task until they suspend,
                 # and the HTTP client's cancel scopes must be entered and left in one task
                 result = await model.embed([recall_question(query)], bot_id, group_id)
-                if not result:
-                    return None
-                found = tuple(result[0])
-                self._query_vectors.put(key, found)
+                found = unit(result[0]) if result else None
+                if found is not None:
+                    self._cache_query(key, found)
                 return found
 
             vector = await self._query_encodes.run(key, encode)
         return vector
+
+    def _local_match(
+        self,
+        encoder: SentenceEncoder,
+        query: str,
+        key: QueryCacheKey,
+        indexes: list[IndexRows],
+        search: _Search,
+    ) -> _Match:
+        """On the encoder's thread: the question encoded (ONCE per turn: the turn's other
+        retrievals queue behind this one on the same thread and find it cached) and the
+        indexes searched, off the event loop (`_ThreadHops`: one hop for a turn's retrievals)."""
+        q = self._cached_query(key)
+        if q is None:
+            q = unit(rounded(encoder.encode_sync([recall_question(query)]))[0])
+            if q is None:
+                return [], {}
+            self._cache_query(key, q)
+        hits, cosines = nearest_with_cosines(indexes, q, search.k, subject=search.subject,
+                                             wanted=search.wanted)  # fmt: skip
+        return hits, _by_ref(cosines)
 
     async def scores(
         self,
@@ -153,6 +203,10 @@ class MemoryEmbeddings:
         `vector_store`); rows it finds are re-checked here (kind, scope, subject) before they
         join the candidates. Rows without that model's vector are embedded in the background:
         the loaded ones first (`_backfill`), then the rest of the scope (`_reembed`).
+
+        The numpy work (encoding the question, one pass over each index's matrix) runs on the
+        local encoder's one thread, never on the event loop; with a provider's model the
+        question is an HTTP call and the search runs on the loop (no thread of its own).
         """
         if model is None or not query.strip():
             return VectorScores()
@@ -163,15 +217,23 @@ class MemoryEmbeddings:
         if missing:
             batch = missing[:BACKFILL_BATCH]
             self.jobs.spawn(self._backfill(batch, model, bot_id, group_id), "backfill")
-        query_vector = await self._query_vector(query, model, bot_id, group_id)
-        if query_vector is None:
-            return VectorScores()
-        gens = {s: str(await self._state.get(state_keys.memory_generation(s)) or 0) for s in scopes}
-        hits, _ = await self._indexes.nearest(
-            query_vector, scopes, kind, gens, model=mid, k=config.vector_k, subject=subject
-        )
-        self._reembed_unembedded(scopes, kind, model, bot_id)
+        key = query_cache_key((), f"qvec:{mid}", normalize_query(query))
         have = {i.id for i in items}
+        search = _Search(config.vector_k, subject, have)
+        encoder = model.encoder
+        if encoder is None:  # a provider's model: the question over HTTP, the search here
+            q = await self._provider_query(query, key, model, bot_id, group_id)
+            if q is None:
+                return VectorScores()
+            indexes = await self._index_rows(scopes, kind, mid)
+            hits, by_id = nearest_with_cosines(indexes, q, search.k, subject=subject,
+                                               wanted=have)  # fmt: skip
+            cosines = _by_ref(by_id)
+        else:
+            indexes = await self._index_rows(scopes, kind, mid)
+            job = partial(self._local_match, encoder, query, key, indexes, search)
+            hits, cosines = await self._hops.run(encoder, job)
+        self._reembed_unembedded(scopes, kind, model, bot_id)
         found = await self._repo.get_many([h.item_id for h in hits if h.item_id not in have])
         extra = tuple(
             i
@@ -180,11 +242,16 @@ class MemoryEmbeddings:
             and i.scope in scopes
             and (subject is None or i.subject_user_id == subject)
         )
-        ids = have | {i.id for i in extra}
-        cosines = await self._indexes.cosines(query_vector, scopes, kind, gens, ids, model=mid)
+        near = {h.item_id: h.cosine for h in hits}
+        cosines.update({i.ref: near[i.id] for i in extra})
         if not cosines:
             return VectorScores()
-        return VectorScores({f"mem:{i}": c for i, c in cosines.items()}, extra)
+        return VectorScores(cosines, extra)
+
+    async def _index_rows(self, scopes: Collection[str], kind: str, model: str) -> list[IndexRows]:
+        """The scopes' index rows of `model`, each index refreshed to its scope's generation."""
+        gens = {s: str(await self._state.get(state_keys.memory_generation(s)) or 0) for s in scopes}
+        return await self._indexes.rows(scopes, kind, gens, model=model)
 
     async def _backfill(
         self, items: Sequence[MemoryItem], model: ActiveModel, bot_id: int, group_id: int
@@ -233,6 +300,73 @@ class MemoryEmbeddings:
         if done:
             log.info("memory: %d row(s) of %s %s embedded with %s", done, scope, kind,
                      model.model_id)  # fmt: skip
+
+
+_Match = tuple[list[VectorHit], dict[str, float]]
+
+
+class _ThreadHops:
+    """The searches of a turn's retrievals, taken to the encoder's thread together: those
+    asked within one pass of the event loop (a turn's retrievals run side by side and reach
+    their search together once their rows are cached) share ONE hop — one wake-up of the
+    thread and one of the loop, not one each (on a busy 2-core machine each costs a wait
+    for a core)."""
+
+    def __init__(self) -> None:
+        self._waiting: list[tuple[Callable[[], _Match], asyncio.Future[_Match]]] = []
+        self._hops: set[asyncio.Task[None]] = set()  # running hops (kept from the GC)
+
+    async def run(self, encoder: SentenceEncoder, job: Callable[[], _Match]) -> _Match:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[_Match] = loop.create_future()
+        if not self._waiting:
+            loop.call_soon(self._leave, encoder)  # after the searches asked in this pass
+        self._waiting.append((job, done))
+        return await done
+
+    def _leave(self, encoder: SentenceEncoder) -> None:
+        batch, self._waiting = self._waiting, []
+        hop = asyncio.ensure_future(self._hop(encoder, batch))
+        self._hops.add(hop)
+        hop.add_done_callback(self._hops.discard)
+
+    @staticmethod
+    async def _hop(
+        encoder: SentenceEncoder,
+        batch: list[tuple[Callable[[], _Match], asyncio.Future[_Match]]],
+    ) -> None:
+        def jobs() -> list[_Match | BaseException]:
+            out: list[_Match | BaseException] = []
+            for job, _ in batch:
+                try:
+                    out.append(job())
+                except Exception as exc:  # that retrieval fails, not the others
+                    out.append(exc)
+            return out
+
+        try:
+            results = await encoder.run(jobs)
+        except asyncio.CancelledError:
+            for _, done in batch:
+                done.cancel()
+            raise
+        except Exception as exc:  # the thread is gone (shutdown): every search fails
+            for _, done in batch:
+                if not done.done():
+                    done.set_exception(exc)
+            return
+        for (_, done), result in zip(batch, results, strict=True):
+            if done.done():  # its retrieval was cancelled meanwhile
+                continue
+            if isinstance(result, BaseException):
+                done.set_exception(result)
+            else:
+                done.set_result(result)
+
+
+def _by_ref(cosines: dict[int, float]) -> dict[str, float]:
+    """Cosines keyed as the ranking's candidates are (`MemoryItem.ref`)."""
+    return {f"mem:{i}": c for i, c in cosines.items()}
 
 
 def vector_text(kind: str, text: str) -> str:
