@@ -90,18 +90,24 @@ def _convert(source: sa.ColumnClause[Any], target: str, convert: Any) -> None:
         last = rows[-1][0]
 
 
+def _swap(old: str, new: str) -> None:
+    """Drop column `old` and give `new` its name. Batch mode: plain ALTERs on PostgreSQL, a
+    table copy on SQLite, whose in-place DROP / RENAME COLUMN needs 3.35+ (Ubuntu 20.04's
+    Python links 3.31)."""
+    with op.batch_alter_table("memory_item") as batch:
+        batch.drop_column(old)
+        batch.alter_column(new, new_column_name=old)
+
+
 def upgrade() -> None:
-    # A new column filled in batches, the JSON one dropped, the new one renamed: plain ALTERs
-    # on both backends (SQLite >= 3.35 drops and renames a column in place), no table copy.
+    # a new column filled in batches, then it takes the JSON one's place
     op.add_column("memory_item", sa.Column("embedding_f32", sa.LargeBinary(), nullable=True))
     _convert(_item.c.embedding, "embedding_f32", _packed)
-    op.execute("ALTER TABLE memory_item DROP COLUMN embedding")
-    op.execute("ALTER TABLE memory_item RENAME COLUMN embedding_f32 TO embedding")
+    _swap("embedding", "embedding_f32")
 
 
 def downgrade() -> None:
     op.add_column("memory_item", sa.Column("embedding_json", sa.JSON(), nullable=True))
     blob = sa.column("embedding", sa.LargeBinary)
     _convert(blob, "embedding_json", _unpacked)
-    op.execute("ALTER TABLE memory_item DROP COLUMN embedding")
-    op.execute("ALTER TABLE memory_item RENAME COLUMN embedding_json TO embedding")
+    _swap("embedding", "embedding_json")
