@@ -189,6 +189,28 @@ async def test_no_encoder_means_bm25_and_concepts_only(repo: MemoryRepository) -
     assert result.trace["embeddings"] is False and result.items[0].text == "我在杭州上班"
 
 
+async def test_facts_taught_while_the_encoder_loads_are_ranked_by_meaning_at_once(
+    repo: MemoryRepository,
+) -> None:
+    """A member teaches during the encoder's first seconds, then asks: the first question
+    after it loaded compares every loaded fact by meaning (encoded in the question's hop),
+    none is left out of a ranked profile while its background backfill is pending."""
+    slot = EncoderSlot()  # loading: the facts are stored without vectors
+    svc = _service(repo, slot)
+    await _teach(svc)
+    assert await _models(repo) == {None}
+    encoder = CountingEncoder("enc-a@1")
+    slot._set(encoder)  # the load finished (what `EncoderSlot.load` does)
+    result = await _ask(svc, "我在哪个城市上班")
+    assert result.trace["embeddings"] is True
+    assert result.items[0].text == "我在杭州上班"
+    [chosen] = result.trace["candidates"]
+    assert chosen["embedding"] is not None, "ranked by meaning, not by words alone"
+    assert encoder.hops == 1, "the question and the facts in one hop to the encoder's thread"
+    await svc.drain()  # the vectors made in that hop are stored
+    assert await _models(repo) == {"enc-a@1"}
+
+
 async def test_the_migration_tags_nothing_and_keeps_old_vectors(tmp_path) -> None:  # type: ignore[no-untyped-def]
     url = f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
     await migrate.upgrade(url, "0003_memory")

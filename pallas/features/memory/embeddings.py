@@ -47,6 +47,10 @@ from pallas.ranking import (
 log = logging.getLogger("pallas.memory")
 
 BACKFILL_BATCH = 32
+# Loaded rows still without the active model's vector (taught while the encoder loaded, or
+# moments ago) are encoded in the question's hop, up to this many: a fact just taught is
+# ranked by meaning at once, not left out of a ranked profile until its backfill ran.
+INLINE_EMBED_MAX = 16
 # Re-embedding after a model change (or of rows older than the model tag): batches of
 # BACKFILL_BATCH with a pause between them, at most REEMBED_PER_RUN rows per run (the next
 # retrieval of that scope starts the next run), one run per (scope, kind) at a time.
@@ -171,10 +175,14 @@ class MemoryEmbeddings:
         key: QueryCacheKey,
         indexes: list[IndexRows],
         search: _Search,
+        unembedded: Sequence[MemoryItem] = (),
+        fresh: dict[int, list[float]] | None = None,
     ) -> _Match:
         """On the encoder's thread: the question encoded (ONCE per turn: the turn's other
         retrievals queue behind this one on the same thread and find it cached) and the
-        indexes searched, off the event loop (`_ThreadHops`: one hop for a turn's retrievals)."""
+        indexes searched, off the event loop (`_ThreadHops`: one hop for a turn's retrievals).
+        `unembedded` loaded rows are encoded here too, their cosines added and their vectors
+        put in `fresh` (to be stored by the caller)."""
         q = self._cached_query(key)
         if q is None:
             q = unit(rounded(encoder.encode_sync([recall_question(query)]))[0])
@@ -183,7 +191,17 @@ class MemoryEmbeddings:
             self._cache_query(key, q)
         hits, cosines = nearest_with_cosines(indexes, q, search.k, subject=search.subject,
                                              wanted=search.wanted)  # fmt: skip
-        return hits, _by_ref(cosines)
+        by_ref = _by_ref(cosines)
+        if unembedded:
+            texts = [vector_text(i.kind, i.text) for i in unembedded]
+            for item, row in zip(unembedded, rounded(encoder.encode_sync(texts)), strict=True):
+                vector = unit(row)
+                if vector is None:
+                    continue
+                by_ref[item.ref] = min(max(float(q @ vector), 0.0), 1.0)  # as `match` clips
+                if fresh is not None:
+                    fresh[item.id] = row.tolist()  # stored as a backfill would store it
+        return hits, by_ref
 
     async def scores(
         self,
@@ -214,6 +232,9 @@ class MemoryEmbeddings:
         missing = [
             i for i in items if i.embedding_model != mid and (i.id, mid) not in self._backfilled
         ]
+        inline: list[MemoryItem] = []
+        if model.encoder is not None:  # local: the first few are encoded with the question
+            inline, missing = missing[:INLINE_EMBED_MAX], missing[INLINE_EMBED_MAX:]
         if missing:
             batch = missing[:BACKFILL_BATCH]
             self.jobs.spawn(self._backfill(batch, model, bot_id, group_id), "backfill")
@@ -231,8 +252,12 @@ class MemoryEmbeddings:
             cosines = _by_ref(by_id)
         else:
             indexes = await self._index_rows(scopes, kind, mid)
-            job = partial(self._local_match, encoder, query, key, indexes, search)
+            fresh: dict[int, list[float]] = {}
+            job = partial(self._local_match, encoder, query, key, indexes, search, inline, fresh)
             hits, cosines = await self._hops.run(encoder, job)
+            if inline:
+                self._backfilled.update((i.id, mid) for i in inline)
+                self.jobs.spawn(self._store(inline, fresh, mid), "backfill")
         self._reembed_unembedded(scopes, kind, model, bot_id)
         found = await self._repo.get_many([h.item_id for h in hits if h.item_id not in have])
         extra = tuple(
@@ -261,6 +286,16 @@ class MemoryEmbeddings:
         for item, vector in zip(items, vectors, strict=False):
             await self._repo.set_embedding(item.id, vector, model.model_id)
             self._indexes.mark_dirty(item.scope)
+
+    async def _store(
+        self, items: Sequence[MemoryItem], vectors: dict[int, list[float]], model_id: str
+    ) -> None:
+        """Store the vectors a retrieval made for its loaded rows (`_local_match`)."""
+        for item in items:
+            vector = vectors.get(item.id)
+            if vector is not None:
+                await self._repo.set_embedding(item.id, vector, model_id)
+                self._indexes.mark_dirty(item.scope)
 
     def _reembed_unembedded(
         self, scopes: Collection[str], kind: str, model: ActiveModel, bot_id: int
