@@ -30,11 +30,11 @@ from pallas.core.clock import DAY_S
 from pallas.ranking.candidate import MemoryCandidate as MemoryCandidate
 from pallas.ranking.candidate_index import Bm25Index as Bm25Index
 from pallas.ranking.candidate_index import CandidateIndex, candidate_index
-from pallas.ranking.concepts import concept_scorer, query_concepts
+from pallas.ranking.concepts import parts_scorer, query_concepts
 from pallas.ranking.prepared import PreparedCandidates, scoped_candidates
 from pallas.ranking.prepared import ScopedCache as ScopedCache
 from pallas.ranking.prepared import prepare_candidates as prepare_candidates
-from pallas.ranking.text import tokenize
+from pallas.ranking.text import question_parts, tokenize
 from pallas.ranking.weights import BlockRetrievalConfig, RelevanceWeights, ScoringConfig
 
 # ---------------------------------------------------------------- similarity
@@ -339,7 +339,11 @@ def score_candidates(
     query_tokens = tokenize(query)
     terms = index.bm25.query_terms(query_tokens)
     ideal = index.bm25.ideal_score(query_tokens)
-    asked = query_concepts(query) if config.concept_weight > 0 else frozenset()
+    asked = frozenset[str]()
+    parts: tuple[frozenset[str], ...] = ()
+    if config.concept_weight > 0:  # the whole question's classes, and each clause's
+        parts = tuple(query_concepts(part) for part in question_parts(query))
+        asked = frozenset().union(*parts)
     positions = index.matching(terms, asked)
     vectors: Collection[str] = ()
     if semantic_scores is not None:  # precomputed by the vector index
@@ -355,7 +359,7 @@ def score_candidates(
     signals = _Signals(
         raw=index.raw_scores(terms),
         ideal=ideal,
-        concept_of=concept_scorer(asked) if asked else None,
+        concept_of=parts_scorer(parts) if asked else None,
         classes=index.concepts if asked else (),
         semantic_of=_semantic_of(query_embedding, embeddings, semantic_scores),
     )

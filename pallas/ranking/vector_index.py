@@ -102,15 +102,20 @@ def nearest_with_cosines(
     wanted: Collection[int],
 ) -> tuple[list[VectorHit], dict[int, float]]:
     """Over several indexes' rows: the `k` nearest `q` (best first) and the cosine of each row
-    of `wanted` they hold. Pure numpy on snapshots: runs on a worker thread."""
+    of `wanted` they hold. `q` is one unit vector or several (a question's parts, one per
+    row): a row's cosine is then its best over them. Pure numpy on snapshots: runs on a
+    worker thread."""
     want = np.fromiter(wanted, dtype=np.int64, count=len(wanted))
-    hits: list[VectorHit] = []
+    best: dict[int, float] = {}
     cosines: dict[int, float] = {}
-    for rows in indexes:
-        found, scored = rows.match(q, k, subject, want)
-        hits += found
-        cosines.update(scored)
-    hits.sort(key=lambda h: (-h.cosine, h.item_id))
+    for part in np.atleast_2d(q):
+        for rows in indexes:
+            found, scored = rows.match(part, k, subject, want)
+            for hit in found:
+                best[hit.item_id] = max(hit.cosine, best.get(hit.item_id, 0.0))
+            for item_id, cosine in scored.items():
+                cosines[item_id] = max(cosine, cosines.get(item_id, 0.0))
+    hits = sorted((VectorHit(i, c) for i, c in best.items()), key=lambda h: (-h.cosine, h.item_id))
     return hits[: max(k, 0)], cosines
 
 

@@ -20,6 +20,8 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+import numpy as np
+
 from pallas.core import state_keys
 from pallas.core.background import BackgroundJobs
 from pallas.core.clock import Clock
@@ -39,6 +41,7 @@ from pallas.ranking import (
     VectorHit,
     nearest_with_cosines,
     normalize_query,
+    question_parts,
     recall_question,
     speaker_voice,
     unit,
@@ -185,9 +188,11 @@ class MemoryEmbeddings:
         put in `fresh` (to be stored by the caller)."""
         q = self._cached_query(key)
         if q is None:
-            q = unit(rounded(encoder.encode_sync([recall_question(query)]))[0])
-            if q is None:
+            parts = [unit(v) for v in rounded(encoder.encode_sync(question_parts(query)))]
+            kept = [v for v in parts if v is not None]
+            if not kept:
                 return [], {}
+            q = np.stack(kept)  # one row per part: a fact's cosine is its best over them
             self._cache_query(key, q)
         hits, cosines = nearest_with_cosines(indexes, q, search.k, subject=search.subject,
                                              wanted=search.wanted)  # fmt: skip
@@ -198,7 +203,8 @@ class MemoryEmbeddings:
                 vector = unit(row)
                 if vector is None:
                     continue
-                by_ref[item.ref] = min(max(float(q @ vector), 0.0), 1.0)  # as `match` clips
+                best = float((np.atleast_2d(q) @ vector).max())
+                by_ref[item.ref] = min(max(best, 0.0), 1.0)  # as `match` clips
                 if fresh is not None:
                     fresh[item.id] = row.tolist()  # stored as a backfill would store it
         return hits, by_ref

@@ -24,7 +24,7 @@ from pallas.ranking.scoring import (
     hybrid_similarity,
     recency_term,
 )
-from pallas.ranking.text import tokenize
+from pallas.ranking.text import question_parts, tokenize
 
 
 def _rank_key(item: CandidateScore) -> tuple[float, float, float, str]:
@@ -77,10 +77,15 @@ def reference_scores(
         {c.id: tokenize(c.index_text) for c in candidates}, k1=config.bm25_k1, b=config.bm25_b
     )
     lexical = index.normalised_scores(query_tokens)
-    asked = query_concepts(query) if config.concept_weight > 0 else frozenset()
+    # the whole question's classes and each clause's (`question_parts`): a fact's share is
+    # its best over them
+    parts = [query_concepts(p) for p in question_parts(query)] if config.concept_weight > 0 else []
+    asked = frozenset().union(*parts) if parts else frozenset()
     scored = []
     for cand in candidates:
-        concept = concept_similarity(asked, fact_concepts(cand.index_text)) if asked else None
+        shares = [concept_similarity(p, fact_concepts(cand.index_text)) for p in parts if p]
+        found = [v for v in shares if v is not None]
+        concept = max(found) if asked and found else None
         vector = embeddings.get(cand.id) if embeddings else None
         if semantic_scores is not None:  # precomputed by the vector index
             semantic = semantic_scores.get(cand.id)
