@@ -4,8 +4,9 @@ Same shape as the frozen test half (`_member_recall_frozen`), different members,
 questions and distractors; written on 2026-12-06 after the test half. Look at its misses, change
 the product, then run the test half once to see whether the change generalises.
 
-- `FACTS`: 55 facts of five members (11 each), asked in other words (direct / paraphrase /
-  category).
+- `FACTS`: 77 facts of seven members (11 each), asked in other words (direct / paraphrase /
+  category). Members 6 and 7 and 14 of the negatives were added later the same day: more dev
+  data against over-fitting the gate (issue #47).
 - `DISTRACTORS`: everyday first-person facts that answer none of the questions (≥ 200).
 - `NEGATIVES`: questions about things the asking member never said.
 - `CORRECTIONS` (with a marker and without) and `DENIALS` (记住 and plain chat), run for a fresh
@@ -82,6 +83,31 @@ FACTS: tuple[MemberFact, ...] = (
     F(5, "我一喝咖啡就心慌", "我喝什么会不舒服？", "心慌", "paraphrase"),
     F(5, "我周末在学滑板", "我最近在学什么新技能？", "滑板", "paraphrase"),
     F(5, "我的MBTI是INTP", "我是什么人格类型？", "INTP", "paraphrase"),
+    # member 6 and 7: written later on 2026-12-06 (more dev data against over-fitting, #47)
+    # member 6: an architecture student in Chengdu
+    F(6, "我在成都读建筑系", "我学的是什么专业？", "建筑系", "paraphrase"),
+    F(6, "我最爱吃冒菜", "我最喜欢哪道川菜？", "冒菜", "category"),
+    F(6, "我会弹尤克里里", "我会玩哪种乐器？", "尤克里里", "category"),
+    F(6, "我的网名叫星河旅人", "我的网名是什么？", "星河旅人", "direct"),
+    F(6, "我养了两只仓鼠", "我养的宠物是什么？", "仓鼠", "category"),
+    F(6, "我怕打雷", "我害怕什么天气？", "打雷", "paraphrase"),
+    F(6, "我周末在奶茶店打工", "我周末一般在忙啥？", "奶茶店打工", "paraphrase"),
+    F(6, "我追了三年的偶像是周深", "我喜欢哪个明星？", "周深", "category"),
+    F(6, "我宿舍在六楼没有电梯", "我宿舍住几楼？", "六楼", "direct"),
+    F(6, "我右手腕受过伤", "我哪里受过伤？", "右手腕", "direct"),
+    F(6, "我打算明年去日本交换", "我明年有什么计划？", "日本交换", "paraphrase"),
+    # member 7: a long-distance truck driver from Shandong
+    F(7, "我是开大货车跑长途的", "我靠什么谋生？", "大货车", "paraphrase"),
+    F(7, "我老家在山东临沂", "我的籍贯是哪儿？", "临沂", "paraphrase"),
+    F(7, "我一顿能吃五个煎饼", "我饭量大不大？", "五个煎饼", "paraphrase"),
+    F(7, "我有腰椎间盘突出", "我有什么老毛病？", "腰椎间盘突出", "category"),
+    F(7, "我女儿在读幼儿园大班", "我女儿多大了？", "幼儿园大班", "paraphrase"),
+    F(7, "我爱看斯诺克比赛", "我喜欢看什么体育比赛？", "斯诺克", "category"),
+    F(7, "我抽的烟是泰山牌的", "我抽什么牌子的烟？", "泰山", "direct"),
+    F(7, "我的车牌尾号是886", "我车牌号尾数多少？", "886", "direct"),
+    F(7, "我每次出车都带着保温杯泡枸杞", "我开车时喝什么？", "枸杞", "paraphrase"),
+    F(7, "我当过几年兵", "我以前当过什么？", "当过几年兵", "paraphrase"),
+    F(7, "我的手机铃声是臧天朔的朋友", "我的手机铃声是什么歌？", "臧天朔", "direct"),
 )
 
 NEGATIVES: tuple[NegativeControl, ...] = (
@@ -98,6 +124,21 @@ NEGATIVES: tuple[NegativeControl, ...] = (
     NegativeControl(5, "你还记得我女朋友叫什么吗"),
     NegativeControl(5, "我跟你说过我几点起床吗？"),
     NegativeControl(3, "我以前跟你讲过我的血型吗？"),
+    # written later on 2026-12-06 with members 6 and 7
+    NegativeControl(6, "你还记得我男朋友叫什么吗"),
+    NegativeControl(6, "我说过我是独生子女吗？"),
+    NegativeControl(6, "我跟你讲过我的英文名吗？"),
+    NegativeControl(6, "我跟你说过我的星座吗？"),
+    NegativeControl(7, "你记得我儿子在哪读书吗？"),
+    NegativeControl(7, "我说过我几岁了吗？"),
+    NegativeControl(7, "你还记得我的生日是哪天吗"),
+    NegativeControl(1, "我跟你说过我的身高吗？"),
+    NegativeControl(1, "你记得我的鞋码是多少吗？"),
+    NegativeControl(2, "你记得我最好的朋友叫啥吗？"),
+    NegativeControl(3, "我说过我会说哪几种方言吗？"),
+    NegativeControl(4, "你还记得我老伴是做什么的吗"),
+    NegativeControl(5, "我跟你说过我开什么车吗？"),
+    NegativeControl(5, "我说过我喜欢哪个足球队吗？"),
 )
 
 CORRECTIONS: tuple[Correction, ...] = (

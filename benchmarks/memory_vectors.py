@@ -35,6 +35,7 @@ from pallas.core.db.models_memory import MemoryItemRow
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.features.memory.config import RetrievalConfig
+from pallas.features.memory.embeddings import MemoryEmbeddings
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.service import MemoryService
@@ -98,8 +99,9 @@ async def run(args: argparse.Namespace) -> None:
         texts = await fill(rt, args.rows, rng)
         # production caches (candidate window per write generation); every question is new,
         # so every read misses the result cache and fetches its query embedding over HTTP
-        service = MemoryService(MemoryRepository(rt.sessions), rt.state, clock, llm=rt.llm,
-                                embeddings=True)  # fmt: skip
+        repo = MemoryRepository(rt.sessions)
+        vectors = MemoryEmbeddings(repo, rt.state, clock, llm=rt.llm)
+        service = MemoryService(repo, rt.state, clock, embeddings=vectors)
         config = RetrievalConfig()
         scope = group_scope(BOT, GROUP)
 

@@ -118,7 +118,7 @@ def chat_service_for(
     voice: VoiceService | None = None,
 ) -> ChatTurnService:
     """The chat turn over its parts, one of each: merges, the freshness gate, the route step,
-    the warm caches fed at ingest (writer and repository listeners), the reply step
+    the warm caches fed at ingest (the runtime's `IngestEvents`), the reply step
     (`fetch_quoted`: the OneBot get_msg for quoted images the message store lacks; `mcp`:
     the MCP servers of `config/mcp.toml`, read here when not given)."""
     if mcp is None:
@@ -144,10 +144,11 @@ def chat_service_for(
     )
     deployment_bots = DeploymentBots(runtime)
     message_cache = MessageCache(
-        runtime.repos.messages, flush=runtime.writer.flush, unstored=runtime.writer.unstored
+        runtime.repos.messages,
+        flush=runtime.writer.flush,
+        unstored=runtime.writer.unstored,
+        events=runtime.ingest,  # fed at ingest: every submit, every batch stored
     )
-    runtime.writer.listeners.append(message_cache.note)
-    runtime.repos.messages.listeners.append(message_cache.note_many)
     return ChatTurnService(
         route_step=route_step,
         admit=AdmitStep(
@@ -254,6 +255,7 @@ def group_preload_for(
         clock=runtime.clock,
         group_config=runtime.group_configs.get,
         yield_to=yield_to,
+        events=runtime.ingest,  # a group's entries load when it is seen
     )
 
 
@@ -310,7 +312,6 @@ def build_app(
         voice=voice,
     )
     preload = group_preload_for(runtime, chat, learning, memory, old_topics, preload_yield)
-    runtime.writer.listeners.append(preload.seen)  # a group's entries load when it is seen
     feedback, insight, describer = (
         feedback_for(runtime),
         insight_for(runtime),

@@ -21,6 +21,7 @@ from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.state import StateStore
 from pallas.features.memory import (
+    MemoryEmbeddings,
     MemoryRepository,
     MemoryService,
     ProfileRepository,
@@ -42,6 +43,7 @@ from pallas.features.memory_upkeep import (
 )
 from pallas.features.persona import PersonaPack, PersonaStore
 from pallas.features.worldbook import WorldbookLibrary
+from pallas.providers.cheap_calls import CheapCalls
 from pallas.providers.client import LLMClient
 from pallas.providers.models import ModelProfile, profile_for
 from pallas.providers.sentence_encoder import EncoderSlot
@@ -70,18 +72,22 @@ def build_memory_service(
 ) -> MemoryService:
     # the upkeep pieces first: the service is handed every collaborator when it is built
     profiles = ProfileRepository(sessions)
-    expander = MemoryExpander(clock=clock, usage=usage, llm=llm, memory_config=memory_config)
+    cheap = CheapCalls(clock=clock, usage=usage, llm=llm)  # budgeted one-question calls
+    expander = MemoryExpander(cheap=cheap, memory_config=memory_config)
     consolidator = MemberConsolidator(
         clock=clock, usage=usage, llm=llm, profiles=profiles, memory_config=memory_config
     )
+    repo = MemoryRepository(sessions)
+    # the vector work: the local encoder or the provider's model (`memory.embedder`)
+    vectors = MemoryEmbeddings(
+        repo, state, clock, llm=llm, encoder=encoder, allowed=embeddings is not False
+    )
     return MemoryService(
-        MemoryRepository(sessions),
+        repo,
         state,
         clock,
-        llm=llm,
-        embeddings=embeddings,
-        encoder=encoder,
-        judge=TeachJudge(clock=clock, usage=usage, llm=llm, memory_config=memory_config),
+        embeddings=vectors,
+        judge=TeachJudge(cheap=cheap, memory_config=memory_config),
         profiles=profiles,
         write_listeners=(expander.expand,),
         change_listeners=(consolidator.changed,),

@@ -54,6 +54,7 @@ from pallas.features.tools import McpHub
 from pallas.features.voice import VoiceService
 from pallas.features.worldbook import WorldbookLibrary
 from pallas.providers.breaker import Breakers
+from pallas.providers.cheap_calls import CheapCalls
 from pallas.providers.tts import SpeechClient
 from pallas.runtime import PallasRuntime
 from pallas.turn import TurnExtras, guard_answer, protected_text
@@ -277,9 +278,8 @@ def reminders_for(runtime: PallasRuntime) -> ReminderService:
     def config(group_id: int) -> ReminderConfig:
         return runtime.group_configs.get(group_id).reminders
 
-    reader = ModelTimeReader(
-        clock=runtime.clock, usage=runtime.repos.usage, llm=runtime.llm, config=config
-    )
+    cheap = CheapCalls(clock=runtime.clock, usage=runtime.repos.usage, llm=runtime.llm)
+    reader = ModelTimeReader(cheap=cheap, config=config)
     repository = ReminderRepository(runtime.sessions)
     return ReminderService(repository, clock=runtime.clock, config=config, model_time=reader)
 

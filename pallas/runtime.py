@@ -20,6 +20,7 @@ from pallas.core.config_files import GroupConfigStore
 from pallas.core.db import migrate
 from pallas.core.db.durable_writer import ThreadedMessageWriter, build_message_writer
 from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
+from pallas.core.db.ingest_events import IngestEvents
 from pallas.core.db.repositories.chat_sessions import ChatSessionRepository
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.repositories.routes import RouteHistoryRepository
@@ -50,9 +51,12 @@ class Repositories:
     routes: RouteHistoryRepository
 
     @classmethod
-    def build(cls, sessions: async_sessionmaker[AsyncSession]) -> Repositories:
+    def build(
+        cls, sessions: async_sessionmaker[AsyncSession], *, events: IngestEvents | None = None
+    ) -> Repositories:
+        """`events`: told of every batch stored through the message repository."""
         return cls(
-            messages=MessageRepository(sessions),
+            messages=MessageRepository(sessions, events=events),
             chat_sessions=ChatSessionRepository(sessions),
             usage=UsageRepository(sessions),
             snapshots=SnapshotRepository(sessions),
@@ -89,6 +93,9 @@ class PallasRuntime:
     # memory's offline sentence encoder: "loading" until the edge loads it once the bot is up
     # (`EncoderSlot.load`, seconds on a worker thread); tests and the CLI never load it
     encoder: EncoderSlot = field(default_factory=EncoderSlot)
+    # every message handed to the writer or stored through `repos.messages`, told to the warm
+    # state kept over them (the message cache, the group warm-up: they subscribe when built)
+    ingest: IngestEvents = field(default_factory=IngestEvents)
 
     @classmethod
     async def start(
@@ -125,10 +132,10 @@ class PallasRuntime:
             raise
         engine = create_engine(url)
         sessions = session_factory(engine)
-        repos = Repositories.build(sessions)
-        writer = build_message_writer(
-            url, repos.messages
-        )  # own thread: a busy loop can't starve it
+        ingest = IngestEvents()  # first: the writer and the repository tell it
+        repos = Repositories.build(sessions, events=ingest)
+        # own thread: a busy loop can't starve it
+        writer = build_message_writer(url, repos.messages, events=ingest)
         writer.start()
         group_configs = GroupConfigStore(GroupConfig, settings.groups_dir)
         # the model endpoints in force: the environment over the console's secrets file,
@@ -163,6 +170,7 @@ class PallasRuntime:
             deployment_accounts=DeploymentAccounts(accounts, state, clock.now),
             started_at=clock.now(),
             encoder=EncoderSlot(settings.pallas_sentence_encoder),
+            ingest=ingest,
         )
         for name, problem in runtime.group_configs.errors().items():
             log.error("group config %s: %s", name, problem)

@@ -50,7 +50,7 @@ async def status(cmd: AdminCtx) -> str:
         + (f"，提示缓存命中 {usage.cache_share:.0%}" if usage.cached_tokens else ""),
         *endpoint_lines(endpoints),
         svc.llm.embeddings.state.status_zh(),  # on / off and why (the start-up probe)
-        svc.memory.embedder.status_zh(),  # what memory ranks by: the local encoder or not
+        svc.memory.embeddings.status_zh(),  # what memory ranks by: the local encoder or not
         _tools_line(config.tools),
     ]
     lines += await status_lines(

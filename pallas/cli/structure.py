@@ -1,7 +1,7 @@
 """Objects are whole at birth (`pallas structure [--check]`, issue 46 item 2).
 
 A service gets its collaborators in its constructor; nothing finishes it afterwards. This walks
-the AST of `pallas/` and `packages/` (nothing is imported) and flags the two ways code finishes
+the AST of `pallas/` and `packages/` (nothing is imported) and flags the three ways code finishes
 someone else's object:
 
 1. **Handing another object a collaborator**: `x.y = …` (also annotated, or `setattr(x, …)`)
@@ -11,6 +11,11 @@ someone else's object:
 2. **Registering onto another object's listeners**: `x.listeners.append(…)` (`extend`,
    `insert`, `add`; any of the names above) where `x` is not `self` —
    `service.write_listeners.append(listener)`, `runtime.writer.listeners.append(…)`.
+3. **Subscribing anywhere but at birth**: `x.subscribe(…)` outside an `__init__`. Where two
+   objects must hear each other (the message writer tells the warm caches that flush it), the
+   source is built with an events object (`IngestEvents`) and a follower, handed it in its
+   constructor, subscribes itself there — so a follower is whole, and listening, once built,
+   and no builder function wires one object into another afterwards.
 
 Why not every `x.y = …`: mutating a *record* — an ORM row being updated, a report's counters,
 a cache entry, a response's status code — is what records are for (the literal rule flags 134
@@ -38,15 +43,6 @@ COLLABORATOR_NAMES = frozenset({"judge", "profiles"})
 
 # (file relative to the repo, the flagged expression as written) -> why it must stay.
 ALLOWED: dict[tuple[str, str], str] = {
-    # The message writer and the message repository are built with the runtime, before the
-    # app; the warm message cache and the group preload are built by the app over them and
-    # must hear every stored message. Each needs the other (the cache flushes the writer),
-    # so one side is bound late. To do: an ingest-events object the runtime is built with.
-    ("pallas/app.py", "runtime.writer.listeners.append"): "cache / preload over the runtime",
-    ("pallas/app.py", "runtime.repos.messages.listeners.append"): "cache over the runtime",
-    # The session cache attaches itself to the repository it caches, in its own constructor
-    # (one per repository instance, found again by `SessionCache.of`).
-    ("pallas/core/db/session_cache.py", "repo.listeners.append"): "cache attaches in __init__",
     # Guards NoneBot's driver hooks while a third-party plugin is imported, and restores them
     # (the edge adapting a library's object, not Pallas's wiring).
     ("pallas/onebot/plugin_loading.py", "driver.on_startup"): "NoneBot driver, restored",
@@ -59,10 +55,14 @@ class Finding:
     path: str
     line: int
     what: str  # the flagged expression, as written
-    rule: str  # "assigns" | "registers"
+    rule: str  # "assigns" | "registers" | "subscribes"
 
     def __str__(self) -> str:
-        verb = "assigns another object's attribute" if self.rule == "assigns" else "appends to"
+        verb = {
+            "assigns": "assigns another object's attribute",
+            "registers": "appends to",
+            "subscribes": "subscribes outside a constructor",
+        }[self.rule]
         return f"{self.path}:{self.line}: {verb}: {self.what}"
 
 
@@ -113,8 +113,20 @@ def _targets(node: ast.AST) -> list[ast.expr]:
     return []
 
 
+def _in_constructors(tree: ast.AST) -> set[int]:
+    """The ids of the nodes inside an `__init__` (where a follower subscribes itself)."""
+    return {
+        id(node)
+        for function in ast.walk(tree)
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+        and function.name == "__init__"
+        for node in ast.walk(function)
+    }
+
+
 def findings_in(source: str, path: str = "<snippet>") -> list[Finding]:
     tree = ast.parse(source, filename=path)
+    at_birth = _in_constructors(tree)
     found: list[Finding] = []
     for node in ast.walk(tree):
         for target in _targets(node):
@@ -136,6 +148,13 @@ def findings_in(source: str, path: str = "<snippet>") -> list[Finding]:
             and _collaborator_name(func.value.attr)  # type: ignore[attr-defined]
         ):
             found.append(Finding(path, node.lineno, ast.unparse(func), "registers"))
+        elif (
+            isinstance(func, ast.Attribute)
+            and func.attr == "subscribe"
+            and _foreign(func)
+            and id(node) not in at_birth
+        ):
+            found.append(Finding(path, node.lineno, ast.unparse(func), "subscribes"))
     return found
 
 

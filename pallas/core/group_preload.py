@@ -2,20 +2,20 @@
 
 The first @ in a group pays for the group's entries: its newest lines and session turns, who
 has a session or an archived topic there, its learning data, its shared memory kinds and
-today's usage counters (seeded from the ledger, cost guard) — ~10 reads on the reply's
-critical path. `GroupPreload.seen` is a message-writer listener (O(1)
-per message): the first line of a group since start, or the first one `refresh_s` after the
-group was last warmed, queues the group, and one background task loads its entries through
-the same caches the reply path reads (same keys, same results: a turn after the warm-up reads
-what it would have loaded itself). One group at a time, a yield between loads, only groups
-whose chat is enabled, and at most `max_per_refresh` warm-ups started per `refresh_s`: the DB
-work stays bounded (~7 reads a group) and the warmed entries fit the caches they fill (memory
-candidates: 512 entries, five a group; learning: 256 groups) instead of pushing out the entries
-of groups the bot talks in. Past that budget a group loads on its own first @, as before. A
-failing load is logged and skipped. Before each load the task awaits `yield_to` (by default one
-loop round, so ingest goes first; the OneBot edge passes its lanes' `after_holds`, so a load
-waits while an addressed turn prepares its model request: a warm-up's reads would only slow
-that turn's own).
+today's usage counters (seeded from the ledger, cost guard) — ~10 reads on the reply's critical
+path. `GroupPreload.seen` hears every message handed to the writer (the runtime's
+`IngestEvents`; O(1) per message): the first line of a group since start, or the first one
+`refresh_s` after the group was last warmed, queues the group, and one background task loads
+its entries through the same caches the reply path reads (same keys, same results: a turn after
+the warm-up reads what it would have loaded itself). One group at a time, a yield between
+loads, only groups whose chat is enabled, and at most `max_per_refresh` warm-ups started per
+`refresh_s`: the DB work stays bounded (~7 reads a group) and the warmed entries fit the caches
+they fill (memory candidates: 512 entries, five a group; learning: 256 groups) instead of
+pushing out the entries of groups the bot talks in. Past that budget a group loads on its own
+first @, as before. A failing load is logged and skipped. Before each load the task awaits
+`yield_to` (by default one loop round, so ingest goes first; the OneBot edge passes its lanes'
+`after_holds`, so a load waits while an addressed turn prepares its model request: a warm-up's
+reads would only slow that turn's own).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import Generic, Protocol, TypeVar
 from cachetools import FIFOCache
 
 from pallas.core.clock import Clock
+from pallas.core.db.ingest_events import IngestEvents
 from pallas.core.records import StoredMessage
 
 log = logging.getLogger("pallas.chat")
@@ -60,7 +61,10 @@ class GroupPreload(Generic[C]):
         max_per_refresh: int = 96,
         max_tracked: int = 4096,
         yield_to: YieldTo | None = None,
+        events: IngestEvents | None = None,
     ) -> None:
+        """`events`: the runtime's ingest events; the preload hears every submit from now on
+        (without them, the caller calls `seen`)."""
         self._loads = tuple(loads)
         self._clock = clock
         self._group_config = group_config
@@ -73,6 +77,8 @@ class GroupPreload(Generic[C]):
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._yield_to: YieldTo = yield_to or _one_round
+        if events is not None:
+            events.subscribe(submitted=self.seen)
 
     def seen(self, message: StoredMessage) -> None:
         """A line handed to the message writer: queue its group if it is not warm."""

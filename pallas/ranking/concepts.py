@@ -23,7 +23,7 @@ candidate index is built, so rows stored before this table existed benefit too.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -139,6 +139,23 @@ def concept_scorer(query: frozenset[str]) -> Callable[[frozenset[str]], float | 
         if query.isdisjoint(fact):
             return 0 / total
         return sum(_WEIGHTS.get(c, 1.0) for c in query & fact) / total
+
+    return similarity
+
+
+def parts_scorer(
+    parts: Sequence[frozenset[str]],
+) -> Callable[[frozenset[str]], float | None] | None:
+    """The concept scorer of a question asked in parts (`text.question_parts`): a fact's
+    similarity is its best over the parts, so "我住哪，家里有宠物吗" gives "搬到朝阳" the full
+    share of the clause it answers, not half of the whole question's. None: no class asked."""
+    scorers = [concept_scorer(p) for p in dict.fromkeys(parts) if p]
+    if len(scorers) <= 1:
+        return scorers[0] if scorers else None
+
+    def similarity(fact: frozenset[str]) -> float | None:
+        found = [v for score in scorers if (v := score(fact)) is not None]
+        return max(found) if found else None
 
     return similarity
 

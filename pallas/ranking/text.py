@@ -111,6 +111,23 @@ def recall_question(text: str) -> str:
     return stripped or text
 
 
+# Where a member's compound question splits into what it asks ("我现在是做什么的，家里有宠物吗").
+_CLAUSE_BREAK = re.compile(r"[，,、；;？?。！!\s]+|还有|另外|以及")
+MAX_QUESTION_PARTS = 4  # the whole question and up to three of its clauses
+
+
+def question_parts(text: str) -> tuple[str, ...]:
+    """What a question's vectors are encoded from: the whole question (`recall_question`) and,
+    when it asks two things or more, each clause on its own — a compound question encoded
+    whole lands between its facts (each below the person-facts gate), while each clause
+    finds its own fact. A fact's cosine is its best over the parts."""
+    whole = recall_question(text)
+    clauses = [recall_question(c) for c in _CLAUSE_BREAK.split(text) if len(c.strip()) >= 2]
+    if len(clauses) < 2:
+        return (whole,)
+    return tuple(dict.fromkeys((whole, *clauses)))[:MAX_QUESTION_PARTS]
+
+
 def speaker_voice(text: str) -> str:
     """A person fact as the member said it: stored as "TA在学日语", encoded as "我在学日语" —
     the member asks "我…", and the encoder scores the same person as closer (dev half, 50

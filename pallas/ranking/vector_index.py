@@ -11,11 +11,16 @@ The index is kept in step with the store by its write generation: when the scope
 moved, `refresh` asks the repository for the live ids and for the vectors of the rows it does not
 have yet (new rows, backfilled embeddings), and drops the rest — so a write costs a delta, not a
 rebuild. Rows never leave their scope: an index holds one scope's rows only.
+
+The rows are one immutable `IndexRows` (ids, subjects, matrix), replaced whole by a refresh: a
+search on another thread (the encoder's, `nearest_with_cosines`) reads a consistent snapshot
+while the event loop refreshes the index. One pass over the matrix answers both questions of a
+retrieval: the nearest rows and the cosines of the rows already loaded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,36 +42,117 @@ class VectorHit:
     cosine: float  # clamped to 0..1
 
 
+@dataclass(frozen=True, slots=True)
+class IndexRows:
+    """One index's rows at one moment (never changed in place: safe to read on any thread)."""
+
+    ids: npt.NDArray[np.int64]
+    subjects: npt.NDArray[np.int64]  # -1: no subject
+    matrix: Vector  # (rows, dims) unit vectors, C-contiguous float32
+    dims: int
+
+    def __len__(self) -> int:
+        return int(self.ids.size)
+
+    def match(
+        self, q: Vector, k: int, subject: int | None, wanted: npt.NDArray[np.int64]
+    ) -> tuple[list[VectorHit], dict[int, float]]:
+        """The `k` rows nearest the unit vector `q` (cosine > 0; only `subject`'s when given),
+        and the cosine (0..1) of each row of `wanted` this index holds — one matrix pass."""
+        if not len(self) or q.size != self.dims:
+            return [], {}
+        scores: Vector | None = None
+        hits: list[VectorHit] = []
+        if subject is not None:  # one member's rows only: score those, not the scope's
+            rows = np.flatnonzero(self.subjects == subject)
+            if rows.size and k > 0:
+                hits = _top(self.ids[rows], self.matrix[rows] @ q, k)
+        else:
+            scores = self.matrix @ q
+            if k > 0:
+                hits = _top(self.ids, scores, k)
+        cosines: dict[int, float] = {}
+        if wanted.size:
+            mask = np.isin(self.ids, wanted)
+            if mask.any():
+                picked = scores[mask] if scores is not None else self.matrix[mask] @ q
+                clipped = np.clip(picked, 0.0, 1.0)
+                cosines = {int(i): float(c) for i, c in zip(self.ids[mask], clipped, strict=True)}
+        return hits, cosines
+
+
+def _top(ids: npt.NDArray[np.int64], scores: Vector, k: int) -> list[VectorHit]:
+    k = min(k, int(scores.size))
+    top = np.argpartition(-scores, k - 1)[:k]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return [VectorHit(int(ids[i]), min(1.0, float(scores[i]))) for i in top if scores[i] > 0.0]
+
+
+_EMPTY = IndexRows(
+    np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 0), np.float32), 0
+)
+
+
+def nearest_with_cosines(
+    indexes: Sequence[IndexRows],
+    q: Vector,
+    k: int,
+    *,
+    subject: int | None,
+    wanted: Collection[int],
+) -> tuple[list[VectorHit], dict[int, float]]:
+    """Over several indexes' rows: the `k` nearest `q` (best first) and the cosine of each row
+    of `wanted` they hold. `q` is one unit vector or several (a question's parts, one per
+    row): a row's cosine is then its best over them. Pure numpy on snapshots: runs on a
+    worker thread."""
+    want = np.fromiter(wanted, dtype=np.int64, count=len(wanted))
+    best: dict[int, float] = {}
+    cosines: dict[int, float] = {}
+    for part in np.atleast_2d(q):
+        for rows in indexes:
+            found, scored = rows.match(part, k, subject, want)
+            for hit in found:
+                best[hit.item_id] = max(hit.cosine, best.get(hit.item_id, 0.0))
+            for item_id, cosine in scored.items():
+                cosines[item_id] = max(cosine, cosines.get(item_id, 0.0))
+    hits = sorted((VectorHit(i, c) for i, c in best.items()), key=lambda h: (-h.cosine, h.item_id))
+    return hits[: max(k, 0)], cosines
+
+
 class VectorIndex:
     """Unit vectors of one (scope, kind), with each row's subject (for personal kinds)."""
 
-    __slots__ = ("_dims", "_ids", "_matrix", "_subjects", "generation")
+    __slots__ = ("_rows", "generation")
 
     def __init__(self) -> None:
-        self._ids: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self._subjects: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self._matrix: Vector = np.zeros((0, 0), dtype=np.float32)
-        self._dims = 0
+        self._rows = _EMPTY
         self.generation: str | None = None
 
     def __len__(self) -> int:
-        return int(self._ids.size)
+        return len(self._rows)
+
+    @property
+    def rows(self) -> IndexRows:
+        """The rows now (a snapshot: a later `add` / `keep_only` replaces, never changes it)."""
+        return self._rows
 
     @property
     def ids(self) -> frozenset[int]:
-        return frozenset(int(i) for i in self._ids)
+        return frozenset(self._rows.ids.tolist())
 
     def add(self, rows: Iterable[tuple[int, int | None, Sequence[float]]]) -> int:
         """Add (id, subject, vector) rows; rows of another dimension than the index are skipped
         (a changed embedding model: the store re-embeds them, see the service's backfill)."""
+        old = self._rows
+        dims = old.dims
         ids, subjects, vectors = [], [], []
         for item_id, subject, vector in rows:
             vec = unit(vector)
             if vec is None:
                 continue
-            if not self._dims:
-                self._dims = int(vec.size)
-            if vec.size != self._dims:
+            if not dims:
+                dims = int(vec.size)
+            if vec.size != dims:
                 continue
             ids.append(item_id)
             subjects.append(-1 if subject is None else subject)
@@ -74,21 +160,24 @@ class VectorIndex:
         if not ids:
             return 0
         block = np.vstack(vectors).astype(np.float32)
-        self._matrix = block if not len(self) else np.vstack([self._matrix, block])
-        self._ids = np.concatenate([self._ids, np.asarray(ids, dtype=np.int64)])
-        self._subjects = np.concatenate([self._subjects, np.asarray(subjects, dtype=np.int64)])
+        self._rows = IndexRows(
+            np.concatenate([old.ids, np.asarray(ids, dtype=np.int64)]),
+            np.concatenate([old.subjects, np.asarray(subjects, dtype=np.int64)]),
+            block if not len(old) else np.vstack([old.matrix, block]),
+            dims,
+        )
         return len(ids)
 
     def keep_only(self, live_ids: Iterable[int]) -> int:
         """Drop every row whose id is not in `live_ids` (deleted / replaced); returns how many."""
-        if not len(self):
+        old = self._rows
+        if not len(old):
             return 0
         live = np.fromiter(live_ids, dtype=np.int64)
-        mask = np.isin(self._ids, live)
+        mask = np.isin(old.ids, live)
         dropped = int(mask.size - int(mask.sum()))
         if dropped:
-            self._ids, self._subjects = self._ids[mask], self._subjects[mask]
-            self._matrix = self._matrix[mask]
+            self._rows = IndexRows(old.ids[mask], old.subjects[mask], old.matrix[mask], old.dims)
         return dropped
 
     def search(
@@ -96,29 +185,13 @@ class VectorIndex:
     ) -> list[VectorHit]:
         """The `k` rows nearest `query` (cosine > 0), best first; only `subject`'s when given."""
         q = unit(query)
-        if q is None or not len(self) or k <= 0 or q.size != self._dims:
+        if q is None:
             return []
-        if subject is not None:  # one member's rows only: score those, not the scope's
-            rows = np.flatnonzero(self._subjects == subject)
-            if not rows.size:
-                return []
-            scores = self._matrix[rows] @ q
-        else:
-            rows, scores = None, self._matrix @ q
-        k = min(k, int(scores.size))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        ids = self._ids if rows is None else self._ids[rows]
-        return [VectorHit(int(ids[i]), min(1.0, float(scores[i]))) for i in top if scores[i] > 0.0]
+        return self._rows.match(q, k, subject, np.zeros(0, dtype=np.int64))[0]
 
     def cosines(self, query: Sequence[float], item_ids: Iterable[int]) -> dict[int, float]:
         """Cosine of `query` with each of `item_ids` the index holds (0..1)."""
         q = unit(query)
-        if q is None or not len(self) or q.size != self._dims:
+        if q is None:
             return {}
-        wanted = np.fromiter(item_ids, dtype=np.int64)
-        mask = np.isin(self._ids, wanted)
-        if not mask.any():
-            return {}
-        scores = np.clip(self._matrix[mask] @ q, 0.0, 1.0)
-        return {int(i): float(s) for i, s in zip(self._ids[mask], scores, strict=True)}
+        return self._rows.match(q, 0, None, np.fromiter(item_ids, dtype=np.int64))[1]

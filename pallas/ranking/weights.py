@@ -85,6 +85,12 @@ class ScoringConfig(BaseModel):
     # covers much of what the concept table guesses, and its full-share matches were most of
     # the false recalls measured
     concept_weight_with_vectors: float = Field(default=0.5, ge=0, le=1)
+    # With vectors, the concept share also adds this × the share to the fused similarity, and
+    # the raise above applies only where the cosine is at least `concept_min_cosine` (the
+    # encoder does not call the fact unrelated): `scoring.concept_bonus`, measured on the
+    # member-recall dev half (`benchmarks/member_recall_gate.py`, docs/providers.md)
+    concept_bonus_with_vectors: float = Field(default=0.1, ge=0, le=1)
+    concept_min_cosine: float = Field(default=0.25, ge=0, le=1)
 
     def block(self, kind: str) -> BlockRetrievalConfig:
         if kind not in BLOCK_DEFAULTS:

@@ -20,7 +20,7 @@ from pallas.features.memory.repository import MemoryItem, MemoryRepository
 from pallas.features.memory_upkeep.consolidation import CONSOLIDATE_SYSTEM
 from pallas.features.memory_upkeep.update_judge import JUDGE_SYSTEM
 from tests.e2e.conftest import write_group_config
-from tests.e2e.test_memory import ask, person_facts_block
+from tests.e2e.test_memory import ask, person_facts_block, wait_for_reply
 from tests.e2e.test_teaching import teach
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI, RecordedRequest, Scripted
@@ -112,7 +112,9 @@ async def test_the_cheap_model_consolidates_a_members_facts_and_the_next_request
     assert (tencent.delete_reason, tencent.replaced_by) == ("model:consolidate", bytedance.id)
     assert (await row(repo, "TA很喜欢猫咪")).deleted_at is None, "raw facts are kept for audit"
 
+    sent = len(peer.sends(GROUP))
     request = await ask(peer, fake_llm, GROUP, ALICE, "我平时喜欢什么，在哪上班")
+    await wait_for_reply(peer, GROUP, sent + 1)  # its answer is not taken for the next one's
     block = person_facts_block(request.system_prompt)
     assert "「TA特别喜欢猫」" in block and "「TA在字节上班」" in block, block
     assert "腾讯" not in block and "猫咪" not in block, block

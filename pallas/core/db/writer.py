@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy import exc as sa_exc
 
+from pallas.core.db.ingest_events import IngestEvents
 from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.records import StoredMessage
 
@@ -58,6 +59,7 @@ class MessageWriter:
         batch_size: int = 500,
         linger: float = 0.02,
         done_listeners: Sequence[Callable[[list[StoredMessage]], None]] = (),
+        events: IngestEvents | None = None,
     ) -> None:
         self._repo = repository
         self._batch_size = batch_size
@@ -74,7 +76,7 @@ class MessageWriter:
         self._closing = False
         self.written = 0
         self.dropped = 0  # refused by the database on their own (see the module docstring)
-        self.listeners: list[Callable[[StoredMessage], None]] = []  # told of every submit
+        self._submitted = (events or IngestEvents()).submitted  # told of every submit
         # told of every batch once it is done (stored or dropped), on the writer's loop
         self.done_listeners = tuple(done_listeners)
         self._writing: list[tuple[int, StoredMessage]] = []  # `_write_pending_once`'s batch
@@ -93,8 +95,7 @@ class MessageWriter:
         self._pending.append((self._seq, message))
         self._idle.clear()
         self._wakeup.set()
-        for listener in self.listeners:
-            listener(message)
+        self._submitted(message)
 
     def unstored(self, group_id: int) -> list[StoredMessage]:
         """The group's messages submitted and not stored (nor dropped) yet, oldest first."""

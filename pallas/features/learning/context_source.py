@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Protocol
 
+from cachetools import FIFOCache
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.context import sections as S
@@ -169,9 +170,14 @@ class GroupLearningSource:
         self._cache = GroupLearningCache(
             LearningRepository(sessions), FeedbackRepository(sessions), state
         )
-        # one filtered pool per group, rebuilt when its data or its feedback blocks change
-        self._pools: dict[tuple[int, int], tuple[object, ExpressionPool]] = {}
-        self._phrases: dict[tuple[int, int], tuple[object, tuple[str, ...]]] = {}
+        # one filtered pool per group, rebuilt when its data or its feedback blocks change; the
+        # group rebuilt longest ago goes first (FIFOCache: a key set again moves to the end)
+        self._pools: FIFOCache[tuple[int, int], tuple[object, ExpressionPool]] = FIFOCache(
+            MAX_CACHED_POOLS
+        )
+        self._phrases: FIFOCache[tuple[int, int], tuple[object, tuple[str, ...]]] = FIFOCache(
+            MAX_CACHED_POOLS
+        )
 
     def _pool(self, data: GroupLearningData, blocks: FeedbackBlocks) -> ExpressionPool:
         key = (data.bot_id, data.group_id)
@@ -180,10 +186,7 @@ class GroupLearningSource:
         if cached is not None and cached[0] == stamp:
             return cached[1]
         pool = ExpressionPool.build(data, blocks)
-        self._pools.pop(key, None)
         self._pools[key] = (stamp, pool)
-        while len(self._pools) > MAX_CACHED_POOLS:
-            self._pools.pop(next(iter(self._pools)))
         return pool
 
     async def low_engagement_phrases(
@@ -218,8 +221,6 @@ class GroupLearningSource:
             return cached[1]
         phrases = _active_short_phrases(data, blocks)
         self._phrases[key] = (stamp, phrases)
-        while len(self._phrases) > MAX_CACHED_POOLS:
-            self._phrases.pop(next(iter(self._phrases)))
         return phrases
 
     async def prewarm(

@@ -15,7 +15,8 @@ from pallas.features.memory.config import (
     MemberProfileConfig,
     RetrievalConfig,
 )
-from pallas.features.memory.denials import rule_update
+from pallas.features.memory.denials import ALREADY, CHANGE_PARTICLE, CLAUSE_ENDS, rule_update
+from pallas.features.memory.embeddings import MemoryEmbeddings
 from pallas.features.memory.fact_guard import DEFAULT_BOT_NAMES, classify_fact
 from pallas.features.memory.history import Retired, retired_items
 from pallas.features.memory.isolation import (
@@ -56,6 +57,9 @@ from pallas.features.memory.repository import MemoryItem, MemoryRepository, Writ
 from pallas.features.memory.service import TEXT_MAX_CHARS, BlockResult, MemoryService
 
 __all__ = [
+    "ALREADY",
+    "CHANGE_PARTICLE",
+    "CLAUSE_ENDS",
     "DEFAULT_BOT_NAMES",
     "GROUP_EVENTS",
     "GROUP_MEMORY",
@@ -81,6 +85,7 @@ __all__ = [
     "Judgement",
     "KnownFact",
     "MemberProfileConfig",
+    "MemoryEmbeddings",
     "MemoryItem",
     "MemoryRepository",
     "MemoryService",

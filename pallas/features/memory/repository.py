@@ -301,9 +301,19 @@ class MemoryRepository:
         return await self._delete_where(stmt, now=now, reason=reason)
 
     async def retire(
-        self, item_ids: Collection[int], *, now: float, reason: str, replaced_by: int
+        self,
+        item_ids: Collection[int],
+        *,
+        now: float,
+        reason: str,
+        replaced_by: int,
+        denial: bool = False,
     ) -> list[MemoryItem]:
-        """Soft-delete live items superseded by `replaced_by` (kept as history, never read)."""
+        """Soft-delete live items superseded by `replaced_by` (kept as history, never read).
+
+        With `denial`, `replaced_by` is a bare negation ("我已经不养猫了") kept only as history:
+        it is soft-deleted as ``denial`` in the same transaction when anything was retired, so
+        no reader ever sees it live between the two writes."""
         if not item_ids:
             return []
         async with self._sessions() as session, session.begin():
@@ -315,6 +325,12 @@ class MemoryRepository:
                 row.deleted_at = now
                 row.delete_reason = reason[:32]
                 row.replaced_by = replaced_by
+            if denial and rows:
+                await session.execute(
+                    update(MemoryItemRow)
+                    .where(MemoryItemRow.id == replaced_by, MemoryItemRow.deleted_at.is_(None))
+                    .values(deleted_at=now, delete_reason="denial")
+                )
             await session.flush()
             return [_to_item(r) for r in rows]
 

@@ -2,9 +2,10 @@
 
 Reads: candidates for (scopes, kind[, subject]) come from one indexed query capped at
 `candidate_cap`, are scored by `scoring.retrieve` (BM25 over jieba tokens, + cosine when a
-vector model is active: the in-wheel sentence encoder, or the provider's model — `embedder`)
-and the result is cached in a `TtlLruCache` keyed by the scopes, the kind (+ subject + config
-+ embeddings on / off + write generation) and the normalised query. Chosen rows get their
+vector model is active: the in-wheel sentence encoder, or the provider's model; the vector
+work is `embeddings.MemoryEmbeddings`'s, given in the constructor) and the result is cached
+in a `TtlLruCache` keyed by the scopes, the kind (+ subject + config + embeddings on / off +
+write generation) and the normalised query. Chosen rows get their
 access count / last access bumped in one batched UPDATE, off the reply's critical path.
 
 Writes (teaching, extraction, admin, CLI) normalise key and fingerprint, dedupe / replace in the
@@ -25,7 +26,6 @@ from cachetools import LRUCache
 
 from pallas.context.prompt_guard import sanitize_inline
 from pallas.core import state_keys
-from pallas.core.background import BackgroundJobs
 from pallas.core.clock import Clock
 from pallas.core.single_flight import SingleFlight
 from pallas.core.state import StateStore
@@ -33,7 +33,7 @@ from pallas.core.turn import TurnInput
 from pallas.features.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.denials import chat_denials, rule_update
-from pallas.features.memory.embedder import ActiveModel, MemoryEmbedder
+from pallas.features.memory.embeddings import MemoryEmbeddings
 from pallas.features.memory.isolation import own_scope
 from pallas.features.memory.items import fingerprint, normalise_key, to_candidate, with_fallback
 from pallas.features.memory.judgement import FactJudge, Judgement
@@ -46,30 +46,18 @@ from pallas.features.memory.kinds import (
 from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.repository import MemoryItem, MemoryRepository, NewMemory, WriteOutcome
 from pallas.features.memory.updates import retire_superseded
-from pallas.features.memory.vector_store import MemoryVectors
-from pallas.providers.client import LLMClient
-from pallas.providers.sentence_encoder import EncoderSlot
 from pallas.ranking import (
     BlockRetrievalConfig,
     MemoryCandidate,
     RetrievalResult,
     ScopedCache,
-    normalize_query,
-    recall_question,
     retrieve,
-    speaker_voice,
 )
 
 log = logging.getLogger("pallas.memory")
 
 TEXT_MAX_CHARS = 300
 TOUCH_DELAY_S = 0.5
-BACKFILL_BATCH = 32
-# Re-embedding after a model change (or of rows older than the model tag): batches of
-# BACKFILL_BATCH with a pause between them, at most REEMBED_PER_RUN rows per run (the next
-# retrieval of that scope starts the next run), one run per (scope, kind) at a time.
-REEMBED_PAUSE_S = 0.2
-REEMBED_PER_RUN = 2_000
 # read for the whole group on every turn (no subject): loaded together, one statement
 SHARED_KINDS = (*MEMORY_SECTION_KINDS, KNOWLEDGE)
 
@@ -78,12 +66,6 @@ SHARED_KINDS = (*MEMORY_SECTION_KINDS, KNOWLEDGE)
 MemoryListener = Callable[["MemoryService", MemoryItem], Awaitable[Any]]
 
 _Converted = tuple[tuple[MemoryItem, ...], tuple[MemoryCandidate, ...], dict[str, MemoryItem]]
-
-
-@dataclass(frozen=True, slots=True)
-class _Semantic:
-    scores: dict[str, float] | None = None  # ref → cosine, None = no embeddings this turn
-    extra: tuple[MemoryItem, ...] = ()  # rows found by the vector index beyond the window
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,9 +86,7 @@ class MemoryService:
         state: StateStore,
         clock: Clock,
         *,
-        llm: LLMClient | None = None,
-        embeddings: bool | None = None,
-        encoder: EncoderSlot | None = None,
+        embeddings: MemoryEmbeddings | None = None,
         cache_ttl_s: float = 300.0,
         cache_entries: int = 512,
         judge: FactJudge | None = None,
@@ -117,11 +97,10 @@ class MemoryService:
         self.repo = repo
         self._state = state
         self._clock = clock
-        self._llm = llm
-        # The vector model: the local encoder, or the provider's (`embedder`); embeddings=False:
-        # no vectors at all (None: as the LLM client's switch and the encoder slot say)
-        self._embeddings_allowed = embeddings is not False
-        self.embedder = MemoryEmbedder(llm, encoder)
+        # The vector work (model, query vectors, indexes, re-embedding); none given: no vectors
+        if embeddings is None:
+            embeddings = MemoryEmbeddings(repo, state, clock, allowed=False)
+        self.embeddings = embeddings
         self._results: TtlLruCache[BlockResult] = TtlLruCache(
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
@@ -135,20 +114,12 @@ class MemoryService:
         # concurrent misses share one read
         self._shared_loads: SingleFlight[QueryCacheKey, None] = SingleFlight()
         self._subject_loads: SingleFlight[QueryCacheKey, frozenset[int]] = SingleFlight()
-        self._query_encodes: SingleFlight[QueryCacheKey, tuple[float, ...] | None] = SingleFlight()
-        self._vectors: TtlLruCache[tuple[float, ...]] = TtlLruCache(
-            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
-        )
-        self._vector_index = MemoryVectors(repo)
         self._converted: LRUCache[int, _Converted] = LRUCache(64)
         # scope filter + index per loaded candidate tuple (the 7 retrievals of a turn share it)
         self._scoped = ScopedCache(max_entries=32)
         self._pending_touch: set[int] = set()
         self._touch_task: asyncio.Task[None] | None = None
-        self._backfilled: set[tuple[int, str]] = set()  # (row, model) asked once
-        self._reembedding: set[tuple[str, str, str]] = set()  # (scope, kind, model) runs
-        self._vector_configs: dict[int, tuple[RetrievalConfig, RetrievalConfig]] = {}
-        self._background = BackgroundJobs("memory", log)
+        self._background = self.embeddings.jobs  # one set: drained and named together
         # Decides by meaning what a member's taught fact replaces (`update_judge`; None: rules).
         self.judge = judge
         # Called in the background with every row stored (not duplicates): index-time expansion.
@@ -166,18 +137,10 @@ class MemoryService:
         return self._clock.now()
 
     @property
-    def _embeddings(self) -> bool:
-        return self._model() is not None
-
-    @property
     def ranks_by_meaning(self) -> bool:
         """Whether retrieval has a vector model now (the encoder loaded, or the provider's):
         only then is a relevance gate a judgement of meaning rather than of shared words."""
-        return self._embeddings
-
-    def _model(self) -> ActiveModel | None:
-        """The vector model of this retrieval (None: BM25 and concept classes only)."""
-        return self.embedder.active() if self._embeddings_allowed else None
+        return self.embeddings.model() is not None
 
     # ------------------------------------------------------------------ reads
 
@@ -256,19 +219,19 @@ class MemoryService:
         block = config.block(kind)
         gen = await self._generation(scopes)
         weights = (config.weights, config.embedding_weight, config.concept_weight, config.vector_k)
-        model = self._model()
+        model = self.embeddings.model()
         salt = hash((block, weights, fallback_k, model.model_id if model else ""))
         key = query_cache_key(scopes, f"{kind}:{subject_user_id}:{salt}:{gen}", query)
         cached = self._results.get(key)
         if cached is not None:
             return BlockResult(cached.kind, cached.items, {**cached.trace, "cache": "hit"})
         items = await self._load(scopes, kind, subject_user_id, config.candidate_cap, gen)
-        semantic = await self._semantic(
+        semantic = await self.embeddings.scores(
             query, items, scopes, kind, subject_user_id, config, bot_id, group_id, model
         )
         candidates, by_ref = self._as_candidates(items)
         if semantic.scores is not None:
-            config = self._with_vectors(config)
+            config = self.embeddings.with_vectors(config)
         result = retrieve(
             query,
             candidates,
@@ -304,19 +267,6 @@ class MemoryService:
         self._results.put(key, out)
         return out
 
-    def _with_vectors(self, config: RetrievalConfig) -> RetrievalConfig:
-        """`config` with its concept weight for retrievals that have vectors (one copy per
-        config object, not per retrieval)."""
-        if config.concept_weight == config.concept_weight_with_vectors:
-            return config
-        cached = self._vector_configs.get(id(config))
-        if cached is None or cached[0] is not config:
-            if len(self._vector_configs) > 256:
-                self._vector_configs.clear()
-            update = {"concept_weight": config.concept_weight_with_vectors}
-            cached = self._vector_configs[id(config)] = (config, config.model_copy(update=update))
-        return cached[1]
-
     def _as_candidates(
         self, items: tuple[MemoryItem, ...]
     ) -> tuple[tuple[MemoryCandidate, ...], dict[str, MemoryItem]]:
@@ -329,127 +279,6 @@ class MemoryService:
         by_ref = {i.ref: i for i in items}
         self._converted[id(items)] = (items, candidates, by_ref)  # holds `items`: id stays unique
         return candidates, by_ref
-
-    async def _query_vector(
-        self, query: str, model: ActiveModel, bot_id: int, group_id: int
-    ) -> tuple[float, ...] | None:
-        """The question's vector: encoded ONCE per turn — the turn's retrievals (one per block
-        kind, concurrent) share one call (`SingleFlight`) and then the cache."""
-        key = query_cache_key((), f"qvec:{model.model_id}", normalize_query(query))
-        vector = self._vectors.get(key)
-        if vector is None:
-
-            async def encode() -> tuple[float, ...] | None:
-                # SingleFlight runs this as a task of its own: retrievals run under
-                # `eager_gather`, which steps them in the caller's task until they suspend,
-                # and the HTTP client's cancel scopes must be entered and left in one task
-                result = await model.embed([recall_question(query)], bot_id, group_id)
-                if not result:
-                    return None
-                found = tuple(result[0])
-                self._vectors.put(key, found)
-                return found
-
-            vector = await self._query_encodes.run(key, encode)
-        return vector
-
-    async def _semantic(
-        self,
-        query: str,
-        items: Sequence[MemoryItem],
-        scopes: Collection[str],
-        kind: str,
-        subject: int | None,
-        config: RetrievalConfig,
-        bot_id: int,
-        group_id: int,
-        model: ActiveModel | None,
-    ) -> _Semantic:
-        """Cosines for the loaded rows, plus the nearest older rows the recent window missed.
-
-        The vector index covers every live row of the scopes made by the active model (see
-        `vector_store`); rows it finds are re-checked here (kind, scope, subject) before they
-        join the candidates. Rows without that model's vector are embedded in the background:
-        the loaded ones first (`_backfill`), then the rest of the scope (`_reembed`).
-        """
-        if model is None or not query.strip():
-            return _Semantic()
-        mid = model.model_id
-        missing = [
-            i for i in items if i.embedding_model != mid and (i.id, mid) not in self._backfilled
-        ]
-        if missing:
-            batch = missing[:BACKFILL_BATCH]
-            self._spawn(self._backfill(batch, model, bot_id, group_id), "backfill")
-        query_vector = await self._query_vector(query, model, bot_id, group_id)
-        if query_vector is None:
-            return _Semantic()
-        gens = {s: str(await self._state.get(state_keys.memory_generation(s)) or 0) for s in scopes}
-        hits, _ = await self._vector_index.nearest(
-            query_vector, scopes, kind, gens, model=mid, k=config.vector_k, subject=subject
-        )
-        self._reembed_unembedded(scopes, kind, model, bot_id)
-        have = {i.id for i in items}
-        found = await self.repo.get_many([h.item_id for h in hits if h.item_id not in have])
-        extra = tuple(
-            i
-            for i in found
-            if i.kind == kind
-            and i.scope in scopes
-            and (subject is None or i.subject_user_id == subject)
-        )
-        ids = have | {i.id for i in extra}
-        cosines = await self._vector_index.cosines(query_vector, scopes, kind, gens, ids, model=mid)
-        if not cosines:
-            return _Semantic()
-        return _Semantic({f"mem:{i}": c for i, c in cosines.items()}, extra)
-
-    async def _backfill(
-        self, items: Sequence[MemoryItem], model: ActiveModel, bot_id: int, group_id: int
-    ) -> None:
-        self._backfilled.update((i.id, model.model_id) for i in items)
-        vectors = await model.embed([vector_text(i.kind, i.text) for i in items], bot_id, group_id)
-        for item, vector in zip(items, vectors, strict=False):
-            await self.repo.set_embedding(item.id, vector, model.model_id)
-            self._vector_index.mark_dirty(item.scope)
-
-    def _reembed_unembedded(
-        self, scopes: Collection[str], kind: str, model: ActiveModel, bot_id: int
-    ) -> None:
-        """Start a background run for each scope whose index found live rows without the
-        active model's vector (a changed model, rows older than the model tag)."""
-        for scope in scopes:
-            key = (scope, kind, model.model_id)
-            if self._vector_index.unembedded.get(key, 0) > 0 and key not in self._reembedding:
-                self._reembedding.add(key)
-                self._spawn(self._reembed(scope, kind, model, bot_id), f"re-embed {scope} {kind}")
-
-    async def _reembed(self, scope: str, kind: str, model: ActiveModel, bot_id: int) -> None:
-        """Embed a scope's rows lacking the model's vector, a batch at a time with a pause
-        between batches (the budget: see REEMBED_*), at most REEMBED_PER_RUN rows a run."""
-        key = (scope, kind, model.model_id)
-        done = 0
-        try:
-            while done < REEMBED_PER_RUN:
-                rows = await self.repo.needing_vectors(
-                    scope, kind, model.model_id, limit=BACKFILL_BATCH
-                )
-                if not rows:
-                    break
-                texts = [vector_text(kind, text) for _, text in rows]
-                vectors = await model.embed(texts, bot_id, _group_of(scope))
-                if len(vectors) != len(rows):  # the model failed: the next retrieval retries
-                    break
-                for (item_id, _), vector in zip(rows, vectors, strict=True):
-                    await self.repo.set_embedding(item_id, vector, model.model_id)
-                done += len(rows)
-                self._vector_index.mark_dirty(scope)
-                await asyncio.sleep(REEMBED_PAUSE_S)
-        finally:
-            self._reembedding.discard(key)
-        if done:
-            log.info("memory: %d row(s) of %s %s embedded with %s", done, scope, kind,
-                     model.model_id)  # fmt: skip
 
     # ------------------------------------------------------------------ access counts
 
@@ -521,10 +350,8 @@ class MemoryService:
             for listener in self.change_listeners:
                 job = _job_kind(listener)
                 self._spawn(listener(self, outcome.item), f"{job} of item {outcome.item.id}", job)
-        model = self._model()
-        if outcome.action not in ("duplicate", "contradicted") and model is not None:
-            item = outcome.item
-            self._spawn(self._backfill([item], model, bot_id, _group_of(scope)), "backfill")
+        if outcome.action not in ("duplicate", "contradicted"):
+            self.embeddings.embed_stored(outcome.item, bot_id)
         return outcome
 
     async def deny_by_rules(
@@ -683,15 +510,3 @@ def _candidates_key(
     scopes: Collection[str], kind: str, subject: int | None, cap: int, gen: str
 ) -> QueryCacheKey:
     return query_cache_key(scopes, f"{kind}:{subject}:{cap}:{gen}", "")
-
-
-def vector_text(kind: str, text: str) -> str:
-    """What a row's vector is encoded from: a person fact in the member's own voice
-    (`speaker_voice`), any other row as stored."""
-    return speaker_voice(text) if kind == PERSON_FACTS else text
-
-
-def _group_of(scope: str) -> int:
-    """The group id of a ``group:<bot>:<group>`` scope (0 for pools / private chats)."""
-    parts = scope.split(":")
-    return int(parts[2]) if parts[0] == "group" and len(parts) == 3 and parts[2].isdigit() else 0

@@ -3,9 +3,10 @@
 
 The ids of a model's judgement must be live facts of the same member, scope and kind (others
 are dropped and logged; a judgement left without any gives way to the rules). A denial keeps the
-new row only as history: it is soft-deleted as ``denial`` once the facts it denies are retired,
-so the bare negation is never injected. Retired rows keep `replaced_by` and the reason that
-decided (`Judgement.retire_reason`: ``model:update`` … ``rule:deny``).
+new row only as history: it is soft-deleted as ``denial`` in the transaction that retires the
+facts it denies, so the bare negation is never injected, not even between two writes.
+Retired rows keep `replaced_by` and the reason that decided (`Judgement.retire_reason`:
+``model:update`` … ``rule:deny``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ async def retire_superseded(
     if decision.op == "add" or not decision.retire_ids:
         return outcome
     reason = decision.retire_reason
-    gone = await repo.retire(decision.retire_ids, now=now, reason=reason, replaced_by=new.id)
+    gone = await repo.retire(
+        decision.retire_ids, now=now, reason=reason, replaced_by=new.id,
+        denial=decision.op == "deny",
+    )  # fmt: skip
     for old_item in gone:  # the audit line: which fact replaced which, in their words
         log.info(
             "memory %s %s %s (%s): %r -> %r", new.ref, reason, old_item.ref,
@@ -51,8 +55,6 @@ async def retire_superseded(
         )  # fmt: skip
     if not gone:
         return outcome
-    if decision.op == "deny":
-        await repo.soft_delete([new.id], now=now, reason="denial")
     action: WriteAction = "contradicted" if decision.op == "deny" else "replaced"
     return WriteOutcome(
         action,

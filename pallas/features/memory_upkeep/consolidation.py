@@ -25,7 +25,7 @@ from typing import Any
 
 from pallas.context.prompt_guard import sanitize_inline
 from pallas.features.memory import MemoryItem, Statement, classify_fact
-from pallas.features.memory_upkeep.extraction import json_payload
+from pallas.providers.json_answer import json_payload
 
 FACT_MAX_CHARS = 80
 STATEMENT_MAX_CHARS = 60

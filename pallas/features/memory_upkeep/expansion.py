@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pallas.context.prompt_guard import looks_like_injection, sanitize_inline
-from pallas.features.memory_upkeep.extraction import json_payload
+from pallas.providers.json_answer import json_payload
 from pallas.ranking import class_names
 
 MAX_KEYWORDS = 8

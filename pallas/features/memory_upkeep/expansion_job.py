@@ -14,12 +14,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pallas.core.clock import Clock
-from pallas.core.db.repositories.usage import UsageRepository
-from pallas.core.tokens import count_message_tokens
 from pallas.features.memory import MemoryItem, MemoryService, RetrievalConfig
 from pallas.features.memory_upkeep.expansion import expansion_messages, parse_expansion
-from pallas.providers.client import LLMClient
+from pallas.providers.cheap_calls import CheapCalls
 
 log = logging.getLogger("pallas.memory.expand")
 
@@ -36,17 +33,10 @@ class MemoryExpander:
     JOB_KIND = "expansion"  # how its jobs are named and counted at shutdown
 
     def __init__(
-        self,
-        *,
-        clock: Clock,
-        usage: UsageRepository,
-        llm: LLMClient,
-        memory_config: Callable[[int], RetrievalConfig],  # a group's `[memory]`
+        self, *, cheap: CheapCalls, memory_config: Callable[[int], RetrievalConfig]
     ) -> None:
-        self.clock = clock
-        self.usage = usage
-        self.llm = llm
-        self.memory_config = memory_config
+        self.cheap = cheap
+        self.memory_config = memory_config  # a group's `[memory]`
 
     async def expand(self, service: MemoryService, item: MemoryItem) -> dict[str, Any]:
         """Expand one stored row; returns a small report (also logged at debug level)."""
@@ -61,19 +51,19 @@ class MemoryExpander:
         cfg = self.memory_config(group).expansion
         if not cfg.enabled or item.kind not in cfg.kinds:
             return {"outcome": "off"}
-        if not self.llm.enabled:  # no API key: on by default, but there is no model to ask
+        if not self.cheap.enabled:  # no API key: on by default, but there is no model to ask
             return {"outcome": "no_model"}
         prompt = expansion_messages(item.text, item.kind)
-        now = self.clock.now()
-        spent = await self.usage.totals(now=now, bot_id=item.bot_id, group_id=group, task="cheap")
-        estimate = count_message_tokens(prompt) + cfg.max_output_tokens
-        if spent.tokens + estimate > cfg.daily_token_budget:
-            log.info("group %s: memory expansion skipped, daily budget", group)
-            return {"outcome": "budget", "spent": spent.tokens, "estimate": estimate}
-        result = await self.llm.complete(
-            "cheap", prompt, bot_id=item.bot_id, group_id=group,
-            max_tokens=cfg.max_output_tokens, temperature=0.0,
+        budget = await self.cheap.budget(
+            prompt, bot_id=item.bot_id, group_id=group, max_tokens=cfg.max_output_tokens,
+            daily=cfg.daily_token_budget,
         )  # fmt: skip
+        if budget.exceeded:
+            log.info("group %s: memory expansion skipped, daily budget", group)
+            return {"outcome": "budget", "spent": budget.spent, "estimate": budget.estimate}
+        result = await self.cheap.ask(
+            prompt, bot_id=item.bot_id, group_id=group, max_tokens=cfg.max_output_tokens
+        )
         if not result.ok:
             log.warning("group %s: memory expansion call failed (%s)", group, result.error)
             return {"outcome": f"error:{result.error}"}

@@ -23,8 +23,6 @@ the listed facts of the same member; anything else is dropped with a reason.
 from __future__ import annotations
 
 import difflib
-import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +38,7 @@ from pallas.features.memory import (
     KnownFact,
     classify_fact,
 )
+from pallas.providers.json_answer import json_payload
 from pallas.ranking import STOPWORDS, normalize_text
 
 FACT_MAX_CHARS = 80
@@ -239,9 +238,6 @@ def known_facts(facts: Sequence[tuple[int, int, str, str]]) -> dict[str, KnownFa
 
 # ---------------------------------------------------------------- parsing
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL | re.IGNORECASE)
-_THINK = re.compile(r"<think>.*?(?:</think>|$)", re.DOTALL | re.IGNORECASE)
-
 
 @dataclass(frozen=True, slots=True)
 class RawFact:
@@ -260,24 +256,6 @@ def _strings(value: object) -> tuple[str, ...]:
     if not isinstance(value, list):
         return ()
     return tuple(str(v).strip() for v in value if isinstance(v, str | int))
-
-
-def json_payload(text: str) -> Any:
-    text = _THINK.sub("", text or "").strip()
-    fenced = _FENCE.search(text)
-    if fenced:
-        text = fenced.group(1).strip()
-    pairs = sorted(
-        (("{", "}"), ("[", "]")), key=lambda p: text.find(p[0]) if p[0] in text else len(text)
-    )
-    for opener, closer in pairs:  # the bracket that opens first is the payload
-        start, end = text.find(opener), text.rfind(closer)
-        if start != -1 and end > start:
-            try:
-                return json.loads(text[start : end + 1])
-            except json.JSONDecodeError:
-                continue
-    return None
 
 
 def is_json_answer(text: str) -> bool:

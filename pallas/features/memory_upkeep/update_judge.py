@@ -16,16 +16,11 @@ default); on a timeout, a failure, an over-budget day or an unusable answer the 
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pallas.context.prompt_guard import sanitize_inline
-from pallas.core.clock import Clock
-from pallas.core.db.repositories.usage import UsageRepository
-from pallas.core.tokens import count_message_tokens
 from pallas.features.memory import (
     OPS,
     JudgeVerdict,
@@ -34,8 +29,8 @@ from pallas.features.memory import (
     RetrievalConfig,
     model_judgement,
 )
-from pallas.features.memory_upkeep.extraction import is_json_answer
-from pallas.providers.client import LLMClient
+from pallas.providers.cheap_calls import CheapCalls
+from pallas.providers.json_answer import json_payload
 
 log = logging.getLogger("pallas.memory")
 
@@ -78,12 +73,8 @@ def parse_judge_answer(
     text: str, known: Mapping[str, KnownFact], *, subject_user_id: int, scope: str
 ) -> JudgeVerdict:
     """The judgement in the model's answer, refs checked; None when unusable."""
-    if not is_json_answer(text):
-        return JudgeVerdict(None, "not_json")
-    start, end = text.find("{"), text.rfind("}")
-    try:
-        payload = json.loads(text[start : end + 1])
-    except json.JSONDecodeError:
+    payload = json_payload(text)
+    if payload is None:
         return JudgeVerdict(None, "not_json")
     if not isinstance(payload, dict):
         return JudgeVerdict(None, "not_an_object")
@@ -97,18 +88,10 @@ def parse_judge_answer(
 
 class TeachJudge:
     def __init__(
-        self,
-        *,
-        clock: Clock,
-        usage: UsageRepository,
-        llm: LLMClient,
-        memory_config: Callable[[int], RetrievalConfig],  # a group's `[memory]`
+        self, *, cheap: CheapCalls, memory_config: Callable[[int], RetrievalConfig]
     ) -> None:
-        self.clock = clock
-        self.usage = usage
-        self.llm = llm
-        self.memory_config = memory_config
-        self._late: set[asyncio.Task[Any]] = set()  # calls outlasting their wait, finishing
+        self.cheap = cheap
+        self.memory_config = memory_config  # a group's `[memory]`
 
     async def judge(
         self,
@@ -132,24 +115,18 @@ class TeachJudge:
             for n, i in enumerate(mine[:JUDGE_FACTS], start=1)
         }
         prompt = judge_messages(new_fact, known)
-        spent = await self.usage.totals(
-            now=self.clock.now(), bot_id=bot_id, group_id=group_id, task="cheap"
-        )
-        if spent.tokens + count_message_tokens(prompt) + JUDGE_MAX_TOKENS > cfg.daily_token_budget:
-            return JudgeVerdict(None, "budget")
-        call = asyncio.ensure_future(
-            self.llm.complete(
-                "cheap", prompt, bot_id=bot_id, group_id=group_id, max_tokens=JUDGE_MAX_TOKENS,
-                temperature=0.0, json_schema=JUDGE_SCHEMA,
-            )
+        budget = await self.cheap.budget(
+            prompt, bot_id=bot_id, group_id=group_id, max_tokens=JUDGE_MAX_TOKENS,
+            daily=cfg.daily_token_budget,
         )  # fmt: skip
-        try:
-            # shielded: a late call still finishes in the background, so its tokens reach the
-            # usage ledger (the budget) and its endpoint's breaker; its answer is not used
-            result = await asyncio.wait_for(asyncio.shield(call), timeout=cfg.teach_timeout_s)
-        except TimeoutError:
-            self._late.add(call)
-            call.add_done_callback(self._late.discard)
+        if budget.exceeded:
+            return JudgeVerdict(None, "budget")
+        # a late call still finishes in the background (its tokens count); its answer is unused
+        result = await self.cheap.ask_within(
+            cfg.teach_timeout_s, prompt, bot_id=bot_id, group_id=group_id,
+            max_tokens=JUDGE_MAX_TOKENS, json_schema=JUDGE_SCHEMA,
+        )  # fmt: skip
+        if result is None:
             log.info("group %s: teaching judge timed out; the rules decide", group_id)
             return JudgeVerdict(None, "timeout")
         if not result.ok:

@@ -6,20 +6,16 @@ future time within `max_days_ahead` is no answer, and the member is asked back.
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from pallas.core.clock import Clock
-from pallas.core.db.repositories.usage import UsageRepository
-from pallas.core.tokens import count_message_tokens
 from pallas.features.reminders.clock_words import CHINA_TZ, WEEKDAY_ZH
 from pallas.features.reminders.config import ReminderConfig
-from pallas.providers.client import LLMClient
+from pallas.providers.cheap_calls import CheapCalls
+from pallas.providers.json_answer import json_object
 
 log = logging.getLogger("pallas.reminders")
 
@@ -59,12 +55,8 @@ def time_messages(text: str, now: datetime) -> list[dict[str, str]]:
 
 
 def parse_time_answer(answer: str, now: datetime, *, max_days: int) -> ModelTime:
-    start, end = answer.find("{"), answer.rfind("}")
-    try:
-        payload = json.loads(answer[start : end + 1]) if start >= 0 else None
-    except json.JSONDecodeError:
-        payload = None
-    if not isinstance(payload, dict) or not isinstance(payload.get("when"), str):
+    payload = json_object(answer)
+    if payload is None or not isinstance(payload.get("when"), str):
         return ModelTime(None, "not_json")
     raw = payload["when"].strip()
     if not raw:
@@ -79,41 +71,26 @@ def parse_time_answer(answer: str, now: datetime, *, max_days: int) -> ModelTime
 
 
 class ModelTimeReader:
-    def __init__(
-        self,
-        *,
-        clock: Clock,
-        usage: UsageRepository,
-        llm: LLMClient,
-        config: Callable[[int], ReminderConfig],
-    ) -> None:
-        self.clock = clock
-        self.usage = usage
-        self.llm = llm
+    def __init__(self, *, cheap: CheapCalls, config: Callable[[int], ReminderConfig]) -> None:
+        self.cheap = cheap
         self.config = config
-        self._late: set[asyncio.Task[Any]] = set()
 
     async def read(self, text: str, now: datetime, *, bot_id: int, group_id: int) -> ModelTime:
         cfg = self.config(group_id)
         if not cfg.model_fallback:
             return ModelTime(None, "off")
         prompt = time_messages(text, now)
-        spent = await self.usage.totals(
-            now=self.clock.now(), bot_id=bot_id, group_id=group_id, task="cheap"
-        )
-        if spent.tokens + count_message_tokens(prompt) + MAX_TOKENS > cfg.model_daily_tokens:
-            return ModelTime(None, "budget")
-        call = asyncio.ensure_future(
-            self.llm.complete(
-                "cheap", prompt, bot_id=bot_id, group_id=group_id, max_tokens=MAX_TOKENS,
-                temperature=0.0, json_schema=SCHEMA,
-            )
+        budget = await self.cheap.budget(
+            prompt, bot_id=bot_id, group_id=group_id, max_tokens=MAX_TOKENS,
+            daily=cfg.model_daily_tokens,
         )  # fmt: skip
-        try:
-            result = await asyncio.wait_for(asyncio.shield(call), timeout=cfg.model_timeout_s)
-        except TimeoutError:
-            self._late.add(call)
-            call.add_done_callback(self._late.discard)
+        if budget.exceeded:
+            return ModelTime(None, "budget")
+        result = await self.cheap.ask_within(
+            cfg.model_timeout_s, prompt, bot_id=bot_id, group_id=group_id, max_tokens=MAX_TOKENS,
+            json_schema=SCHEMA,
+        )  # fmt: skip
+        if result is None:
             return ModelTime(None, "timeout")
         if not result.ok:
             return ModelTime(None, f"error:{result.error}")

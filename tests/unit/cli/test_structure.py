@@ -26,6 +26,9 @@ FLAGGED = [
     ("repo.hooks.extend(more)", "repo.hooks.extend"),
     ("bus.handlers.insert(0, handler)", "bus.handlers.insert"),
     ("jobs.callbacks.add(done)", "jobs.callbacks.add"),
+    # subscribing to an events source anywhere but in the follower's own constructor
+    ("runtime.ingest.subscribe(submitted=cache.note)", "runtime.ingest.subscribe"),
+    ("def wire(events, cache):\n    events.subscribe(stored=cache.note_many)", "events.subscribe"),
 ]
 
 NOT_FLAGGED = [
@@ -41,6 +44,8 @@ NOT_FLAGGED = [
     "setattr(self, 'x', 1)",
     "object.__setattr__(self, 'x', 1)",
     "item.source = dict(source)",  # a plain value built by a function
+    # a follower subscribes itself at birth, to the events it is handed
+    "class Cache:\n    def __init__(self, events):\n        events.subscribe(submitted=self.note)",
 ]
 
 

@@ -18,12 +18,13 @@ from pallas.ranking.scoring import (
     RetrievalResult,
     RetrievalTrace,
     _select,
+    concept_bonus,
     cosine_similarity,
     frequency_term,
     hybrid_similarity,
     recency_term,
 )
-from pallas.ranking.text import tokenize
+from pallas.ranking.text import question_parts, tokenize
 
 
 def _rank_key(item: CandidateScore) -> tuple[float, float, float, str]:
@@ -40,12 +41,12 @@ def _score_one(
     config: RetrievalConfig,
     block: BlockRetrievalConfig,
     concept: float | None = None,
+    vectors: bool = False,
 ) -> CandidateScore:
     """One candidate's score as `scoring` computed it before `_score_positions` (one loop)."""
     w = config.weights
     sim = hybrid_similarity(bm25, embedding, config.embedding_weight)
-    if concept is not None:
-        sim = max(sim, config.concept_weight * concept)
+    sim = concept_bonus(sim, concept, config, vectors=vectors, cosine=embedding)
     recency = recency_term(cand.days_since_access(now), w.recency_days)
     freq = frequency_term(cand.access_count, w.frequency_divisor)
     gated = sim <= 0.0 or sim < block.min_similarity
@@ -68,18 +69,23 @@ def reference_scores(
 ) -> list[CandidateScore]:
     """Score every candidate (BM25 statistics come from these candidates only).
 
-    Similarity per candidate: BM25 (mixed with cosine when vectors exist), raised to
-    `concept_weight` × the concept similarity when that is larger (see `concepts`).
+    Similarity per candidate: BM25 (mixed with cosine when vectors exist), with the concept
+    similarity as `concept_bonus` says (raised to it without vectors, added with them).
     """
     query_tokens = tokenize(query)
     index = Bm25Index(
         {c.id: tokenize(c.index_text) for c in candidates}, k1=config.bm25_k1, b=config.bm25_b
     )
     lexical = index.normalised_scores(query_tokens)
-    asked = query_concepts(query) if config.concept_weight > 0 else frozenset()
+    # the whole question's classes and each clause's (`question_parts`): a fact's share is
+    # its best over them
+    parts = [query_concepts(p) for p in question_parts(query)] if config.concept_weight > 0 else []
+    asked = frozenset().union(*parts) if parts else frozenset()
     scored = []
     for cand in candidates:
-        concept = concept_similarity(asked, fact_concepts(cand.index_text)) if asked else None
+        shares = [concept_similarity(p, fact_concepts(cand.index_text)) for p in parts if p]
+        found = [v for v in shares if v is not None]
+        concept = max(found) if asked and found else None
         vector = embeddings.get(cand.id) if embeddings else None
         if semantic_scores is not None:  # precomputed by the vector index
             semantic = semantic_scores.get(cand.id)
@@ -96,6 +102,7 @@ def reference_scores(
                 config=config,
                 block=block,
                 concept=concept,
+                vectors=semantic_scores is not None or query_embedding is not None,
             )
         )
     return scored

@@ -1,6 +1,7 @@
 """How the encoder's cosine is fused with BM25 and the concept table (issue #47): a paraphrase
 finds its fact through the cosine, a word shared by chance no longer wins, and with vectors the
-concept table weighs less (`concept_weight_with_vectors`)."""
+concept table is a small bonus beside the cosine (`concept_weight_with_vectors`,
+`scoring.concept_bonus`), never a score that passes the gate on its own."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from pallas.features.memory.config import RetrievalConfig
 from pallas.ranking import BlockRetrievalConfig, MemoryCandidate, retrieve
+from pallas.ranking.scoring import concept_bonus
 
 SCOPE = "group:1:2"
 NOW = 1_780_000_000.0
@@ -57,6 +59,7 @@ def test_with_cosines_equal_the_words_decide() -> None:
 def test_the_defaults_are_the_measured_ones() -> None:
     config = RetrievalConfig()
     assert (config.embedding_weight, config.concept_weight_with_vectors) == (0.7, 0.5)
+    assert (config.concept_bonus_with_vectors, config.concept_min_cosine) == (0.1, 0.25)
     assert config.concept_weight == 0.8  # without vectors: as before
 
 
@@ -67,3 +70,65 @@ def test_the_cosine_carries_weight_over_the_words(question: str) -> None:
     toward = {ref: (0.9 if ref == "mem:3" else 0.05) for ref in FACTS}
     assert ranked(question, toward)[0] == "mem:3"
     assert ranked(question, None)[0] != "mem:3"
+
+
+WITH_VECTORS = RetrievalConfig().model_copy(update={"concept_weight": 0.5})
+
+
+@pytest.mark.parametrize(
+    ("sim", "concept", "vectors", "cosine", "expected"),
+    [
+        (0.3, None, True, 0.4, 0.3),  # the question names no class: nothing to add
+        (0.3, 0.5, True, 0.4, 0.35),  # with vectors: 0.1 × the share added
+        (0.3, 1.0, True, 0.4, 0.5),  # ... and raised to 0.5 × the share: the cosine agrees
+        (0.3, 1.0, True, 0.25, 0.5),  # ... at the floor, still
+        (0.1, 1.0, True, 0.15, 0.2),  # the encoder calls it unrelated: the bonus only
+        (0.2, 1.0, True, None, 0.5),  # no vector for this row yet: as without vectors
+        (0.95, 1.0, True, 0.9, 1.0),  # capped at 1
+        (0.1, 1.0, False, None, 0.5),  # without vectors: raised to weight × share
+        (0.9, 1.0, False, None, 0.9),  # ... never lowered
+        (0.3, 0.0, False, None, 0.3),
+    ],
+)
+def test_concept_evidence_with_and_without_vectors(
+    sim: float, concept: float | None, vectors: bool, cosine: float | None, expected: float
+) -> None:
+    got = concept_bonus(sim, concept, WITH_VECTORS, vectors=vectors, cosine=cosine)
+    assert got == pytest.approx(expected)
+
+
+FACTS_OF_ONE = {"mem:1": "TA周末在学滑板", "mem:2": "TA对花生过敏", "mem:3": "TA养了一只八哥叫黑豆"}
+
+
+def gated(question: str, cosines: dict[str, float] | None) -> list[str]:
+    """The person-facts block as the product gates it (0.35), with the service's swap."""
+    candidates = [
+        MemoryCandidate(id=ref, text=text, scope=SCOPE, kind="person_facts", created_at=NOW)
+        for ref, text in FACTS_OF_ONE.items()
+    ]
+    config = RetrievalConfig()
+    if cosines is not None:
+        config = config.model_copy(update={"concept_weight": config.concept_weight_with_vectors})
+    result = retrieve(question, candidates, kind="person_facts", now=NOW, allowed_scopes={SCOPE},
+                      config=config, semantic_scores=cosines)  # fmt: skip
+    return [c.id for c in result.chosen]
+
+
+@pytest.mark.parametrize(
+    ("question", "cosines", "chosen"),
+    [
+        # the encoder finds skateboarding unrelated to a football team: a class match (sport)
+        # alone no longer recalls it for a question about something never said
+        ("我喜欢哪个足球队？", {"mem:1": 0.15, "mem:2": 0.1, "mem:3": 0.1}, []),
+        # no vectors (encoder off or loading): the concept table alone still recalls it
+        ("我喜欢哪个足球队？", None, ["mem:1"]),
+        # a restriction the encoder finds only loosely related (its real cosine): the class
+        # match still recalls it — what the concept table is for
+        ("我有什么东西不能吃？", {"mem:1": 0.1, "mem:2": 0.32, "mem:3": 0.1}, ["mem:2"]),
+        ("我有什么东西不能吃？", None, ["mem:2"]),
+    ],
+)
+def test_a_class_match_alone_recalls_a_fact_unless_the_encoder_calls_it_unrelated(
+    question: str, cosines: dict[str, float] | None, chosen: list[str]
+) -> None:
+    assert gated(question, cosines) == chosen

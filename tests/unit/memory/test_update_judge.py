@@ -14,6 +14,7 @@ from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.judgement import Judgement
 from pallas.features.memory.repository import MemoryItem
 from pallas.features.memory_upkeep.update_judge import JUDGE_SCHEMA, TeachJudge
+from pallas.providers.cheap_calls import CheapCalls
 from pallas.providers.client import CompletionResult, LLMClient
 
 SCOPE, ALICE, BOB = "group:1:2", 11, 22
@@ -48,12 +49,12 @@ def item(item_id: int, text: str, subject: int = ALICE) -> MemoryItem:
 def judge(llm: StubLLM, *, spent: int = 0, toml: dict[str, Any] | None = None) -> TeachJudge:
     extraction = {"teach_timeout_s": 0.5, **(toml or {})}
     config = RetrievalConfig.model_validate({"extraction": extraction})
-    return TeachJudge(
+    cheap = CheapCalls(
         clock=FakeClock(1_000.0),
         usage=cast(UsageRepository, StubUsage(spent)),
         llm=cast(LLMClient, llm),
-        memory_config=lambda _group: config,
     )
+    return TeachJudge(cheap=cheap, memory_config=lambda _group: config)
 
 
 async def ask(j: TeachJudge, live: list[MemoryItem]) -> Any:

@@ -18,6 +18,7 @@ from pallas.features.reminders import (
     parse_time_answer,
     pick_accounts,
 )
+from pallas.providers.cheap_calls import CheapCalls
 
 NOW = datetime(2026, 12, 6, 10, 30, tzinfo=CHINA_TZ)
 
@@ -101,19 +102,16 @@ class _Llm:
 
 async def test_the_cheap_model_reads_a_time_the_rules_cannot() -> None:
     llm = _Llm('{"when": "2026-12-06 10:40"}')
-    reader = ModelTimeReader(
-        clock=FakeClock(NOW.timestamp()), usage=cast(Any, _Usage()), llm=cast(Any, llm),
-        config=lambda _g: ReminderConfig(),
-    )  # fmt: skip
+    cheap = CheapCalls(
+        clock=FakeClock(NOW.timestamp()), usage=cast(Any, _Usage()), llm=cast(Any, llm)
+    )
+    reader = ModelTimeReader(cheap=cheap, config=lambda _g: ReminderConfig())
     found = await reader.read("过一会儿提醒我收衣服", NOW, bot_id=1, group_id=5)
     assert found.when == datetime(2026, 12, 6, 10, 40, tzinfo=CHINA_TZ)
     (call,) = llm.calls
     assert call["task"] == "cheap" and call["json_schema"]["name"] == "reminder_time"
     assert "现在：2026-12-06 10:30（周日）" in call["messages"][1]["content"]
-    off = ModelTimeReader(
-        clock=FakeClock(NOW.timestamp()), usage=cast(Any, _Usage()), llm=cast(Any, llm),
-        config=lambda _g: ReminderConfig(model_fallback=False),
-    )  # fmt: skip
+    off = ModelTimeReader(cheap=cheap, config=lambda _g: ReminderConfig(model_fallback=False))
     assert (await off.read("过一会儿提醒我", NOW, bot_id=1, group_id=5)).reason == "off"
     assert len(llm.calls) == 1
 

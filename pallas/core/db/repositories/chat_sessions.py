@@ -52,7 +52,16 @@ class ChatSessionRepository:
         self._behind: WriteBehind[SessionTurn] = WriteBehind(
             self._store, name="sessions", linger=linger
         )
-        self.listeners: list[SessionListener] = []
+        self._listeners: tuple[SessionListener, ...] = ()
+
+    @property
+    def listeners(self) -> tuple[SessionListener, ...]:
+        return self._listeners
+
+    def subscribe(self, listener: SessionListener) -> None:
+        """Called from a follower's constructor (`SessionCache`): told of every change made
+        through this repository from now on."""
+        self._listeners = (*self._listeners, listener)
 
     async def append(self, turns: Iterable[SessionTurn]) -> None:
         turns = list(turns)
@@ -81,11 +90,11 @@ class ChatSessionRepository:
 
     def _appended(self, turns: Sequence[SessionTurn]) -> None:
         if turns:
-            for listener in self.listeners:
+            for listener in self._listeners:
                 listener.appended(turns)
 
     def _cleared(self, bot_id: int, group_id: int | None, user_id: int) -> None:
-        for listener in self.listeners:
+        for listener in self._listeners:
             listener.cleared(bot_id, group_id, user_id)
 
     async def _store(self, turns: Sequence[SessionTurn]) -> None:
@@ -232,7 +241,7 @@ class ChatSessionRepository:
                         LlmChatMessageRow.id.in_(list(superseded_row_ids))
                     )
                 )
-        for listener in self.listeners:
+        for listener in self._listeners:
             listener.summarised(stored, superseded_row_ids)
 
     async def delete_for_user(self, bot_id: int, group_id: int | None, user_id: int) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import case, func, select
@@ -10,6 +10,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from pallas.core.db.engine import dialect_name, rowcount
+from pallas.core.db.ingest_events import IngestEvents
 from pallas.core.db.models import MessageRow
 from pallas.core.records import SpeakerCount, StoredMessage
 from pallas.core.turn import anonymous_member_label
@@ -81,10 +82,12 @@ def _members_in_window(bot_id: int, group_id: int, since: float, until: float) -
 
 
 class MessageRepository:
-    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+    def __init__(
+        self, sessions: async_sessionmaker[AsyncSession], *, events: IngestEvents | None = None
+    ) -> None:
         self._sessions = sessions
         # told of every batch stored through this instance (warm caches of recent rows)
-        self.listeners: list[Callable[[Sequence[StoredMessage]], None]] = []
+        self.events = events or IngestEvents()
 
     async def add_many(self, messages: Iterable[StoredMessage]) -> int:
         """Insert, ignoring duplicates of (bot, group, message_id) and of (group, line key):
@@ -107,8 +110,7 @@ class MessageRepository:
                 result = await session.execute(stmt)
                 inserted += max(rowcount(result), 0)
             await session.commit()
-        for listener in self.listeners:
-            listener(messages)
+        self.events.stored(messages)
         return inserted
 
     async def add(self, message: StoredMessage) -> bool:

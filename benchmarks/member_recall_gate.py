@@ -1,0 +1,266 @@
+"""The person-facts gate and ranking variants (issue #47), on the member-recall DEVELOPMENT half
+only (`_member_recall_data`; the frozen half is never read here).
+
+Pure ranking, in-process, no database: each learner of `benchmarks.member_recall.plan` (the
+same members, padding and order as the product bench) has its facts stored as the product
+stores them ("我" → "TA"); every question is scored by the product's `retrieve` with the
+cosines the vector index would pass (the fact in the member's voice, the question without its
+remember-frame). Prints, per variant: accuracy@1, recall@5 ungated, "kept" (the fact past the
+gate and among the first five: what reaches the request) and the negatives left empty.
+
+    python -m benchmarks.member_recall_gate [--facts 10,50,200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from benchmarks import _member_recall_data as half
+from benchmarks.member_recall import plan
+from pallas.features.memory.config import RetrievalConfig
+from pallas.features.memory.items import to_candidate
+from pallas.features.memory.repository import MemoryItem
+from pallas.providers.sentence_encoder import load_local_encoder
+from pallas.ranking import recall_question, retrieve, speaker_voice
+from pallas.ranking.scoring import CandidateScore
+
+SCOPE = "group:1:2"
+NOW = 1_780_000_000.0
+
+
+def stored(taught: str) -> str:
+    return taught.replace("我", "TA")
+
+
+@dataclass(frozen=True)
+class Asked:
+    user: int
+    text: str
+    expected: str | None  # the fact's stored text; None for a negative control
+
+
+def learners(size: int) -> tuple[dict[int, list[MemoryItem]], list[Asked]]:
+    rows: dict[int, list[MemoryItem]] = {}
+    asked: list[Asked] = []
+    first: dict[int, int] = {}
+    next_id = 1
+    for learner in plan(half, size):
+        items = []
+        for text in learner.lines:
+            items.append(MemoryItem(id=next_id, bot_id=1, scope=SCOPE, kind="person_facts",
+                                    key=f"k{next_id}", text=stored(text), origin="teach",
+                                    created_at=NOW - 86_400 * 3, updated_at=NOW - 86_400 * 3,
+                                    subject_user_id=learner.user))  # fmt: skip
+            next_id += 1
+        rows[learner.user] = items
+        first.setdefault(learner.member, learner.user)
+        asked += [Asked(learner.user, f.question, stored(f.taught)) for f in learner.targets]
+    asked += [Asked(first[n.member], n.question, None) for n in half.NEGATIVES]
+    return rows, asked
+
+
+Cosines = Callable[[str, Sequence[str]], "np.ndarray"]
+
+
+def encoder_cosines() -> Cosines:
+    encoder = load_local_encoder()
+    if encoder is None:
+        raise SystemExit("the sentence encoder did not load")
+    cache: dict[str, np.ndarray] = {}
+
+    def vec(texts: Sequence[str]) -> np.ndarray:
+        todo = [t for t in dict.fromkeys(texts) if t not in cache]
+        if todo:
+            for t, v in zip(todo, encoder.encode_sync(todo), strict=True):
+                cache[t] = v
+        return np.stack([cache[t] for t in texts])
+
+    def cos(query: str, facts: Sequence[str]) -> np.ndarray:
+        return np.clip(vec(facts) @ vec([query])[0], 0.0, 1.0)
+
+    return cos
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    query: Callable[[str], str] = recall_question
+    keys: Callable[[str], Sequence[str]] = lambda text: (speaker_voice(text),)
+    config: RetrievalConfig | None = None
+    # the similarity a candidate is gated on, from its trace row (default: the fused one)
+    gate_on: Callable[[CandidateScore], float] | None = None
+
+
+@dataclass
+class Outcome:
+    positives: list[tuple[int | None, float]]  # (rank ungated, gate value of the fact)
+    negatives: list[float]  # the best gate value among the member's facts
+
+
+def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Asked],
+        cos: Cosines) -> Outcome:  # fmt: skip
+    base = variant.config or RetrievalConfig()
+    base = base.model_copy(update={"concept_weight": base.concept_weight_with_vectors})
+    block = base.person_facts.model_copy(
+        update={"top_k": 100_000, "max_chars": 10**9, "min_similarity": 0.0, "threshold": 0.0}
+    )
+    config = base.model_copy(update={"person_facts": block})
+    gate_on = variant.gate_on or (lambda c: c.similarity)
+    out = Outcome([], [])
+    for q in asked:
+        items = rows[q.user]
+        cands = [to_candidate(i) for i in items]
+        query = variant.query(q.text)
+        semantic = {}
+        for item in items:
+            semantic[item.ref] = float(cos(query, list(variant.keys(item.text))).max())
+        result = retrieve(q.text, cands, kind="person_facts", now=NOW, allowed_scopes={SCOPE},
+                          config=config, semantic_scores=semantic)  # fmt: skip
+        text = {i.ref: i.text for i in items}
+        # ties broken by id, as `scoring._ranked` breaks equal scores of equal recency
+        scored = sorted(result.trace.candidates, key=lambda c: (-gate_on(c), c.id))
+        if q.expected is None:
+            out.negatives.append(gate_on(scored[0]) if scored else 0.0)
+            continue
+        rank = next((r for r, c in enumerate(scored) if text[c.id] == q.expected), None)
+        out.positives.append((rank, gate_on(scored[rank]) if rank is not None else 0.0))
+    return out
+
+
+def at_gate(o: Outcome, gate: float) -> tuple[float, float, float, float]:
+    """(acc@1, rec@5 ungated, kept: past the gate and in the first five, negatives empty)."""
+    n = max(1, len(o.positives))
+    acc1 = sum(r == 0 and s >= gate for r, s in o.positives) / n
+    rec5 = sum(r is not None and r < 5 for r, _ in o.positives) / n
+    kept = sum(r is not None and r < 5 and s >= gate for r, s in o.positives) / n
+    empty = sum(s < gate for s in o.negatives) / max(1, len(o.negatives))
+    return acc1, rec5, kept, empty
+
+
+def gate_for(o: Outcome, share: float = 0.9) -> float:
+    """The lowest gate leaving `share` of the negatives empty."""
+    ranked = sorted(o.negatives)
+    keep = int(np.ceil(share * len(ranked)))
+    return ranked[keep - 1] + 1e-6 if keep else 0.0
+
+
+def _c(c: CandidateScore) -> float:
+    return c.embedding or 0.0
+
+
+def _k(c: CandidateScore) -> float:
+    return c.concept or 0.0
+
+
+def _b(c: CandidateScore) -> float:
+    return c.bm25 or 0.0
+
+
+def additive(w_cos: float, w_bm: float, w_con: float) -> Callable[[CandidateScore], float]:
+    return lambda c: w_cos * _c(c) + w_bm * _b(c) + w_con * _k(c)
+
+
+_QWORDS = re.compile(r"什么|啥|哪[一个些里儿款种类部所门年天位]*|谁|几|多少|怎么样?|[?？吗呢]")
+
+
+def declarative(text: str) -> str:
+    return _QWORDS.sub("", recall_question(text)) or text
+
+
+_VALUE_AFTER = re.compile(r"^(.{2,}?)(?:是|叫|在)")
+
+
+def attribute_key(text: str) -> str:
+    """What a fact is about without its value: "TA的网名叫星河旅人" → "我的网名" ('' when
+    the part before 是 / 叫 / 在 is only the speaker)."""
+    voiced = speaker_voice(text)
+    found = _VALUE_AFTER.match(voiced)
+    if not found or len(found.group(1).replace("我", "").replace("的", "")) < 2:
+        return ""
+    return found.group(1)
+
+
+def with_attribute(text: str) -> Sequence[str]:
+    key = attribute_key(text)
+    return (speaker_voice(text), key) if key else (speaker_voice(text),)
+
+
+def before(c: CandidateScore) -> float:
+    """The fusion before the concept bonus: the concept share raised the similarity to
+    0.5 × the share when that was larger."""
+    return max(0.7 * _c(c) + 0.3 * _b(c), 0.5 * _k(c))
+
+
+def vetoed(floor: float) -> Callable[[CandidateScore], float]:
+    """The product's rule with another cosine floor for the raise (`concept_min_cosine`)."""
+    return lambda c: max(
+        0.7 * _c(c) + 0.3 * _b(c) + 0.1 * _k(c), 0.5 * _k(c) if _c(c) >= floor else 0
+    )
+
+
+def variants() -> list[Variant]:
+    """What was tried (docs/providers.md has the table); the product's own first."""
+    return [
+        Variant("product"),
+        Variant("before: max(0.7c+0.3b, 0.5k)", gate_on=before),
+        Variant("0.7c+0.3b+0.1k, no raise", gate_on=additive(0.7, 0.3, 0.1)),
+        Variant("max(0.7c+0.3b+0.1k, 0.5k if c >= 0.2)", gate_on=vetoed(0.2)),
+        Variant("max(0.7c+0.3b+0.1k, 0.5k if c >= 0.3)", gate_on=vetoed(0.3)),
+        Variant("cosine only", gate_on=_c),
+        Variant("0.7c+0.3b, no concept", gate_on=additive(0.7, 0.3, 0.0)),
+        Variant("0.7c+0.3b+0.15k", gate_on=additive(0.7, 0.3, 0.15)),
+        Variant("0.7c+0.3b+0.2k", gate_on=additive(0.7, 0.3, 0.2)),
+        Variant("1c+0.3b+0.1k", gate_on=additive(1.0, 0.3, 0.1)),
+        Variant("before + attribute keys", gate_on=before, keys=with_attribute),
+        Variant("product + attribute keys", keys=with_attribute),
+        Variant("before + declarative question", gate_on=before, query=declarative),
+        Variant("product + declarative question", query=declarative),
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.member_recall_gate")
+    parser.add_argument("--facts", default="10,50,200")
+    parser.add_argument("--gate", type=float, default=0.35, help="the gate of the first table")
+    parser.add_argument("--curves", action="store_true", help="kept / negatives per gate")
+    args = parser.parse_args(argv)
+    cos = encoder_cosines()
+    sizes = [int(s) for s in args.facts.split(",")]
+    data = {size: learners(size) for size in sizes}
+    pct = lambda x: f"{100 * x:3.0f}%"  # noqa: E731
+    print("| variant | gate | " + " | ".join(f"{s}: acc@1 rec@5o kept neg" for s in sizes)
+          + " | gate90@50 | kept@gate90 per size | neg@gate90 per size |")  # fmt: skip
+    curves = []
+    for variant in variants():
+        outcomes = {size: run(variant, *data[size], cos) for size in sizes}
+        curves.append((variant.name, outcomes))
+        cells = []
+        for size in sizes:
+            a, r, k, e = at_gate(outcomes[size], args.gate)
+            cells.append(f"{pct(a)} {pct(r)} {pct(k)} {pct(e)}")
+        g90 = gate_for(outcomes[50 if 50 in outcomes else sizes[0]])
+        kept = " ".join(pct(at_gate(outcomes[s], g90)[2]) for s in sizes)
+        neg = " ".join(pct(at_gate(outcomes[s], g90)[3]) for s in sizes)
+        print(f"| {variant.name} | {args.gate} | " + " | ".join(cells)
+              + f" | {g90:.3f} | {kept} | {neg} |", flush=True)  # fmt: skip
+    if args.curves:
+        gates = [round(0.2 + 0.025 * i, 3) for i in range(21)]
+        for name, outcomes in curves:
+            print(f"\n{name}: gate → kept/neg empty per size")
+            for g in gates:
+                row = "  ".join(
+                    f"{s}: {pct(at_gate(o, g)[2])}/{pct(at_gate(o, g)[3])}"
+                    for s, o in outcomes.items()
+                )
+                print(f"  {g:.3f}  {row}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,425 @@
+"""Memory's vector work: the model, the question's vector per turn, cosines, and re-embedding.
+
+`MemoryEmbeddings` is the one object a `MemoryService` asks about meaning. For one retrieval,
+`scores` gives the cosines of the loaded rows and the nearest older rows the recent window
+missed (the vector indexes of `vector_store`); rows without the active model's vector are
+embedded in the background: the loaded ones first (a backfill), then the rest of the scope
+(a budgeted re-embedding run, see REEMBED_*). A stored row is embedded in the background
+(`embed_stored`). The store's reads and writes stay in the service (`service.py`).
+
+Which model makes the vectors is `embedder.MemoryEmbedder`'s decision; `allowed=False` turns
+vectors off whatever it says (BM25 and concept classes only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from functools import partial
+
+import numpy as np
+
+from pallas.core import state_keys
+from pallas.core.background import BackgroundJobs
+from pallas.core.clock import Clock
+from pallas.core.single_flight import SingleFlight
+from pallas.core.state import StateStore
+from pallas.features.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
+from pallas.features.memory.config import RetrievalConfig
+from pallas.features.memory.embedder import ActiveModel, MemoryEmbedder, rounded
+from pallas.features.memory.kinds import PERSON_FACTS
+from pallas.features.memory.repository import MemoryItem, MemoryRepository
+from pallas.features.memory.vector_store import MemoryVectors
+from pallas.providers.client import LLMClient
+from pallas.providers.sentence_encoder import EncoderSlot, SentenceEncoder
+from pallas.ranking import (
+    IndexRows,
+    Vector,
+    VectorHit,
+    nearest_with_cosines,
+    normalize_query,
+    question_parts,
+    recall_question,
+    speaker_voice,
+    unit,
+)
+
+log = logging.getLogger("pallas.memory")
+
+BACKFILL_BATCH = 32
+# Loaded rows still without the active model's vector (taught while the encoder loaded, or
+# moments ago) are encoded in the question's hop, up to this many: a fact just taught is
+# ranked by meaning at once, not left out of a ranked profile until its backfill ran.
+INLINE_EMBED_MAX = 16
+# Re-embedding after a model change (or of rows older than the model tag): batches of
+# BACKFILL_BATCH with a pause between them, at most REEMBED_PER_RUN rows per run (the next
+# retrieval of that scope starts the next run), one run per (scope, kind) at a time.
+REEMBED_PAUSE_S = 0.2
+REEMBED_PER_RUN = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class _Search:
+    k: int  # the nearest rows wanted
+    subject: int | None  # only this member's rows (personal kinds)
+    wanted: Collection[int]  # the loaded rows, whose cosines are wanted too
+
+
+@dataclass(frozen=True, slots=True)
+class VectorScores:
+    """What the vectors say for one retrieval."""
+
+    scores: dict[str, float] | None = None  # ref → cosine, None = no embeddings this turn
+    extra: tuple[MemoryItem, ...] = ()  # rows found by the vector index beyond the window
+
+
+class MemoryEmbeddings:
+    """The vector side of one memory service: its model, indexes, caches and background runs."""
+
+    def __init__(
+        self,
+        repo: MemoryRepository,
+        state: StateStore,
+        clock: Clock,
+        *,
+        llm: LLMClient | None = None,
+        encoder: EncoderSlot | None = None,
+        allowed: bool = True,
+        cache_ttl_s: float = 300.0,
+        cache_entries: int = 512,
+    ) -> None:
+        self._repo = repo
+        self._state = state
+        # The vector model: the local encoder, or the provider's (`embedder`); allowed=False:
+        # no vectors at all
+        self._allowed = allowed
+        self.embedder = MemoryEmbedder(llm, encoder)
+        self._query_encodes: SingleFlight[QueryCacheKey, Vector | None] = SingleFlight()
+        # the question's unit vector per (model, question); read and written on the encoder's
+        # thread too, hence the lock
+        self._query_vectors: TtlLruCache[Vector] = TtlLruCache(
+            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
+        )
+        self._query_lock = threading.Lock()
+        self._indexes = MemoryVectors(repo)
+        self._hops = _ThreadHops()
+        self._backfilled: set[tuple[int, str]] = set()  # (row, model) asked once
+        self._reembedding: set[tuple[str, str, str]] = set()  # (scope, kind, model) runs
+        self._vector_configs: dict[int, tuple[RetrievalConfig, RetrievalConfig]] = {}
+        # The memory's background jobs, one set: these (backfill, re-embedding) and the
+        # service's (touches, listeners), so a shutdown drains and names them together.
+        self.jobs = BackgroundJobs("memory", log)
+
+    def model(self) -> ActiveModel | None:
+        """The vector model of this retrieval (None: BM25 and concept classes only)."""
+        return self.embedder.active() if self._allowed else None
+
+    def status_zh(self) -> str:
+        """What `/pallas status` says memory ranks by."""
+        return self.embedder.status_zh()
+
+    def with_vectors(self, config: RetrievalConfig) -> RetrievalConfig:
+        """`config` with its concept weight for retrievals that have vectors (one copy per
+        config object, not per retrieval)."""
+        if config.concept_weight == config.concept_weight_with_vectors:
+            return config
+        cached = self._vector_configs.get(id(config))
+        if cached is None or cached[0] is not config:
+            if len(self._vector_configs) > 256:
+                self._vector_configs.clear()
+            update = {"concept_weight": config.concept_weight_with_vectors}
+            cached = self._vector_configs[id(config)] = (config, config.model_copy(update=update))
+        return cached[1]
+
+    def embed_stored(self, item: MemoryItem, bot_id: int) -> None:
+        """Embed a row just stored, in the background (nothing without a vector model)."""
+        model = self.model()
+        if model is not None:
+            self.jobs.spawn(self._backfill([item], model, bot_id, _group_of(item.scope)),
+                            "backfill")  # fmt: skip
+
+    def _cached_query(self, key: QueryCacheKey) -> Vector | None:
+        with self._query_lock:  # read on the loop and on the encoder's thread
+            return self._query_vectors.get(key)
+
+    def _cache_query(self, key: QueryCacheKey, vector: Vector) -> None:
+        with self._query_lock:
+            self._query_vectors.put(key, vector)
+
+    async def _provider_query(
+        self, query: str, key: QueryCacheKey, model: ActiveModel, bot_id: int, group_id: int
+    ) -> Vector | None:
+        """The question's vector from a provider's model: fetched ONCE per turn — the turn's
+        retrievals (one per block kind, concurrent) share one call (`SingleFlight`) and then
+        the cache."""
+        vector = self._cached_query(key)
+        if vector is None:
+
+            async def encode() -> Vector | None:
+                # SingleFlight runs this as a task of its own: retrievals run under
+                # `eager_gather`, which steps them in the caller's task until they suspend,
+                # and the HTTP client's cancel scopes must be entered and left in one task
+                result = await model.embed([recall_question(query)], bot_id, group_id)
+                found = unit(result[0]) if result else None
+                if found is not None:
+                    self._cache_query(key, found)
+                return found
+
+            vector = await self._query_encodes.run(key, encode)
+        return vector
+
+    def _local_match(
+        self,
+        encoder: SentenceEncoder,
+        query: str,
+        key: QueryCacheKey,
+        indexes: list[IndexRows],
+        search: _Search,
+        unembedded: Sequence[MemoryItem] = (),
+        fresh: dict[int, list[float]] | None = None,
+    ) -> _Match:
+        """On the encoder's thread: the question encoded (ONCE per turn: the turn's other
+        retrievals queue behind this one on the same thread and find it cached) and the
+        indexes searched, off the event loop (`_ThreadHops`: one hop for a turn's retrievals).
+        `unembedded` loaded rows are encoded here too, their cosines added and their vectors
+        put in `fresh` (to be stored by the caller)."""
+        q = self._cached_query(key)
+        if q is None:
+            parts = [unit(v) for v in rounded(encoder.encode_sync(question_parts(query)))]
+            kept = [v for v in parts if v is not None]
+            if not kept:
+                return [], {}
+            q = np.stack(kept)  # one row per part: a fact's cosine is its best over them
+            self._cache_query(key, q)
+        hits, cosines = nearest_with_cosines(indexes, q, search.k, subject=search.subject,
+                                             wanted=search.wanted)  # fmt: skip
+        by_ref = _by_ref(cosines)
+        if unembedded:
+            texts = [vector_text(i.kind, i.text) for i in unembedded]
+            for item, row in zip(unembedded, rounded(encoder.encode_sync(texts)), strict=True):
+                vector = unit(row)
+                if vector is None:
+                    continue
+                best = float((np.atleast_2d(q) @ vector).max())
+                by_ref[item.ref] = min(max(best, 0.0), 1.0)  # as `match` clips
+                if fresh is not None:
+                    fresh[item.id] = row.tolist()  # stored as a backfill would store it
+        return hits, by_ref
+
+    async def scores(
+        self,
+        query: str,
+        items: Sequence[MemoryItem],
+        scopes: Collection[str],
+        kind: str,
+        subject: int | None,
+        config: RetrievalConfig,
+        bot_id: int,
+        group_id: int,
+        model: ActiveModel | None,
+    ) -> VectorScores:
+        """Cosines for the loaded rows, plus the nearest older rows the recent window missed.
+
+        The vector index covers every live row of the scopes made by the active model (see
+        `vector_store`); rows it finds are re-checked here (kind, scope, subject) before they
+        join the candidates. Rows without that model's vector are embedded in the background:
+        the loaded ones first (`_backfill`), then the rest of the scope (`_reembed`).
+
+        The numpy work (encoding the question, one pass over each index's matrix) runs on the
+        local encoder's one thread, never on the event loop; with a provider's model the
+        question is an HTTP call and the search runs on the loop (no thread of its own).
+        """
+        if model is None or not query.strip():
+            return VectorScores()
+        mid = model.model_id
+        missing = [
+            i for i in items if i.embedding_model != mid and (i.id, mid) not in self._backfilled
+        ]
+        inline: list[MemoryItem] = []
+        if model.encoder is not None:  # local: the first few are encoded with the question
+            inline, missing = missing[:INLINE_EMBED_MAX], missing[INLINE_EMBED_MAX:]
+        if missing:
+            batch = missing[:BACKFILL_BATCH]
+            self.jobs.spawn(self._backfill(batch, model, bot_id, group_id), "backfill")
+        key = query_cache_key((), f"qvec:{mid}", normalize_query(query))
+        have = {i.id for i in items}
+        search = _Search(config.vector_k, subject, have)
+        encoder = model.encoder
+        if encoder is None:  # a provider's model: the question over HTTP, the search here
+            q = await self._provider_query(query, key, model, bot_id, group_id)
+            if q is None:
+                return VectorScores()
+            indexes = await self._index_rows(scopes, kind, mid)
+            hits, by_id = nearest_with_cosines(indexes, q, search.k, subject=subject,
+                                               wanted=have)  # fmt: skip
+            cosines = _by_ref(by_id)
+        else:
+            indexes = await self._index_rows(scopes, kind, mid)
+            fresh: dict[int, list[float]] = {}
+            job = partial(self._local_match, encoder, query, key, indexes, search, inline, fresh)
+            hits, cosines = await self._hops.run(encoder, job)
+            if inline:
+                self._backfilled.update((i.id, mid) for i in inline)
+                self.jobs.spawn(self._store(inline, fresh, mid), "backfill")
+        self._reembed_unembedded(scopes, kind, model, bot_id)
+        found = await self._repo.get_many([h.item_id for h in hits if h.item_id not in have])
+        extra = tuple(
+            i
+            for i in found
+            if i.kind == kind
+            and i.scope in scopes
+            and (subject is None or i.subject_user_id == subject)
+        )
+        near = {h.item_id: h.cosine for h in hits}
+        cosines.update({i.ref: near[i.id] for i in extra})
+        if not cosines:
+            return VectorScores()
+        return VectorScores(cosines, extra)
+
+    async def _index_rows(self, scopes: Collection[str], kind: str, model: str) -> list[IndexRows]:
+        """The scopes' index rows of `model`, each index refreshed to its scope's generation."""
+        gens = {s: str(await self._state.get(state_keys.memory_generation(s)) or 0) for s in scopes}
+        return await self._indexes.rows(scopes, kind, gens, model=model)
+
+    async def _backfill(
+        self, items: Sequence[MemoryItem], model: ActiveModel, bot_id: int, group_id: int
+    ) -> None:
+        self._backfilled.update((i.id, model.model_id) for i in items)
+        vectors = await model.embed([vector_text(i.kind, i.text) for i in items], bot_id, group_id)
+        for item, vector in zip(items, vectors, strict=False):
+            await self._repo.set_embedding(item.id, vector, model.model_id)
+            self._indexes.mark_dirty(item.scope)
+
+    async def _store(
+        self, items: Sequence[MemoryItem], vectors: dict[int, list[float]], model_id: str
+    ) -> None:
+        """Store the vectors a retrieval made for its loaded rows (`_local_match`)."""
+        for item in items:
+            vector = vectors.get(item.id)
+            if vector is not None:
+                await self._repo.set_embedding(item.id, vector, model_id)
+                self._indexes.mark_dirty(item.scope)
+
+    def _reembed_unembedded(
+        self, scopes: Collection[str], kind: str, model: ActiveModel, bot_id: int
+    ) -> None:
+        """Start a background run for each scope whose index found live rows without the
+        active model's vector (a changed model, rows older than the model tag)."""
+        for scope in scopes:
+            key = (scope, kind, model.model_id)
+            if self._indexes.unembedded.get(key, 0) > 0 and key not in self._reembedding:
+                self._reembedding.add(key)
+                self.jobs.spawn(self._reembed(scope, kind, model, bot_id),
+                                f"re-embed {scope} {kind}")  # fmt: skip
+
+    async def _reembed(self, scope: str, kind: str, model: ActiveModel, bot_id: int) -> None:
+        """Embed a scope's rows lacking the model's vector, a batch at a time with a pause
+        between batches (the budget: see REEMBED_*), at most REEMBED_PER_RUN rows a run."""
+        key = (scope, kind, model.model_id)
+        done = 0
+        try:
+            while done < REEMBED_PER_RUN:
+                rows = await self._repo.needing_vectors(
+                    scope, kind, model.model_id, limit=BACKFILL_BATCH
+                )
+                if not rows:
+                    break
+                texts = [vector_text(kind, text) for _, text in rows]
+                vectors = await model.embed(texts, bot_id, _group_of(scope))
+                if len(vectors) != len(rows):  # the model failed: the next retrieval retries
+                    break
+                for (item_id, _), vector in zip(rows, vectors, strict=True):
+                    await self._repo.set_embedding(item_id, vector, model.model_id)
+                done += len(rows)
+                self._indexes.mark_dirty(scope)
+                await asyncio.sleep(REEMBED_PAUSE_S)
+        finally:
+            self._reembedding.discard(key)
+        if done:
+            log.info("memory: %d row(s) of %s %s embedded with %s", done, scope, kind,
+                     model.model_id)  # fmt: skip
+
+
+_Match = tuple[list[VectorHit], dict[str, float]]
+
+
+class _ThreadHops:
+    """The searches of a turn's retrievals, taken to the encoder's thread together: those
+    asked within one pass of the event loop (a turn's retrievals run side by side and reach
+    their search together once their rows are cached) share ONE hop — one wake-up of the
+    thread and one of the loop, not one each (on a busy 2-core machine each costs a wait
+    for a core)."""
+
+    def __init__(self) -> None:
+        self._waiting: list[tuple[Callable[[], _Match], asyncio.Future[_Match]]] = []
+        self._hops: set[asyncio.Task[None]] = set()  # running hops (kept from the GC)
+
+    async def run(self, encoder: SentenceEncoder, job: Callable[[], _Match]) -> _Match:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[_Match] = loop.create_future()
+        if not self._waiting:
+            loop.call_soon(self._leave, encoder)  # after the searches asked in this pass
+        self._waiting.append((job, done))
+        return await done
+
+    def _leave(self, encoder: SentenceEncoder) -> None:
+        batch, self._waiting = self._waiting, []
+        hop = asyncio.ensure_future(self._hop(encoder, batch))
+        self._hops.add(hop)
+        hop.add_done_callback(self._hops.discard)
+
+    @staticmethod
+    async def _hop(
+        encoder: SentenceEncoder,
+        batch: list[tuple[Callable[[], _Match], asyncio.Future[_Match]]],
+    ) -> None:
+        def jobs() -> list[_Match | BaseException]:
+            out: list[_Match | BaseException] = []
+            for job, _ in batch:
+                try:
+                    out.append(job())
+                except Exception as exc:  # that retrieval fails, not the others
+                    out.append(exc)
+            return out
+
+        try:
+            results = await encoder.run(jobs)
+        except asyncio.CancelledError:
+            for _, done in batch:
+                done.cancel()
+            raise
+        except Exception as exc:  # the thread is gone (shutdown): every search fails
+            for _, done in batch:
+                if not done.done():
+                    done.set_exception(exc)
+            return
+        for (_, done), result in zip(batch, results, strict=True):
+            if done.done():  # its retrieval was cancelled meanwhile
+                continue
+            if isinstance(result, BaseException):
+                done.set_exception(result)
+            else:
+                done.set_result(result)
+
+
+def _by_ref(cosines: dict[int, float]) -> dict[str, float]:
+    """Cosines keyed as the ranking's candidates are (`MemoryItem.ref`)."""
+    return {f"mem:{i}": c for i, c in cosines.items()}
+
+
+def vector_text(kind: str, text: str) -> str:
+    """What a row's vector is encoded from: a person fact in the member's own voice
+    (`speaker_voice`), any other row as stored."""
+    return speaker_voice(text) if kind == PERSON_FACTS else text
+
+
+def _group_of(scope: str) -> int:
+    """The group id of a ``group:<bot>:<group>`` scope (0 for pools / private chats)."""
+    parts = scope.split(":")
+    return int(parts[2]) if parts[0] == "group" and len(parts) == 3 and parts[2].isdigit() else 0
+
+
+__all__ = ["MemoryEmbeddings", "VectorScores", "vector_text"]
