@@ -5,8 +5,11 @@
 Files are chunked (`pallas.features.kb.importer`) and stored as `knowledge` rows in the
 `pool:<NAME>` scope, keyed `<file stem>_<n>` (a re-import replaces rows with the same key).
 Groups read a pool when their persona / overrides name it in a placeholder
-(`【kb::NAME::3】`) or list it in `memory.shared_pools`. A running bot with the in-process
-StateStore sees the new rows when its retrieval cache entries expire (5 minutes by default).
+(`【kb::NAME::3】`) or list it in `memory.shared_pools`. With `PALLAS_STATE_URL` the import
+bumps the pool's generation in the deployment's shared store, so running bots read the new
+rows on their next turn; a bot on the in-process store (one process) cannot be told from here
+and sees them when its retrieval cache entries expire (5 minutes by default) — the command
+says so.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from pallas.core.clock import SystemClock
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
 from pallas.core.settings import PallasSettings
-from pallas.core.state import MemoryStateStore
+from pallas.core.state import MemoryStateStore, StateStore
+from pallas.core.state_redis import RedisStateStore, open_state_store
 from pallas.features.kb import Chunk, chunk_folder
 from pallas.features.memory import (
     KNOWLEDGE,
@@ -57,13 +61,18 @@ def _import(args: argparse.Namespace) -> int | Coroutine[Any, Any, int]:
 
 
 async def _store(args: argparse.Namespace, scope: str, chunks: list[Chunk]) -> int:
-    url = normalise_database_url(PallasSettings.from_env().database_url)
+    settings = PallasSettings.from_env()
+    url = normalise_database_url(settings.database_url)
     await migrate.upgrade(url)
     engine = create_engine(url)
     clock = SystemClock()
-    service = MemoryService(
-        MemoryRepository(session_factory(engine)), MemoryStateStore(clock), clock
-    )
+    shared = bool(settings.pallas_state_url.strip())
+    state: StateStore = MemoryStateStore(clock)
+    if shared:  # the running bots' store: the pool's new generation reaches their caches
+        state = await open_state_store(
+            settings.pallas_state_url, settings.pallas_state_prefix, clock=clock, wait_s=2.0
+        )
+    service = MemoryService(MemoryRepository(session_factory(engine)), state, clock)
     actions: Counter[str] = Counter()
     try:
         for chunk in chunks:
@@ -79,9 +88,16 @@ async def _store(args: argparse.Namespace, scope: str, chunks: list[Chunk]) -> i
             actions[outcome.action] += 1
     finally:
         await engine.dispose()
+        if isinstance(state, RedisStateStore):
+            await state.aclose()
     summary = ", ".join(f"{n} {a}" for a, n in sorted(actions.items()))
     files = len({c.file for c in chunks})
     print(f"pool {args.pool}: {len(chunks)} chunk(s) from {files} file(s): {summary}")
+    if not shared:
+        print(
+            "a running bot (in-process state) reads them within 5 minutes (its retrieval "
+            "cache); restart it to read them at once"
+        )
     return 0
 
 
