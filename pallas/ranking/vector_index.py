@@ -58,27 +58,37 @@ class IndexRows:
         self, q: Vector, k: int, subject: int | None, wanted: npt.NDArray[np.int64]
     ) -> tuple[list[VectorHit], dict[int, float]]:
         """The `k` rows nearest the unit vector `q` (cosine > 0; only `subject`'s when given),
-        and the cosine (0..1) of each row of `wanted` this index holds — one matrix pass."""
-        if not len(self) or q.size != self.dims:
+        and the cosine (0..1) of each row of `wanted` this index holds — one matrix pass.
+        `q` may hold several unit vectors, one per row (a question's parts): a row's cosine is
+        its best over them, from the same one pass (a matrix-matrix product)."""
+        if not len(self) or q.shape[-1] != self.dims:
             return [], {}
         scores: Vector | None = None
         hits: list[VectorHit] = []
         if subject is not None:  # one member's rows only: score those, not the scope's
             rows = np.flatnonzero(self.subjects == subject)
             if rows.size and k > 0:
-                hits = _top(self.ids[rows], self.matrix[rows] @ q, k)
+                hits = _top(self.ids[rows], _best(self.matrix[rows], q), k)
         else:
-            scores = self.matrix @ q
+            scores = _best(self.matrix, q)
             if k > 0:
                 hits = _top(self.ids, scores, k)
         cosines: dict[int, float] = {}
         if wanted.size:
             mask = np.isin(self.ids, wanted)
             if mask.any():
-                picked = scores[mask] if scores is not None else self.matrix[mask] @ q
+                picked = scores[mask] if scores is not None else _best(self.matrix[mask], q)
                 clipped = np.clip(picked, 0.0, 1.0)
                 cosines = {int(i): float(c) for i, c in zip(self.ids[mask], clipped, strict=True)}
         return hits, cosines
+
+
+def _best(matrix: Vector, q: Vector) -> Vector:
+    """Each row's cosine with `q`, or its best over `q`'s rows."""
+    if q.ndim == 1:
+        return matrix @ q
+    best: Vector = (matrix @ q.T).max(axis=1)
+    return best
 
 
 def _top(ids: npt.NDArray[np.int64], scores: Vector, k: int) -> list[VectorHit]:
@@ -106,16 +116,13 @@ def nearest_with_cosines(
     row): a row's cosine is then its best over them. Pure numpy on snapshots: runs on a
     worker thread."""
     want = np.fromiter(wanted, dtype=np.int64, count=len(wanted))
-    best: dict[int, float] = {}
+    hits: list[VectorHit] = []
     cosines: dict[int, float] = {}
-    for part in np.atleast_2d(q):
-        for rows in indexes:
-            found, scored = rows.match(part, k, subject, want)
-            for hit in found:
-                best[hit.item_id] = max(hit.cosine, best.get(hit.item_id, 0.0))
-            for item_id, cosine in scored.items():
-                cosines[item_id] = max(cosine, cosines.get(item_id, 0.0))
-    hits = sorted((VectorHit(i, c) for i, c in best.items()), key=lambda h: (-h.cosine, h.item_id))
+    for rows in indexes:
+        found, scored = rows.match(q, k, subject, want)
+        hits += found
+        cosines.update(scored)
+    hits.sort(key=lambda h: (-h.cosine, h.item_id))
     return hits[: max(k, 0)], cosines
 
 
