@@ -25,7 +25,7 @@ import numpy as np
 from benchmarks._member_recall_data import DISTRACTORS, FACTS, NEGATIVES
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.items import to_candidate
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.records import MemoryItem
 from pallas.providers.sentence_encoder import load_local_encoder
 from pallas.ranking import BlockRetrievalConfig, MemoryCandidate, retrieve
 

@@ -25,7 +25,7 @@ from benchmarks import _member_recall_data as half
 from benchmarks.member_recall import plan
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.items import to_candidate
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.records import MemoryItem
 from pallas.providers.sentence_encoder import load_local_encoder
 from pallas.ranking import recall_question, retrieve, speaker_voice
 from pallas.ranking.scoring import CandidateScore

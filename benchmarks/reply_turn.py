@@ -55,7 +55,8 @@ from pallas.core.tokens import get_encoding
 from pallas.core.turn import Segment, Sender, TurnInput
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.items import fingerprint
-from pallas.features.memory.repository import MemoryRepository, NewMemory
+from pallas.features.memory.records import NewMemory
+from pallas.features.memory.repository import MemoryRepository
 from pallas.onebot.convert import stored_message_from_sent, stored_message_from_turn
 from pallas.providers.client import load_sdk
 from pallas.providers.image_fetch import default_ssl_context

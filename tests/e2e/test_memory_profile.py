@@ -16,7 +16,8 @@ import pytest
 
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.features.memory.profile_store import ProfileRepository
-from pallas.features.memory.repository import MemoryItem, MemoryRepository
+from pallas.features.memory.records import MemoryItem
+from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory_upkeep.consolidation import CONSOLIDATE_SYSTEM
 from pallas.features.memory_upkeep.update_judge import JUDGE_SYSTEM
 from tests.e2e.conftest import write_group_config

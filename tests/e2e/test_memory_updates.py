@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from pallas.core.db.engine import create_engine, session_factory
-from pallas.features.memory.repository import MemoryItem, MemoryRepository
+from pallas.features.memory.records import MemoryItem
+from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory_upkeep.update_judge import JUDGE_SYSTEM
 from tests.e2e.conftest import at_bot, write_group_config
 from tests.e2e.test_memory import ask, person_facts_block, wait_for_reply

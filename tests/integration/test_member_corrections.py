@@ -21,7 +21,7 @@ from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Sender, TurnInput
 from pallas.features.memory.history import retired_items
 from pallas.features.memory.isolation import group_scope
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.records import MemoryItem
 from pallas.features.memory.service import MemoryService
 from pallas.features.memory_commands.member_commands import (
     MAX_TAUGHT_PER_USER,

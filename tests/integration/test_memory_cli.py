@@ -10,7 +10,8 @@ from pallas.cli.main import main as cli_main
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.features.memory.isolation import group_scope
-from pallas.features.memory.repository import MemoryRepository, NewMemory
+from pallas.features.memory.records import NewMemory
+from pallas.features.memory.repository import MemoryRepository
 
 BOT, A, B = 7, 100, 200
 ALICE = 20_011

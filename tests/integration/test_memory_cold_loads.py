@@ -23,7 +23,8 @@ from pallas.core.state import MemoryStateStore
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.isolation import group_scope, pool_scope
 from pallas.features.memory.kinds import PERSON_FACTS, PERSONAL_KINDS, RELATIONSHIP
-from pallas.features.memory.repository import MemoryRepository, NewMemory
+from pallas.features.memory.records import NewMemory
+from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.service import SHARED_KINDS, MemoryService
 
 BOT = 7

@@ -11,7 +11,8 @@ import pytest
 from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.features.memory.isolation import group_scope, pool_scope, readable_scopes
-from pallas.features.memory.repository import MemoryRepository, NewMemory
+from pallas.features.memory.records import NewMemory
+from pallas.features.memory.repository import MemoryRepository
 
 BOT = 1
 A, B = 100, 200

@@ -17,7 +17,7 @@ from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore
 from pallas.core.turn import Sender, TurnInput
 from pallas.features.memory.isolation import group_scope
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.records import MemoryItem
 from pallas.features.memory.service import MemoryService
 from pallas.features.memory_commands.member_commands import handle_member_message
 from pallas.features.memory_commands.recall_pages import REPLY_NOTHING_KNOWN

@@ -50,7 +50,8 @@ from pallas.features.learning.reply_shape import GroupReplyProfile
 from pallas.features.learning.repository import CursorState, LearningRepository
 from pallas.features.learning.strategies import BehaviorStrategy
 from pallas.features.memory.isolation import group_scope, pool_scope, private_scope
-from pallas.features.memory.repository import MemoryRepository, NewMemory
+from pallas.features.memory.records import NewMemory
+from pallas.features.memory.repository import MemoryRepository
 from pallas.features.session.repository import (
     ImageDescriptionRepository,
     SessionTopic,

@@ -53,7 +53,8 @@ from pallas.features.memory.kinds import (
     resolve_kind,
 )
 from pallas.features.memory.profile_store import ProfileRepository, Statement, StoredProfile
-from pallas.features.memory.repository import MemoryItem, MemoryRepository, WriteOutcome
+from pallas.features.memory.records import MemoryItem, WriteOutcome
+from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.service import TEXT_MAX_CHARS, BlockResult, MemoryService
 
 __all__ = [

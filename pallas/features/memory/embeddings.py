@@ -31,7 +31,8 @@ from pallas.features.memory.cache import QueryCacheKey, TtlLruCache, query_cache
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.embedder import ActiveModel, MemoryEmbedder, rounded
 from pallas.features.memory.kinds import PERSON_FACTS
-from pallas.features.memory.repository import MemoryItem, MemoryRepository
+from pallas.features.memory.records import MemoryItem
+from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.vector_store import MemoryVectors
 from pallas.providers.client import LLMClient
 from pallas.providers.sentence_encoder import EncoderSlot, SentenceEncoder

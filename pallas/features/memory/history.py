@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from pallas.features.memory.repository import MemoryItem, MemoryRepository
+from pallas.features.memory.records import MemoryItem
+from pallas.features.memory.repository import MemoryRepository
 
 HISTORY_LIMIT = 20
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pallas.features.memory.config import BlockRetrievalConfig
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.records import MemoryItem
 from pallas.ranking import CATEGORY_TAG, MemoryCandidate, RetrievalResult, normalize_query
 
 _KEY_JUNK = re.compile(r"[^0-9a-z\u3400-\u9fff]+")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from pallas.features.memory.repository import MemoryItem
+    from pallas.features.memory.records import MemoryItem
 
 Op = Literal["add", "update", "deny"]
 OPS: tuple[Op, ...] = ("add", "update", "deny")

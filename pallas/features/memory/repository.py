@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
@@ -30,67 +30,9 @@ import pallas.core.db.models_memory  # noqa: F401  (registers memory_item on Bas
 from pallas.core.db.engine import rowcount
 from pallas.core.db.models_memory import MemoryItemRow
 from pallas.core.db.types import storable_text
+from pallas.features.memory.records import MemoryItem, NewMemory, WriteAction, WriteOutcome
 
 MAX_TEXT_CHARS = 1000
-WriteAction = Literal["added", "replaced", "contradicted", "duplicate"]
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryItem:
-    id: int
-    bot_id: int
-    scope: str
-    kind: str
-    key: str
-    text: str
-    origin: str
-    created_at: float
-    updated_at: float
-    subject_user_id: int | None = None
-    author_user_id: int | None = None
-    subject_name: str = ""
-    fingerprint: str = ""
-    source: dict[str, Any] = field(default_factory=dict)
-    last_access_at: float | None = None
-    access_count: int = 0
-    deleted_at: float | None = None
-    delete_reason: str | None = None
-    replaced_by: int | None = None
-    # the model that made the row's vector (None: none, or an unknown model's). The vector
-    # itself is not read with the row: only the vector index reads vectors (`vectors`), so
-    # the reply path's candidate loads do not decode 512 floats a row
-    embedding_model: str | None = None
-
-    @property
-    def ref(self) -> str:
-        """The id used in traces, snapshots and admin commands."""
-        return f"mem:{self.id}"
-
-
-@dataclass(frozen=True, slots=True)
-class NewMemory:
-    bot_id: int
-    scope: str
-    kind: str
-    key: str
-    fingerprint: str
-    text: str
-    origin: str
-    now: float
-    subject_user_id: int | None = None
-    author_user_id: int | None = None
-    subject_name: str = ""
-    source: dict[str, Any] = field(default_factory=dict)
-    embedding: Sequence[float] | None = None
-    embedding_model: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class WriteOutcome:
-    action: WriteAction
-    item: MemoryItem
-    replaced_ids: tuple[int, ...] = ()
-    retired_texts: tuple[str, ...] = ()  # what the facts a newer one retired said
 
 
 _c = MemoryItemRow.__table__.c

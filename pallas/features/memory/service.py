@@ -44,7 +44,8 @@ from pallas.features.memory.kinds import (
     PERSONAL_KINDS,
 )
 from pallas.features.memory.profile_store import ProfileRepository
-from pallas.features.memory.repository import MemoryItem, MemoryRepository, NewMemory, WriteOutcome
+from pallas.features.memory.records import MemoryItem, NewMemory, WriteOutcome
+from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.updates import retire_superseded
 from pallas.ranking import (
     BlockRetrievalConfig,

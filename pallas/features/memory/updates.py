@@ -16,7 +16,8 @@ from dataclasses import replace
 
 from pallas.features.memory.denials import rule_update
 from pallas.features.memory.judgement import Judgement
-from pallas.features.memory.repository import MemoryRepository, WriteAction, WriteOutcome
+from pallas.features.memory.records import WriteAction, WriteOutcome
+from pallas.features.memory.repository import MemoryRepository
 
 log = logging.getLogger("pallas.memory")
 

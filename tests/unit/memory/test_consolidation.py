@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pallas.features.memory.profile_store import StoredProfile
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.records import MemoryItem
 from pallas.features.memory_prompt.profile import consolidated_profile
 from pallas.features.memory_upkeep.consolidation import Statement, fact_refs, validate
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.records import MemoryItem
 from pallas.features.memory_commands.member_forget import pick_fact
 from pallas.features.memory_commands.recall_pages import PAGE_SIZE, page_reply
 

@@ -15,7 +15,7 @@ from pallas.features.memory.kinds import (
     parse_ref,
     resolve_kind,
 )
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.records import MemoryItem
 from pallas.features.memory_prompt.render import KindBlock, build_block
 from pallas.ranking.scoring import retrieve
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pallas.core.tokens import count_tokens
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.records import MemoryItem
 from pallas.features.memory_prompt.profile import compose_profile, profile_block
 
 

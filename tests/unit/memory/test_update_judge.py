@@ -12,7 +12,7 @@ from pallas.core.clock import FakeClock
 from pallas.core.db.repositories.usage import UsageRepository, UsageTotals
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.judgement import Judgement
-from pallas.features.memory.repository import MemoryItem
+from pallas.features.memory.records import MemoryItem
 from pallas.features.memory_upkeep.update_judge import JUDGE_SCHEMA, TeachJudge
 from pallas.providers.cheap_calls import CheapCalls
 from pallas.providers.client import CompletionResult, LLMClient
