@@ -29,7 +29,7 @@ from pallas.core.db.repositories.usage import UsageRepository
 from pallas.core.db.writer import MessageWriter
 from pallas.core.settings import PallasSettings
 from pallas.core.state import StateStore
-from pallas.core.state_redis import open_state_store
+from pallas.core.state_redis import close_state_store, open_state_store
 from pallas.features.persona import PersonaStore
 from pallas.providers.client import LLMClient
 from pallas.providers.live import LiveEndpoints
@@ -128,7 +128,7 @@ class PallasRuntime:
             await migrate.upgrade(url)
         except BaseException:
             if owns_state:
-                await _close_state(state)
+                await close_state_store(state)
             raise
         engine = create_engine(url)
         sessions = session_factory(engine)
@@ -196,15 +196,4 @@ class PallasRuntime:
         await self.repos.flush()
         await self.engine.dispose()
         if self.owns_state:
-            await _close_state(self.state)
-
-
-async def _close_state(state: StateStore) -> None:
-    """Close a store that holds connections (Redis); the memory store has nothing to close."""
-    closer = getattr(state, "aclose", None)
-    if closer is None:
-        return
-    try:
-        await closer()
-    except Exception:
-        log.exception("closing the state store failed")
+            await close_state_store(self.state)

@@ -25,7 +25,7 @@ from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, normalise_database_url, session_factory
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore, StateStore
-from pallas.core.state_redis import RedisStateStore, open_state_store
+from pallas.core.state_redis import close_state_store, open_state_store
 from pallas.features.kb import Chunk, chunk_folder
 from pallas.features.memory import (
     KNOWLEDGE,
@@ -88,8 +88,7 @@ async def _store(args: argparse.Namespace, scope: str, chunks: list[Chunk]) -> i
             actions[outcome.action] += 1
     finally:
         await engine.dispose()
-        if isinstance(state, RedisStateStore):
-            await state.aclose()
+        await close_state_store(state)
     summary = ", ".join(f"{n} {a}" for a, n in sorted(actions.items()))
     files = len({c.file for c in chunks})
     print(f"pool {args.pool}: {len(chunks)} chunk(s) from {files} file(s): {summary}")

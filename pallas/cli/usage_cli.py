@@ -109,7 +109,7 @@ def _cache_lines(tasks: dict[str, UsageTotals], costs: list[tuple[float, float]]
 async def _member_lines(settings: PallasSettings, group: int | None, now: float) -> list[str]:
     if not settings.pallas_state_url:
         return ["member limits hit today: in-memory state, see /pallas status in the group"]
-    from pallas.core.state_redis import open_state_store
+    from pallas.core.state_redis import close_state_store, open_state_store
 
     state = await open_state_store(
         settings.pallas_state_url, settings.pallas_state_prefix, wait_s=2.0
@@ -125,9 +125,7 @@ async def _member_lines(settings: PallasSettings, group: int | None, now: float)
             lines.append(f"  group {group_id}: {count} refused turns, members {members}")
         return ["member limits hit today:", *(lines or ["  none"])]
     finally:
-        closer = getattr(state, "aclose", None)
-        if closer is not None:
-            await closer()
+        await close_state_store(state)
 
 
 async def _usage(args: argparse.Namespace) -> int:

@@ -477,3 +477,15 @@ async def open_state_store(
             await asyncio.sleep(0.5)
     log.info("state store: %s", store.describe())
     return store
+
+
+async def close_state_store(state: StateStore) -> None:
+    """Close a store `open_state_store` gave: Redis holds connections, the memory store has
+    nothing to close. A failure to close is logged, never raised (it runs at shutdown)."""
+    closer = getattr(state, "aclose", None)
+    if closer is None:
+        return
+    try:
+        await closer()
+    except Exception:
+        log.exception("closing the state store failed")
