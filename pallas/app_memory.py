@@ -45,8 +45,8 @@ from pallas.features.persona import PersonaPack, PersonaStore
 from pallas.features.worldbook import WorldbookLibrary
 from pallas.providers.cheap_calls import CheapCalls
 from pallas.providers.client import LLMClient
+from pallas.providers.encoder_slot import EncoderSlot
 from pallas.providers.models import ModelProfile, profile_for
-from pallas.providers.sentence_encoder import EncoderSlot
 
 
 class TokenBudgetView(Protocol):

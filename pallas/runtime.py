@@ -32,8 +32,8 @@ from pallas.core.state import StateStore
 from pallas.core.state_redis import close_state_store, open_state_store
 from pallas.features.persona import PersonaStore
 from pallas.providers.client import LLMClient
+from pallas.providers.encoder_slot import EncoderSlot
 from pallas.providers.live import LiveEndpoints
-from pallas.providers.sentence_encoder import EncoderSlot
 from pallas.routing.router import Router
 
 if TYPE_CHECKING:
@@ -191,7 +191,7 @@ class PallasRuntime:
         if self.deployment_accounts is not None:
             await self.deployment_accounts.close()
         await self.llm.close()
-        self.encoder.close()
+        await self.encoder.aclose()
         await self.writer.close()
         await self.repos.flush()
         await self.engine.dispose()

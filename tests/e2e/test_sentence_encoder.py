@@ -7,6 +7,7 @@ verdict)."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,14 @@ async def _answer(peer: OneBotPeer, text: str, user: int, before: int) -> str:
     return sent_texts(calls)[before]
 
 
+def _alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().split(") ")[1][:1] != "Z"  # a zombie is not alive
+    except (OSError, IndexError):
+        return False
+
+
 async def _encoder_line(bot: BotProcess, timeout: float = 60.0) -> str:
     for _ in range(int(timeout / 0.2)):
         for line in bot.log_text().splitlines():
@@ -46,6 +55,11 @@ async def test_the_default_bot_loads_the_encoder_offline_and_uses_it(
     async with running_bot(tmp_path / "bot", fake_llm, **env) as bot:
         line = await _encoder_line(bot)
         assert "sentence encoder on" in line and "no network" in line, line
+        # in a process of its own (the GIL is not shared with the bot's event loop)
+        found = re.search(r"own process, pid (\d+)", line)
+        assert found is not None, line
+        worker = int(found.group(1))
+        assert _alive(worker)
         peer = OneBotPeer(bot.ws_url, self_id=BOT_ID, access_token=bot.access_token)
         await peer.connect()
         try:
@@ -58,3 +72,8 @@ async def test_the_default_bot_loads_the_encoder_offline_and_uses_it(
             assert "meaning:update" in bot.log_text()  # chosen by meaning, not a verdict
         finally:
             await peer.close()
+    for _ in range(50):  # the bot stopped: its encoder process is gone with it
+        if not _alive(worker):
+            break
+        await asyncio.sleep(0.1)
+    assert not _alive(worker)

@@ -10,7 +10,7 @@ import asyncio
 import json
 import struct
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from itertools import count
 from pathlib import Path
 from typing import TypeVar
@@ -24,13 +24,13 @@ from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.eager import eager_gather
 from pallas.core.state import MemoryStateStore
-from pallas.features.memory import embeddings
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.embeddings import MemoryEmbeddings
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.service import MemoryService
-from pallas.providers.sentence_encoder import EncoderSlot, HashingEncoder, Matrix
+from pallas.providers.encoder_slot import EncoderSlot
+from pallas.providers.sentence_encoder import HashingEncoder, Matrix
 
 BOT, GROUP, ALICE = 7, 300, 11
 SCOPE = group_scope(BOT, GROUP)
@@ -41,17 +41,17 @@ T = TypeVar("T")
 
 
 class CountingEncoder(HashingEncoder):
-    """The hashing fake, recording every batch it was asked to encode."""
+    """The hashing fake, recording every batch it was asked to encode (and where)."""
 
     def __init__(self, model_id: str, dim: int = 64) -> None:
         super().__init__(dim=dim, model_id=model_id)
         self.batches: list[list[str]] = []
         self.threads: set[str] = set()
-        self.hops = 0  # jobs taken to the encoder's thread by `run`
+        self.requests = 0  # `encode` calls: one per trip to the encoder
 
-    async def run(self, job: Callable[[], T]) -> T:
-        self.hops += 1
-        return await super().run(job)
+    async def encode(self, texts: Sequence[str]) -> Matrix:
+        self.requests += 1
+        return await super().encode(texts)
 
     def encode_sync(self, texts: Sequence[str]) -> Matrix:
         self.batches.append(list(texts))
@@ -151,34 +151,22 @@ async def test_the_question_is_encoded_once_per_turn(repo: MemoryRepository) -> 
     await eager_gather(*(_ask(svc, question, kind) for kind in kinds))
     await svc.drain()
     assert encoder.batches.count([question]) == 1
-    # the next turn, its rows cached: its retrievals' searches go to the thread in one hop
-    encoder.hops = 0
+    # the next turn, its rows cached: its retrievals share one trip to the encoder
+    encoder.requests = 0
     await eager_gather(*(_ask(svc, "我在哪个城市上班", kind) for kind in kinds))
-    assert encoder.hops == 1
+    assert encoder.requests == 1
 
 
-async def test_the_question_and_the_search_run_on_the_encoders_thread(
-    repo: MemoryRepository, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The numpy work of a retrieval (encoding, the pass over the index) never runs on the
-    event loop: a reply's other work goes on meanwhile (issue #47's reply-path budget)."""
-    searched: list[str] = []
-    search = embeddings.nearest_with_cosines
-
-    def recorded(*args, **kwargs):  # type: ignore[no-untyped-def]
-        searched.append(threading.current_thread().name)
-        return search(*args, **kwargs)
-
-    monkeypatch.setattr(embeddings, "nearest_with_cosines", recorded)
+async def test_the_encoding_never_runs_on_the_event_loop(repo: MemoryRepository) -> None:
+    """A question is encoded off the event loop (the encoder's process in the bot; the fake's
+    own thread here): a reply's other work goes on meanwhile (issue #47's reply-path budget)."""
     encoder = CountingEncoder("enc-a@1")
     svc = _service(repo, EncoderSlot.ready(encoder))
     await _teach(svc)
     result = await _ask(svc, "我在哪个城市上班")
     assert result.trace["embeddings"] is True
     assert result.items[0].text == "我在杭州上班"
-    loop_thread = threading.current_thread().name
-    assert searched and loop_thread not in searched
-    assert set(searched) == encoder.threads, "one thread: the encoder's"
+    assert encoder.threads and threading.current_thread().name not in encoder.threads
 
 
 async def test_no_encoder_means_bm25_and_concepts_only(repo: MemoryRepository) -> None:
@@ -193,7 +181,7 @@ async def test_facts_taught_while_the_encoder_loads_are_ranked_by_meaning_at_onc
     repo: MemoryRepository,
 ) -> None:
     """A member teaches during the encoder's first seconds, then asks: the first question
-    after it loaded compares every loaded fact by meaning (encoded in the question's hop),
+    after it loaded compares every loaded fact by meaning (encoded right after the question),
     none is left out of a ranked profile while its background backfill is pending."""
     slot = EncoderSlot()  # loading: the facts are stored without vectors
     svc = _service(repo, slot)
@@ -206,7 +194,7 @@ async def test_facts_taught_while_the_encoder_loads_are_ranked_by_meaning_at_onc
     assert result.items[0].text == "我在杭州上班"
     [chosen] = result.trace["candidates"]
     assert chosen["embedding"] is not None, "ranked by meaning, not by words alone"
-    assert encoder.hops == 1, "the question and the facts in one hop to the encoder's thread"
+    assert encoder.requests == 2, "the question, then the unembedded facts: nothing more"
     await svc.drain()  # the vectors made in that hop are stored
     assert await _models(repo) == {"enc-a@1"}
 

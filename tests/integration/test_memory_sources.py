@@ -24,7 +24,8 @@ from pallas.features.memory.isolation import group_scope, pool_scope
 from pallas.features.memory.service import MemoryService
 from pallas.features.memory_prompt.sources import KnowledgeSource
 from pallas.features.worldbook.service import WorldbookLibrary
-from pallas.providers.sentence_encoder import EncoderSlot, HashingEncoder
+from pallas.providers.encoder_slot import EncoderSlot
+from pallas.providers.sentence_encoder import HashingEncoder
 from pallas.runtime import PallasRuntime
 from tests.harness.fake_openai import FakeOpenAI
 

@@ -1,7 +1,7 @@
 """Which model makes memory's vectors now, and the one call that makes them.
 
 Two sources: the in-wheel sentence encoder (`pallas.providers.sentence_encoder`, offline, on by
-default, ~2-7 ms a question on its own thread) and the provider's embedding model
+default, ~2-7 ms a question in its own process) and the provider's embedding model
 (`PALLAS_EMBEDDING_MODEL`, or the one the start-up probe found). ONE of them makes every vector
 of a deployment at a time, never both:
 
@@ -11,7 +11,7 @@ of a deployment at a time, never both:
 
 Why the local encoder before a merely probed provider model: the query is embedded on the
 reply path, and a provider call is a network round trip (tens to hundreds of ms, a usage-ledger
-row and a cost each turn, and a failure mode), against a few ms on a local thread within the
+row and a cost each turn, and a failure mode), against a few ms in a local process within the
 reply path's 10 ms budget; the provider's fail-over may also switch models, whose vectors
 cannot be compared. Using both "as well" would store two vectors a row and fuse two cosines
 whose scales differ; nothing measured here justified that. docs/providers.md has the numbers.
@@ -31,7 +31,9 @@ import numpy as np
 import numpy.typing as npt
 
 from pallas.providers.client import LLMClient
-from pallas.providers.sentence_encoder import EncoderSlot, Matrix, SentenceEncoder
+from pallas.providers.encoder_process import EncoderUnavailable
+from pallas.providers.encoder_slot import EncoderSlot
+from pallas.providers.sentence_encoder import Matrix, SentenceEncoder
 
 Vectors = list[list[float]]
 EmbedCall = Callable[[Sequence[str], int, int], Awaitable[Vectors]]  # texts, bot, group
@@ -43,7 +45,7 @@ class ActiveModel:
     model_id: str  # stored beside every vector it makes
     source: Literal["local", "provider"]
     embed: EmbedCall  # [] when it failed (the caller tries again later)
-    # the local encoder itself (None: a provider's model): its thread also searches the indexes
+    # the local encoder itself (None: a provider's model): encodes a question's parts
     encoder: SentenceEncoder | None = None
 
 
@@ -69,7 +71,9 @@ class MemoryEmbedder:
         if provider_on and llm is not None and llm.embeddings.plan.action == "use":
             return self._provider_model(llm)
         if slot is not None and slot.encoder is not None:
-            return self._local_model(slot)
+            # its process restarting: no vectors for now, never the provider's meanwhile
+            # (a switch of model would re-embed every row, and again on the way back)
+            return self._local_model(slot) if slot.encoder.available else None
         if provider_on and llm is not None:
             return self._provider_model(llm)
         return None
@@ -93,7 +97,10 @@ class MemoryEmbedder:
         if self._local is None or self._local.model_id != encoder.model_id:
 
             async def embed(texts: Sequence[str], _bot: int, _group: int) -> Vectors:
-                rows: Vectors = rounded(await encoder.encode(list(texts))).tolist()
+                try:
+                    rows: Vectors = rounded(await encoder.encode(list(texts))).tolist()
+                except EncoderUnavailable:  # logged by the encoder; the caller tries later
+                    return []
                 return rows
 
             self._local = ActiveModel(encoder.model_id, "local", embed, encoder)

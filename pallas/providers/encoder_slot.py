@@ -1,0 +1,140 @@
+"""The bot's sentence encoder as it loads: `loading`, then `on` or `off` with a reason.
+
+`PALLAS_SENTENCE_ENCODER` chooses how it runs:
+- `local` (the default): in a process of its own (`encoder_process`), so a busy event loop
+  never slows it down through the GIL;
+- `thread`: in this process on one worker thread (`sentence_encoder.LocalEncoder`); also what
+  `local` falls back to where the event loop cannot start a subprocess;
+- `off` (none, no, false, 0, disabled): not loaded; memory recall uses BM25 and concepts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Literal
+
+from pallas.providers.encoder_process import EncoderUnavailable, ProcessEncoder
+from pallas.providers.sentence_encoder import LOCAL_PACKAGE, SentenceEncoder, load_local_encoder
+
+log = logging.getLogger("pallas.memory")
+
+OFF_WORDS = frozenset({"off", "none", "no", "false", "0", "disabled"})
+THREAD_WORDS = frozenset({"thread", "in-process", "inprocess"})
+SlotPhase = Literal["loading", "on", "off"]
+Placement = Literal["process", "thread"]
+
+
+class EncoderSlot:
+    """The process's local encoder as it loads: `loading` until `load()` ends (recall stays
+    BM25 + concepts meanwhile; no reply waits for it), then `on` or `off` with a reason."""
+
+    def __init__(self, setting: str = "local") -> None:
+        self.encoder: SentenceEncoder | None = None
+        self.load_seconds = 0.0
+        self.rss_mb = 0.0
+        word = setting.strip().lower()
+        self.placement: Placement = "thread" if word in THREAD_WORDS else "process"
+        self.pid = 0  # the encoder process's pid once it runs there
+        if word in OFF_WORDS:
+            self.phase: SlotPhase = "off"
+            self.reason = f"PALLAS_SENTENCE_ENCODER={setting.strip()}"
+            self.reason_zh = "PALLAS_SENTENCE_ENCODER 设为关闭"
+        else:
+            self.phase = "loading"
+            self.reason, self.reason_zh = "loading", "加载中"
+
+    @classmethod
+    def ready(cls, encoder: SentenceEncoder) -> EncoderSlot:
+        """A slot holding an already loaded encoder (tests, benchmarks)."""
+        slot = cls()
+        if isinstance(encoder, ProcessEncoder):
+            slot.pid = encoder.pid
+        else:
+            slot.placement = "thread"
+        slot._set(encoder)
+        return slot
+
+    @property
+    def model_id(self) -> str:
+        """The encoder's model id once loaded ("" while loading or off)."""
+        return self.encoder.model_id if self.encoder is not None else ""
+
+    def _set(self, encoder: SentenceEncoder | None, why: str = "") -> None:
+        self.encoder = encoder
+        if encoder is None:
+            self.phase = "off"
+            self.reason = f"{LOCAL_PACKAGE} could not be loaded ({why or 'see the warning above'})"
+            self.reason_zh = f"{LOCAL_PACKAGE} 加载失败"
+        else:
+            self.phase = "on"
+            self.reason, self.reason_zh = "in the wheel, no network", "模型在安装包内，无需联网"
+
+    async def load(self) -> None:
+        """Start the encoder (seconds, off the event loop) and log ONE line saying what
+        happened."""
+        if self.phase != "loading":
+            log.info(self.log_line())
+            return
+        why = ""
+        encoder: SentenceEncoder | None = None
+        if self.placement == "process":
+            try:
+                started = await ProcessEncoder.start()
+            except NotImplementedError:  # this event loop cannot run subprocesses
+                log.info("sentence encoder: no subprocess on this event loop; using a thread")
+                self.placement = "thread"
+            except (EncoderUnavailable, OSError) as exc:
+                why = str(exc)
+                log.warning("sentence encoder unavailable (%s)", why)
+            else:
+                encoder, self.pid = started, started.pid
+                self.load_seconds, self.rss_mb = started.load_seconds, started.rss_mb
+        if self.placement == "thread":
+            before = _rss_mb()
+            local = await asyncio.to_thread(load_local_encoder)
+            self.rss_mb = max(0.0, _rss_mb() - before)
+            if local is not None:
+                self.load_seconds = local.load_seconds
+            encoder = local
+        self._set(encoder, why)
+        log.info(self.log_line())
+
+    async def aclose(self) -> None:
+        """Stop the encoder's process or thread (at shutdown)."""
+        if self.encoder is not None:
+            await self.encoder.aclose()
+
+    def log_line(self) -> str:
+        if self.phase == "on":
+            where = f"own process, pid {self.pid}" if self.placement == "process" else "a thread"
+            return (
+                f"sentence encoder on ({self.model_id}, {self.reason}; {where}): loaded in "
+                f"{self.load_seconds:.1f} s, +{self.rss_mb:.0f} MB; memory recall ranks by meaning"
+            )
+        if self.phase == "loading":
+            return "sentence encoder loading; memory recall uses BM25 and concept classes meanwhile"
+        return f"sentence encoder off ({self.reason}): memory recall uses BM25 and concept classes"
+
+    def status_zh(self) -> str:
+        if self.phase == "on":
+            down = "" if self.encoder is None or self.encoder.available else "，进程重启中"
+            return f"本地语义模型：开启（{self.model_id}，{self.reason_zh}{down}）"
+        if self.phase == "loading":
+            return "本地语义模型：加载中，暂用关键词与概念检索"
+        return f"本地语义模型：关闭（{self.reason_zh}），用关键词与概念检索"
+
+
+def _rss_mb() -> float:
+    """This process's resident set in MB (Linux; 0 elsewhere): the thread encoder's cost."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+__all__ = ["EncoderSlot"]

