@@ -8,6 +8,8 @@ the formula it is the e-folding time, so the recency term halves every 7·ln 2 �
 to retrieve on their own: a candidate whose similarity is below `min_similarity` (and always one
 with zero similarity) is dropped before recency/frequency are added. Without the gate a fact used
 yesterday would outscore the threshold for any query at all (0.3 + 0.1 > 0.3).
+With vectors, a block may raise its gate for a retrieval over many candidates (the best of
+more unrelated facts scores higher): `gate.similarity_gate`, recorded in the trace with its reason.
 
 **BM25 normalisation.** Raw BM25 is unbounded. `Bm25Index.normalised_scores` divides each raw
 score by the query's *ideal* score — what a document of average length containing every query
@@ -31,6 +33,7 @@ from pallas.ranking.candidate import MemoryCandidate as MemoryCandidate
 from pallas.ranking.candidate_index import Bm25Index as Bm25Index
 from pallas.ranking.candidate_index import CandidateIndex, candidate_index
 from pallas.ranking.concepts import parts_scorer, query_concepts
+from pallas.ranking.gate import SimilarityGate, similarity_gate
 from pallas.ranking.prepared import PreparedCandidates, scoped_candidates
 from pallas.ranking.prepared import ScopedCache as ScopedCache
 from pallas.ranking.prepared import prepare_candidates as prepare_candidates
@@ -140,7 +143,7 @@ class CandidateScore(NamedTuple):
     frequency: float
     score: float  # 0.0 when gated out
     chars: int
-    gated: bool = False  # similarity below the block's min_similarity: never retrieved
+    gated: bool = False  # similarity below the retrieval's gate: never retrieved
     concept: float | None = None  # share of the question's semantic classes (see concepts)
 
 
@@ -166,6 +169,7 @@ class RetrievalTrace:
     dropped_by_cap: tuple[str, ...] = ()
     chars: int = 0
     considered: int = 0  # in-scope candidates ranked (scored or similarity 0)
+    gate: SimilarityGate | None = None  # the similarity gate applied, and why (`gate`)
 
     def to_dict(self) -> dict[str, Any]:
         """The trace stored with the turn's snapshot (shown by the console's analyzer).
@@ -195,6 +199,9 @@ class RetrievalTrace:
         }
         out.update({f"dropped_by_{name}": list(ids[:TRACE_IDS]) for name, ids in dropped.items()})
         out["chars"] = self.chars
+        if self.gate is not None:
+            out["gate"] = {"min_similarity": round(self.gate.min_similarity, 4),
+                           "reason": self.gate.reason}  # fmt: skip
         return out
 
 
@@ -248,7 +255,7 @@ def _score_positions(
     candidates: Sequence[MemoryCandidate],
     signals: _Signals,
     config: ScoringConfig,
-    block: BlockRetrievalConfig,
+    min_similarity: float,
     now: float,
 ) -> list[CandidateScore]:
     """The scores of the candidates at `positions`, in that order.
@@ -267,7 +274,6 @@ def _score_positions(
     mix, concept_weight = config.embedding_weight, config.concept_weight
     w_sim, w_recency, w_freq = w.similarity, w.recency, w.frequency
     recency_days, divisor = w.recency_days, w.frequency_divisor
-    min_similarity = block.min_similarity
     raw, ideal, classes_at = signals.raw.get, signals.ideal, signals.classes
     concept_of, semantic_of = signals.concept_of, signals.semantic_of
     vectors = semantic_of is not None  # see `concept_bonus`
@@ -323,8 +329,12 @@ def score_candidates(
     embeddings: Mapping[str, Sequence[float]] | None = None,
     semantic_scores: Mapping[str, float] | None = None,
     index: CandidateIndex | None = None,
+    min_similarity: float | None = None,
 ) -> tuple[list[CandidateScore], list[str]]:
     """(scores of the candidates that can pass the gate, ids of the others by id).
+
+    The gate is `min_similarity` when given (the retrieval's `similarity_gate`), else the
+    block's `min_similarity`.
 
     BM25 statistics come from these candidates only. Similarity per candidate: BM25 (mixed
     with cosine when vectors exist), raised to `concept_weight` × the concept similarity when
@@ -333,6 +343,7 @@ def score_candidates(
     """
     if not candidates:  # nothing to score (an empty kind): what the steps below give
         return [], []
+    gate = block.min_similarity if min_similarity is None else min_similarity
     if index is None:
         texts = [c.index_text for c in candidates]
         index = candidate_index([c.id for c in candidates], texts, config.bm25_k1, config.bm25_b)
@@ -351,7 +362,7 @@ def score_candidates(
         # embedding_weight × cosine: below the gate it is dropped whatever its score, so only
         # the cosines that can pass it add candidates (the vector index gives one for every
         # loaded row: scoring them all cost ~3 ms a block, benchmarks.reply_turn --encoder)
-        floor = block.min_similarity / config.embedding_weight if config.embedding_weight else 2.0
+        floor = gate / config.embedding_weight if config.embedding_weight else 2.0
         vectors = [i for i, cosine in semantic_scores.items() if cosine >= floor]
     elif query_embedding is not None and embeddings:
         vectors = embeddings
@@ -363,7 +374,7 @@ def score_candidates(
         classes=index.concepts if asked else (),
         semantic_of=_semantic_of(query_embedding, embeddings, semantic_scores),
     )
-    scored = _score_positions(sorted(positions), candidates, signals, config, block, now)
+    scored = _score_positions(sorted(positions), candidates, signals, config, gate, now)
     unmatched = index.ids_except(positions)
     return scored, unmatched
 
@@ -438,7 +449,8 @@ def retrieve(
 ) -> RetrievalResult:
     """Rank `candidates` for `query` and pick the block's items, with a full trace.
 
-    Order of filters: scope (defence in depth; see `isolation`) → similarity gate → relevance
+    Order of filters: scope (defence in depth; see `isolation`) → similarity gate (the block's
+    `min_similarity`, raised for many candidates: `gate.similarity_gate`) → relevance
     threshold → top-k → char cap (an item that does not fit is skipped; smaller ones may follow).
     With `scoped_cache`, a candidate tuple's scope filter and index are reused across calls
     (the same results; see `ScopedCache`).
@@ -474,6 +486,8 @@ def retrieve_prepared(
     if index_key not in scoped.indexes:
         ids, texts = [c.id for c in scoped.kept], [c.index_text for c in scoped.kept]
         scoped.indexes[index_key] = candidate_index(ids, texts, *index_key)
+    vectors = semantic_scores is not None or query_embedding is not None  # see `_semantic_of`
+    gate = similarity_gate(block, len(scoped.kept), vectors=vectors)
     scored, unmatched = score_candidates(
         query,
         scoped.kept,
@@ -484,6 +498,7 @@ def retrieve_prepared(
         embeddings=embeddings,
         semantic_scores=semantic_scores,
         index=scoped.indexes[index_key],
+        min_similarity=gate.min_similarity,
     )
     gated = sorted((s for s in scored if s.gated), key=lambda s: (-s.similarity, s.id))
     passed = _ranked([s for s in scored if not s.gated])
@@ -504,6 +519,7 @@ def retrieve_prepared(
         dropped_by_cap=tuple(over_cap),
         chars=chars,
         considered=len(scoped.kept),
+        gate=gate,
     )
     by_id = scoped.by_id
     return RetrievalResult(chosen=tuple(by_id[i] for i in chosen), trace=trace)
