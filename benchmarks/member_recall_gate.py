@@ -23,7 +23,7 @@ import argparse
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -109,6 +109,9 @@ class Variant:
 class Outcome:
     positives: list[tuple[int | None, float]]  # (rank ungated, gate value of the fact)
     negatives: list[float]  # the best gate value among the member's facts
+    # every fused similarity of a never-said question's facts (the concept raise left out:
+    # a constant, not a tail), without the growth: the sample `tail_scale` reads
+    null: list[float] = field(default_factory=list)
 
 
 def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Asked],
@@ -141,6 +144,10 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
         scored = sorted(result.trace.candidates, key=lambda c: (-gate_on(c), c.id))
         if q.expected is None:
             out.negatives.append(gate_on(scored[0]) - growth if scored else 0.0)
+            raise_to = base.concept_weight  # what a class match alone is raised to, x the share
+            out.null += [
+                c.similarity for c in scored if c.similarity != raise_to * (c.concept or 0)
+            ]
             continue
         rank = next((r for r, c in enumerate(scored) if text[c.id] == q.expected), None)
         value = gate_on(scored[rank]) - growth if rank is not None else 0.0
@@ -156,6 +163,14 @@ def at_gate(o: Outcome, gate: float) -> tuple[float, float, float, float]:
     kept = sum(r is not None and r < 5 and s >= gate for r, s in o.positives) / n
     empty = sum(s < gate for s in o.negatives) / max(1, len(o.negatives))
     return acc1, rec5, kept, empty
+
+
+def tail_scale(o: Outcome, above: float) -> tuple[float, int]:
+    """The scale of the never-said questions' similarity tail above `above` (the mean excess,
+    the maximum-likelihood scale of an exponential tail) and the sample's size: the gate's
+    `gate_growth` (`pallas.ranking.gate`)."""
+    excess = [v - above for v in o.null if v > above]
+    return (float(np.mean(excess)) if excess else 0.0), len(excess)
 
 
 def gate_for(o: Outcome, share: float = 0.9) -> float:
@@ -247,10 +262,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--facts", default="10,50,200")
     parser.add_argument("--gate", type=float, default=0.35, help="the gate of the first table")
     parser.add_argument("--curves", action="store_true", help="kept / negatives per gate")
+    parser.add_argument("--tail", action="store_true", help="the null tail's scale per size")
     args = parser.parse_args(argv)
     cos = encoder_cosines()
     sizes = [int(s) for s in args.facts.split(",")]
     data = {size: learners(size) for size in sizes}
+    if args.tail:
+        for size in sizes:
+            o = run(Variant("product"), *data[size], cos)
+            cells = [f"above {u}: {t:.3f} (n {n})" for u in (0.2, 0.25, 0.3)
+                     for t, n in [tail_scale(o, u)]]  # fmt: skip
+            print(f"{size} facts, never-said questions' similarity tail scale: " + ", ".join(cells))
+        print()
     pct = lambda x: f"{100 * x:3.0f}%"  # noqa: E731
     print("| variant | gate | " + " | ".join(f"{s}: acc@1 rec@5o kept neg" for s in sizes)
           + " | gate90@50 | kept@gate90 per size | neg@gate90 per size |")  # fmt: skip
