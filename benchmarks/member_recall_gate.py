@@ -103,6 +103,9 @@ class Variant:
     gate_on: Callable[[CandidateScore], float] | None = None
     # the gate's growth with the member's facts (`gate_growth`); None: the product's
     gate_growth: float | None = 0.0
+    # a fact about one of the member's people gated for a question not about them
+    # (`match_subject`, `pallas.ranking.subjects`)
+    match_subject: bool = False
 
 
 @dataclass
@@ -119,8 +122,9 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
     base = variant.config or RetrievalConfig()
     base = base.model_copy(update={"concept_weight": base.concept_weight_with_vectors})
     block = base.person_facts.model_copy(
-        update={"top_k": 100_000, "max_chars": 10**9, "min_similarity": 0.0, "threshold": 0.0}
-    )
+        update={"top_k": 100_000, "max_chars": 10**9, "min_similarity": 0.0, "threshold": 0.0,
+                "match_subject": variant.match_subject}
+    )  # fmt: skip
     config = base.model_copy(update={"person_facts": block})
     grown = base.person_facts
     if variant.gate_growth is not None:
@@ -140,19 +144,30 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
         result = retrieve(q.text, cands, kind="person_facts", now=NOW, allowed_scopes={SCOPE},
                           config=config, semantic_scores=semantic)  # fmt: skip
         text = {i.ref: i.text for i in items}
-        # ties broken by id, as `scoring._ranked` breaks equal scores of equal recency
-        scored = sorted(result.trace.candidates, key=lambda c: (-gate_on(c), c.id))
+        # ties broken by id, as `scoring._ranked` breaks equal scores of equal recency; a
+        # fact gated as about someone else counts as nothing
+        value_of = _counting_nothing(gate_on, frozenset(result.trace.dropped_by_subject))
+        scored = sorted(result.trace.candidates, key=lambda c: (-value_of(c), c.id))
         if q.expected is None:
-            out.negatives.append(gate_on(scored[0]) - growth if scored else 0.0)
+            out.negatives.append(value_of(scored[0]) - growth if scored else 0.0)
             raise_to = base.concept_weight  # what a class match alone is raised to, x the share
             out.null += [
                 c.similarity for c in scored if c.similarity != raise_to * (c.concept or 0)
             ]
             continue
         rank = next((r for r, c in enumerate(scored) if text[c.id] == q.expected), None)
-        value = gate_on(scored[rank]) - growth if rank is not None else 0.0
+        value = value_of(scored[rank]) - growth if rank is not None else 0.0
         out.positives.append((rank, value))
     return out
+
+
+def _counting_nothing(
+    gate_on: Callable[[CandidateScore], float], gated: frozenset[str]
+) -> Callable[[CandidateScore], float]:
+    """`gate_on` with the `gated` candidates valued 0."""
+    if not gated:
+        return gate_on
+    return lambda c: 0.0 if c.id in gated else gate_on(c)
 
 
 def at_gate(o: Outcome, gate: float) -> tuple[float, float, float, float]:
@@ -237,10 +252,12 @@ def vetoed(floor: float) -> Callable[[CandidateScore], float]:
 def variants() -> list[Variant]:
     """What was tried (docs/providers.md has the table); the product's own first."""
     return [
-        Variant("product", gate_growth=None),
-        Variant("product, gate fixed (before the growth)"),
-        Variant("product, gate growth 0.03", gate_growth=0.03),
-        Variant("product, gate growth 0.05", gate_growth=0.05),
+        Variant("product", gate_growth=None, match_subject=True),
+        Variant("product before: gate fixed, no subject veto"),
+        Variant("product, gate growth only", gate_growth=None),
+        Variant("product, subject veto only", match_subject=True),
+        Variant("product, gate growth 0.03", gate_growth=0.03, match_subject=True),
+        Variant("product, gate growth 0.05", gate_growth=0.05, match_subject=True),
         Variant("before: max(0.7c+0.3b, 0.5k)", gate_on=before),
         Variant("0.7c+0.3b+0.1k, no raise", gate_on=additive(0.7, 0.3, 0.1)),
         Variant("max(0.7c+0.3b+0.1k, 0.5k if c >= 0.2)", gate_on=vetoed(0.2)),

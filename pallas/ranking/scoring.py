@@ -37,6 +37,7 @@ from pallas.ranking.gate import SimilarityGate, similarity_gate
 from pallas.ranking.prepared import PreparedCandidates, scoped_candidates
 from pallas.ranking.prepared import ScopedCache as ScopedCache
 from pallas.ranking.prepared import prepare_candidates as prepare_candidates
+from pallas.ranking.subjects import about_someone_else, fact_about, question_about
 from pallas.ranking.text import question_parts, tokenize
 from pallas.ranking.weights import BlockRetrievalConfig, RelevanceWeights, ScoringConfig
 
@@ -167,6 +168,8 @@ class RetrievalTrace:
     dropped_by_threshold: tuple[str, ...] = ()
     dropped_by_top_k: tuple[str, ...] = ()
     dropped_by_cap: tuple[str, ...] = ()
+    # past the gate but about someone the question does not ask about (`subjects`)
+    dropped_by_subject: tuple[str, ...] = ()
     chars: int = 0
     considered: int = 0  # in-scope candidates ranked (scored or similarity 0)
     gate: SimilarityGate | None = None  # the similarity gate applied, and why (`gate`)
@@ -187,6 +190,7 @@ class RetrievalTrace:
             "threshold": self.dropped_by_threshold,
             "top_k": self.dropped_by_top_k,
             "cap": self.dropped_by_cap,
+            "subject": self.dropped_by_subject,
         }
         out: dict[str, Any] = {
             "kind": self.kind,
@@ -500,8 +504,11 @@ def retrieve_prepared(
         index=scoped.indexes[index_key],
         min_similarity=gate.min_similarity,
     )
-    gated = sorted((s for s in scored if s.gated), key=lambda s: (-s.similarity, s.id))
     passed = _ranked([s for s in scored if not s.gated])
+    other: list[CandidateScore] = []
+    if block.match_subject and passed:
+        passed, other = _about_others(passed, scoped, query)
+    gated = sorted((s for s in scored if s.gated), key=lambda s: (-s.similarity, s.id))
     below = [s.id for s in passed if s.score < block.threshold]
     chosen, over_k, over_cap, chars = _select(
         [s for s in passed if s.score >= block.threshold], block
@@ -510,19 +517,36 @@ def retrieve_prepared(
         kind=kind,
         query=query,
         query_tokens=tokenize(query),
-        candidates=tuple(passed + gated),
+        candidates=tuple(passed + sorted(other + gated, key=lambda s: (-s.similarity, s.id))),
         chosen_ids=tuple(chosen),
         dropped_by_scope=scoped.out_of_scope,
         dropped_by_similarity=_gated_ids(gated, unmatched),
         dropped_by_threshold=tuple(below),
         dropped_by_top_k=tuple(over_k),
         dropped_by_cap=tuple(over_cap),
+        dropped_by_subject=tuple(s.id for s in other),
         chars=chars,
         considered=len(scoped.kept),
         gate=gate,
     )
     by_id = scoped.by_id
     return RetrievalResult(chosen=tuple(by_id[i] for i in chosen), trace=trace)
+
+
+def _about_others(
+    passed: list[CandidateScore], scoped: PreparedCandidates, query: str
+) -> tuple[list[CandidateScore], list[CandidateScore]]:
+    """(the candidates past the gate about whom the question asks, the others gated: about
+    someone else — "TA女儿…" for "我儿子…" or for a question about the member; `subjects`)."""
+    asked = question_about(query)
+    kept: list[CandidateScore] = []
+    other: list[CandidateScore] = []
+    for s in passed:
+        if about_someone_else(fact_about(scoped.by_id[s.id].text), asked):
+            other.append(s._replace(gated=True, score=0.0))
+        else:
+            kept.append(s)
+    return kept, other
 
 
 def _gated_ids(gated: Sequence[CandidateScore], unmatched: Sequence[str]) -> tuple[str, ...]:
