@@ -249,6 +249,12 @@ def vetoed(floor: float) -> Callable[[CandidateScore], float]:
     )
 
 
+def class_mismatch(floor: float) -> Callable[[CandidateScore], float]:
+    """The product's similarity, but nothing for a fact that covers none of the classes the
+    question asks (concept share 0) unless its cosine is at least `floor`."""
+    return lambda c: 0.0 if c.concept == 0 and _c(c) < floor else c.similarity
+
+
 def variants() -> list[Variant]:
     """What was tried (docs/providers.md has the table); the product's own first."""
     return [
@@ -258,6 +264,18 @@ def variants() -> list[Variant]:
         Variant("product, subject veto only", match_subject=True),
         Variant("product, gate growth 0.03", gate_growth=0.03, match_subject=True),
         Variant("product, gate growth 0.05", gate_growth=0.05, match_subject=True),
+        Variant(
+            "product + class mismatch veto (share 0, cos < 0.5)",
+            gate_on=class_mismatch(0.5),
+            gate_growth=None,
+            match_subject=True,
+        ),
+        Variant(
+            "product + class mismatch veto (share 0, cos < 0.6)",
+            gate_on=class_mismatch(0.6),
+            gate_growth=None,
+            match_subject=True,
+        ),
         Variant("before: max(0.7c+0.3b, 0.5k)", gate_on=before),
         Variant("0.7c+0.3b+0.1k, no raise", gate_on=additive(0.7, 0.3, 0.1)),
         Variant("max(0.7c+0.3b+0.1k, 0.5k if c >= 0.2)", gate_on=vetoed(0.2)),
