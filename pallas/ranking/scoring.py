@@ -10,6 +10,8 @@ with zero similarity) is dropped before recency/frequency are added. Without the
 yesterday would outscore the threshold for any query at all (0.3 + 0.1 > 0.3).
 With vectors, a block may raise its gate for a retrieval over many candidates (the best of
 more unrelated facts scores higher): `gate.similarity_gate`, recorded in the trace with its reason.
+A block with `match_subject` (person facts) also gates out a candidate about one of the member's
+people that the question does not ask about (`subjects`; the trace's `dropped_by_subject`).
 
 **BM25 normalisation.** Raw BM25 is unbounded. `Bm25Index.normalised_scores` divides each raw
 score by the query's *ideal* score — what a document of average length containing every query
@@ -454,7 +456,8 @@ def retrieve(
     """Rank `candidates` for `query` and pick the block's items, with a full trace.
 
     Order of filters: scope (defence in depth; see `isolation`) → similarity gate (the block's
-    `min_similarity`, raised for many candidates: `gate.similarity_gate`) → relevance
+    `min_similarity`, raised for many candidates: `gate.similarity_gate`) → with
+    `match_subject`, about someone the question does not ask about (`subjects`) → relevance
     threshold → top-k → char cap (an item that does not fit is skipped; smaller ones may follow).
     With `scoped_cache`, a candidate tuple's scope filter and index are reused across calls
     (the same results; see `ScopedCache`).
