@@ -8,6 +8,12 @@ cosines the vector index would pass (the fact in the member's voice, the questio
 remember-frame). Prints, per variant: accuracy@1, recall@5 ungated, "kept" (the fact past the
 gate and among the first five: what reaches the request) and the negatives left empty.
 
+The product's rows grow the gate with the member's facts as the product does
+(`pallas.ranking.gate`: `gate_growth` × ln(facts / `gate_size`) above `gate_size`); the other
+variants keep it fixed, as they were measured (docs/providers.md). Every gate value printed
+(`--gate`, gate90, the curves) is the gate of a member with at most `gate_size` facts; a member
+with more has each of its values compared less the growth.
+
     python -m benchmarks.member_recall_gate [--facts 10,50,200]
 """
 
@@ -17,7 +23,7 @@ import argparse
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,7 +33,7 @@ from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.items import to_candidate
 from pallas.features.memory.records import MemoryItem
 from pallas.providers.sentence_encoder import load_local_encoder
-from pallas.ranking import recall_question, retrieve, speaker_voice
+from pallas.ranking import recall_question, retrieve, similarity_gate, speaker_voice
 from pallas.ranking.scoring import CandidateScore
 
 SCOPE = "group:1:2"
@@ -95,12 +101,20 @@ class Variant:
     config: RetrievalConfig | None = None
     # the similarity a candidate is gated on, from its trace row (default: the fused one)
     gate_on: Callable[[CandidateScore], float] | None = None
+    # the gate's growth with the member's facts (`gate_growth`); None: the product's
+    gate_growth: float | None = 0.0
+    # a fact about one of the member's people gated for a question not about them
+    # (`match_subject`, `pallas.ranking.subjects`)
+    match_subject: bool = False
 
 
 @dataclass
 class Outcome:
     positives: list[tuple[int | None, float]]  # (rank ungated, gate value of the fact)
     negatives: list[float]  # the best gate value among the member's facts
+    # every fused similarity of a never-said question's facts (the concept raise left out:
+    # a constant, not a tail), without the growth: the sample `tail_scale` reads
+    null: list[float] = field(default_factory=list)
 
 
 def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Asked],
@@ -108,13 +122,20 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
     base = variant.config or RetrievalConfig()
     base = base.model_copy(update={"concept_weight": base.concept_weight_with_vectors})
     block = base.person_facts.model_copy(
-        update={"top_k": 100_000, "max_chars": 10**9, "min_similarity": 0.0, "threshold": 0.0}
-    )
+        update={"top_k": 100_000, "max_chars": 10**9, "min_similarity": 0.0, "threshold": 0.0,
+                "match_subject": variant.match_subject}
+    )  # fmt: skip
     config = base.model_copy(update={"person_facts": block})
+    grown = base.person_facts
+    if variant.gate_growth is not None:
+        grown = grown.model_copy(update={"gate_growth": variant.gate_growth})
     gate_on = variant.gate_on or (lambda c: c.similarity)
     out = Outcome([], [])
     for q in asked:
         items = rows[q.user]
+        # what the product's gate adds for this member's number of facts (see the module)
+        growth = similarity_gate(grown, len(items), vectors=True).min_similarity
+        growth -= grown.min_similarity
         cands = [to_candidate(i) for i in items]
         query = variant.query(q.text)
         semantic = {}
@@ -123,14 +144,30 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
         result = retrieve(q.text, cands, kind="person_facts", now=NOW, allowed_scopes={SCOPE},
                           config=config, semantic_scores=semantic)  # fmt: skip
         text = {i.ref: i.text for i in items}
-        # ties broken by id, as `scoring._ranked` breaks equal scores of equal recency
-        scored = sorted(result.trace.candidates, key=lambda c: (-gate_on(c), c.id))
+        # ties broken by id, as `scoring._ranked` breaks equal scores of equal recency; a
+        # fact gated as about someone else counts as nothing
+        value_of = _counting_nothing(gate_on, frozenset(result.trace.dropped_by_subject))
+        scored = sorted(result.trace.candidates, key=lambda c: (-value_of(c), c.id))
         if q.expected is None:
-            out.negatives.append(gate_on(scored[0]) if scored else 0.0)
+            out.negatives.append(value_of(scored[0]) - growth if scored else 0.0)
+            raise_to = base.concept_weight  # what a class match alone is raised to, x the share
+            out.null += [
+                c.similarity for c in scored if c.similarity != raise_to * (c.concept or 0)
+            ]
             continue
         rank = next((r for r, c in enumerate(scored) if text[c.id] == q.expected), None)
-        out.positives.append((rank, gate_on(scored[rank]) if rank is not None else 0.0))
+        value = value_of(scored[rank]) - growth if rank is not None else 0.0
+        out.positives.append((rank, value))
     return out
+
+
+def _counting_nothing(
+    gate_on: Callable[[CandidateScore], float], gated: frozenset[str]
+) -> Callable[[CandidateScore], float]:
+    """`gate_on` with the `gated` candidates valued 0."""
+    if not gated:
+        return gate_on
+    return lambda c: 0.0 if c.id in gated else gate_on(c)
 
 
 def at_gate(o: Outcome, gate: float) -> tuple[float, float, float, float]:
@@ -141,6 +178,14 @@ def at_gate(o: Outcome, gate: float) -> tuple[float, float, float, float]:
     kept = sum(r is not None and r < 5 and s >= gate for r, s in o.positives) / n
     empty = sum(s < gate for s in o.negatives) / max(1, len(o.negatives))
     return acc1, rec5, kept, empty
+
+
+def tail_scale(o: Outcome, above: float) -> tuple[float, int]:
+    """The scale of the never-said questions' similarity tail above `above` (the mean excess,
+    the maximum-likelihood scale of an exponential tail) and the sample's size: the gate's
+    `gate_growth` (`pallas.ranking.gate`)."""
+    excess = [v - above for v in o.null if v > above]
+    return (float(np.mean(excess)) if excess else 0.0), len(excess)
 
 
 def gate_for(o: Outcome, share: float = 0.9) -> float:
@@ -204,10 +249,33 @@ def vetoed(floor: float) -> Callable[[CandidateScore], float]:
     )
 
 
+def class_mismatch(floor: float) -> Callable[[CandidateScore], float]:
+    """The product's similarity, but nothing for a fact that covers none of the classes the
+    question asks (concept share 0) unless its cosine is at least `floor`."""
+    return lambda c: 0.0 if c.concept == 0 and _c(c) < floor else c.similarity
+
+
 def variants() -> list[Variant]:
     """What was tried (docs/providers.md has the table); the product's own first."""
     return [
-        Variant("product"),
+        Variant("product", gate_growth=None, match_subject=True),
+        Variant("product before: gate fixed, no subject veto"),
+        Variant("product, gate growth only", gate_growth=None),
+        Variant("product, subject veto only", match_subject=True),
+        Variant("product, gate growth 0.03", gate_growth=0.03, match_subject=True),
+        Variant("product, gate growth 0.05", gate_growth=0.05, match_subject=True),
+        Variant(
+            "product + class mismatch veto (share 0, cos < 0.5)",
+            gate_on=class_mismatch(0.5),
+            gate_growth=None,
+            match_subject=True,
+        ),
+        Variant(
+            "product + class mismatch veto (share 0, cos < 0.6)",
+            gate_on=class_mismatch(0.6),
+            gate_growth=None,
+            match_subject=True,
+        ),
         Variant("before: max(0.7c+0.3b, 0.5k)", gate_on=before),
         Variant("0.7c+0.3b+0.1k, no raise", gate_on=additive(0.7, 0.3, 0.1)),
         Variant("max(0.7c+0.3b+0.1k, 0.5k if c >= 0.2)", gate_on=vetoed(0.2)),
@@ -218,9 +286,9 @@ def variants() -> list[Variant]:
         Variant("0.7c+0.3b+0.2k", gate_on=additive(0.7, 0.3, 0.2)),
         Variant("1c+0.3b+0.1k", gate_on=additive(1.0, 0.3, 0.1)),
         Variant("before + attribute keys", gate_on=before, keys=with_attribute),
-        Variant("product + attribute keys", keys=with_attribute),
+        Variant("product (fixed gate) + attribute keys", keys=with_attribute),
         Variant("before + declarative question", gate_on=before, query=declarative),
-        Variant("product + declarative question", query=declarative),
+        Variant("product (fixed gate) + declarative question", query=declarative),
     ]
 
 
@@ -229,10 +297,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--facts", default="10,50,200")
     parser.add_argument("--gate", type=float, default=0.35, help="the gate of the first table")
     parser.add_argument("--curves", action="store_true", help="kept / negatives per gate")
+    parser.add_argument("--tail", action="store_true", help="the null tail's scale per size")
     args = parser.parse_args(argv)
     cos = encoder_cosines()
     sizes = [int(s) for s in args.facts.split(",")]
     data = {size: learners(size) for size in sizes}
+    if args.tail:
+        for size in sizes:
+            o = run(Variant("product"), *data[size], cos)
+            cells = [f"above {u}: {t:.3f} (n {n})" for u in (0.2, 0.25, 0.3)
+                     for t, n in [tail_scale(o, u)]]  # fmt: skip
+            print(f"{size} facts, never-said questions' similarity tail scale: " + ", ".join(cells))
+        print()
     pct = lambda x: f"{100 * x:3.0f}%"  # noqa: E731
     print("| variant | gate | " + " | ".join(f"{s}: acc@1 rec@5o kept neg" for s in sizes)
           + " | gate90@50 | kept@gate90 per size | neg@gate90 per size |")  # fmt: skip

@@ -17,6 +17,7 @@ from pallas.ranking.concepts import (
     fact_concepts,
     query_concepts,
 )
+from pallas.ranking.gate import SimilarityGate, similarity_gate
 from pallas.ranking.prepared import PreparedCandidates, ScopedCache, prepare_candidates
 from pallas.ranking.scoring import RetrievalResult, cosine_similarity, retrieve, retrieve_prepared
 from pallas.ranking.text import (
@@ -61,6 +62,7 @@ __all__ = [
     "RetrievalResult",
     "ScopedCache",
     "ScoringConfig",
+    "SimilarityGate",
     "Vector",
     "VectorHit",
     "VectorIndex",
@@ -78,6 +80,7 @@ __all__ = [
     "recall_question",
     "retrieve",
     "retrieve_prepared",
+    "similarity_gate",
     "speaker_voice",
     "tokenize",
     "unit",

@@ -8,6 +8,10 @@ the formula it is the e-folding time, so the recency term halves every 7·ln 2 �
 to retrieve on their own: a candidate whose similarity is below `min_similarity` (and always one
 with zero similarity) is dropped before recency/frequency are added. Without the gate a fact used
 yesterday would outscore the threshold for any query at all (0.3 + 0.1 > 0.3).
+With vectors, a block may raise its gate for a retrieval over many candidates (the best of
+more unrelated facts scores higher): `gate.similarity_gate`, recorded in the trace with its reason.
+A block with `match_subject` (person facts) also gates out a candidate about one of the member's
+people that the question does not ask about (`subjects`; the trace's `dropped_by_subject`).
 
 **BM25 normalisation.** Raw BM25 is unbounded. `Bm25Index.normalised_scores` divides each raw
 score by the query's *ideal* score — what a document of average length containing every query
@@ -31,9 +35,11 @@ from pallas.ranking.candidate import MemoryCandidate as MemoryCandidate
 from pallas.ranking.candidate_index import Bm25Index as Bm25Index
 from pallas.ranking.candidate_index import CandidateIndex, candidate_index
 from pallas.ranking.concepts import parts_scorer, query_concepts
+from pallas.ranking.gate import SimilarityGate, similarity_gate
 from pallas.ranking.prepared import PreparedCandidates, scoped_candidates
 from pallas.ranking.prepared import ScopedCache as ScopedCache
 from pallas.ranking.prepared import prepare_candidates as prepare_candidates
+from pallas.ranking.subjects import about_someone_else, fact_about, question_about
 from pallas.ranking.text import question_parts, tokenize
 from pallas.ranking.weights import BlockRetrievalConfig, RelevanceWeights, ScoringConfig
 
@@ -140,7 +146,7 @@ class CandidateScore(NamedTuple):
     frequency: float
     score: float  # 0.0 when gated out
     chars: int
-    gated: bool = False  # similarity below the block's min_similarity: never retrieved
+    gated: bool = False  # similarity below the retrieval's gate: never retrieved
     concept: float | None = None  # share of the question's semantic classes (see concepts)
 
 
@@ -164,8 +170,11 @@ class RetrievalTrace:
     dropped_by_threshold: tuple[str, ...] = ()
     dropped_by_top_k: tuple[str, ...] = ()
     dropped_by_cap: tuple[str, ...] = ()
+    # past the gate but about someone the question does not ask about (`subjects`)
+    dropped_by_subject: tuple[str, ...] = ()
     chars: int = 0
     considered: int = 0  # in-scope candidates ranked (scored or similarity 0)
+    gate: SimilarityGate | None = None  # the similarity gate applied, and why (`gate`)
 
     def to_dict(self) -> dict[str, Any]:
         """The trace stored with the turn's snapshot (shown by the console's analyzer).
@@ -183,6 +192,7 @@ class RetrievalTrace:
             "threshold": self.dropped_by_threshold,
             "top_k": self.dropped_by_top_k,
             "cap": self.dropped_by_cap,
+            "subject": self.dropped_by_subject,
         }
         out: dict[str, Any] = {
             "kind": self.kind,
@@ -195,6 +205,9 @@ class RetrievalTrace:
         }
         out.update({f"dropped_by_{name}": list(ids[:TRACE_IDS]) for name, ids in dropped.items()})
         out["chars"] = self.chars
+        if self.gate is not None:
+            out["gate"] = {"min_similarity": round(self.gate.min_similarity, 4),
+                           "reason": self.gate.reason}  # fmt: skip
         return out
 
 
@@ -248,7 +261,7 @@ def _score_positions(
     candidates: Sequence[MemoryCandidate],
     signals: _Signals,
     config: ScoringConfig,
-    block: BlockRetrievalConfig,
+    min_similarity: float,
     now: float,
 ) -> list[CandidateScore]:
     """The scores of the candidates at `positions`, in that order.
@@ -267,7 +280,6 @@ def _score_positions(
     mix, concept_weight = config.embedding_weight, config.concept_weight
     w_sim, w_recency, w_freq = w.similarity, w.recency, w.frequency
     recency_days, divisor = w.recency_days, w.frequency_divisor
-    min_similarity = block.min_similarity
     raw, ideal, classes_at = signals.raw.get, signals.ideal, signals.classes
     concept_of, semantic_of = signals.concept_of, signals.semantic_of
     vectors = semantic_of is not None  # see `concept_bonus`
@@ -323,8 +335,12 @@ def score_candidates(
     embeddings: Mapping[str, Sequence[float]] | None = None,
     semantic_scores: Mapping[str, float] | None = None,
     index: CandidateIndex | None = None,
+    min_similarity: float | None = None,
 ) -> tuple[list[CandidateScore], list[str]]:
     """(scores of the candidates that can pass the gate, ids of the others by id).
+
+    The gate is `min_similarity` when given (the retrieval's `similarity_gate`), else the
+    block's `min_similarity`.
 
     BM25 statistics come from these candidates only. Similarity per candidate: BM25 (mixed
     with cosine when vectors exist), raised to `concept_weight` × the concept similarity when
@@ -333,6 +349,7 @@ def score_candidates(
     """
     if not candidates:  # nothing to score (an empty kind): what the steps below give
         return [], []
+    gate = block.min_similarity if min_similarity is None else min_similarity
     if index is None:
         texts = [c.index_text for c in candidates]
         index = candidate_index([c.id for c in candidates], texts, config.bm25_k1, config.bm25_b)
@@ -351,7 +368,7 @@ def score_candidates(
         # embedding_weight × cosine: below the gate it is dropped whatever its score, so only
         # the cosines that can pass it add candidates (the vector index gives one for every
         # loaded row: scoring them all cost ~3 ms a block, benchmarks.reply_turn --encoder)
-        floor = block.min_similarity / config.embedding_weight if config.embedding_weight else 2.0
+        floor = gate / config.embedding_weight if config.embedding_weight else 2.0
         vectors = [i for i, cosine in semantic_scores.items() if cosine >= floor]
     elif query_embedding is not None and embeddings:
         vectors = embeddings
@@ -363,7 +380,7 @@ def score_candidates(
         classes=index.concepts if asked else (),
         semantic_of=_semantic_of(query_embedding, embeddings, semantic_scores),
     )
-    scored = _score_positions(sorted(positions), candidates, signals, config, block, now)
+    scored = _score_positions(sorted(positions), candidates, signals, config, gate, now)
     unmatched = index.ids_except(positions)
     return scored, unmatched
 
@@ -438,7 +455,9 @@ def retrieve(
 ) -> RetrievalResult:
     """Rank `candidates` for `query` and pick the block's items, with a full trace.
 
-    Order of filters: scope (defence in depth; see `isolation`) → similarity gate → relevance
+    Order of filters: scope (defence in depth; see `isolation`) → similarity gate (the block's
+    `min_similarity`, raised for many candidates: `gate.similarity_gate`) → with
+    `match_subject`, about someone the question does not ask about (`subjects`) → relevance
     threshold → top-k → char cap (an item that does not fit is skipped; smaller ones may follow).
     With `scoped_cache`, a candidate tuple's scope filter and index are reused across calls
     (the same results; see `ScopedCache`).
@@ -474,6 +493,8 @@ def retrieve_prepared(
     if index_key not in scoped.indexes:
         ids, texts = [c.id for c in scoped.kept], [c.index_text for c in scoped.kept]
         scoped.indexes[index_key] = candidate_index(ids, texts, *index_key)
+    vectors = semantic_scores is not None or query_embedding is not None  # see `_semantic_of`
+    gate = similarity_gate(block, len(scoped.kept), vectors=vectors)
     scored, unmatched = score_candidates(
         query,
         scoped.kept,
@@ -484,9 +505,13 @@ def retrieve_prepared(
         embeddings=embeddings,
         semantic_scores=semantic_scores,
         index=scoped.indexes[index_key],
+        min_similarity=gate.min_similarity,
     )
-    gated = sorted((s for s in scored if s.gated), key=lambda s: (-s.similarity, s.id))
     passed = _ranked([s for s in scored if not s.gated])
+    other: list[CandidateScore] = []
+    if block.match_subject and passed:
+        passed, other = _about_others(passed, scoped, query)
+    gated = sorted((s for s in scored if s.gated), key=lambda s: (-s.similarity, s.id))
     below = [s.id for s in passed if s.score < block.threshold]
     chosen, over_k, over_cap, chars = _select(
         [s for s in passed if s.score >= block.threshold], block
@@ -495,18 +520,36 @@ def retrieve_prepared(
         kind=kind,
         query=query,
         query_tokens=tokenize(query),
-        candidates=tuple(passed + gated),
+        candidates=tuple(passed + sorted(other + gated, key=lambda s: (-s.similarity, s.id))),
         chosen_ids=tuple(chosen),
         dropped_by_scope=scoped.out_of_scope,
         dropped_by_similarity=_gated_ids(gated, unmatched),
         dropped_by_threshold=tuple(below),
         dropped_by_top_k=tuple(over_k),
         dropped_by_cap=tuple(over_cap),
+        dropped_by_subject=tuple(s.id for s in other),
         chars=chars,
         considered=len(scoped.kept),
+        gate=gate,
     )
     by_id = scoped.by_id
     return RetrievalResult(chosen=tuple(by_id[i] for i in chosen), trace=trace)
+
+
+def _about_others(
+    passed: list[CandidateScore], scoped: PreparedCandidates, query: str
+) -> tuple[list[CandidateScore], list[CandidateScore]]:
+    """(the candidates past the gate about whom the question asks, the others gated: about
+    someone else — "TA女儿…" for "我儿子…" or for a question about the member; `subjects`)."""
+    asked = question_about(query)
+    kept: list[CandidateScore] = []
+    other: list[CandidateScore] = []
+    for s in passed:
+        if about_someone_else(fact_about(scoped.by_id[s.id].text), asked):
+            other.append(s._replace(gated=True, score=0.0))
+        else:
+            kept.append(s)
+    return kept, other
 
 
 def _gated_ids(gated: Sequence[CandidateScore], unmatched: Sequence[str]) -> tuple[str, ...]:

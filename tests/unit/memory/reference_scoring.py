@@ -2,7 +2,10 @@
 
 `reference_retrieve` scores every candidate and returns the full trace; the equality tests
 compare `scoring.retrieve` against it. Copied verbatim from `scoring.py` at the commit that
-introduced `CandidateIndex`; only names were made local.
+introduced `CandidateIndex`; only names were made local. The similarity gate's growth with the
+number of candidates (`gate.similarity_gate`, added later) is applied as `retrieve` applies it:
+it is tested on its own (`tests/unit/ranking/test_similarity_gate.py`), this module checks the
+index.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from pallas.features.memory.config import BlockRetrievalConfig, RetrievalConfig
 from pallas.ranking.concepts import concept_similarity, fact_concepts, query_concepts
+from pallas.ranking.gate import similarity_gate
 from pallas.ranking.scoring import (
     Bm25Index,
     CandidateScore,
@@ -134,6 +138,9 @@ def reference_retrieve(
             out_of_scope.append(cand.id)
         elif cand.id not in by_id:
             by_id[cand.id] = cand
+    vectors = semantic_scores is not None or query_embedding is not None
+    gate = similarity_gate(block, len(by_id), vectors=vectors)
+    block = block.model_copy(update={"min_similarity": gate.min_similarity})
     scored = reference_scores(
         query,
         list(by_id.values()),
@@ -163,5 +170,6 @@ def reference_retrieve(
         dropped_by_top_k=tuple(over_k),
         dropped_by_cap=tuple(over_cap),
         chars=chars,
+        gate=gate,
     )
     return RetrievalResult(chosen=tuple(by_id[i] for i in chosen), trace=trace)

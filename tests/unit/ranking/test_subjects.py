@@ -1,0 +1,107 @@
+"""A member's fact about one of their people ("TA女儿…") answers only a question about that
+person (`pallas.ranking.subjects`, the person-facts block's `match_subject`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pallas.ranking import MemoryCandidate, retrieve
+from pallas.ranking.subjects import about_someone_else, fact_about, question_about
+
+NOW = 1_760_000_000.0
+SCOPE = "group:1:100"
+
+
+@pytest.mark.parametrize(
+    ("fact", "about"),
+    [
+        ("TA女儿在读幼儿园大班", {"daughter"}),
+        ("TA外孙女在北京读大学", {"maternal granddaughter"}),  # not 外孙
+        ("TA的老婆是护士", {"wife"}),
+        ("TA家孩子上三年级", {"son", "daughter"}),
+        ("TA最好的朋友叫小李", {"friend"}),
+        ("TA爸妈住在成都", {"father", "mother"}),
+        ("TA女儿的生日是五月", {"daughter"}),  # 的 straight after: the daughter's birthday
+        ("我儿子今年上一年级", {"son"}),  # as taught, before "我" → "TA"
+        # about the member
+        ("TA喜欢游泳", None),
+        ("TA的网名叫星河旅人", None),
+        ("TA经常给朋友推荐电影", None),  # a relation, but not leading
+        ("TA妈妈做的红烧肉最好吃", None),  # the relation qualifies: the member's taste
+        ("TA爸教TA弹吉他", None),  # the member comes back: about them too
+        ("TA老婆周末常带TA去爬山", None),
+        ("", None),
+    ],
+)
+def test_whom_a_fact_is_about(fact: str, about: set[str] | None) -> None:
+    assert fact_about(fact) == (None if about is None else frozenset(about))
+
+
+@pytest.mark.parametrize(
+    ("question", "about"),
+    [
+        ("你还记得我儿子在哪读书吗？", {"son"}),
+        ("我家孩子读几年级了？", {"son", "daughter"}),
+        ("我媳妇做什么的？", {"wife"}),
+        ("我老伴是做什么的", {"wife", "husband"}),
+        ("你记得我最好的朋友叫啥吗？", {"friend"}),
+        ("我大学学的什么", None),
+        ("我家离学校远不远？", None),
+        ("我喜欢看什么体育比赛？", None),
+    ],
+)
+def test_whom_a_question_asks_about(question: str, about: set[str] | None) -> None:
+    assert question_about(question) == (None if about is None else frozenset(about))
+
+
+@pytest.mark.parametrize(
+    ("fact", "question", "other"),
+    [
+        ("TA女儿在读幼儿园大班", "你记得我儿子在哪读书吗？", True),  # another of theirs
+        ("TA外孙女在北京读大学", "我跟你说过我大学学的什么吗？", True),  # not the member
+        ("TA外孙女在北京读大学", "我外孙女在哪上学？", False),
+        ("TA儿子今年上一年级", "我家孩子读几年级了？", False),  # 孩子: a son or a daughter
+        ("TA老婆是护士", "我媳妇做什么的？", False),  # synonyms
+        ("TA老婆是护士", "我老伴是做什么的", False),
+        ("TA是做软件测试的", "我爸是做什么的", False),  # a fact about the member stays
+        ("TA喜欢游泳", "我爱什么运动？", False),
+    ],
+)
+def test_a_fact_about_someone_else(fact: str, question: str, other: bool) -> None:
+    assert about_someone_else(fact_about(fact), question_about(question)) is other
+
+
+def facts(*texts: str) -> list[MemoryCandidate]:
+    return [
+        MemoryCandidate(
+            id=f"f{i}",
+            text=text,
+            scope=SCOPE,
+            kind="person_facts",
+            created_at=NOW,
+            last_access_at=None,
+            access_count=0,
+        )
+        for i, text in enumerate(texts)
+    ]
+
+
+def test_the_person_facts_block_gates_a_fact_about_someone_else() -> None:
+    rows = facts("TA女儿在读幼儿园大班", "TA喜欢游泳")
+    # each fact is close enough by its cosine to pass the gate on its own
+    scores = {"f0": 0.6, "f1": 0.6}
+
+    def ask(question: str, kind: str = "person_facts") -> tuple[str, ...]:
+        result = retrieve(question, rows, kind=kind, now=NOW, allowed_scopes={SCOPE},
+                          semantic_scores=scores)  # fmt: skip
+        return result.ids
+
+    assert ask("你记得我儿子在哪读书吗？") == ("f1",)
+    assert set(ask("我女儿在哪读书？")) == {"f0", "f1"}
+    # other blocks do not look at whom a text is about
+    assert set(ask("你记得我儿子在哪读书吗？", "group_memory")) == {"f0", "f1"}
+    trace = retrieve("你记得我儿子在哪读书吗？", rows, kind="person_facts", now=NOW,
+                     allowed_scopes={SCOPE}, semantic_scores=scores).trace  # fmt: skip
+    assert trace.dropped_by_subject == ("f0",)
+    assert trace.to_dict()["dropped"]["subject"] == 1
+    assert "f0" not in trace.dropped_by_similarity
