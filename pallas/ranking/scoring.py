@@ -452,6 +452,7 @@ def retrieve(
     embeddings: Mapping[str, Sequence[float]] | None = None,
     semantic_scores: Mapping[str, float] | None = None,
     scoped_cache: ScopedCache | None = None,
+    population: int = 0,
 ) -> RetrievalResult:
     """Rank `candidates` for `query` and pick the block's items, with a full trace.
 
@@ -460,7 +461,9 @@ def retrieve(
     `match_subject`, about someone the question does not ask about (`subjects`) → relevance
     threshold → top-k → char cap (an item that does not fit is skipped; smaller ones may follow).
     With `scoped_cache`, a candidate tuple's scope filter and index are reused across calls
-    (the same results; see `ScopedCache`).
+    (the same results; see `ScopedCache`). `population`: how many rows the question was
+    matched against when more than these candidates (the vector index's hits beyond the
+    window are a few of many): the gate grows with it, not with the few passed here.
     """
     return retrieve_prepared(
         query,
@@ -471,6 +474,7 @@ def retrieve(
         query_embedding=query_embedding,
         embeddings=embeddings,
         semantic_scores=semantic_scores,
+        population=population,
     )
 
 
@@ -484,6 +488,7 @@ def retrieve_prepared(
     query_embedding: Sequence[float] | None = None,
     embeddings: Mapping[str, Sequence[float]] | None = None,
     semantic_scores: Mapping[str, float] | None = None,
+    population: int = 0,
 ) -> RetrievalResult:
     """`retrieve` over candidates already scope-filtered by `prepare_candidates` (their
     indexes kept in `scoped.indexes`, built here when missing): the same result."""
@@ -494,7 +499,7 @@ def retrieve_prepared(
         ids, texts = [c.id for c in scoped.kept], [c.index_text for c in scoped.kept]
         scoped.indexes[index_key] = candidate_index(ids, texts, *index_key)
     vectors = semantic_scores is not None or query_embedding is not None  # see `_semantic_of`
-    gate = similarity_gate(block, len(scoped.kept), vectors=vectors)
+    gate = similarity_gate(block, max(len(scoped.kept), population), vectors=vectors)
     scored, unmatched = score_candidates(
         query,
         scoped.kept,

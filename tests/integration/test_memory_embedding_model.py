@@ -293,3 +293,29 @@ async def test_a_vector_round_trips_as_float32(repo: MemoryRepository) -> None:
         (outcome.item.id, ALICE, _f32(*vector))
     ]
     assert await repo.vectors([outcome.item.id], model="enc-b@1") == []
+
+
+async def test_the_gate_grows_with_every_row_matched_not_only_the_window(
+    repo: MemoryRepository,
+) -> None:
+    """A member with more facts than the window holds: the rows beyond it that the index
+    found are a few of many, so the similarity gate is the one for all the rows matched (the
+    window and those hits), in both halves of the retrieval — not the base gate for the few."""
+    svc = _service(repo, EncoderSlot.ready(HashingEncoder(model_id="enc-a@1")))
+    for n in range(40):
+        await svc.remember(bot_id=BOT, scope=SCOPE, kind="person_facts",
+                           text=f"我收藏了第{n}号邮票", origin="teach",
+                           subject_user_id=ALICE)  # fmt: skip
+    await svc.drain()
+    block = {"gate_growth": 0.04, "gate_size": 10, "min_similarity": 0.2}
+    config = CONFIG.model_copy(
+        update={"candidate_cap": 10, "vector_k": 10,
+                "person_facts": CONFIG.person_facts.model_copy(update=block)}
+    )  # fmt: skip
+    result = await svc.retrieve("person_facts", "我收藏了什么邮票", scopes={SCOPE}, config=config,
+                                now=NOW, bot_id=BOT, group_id=GROUP,
+                                subject_user_id=ALICE)  # fmt: skip
+    assert result.trace["vector_hits"], "the index found rows beyond the window"
+    gate = result.trace["gate"]
+    assert gate["reason"].startswith("20 candidates"), gate  # 10 in the window + 10 hits
+    assert gate["min_similarity"] > 0.2

@@ -233,6 +233,9 @@ class MemoryService:
         candidates, by_ref = self._as_candidates(items)
         if semantic.scores is not None:
             config = self.embeddings.with_vectors(config)
+        # the gate grows with the rows the question was matched against: the window and the
+        # index's hits beyond it (a member with more facts than the window is capped at)
+        population = len(items) + len(semantic.extra)
         result = retrieve(
             query,
             candidates,
@@ -242,6 +245,7 @@ class MemoryService:
             config=config,
             semantic_scores=semantic.scores,
             scoped_cache=self._scoped,
+            population=population,
         )
         if semantic.extra:
             # the vector index's rows beyond the window: scored on their own and merged, so
@@ -250,7 +254,8 @@ class MemoryService:
             extra_candidates = tuple(to_candidate(i) for i in semantic.extra)
             by_ref = {**by_ref, **{i.ref: i for i in semantic.extra}}  # the cached one stays
             more = retrieve(query, extra_candidates, kind=kind, now=now, allowed_scopes=scopes,
-                            config=config, semantic_scores=semantic.scores)  # fmt: skip
+                            config=config, semantic_scores=semantic.scores,
+                            population=population)  # fmt: skip
             result = _merged(result, more, block)
             items = (*items, *semantic.extra)
         extra = with_fallback(result, items, block, fallback_k) if fallback_k else []
@@ -491,6 +496,7 @@ def _merged(
         dropped_by_threshold=a.dropped_by_threshold + b.dropped_by_threshold,
         dropped_by_top_k=a.dropped_by_top_k + b.dropped_by_top_k + tuple(over_k),
         dropped_by_cap=a.dropped_by_cap + b.dropped_by_cap + tuple(over_cap),
+        dropped_by_subject=a.dropped_by_subject + b.dropped_by_subject,
         chars=chars,
         considered=a.considered + b.considered,
     )
