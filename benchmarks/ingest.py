@@ -255,6 +255,9 @@ async def pallas_round(
         await asyncio.sleep(0.5)
         while "warm-ups done" not in bot.log_text():  # a burst at start-up waits for them
             await asyncio.sleep(0.05)
+        # with PALLAS_TEST_SENTENCE_ENCODER=local: a running bot has its encoder loaded
+        while not re.search(r"sentence encoder (on|off)", bot.log_text()):
+            await asyncio.sleep(0.05)
         warm = 0 if cold else groups
         if warm:  # a running bot has seen its groups: one line each, routed before the burst
             for g in range(groups):

@@ -17,11 +17,14 @@ meanwhile, e.g. the turn's snapshot) is CPU on the bot's loop too: it is printed
 line, neither hidden in nor double-counted with "local".
 
     python -m benchmarks.reply_turn [--messages 1000000] [--memories 10000] [--turns 300]
-                                    [--encoder]
+                                    [--encoder [--interleave]]
 
 `--encoder` loads the offline sentence encoder (as the bot does once it is up) and embeds the
 memory rows before the turns, so each turn encodes its question (on the encoder's thread) and
-ranks by meaning — the reply path's cost of issue #47.
+ranks by meaning — the reply path's cost of issue #47. `--interleave` alternates turns with and
+without it in the same process (two and two) and prints both and their difference: on a
+shared machine whose speed drifts between runs (the same fixed work 3 to 7 ms p50 from one
+run to the next), separate runs cannot resolve a few milliseconds.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ from pallas.features.memory.records import NewMemory
 from pallas.features.memory.repository import MemoryRepository
 from pallas.onebot.convert import stored_message_from_sent, stored_message_from_turn
 from pallas.providers.client import load_sdk
+from pallas.providers.encoder_slot import EncoderSlot
 from pallas.providers.image_fetch import default_ssl_context
 from pallas.ranking.text import warm_up
 from pallas.runtime import PallasRuntime
@@ -271,7 +275,8 @@ async def _run(args: argparse.Namespace, workdir: Path, fill: bool, llm_url: str
         print(describe("first turn of each member", cold))
         steady = range(MEMBERS, MEMBERS + args.turns)
         floor = FixedWork(target_ms=5.0)
-        turns = await _turns(runtime, service, steady, profiler, args.gap, floor)
+        interleave = runtime.encoder if args.encoder and args.interleave else None
+        turns = await _turns(runtime, service, steady, profiler, args.gap, floor, interleave)
         local_ms, stages, outcomes, call_cpu, slow = turns
         await service.drain_background()
         print(LOCAL_NOTE)
@@ -284,6 +289,8 @@ async def _run(args: argparse.Namespace, workdir: Path, fill: bool, llm_url: str
         print("\n".join(floor.report("local per turn", local_ms)))
         print(f"outcomes: {dict(outcomes)}")
         _print_slow(local_ms, slow, args.slow)
+        if interleave is not None:
+            _print_interleaved(slow)
         if profiler is not None:
             profiler.dump_stats(args.profile)
             print(f"profile of the turns written to {args.profile} (python -m pstats)")
@@ -298,6 +305,7 @@ async def _turns(
     profiler: cProfile.Profile | None,
     gap: float,
     floor: FixedWork | None = None,
+    interleave: EncoderSlot | None = None,
 ) -> tuple[list[float], dict[str, list[float]], Counter[str], list[float], list[TurnDetail]]:
     sender = RecordingSender(runtime)
     details: list[TurnDetail] = []
@@ -309,7 +317,10 @@ async def _turns(
     local_ms: list[float] = []
     stages: dict[str, list[float]] = {}
     outcomes: Counter[str] = Counter()
+    encoder = interleave.encoder if interleave is not None else None
     for i in turns:
+        if interleave is not None:  # two turns with the encoder, two without (`_with_encoder`)
+            interleave.encoder = encoder if _with_encoder(i) else None
         if floor is not None:  # the machine's own tail, after the same idle gap as a turn
             floor.sample()
             await asyncio.sleep(gap)
@@ -371,6 +382,30 @@ async def _turns(
     if turns:
         print(f"gc between the turns (LLM call, background work): {gc_summary(between)}")
     return local_ms, stages, outcomes, call_cpu, details
+
+
+def _with_encoder(turn: int) -> bool:
+    """`--interleave`: turns 0, 1 with the encoder, 2, 3 without, …: both halves see every
+    member and the same drift of a shared machine's speed."""
+    return (turn // 2) % 2 == 0
+
+
+def _print_interleaved(details: list[TurnDetail]) -> None:
+    """The same process's turns with and without the encoder, and the difference."""
+    on = [d.local_ms for d in details if _with_encoder(d.index)]
+    off = [d.local_ms for d in details if not _with_encoder(d.index)]
+    on_cpu = [d.cpu_ms for d in details if _with_encoder(d.index)]
+    off_cpu = [d.cpu_ms for d in details if not _with_encoder(d.index)]
+    if not on or not off:
+        return
+    print("interleaved in one process (two turns with the encoder, two without):")
+    print(describe("  local, encoder on", on))
+    print(describe("  local, encoder off", off))
+    print(describe("  loop cpu, encoder on", on_cpu))
+    print(describe("  loop cpu, encoder off", off_cpu))
+    for q in (50, 90, 99):
+        print(f"  on − off p{q}: local {percentile(on, q) - percentile(off, q):+.2f} ms, "
+              f"loop cpu {percentile(on_cpu, q) - percentile(off_cpu, q):+.2f} ms")  # fmt: skip
 
 
 def _count_llm_cpu(runtime: PallasRuntime) -> list[float]:
@@ -436,6 +471,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--encoder", action="store_true", help="rank memory by meaning (#47)")
+    parser.add_argument(
+        "--interleave",
+        action="store_true",
+        help="with --encoder: turns with and without it alternate (two and two) in one process",
+    )
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--gap", type=float, default=0.1, help="seconds between turns")
     parser.add_argument("--db", default="", help="fill this SQLite file once, later runs copy it")

@@ -32,8 +32,9 @@ class PallasSettings(BaseModel):
     pallas_cheap_model: str = "gpt-4o-mini"
     pallas_vision_model: str = "gpt-4o-mini"
     pallas_embedding_model: str = ""  # empty = embeddings off (BM25 only)
-    # memory's offline sentence encoder (in the wheel, pallas/providers/sentence_encoder.py):
-    # "local" (default) loads it at start-up, "off" never does
+    # memory's offline sentence encoder (in the wheel, pallas/providers/encoder_slot.py):
+    # "local" (default) runs it in a process of its own, "thread" on a thread of the bot's
+    # process, "off" never loads it
     pallas_sentence_encoder: str = "local"
     pallas_transcribe_model: str = ""  # empty = voice messages stay "[语音]" (no transcription)
     pallas_llm_timeout_seconds: float = Field(default=30.0, gt=0)

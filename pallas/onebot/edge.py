@@ -173,8 +173,8 @@ class Edge:
             log.exception("embedding probe failed; embeddings stay off")
 
     async def _load_encoder(self) -> None:
-        """Once the start-up loads are done: memory's offline sentence encoder, on a worker
-        thread (seconds); one log line says whether memory ranks by meaning."""
+        """Once the start-up loads are done: memory's offline sentence encoder, started in its
+        own process (about a second); one log line says whether memory ranks by meaning."""
         await self.loads.ready()
         try:
             await self.app.runtime.encoder.load()

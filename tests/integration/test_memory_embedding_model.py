@@ -319,3 +319,17 @@ async def test_the_gate_grows_with_every_row_matched_not_only_the_window(
     gate = result.trace["gate"]
     assert gate["reason"].startswith("20 candidates"), gate  # 10 in the window + 10 hits
     assert gate["min_similarity"] > 0.2
+
+
+async def test_nothing_stored_means_no_encode(repo: MemoryRepository) -> None:
+    """A member or group with nothing stored of a kind: the question is not sent to the
+    encoder at all (an @ in a new group does not wait for it), then is once there is."""
+    encoder = CountingEncoder("enc-a@1")
+    svc = _service(repo, EncoderSlot.ready(encoder))
+    kinds = ("person_facts", "relationship", "group_memory", "knowledge", "teachings")
+    results = await eager_gather(*(_ask(svc, "我在哪个城市上班", kind) for kind in kinds))
+    assert encoder.requests == 0 and all(not r.items for r in results)
+    await _teach(svc)
+    encoder.requests = 0
+    await eager_gather(*(_ask(svc, "我在哪个城市上班", kind) for kind in kinds))
+    assert encoder.requests == 1

@@ -227,11 +227,12 @@ class MemoryEmbeddings:
             self.jobs.spawn(self._backfill(batch, model, bot_id, group_id), "backfill")
         key = query_cache_key((), f"qvec:{mid}", normalize_query(query))
         have = {i.id for i in items}
+        gens, indexes = await self._index_rows(scopes, kind, mid)
+        if not items and not any(rows.holds(subject) for rows in indexes):
+            self._reembed_unembedded(scopes, kind, model, bot_id)
+            return VectorScores()  # nothing to compare the question with: no encode at all
         try:
-            q, (gens, indexes) = await asyncio.gather(
-                self._question(query, key, model, bot_id, group_id),
-                self._index_rows(scopes, kind, mid),
-            )
+            q = await self._question(query, key, model, bot_id, group_id)
             if q is None:
                 return VectorScores()
             hits, by_id = nearest_with_cosines(indexes, q, config.vector_k, subject=subject,
