@@ -54,12 +54,6 @@ class IndexRows:
     def __len__(self) -> int:
         return int(self.ids.size)
 
-    def holds(self, subject: int | None) -> bool:
-        """Whether a search for `subject`'s rows (any row: None) can find anything here."""
-        if subject is None:
-            return bool(self.ids.size)
-        return bool((self.subjects == subject).any())
-
     def match(
         self, q: Vector, k: int, subject: int | None, wanted: npt.NDArray[np.int64]
     ) -> tuple[list[VectorHit], dict[int, float]]:

@@ -213,7 +213,10 @@ class MemoryEmbeddings:
         on the loop (see the module docstring). An encoder that cannot answer (its process
         restarting) leaves this retrieval to words and concepts.
         """
-        if model is None or not query.strip():
+        if model is None or not query.strip() or not items:
+            # no loaded row: under the window's cap that is every live row of the kind (the
+            # member's, for a personal kind), so there is nothing to compare the question with
+            # (an @ in a new group reads no index and waits for no encode)
             return VectorScores()
         mid = model.model_id
         missing = [
@@ -228,9 +231,6 @@ class MemoryEmbeddings:
         key = query_cache_key((), f"qvec:{mid}", normalize_query(query))
         have = {i.id for i in items}
         gens, indexes = await self._index_rows(scopes, kind, mid)
-        if not items and not any(rows.holds(subject) for rows in indexes):
-            self._reembed_unembedded(scopes, kind, model, bot_id)
-            return VectorScores()  # nothing to compare the question with: no encode at all
         try:
             q = await self._question(query, key, model, bot_id, group_id)
             if q is None:
