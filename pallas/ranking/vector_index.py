@@ -63,31 +63,40 @@ class IndexRows:
         its best over them, from the same one pass (a matrix-matrix product)."""
         if not len(self) or q.shape[-1] != self.dims:
             return [], {}
-        scores: Vector | None = None
-        hits: list[VectorHit] = []
-        if subject is not None:  # one member's rows only: score those, not the scope's
-            rows = np.flatnonzero(self.subjects == subject)
-            if rows.size and k > 0:
-                hits = _top(self.ids[rows], _best(self.matrix[rows], q), k)
-        else:
+        if subject is None:
             scores = _best(self.matrix, q)
-            if k > 0:
-                hits = _top(self.ids, scores, k)
-        cosines: dict[int, float] = {}
-        if wanted.size:
-            mask = np.isin(self.ids, wanted)
-            if mask.any():
-                picked = scores[mask] if scores is not None else _best(self.matrix[mask], q)
-                clipped = np.clip(picked, 0.0, 1.0)
-                cosines = {int(i): float(c) for i, c in zip(self.ids[mask], clipped, strict=True)}
+            hits = _top(self.ids, scores, k) if k > 0 else []
+            return hits, _cosines(self.ids, scores, wanted) if wanted.size else {}
+        # one member's rows only: score those, not the scope's (the loaded rows are theirs too;
+        # a loaded row of someone else, if any, still gets its cosine)
+        mine = self.subjects == subject
+        rows = np.flatnonzero(mine)
+        hits, cosines = [], {}
+        if rows.size:
+            ids, scores = self.ids[rows], _best(self.matrix[rows], q)
+            hits = _top(ids, scores, k) if k > 0 else []
+            cosines = _cosines(ids, scores, wanted) if wanted.size else {}
+        others = ~mine & np.isin(self.ids, wanted) if wanted.size else None
+        if others is not None and others.any():
+            cosines.update(_cosines(self.ids[others], _best(self.matrix[others], q), wanted))
         return hits, cosines
 
 
+def _cosines(
+    ids: npt.NDArray[np.int64], scores: Vector, wanted: npt.NDArray[np.int64]
+) -> dict[int, float]:
+    """The cosines (clipped to 0..1, as the hits are) of the rows of `wanted` among `ids`."""
+    mask = np.isin(ids, wanted)
+    clipped = np.clip(scores[mask], 0.0, 1.0)
+    return dict(zip(ids[mask].tolist(), clipped.tolist(), strict=True))
+
+
 def _best(matrix: Vector, q: Vector) -> Vector:
-    """Each row's cosine with `q`, or its best over `q`'s rows."""
+    """Each row's cosine with `q`, or its best over `q`'s rows (computed as q · matrixᵀ: the
+    best over q's rows is then a reduction along contiguous rows)."""
     if q.ndim == 1:
         return matrix @ q
-    best: Vector = (matrix @ q.T).max(axis=1)
+    best: Vector = (q @ matrix.T).max(axis=0)
     return best
 
 
