@@ -274,8 +274,10 @@ class ProcessEncoder:
 
     async def aclose(self) -> None:
         self._closed = True
-        if self._restart is not None:
-            self._restart.cancel()
+        restart, self._restart = self._restart, None
+        if restart is not None and not restart.done():
+            restart.cancel()  # a worker it was starting is stopped by `_Worker.start`
+            await asyncio.wait([restart])  # its end, without taking on its cancellation
         worker, self._worker = self._worker, None
         if worker is not None:
             await worker.stop()

@@ -125,3 +125,31 @@ async def test_the_slot_runs_it_in_a_process_by_default_and_says_so() -> None:
         assert slot.pid != os.getpid()
     finally:
         await slot.aclose()
+
+
+def _worker_children() -> list[int]:
+    """This process's children running the encoder worker (from /proc)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().split(") ")[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"encoder_worker" in cmdline:
+            found.append(int(stat.parent.name))
+    return found
+
+
+async def test_a_stop_while_a_new_worker_starts_leaves_none_behind() -> None:
+    encoder = await ProcessEncoder.start(restart_after_s=0.0)
+    os.kill(encoder.pid, signal.SIGKILL)
+    with pytest.raises(EncoderUnavailable):
+        await encoder.encode(["你好"])
+    await asyncio.sleep(0.2)  # the replacement is being spawned and loads its model
+    await encoder.aclose()
+    for _ in range(50):
+        if not _worker_children():
+            break
+        await asyncio.sleep(0.05)
+    assert _worker_children() == []
