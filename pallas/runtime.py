@@ -91,7 +91,7 @@ class PallasRuntime:
     deployment_accounts: DeploymentAccounts | None = None
     started_at: float = 0.0  # unix seconds (the clock's) when the runtime started
     # memory's offline sentence encoder: "loading" until the edge loads it once the bot is up
-    # (`EncoderSlot.load`, seconds on a worker thread); tests and the CLI never load it
+    # (`EncoderSlot.load`: its own process, about a second); tests and the CLI never load it
     encoder: EncoderSlot = field(default_factory=EncoderSlot)
     # every message handed to the writer or stored through `repos.messages`, told to the warm
     # state kept over them (the message cache, the group warm-up: they subscribe when built)

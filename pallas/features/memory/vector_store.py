@@ -1,7 +1,7 @@
 """The service's vector indexes, one per (scope, kind), kept in step with the store.
 
 `MemoryVectors.rows` gives the memory's vector work (`embeddings`) the live rows of these
-scopes, as snapshots (`IndexRows`) it searches on the encoder's thread; `refresh` applies the
+scopes, as snapshots (`IndexRows`) it searches (on the event loop); `refresh` applies the
 delta since the index last saw the scope's write generation (see `vector_index`). Backfilled
 embeddings mark the scope dirty so they join the index on the next read, without a cache-wide
 invalidation. At most `MAX_INDEXES` indexes stay
@@ -69,7 +69,7 @@ class MemoryVectors:
         self, scopes: Collection[str], kind: str, generations: dict[str, str], *, model: str
     ) -> list[IndexRows]:
         """Each scope's index rows for `model`, refreshed first (on the event loop: database
-        reads); snapshots a worker thread can search while later refreshes replace them."""
+        reads); snapshots that stay as they are while later refreshes replace them."""
         return [
             (await self.index(scope, kind, generations.get(scope, "0"), model)).rows
             for scope in sorted(scopes)
