@@ -338,6 +338,7 @@ async def _turns(
             to_me=True,
         )
         runtime.writer.submit(stored_message_from_turn(turn))  # recorded at the edge
+        service.anticipate(turn)  # the edge reads it addressed: its question is encoded ahead
         # then NoneBot dispatches the event to the turn (eight loop rounds, ~1 ms when idle):
         # the writer thread's wake-up for the recorded row happens there, not in the turn
         await asyncio.sleep(DISPATCH_S)

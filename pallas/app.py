@@ -48,7 +48,7 @@ from pallas.app_wiring import (
     voice_service_for,
 )
 from pallas.config import GroupConfig, TurnConfigs
-from pallas.context.context import ContextSource
+from pallas.context.context import ContextSource, TurnAnticipator
 from pallas.core.clock import Clock
 from pallas.core.db.message_cache import MessageCache
 from pallas.core.db.session_cache import SessionCache
@@ -64,6 +64,7 @@ from pallas.features.memory import (
     MemoryService,
     readable_scopes,
 )
+from pallas.features.memory_prompt import QuestionAhead
 from pallas.features.retention import RetentionJob
 from pallas.features.session import (
     OldTopicsSource,
@@ -106,6 +107,7 @@ def chat_service_for(
     pause: Pause,
     addressing: Addressing,
     sources: Sequence[ContextSource[GroupConfig]],
+    anticipators: Sequence[TurnAnticipator[GroupConfig]] = (),
     hooks: Sequence[AfterTurnHook],
     phrases: PhraseSource,
     turn_extras: TurnExtras,
@@ -174,6 +176,7 @@ def chat_service_for(
             rng=rng,
             tools=tools,
             sources=sources,
+            anticipators=anticipators,
             nicknames=runtime.nicknames,
             deployment_bots=deployment_bots,
         ),
@@ -296,6 +299,7 @@ def build_app(
         sources=context_sources(
             learning, memory_sources_for(runtime, memory, worldbooks=worldbooks), old_topics
         ),
+        anticipators=(QuestionAhead(memory),),  # an addressed line's question, encoded ahead
         hooks=after_turn_hooks(
             # one topics repository: archived topics reach the old-topics source's kept rows
             session_summary_hook_for(runtime, old_topics.topics),

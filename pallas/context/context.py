@@ -63,6 +63,14 @@ class ContextSource(Protocol[ConfigT_contra]):
     async def gather(self, request: GatherRequest[ConfigT_contra]) -> SourceContribution: ...
 
 
+class TurnAnticipator(Protocol[ConfigT_contra]):
+    """What a source starts when an addressed line is read at the edge, before its turn runs
+    (memory: the question's encode in the encoder's process). Never awaited, never raises
+    into the edge: it starts background work and returns."""
+
+    def anticipate(self, turn: TurnInput, config: ConfigT_contra) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class ChatContextBundle:
     blocks: Mapping[str, RetrievedBlock] = field(default_factory=dict)

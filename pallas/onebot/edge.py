@@ -195,6 +195,8 @@ class Edge:
         if verdict.priority:
             log_priority(event, verdict)
             claim = self.lanes.hold(engaged=verdict.certain)
+            if converted is not None:  # its question is encoded while the loop catches up
+                self.app.chat.anticipate(converted.turn)
         self.reads.keep(ReadRecord(event, converted, verdict, claim))
 
     def admission(self, event: Any) -> tuple[LaneVerdict | None, PriorityHold | None]:

@@ -29,6 +29,7 @@ from pallas.context.context import (
     ChatContextBundle,
     ContextSource,
     GatherRequest,
+    TurnAnticipator,
     assemble_direct_chat_context,
 )
 from pallas.context.pipeline_cache import ChatPipelines
@@ -90,12 +91,19 @@ class PrepareStep:
     rng: random.Random
     tools: ToolRegistry
     sources: Sequence[ContextSource[GroupConfig]] = ()
+    # what the sources start when an addressed line is read, before its turn runs
+    anticipators: Sequence[TurnAnticipator[GroupConfig]] = ()
     nicknames: tuple[str, ...] = ()  # the bot's first nickname names it in the prompt
     # the deployment's accounts in a group (`parts.accounts.DeploymentBots`): "别的牛" lines
     deployment_bots: Callable[[int], Collection[int]] = no_other_bots
     # the chat pipelines (built once per order / disabled setting) and the token counter of
     # the budget and the snapshot (exact counts from cached line counts)
     pipelines: ChatPipelines = field(default_factory=chat_pipelines)
+
+    def anticipate(self, turn: TurnInput, config: GroupConfig) -> None:
+        """An addressed line was just read: the sources start what they can ahead."""
+        for anticipator in self.anticipators:
+            anticipator.anticipate(turn, config)
 
     async def run(self, reply: ReplyTurn) -> PreparedTurn:
         """Merge quick follow-ups, fetch rows, retrieve, run the tool, build the request."""

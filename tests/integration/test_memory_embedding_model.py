@@ -333,3 +333,61 @@ async def test_nothing_stored_means_no_encode(repo: MemoryRepository) -> None:
     encoder.requests = 0
     await eager_gather(*(_ask(svc, "我在哪个城市上班", kind) for kind in kinds))
     assert encoder.requests == 1
+
+
+def _ahead(svc: MemoryService, question: str, subject: int = ALICE) -> None:
+    svc.anticipate(question, scopes={SCOPE}, subject=subject, config=CONFIG, bot_id=BOT,
+                   group_id=GROUP)  # fmt: skip
+
+
+async def test_an_addressed_question_is_encoded_ahead_and_the_turn_reuses_it(
+    repo: MemoryRepository,
+) -> None:
+    """The edge reads an @ and the question goes to the encoder at once; the turn's
+    retrievals, whether they come after the encode or while it runs, make no second trip."""
+    encoder = CountingEncoder("enc-a@1")
+    svc = _service(repo, EncoderSlot.ready(encoder))
+    await _teach(svc)
+    kinds = ("person_facts", "relationship", "group_memory", "knowledge", "teachings")
+    encoder.requests = 0
+    _ahead(svc, "我在哪个城市上班")
+    await svc.drain()  # the encode finished before the turn
+    assert encoder.requests == 1
+    results = await eager_gather(*(_ask(svc, "我在哪个城市上班", kind) for kind in kinds))
+    assert encoder.requests == 1 and results[0].items[0].text == "我在杭州上班"
+    assert results[0].trace["embeddings"] is True
+    encoder.requests = 0
+    _ahead(svc, "我养的猫叫什么名字")  # the turn asks while the encode is still under way
+    await eager_gather(*(_ask(svc, "我养的猫叫什么名字", kind) for kind in kinds))
+    await svc.drain()
+    assert encoder.requests == 1
+
+
+async def test_nothing_to_compare_means_nothing_encoded_ahead(repo: MemoryRepository) -> None:
+    """A member with nothing stored about them in a group with no shared rows: an @ of theirs
+    costs no encode; a shared row of the group (a knowledge entry) is compared with every
+    member's question, so then it does."""
+    encoder = CountingEncoder("enc-a@1")
+    svc = _service(repo, EncoderSlot.ready(encoder))
+    await _teach(svc)  # Alice's facts only
+    encoder.requests = 0
+    _ahead(svc, "我在哪个城市上班", subject=ALICE + 1)
+    _ahead(svc, "   ")
+    await svc.drain()
+    assert encoder.requests == 0
+    await svc.remember(bot_id=BOT, scope=SCOPE, kind="knowledge", text="群规：周五晚上开黑",
+                       origin="admin")  # fmt: skip
+    await svc.drain()
+    encoder.requests = 0
+    _ahead(svc, "我在哪个城市上班", subject=ALICE + 1)
+    await svc.drain()
+    assert encoder.requests == 1
+
+
+async def test_no_local_encoder_means_nothing_encoded_ahead(repo: MemoryRepository) -> None:
+    """Before the encoder has loaded (or with it off) an addressed line starts nothing: a
+    provider's embedding model is never asked ahead, so a line nobody answers costs nothing."""
+    svc = _service(repo, EncoderSlot("off"))
+    await _teach(svc)
+    _ahead(svc, "我在哪个城市上班")
+    assert len(svc.embeddings.jobs) == 0

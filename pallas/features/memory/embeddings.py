@@ -119,6 +119,23 @@ class MemoryEmbeddings:
         """The vector model of this retrieval (None: BM25 and concept classes only)."""
         return self.embedder.active() if self._allowed else None
 
+    def encodes_locally(self) -> bool:
+        """Whether the active vector model is the local encoder (no provider bill a call)."""
+        model = self.model()
+        return model is not None and model.encoder is not None
+
+    async def question_ahead(self, query: str, bot_id: int, group_id: int) -> None:
+        """Encode `query` for the turn about to retrieve with it (`MemoryService.anticipate`):
+        the vector is cached, or a retrieval asking meanwhile joins this encode."""
+        model = self.model()
+        if model is None or model.encoder is None:
+            return
+        key = query_cache_key((), f"qvec:{model.model_id}", normalize_query(query))
+        try:
+            await self._question(query, key, model, bot_id, group_id)
+        except EncoderUnavailable:  # logged once by the encoder; the turn does without
+            return
+
     def status_zh(self) -> str:
         """What `/pallas status` says memory ranks by."""
         return self.embedder.status_zh()

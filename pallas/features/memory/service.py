@@ -203,6 +203,48 @@ class MemoryService:
         await self._load(scopes, SHARED_KINDS[0], None, config.candidate_cap, gen)
         await self._subjects(scopes, gen)
 
+    def anticipate(
+        self,
+        query: str,
+        *,
+        scopes: Collection[str],
+        subject: int,
+        config: RetrievalConfig,
+        bot_id: int,
+        group_id: int,
+    ) -> None:
+        """An addressed line read at the edge: start encoding its question now, in the
+        encoder's process, if the turn will compare it with rows (the speaker's personal
+        rows or the group's shared ones). The turn's retrievals then find the vector made or
+        join its encode (the same key, `MemoryEmbeddings._question`) instead of asking for it
+        ~2 ms into the turn and waiting a round trip (`benchmarks.reply_turn --encoder`).
+        Only with the local encoder: a provider's model would bill lines never answered."""
+        if not query.strip() or not self.embeddings.encodes_locally():
+            return
+        self._spawn(
+            self._anticipate(query, scopes, subject, config.candidate_cap, bot_id, group_id),
+            "question",
+        )
+
+    async def _anticipate(
+        self,
+        query: str,
+        scopes: Collection[str],
+        subject: int,
+        cap: int,
+        bot_id: int,
+        group_id: int,
+    ) -> None:
+        gen = await self._generation(scopes)
+        if subject not in await self._subjects(scopes, gen):
+            # the group's shared rows (one read, the one the turn makes; cached for it)
+            await self._load(scopes, SHARED_KINDS[0], None, cap, gen)
+            loaded = (self._candidates.get(_candidates_key(scopes, k, None, cap, gen))
+                      for k in SHARED_KINDS)  # fmt: skip
+            if not any(loaded):  # nothing to compare the question with: no encode
+                return
+        await self.embeddings.question_ahead(query, bot_id, group_id)
+
     async def retrieve(
         self,
         kind: str,

@@ -19,6 +19,7 @@ from pallas.features.memory_prompt.sources import (
     MemorySource,
     MemorySourceConfig,
     PersonFactsSource,
+    QuestionAhead,
     RelationshipSource,
 )
 
@@ -30,6 +31,7 @@ __all__ = [
     "MemorySource",
     "MemorySourceConfig",
     "PersonFactsSource",
+    "QuestionAhead",
     "RelationshipSource",
     "answer_question",
     "own_facts",

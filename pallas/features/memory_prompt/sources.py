@@ -28,8 +28,10 @@ from pallas.context.rule_processors import WORLDBOOK_BLOCK
 from pallas.context.rules_config import ContextRulesConfig
 from pallas.context.turn_rules import ScanCleaner, scan_cleaner
 from pallas.core.db.repositories.messages import MessageRepository
+from pallas.core.message_text import turn_display_text
 from pallas.core.state import StateStore
 from pallas.core.tokens import count_tokens
+from pallas.core.turn import TurnInput
 from pallas.features.memory import (
     KNOWLEDGE,
     MEMORY_SECTION_KINDS,
@@ -300,6 +302,29 @@ class PersonFactsSource(_PersonalSource):
         return private_fact_scopes(
             turn.bot_id, turn.user_id, found, use_group_facts=use_group_facts
         )
+
+
+class QuestionAhead:
+    """The memory sources' `TurnAnticipator`: a group line addressed to the bot has its
+    question encoded from the moment the edge reads it (`MemoryService.anticipate`), with the
+    text and scopes its retrievals will use (`turn_display_text`, `turn_scopes`)."""
+
+    def __init__(self, service: MemoryService) -> None:
+        self.service = service
+
+    def anticipate(self, turn: TurnInput, config: MemorySourceConfig) -> None:
+        if turn.is_private or turn.user_id <= 0 or turn.user_id == turn.bot_id:
+            return
+        memory = config.memory
+        self.service.anticipate(
+            turn_display_text(turn),
+            scopes=readable_scopes(turn.bot_id, turn.group_id, memory.shared_pools,
+                                   user_id=turn.user_id),
+            subject=turn.user_id,
+            config=memory,
+            bot_id=turn.bot_id,
+            group_id=turn.group_id,
+        )  # fmt: skip
 
 
 class KnowledgeSource:
