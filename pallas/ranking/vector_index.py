@@ -21,7 +21,7 @@ retrieval: the nearest rows and the cosines of the rows already loaded.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +42,11 @@ class VectorHit:
     cosine: float  # clamped to 0..1
 
 
+# (the wanted ids, their positions among an index's rows, those rows' ids as ints)
+_Positions = tuple[npt.NDArray[np.int64], npt.NDArray[np.intp], list[int]]
+POSITIONS_KEPT = 8  # wanted-id arrays whose positions a snapshot remembers
+
+
 @dataclass(frozen=True, slots=True)
 class IndexRows:
     """One index's rows at one moment (never changed in place: safe to read on any thread)."""
@@ -50,6 +55,9 @@ class IndexRows:
     subjects: npt.NDArray[np.int64]  # -1: no subject
     matrix: Vector  # (rows, dims) unit vectors, C-contiguous float32
     dims: int
+    # where a wanted-id array's rows are (`_positions`): a retrieval asks for the same loaded
+    # rows turn after turn, so the search's `isin` over every row is made once per snapshot
+    _memo: dict[int, _Positions] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
         return int(self.ids.size)
@@ -66,7 +74,7 @@ class IndexRows:
         if subject is None:
             scores = _best(self.matrix, q)
             hits = _top(self.ids, scores, k) if k > 0 else []
-            return hits, _cosines(self.ids, scores, wanted) if wanted.size else {}
+            return hits, self._wanted_cosines(scores, wanted) if wanted.size else {}
         # one member's rows only: score those, not the scope's (the loaded rows are theirs too;
         # a loaded row of someone else, if any, still gets its cosine)
         mine = self.subjects == subject
@@ -82,6 +90,19 @@ class IndexRows:
         if others.any():
             cosines.update(_cosines(self.ids[others], _best(self.matrix[others], q), wanted))
         return hits, cosines
+
+    def _wanted_cosines(self, scores: Vector, wanted: npt.NDArray[np.int64]) -> dict[int, float]:
+        """`_cosines` over all the rows, the positions of `wanted` looked up once per array
+        (the caller keeps one array per loaded window: `wanted` must not change)."""
+        kept = self._memo.get(id(wanted))
+        if kept is None or kept[0] is not wanted:
+            positions = np.flatnonzero(np.isin(self.ids, wanted))
+            if len(self._memo) >= POSITIONS_KEPT:
+                self._memo.clear()
+            kept = self._memo[id(wanted)] = (wanted, positions, self.ids[positions].tolist())
+        _, positions, ids = kept
+        clipped = np.clip(scores[positions], 0.0, 1.0)
+        return dict(zip(ids, clipped.tolist(), strict=True))
 
 
 def _cosines(
@@ -120,13 +141,19 @@ def nearest_with_cosines(
     k: int,
     *,
     subject: int | None,
-    wanted: Collection[int],
+    wanted: Collection[int] | npt.NDArray[np.int64],
 ) -> tuple[list[VectorHit], dict[int, float]]:
     """Over several indexes' rows: the `k` nearest `q` (best first) and the cosine of each row
-    of `wanted` they hold. `q` is one unit vector or several (a question's parts, one per
-    row): a row's cosine is then its best over them. Pure numpy on snapshots (safe on any
-    thread; the memory runs it on the event loop, ~1 ms over 5,000 rows)."""
-    want = np.fromiter(wanted, dtype=np.int64, count=len(wanted))
+    of `wanted` they hold (an int64 array is used as is, and where its rows are is remembered
+    per index snapshot: pass the same array for the same rows, never a changed one). `q` is
+    one unit vector or several (a question's parts, one per row): a row's cosine is then its
+    best over them. Pure numpy on snapshots (safe on any thread; the memory runs it on the
+    event loop, ~1 ms over 5,000 rows)."""
+    want = (
+        wanted
+        if isinstance(wanted, np.ndarray)
+        else np.fromiter(wanted, dtype=np.int64, count=len(wanted))
+    )
     hits: list[VectorHit] = []
     cosines: dict[int, float] = {}
     for rows in indexes:

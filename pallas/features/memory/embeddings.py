@@ -66,6 +66,7 @@ REEMBED_PER_RUN = 2_000
 # The index's hits beyond the window, kept: per (scopes, generation) at most HIT_ROWS_KEPT rows,
 # for the HIT_GENERATIONS_KEPT most recently read generations.
 HIT_ROWS_KEPT = 2_000
+WINDOWS_KEPT = 64  # loaded tuples whose ids and refs are kept (`_Window`)
 HIT_GENERATIONS_KEPT = 32
 
 
@@ -104,6 +105,7 @@ class MemoryEmbeddings:
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
         self._indexes = MemoryVectors(repo)
+        self._windows: LRUCache[int, _Window] = LRUCache(WINDOWS_KEPT)
         # rows the index found beyond the window, per generation of the scopes (`_hit_rows`)
         self._hits: LRUCache[tuple[tuple[str, str], ...], dict[int, MemoryItem]] = LRUCache(
             HIT_GENERATIONS_KEPT
@@ -236,9 +238,8 @@ class MemoryEmbeddings:
             # (an @ in a new group reads no index and waits for no encode)
             return VectorScores()
         mid = model.model_id
-        missing = [
-            i for i in items if i.embedding_model != mid and (i.id, mid) not in self._backfilled
-        ]
+        window = self._window(items)
+        missing = [] if mid in window.embedded else window.missing(mid, self._backfilled)
         inline: list[MemoryItem] = []
         if model.encoder is not None:  # local: the first few are encoded with the question
             inline, missing = missing[:INLINE_EMBED_MAX], missing[INLINE_EMBED_MAX:]
@@ -246,15 +247,15 @@ class MemoryEmbeddings:
             batch = missing[:BACKFILL_BATCH]
             self.jobs.spawn(self._backfill(batch, model, bot_id, group_id), "backfill")
         key = query_cache_key((), f"qvec:{mid}", normalize_query(query))
-        have = {i.id for i in items}
         gens, indexes = await self._index_rows(scopes, kind, mid)
         try:
             q = await self._question(query, key, model, bot_id, group_id)
             if q is None:
                 return VectorScores()
             hits, by_id = nearest_with_cosines(indexes, q, config.vector_k, subject=subject,
-                                               wanted=have)  # fmt: skip
-            cosines = _by_ref(by_id)
+                                               wanted=window.ids)  # fmt: skip
+            refs = window.refs
+            cosines = {refs[i]: c for i, c in by_id.items()}  # keyed as the candidates are
             if inline and model.encoder is not None:
                 more, fresh = await self._inline(model.encoder, q, inline)
                 cosines.update(more)
@@ -263,7 +264,7 @@ class MemoryEmbeddings:
         except EncoderUnavailable:  # logged once by the encoder: words and concepts this turn
             return VectorScores()
         self._reembed_unembedded(scopes, kind, model, bot_id)
-        found = await self._hit_rows([h.item_id for h in hits if h.item_id not in have], gens)
+        found = await self._hit_rows([h.item_id for h in hits if h.item_id not in refs], gens)
         extra = tuple(
             i
             for i in found
@@ -276,6 +277,14 @@ class MemoryEmbeddings:
         if not cosines:
             return VectorScores()
         return VectorScores(cosines, extra)
+
+    def _window(self, items: Sequence[MemoryItem]) -> _Window:
+        """The loaded rows' ids and refs, made once per loaded tuple (the service's candidate
+        cache hands the same tuple to every turn until a write)."""
+        window = self._windows.get(id(items))
+        if window is None or window.items is not items:
+            window = self._windows[id(items)] = _Window(items)
+        return window
 
     async def _index_rows(
         self, scopes: Collection[str], kind: str, model: str
@@ -362,9 +371,25 @@ class MemoryEmbeddings:
                      model.model_id)  # fmt: skip
 
 
-def _by_ref(cosines: dict[int, float]) -> dict[str, float]:
-    """Cosines keyed as the ranking's candidates are (`MemoryItem.ref`)."""
-    return {f"mem:{i}": c for i, c in cosines.items()}
+class _Window:
+    """One loaded tuple of rows as the vector search asks for them: their ids (one array, so
+    the index remembers where they are) and refs, and the models all of them have a vector
+    of (a tuple's rows never change: once none lacks a model's vector, none will)."""
+
+    __slots__ = ("embedded", "ids", "items", "refs")
+
+    def __init__(self, items: Sequence[MemoryItem]) -> None:
+        self.items = items  # held: its id stays unique while cached
+        self.ids = np.fromiter((i.id for i in items), dtype=np.int64, count=len(items))
+        self.refs = {i.id: i.ref for i in items}
+        self.embedded: set[str] = set()
+
+    def missing(self, model_id: str, asked: Collection[tuple[int, str]]) -> list[MemoryItem]:
+        """The rows without `model_id`'s vector not yet sent to be embedded."""
+        lacking = [i for i in self.items if i.embedding_model != model_id]
+        if not lacking:
+            self.embedded.add(model_id)
+        return [i for i in lacking if (i.id, model_id) not in asked]
 
 
 def vector_text(kind: str, text: str) -> str:
