@@ -62,6 +62,10 @@ BOT_ID = 2_900_000_001
 LINES = ["今天吃什么", "有人打活动吗", "哈哈哈哈", "新干员好强", "下班了", "周末去哪玩", "好困"]
 SENTINEL = "__burst_done__"
 AT_TEXT = "在吗？问题{n}号"
+# what an @ member taught before the burst (`--at-facts`)
+AT_FACTS = ("记住我在杭州上班", "记住我养了一只橘猫", "记住我周末常去爬山", "记住我不吃香菜",
+            "记住我在学日语")  # fmt: skip
+TAUGHT_SETTLE_S = 1.0
 READ_AT = re.compile(r"addressed message (-?\d+) \(\w+\): priority lane, read at ([\d.]+)")
 WARM_SETTLE_S = 0.3
 WARMED = re.compile(r"group warm-up: (\d+) groups warmed")
@@ -178,8 +182,9 @@ def _stored(db_path: Path) -> int:
 
 
 def _at_snapshots(db_path: Path) -> list[dict[str, Any]]:
-    """The @s' injection snapshots: each one's `stage_ms` and `merge_wait` (what the reply
-    step's local work cost and whether the merge window was waited)."""
+    """The @s' injection snapshots: each one's `stage_ms` (with each context source's, as
+    `source <name>`) and `merge_wait` (what the reply step's local work cost and whether the
+    merge window was waited)."""
     import json
 
     with sqlite3.connect(db_path) as db:
@@ -187,10 +192,18 @@ def _at_snapshots(db_path: Path) -> list[dict[str, Any]]:
     out = []
     for (data,) in rows:
         parsed = json.loads(data) if isinstance(data, str) else data
-        out.append(
-            {"stage_ms": parsed.get("stage_ms") or {}, "merge_wait": parsed.get("merge_wait")}
-        )
+        sources = (parsed.get("retrieval") or {}).get("stage_ms") or {}
+        stages = {
+            **(parsed.get("stage_ms") or {}),
+            **{f"source {k}": v for k, v in sources.items()},
+        }
+        out.append({"stage_ms": stages, "merge_wait": parsed.get("merge_wait")})
     return out
+
+
+def _at_member(n: int, ats: int, groups: int) -> tuple[int, int]:
+    """The group and member of the burst's `n`th @."""
+    return 70_000_001 + (n * groups // max(ats, 1)) % groups, 600_001 + n
 
 
 def _with_ats(peer: OneBotPeer, burst: list[dict], ats: int, groups: int) -> list[dict]:
@@ -198,10 +211,31 @@ def _with_ats(peer: OneBotPeer, burst: list[dict], ats: int, groups: int) -> lis
     events = list(burst)
     for n in reversed(range(ats)):
         position = (n + 1) * len(burst) // (ats + 1)
-        group = 70_000_001 + (n * groups // max(ats, 1)) % groups
-        at = peer.group_message(group, 600_001 + n, at_bot(AT_TEXT.format(n=n)))
+        group, member = _at_member(n, ats, groups)
+        at = peer.group_message(group, member, at_bot(AT_TEXT.format(n=n)))
         events.insert(position, at)
     return events
+
+
+async def _teach_at_members(
+    peer: OneBotPeer, bot: BotProcess, ats: int, groups: int, facts: int
+) -> int:
+    """`--at-facts`: before the burst each @ member teaches the bot `facts` facts about
+    themselves (记住…, answered), so their @ in the burst has memory to compare its question
+    with: it is encoded, by the encoder's process, while the burst goes on. The lines sent."""
+    sent = 0
+    for n in range(ats):
+        group, member = _at_member(n, ats, groups)
+        for text in AT_FACTS[:facts]:
+            await peer.send_event(peer.group_message(group, member, at_bot(text)))
+            sent += 1
+    deadline = time.monotonic() + 60
+    while len(peer.sends()) < sent and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    taught = len(peer.sends())
+    print(f"  {taught} of {sent} teachings answered before the burst")
+    await asyncio.sleep(TAUGHT_SETTLE_S)  # the facts' vectors are made in the background
+    return sent
 
 
 def _at_latencies(
@@ -237,7 +271,13 @@ def _read_at(log_path: Path) -> dict[int, float]:
 
 
 async def pallas_round(
-    workdir: Path, messages: int, groups: int, ats: int, profile: str = "", cold: bool = False
+    workdir: Path,
+    messages: int,
+    groups: int,
+    ats: int,
+    profile: str = "",
+    cold: bool = False,
+    at_facts: int = 0,
 ) -> dict[str, Any]:
     fake = FakeOpenAI(default_reply="在的")
     await fake.start()
@@ -266,14 +306,16 @@ async def pallas_round(
                 await asyncio.sleep(0.05)
             await _group_warmups_done(bot, groups)
             await asyncio.sleep(WARM_SETTLE_S)
+        taught = await _teach_at_members(peer, bot, ats, groups, at_facts) if at_facts else 0
         burst = _burst(peer, messages, groups)
         events = _with_ats(peer, burst, ats, groups)
         at_events = [e for e in events if e["user_id"] >= 600_001]
         at_events.sort(key=lambda e: e["user_id"])
+        answered_before = {e["group_id"]: len(peer.sends(e["group_id"])) for e in at_events}
         sent_at: dict[int, float] = {}
+        total = _counters(bot.log_path)[1] + messages + ats  # routed before the burst, too
         started = time.monotonic()
         await _send_all(peer, events, sent_at)
-        total = messages + ats + warm
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
             _, routed, quiet_at = _counters(bot.log_path)
@@ -284,7 +326,8 @@ async def pallas_round(
             await asyncio.sleep(6.0)  # late duplicates would show up here; bubbles are paced
         _, routed, quiet_at = _counters(bot.log_path)
         latencies, from_read = _at_latencies(fake, at_events, sent_at, _read_at(bot.log_path))
-        answers = [len(peer.sends(e["group_id"])) for e in at_events]
+        answers = [len(peer.sends(e["group_id"])) - answered_before[e["group_id"]]
+                   for e in at_events]  # fmt: skip
         stored = _stored(bot.db_path)
         await peer.close()
         await bot.stop()  # write-behind snapshots are flushed at shutdown
@@ -294,7 +337,7 @@ async def pallas_round(
             "routed": routed,
             "at_latencies_s": latencies,
             "at_from_read_s": from_read,
-            "members": messages + ats + warm,
+            "members": messages + ats + warm + taught,
             "answers": answers,
             "stored": stored,
             "startup_s": startup,
@@ -306,7 +349,13 @@ async def pallas_round(
 
 
 async def run(
-    messages: int, groups: int, ats: int, rounds: int, profile: str = "", cold: bool = False
+    messages: int,
+    groups: int,
+    ats: int,
+    rounds: int,
+    profile: str = "",
+    cold: bool = False,
+    at_facts: int = 0,
 ) -> None:
     bare: list[dict[str, float]] = []
     plain: list[dict[str, Any]] = []  # the unaddressed burst alone: the issue's ratio
@@ -318,7 +367,9 @@ async def run(
             with tempfile.TemporaryDirectory() as tmp:
                 plain.append(await pallas_round(Path(tmp), messages, groups, 0, "", cold))
         with tempfile.TemporaryDirectory() as tmp:
-            pallas.append(await pallas_round(Path(tmp), messages, groups, ats, profile, cold))
+            pallas.append(
+                await pallas_round(Path(tmp), messages, groups, ats, profile, cold, at_facts)
+            )
         if not ats:
             plain.append(pallas[-1])
         p = pallas[-1]
@@ -336,7 +387,8 @@ async def run(
     plain_ratios = [p / b for p, b in zip(plain_rates, bare_rates, strict=True)]
     pallas_ratios = [p / b for p, b in zip(pallas_rates, bare_rates, strict=True)]
     print(f"\n{messages} unaddressed messages over {groups} groups (then again with {ats} @s,")
-    print("each from a new member in its own group, spread through it and answered);")
+    who = f"who taught {at_facts} facts before it" if at_facts else "new"
+    print(f"each from a member ({who}) in its own group, spread through it and answered);")
     state = "cold (first line of every group)" if cold else "warm (each group seen once before)"
     print(f"{rounds} rounds (median), Pallas {state}; load average {os.getloadavg()}")
     print(f"  bare NoneBot (one on_message handler)  {median(bare_rates):8.0f} msg/s handled")
@@ -389,9 +441,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--cold", action="store_true", help="no warm-up line per group before the burst"
     )
+    parser.add_argument(
+        "--at-facts", type=int, default=0, choices=range(len(AT_FACTS) + 1),
+        help="facts each @ member teaches before the burst (its question is then encoded)",
+    )  # fmt: skip
     args = parser.parse_args(argv or [])
     args.profile = str(Path(args.profile).resolve()) if args.profile else ""
-    asyncio.run(run(args.messages, args.groups, args.ats, args.rounds, args.profile, args.cold))
+    asyncio.run(run(args.messages, args.groups, args.ats, args.rounds, args.profile, args.cold,
+                    args.at_facts))  # fmt: skip
 
 
 if __name__ == "__main__":
