@@ -27,8 +27,10 @@ from pallas.core.state import MemoryStateStore
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.embeddings import MemoryEmbeddings
 from pallas.features.memory.isolation import group_scope
+from pallas.features.memory.kinds import MEMORY_SECTION_KINDS
 from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.service import MemoryService
+from pallas.features.memory.vector_store import MemoryVectors
 from pallas.providers.encoder_slot import EncoderSlot
 from pallas.providers.sentence_encoder import HashingEncoder, Matrix
 
@@ -391,3 +393,69 @@ async def test_no_local_encoder_means_nothing_encoded_ahead(repo: MemoryReposito
     await _teach(svc)
     _ahead(svc, "我在哪个城市上班")
     assert len(svc.embeddings.jobs) == 0
+
+
+async def test_concurrent_refreshes_of_an_index_add_each_row_once(repo: MemoryRepository) -> None:
+    """Two searches of one index after a write (an anticipated turn and the turn, or two @s of
+    the group) refresh it once: every live row is in it once, never twice."""
+    encoder = CountingEncoder("enc-a@1")
+    svc = _service(repo, EncoderSlot.ready(encoder))
+    await _teach(svc)
+    vectors = MemoryVectors(repo)
+    first, second = await asyncio.gather(
+        vectors.index(SCOPE, "person_facts", "9", "enc-a@1"),
+        vectors.index(SCOPE, "person_facts", "9", "enc-a@1"),
+    )
+    ids = first.rows.ids.tolist()
+    assert first is second and sorted(ids) == sorted(set(ids)) and len(ids) == len(FACTS)
+
+
+async def test_a_vector_stored_reaches_every_kinds_index(repo: MemoryRepository) -> None:
+    """A row's vector stored in the background (no write generation moves) reaches its kind's
+    index even when another kind's index of the scope is read first."""
+    svc = _service(repo, EncoderSlot("off"))
+    ids = await _teach(svc)  # no encoder: no vectors yet
+    vectors = MemoryVectors(repo)
+    assert len(await vectors.index(SCOPE, "person_facts", "1", "enc-a@1")) == 0
+    await repo.set_embedding(ids[0], [1.0, 0.0, 0.0], "enc-a@1")
+    vectors.mark_dirty(SCOPE)
+    await vectors.index(SCOPE, "knowledge", "1", "enc-a@1")  # another kind's, read first
+    assert (await vectors.index(SCOPE, "person_facts", "1", "enc-a@1")).rows.ids.tolist() == [
+        ids[0]
+    ]
+
+
+async def test_an_anticipated_turn_reads_nothing_again(
+    repo: MemoryRepository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the edge anticipates for an @ — the speaker's rows, the group's shared rows, the
+    indexes, the question's vector — is what the turn needs: its retrievals then read nothing
+    from the database (in a burst every read waits its turn on the busy loop)."""
+    encoder = CountingEncoder("enc-a@1")
+    svc = _service(repo, EncoderSlot.ready(encoder))
+    await _teach(svc)
+    await svc.remember(bot_id=BOT, scope=SCOPE, kind="knowledge", text="群规：周五晚上开黑",
+                       origin="admin")  # fmt: skip
+    await svc.drain()
+    _ahead(svc, "我在哪个城市上班")
+    await svc.drain()
+    encoder.requests = 0
+    reads: list[str] = []
+    for name in ("candidates", "candidates_by_kind", "subjects", "live_ids", "vectors"):
+        real = getattr(repo, name)
+
+        def counted(*args: object, _real=real, _name=name, **kwargs: object):  # type: ignore[no-untyped-def]
+            reads.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(repo, name, counted)
+    question = "我在哪个城市上班"
+    shared = [
+        svc.retrieve(
+            k, question, scopes={SCOPE}, config=CONFIG, now=NOW, bot_id=BOT, group_id=GROUP
+        )
+        for k in (*MEMORY_SECTION_KINDS, "knowledge")
+    ]
+    results = await eager_gather(_ask(svc, question), _ask(svc, question, "relationship"), *shared)
+    assert reads == [] and results[0].items[0].text == "我在杭州上班"
+    assert encoder.requests == 0  # the question's vector was made ahead

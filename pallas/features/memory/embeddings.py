@@ -138,6 +138,13 @@ class MemoryEmbeddings:
         except EncoderUnavailable:  # logged once by the encoder; the turn does without
             return
 
+    async def index_ahead(self, scopes: Collection[str], kind: str) -> None:
+        """Bring the scopes' `kind` indexes up to their write generation for a turn about to
+        search them (`MemoryService.anticipate`)."""
+        model = self.model()
+        if model is not None:
+            await self._index_rows(scopes, kind, model.model_id)
+
     def status_zh(self) -> str:
         """What `/pallas status` says memory ranks by."""
         return self.embedder.status_zh()

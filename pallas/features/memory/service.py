@@ -42,6 +42,7 @@ from pallas.features.memory.kinds import (
     MEMORY_SECTION_KINDS,
     PERSON_FACTS,
     PERSONAL_KINDS,
+    RELATIONSHIP,
 )
 from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.records import MemoryItem, NewMemory, WriteOutcome
@@ -61,6 +62,8 @@ TEXT_MAX_CHARS = 300
 TOUCH_DELAY_S = 0.5
 # read for the whole group on every turn (no subject): loaded together, one statement
 SHARED_KINDS = (*MEMORY_SECTION_KINDS, KNOWLEDGE)
+# read about the speaker on every turn (the relationship and person-facts sources)
+SPEAKER_KINDS = (PERSON_FACTS, RELATIONSHIP)
 
 
 # A background reaction to a stored row (expansion, consolidation), given in the constructor.
@@ -115,6 +118,7 @@ class MemoryService:
         # concurrent misses share one read
         self._shared_loads: SingleFlight[QueryCacheKey, None] = SingleFlight()
         self._subject_loads: SingleFlight[QueryCacheKey, frozenset[int]] = SingleFlight()
+        self._candidate_loads: SingleFlight[QueryCacheKey, tuple[MemoryItem, ...]] = SingleFlight()
         self._converted: LRUCache[int, _Converted] = LRUCache(64)
         # scope filter + index per loaded candidate tuple (the 7 retrievals of a turn share it)
         self._scoped = ScopedCache(max_entries=32)
@@ -167,6 +171,14 @@ class MemoryService:
             if subject not in subjects:  # nothing stored about this member: no query
                 self._candidates.put(key, ())
                 return ()
+        # one read per key in flight (an anticipated turn's and the turn's own)
+        return await self._candidate_loads.run(
+            key, lambda: self._read_candidates(key, scopes, kind, subject, cap)
+        )
+
+    async def _read_candidates(
+        self, key: QueryCacheKey, scopes: Collection[str], kind: str, subject: int | None, cap: int
+    ) -> tuple[MemoryItem, ...]:
         items = tuple(await self.repo.candidates(scopes, kind, subject_user_id=subject, limit=cap))
         self._candidates.put(key, items)
         return items
@@ -236,14 +248,21 @@ class MemoryService:
         group_id: int,
     ) -> None:
         gen = await self._generation(scopes)
-        if subject not in await self._subjects(scopes, gen):
-            # the group's shared rows (one read, the one the turn makes; cached for it)
-            await self._load(scopes, SHARED_KINDS[0], None, cap, gen)
-            loaded = (self._candidates.get(_candidates_key(scopes, k, None, cap, gen))
-                      for k in SHARED_KINDS)  # fmt: skip
-            if not any(loaded):  # nothing to compare the question with: no encode
-                return
-        await self.embeddings.question_ahead(query, bot_id, group_id)
+        # the reads the turn makes, made now and side by side (each is cached for the turn, or
+        # joined while in flight): in a burst each read waits its turn on the busy loop
+        mine = subject in await self._subjects(scopes, gen)
+        personal = [(k, subject) for k in SPEAKER_KINDS] if mine else []
+        loads = [(SHARED_KINDS[0], None), *personal]  # the first: every shared kind, one read
+        windows = await asyncio.gather(*(self._load(scopes, k, s, cap, gen) for k, s in loads))
+        shared = [k for k in SHARED_KINDS
+                  if self._candidates.get(_candidates_key(scopes, k, None, cap, gen))]  # fmt: skip
+        kinds = [*shared, *(k for (k, _), rows in zip(personal, windows[1:], strict=True) if rows)]
+        if not kinds:  # nothing to compare the question with: no encode
+            return
+        await asyncio.gather(
+            self.embeddings.question_ahead(query, bot_id, group_id),
+            *(self.embeddings.index_ahead(scopes, k) for k in kinds),
+        )
 
     async def retrieve(
         self,

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from cachetools import LRUCache
 
+from pallas.core.single_flight import SingleFlight
 from pallas.features.memory.repository import MemoryRepository
 
 if TYPE_CHECKING:  # numpy (~0.1 s to import) loads with the first index: embeddings in use
@@ -34,12 +35,16 @@ class MemoryVectors:
         self._repo = repo
         # the least recently read index goes first (rebuilt from the database if read again)
         self._indexes: LRUCache[tuple[str, str, str], VectorIndex] = LRUCache(max(1, max_indexes))
-        self._dirty: set[str] = set()
+        # vectors stored per scope without a write (backfills), counted: each index refreshes
+        # when its scope's count moved since it last did (every kind's, not only the first read)
+        self._stored: dict[str, int] = {}
+        self._seen: dict[tuple[str, str, str], int] = {}
+        self._refreshes: SingleFlight[tuple[str, str, str], None] = SingleFlight()
         # (scope, kind, model) → live rows the last refresh found without this model's vector
         self.unembedded: dict[tuple[str, str, str], int] = {}
 
     def mark_dirty(self, scope: str) -> None:
-        self._dirty.add(scope)
+        self._stored[scope] = self._stored.get(scope, 0) + 1
 
     async def index(self, scope: str, kind: str, generation: str, model: str) -> VectorIndex:
         """The index of (scope, kind) for `model`, refreshed when the scope's generation
@@ -50,11 +55,19 @@ class MemoryVectors:
             from pallas.ranking import VectorIndex
 
             index = self._indexes[key] = VectorIndex()
-        if index.generation != generation or scope in self._dirty:
-            await self.refresh(index, scope, kind, model)
-            index.generation = generation
-            self._dirty.discard(scope)
+        if index.generation != generation or self._seen.get(key) != self._stored.get(scope, 0):
+            # one refresh at a time per index: two concurrent ones (an anticipated turn and
+            # the turn, two @s of one group) would both add the rows missing, twice
+            await self._refreshes.run(key, lambda: self._refresh_to(index, key, generation))
         return index
+
+    async def _refresh_to(
+        self, index: VectorIndex, key: tuple[str, str, str], generation: str
+    ) -> None:
+        stored = self._stored.get(key[0], 0)  # a vector stored meanwhile refreshes it again
+        await self.refresh(index, *key)
+        index.generation = generation
+        self._seen[key] = stored
 
     async def refresh(self, index: VectorIndex, scope: str, kind: str, model: str) -> None:
         live = await self._repo.live_ids(scope, kind)
