@@ -1,5 +1,7 @@
-"""Database fixtures shared by the integration tests: every backend Pallas supports, and a
-throwaway Redis server per module (`redis_server`) for the state-store tests.
+"""Fixtures shared by the integration tests: every database backend Pallas supports, a
+throwaway Redis server per module (`redis_server`) for the state-store tests, and the fake
+OpenAI-compatible model in-process (`fake_llm`; a module wanting another default reply
+defines its own).
 
 `database_url` runs a test once per backend — `[sqlite]` on a new file in `tmp_path`,
 `[postgres]` on a new database of one throwaway PostgreSQL server per session
@@ -20,7 +22,7 @@ reuse ids.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from itertools import count
 from pathlib import Path
 
@@ -28,6 +30,7 @@ import pytest
 
 from pallas.core.db import migrate
 from tests.harness import postgres as pg
+from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.redis_server import RedisServer, running_redis, unavailable_reason
 from tests.harness.sqlite_template import migrated_copy
 
@@ -79,3 +82,12 @@ def redis_server() -> Iterator[RedisServer]:
         pytest.skip(reason)
     with running_redis() as server:
         yield server
+
+
+@pytest.fixture
+async def fake_llm() -> AsyncIterator[FakeOpenAI]:
+    """The fake model, served in-process (hand `fake_llm.http_client()` to the runtime)."""
+    server = FakeOpenAI(in_process=True)
+    await server.start()
+    yield server
+    await server.stop()

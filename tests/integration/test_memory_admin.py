@@ -29,14 +29,6 @@ BOT, A, B = 7, 100, 200
 ADMIN, ALICE = 10_001, 20_011
 
 
-@pytest.fixture
-async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI(in_process=True)
-    await server.start()
-    yield server
-    await server.stop()
-
-
 async def start(
     tmp_path: Path, fake_llm: FakeOpenAI, database_url: str, **settings: object
 ) -> PallasRuntime:

@@ -32,14 +32,6 @@ CAR_SICK = {
 
 
 @pytest.fixture
-async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI(in_process=True)
-    await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
 async def runtime(
     tmp_path: Path, fake_llm: FakeOpenAI, database_url: str
 ) -> AsyncIterator[PallasRuntime]:

@@ -40,18 +40,10 @@ def _frame(user: int, text: str, *, at_bot: bool) -> tuple[int, str]:
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI(in_process=True)
-    await server.start()
-    yield server
-    await server.stop()
-
-
-@pytest.fixture
 async def link(
-    tmp_path: Path, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> AsyncIterator[EdgeLink]:
-    app, _ = await start_chat_app(tmp_path, fake, FakeClock())
+    app, _ = await start_chat_app(tmp_path, fake_llm, FakeClock())
 
     async def no_process() -> None:  # the test's counting encoder goes in the slot instead
         return None
@@ -65,7 +57,7 @@ async def link(
 
 
 async def test_an_at_is_encoded_from_its_read_and_once(
-    link: EdgeLink, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+    link: EdgeLink, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = link.app
     encoder = CountingEncoder("enc-edge@1")
@@ -87,7 +79,7 @@ async def test_an_at_is_encoded_from_its_read_and_once(
     at_id, at_frame = _frame(ALICE, question, at_bot=True)
     plain_id, plain_frame = _frame(BOB, "今天好热啊", at_bot=False)
     await link.play(BOT, [plain_frame, at_frame])
-    requests = await fake.wait_for_requests(1)  # the @ is answered: its turn retrieved memory
+    requests = await fake_llm.wait_for_requests(1)  # the @ is answered: its turn retrieved memory
     await memory.drain()
     assert anticipated == [at_id]
     assert len(requests) == 1 and "我在杭州上班" in str(requests[0].body)

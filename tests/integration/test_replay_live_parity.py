@@ -10,7 +10,6 @@ step, outcome, stage, reason) must match.
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -26,14 +25,6 @@ from tests.harness.fake_openai import FakeOpenAI
 from tests.integration.chat_app import REPO, start_chat_app
 
 TRANSCRIPTS = REPO / "benchmarks" / "transcripts"
-
-
-@pytest.fixture
-async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI(in_process=True)
-    await server.start()
-    yield server
-    await server.stop()
 
 
 def _decision(routed: RoutedTurn) -> tuple[str, ...]:

@@ -14,7 +14,6 @@ import json
 import logging
 import random
 import shutil
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +30,6 @@ from pallas.features.memory import MemoryRepository, ProfileRepository, own_scop
 from pallas.features.memory_upkeep.consolidation import CONSOLIDATE_SYSTEM
 from tests.harness.fake_openai import FakeOpenAI, Scripted
 from tests.integration.chat_app import BOT, GROUP, REPO, write_group_defaults
-
-
-@pytest.fixture
-async def fake_llm() -> AsyncIterator[FakeOpenAI]:
-    server = FakeOpenAI(in_process=True)
-    await server.start()
-    yield server
-    await server.stop()
-
 
 # The three kinds of the memory's own background work one taught fact starts: expansion
 # (cheap model), consolidation of the member's profile (cheap model) and the embedding backfill.
