@@ -132,9 +132,9 @@ class MemoryEmbeddings:
         model = self.model()
         if model is None or model.encoder is None:
             return
-        key = query_cache_key((), f"qvec:{model.model_id}", normalize_query(query))
         try:
-            await self._question(query, key, model, bot_id, group_id)
+            await self._question(query, _question_key(model.model_id, query), model, bot_id,
+                                 group_id)  # fmt: skip
         except EncoderUnavailable:  # logged once by the encoder; the turn does without
             return
 
@@ -246,14 +246,14 @@ class MemoryEmbeddings:
             return VectorScores()
         mid = model.model_id
         window = self._window(items)
-        missing = [] if mid in window.embedded else window.missing(mid, self._backfilled)
+        missing = window.missing(mid, self._backfilled)
         inline: list[MemoryItem] = []
         if model.encoder is not None:  # local: the first few are encoded with the question
             inline, missing = missing[:INLINE_EMBED_MAX], missing[INLINE_EMBED_MAX:]
         if missing:
             batch = missing[:BACKFILL_BATCH]
             self.jobs.spawn(self._backfill(batch, model, bot_id, group_id), "backfill")
-        key = query_cache_key((), f"qvec:{mid}", normalize_query(query))
+        key = _question_key(mid, query)
         gens, indexes = await self._index_rows(scopes, kind, mid)
         try:
             q = await self._question(query, key, model, bot_id, group_id)
@@ -378,6 +378,11 @@ class MemoryEmbeddings:
                      model.model_id)  # fmt: skip
 
 
+def _question_key(model_id: str, query: str) -> QueryCacheKey:
+    """The key of a question's vector: the turn's retrievals and its anticipation share it."""
+    return query_cache_key((), f"qvec:{model_id}", normalize_query(query))
+
+
 class _Window:
     """One loaded tuple of rows as the vector search asks for them: their ids (one array, so
     the index remembers where they are) and refs, and the models all of them have a vector
@@ -393,6 +398,8 @@ class _Window:
 
     def missing(self, model_id: str, asked: Collection[tuple[int, str]]) -> list[MemoryItem]:
         """The rows without `model_id`'s vector not yet sent to be embedded."""
+        if model_id in self.embedded:
+            return []
         lacking = [i for i in self.items if i.embedding_model != model_id]
         if not lacking:
             self.embedded.add(model_id)

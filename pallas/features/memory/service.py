@@ -225,12 +225,12 @@ class MemoryService:
         bot_id: int,
         group_id: int,
     ) -> None:
-        """An addressed line read at the edge: start encoding its question now, in the
-        encoder's process, if the turn will compare it with rows (the speaker's personal
-        rows or the group's shared ones). The turn's retrievals then find the vector made or
-        join its encode (the same key, `MemoryEmbeddings._question`) instead of asking for it
-        ~2 ms into the turn and waiting a round trip (`benchmarks.reply_turn --encoder`).
-        Only with the local encoder: a provider's model would bill lines never answered."""
+        """An addressed line read at the edge: make the reads its turn will make (the shared
+        rows, the speaker's rows, the indexes of the kinds with rows) side by side, and encode
+        its question in the encoder's process when there are rows to compare it with. The
+        turn's retrievals then find these cached or join them in flight instead of starting
+        them ~2 ms into the turn (`benchmarks.reply_turn --encoder`). Only with the local
+        encoder: a provider's model would bill lines never answered."""
         if not query.strip() or not self.embeddings.encodes_locally():
             return
         self._spawn(
@@ -251,12 +251,10 @@ class MemoryService:
         # the reads the turn makes, made now and side by side (each is cached for the turn, or
         # joined while in flight): in a burst each read waits its turn on the busy loop
         mine = subject in await self._subjects(scopes, gen)
-        personal = [(k, subject) for k in SPEAKER_KINDS] if mine else []
-        loads = [(SHARED_KINDS[0], None), *personal]  # the first: every shared kind, one read
+        loads: list[tuple[str, int | None]] = [(k, None) for k in SHARED_KINDS]  # one read
+        loads += [(k, subject) for k in SPEAKER_KINDS] if mine else []
         windows = await asyncio.gather(*(self._load(scopes, k, s, cap, gen) for k, s in loads))
-        shared = [k for k in SHARED_KINDS
-                  if self._candidates.get(_candidates_key(scopes, k, None, cap, gen))]  # fmt: skip
-        kinds = [*shared, *(k for (k, _), rows in zip(personal, windows[1:], strict=True) if rows)]
+        kinds = [k for (k, _), rows in zip(loads, windows, strict=True) if rows]
         if not kinds:  # nothing to compare the question with: no encode
             return
         await asyncio.gather(

@@ -306,8 +306,9 @@ class PersonFactsSource(_PersonalSource):
 
 class QuestionAhead:
     """The memory sources' `TurnAnticipator`: a group line addressed to the bot has its
-    question encoded from the moment the edge reads it (`MemoryService.anticipate`), with the
-    text and scopes its retrievals will use (`turn_display_text`, `turn_scopes`)."""
+    reads made and its question encoded from the moment the edge reads it
+    (`MemoryService.anticipate`), with the text and scopes its retrievals will use
+    (`turn_display_text`, `turn_scopes`)."""
 
     def __init__(self, service: MemoryService) -> None:
         self.service = service
