@@ -21,8 +21,7 @@ from tests.integration.test_memory_admin import ADMIN, ALICE, BOT, A, admin
 OWNER = 30_001
 
 
-fake_llm = memory_admin.fake_llm  # the memory admin tests' fixtures: a fake model, a runtime
-runtime = memory_admin.runtime
+runtime = memory_admin.runtime  # the memory admin tests' runtime (over the shared `fake_llm`)
 
 
 def said(text: str, user: int = ALICE, role: str = "member", message_id: int = 1) -> TurnInput:
