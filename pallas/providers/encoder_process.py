@@ -28,6 +28,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -45,6 +46,18 @@ MAX_RESTARTS = 5  # in a row without one answered request: then it stays down (l
 CLOSE_WAIT_S = 2.0
 # one BLAS thread: the worker's core is its share of a small machine
 _ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+@runtime_checkable
+class _PipeWriter(Protocol):
+    """The worker's stdin as a transport: by what it does, not its class. uvloop's pipe
+    transports (the bot's loop under uvicorn) are not `asyncio.WriteTransport` subclasses; a
+    class check took every request for a dead worker, and the encoder was stopped at its first
+    encode (every deployment ran without vectors)."""
+
+    def write(self, data: bytes) -> None: ...
+
+    def is_closing(self) -> bool: ...
 
 
 class EncoderUnavailable(ProviderError):
@@ -136,7 +149,7 @@ class _Worker:
 
     async def ask(self, texts: Sequence[str]) -> Matrix:
         stdin = self.transport.get_pipe_transport(0)
-        if not isinstance(stdin, asyncio.WriteTransport):
+        if not isinstance(stdin, _PipeWriter):
             raise ConnectionResetError("the encoder process exited")
         if stdin.is_closing() or self.pipes.exited.done():
             raise ConnectionResetError("the encoder process exited")

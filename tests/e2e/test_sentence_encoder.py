@@ -7,6 +7,7 @@ verdict)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 
@@ -69,7 +70,16 @@ async def test_the_default_bot_loads_the_encoder_offline_and_uses_it(
             corrected = await _answer(peer, "记住 更正一下，我现在坐地铁上班了", ALICE, 2)
             recalled = await _answer(peer, "你记得我什么", ALICE, 3)
             assert "地铁" in recalled and "自行车" not in recalled, (corrected, recalled)
-            assert "meaning:update" in bot.log_text()  # chosen by meaning, not a verdict
+            # chosen by the encoder's vectors: not a verdict, and not the words' fallback
+            assert "meaning:update mem:1 (meaning:" in bot.log_text()
+            # an @ in other words: the fact it asks about reaches the model, an unrelated one
+            # does not (ranked by meaning; without vectors the whole profile is carried)
+            assert await _answer(peer, "记住 我养了一只橘猫叫胖虎", ALICE, 4) == "记住啦～"
+            await _answer(peer, "我平时坐什么去公司来着", ALICE, 5)
+            request = json.dumps(fake_llm.chat_requests()[-1].messages, ensure_ascii=False)
+            facts = request.split("【当前对话者的稳定偏好", 1)[-1].split("【", 1)[0]
+            assert "地铁" in facts and "橘猫" not in facts, request
+            assert "sentence encoder process" not in bot.log_text()  # it never failed
         finally:
             await peer.close()
     for _ in range(50):  # the bot stopped: its encoder process is gone with it

@@ -153,3 +153,36 @@ async def test_a_stop_while_a_new_worker_starts_leaves_none_behind() -> None:
             break
         await asyncio.sleep(0.05)
     assert _worker_children() == []
+
+
+def test_under_uvloop_the_bots_loop_it_answers_and_recovers() -> None:
+    """The bot runs on uvloop (uvicorn picks it when installed, as nonebot2[fastapi] installs
+    it), whose pipe transports are no `asyncio.WriteTransport`: a class check there stopped
+    the worker at its first encode, so no deployment ever ranked by meaning."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def scenario() -> None:
+        assert type(asyncio.get_running_loop()).__module__.startswith("uvloop")
+        encoder = await ProcessEncoder.start(restart_after_s=0.05)
+        try:
+            alone = {t: (await encoder.encode([t]))[0] for t in TEXTS}
+            together = await asyncio.gather(*(encoder.encode([t]) for t in TEXTS))
+            for text, rows in zip(TEXTS, together, strict=True):
+                assert float(rows[0] @ alone[text]) > 0.9999, text
+            assert encoder.available
+            first = encoder.pid
+            os.kill(first, signal.SIGKILL)  # a dead worker is still seen, and replaced
+            with pytest.raises(EncoderUnavailable):
+                await encoder.encode(["我在杭州上班"])
+            for _ in range(200):
+                if encoder.available:
+                    break
+                await asyncio.sleep(0.05)
+            assert encoder.available and encoder.pid != first
+            assert (await encoder.encode(["我在杭州上班"])).shape == (1, 512)
+        finally:
+            await encoder.aclose()
+        assert not _alive(encoder.pid)
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(scenario())

@@ -22,6 +22,7 @@ from pallas.features.memory_commands.corrections import (
     meaning_text,
     needs_vectors,
 )
+from pallas.providers.encoder_process import EncoderUnavailable
 from pallas.providers.sentence_encoder import SentenceEncoder
 
 log = logging.getLogger("pallas.memory")
@@ -43,6 +44,8 @@ async def offline_judgement(
         query = meaning_text(correction.query if correction.explicit else new_fact)
         try:
             vectors = await encoder.encode([query, *(meaning_text(t) for _, t in pairs)])
+        except EncoderUnavailable as exc:  # down or restarting: already logged once there
+            log.info("sentence encoder unavailable for a correction (%s); deciding by words", exc)
         except Exception:  # the words decide; the teaching is never lost to the encoder
             log.exception("sentence encoder failed on a correction; deciding by words")
         else:
