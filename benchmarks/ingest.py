@@ -69,6 +69,7 @@ TAUGHT_SETTLE_S = 1.0
 READ_AT = re.compile(r"addressed message (-?\d+) \(\w+\): priority lane, read at ([\d.]+)")
 WARM_SETTLE_S = 0.3
 WARMED = re.compile(r"group warm-up: (\d+) groups warmed")
+ENCODER_FAILED = re.compile(r"sentence encoder process \(pid \d+\) failed")
 COUNTERS = re.compile(r"counters: in (\d+).*?routed (\d+).*?last quiet turn at ([\d.]+)")
 
 
@@ -329,6 +330,7 @@ async def pallas_round(
         answers = [len(peer.sends(e["group_id"])) - answered_before[e["group_id"]]
                    for e in at_events]  # fmt: skip
         stored = _stored(bot.db_path)
+        log_text = bot.log_text()
         await peer.close()
         await bot.stop()  # write-behind snapshots are flushed at shutdown
         snapshots = _at_snapshots(bot.db_path)
@@ -342,6 +344,10 @@ async def pallas_round(
             "stored": stored,
             "startup_s": startup,
             "snapshots": snapshots,
+            # with PALLAS_TEST_SENTENCE_ENCODER=local: loaded, and never lost in the run (a
+            # worker stopped at its first encode once made every run rank by words only)
+            "encoder_on": "sentence encoder on" in log_text,
+            "encoder_failures": len(ENCODER_FAILED.findall(log_text)),
         }
     finally:
         await bot.stop()
@@ -414,6 +420,9 @@ async def run(
         f"{len(latencies)} of {ats * rounds}"
     )
     print(f"  stored (of {pallas[0]['members']} member messages): {[p['stored'] for p in pallas]}")
+    on = sum(p["encoder_on"] for p in pallas)
+    failures = sum(p["encoder_failures"] for p in pallas)
+    print(f"  sentence encoder on in {on} of {len(pallas)} @ rounds; its worker failed {failures}x")
     print(
         "  start-up to listening: bare "
         + ", ".join(f"{b['startup_s']:.2f}" for b in bare)
