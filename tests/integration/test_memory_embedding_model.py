@@ -28,6 +28,7 @@ from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.embeddings import MemoryEmbeddings
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.kinds import MEMORY_SECTION_KINDS
+from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.service import MemoryService
 from pallas.features.memory.vector_store import MemoryVectors
@@ -69,11 +70,13 @@ async def repo(database_url: str) -> AsyncIterator[MemoryRepository]:
     await engine.dispose()
 
 
-def _service(repo: MemoryRepository, slot: EncoderSlot) -> MemoryService:
+def _service(
+    repo: MemoryRepository, slot: EncoderSlot, profiles: ProfileRepository | None = None
+) -> MemoryService:
     clock = FakeClock(NOW)
     state = MemoryStateStore(clock)
     vectors = MemoryEmbeddings(repo, state, clock, encoder=slot)
-    return MemoryService(repo, state, clock, embeddings=vectors)
+    return MemoryService(repo, state, clock, embeddings=vectors, profiles=profiles)
 
 
 async def _teach(svc: MemoryService) -> list[int]:
@@ -459,3 +462,42 @@ async def test_an_anticipated_turn_reads_nothing_again(
     results = await eager_gather(_ask(svc, question), _ask(svc, question, "relationship"), *shared)
     assert reads == [] and results[0].items[0].text == "我在杭州上班"
     assert encoder.requests == 0  # the question's vector was made ahead
+
+
+async def test_after_a_write_the_anticipated_reads_start_together(
+    repo: MemoryRepository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a member taught the bot something nothing of the scope's new generation is
+    cached. The reads their next @ needs then start together, not one after another (in a
+    burst each read that waits costs a whole pass of the busy loop): who has rows, the
+    speaker's windows and the speaker kinds' indexes; and the member's consolidated profile,
+    which the person-facts source reads after ranking, is read before the turn asks."""
+    profiles = ProfileRepository(repo._sessions)
+    svc = _service(repo, EncoderSlot.ready(CountingEncoder("enc-a@1")), profiles)
+    await _teach(svc)  # a write: the generation moved
+    gate = asyncio.Event()
+    started: list[str] = []
+    for name in ("candidates", "subjects", "live_ids"):
+        real = getattr(repo, name)
+
+        async def held(*args: object, _real=real, _name=name, **kwargs: object):  # type: ignore[no-untyped-def]
+            started.append(f"{_name}:{args[1]}" if _name == "candidates" else _name)
+            await gate.wait()
+            return await _real(*args, **kwargs)
+
+        monkeypatch.setattr(repo, name, held)
+    _ahead(svc, "我在哪个城市上班")
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert {"subjects", "candidates:person_facts", "candidates:relationship", "live_ids"} <= set(
+        started
+    ), started
+    gate.set()
+    await svc.drain()
+    gen, live = await svc.live_items({SCOPE}, "person_facts", ALICE, CONFIG)
+    assert len(live) == len(FACTS)
+    opened: list[int] = []
+    real_sessions = profiles._sessions
+    monkeypatch.setattr(profiles, "_sessions", lambda: opened.append(1) or real_sessions())
+    assert await profiles.get(SCOPE, ALICE, gen=gen) is None  # none consolidated yet
+    assert opened == []  # read ahead, for this generation

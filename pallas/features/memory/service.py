@@ -226,41 +226,80 @@ class MemoryService:
         group_id: int,
     ) -> None:
         """An addressed line read at the edge: make the reads its turn will make (the shared
-        rows, the speaker's rows, the indexes of the kinds with rows) side by side, and encode
-        its question in the encoder's process when there are rows to compare it with. The
-        turn's retrievals then find these cached or join them in flight instead of starting
-        them ~2 ms into the turn (`benchmarks.reply_turn --encoder`). Only with the local
-        encoder: a provider's model would bill lines never answered."""
+        rows, the speaker's rows and consolidated profile, the indexes of the kinds with rows)
+        side by side, and encode its question in the encoder's process when there are rows to
+        compare it with. The turn's retrievals then find these cached or join them in flight
+        instead of starting them ~2 ms into the turn, one after the other
+        (`benchmarks.ingest --at-facts`). Only with the local encoder: a provider's model
+        would bill lines never answered."""
         if not query.strip() or not self.embeddings.encodes_locally():
             return
-        self._spawn(
-            self._anticipate(query, scopes, subject, config.candidate_cap, bot_id, group_id),
-            "question",
-        )
+        self._spawn(self._anticipate(query, scopes, subject, config, bot_id, group_id), "question")
 
     async def _anticipate(
         self,
         query: str,
         scopes: Collection[str],
         subject: int,
-        cap: int,
+        config: RetrievalConfig,
         bot_id: int,
         group_id: int,
     ) -> None:
+        cap = config.candidate_cap
         gen = await self._generation(scopes)
-        # the reads the turn makes, made now and side by side (each is cached for the turn, or
-        # joined while in flight): in a burst each read waits its turn on the busy loop
-        mine = subject in await self._subjects(scopes, gen)
-        loads: list[tuple[str, int | None]] = [(k, None) for k in SHARED_KINDS]  # one read
-        loads += [(k, subject) for k in SPEAKER_KINDS] if mine else []
-        windows = await asyncio.gather(*(self._load(scopes, k, s, cap, gen) for k, s in loads))
-        kinds = [k for (k, _), rows in zip(loads, windows, strict=True) if rows]
-        if not kinds:  # nothing to compare the question with: no encode
+        # In a burst each read that really waits costs a whole pass of the busy loop, so
+        # after a write (nothing cached for the new generation) the subjects, the windows
+        # and the speaker kinds' indexes are read side by side, not one after the other: the
+        # speaker's windows before knowing they have rows (for a member with none, two empty
+        # reads once per write generation).
+        known = self._subject_sets.get(query_cache_key(scopes, f"subjects:{gen}", ""))
+        speaker = SPEAKER_KINDS if known is None or subject in known else ()
+        question = None
+        if known is not None and speaker:  # their rows are there: the encode starts now too
+            question = asyncio.ensure_future(
+                self.embeddings.question_ahead(query, bot_id, group_id)
+            )
+        loads = [(k, None) for k in SHARED_KINDS] + [(k, subject) for k in speaker]
+        side: list[Awaitable[object]] = [self.embeddings.index_ahead(scopes, k) for k in speaker]
+        if known is None:
+            side.append(self._subjects(scopes, gen))
+        reads = asyncio.gather(*(self._load_ahead(scopes, k, s, cap, gen) for k, s in loads))
+        windows, _ = await asyncio.gather(reads, asyncio.gather(*side))
+        rows = {k: w for (k, _), w in zip(loads, windows, strict=True) if w}
+        if not rows:  # nothing to compare the question with: no encode (or only the one begun)
+            if question is not None:
+                await question
             return
         await asyncio.gather(
-            self.embeddings.question_ahead(query, bot_id, group_id),
-            *(self.embeddings.index_ahead(scopes, k) for k in kinds),
+            question or self.embeddings.question_ahead(query, bot_id, group_id),
+            *(self.embeddings.index_ahead(scopes, k) for k in rows if k not in speaker),
+            self._profile_ahead(rows.get(PERSON_FACTS, ()), subject, gen, config),
         )
+
+    async def _load_ahead(
+        self, scopes: Collection[str], kind: str, subject: int | None, cap: int, gen: str
+    ) -> tuple[MemoryItem, ...]:
+        """`_load`, but a speaker's window without first asking who has rows (the turn's
+        `_load` joins this read, or finds it cached)."""
+        if subject is None:
+            return await self._load(scopes, kind, None, cap, gen)
+        key = _candidates_key(scopes, kind, subject, cap, gen)
+        cached = self._candidates.get(key)
+        if cached is not None:
+            return cached
+        return await self._candidate_loads.run(
+            key, lambda: self._read_candidates(key, scopes, kind, subject, cap)
+        )
+
+    async def _profile_ahead(
+        self, facts: Sequence[MemoryItem], subject: int, gen: str, config: RetrievalConfig
+    ) -> None:
+        """The consolidated profile the person-facts source reads after ranking, read now
+        (cached per generation): one database trip less after the turn's retrieval."""
+        live_scopes = {i.scope for i in facts}
+        if self.profiles is None or not config.profile.consolidate or len(live_scopes) != 1:
+            return
+        await self.profiles.get(next(iter(live_scopes)), subject, gen=gen)
 
     async def retrieve(
         self,
