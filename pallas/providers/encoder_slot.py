@@ -22,6 +22,7 @@ log = logging.getLogger("pallas.memory")
 
 OFF_WORDS = frozenset({"off", "none", "no", "false", "0", "disabled"})
 THREAD_WORDS = frozenset({"thread", "in-process", "inprocess"})
+PROBE_TEXT = "你好"  # the start-up round trip's question
 SlotPhase = Literal["loading", "on", "off"]
 Placement = Literal["process", "thread"]
 
@@ -89,8 +90,10 @@ class EncoderSlot:
                 why = str(exc)
                 log.warning("sentence encoder unavailable (%s)", why)
             else:
-                encoder, self.pid = started, started.pid
-                self.load_seconds, self.rss_mb = started.load_seconds, started.rss_mb
+                encoder, why = await _answering(started)
+                if encoder is not None:
+                    self.pid = started.pid
+                    self.load_seconds, self.rss_mb = started.load_seconds, started.rss_mb
         if self.placement == "thread":
             before = rss_mb()
             local = await asyncio.to_thread(load_local_encoder)
@@ -124,6 +127,24 @@ class EncoderSlot:
         if self.phase == "loading":
             return "本地语义模型：加载中，暂用关键词与概念检索"
         return f"本地语义模型：关闭（{self.reason_zh}），用关键词与概念检索"
+
+
+async def _answering(encoder: ProcessEncoder) -> tuple[ProcessEncoder | None, str]:
+    """The started encoder once a question went there and back through the bot's own path
+    (its pipes, on this event loop): "on" is said only then. A worker that loaded but cannot
+    answer here (under uvloop a transport check once stopped it at its first encode, while
+    the start-up line said "on") is stopped, and the reason is the slot's."""
+    try:
+        vectors = await encoder.encode([PROBE_TEXT])
+    except EncoderUnavailable as exc:
+        why = f"it started but did not answer: {exc}"
+    else:
+        if vectors.shape == (1, encoder.dim):
+            return encoder, ""
+        why = f"it started but answered shape {vectors.shape}"
+    log.warning("sentence encoder %s", why)
+    await encoder.aclose()
+    return None, why
 
 
 __all__ = ["EncoderSlot"]

@@ -186,3 +186,27 @@ def test_under_uvloop_the_bots_loop_it_answers_and_recovers() -> None:
 
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
         runner.run(scenario())
+
+
+async def test_the_slot_says_on_only_after_a_question_went_there_and_back(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A worker that loads but cannot answer through the bot's own path (a uvloop transport
+    check once stopped it at its first encode while the start-up line said "on") is reported
+    off with its reason at start-up, and stopped."""
+
+    async def refused(self: ProcessEncoder, texts: object) -> object:
+        raise EncoderUnavailable("the encoder process exited")
+
+    monkeypatch.setattr(ProcessEncoder, "encode", refused)
+    slot = EncoderSlot("local")
+    with caplog.at_level(logging.WARNING, logger="pallas.memory"):
+        await slot.load()
+    assert slot.phase == "off" and slot.encoder is None
+    assert "did not answer" in slot.reason and "did not answer" in slot.log_line()
+    assert "加载失败" in slot.status_zh()
+    for _ in range(50):
+        if not _worker_children():
+            break
+        await asyncio.sleep(0.05)
+    assert _worker_children() == []
