@@ -74,6 +74,7 @@ from pallas.features.memory import (
     readable_scopes,
 )
 from pallas.features.memory_commands import handle_member_message
+from pallas.features.memory_prompt.profile import ASIDE
 from pallas.ranking import warm_up
 from pallas.runtime import PallasRuntime
 
@@ -207,6 +208,8 @@ class Asked:
     rank_ungated: int | None  # the same rank with the gate and threshold at 0 (ranking only)
     in_request: bool
     facts_in_request: int
+    in_told: bool  # in the request as relevant, not only aside (a small profile's rest)
+    facts_told: int
     memory_tokens: int
     retrieval_ms: float
 
@@ -250,12 +253,15 @@ async def ask(
     bundle, request = await assemble(rt, sources, user, question)
     text = "\n".join(str(m.get("content", "")) for m in request.messages)
     refs = {r for b in bundle.blocks.values() for r in b.memory_ids}
+    aside_refs, told_text = _aside(bundle, text)
     return Asked(
         rank=rank,
         above=len(ranked.items),
         rank_ungated=ungated,
         in_request=bool(answer) and answer in text,
         facts_in_request=len(refs & own),
+        in_told=bool(answer) and answer in told_text,
+        facts_told=len((refs - aside_refs) & own),
         memory_tokens=sum(count_tokens(b.text) for b in bundle.blocks.values()),
         retrieval_ms=retrieval_ms,
     )
@@ -454,6 +460,16 @@ def _pct(hits: int, n: int) -> str:
     return f"{hits}/{n} {100 * hits / max(1, n):3.0f}%"
 
 
+def _aside(bundle: Any, text: str) -> tuple[set[str], str]:
+    """The refs the person-facts block sets aside (a small profile's facts not relevant to
+    the question: the last `aside` of its refs) and the request's text without them."""
+    block = next((b for b in bundle.blocks.values() if b.source == PERSON_FACTS), None)
+    n = int(bundle.traces.get(PERSON_FACTS, {}).get("profile", {}).get("aside", 0))
+    if block is None or not n or ASIDE not in block.text:
+        return set(), text
+    return set(block.memory_ids[-n:]), text.replace(block.text[block.text.index(ASIDE) :], "")
+
+
 def size_row(half: str, r: SizeResult) -> str:
     asked = [a for _, a in r.questions]
     n = len(asked)
@@ -461,16 +477,19 @@ def size_row(half: str, r: SizeResult) -> str:
     rec5 = sum(a.rank is not None and a.rank < 5 for a in asked)
     rec5_open = sum(a.rank_ungated is not None and a.rank_ungated < 5 for a in asked)
     in_req = sum(a.in_request for a in asked)
+    in_told = sum(a.in_told for a in asked)
     neg_ranked = sum(a.above == 0 for a in r.negatives)
     neg_req = sum(a.facts_in_request == 0 for a in r.negatives)
+    neg_told = sum(a.facts_told == 0 for a in r.negatives)
     every = [*asked, *r.negatives]
     tokens = percentile([float(a.memory_tokens) for a in every], 50)
     facts = percentile([float(a.facts_in_request) for a in every], 50)
     ms = [a.retrieval_ms for a in every]
     return (
         f"| {half} | {r.size} | {_pct(acc1, n)} | {_pct(rec5, n)} | {_pct(rec5_open, n)} "
-        f"| {_pct(in_req, n)} "
+        f"| {_pct(in_req, n)} | {_pct(in_told, n)} "
         f"| {_pct(neg_ranked, len(r.negatives))} | {_pct(neg_req, len(r.negatives))} "
+        f"| {_pct(neg_told, len(r.negatives))} "
         f"| {tokens:.0f} | {facts:.0f} | {percentile(ms, 50):.1f} | {percentile(ms, 99):.1f} "
         f"| {percentile([float(s) for s in r.stored], 50):.0f} | {r.targets_lost} "
         f"| {r.padding_refused} | {r.replaced} |"
@@ -478,11 +497,11 @@ def size_row(half: str, r: SizeResult) -> str:
 
 
 SIZE_HEADER = (
-    "| half | facts/member | acc@1 | rec@5 | rec@5 ungated | in req | neg empty (ranked) "
-    "| neg empty (req) "
+    "| half | facts/member | acc@1 | rec@5 | rec@5 ungated | in req | in req (told) "
+    "| neg empty (ranked) | neg empty (req) | neg empty (told) "
     "| mem tok p50 | facts/req p50 | retrieval p50 ms | p99 ms | stored p50 | targets lost "
     "| padding refused | guard-refused, replaced |\n"
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 

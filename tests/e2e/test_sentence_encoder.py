@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pallas.features.memory_prompt.profile import ASIDE, TOLD
 from tests.e2e.conftest import BOT_ID, at_bot, running_bot, sent_texts
 from tests.harness.bot_process import BotProcess
 from tests.harness.fake_openai import FakeOpenAI
@@ -72,13 +73,17 @@ async def test_the_default_bot_loads_the_encoder_offline_and_uses_it(
             assert "地铁" in recalled and "自行车" not in recalled, (corrected, recalled)
             # chosen by the encoder's vectors: not a verdict, and not the words' fallback
             assert "meaning:update mem:1 (meaning:" in bot.log_text()
-            # an @ in other words: the fact it asks about reaches the model, an unrelated one
-            # does not (ranked by meaning; without vectors the whole profile is carried)
+            # an @ in other words: the fact it asks about reaches the model as relevant, an
+            # unrelated one only aside (ranked by meaning; without vectors every fact is told
+            # as the profile, none aside)
             assert await _answer(peer, "记住 我养了一只橘猫叫胖虎", ALICE, 4) == "记住啦～"
             await _answer(peer, "我平时坐什么去公司来着", ALICE, 5)
             request = json.dumps(fake_llm.chat_requests()[-1].messages, ensure_ascii=False)
             facts = request.split("【当前对话者的稳定偏好", 1)[-1].split("【", 1)[0]
-            assert "地铁" in facts and "橘猫" not in facts, request
+            lines = facts.split("\\n")  # the JSON dump escapes the block's newlines
+            told = next(line for line in lines if "地铁" in line)
+            aside = next(line for line in lines if "橘猫" in line)
+            assert told.startswith(TOLD) and aside.startswith(ASIDE), facts
             assert "sentence encoder process" not in bot.log_text()  # it never failed
         finally:
             await peer.close()

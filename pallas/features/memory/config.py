@@ -88,7 +88,9 @@ class MemberProfileConfig(BaseModel):
     """The speaker's facts as a compact profile (`profile.py`): the facts relevant to this turn
     (past the person-facts block's relevance gate), best first, up to `token_budget` tokens —
     a fact below the gate is never shown as if relevant, so a question about something never
-    said finds nothing (issue #47). `token_budget = 0`: every live fact, relevant first, then
+    said finds nothing (issue #47). A member whose live facts ALL fit in `token_budget` has
+    the rest after the relevant ones, under their own label (`profile.ASIDE`: "未必相关"), so
+    a small profile stays whole. `token_budget = 0`: every live fact, relevant first, then
     newest, up to `max_chars` of fact text (~0.7 token a char) and `max_facts`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -41,6 +41,10 @@ PHRASES_PER_LINE = 8
 
 TOLD = "本人亲口说的："  # what the member taught (记住 …) — weighs more than what was overheard
 HEARD = "群聊中得知："
+# the rest of a profile small enough to carry whole: background, never told as an answer
+ASIDE = "也记得（未必相关）："
+# no text has more characters per token than this: a quick bound before counting tokens
+CHARS_PER_TOKEN_MAX = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +135,37 @@ def consolidated_profile(
     return Profile(tuple(phrases), tuple(dict.fromkeys(refs)), left_out, tuple(told))
 
 
-def profile_block(profile: Profile, *, source: str) -> RetrievedBlock | None:
-    if not profile.phrases:
+def profile_aside(
+    live: Sequence[MemoryItem], shown: Profile, *, max_chars: int, max_tokens: int
+) -> Profile | None:
+    """The member's other live facts, when ALL of them fit in the profile's token budget (a
+    small profile is carried whole: a member with eleven facts asking "帮我挑个彩票号码吧"
+    still has their lucky number in reach), after `shown` (the facts relevant to this turn);
+    None above the budget, where only the relevant ones reach the model (issue #47)."""
+    room = max_tokens - count_tokens(ASIDE)  # the label is paid from the budget too
+    if room <= 0 or not live:
+        return None
+    if sum(len(i.text) for i in live) > room * CHARS_PER_TOKEN_MAX:
+        return None  # far over the budget: not worth counting
+    if compose_profile(live, max_chars=max_chars, max_tokens=room).left_out:
+        return None
+    refs = set(shown.refs)
+    rest = [i for i in live if i.ref not in refs]
+    used_chars = sum(len(p) - 2 for p in shown.phrases)
+    used_tokens = sum(count_tokens(p) for p in shown.phrases)
+    if not rest or used_tokens >= room:
+        return None
+    aside = compose_profile(rest, max_chars=max_chars - used_chars, max_tokens=room - used_tokens)
+    return aside if aside.phrases else None
+
+
+def profile_block(
+    profile: Profile, *, source: str, aside: Profile | None = None
+) -> RetrievedBlock | None:
+    """The profile as one block: the member's own words and what was overheard on lines of
+    their own, then `aside` (a small profile's other facts) under its own label."""
+    extra = aside.phrases if aside is not None else ()
+    if not profile.phrases and not extra:
         return None
     header = HEADERS[PERSON_FACTS]
     told = profile.told or (False,) * len(profile.phrases)
@@ -141,10 +174,13 @@ def profile_block(profile: Profile, *, source: str) -> RetrievedBlock | None:
         mine = [p for p, t in zip(profile.phrases, told, strict=True) if t is own]
         for i in range(0, len(mine), PHRASES_PER_LINE):
             rows.append((label if i == 0 else "") + "".join(mine[i : i + PHRASES_PER_LINE]))
+    for i in range(0, len(extra), PHRASES_PER_LINE):
+        rows.append((ASIDE if i == 0 else "") + "".join(extra[i : i + PHRASES_PER_LINE]))
+    refs = profile.refs + (aside.refs if aside is not None else ())
     return RetrievedBlock(
         text="\n".join([f"【{header}】", *rows]),
         source=source,
-        memory_ids=profile.refs,
+        memory_ids=refs,
         source_tokens=(f"memory:{PERSON_FACTS}",),
         headers=(header,),
     )

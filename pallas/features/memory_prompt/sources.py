@@ -48,6 +48,7 @@ from pallas.features.memory_prompt.profile import (
     Profile,
     compose_profile,
     consolidated_profile,
+    profile_aside,
     profile_block,
 )
 from pallas.features.memory_prompt.render import KindBlock, build_block
@@ -250,14 +251,21 @@ class PersonFactsSource(_PersonalSource):
             return await super()._block(items, request, scopes)
         budget = self._budget(memory)
         profile = None
-        if items or not budget:  # nothing relevant this turn: no profile at all
+        if items or not budget:  # nothing relevant this turn: no profile of relevant facts
             profile = await self._consolidated(request, scopes, items if budget else None, budget)
         made = "model" if profile is not None else "rules"
         if profile is None:
             profile = compose_profile(items, max_chars=memory.profile.max_chars, max_tokens=budget)
+        aside = None
+        if budget:  # ranked: a profile small enough is still carried whole, the rest aside
+            _, live = await self.service.live_items(scopes, self.kind, request.turn.user_id, memory)
+            aside = profile_aside(
+                live, profile, max_chars=memory.profile.max_chars, max_tokens=budget
+            )
         trace = {"profile": {"facts": len(profile.refs), "left_out": profile.left_out,
-                             "made_by": made}}  # fmt: skip
-        return profile_block(profile, source=self.name), trace
+                             "made_by": made,
+                             "aside": len(aside.refs) if aside is not None else 0}}  # fmt: skip
+        return profile_block(profile, source=self.name, aside=aside), trace
 
     async def _consolidated(
         self,

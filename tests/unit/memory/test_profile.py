@@ -6,7 +6,12 @@ import pytest
 
 from pallas.core.tokens import count_tokens
 from pallas.features.memory.records import MemoryItem
-from pallas.features.memory_prompt.profile import compose_profile, profile_block
+from pallas.features.memory_prompt.profile import (
+    ASIDE,
+    compose_profile,
+    profile_aside,
+    profile_block,
+)
 
 
 def fact(n: int, text: str, origin: str = "teach") -> MemoryItem:
@@ -71,3 +76,40 @@ def test_a_token_budget_keeps_the_best_facts_that_fit(max_tokens: int, kept: int
         assert 0 < tokens <= max_tokens and len(profile.phrases) < 30
         assert profile.phrases[0] == f"「{texts[0]}」"  # the best first
     assert profile.left_out == 30 - len(profile.phrases)
+
+
+ELEVEN = ["TA的幸运数字是7", "TA喜欢吃火锅", "TA养了一只橘猫", "TA住在海淀区", "TA每天六点起床",
+          "TA在学吉他", "TA最喜欢蓝色", "TA是做会计的", "TA老家在成都", "TA怕冷",
+          "TA周三晚上打羽毛球"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("facts", "relevant", "budget", "aside"),
+    [
+        # a small profile is carried whole: the relevant first, the rest aside
+        (ELEVEN, [3], 150, 10),
+        (ELEVEN, [], 150, 11),  # nothing relevant: every fact aside, none told as an answer
+        (ELEVEN, list(range(1, 12)), 150, 0),  # all relevant: nothing left to set aside
+        # above the budget only the relevant reach the model (#47)
+        (ELEVEN, [3], 40, 0),
+        ([f"TA收藏了第{n}号邮票" for n in range(50)], [7], 150, 0),
+        (ELEVEN, [3], 0, 0),  # no ranking (no vectors): the whole profile is told as it was
+    ],
+)
+def test_a_small_profile_is_carried_whole_with_the_rest_aside(
+    facts: list[str], relevant: list[int], budget: int, aside: int
+) -> None:
+    live = [fact(n, t) for n, t in enumerate(facts, start=1)]
+    shown = compose_profile([live[n - 1] for n in relevant], max_chars=600, max_tokens=budget)
+    rest = profile_aside(live, shown, max_chars=600, max_tokens=budget)
+    assert (len(rest.refs) if rest is not None else 0) == aside
+    if rest is None:
+        return
+    block = profile_block(shown, source="person_facts", aside=rest)
+    assert block is not None
+    cut = block.text.index(ASIDE)  # the relevant are told before it, the rest after it
+    assert all(block.text.index(f"「{live[n - 1].text}」") < cut for n in relevant)
+    assert all(block.text.index(phrase) > cut for phrase in rest.phrases)
+    assert set(block.memory_ids) == {f"mem:{n}" for n in range(1, len(facts) + 1)}
+    spent = sum(count_tokens(p) for p in (*shown.phrases, *rest.phrases)) + count_tokens(ASIDE)
+    assert spent <= budget  # the label is paid from the budget too
