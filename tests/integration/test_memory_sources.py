@@ -22,6 +22,7 @@ from pallas.core.tokens import count_tokens
 from pallas.core.turn import CompletedTurn, Sender, TurnInput
 from pallas.features.memory.isolation import group_scope, pool_scope
 from pallas.features.memory.service import MemoryService
+from pallas.features.memory_prompt.profile import ASIDE, HEARD, TOLD
 from pallas.features.memory_prompt.sources import KnowledgeSource
 from pallas.features.worldbook.service import WorldbookLibrary
 from pallas.providers.encoder_slot import EncoderSlot
@@ -355,8 +356,10 @@ MANY_FACTS = [
 
 
 async def test_fifty_facts_the_few_relevant_within_the_budget(runtime: PallasRuntime) -> None:
-    """Issue #47: of a member's 50 facts only the relevant few reach the request, within the
-    profile's token budget; a question about something never said brings none."""
+    """Issue #47: of a member's 50 facts only the relevant few reach the request as relevant,
+    within the profile's token budget; a question about something never said brings none as
+    relevant — only the few nearest, aside and labelled as possibly unrelated, so the model
+    can say it was never told (`[memory.profile] near_facts = 0`: not even those)."""
     runtime.encoder = EncoderSlot.ready(HashingEncoder())  # ranks by meaning (a test's fake)
     service = memory_service_for(runtime)
     for text in MANY_FACTS:
@@ -376,7 +379,17 @@ async def test_fifty_facts_the_few_relevant_within_the_budget(runtime: PallasRun
     never = await assemble_direct_chat_context(
         sources, request(runtime, turn(A, ALICE, "你还记得我说过我的血型吗？"))
     )
-    assert "person_facts" not in never.blocks  # the model can say it was never told
+    aside = never.blocks["person_facts"].text.split("\n")[1:]
+    assert aside[0].startswith(ASIDE) and not any(TOLD in line or HEARD in line for line in aside)
+    assert never.blocks["person_facts"].text.count("「") <= 3  # near_facts
+    asked_strictly = request(runtime, turn(A, ALICE, "你还记得我说过我的血型吗？"))
+    memory = asked_strictly.config.memory
+    profile = memory.profile.model_copy(update={"near_facts": 0})
+    config = asked_strictly.config.model_copy(
+        update={"memory": memory.model_copy(update={"profile": profile})}
+    )
+    never = await assemble_direct_chat_context(sources, replace(asked_strictly, config=config))
+    assert "person_facts" not in never.blocks  # near_facts 0: nothing at all
     # the consolidations the teachings queued (each waits out its delay) must not outlive
     # this test's database: stopped here, as the app's stop does past its deadline
     await service.drain(within_s=0.1)

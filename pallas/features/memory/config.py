@@ -88,15 +88,19 @@ class MemberProfileConfig(BaseModel):
     """The speaker's facts as a compact profile (`profile.py`): the facts relevant to this turn
     (past the person-facts block's relevance gate), best first, up to `token_budget` tokens —
     a fact below the gate is never shown as if relevant, so a question about something never
-    said finds nothing (issue #47). A member whose live facts ALL fit in `token_budget` has
-    the rest after the relevant ones, under their own label (`profile.ASIDE`: "未必相关"), so
-    a small profile stays whole. `token_budget = 0`: every live fact, relevant first, then
+    said finds nothing (issue #47). After the relevant ones, under their own label
+    (`profile.ASIDE`: "未必相关"), within the same budget: a member's other facts when ALL of
+    them fit (a small profile stays whole), else the `near_facts` nearest the question that
+    the gate kept out (the encoder cannot tell a paraphrase's fact from an unrelated one by
+    the cosine alone; the model can, told they may not apply). `token_budget = 0`: every
+    live fact, relevant first, then
     newest, up to `max_chars` of fact text (~0.7 token a char) and `max_facts`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     enabled: bool = True  # false: the relevant + newest facts, a line each (person_facts caps)
     token_budget: int = Field(default=150, ge=0, le=4000)
+    near_facts: int = Field(default=3, ge=0, le=20)  # aside when not all fit (0: none)
     max_chars: int = Field(default=600, ge=0, le=4000)
     max_facts: int = Field(default=60, ge=1, le=200)
     # The cheap model merges the member's live facts into one profile in the background

@@ -17,8 +17,9 @@ older cache entries unreachable at once; the local caches are also purged direct
 from __future__ import annotations
 
 import asyncio
+import heapq
 import logging
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -77,6 +78,9 @@ class BlockResult:
     kind: str
     items: tuple[MemoryItem, ...]  # relevance-chosen first, then fallback
     trace: dict[str, Any]
+    # the rows most similar to the question that the gate kept out, best first (`near_k`):
+    # what a profile may show aside, never as relevant
+    near: tuple[MemoryItem, ...] = ()
 
     @property
     def ids(self) -> tuple[int, ...]:
@@ -313,17 +317,20 @@ class MemoryService:
         group_id: int,
         subject_user_id: int | None = None,
         fallback_k: int = 0,
+        near_k: int = 0,
     ) -> BlockResult:
-        """Chosen rows of one block kind for `query`, from `scopes` only, with a trace."""
+        """Chosen rows of one block kind for `query`, from `scopes` only, with a trace; with
+        `near_k`, also the rows nearest the question among those its gate kept out."""
         block = config.block(kind)
         gen = await self._generation(scopes)
         weights = (config.weights, config.embedding_weight, config.concept_weight, config.vector_k)
         model = self.embeddings.model()
-        salt = hash((block, weights, fallback_k, model.model_id if model else ""))
+        salt = hash((block, weights, fallback_k, near_k, model.model_id if model else ""))
         key = query_cache_key(scopes, f"{kind}:{subject_user_id}:{salt}:{gen}", query)
         cached = self._results.get(key)
         if cached is not None:
-            return BlockResult(cached.kind, cached.items, {**cached.trace, "cache": "hit"})
+            trace = {**cached.trace, "cache": "hit"}
+            return BlockResult(cached.kind, cached.items, trace, cached.near)
         items = await self._load(scopes, kind, subject_user_id, config.candidate_cap, gen)
         semantic = await self.embeddings.scores(
             query, items, scopes, kind, subject_user_id, config, bot_id, group_id, model
@@ -367,7 +374,9 @@ class MemoryService:
             vector_hits=[i.ref for i in semantic.extra],
             cache="miss",
         )
-        out = BlockResult(kind, chosen, trace)
+        picked = {i.ref for i in chosen}
+        near = _near(semantic.scores, picked, by_ref, near_k) if near_k else ()
+        out = BlockResult(kind, chosen, trace, near)
         self._results.put(key, out)
         return out
 
@@ -562,6 +571,20 @@ class MemoryService:
         dropped = await self._background.drain(within_s)
         await self.flush_touches()
         return dropped
+
+
+def _near(
+    cosines: Mapping[str, float] | None,
+    chosen: Collection[str],
+    by_ref: Mapping[str, MemoryItem],
+    k: int,
+) -> tuple[MemoryItem, ...]:
+    """The `k` rows nearest the question by the encoder's cosine among those not chosen
+    (below the gate or the score threshold); none without vectors."""
+    if not cosines:
+        return ()
+    left = (r for r in cosines if r not in chosen and r in by_ref)
+    return tuple(by_ref[r] for r in heapq.nlargest(k, left, key=lambda r: (cosines[r], r)))
 
 
 def _merged(

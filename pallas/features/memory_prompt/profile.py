@@ -136,27 +136,37 @@ def consolidated_profile(
 
 
 def profile_aside(
-    live: Sequence[MemoryItem], shown: Profile, *, max_chars: int, max_tokens: int
+    live: Sequence[MemoryItem],
+    shown: Profile,
+    *,
+    near: Sequence[MemoryItem] = (),
+    max_chars: int,
+    max_tokens: int,
 ) -> Profile | None:
-    """The member's other live facts, when ALL of them fit in the profile's token budget (a
-    small profile is carried whole: a member with eleven facts asking "帮我挑个彩票号码吧"
-    still has their lucky number in reach), after `shown` (the facts relevant to this turn);
-    None above the budget, where only the relevant ones reach the model (issue #47)."""
+    """What the profile adds after `shown` (the facts relevant to this turn), under `ASIDE`,
+    within the same token budget: the member's other live facts when ALL of them fit (a small
+    profile is carried whole: a member with eleven facts asking "帮我挑个彩票号码吧" still has
+    their lucky number in reach), else `near`, the facts nearest the question that the gate
+    kept out (a paraphrase's own fact often scores no higher than an unrelated one: the model
+    sees it, told it may not apply). None when there is nothing to add or no room."""
     room = max_tokens - count_tokens(ASIDE)  # the label is paid from the budget too
-    if room <= 0 or not live:
-        return None
-    if sum(len(i.text) for i in live) > room * CHARS_PER_TOKEN_MAX:
-        return None  # far over the budget: not worth counting
-    if compose_profile(live, max_chars=max_chars, max_tokens=room).left_out:
+    if room <= 0 or not (live or near):
         return None
     refs = set(shown.refs)
-    rest = [i for i in live if i.ref not in refs]
+    rest = [i for i in (live if _fits(live, max_chars, room) else near) if i.ref not in refs]
     used_chars = sum(len(p) - 2 for p in shown.phrases)
     used_tokens = sum(count_tokens(p) for p in shown.phrases)
     if not rest or used_tokens >= room:
         return None
     aside = compose_profile(rest, max_chars=max_chars - used_chars, max_tokens=room - used_tokens)
     return aside if aside.phrases else None
+
+
+def _fits(live: Sequence[MemoryItem], max_chars: int, max_tokens: int) -> bool:
+    """Whether every one of the member's live facts fits in the budget."""
+    if not live or sum(len(i.text) for i in live) > max_tokens * CHARS_PER_TOKEN_MAX:
+        return False  # far over the budget: not worth counting
+    return not compose_profile(live, max_chars=max_chars, max_tokens=max_tokens).left_out
 
 
 def profile_block(

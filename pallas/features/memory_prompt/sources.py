@@ -128,6 +128,7 @@ async def _retrieve(
     *,
     subject: int | None = None,
     fallback_k: int = 0,
+    near_k: int = 0,
     config: RetrievalConfig | None = None,
 ) -> BlockResult:
     return await service.retrieve(
@@ -140,6 +141,7 @@ async def _retrieve(
         group_id=request.turn.group_id,
         subject_user_id=subject,
         fallback_k=fallback_k,
+        near_k=near_k,
     )
 
 
@@ -180,10 +182,10 @@ class _PersonalSource:
         scopes = await self._scopes(request)
         config, fallback = self._retrieval(request.config.memory)
         result = await _retrieve(
-            self.service, request, self.kind, scopes,
-            subject=turn.user_id, fallback_k=fallback, config=config,
+            self.service, request, self.kind, scopes, subject=turn.user_id,
+            fallback_k=fallback, near_k=self._near_k(request.config.memory), config=config,
         )  # fmt: skip
-        block, extra = await self._block(result.items, request, scopes)
+        block, extra = await self._block(result, request, scopes)
         self.service.touch(result.ids)
         trace = {"scopes": sorted(scopes), "subject_user_id": turn.user_id, **result.trace}
         trace.update(extra)
@@ -195,10 +197,13 @@ class _PersonalSource:
     def _retrieval(self, memory: RetrievalConfig) -> tuple[RetrievalConfig, int]:
         return memory, memory.personal_fallback_k
 
+    def _near_k(self, memory: RetrievalConfig) -> int:
+        return 0
+
     async def _block(
-        self, items: tuple[MemoryItem, ...], request: Request, scopes: frozenset[str]
+        self, result: BlockResult, request: Request, scopes: frozenset[str]
     ) -> tuple[RetrievedBlock | None, dict[str, Any]]:
-        return build_block([KindBlock(self.kind, items)], source=self.name), {}
+        return build_block([KindBlock(self.kind, result.items)], source=self.name), {}
 
 
 class RelationshipSource(_PersonalSource):
@@ -243,12 +248,19 @@ class PersonFactsSource(_PersonalSource):
             )  # fmt: skip
         return cached[1], fallback
 
+    def _near_k(self, memory: RetrievalConfig) -> int:
+        """The facts nearest the question below the gate, for the profile's aside (ranked
+        profiles only)."""
+        enabled = memory.profile.enabled and self._budget(memory)
+        return memory.profile.near_facts if enabled else 0
+
     async def _block(
-        self, items: tuple[MemoryItem, ...], request: Request, scopes: frozenset[str]
+        self, result: BlockResult, request: Request, scopes: frozenset[str]
     ) -> tuple[RetrievedBlock | None, dict[str, Any]]:
         memory = request.config.memory
         if not memory.profile.enabled:
-            return await super()._block(items, request, scopes)
+            return await super()._block(result, request, scopes)
+        items = result.items
         budget = self._budget(memory)
         profile = None
         if items or not budget:  # nothing relevant this turn: no profile of relevant facts
@@ -260,8 +272,9 @@ class PersonFactsSource(_PersonalSource):
         if budget:  # ranked: a profile small enough is still carried whole, the rest aside
             _, live = await self.service.live_items(scopes, self.kind, request.turn.user_id, memory)
             aside = profile_aside(
-                live, profile, max_chars=memory.profile.max_chars, max_tokens=budget
-            )
+                live, profile, near=result.near, max_chars=memory.profile.max_chars,
+                max_tokens=budget,
+            )  # fmt: skip
         trace = {"profile": {"facts": len(profile.refs), "left_out": profile.left_out,
                              "made_by": made,
                              "aside": len(aside.refs) if aside is not None else 0}}  # fmt: skip

@@ -83,25 +83,36 @@ ELEVEN = ["TA的幸运数字是7", "TA喜欢吃火锅", "TA养了一只橘猫", 
           "TA周三晚上打羽毛球"]  # fmt: skip
 
 
+STAMPS = [f"TA收藏了第{n}号邮票" for n in range(50)]
+
+
 @pytest.mark.parametrize(
-    ("facts", "relevant", "budget", "aside"),
+    ("facts", "relevant", "near", "budget", "aside"),
     [
         # a small profile is carried whole: the relevant first, the rest aside
-        (ELEVEN, [3], 150, 10),
-        (ELEVEN, [], 150, 11),  # nothing relevant: every fact aside, none told as an answer
-        (ELEVEN, list(range(1, 12)), 150, 0),  # all relevant: nothing left to set aside
-        # above the budget only the relevant reach the model (#47)
-        (ELEVEN, [3], 40, 0),
-        ([f"TA收藏了第{n}号邮票" for n in range(50)], [7], 150, 0),
-        (ELEVEN, [3], 0, 0),  # no ranking (no vectors): the whole profile is told as it was
+        (ELEVEN, [3], [], 150, 10),
+        (ELEVEN, [], [], 150, 11),  # nothing relevant: every fact aside, none told as an answer
+        (ELEVEN, list(range(1, 12)), [], 150, 0),  # all relevant: nothing left to set aside
+        (ELEVEN, [3], [5, 6], 150, 10),  # whole wins over the nearest
+        # above the budget: the nearest below the gate aside, if any, within the budget
+        (ELEVEN, [3], [], 40, 0),
+        (ELEVEN, [3], [5, 6], 50, 2),
+        (STAMPS, [7], [], 150, 0),
+        (STAMPS, [7], [8, 9, 10], 150, 3),
+        (STAMPS, [], [8, 9, 10], 150, 3),  # a never-said question: only the nearest, aside
+        (STAMPS, [7], [7, 9], 150, 1),  # one already told is not repeated
+        (STAMPS, [7], [8, 9, 10], 20, 0),  # no room left after the label
+        (ELEVEN, [3], [5], 0, 0),  # no ranking (no vectors): the whole profile as it was
     ],
 )
-def test_a_small_profile_is_carried_whole_with_the_rest_aside(
-    facts: list[str], relevant: list[int], budget: int, aside: int
+def test_the_profile_sets_aside_a_small_profiles_rest_or_the_nearest_facts(
+    facts: list[str], relevant: list[int], near: list[int], budget: int, aside: int
 ) -> None:
     live = [fact(n, t) for n, t in enumerate(facts, start=1)]
     shown = compose_profile([live[n - 1] for n in relevant], max_chars=600, max_tokens=budget)
-    rest = profile_aside(live, shown, max_chars=600, max_tokens=budget)
+    rest = profile_aside(
+        live, shown, near=[live[n - 1] for n in near], max_chars=600, max_tokens=budget
+    )
     assert (len(rest.refs) if rest is not None else 0) == aside
     if rest is None:
         return
@@ -110,6 +121,6 @@ def test_a_small_profile_is_carried_whole_with_the_rest_aside(
     cut = block.text.index(ASIDE)  # the relevant are told before it, the rest after it
     assert all(block.text.index(f"「{live[n - 1].text}」") < cut for n in relevant)
     assert all(block.text.index(phrase) > cut for phrase in rest.phrases)
-    assert set(block.memory_ids) == {f"mem:{n}" for n in range(1, len(facts) + 1)}
+    assert set(block.memory_ids) == set(shown.refs) | set(rest.refs)
     spent = sum(count_tokens(p) for p in (*shown.phrases, *rest.phrases)) + count_tokens(ASIDE)
     assert spent <= budget  # the label is paid from the budget too
