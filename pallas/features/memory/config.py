@@ -93,8 +93,8 @@ class MemberProfileConfig(BaseModel):
     them fit (a small profile stays whole), else the `near_facts` nearest the question that
     the gate kept out (the encoder cannot tell a paraphrase's fact from an unrelated one by
     the cosine alone; the model can, told they may not apply). `token_budget = 0`: every
-    live fact, relevant first, then
-    newest, up to `max_chars` of fact text (~0.7 token a char) and `max_facts`."""
+    live fact, relevant first, then newest, up to `max_chars` of fact text (~0.7 token a
+    char) and `max_facts`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -41,7 +41,8 @@ PHRASES_PER_LINE = 8
 
 TOLD = "本人亲口说的："  # what the member taught (记住 …) — weighs more than what was overheard
 HEARD = "群聊中得知："
-# the rest of a profile small enough to carry whole: background, never told as an answer
+# facts shown after the relevant ones (a small profile's rest, or the nearest below the gate):
+# in reach, never told as an answer
 ASIDE = "也记得（未必相关）："
 # no text has more characters per token than this: a quick bound before counting tokens
 CHARS_PER_TOKEN_MAX = 4
@@ -173,7 +174,7 @@ def profile_block(
     profile: Profile, *, source: str, aside: Profile | None = None
 ) -> RetrievedBlock | None:
     """The profile as one block: the member's own words and what was overheard on lines of
-    their own, then `aside` (a small profile's other facts) under its own label."""
+    their own, then `aside` (`profile_aside`) under its own label."""
     extra = aside.phrases if aside is not None else ()
     if not profile.phrases and not extra:
         return None
