@@ -482,10 +482,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--db", default="", help="fill this SQLite file once, later runs copy it")
     parser.add_argument("--profile", default="", help="write a cProfile of the turns here")
     parser.add_argument("--slow", action="store_true", help="print the turns above p90")
+    parser.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop"),
+        default="asyncio",
+        help="the event loop (the running bot's is uvloop: uvicorn picks it when installed)",
+    )
     args = parser.parse_args(argv or [])
     gc_tuning.tune()  # as bot.py does at import
     gil_tuning.tune()
-    asyncio.run(run(args, *_workdir(args)))
+    factory = None
+    if args.loop == "uvloop":
+        import uvloop
+
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(run(args, *_workdir(args)))
 
 
 if __name__ == "__main__":
