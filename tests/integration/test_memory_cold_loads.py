@@ -25,7 +25,8 @@ from pallas.features.memory.isolation import group_scope, pool_scope
 from pallas.features.memory.kinds import PERSON_FACTS, PERSONAL_KINDS, RELATIONSHIP
 from pallas.features.memory.records import NewMemory
 from pallas.features.memory.repository import MemoryRepository
-from pallas.features.memory.service import SHARED_KINDS, MemoryService
+from pallas.features.memory.service import MemoryService
+from pallas.features.memory.windows import SHARED_KINDS
 
 BOT = 7
 A, B = 300, 400

@@ -1,12 +1,13 @@
 """The memory service: cached, scoped retrieval over `memory_item` and every write path.
 
 Reads: candidates for (scopes, kind[, subject]) come from one indexed query capped at
-`candidate_cap`, are scored by `scoring.retrieve` (BM25 over jieba tokens, + cosine when a
-vector model is active: the in-wheel sentence encoder, or the provider's model; the vector
-work is `embeddings.MemoryEmbeddings`'s, given in the constructor) and the result is cached
-in a `TtlLruCache` keyed by the scopes, the kind (+ subject + config + embeddings on / off +
-write generation) and the normalised query. Chosen rows get their
-access count / last access bumped in one batched UPDATE, off the reply's critical path.
+`candidate_cap` (`windows.CandidateWindows`, cached per write generation), are scored by
+`scoring.retrieve` (BM25 over jieba tokens, + cosine when a vector model is active: the
+in-wheel sentence encoder, or the provider's model; the vector work is
+`embeddings.MemoryEmbeddings`'s, given in the constructor) and the result is cached in a
+`TtlLruCache` keyed by the scopes, the kind (+ subject + config + embeddings on / off + write
+generation) and the normalised query. Chosen rows get their access count / last access bumped
+in one batched UPDATE, off the reply's critical path.
 
 Writes (teaching, extraction, admin, CLI) normalise key and fingerprint, dedupe / replace in the
 repository, then bump a per-scope *generation* in the StateStore. Cache keys include the
@@ -26,12 +27,10 @@ from typing import Any
 from cachetools import LRUCache
 
 from pallas.context.prompt_guard import sanitize_inline
-from pallas.core import state_keys
 from pallas.core.clock import Clock
-from pallas.core.single_flight import SingleFlight
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
-from pallas.features.memory.cache import QueryCacheKey, TtlLruCache, query_cache_key
+from pallas.features.memory.cache import TtlLruCache, query_cache_key
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.denials import chat_denials, rule_update
 from pallas.features.memory.embeddings import MemoryEmbeddings
@@ -39,16 +38,14 @@ from pallas.features.memory.isolation import own_scope
 from pallas.features.memory.items import fingerprint, normalise_key, to_candidate, with_fallback
 from pallas.features.memory.judgement import FactJudge, Judgement
 from pallas.features.memory.kinds import (
-    KNOWLEDGE,
-    MEMORY_SECTION_KINDS,
     PERSON_FACTS,
     PERSONAL_KINDS,
-    RELATIONSHIP,
 )
 from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.records import MemoryItem, NewMemory, WriteOutcome
 from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.updates import retire_superseded
+from pallas.features.memory.windows import SHARED_KINDS, SPEAKER_KINDS, CandidateWindows
 from pallas.ranking import (
     BlockRetrievalConfig,
     MemoryCandidate,
@@ -61,10 +58,6 @@ log = logging.getLogger("pallas.memory")
 
 TEXT_MAX_CHARS = 300
 TOUCH_DELAY_S = 0.5
-# read for the whole group on every turn (no subject): loaded together, one statement
-SHARED_KINDS = (*MEMORY_SECTION_KINDS, KNOWLEDGE)
-# read about the speaker on every turn (the relationship and person-facts sources)
-SPEAKER_KINDS = (PERSON_FACTS, RELATIONSHIP)
 
 
 # A background reaction to a stored row (expansion, consolidation), given in the constructor.
@@ -112,17 +105,10 @@ class MemoryService:
         self._results: TtlLruCache[BlockResult] = TtlLruCache(
             clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
         )
-        self._candidates: TtlLruCache[tuple[MemoryItem, ...]] = TtlLruCache(
-            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
+        # the candidate windows a retrieval ranks, cached per write generation
+        self.windows = CandidateWindows(
+            repo, state, clock, cache_ttl_s=cache_ttl_s, cache_entries=cache_entries
         )
-        # who the personal rows of a scope set are about: a new member's rows need no query
-        self._subject_sets: TtlLruCache[frozenset[int]] = TtlLruCache(
-            clock, ttl_seconds=cache_ttl_s, max_entries=cache_entries
-        )
-        # concurrent misses share one read
-        self._shared_loads: SingleFlight[QueryCacheKey, None] = SingleFlight()
-        self._subject_loads: SingleFlight[QueryCacheKey, frozenset[int]] = SingleFlight()
-        self._candidate_loads: SingleFlight[QueryCacheKey, tuple[MemoryItem, ...]] = SingleFlight()
         self._converted: LRUCache[int, _Converted] = LRUCache(64)
         # scope filter + index per loaded candidate tuple (the 7 retrievals of a turn share it)
         self._scoped = ScopedCache(max_entries=32)
@@ -153,71 +139,19 @@ class MemoryService:
 
     # ------------------------------------------------------------------ reads
 
-    async def _generation(self, scopes: Collection[str]) -> str:
-        gens = [await self._state.get(state_keys.memory_generation(s)) or 0 for s in sorted(scopes)]
-        return ".".join(str(g) for g in gens)
-
-    async def _load(
-        self, scopes: Collection[str], kind: str, subject: int | None, cap: int, gen: str
-    ) -> tuple[MemoryItem, ...]:
-        key = _candidates_key(scopes, kind, subject, cap, gen)
-        cached = self._candidates.get(key)
-        if cached is not None:
-            return cached
-        if subject is None and kind in SHARED_KINDS:  # the group's kinds: one statement
-            shared = query_cache_key(scopes, f"shared:{cap}:{gen}", "")
-            await self._shared_loads.run(shared, lambda: self._load_shared(scopes, cap, gen))
-            cached = self._candidates.get(key)
-            if cached is not None:
-                return cached
-        if subject is not None and kind in PERSONAL_KINDS:
-            subjects = await self._subjects(scopes, gen)
-            if subject not in subjects:  # nothing stored about this member: no query
-                self._candidates.put(key, ())
-                return ()
-        # one read per key in flight (an anticipated turn's and the turn's own)
-        return await self._candidate_loads.run(
-            key, lambda: self._read_candidates(key, scopes, kind, subject, cap)
-        )
-
-    async def _read_candidates(
-        self, key: QueryCacheKey, scopes: Collection[str], kind: str, subject: int | None, cap: int
-    ) -> tuple[MemoryItem, ...]:
-        items = tuple(await self.repo.candidates(scopes, kind, subject_user_id=subject, limit=cap))
-        self._candidates.put(key, items)
-        return items
-
-    async def _load_shared(self, scopes: Collection[str], cap: int, gen: str) -> None:
-        """The candidates of every shared kind (memory sections + knowledge), one read."""
-        loaded = await self.repo.candidates_by_kind(scopes, SHARED_KINDS, limit=cap)
-        for kind, items in loaded.items():
-            self._candidates.put(_candidates_key(scopes, kind, None, cap, gen), tuple(items))
-
-    async def _subjects(self, scopes: Collection[str], gen: str) -> frozenset[int]:
-        """Who the personal rows of `scopes` are about (one read per scope generation)."""
-        key = query_cache_key(scopes, f"subjects:{gen}", "")
-        cached = self._subject_sets.get(key)
-        if cached is not None:
-            return cached
-        subjects = await self._subject_loads.run(
-            key, lambda: self.repo.subjects(scopes, PERSONAL_KINDS)
-        )
-        self._subject_sets.put(key, subjects)
-        return subjects
-
     async def live_items(
         self, scopes: Collection[str], kind: str, subject: int, config: RetrievalConfig
     ) -> tuple[str, tuple[MemoryItem, ...]]:
         """The scopes' write generation and a member's live rows of `kind` (cached)."""
-        gen = await self._generation(scopes)
-        return gen, await self._load(scopes, kind, subject, config.candidate_cap, gen)
+        gen = await self.windows.generation(scopes)
+        return gen, await self.windows.window(scopes, kind, subject, config.candidate_cap, gen)
 
     async def prewarm(self, scopes: Collection[str], config: RetrievalConfig) -> None:
         """The shared kinds' candidates and the personal rows' subjects of `scopes`, as the
         next turn loads them (`GroupPreload`)."""
-        gen = await self._generation(scopes)
-        await self._load(scopes, SHARED_KINDS[0], None, config.candidate_cap, gen)
-        await self._subjects(scopes, gen)
+        gen = await self.windows.generation(scopes)
+        await self.windows.window(scopes, SHARED_KINDS[0], None, config.candidate_cap, gen)
+        await self.windows.subjects(scopes, gen)
 
     def anticipate(
         self,
@@ -249,27 +183,30 @@ class MemoryService:
         bot_id: int,
         group_id: int,
     ) -> None:
-        cap = config.candidate_cap
-        gen = await self._generation(scopes)
+        cap, windows = config.candidate_cap, self.windows
+        gen = await windows.generation(scopes)
         # In a burst each read that really waits costs a whole pass of the busy loop, so
         # after a write (nothing cached for the new generation) the subjects, the windows
         # and the speaker kinds' indexes are read side by side, not one after the other: the
         # speaker's windows before knowing they have rows (for a member with none, two empty
         # reads once per write generation).
-        known = self._subject_sets.get(query_cache_key(scopes, f"subjects:{gen}", ""))
+        known = windows.known_subjects(scopes, gen)
         speaker = SPEAKER_KINDS if known is None or subject in known else ()
         question = None
         if known is not None and speaker:  # their rows are there: the encode starts now too
             question = asyncio.ensure_future(
                 self.embeddings.question_ahead(query, bot_id, group_id)
             )
-        loads = [(k, None) for k in SHARED_KINDS] + [(k, subject) for k in speaker]
         side: list[Awaitable[object]] = [self.embeddings.index_ahead(scopes, k) for k in speaker]
         if known is None:
-            side.append(self._subjects(scopes, gen))
-        reads = asyncio.gather(*(self._load_ahead(scopes, k, s, cap, gen) for k, s in loads))
-        windows, _ = await asyncio.gather(reads, asyncio.gather(*side))
-        rows = {k: w for (k, _), w in zip(loads, windows, strict=True) if w}
+            side.append(windows.subjects(scopes, gen))
+        reads = asyncio.gather(
+            *(windows.window(scopes, k, None, cap, gen) for k in SHARED_KINDS),
+            *(windows.speaker_window(scopes, k, subject, cap, gen) for k in speaker),
+        )
+        loaded, _ = await asyncio.gather(reads, asyncio.gather(*side))
+        kinds = (*SHARED_KINDS, *speaker)
+        rows = {k: w for k, w in zip(kinds, loaded, strict=True) if w}
         if not rows:  # nothing to compare the question with: no encode (or only the one begun)
             if question is not None:
                 await question
@@ -278,21 +215,6 @@ class MemoryService:
             question or self.embeddings.question_ahead(query, bot_id, group_id),
             *(self.embeddings.index_ahead(scopes, k) for k in rows if k not in speaker),
             self._profile_ahead(rows.get(PERSON_FACTS, ()), subject, gen, config),
-        )
-
-    async def _load_ahead(
-        self, scopes: Collection[str], kind: str, subject: int | None, cap: int, gen: str
-    ) -> tuple[MemoryItem, ...]:
-        """`_load`, but a speaker's window without first asking who has rows (the turn's
-        `_load` joins this read, or finds it cached)."""
-        if subject is None:
-            return await self._load(scopes, kind, None, cap, gen)
-        key = _candidates_key(scopes, kind, subject, cap, gen)
-        cached = self._candidates.get(key)
-        if cached is not None:
-            return cached
-        return await self._candidate_loads.run(
-            key, lambda: self._read_candidates(key, scopes, kind, subject, cap)
         )
 
     async def _profile_ahead(
@@ -322,7 +244,7 @@ class MemoryService:
         """Chosen rows of one block kind for `query`, from `scopes` only, with a trace; with
         `near_k`, also the rows nearest the question among those its gate kept out."""
         block = config.block(kind)
-        gen = await self._generation(scopes)
+        gen = await self.windows.generation(scopes)
         weights = (config.weights, config.embedding_weight, config.concept_weight, config.vector_k)
         model = self.embeddings.model()
         salt = hash((block, weights, fallback_k, near_k, model.model_id if model else ""))
@@ -331,7 +253,7 @@ class MemoryService:
         if cached is not None:
             trace = {**cached.trace, "cache": "hit"}
             return BlockResult(cached.kind, cached.items, trace, cached.near)
-        items = await self._load(scopes, kind, subject_user_id, config.candidate_cap, gen)
+        items = await self.windows.window(scopes, kind, subject_user_id, config.candidate_cap, gen)
         semantic = await self.embeddings.scores(
             query, items, scopes, kind, subject_user_id, config, bot_id, group_id, model
         )
@@ -554,10 +476,8 @@ class MemoryService:
 
     async def invalidate(self, scopes: Collection[str]) -> None:
         for scope in scopes:
-            await self._state.incr(state_keys.memory_generation(scope))
+            await self.windows.invalidate(scope)
             self._results.invalidate_scope(scope)
-            self._candidates.invalidate_scope(scope)
-            self._subject_sets.invalidate_scope(scope)
 
     # ------------------------------------------------------------------ background
 
@@ -632,9 +552,3 @@ def _job_kind(listener: object) -> str:
     if isinstance(kind, str):
         return kind
     return str(getattr(listener, "__name__", type(listener).__name__))
-
-
-def _candidates_key(
-    scopes: Collection[str], kind: str, subject: int | None, cap: int, gen: str
-) -> QueryCacheKey:
-    return query_cache_key(scopes, f"{kind}:{subject}:{cap}:{gen}", "")
