@@ -262,15 +262,22 @@ class PersonFactsSource(_PersonalSource):
             return await super()._block(result, request, scopes)
         items = result.items
         budget = self._budget(memory)
+        subject = request.turn.user_id
+        consolidated = self.service.profiles is not None and memory.profile.consolidate
+        # the member's live facts and their generation, read once for both uses below
+        gen, live = (
+            await self.service.live_items(scopes, self.kind, subject, memory)
+            if budget or consolidated
+            else ("", ())
+        )
         profile = None
-        if items or not budget:  # nothing relevant this turn: no profile of relevant facts
-            profile = await self._consolidated(request, scopes, items if budget else None, budget)
+        if consolidated and (items or not budget):  # nothing relevant: no profile of those
+            profile = await self._consolidated(request, gen, live, items if budget else None)
         made = "model" if profile is not None else "rules"
         if profile is None:
             profile = compose_profile(items, max_chars=memory.profile.max_chars, max_tokens=budget)
         aside = None
         if budget:  # ranked: a profile small enough is still carried whole, the rest aside
-            _, live = await self.service.live_items(scopes, self.kind, request.turn.user_id, memory)
             aside = profile_aside(
                 live, profile, near=result.near, max_chars=memory.profile.max_chars,
                 max_tokens=budget,
@@ -283,24 +290,22 @@ class PersonFactsSource(_PersonalSource):
     async def _consolidated(
         self,
         request: Request,
-        scopes: frozenset[str],
+        gen: str,
+        live: tuple[MemoryItem, ...],
         relevant: tuple[MemoryItem, ...] | None,
-        budget: int,
     ) -> Profile | None:
-        """The member's consolidated profile when it stands for exactly their live facts
+        """The member's consolidated profile when it stands for exactly their `live` facts
         (all in one scope): no fact changed since the model consolidated them. With
         `relevant`: only the statements standing for those facts, within the token budget."""
-        profiles, subject = self.service.profiles, request.turn.user_id
-        if profiles is None or not request.config.memory.profile.consolidate:
-            return None
-        gen, live = await self.service.live_items(scopes, self.kind, subject, request.config.memory)
         live_scopes = {i.scope for i in live}
-        if len(live_scopes) != 1:
+        if self.service.profiles is None or len(live_scopes) != 1:
             return None
-        stored = await profiles.get(next(iter(live_scopes)), subject, gen=gen)
-        profile = request.config.memory.profile
+        subject = request.turn.user_id
+        stored = await self.service.profiles.get(next(iter(live_scopes)), subject, gen=gen)
+        memory = request.config.memory
         return consolidated_profile(
-            stored, live, max_chars=profile.max_chars, relevant=relevant, max_tokens=budget,
+            stored, live, max_chars=memory.profile.max_chars, relevant=relevant,
+            max_tokens=self._budget(memory),
         )  # fmt: skip
 
     async def _scopes(self, request: Request) -> frozenset[str]:
