@@ -16,7 +16,12 @@ from typing import Literal
 
 from pallas.providers.encoder_process import EncoderUnavailable, ProcessEncoder
 from pallas.providers.encoder_worker import rss_mb
-from pallas.providers.sentence_encoder import LOCAL_PACKAGE, SentenceEncoder, load_local_encoder
+from pallas.providers.sentence_encoder import (
+    LOCAL_PACKAGE,
+    SentenceEncoder,
+    load_local_encoder,
+    one_blas_thread,
+)
 
 log = logging.getLogger("pallas.memory")
 
@@ -75,6 +80,10 @@ class EncoderSlot:
     async def load(self) -> None:
         """Start the encoder (seconds, off the event loop) and log ONE line saying what
         happened."""
+        # this process's own BLAS too, wherever the encoder runs: the vector index's matrix
+        # pass runs here on the event loop, and OpenBLAS's threads on a shared machine gave
+        # it a 10-18 ms p90 / p99 (against 4-5 ms on one thread, benchmarks.reply_turn)
+        one_blas_thread()
         if self.phase != "loading":
             log.info(self.log_line())
             return

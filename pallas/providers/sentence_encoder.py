@@ -116,7 +116,8 @@ class LocalEncoder:
 def one_blas_thread() -> None:
     """BLAS limited to one thread for the whole process, not only around each encode: the
     vector index's matrix-vector products (on the event loop), and OpenBLAS's own threads on a
-    shared 2-core machine made them several times slower (benchmarks.reply_turn)."""
+    shared 2-core machine made them several times slower (benchmarks.reply_turn). Called by
+    `EncoderSlot.load` whatever the encoder's placement (idempotent)."""
     try:
         from threadpoolctl import threadpool_limits
 

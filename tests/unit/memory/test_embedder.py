@@ -84,3 +84,17 @@ def test_one_english_line_and_chinese_status(
     assert slot.log_line().startswith(log_words) and "\n" not in slot.log_line()
     status: Any = MemoryEmbedder(None, slot).status_zh()
     assert status.startswith("记忆检索：") and status_words in status
+
+
+async def test_loading_the_slot_holds_this_processs_blas_to_one_thread() -> None:
+    """The vector index's matrix pass runs in the bot's own process, on the event loop,
+    whichever placement the encoder has (its own process, the default, or off): OpenBLAS's
+    own threads there gave the pass a 10-18 ms tail on a shared 2-core machine."""
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    blas = [i for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    if not blas:
+        pytest.skip("numpy has no BLAS library threadpoolctl can see")
+    threadpoolctl.threadpool_limits(limits=2, user_api="blas")
+    await EncoderSlot("off").load()
+    after = [i["num_threads"] for i in threadpoolctl.threadpool_info() if i["user_api"] == "blas"]
+    assert after == [1] * len(blas)
