@@ -188,8 +188,7 @@ class VectorIndex:
     def add(self, rows: Iterable[tuple[int, int | None, Sequence[float]]]) -> int:
         """Add (id, subject, vector) rows; rows of another dimension than the index are skipped
         (a changed embedding model: the store re-embeds them, see the service's backfill)."""
-        old = self._rows
-        dims = old.dims
+        dims = self._rows.dims
         ids, subjects, vectors = [], [], []
         for item_id, subject, vector in rows:
             vec = unit(vector)
@@ -204,7 +203,30 @@ class VectorIndex:
             vectors.append(vec)
         if not ids:
             return 0
-        block = np.vstack(vectors).astype(np.float32)
+        return self._append(ids, subjects, np.vstack(vectors).astype(np.float32), dims)
+
+    def add_stored(self, rows: Sequence[tuple[int, int | None, bytes]]) -> int:
+        """`add` for vectors as the store keeps them (float32 little-endian bytes), decoded
+        and made unit in one numpy pass (thousands of rows in milliseconds, on the event
+        loop). Rows of another dimension, zero or not finite are skipped, as `add` skips."""
+        dims = self._rows.dims or (len(rows[0][2]) // 4 if rows else 0)
+        kept = [r for r in rows if dims and len(r[2]) == 4 * dims]
+        if not kept:
+            return 0
+        stored = np.frombuffer(b"".join(r[2] for r in kept), dtype="<f4")
+        stored = stored.reshape(len(kept), dims)  # a read-only view of the joined bytes
+        norms = np.sqrt(np.einsum("ij,ij->i", stored, stored))
+        good = np.isfinite(norms) & (norms > 0)
+        block: Vector = (stored[good] / norms[good, None]).astype(np.float32, copy=False)
+        ids = [r[0] for r, ok in zip(kept, good.tolist(), strict=True) if ok]
+        subjects = [
+            -1 if r[1] is None else r[1] for r, ok in zip(kept, good.tolist(), strict=True) if ok
+        ]
+        return self._append(ids, subjects, block, dims) if ids else 0
+
+    def _append(self, ids: list[int], subjects: list[int], block: Vector, dims: int) -> int:
+        """A new snapshot: the old rows and these (a search on the old one is unaffected)."""
+        old = self._rows
         self._rows = IndexRows(
             np.concatenate([old.ids, np.asarray(ids, dtype=np.int64)]),
             np.concatenate([old.subjects, np.asarray(subjects, dtype=np.int64)]),

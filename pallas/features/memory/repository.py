@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    LargeBinary,
     Select,
     Text,
     func,
@@ -29,7 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 import pallas.core.db.models_memory  # noqa: F401  (registers memory_item on Base)
 from pallas.core.db.engine import rowcount
 from pallas.core.db.models_memory import MemoryItemRow
-from pallas.core.db.types import storable_text
+from pallas.core.db.types import storable_text, vector_from_bytes
 from pallas.features.memory.records import MemoryItem, NewMemory, WriteAction, WriteOutcome
 
 MAX_TEXT_CHARS = 1000
@@ -457,18 +458,29 @@ class MemoryRepository:
     ) -> list[tuple[int, int | None, list[float]]]:
         """(id, subject, embedding) of the given rows that have an embedding — made by `model`
         only, when it is given (vectors of two models are never compared)."""
+        blobs = await self.vector_blobs(item_ids, model=model, batch=batch)
+        return [(item_id, subject, vector_from_bytes(blob)) for item_id, subject, blob in blobs]
+
+    async def vector_blobs(
+        self, item_ids: Collection[int], *, model: str | None = None, batch: int = 500
+    ) -> list[tuple[int, int | None, bytes]]:
+        """`vectors` as stored (float32 little-endian bytes, not decoded): what a vector index
+        is built from in one numpy pass. Decoding each row into a list of floats on the event
+        loop took ~1.7 s for 5,000 rows, the first @ of a group after a start-up stalled
+        every group that long (`benchmarks.reply_turn`, "first turn")."""
         ids = sorted(set(item_ids))
-        out: list[tuple[int, int | None, list[float]]] = []
+        raw = type_coerce(MemoryItemRow.embedding, LargeBinary)
+        out: list[tuple[int, int | None, bytes]] = []
         async with self._sessions() as session:
             for start in range(0, len(ids), batch):
-                stmt = select(
-                    MemoryItemRow.id, MemoryItemRow.subject_user_id, MemoryItemRow.embedding
-                ).where(MemoryItemRow.id.in_(ids[start : start + batch]))
+                stmt = select(MemoryItemRow.id, MemoryItemRow.subject_user_id, raw).where(
+                    MemoryItemRow.id.in_(ids[start : start + batch])
+                )
                 if model is not None:
                     stmt = stmt.where(MemoryItemRow.embedding_model == model)
-                for item_id, subject, vector in (await session.execute(stmt)).all():
-                    if vector:
-                        out.append((int(item_id), subject, list(vector)))
+                for item_id, subject, blob in (await session.execute(stmt)).all():
+                    if blob:
+                        out.append((int(item_id), subject, bytes(blob)))
         return out
 
     async def needing_vectors(

@@ -75,7 +75,7 @@ class MemoryVectors:
         known = index.ids
         missing = [i for i in live if i not in known]
         if missing:
-            index.add(await self._repo.vectors(missing, model=model))
+            index.add_stored(await self._repo.vector_blobs(missing, model=model))
         self.unembedded[(scope, kind, model)] = len(live) - len(index)
 
     async def rows(

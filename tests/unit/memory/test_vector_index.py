@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import struct
+
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pallas.ranking.vector_index import VectorIndex, nearest_with_cosines, unit
 
@@ -77,3 +82,49 @@ def test_one_pass_gives_the_nearest_rows_and_the_loaded_rows_cosines(subject: in
     separate = {**index.cosines(query, [1, 3, 4, 7, 99]), **other.cosines(query, [7])}
     assert cosines == pytest.approx(separate)
     assert set(cosines) == {1, 3, 4, 7}  # 99 is in no index
+
+
+def _stored(vector: list[float]) -> bytes:
+    return struct.pack(f"<{len(vector)}f", *vector)  # as `Float32Vector` stores it
+
+
+ROWS = [
+    (1, 10, [1.0, 0.0, 0.0]),
+    (2, 20, [0.9, 0.1, 0.0]),
+    (3, 10, [0.0, 1.0, 0.0]),
+    (4, None, [0.0, 0.0, 1.0]),
+    (5, 10, [0.0, 0.0, 0.0]),  # zero: never indexed
+    (6, 10, [1.0, 0.0]),  # another dimension: skipped
+    (7, 10, [float("nan"), 1.0, 0.0]),  # not a vector: skipped
+]
+
+
+# values a float32 squares without under- or overflow (zero vectors included)
+_value = st.integers(-8000, 8000).map(lambda n: n / 8)
+_vector = st.lists(_value, min_size=4, max_size=4)
+
+
+@given(st.lists(_vector, max_size=30), _vector)
+def test_stored_bytes_index_as_decoded_floats_do(
+    vectors: list[list[float]], query: list[float]
+) -> None:
+    """The start-up build from stored bytes (one numpy pass) ranks as the row-by-row one."""
+    by_floats, by_bytes = VectorIndex(), VectorIndex()
+    by_floats.add([(i, i % 3 or None, v) for i, v in enumerate(vectors)])
+    by_bytes.add_stored([(i, i % 3 or None, _stored(v)) for i, v in enumerate(vectors)])
+    assert by_bytes.rows.ids.tolist() == by_floats.rows.ids.tolist()
+    assert by_bytes.rows.subjects.tolist() == by_floats.rows.subjects.tolist()
+    np.testing.assert_allclose(by_bytes.rows.matrix, by_floats.rows.matrix, atol=1e-6)
+    if unit(query) is not None:
+        assert [h.item_id for h in by_bytes.search(query, 5)] == [
+            h.item_id for h in by_floats.search(query, 5)
+        ]
+
+
+def test_stored_rows_that_are_no_vectors_are_skipped() -> None:
+    index = VectorIndex()
+    assert index.add_stored([(i, s, _stored(v)) for i, s, v in ROWS]) == 4
+    assert sorted(index.ids) == [1, 2, 3, 4]
+    assert [h.item_id for h in index.search([1.0, 0.05, 0.0], 10, subject=10)] == [1, 3]
+    assert index.add_stored([(8, None, _stored([0.0, 1.0]))]) == 0  # the index's dims hold
+    assert index.add_stored([]) == 0
