@@ -54,17 +54,14 @@ from pallas.core.db.repositories.messages import _row_values
 from pallas.core.records import SessionTurn, StoredMessage
 from pallas.core.sending import Target
 from pallas.core.settings import PallasSettings
-from pallas.core.tokens import get_encoding
 from pallas.core.turn import Segment, Sender, TurnInput
 from pallas.features.memory.isolation import group_scope
 from pallas.features.memory.items import fingerprint
 from pallas.features.memory.records import NewMemory
 from pallas.features.memory.repository import MemoryRepository
 from pallas.onebot.convert import stored_message_from_sent, stored_message_from_turn
-from pallas.providers.client import load_sdk
+from pallas.onebot.lifespan import startup_loaders
 from pallas.providers.encoder_slot import EncoderSlot
-from pallas.providers.image_fetch import default_ssl_context
-from pallas.ranking.text import warm_up
 from pallas.runtime import PallasRuntime
 from pallas.turn.service import ChatTurnService
 
@@ -266,9 +263,10 @@ async def _run(args: argparse.Namespace, workdir: Path, fill: bool, llm_url: str
 
         if args.encoder:
             await _load_encoder(runtime)
-        service = build_app(runtime, rng=random.Random(1), sleep=no_sleep).chat
-        for loader in (load_sdk, get_encoding, default_ssl_context, warm_up):  # as bot.py
-            loader()  # the start-up loads (pallas.onebot.startup_loads), then the heap is settled
+        app = build_app(runtime, rng=random.Random(1), sleep=no_sleep)
+        service = app.chat
+        # the bot's start-up loads, in a worker thread as the bot runs them; the heap settled
+        await asyncio.to_thread(lambda: [loader() for loader in startup_loaders(app)])
         print(f"start-up heap settled (gc_tuning) in {gc_tuning.settle():.0f} ms")
         profiler = cProfile.Profile() if args.profile else None
         cold, _, _, _, _ = await _turns(runtime, service, range(MEMBERS), None, args.gap)

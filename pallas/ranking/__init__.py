@@ -30,6 +30,7 @@ from pallas.ranking.text import (
     speaker_voice,
     tokenize,
     warm_up,
+    warm_up_word_tags,
 )
 from pallas.ranking.vector_index import (
     IndexRows,
@@ -85,4 +86,5 @@ __all__ = [
     "tokenize",
     "unit",
     "warm_up",
+    "warm_up_word_tags",
 ]

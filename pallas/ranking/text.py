@@ -83,6 +83,14 @@ def warm_up() -> None:
         _initialised = True
 
 
+def warm_up_word_tags() -> None:
+    """Load jieba's part-of-speech tags too (`jieba.posseg`: its import reads the word-tag
+    table, ~1 s). The remembered words (`stake_words`) tag a turn's memory rows; without this
+    start-up load the first turn that needed them read the table on the event loop."""
+    warm_up()
+    import jieba.posseg  # noqa: F401  (the import is the load)
+
+
 def dictionary_frequency(word: str) -> int:
     """How often jieba's dictionary counts `word` (0: no word of it, or only a prefix of one)."""
     warm_up()
