@@ -1,14 +1,16 @@
 """Member recall at 10 / 50 / 200 facts a member (issue 47): the right few facts, not all of them.
 
-Sets: `_member_recall_data` (dev half, tune on it) and `_member_recall_frozen` (test half,
-written before any tuning; never tune on it). Each member teaches its facts with "@牛牛 记住 …"
-through the real member-command path (`memory_heldout.say`'s path), padded with the set's
-distractor facts to the size (targets spread among them); days later it asks in other words, and
-the real sources and request assembly run in-process (`memory_heldout.assemble`). At size 10 a
-member's facts are split over several users (at most size / 2 targets each).
+Sets: `_member_recall_data` (dev half, tune on it), `_member_recall_frozen` (test half, written
+before any tuning; never tune on it) and `_member_recall_frozen2` (test2: a second test half,
+written before any further tuning; never tune on it either; "both" stays dev + test). Each
+member teaches its facts with "@牛牛 记住 …" through the real member-command path
+(`memory_heldout.say`'s path), padded with the set's distractor facts to the size (targets
+spread among them); days later it asks in other words, and the real sources and request assembly
+run in-process (`memory_heldout.assemble`). At size 10 a member's facts are split over several
+users (at most size / 2 targets each).
 
-    python -m benchmarks.member_recall [--facts 10,50,200] [--half dev|test|both] [--verbose]
-                                       [--no-updates] [--no-encoder]
+    python -m benchmarks.member_recall [--facts 10,50,200] [--half dev|test|test2|both]
+                                       [--verbose] [--no-updates] [--no-encoder]
 
 Per half and size:
 - acc@1 / rec@5: the needed fact first / among the first five of the member's own facts as the
@@ -57,7 +59,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from benchmarks import _member_recall_data, _member_recall_frozen
+from benchmarks import _member_recall_data, _member_recall_frozen, _member_recall_frozen2
 from benchmarks._member_recall_shape import Correction, Denial, MemberFact
 from benchmarks.memory_heldout import DAY, START, _turn, assemble, bench_runtime, say
 from benchmarks.memory_quality import BOT, BOT_ALIAS, END, GROUP, REPO, USER0
@@ -78,7 +80,11 @@ from pallas.features.memory_prompt.profile import ASIDE
 from pallas.ranking import warm_up
 from pallas.runtime import PallasRuntime
 
-HALVES: dict[str, ModuleType] = {"dev": _member_recall_data, "test": _member_recall_frozen}
+HALVES: dict[str, ModuleType] = {
+    "dev": _member_recall_data,
+    "test": _member_recall_frozen,
+    "test2": _member_recall_frozen2,
+}
 USERS = USER0 + 10_000
 UPDATE_USERS = USER0 + 20_000
 TEACH_GAP = 600.0  # seconds between two teachings of the bench (clock only)
@@ -535,7 +541,7 @@ def update_rows(half: str, updates: list[Update]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.member_recall")
     parser.add_argument("--facts", default="10,50,200", help="facts per member, comma-separated")
-    parser.add_argument("--half", default="dev", choices=["dev", "test", "both"])
+    parser.add_argument("--half", default="dev", choices=["dev", "test", "test2", "both"])
     parser.add_argument("--verbose", action="store_true", help="list the misses (dev half only)")
     parser.add_argument(
         "--no-encoder",

@@ -1,6 +1,6 @@
-"""The member-recall sets (issue 47): the frozen test half is pinned, both halves are well formed.
+"""The member-recall sets (issue 47): the frozen test halves are pinned, all sets are well formed.
 
-A changed sha256 means somebody edited the frozen test half: write a new set instead (see its
+A changed sha256 means somebody edited a frozen test half: write a new set instead (see its
 docstring). The shape checks keep each half measurable: every answer names one fact only.
 """
 
@@ -12,15 +12,21 @@ from types import ModuleType
 
 import pytest
 
-from benchmarks import _member_recall_data, _member_recall_frozen
+from benchmarks import _member_recall_data, _member_recall_frozen, _member_recall_frozen2
 
 FROZEN_SHA256 = "fcde6263987fe09ba28fc04f21b2c2a5fce436623be22c29a96b5cc1128f32a8"
-HALVES = [_member_recall_frozen, _member_recall_data]
+FROZEN2_SHA256 = "06c96d7f918688e014982a800e06ee3d4c5fcd5feaf9abe1a38e29f5373be39b"
+HALVES = [_member_recall_frozen, _member_recall_data, _member_recall_frozen2]
 
 
 def test_the_frozen_half_is_unchanged() -> None:
     path = Path(_member_recall_frozen.__file__)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == FROZEN_SHA256
+
+
+def test_the_second_frozen_half_is_unchanged() -> None:
+    path = Path(_member_recall_frozen2.__file__)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == FROZEN2_SHA256
 
 
 @pytest.mark.parametrize("half", HALVES, ids=lambda m: m.__name__)
@@ -51,4 +57,7 @@ def test_the_halves_share_no_fact_question_or_distractor() -> None:
             | set(half.DISTRACTORS)
         )
 
-    assert texts(_member_recall_frozen) & texts(_member_recall_data) == set()
+    for i, half in enumerate(HALVES):
+        for other in HALVES[i + 1 :]:
+            shared = texts(half) & texts(other)
+            assert shared == set(), (half.__name__, other.__name__, shared)
