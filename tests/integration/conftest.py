@@ -17,10 +17,18 @@ still call `migrate.upgrade` (or start a runtime) on it, a no-op there. A new da
 test, not one emptied between tests, because background work a test leaves behind (e.g. the
 memory service's delayed access-count flush) must not land in the next test's rows, which
 reuse ids.
+
+Background jobs a test started and did not drain (`pallas.core.background.BackgroundJobs`: a
+memory service built with `memory_service_for` is owned by no runtime, and a member's
+consolidation waits 60 s before it runs) are cancelled when the test ends
+(`_background_jobs_end_with_their_test`): on the session's one event loop they ran on inside
+later tests, against a database already dropped, and a later test watching the log for
+errors failed on them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Iterator
 from itertools import count
@@ -28,6 +36,7 @@ from pathlib import Path
 
 import pytest
 
+from pallas.core.background import BackgroundJobs
 from pallas.core.db import migrate
 from tests.harness import postgres as pg
 from tests.harness.fake_openai import FakeOpenAI
@@ -35,8 +44,28 @@ from tests.harness.redis_server import RedisServer, running_redis, unavailable_r
 from tests.harness.sqlite_template import migrated_copy
 
 BACKENDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+_JOB = BackgroundJobs._logged.__qualname__  # the coroutine every background job runs in
 TEMPLATE = "pallas_template"
 _databases = count(1)
+
+
+def _background_jobs() -> set[asyncio.Task[object]]:
+    try:
+        tasks = asyncio.all_tasks()
+    except RuntimeError:  # no running loop
+        return set()
+    return {t for t in tasks if getattr(t.get_coro(), "__qualname__", "") == _JOB}
+
+
+@pytest.fixture(autouse=True)
+async def _background_jobs_end_with_their_test() -> AsyncIterator[None]:
+    before = _background_jobs()
+    yield
+    left = _background_jobs() - before
+    for task in left:
+        task.cancel()
+    if left:
+        await asyncio.wait(left, timeout=1.0)
 
 
 @pytest.fixture(scope="session")
