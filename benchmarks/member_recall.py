@@ -38,19 +38,16 @@ dropped by the cap: the cap dropped it as the oldest unused fact, which is not t
 Stored vectors: rows with a vector in the bench database and their mean bytes as stored (a JSON
 column), scaled to 100,000 facts. When `pallas.providers.sentence_encoder` exists: the local
 encoder's load time, RSS delta (budget +150 MB), one encode's latency, and float32 vector bytes
-at 100,000 facts, measured in a fresh process. Offline: no endpoint is configured; nothing goes
-to the network.
+at 100,000 facts, measured in a fresh process (`_encoder_figures`). Offline: no endpoint is
+configured; nothing goes to the network.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import inspect
-import json
 import sqlite3
-import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
@@ -60,9 +57,10 @@ from types import ModuleType
 from typing import Any
 
 from benchmarks import _member_recall_data, _member_recall_frozen, _member_recall_frozen2
+from benchmarks._encoder_figures import encoder_figures
 from benchmarks._member_recall_shape import Correction, Denial, MemberFact
 from benchmarks.memory_heldout import DAY, START, _turn, assemble, bench_runtime, say
-from benchmarks.memory_quality import BOT, BOT_ALIAS, END, GROUP, REPO, USER0
+from benchmarks.memory_quality import BOT, BOT_ALIAS, END, GROUP, USER0
 from benchmarks.stats import percentile
 from pallas.app_wiring import memory_service_for, memory_sources_for
 from pallas.context.context import GatherRequest
@@ -415,50 +413,6 @@ async def run_updates(half: ModuleType) -> list[Update]:
                 line = case.new if isinstance(case, Correction) else case.line
                 out.append(Update(what, where, right, refused, lost, dropped, line))
     return out
-
-
-# ---------------------------------------------------------------- the local encoder
-_ENCODER_PROBE = r"""
-import json, time, statistics
-def rss_mb():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-import numpy  # the product imports numpy anyway (vector index)
-r0 = rss_mb()
-t0 = time.perf_counter()
-from pallas.providers.sentence_encoder import load_local_encoder
-enc = load_local_encoder()
-load_s = time.perf_counter() - t0
-if enc is None:
-    print(json.dumps({"available": False}))
-    raise SystemExit(0)
-enc.encode_sync(["我喜欢打羽毛球"])
-times = []
-for i in range(50):
-    t = time.perf_counter()
-    enc.encode_sync([f"我最喜欢的那个运动是啥{i}"])
-    times.append((time.perf_counter() - t) * 1000)
-print(json.dumps({"available": True, "model_id": enc.model_id, "dim": enc.dim,
-                  "load_s": load_s, "rss_delta_mb": rss_mb() - r0,
-                  "encode_ms_p50": statistics.median(times), "encode_ms_max": max(times)}))
-"""
-
-
-def encoder_figures() -> dict[str, Any] | None:
-    """The local encoder measured in a fresh process, or None when the module does not exist."""
-    if importlib.util.find_spec("pallas.providers.sentence_encoder") is None:
-        return None
-    done = subprocess.run(
-        [sys.executable, "-c", _ENCODER_PROBE], cwd=REPO, capture_output=True, text=True,
-        timeout=600, check=False,
-    )  # fmt: skip
-    lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
-    if done.returncode != 0 or not lines:
-        return {"available": False, "error": (done.stderr.strip().splitlines() or ["?"])[-1]}
-    figures: dict[str, Any] = json.loads(lines[-1])
-    return figures
 
 
 # ---------------------------------------------------------------- report
