@@ -123,6 +123,11 @@ def _best(matrix: Vector, q: Vector) -> Vector:
     return best
 
 
+def _is_vector(stored: bytes) -> bool:
+    """Stored bytes that can hold a float32 vector (a whole number of 4-byte values)."""
+    return len(stored) >= 4 and len(stored) % 4 == 0
+
+
 def _top(ids: npt.NDArray[np.int64], scores: Vector, k: int) -> list[VectorHit]:
     k = min(k, int(scores.size))
     top = np.argpartition(-scores, k - 1)[:k]
@@ -209,7 +214,8 @@ class VectorIndex:
         """`add` for vectors as the store keeps them (float32 little-endian bytes), decoded
         and made unit in one numpy pass (thousands of rows in milliseconds, on the event
         loop). Rows of another dimension, zero or not finite are skipped, as `add` skips."""
-        dims = self._rows.dims or (len(rows[0][2]) // 4 if rows else 0)
+        # the index's dimension, else the first stored vector's (a broken one sets nothing)
+        dims = self._rows.dims or next((len(r[2]) // 4 for r in rows if _is_vector(r[2])), 0)
         kept = [r for r in rows if dims and len(r[2]) == 4 * dims]
         if not kept:
             return 0
@@ -218,10 +224,9 @@ class VectorIndex:
         norms = np.sqrt(np.einsum("ij,ij->i", stored, stored))
         good = np.isfinite(norms) & (norms > 0)
         block: Vector = (stored[good] / norms[good, None]).astype(np.float32, copy=False)
-        ids = [r[0] for r, ok in zip(kept, good.tolist(), strict=True) if ok]
-        subjects = [
-            -1 if r[1] is None else r[1] for r, ok in zip(kept, good.tolist(), strict=True) if ok
-        ]
+        taken = [r for r, ok in zip(kept, good.tolist(), strict=True) if ok]
+        ids = [r[0] for r in taken]
+        subjects = [-1 if r[1] is None else r[1] for r in taken]
         return self._append(ids, subjects, block, dims) if ids else 0
 
     def _append(self, ids: list[int], subjects: list[int], block: Vector, dims: int) -> int:

@@ -128,3 +128,10 @@ def test_stored_rows_that_are_no_vectors_are_skipped() -> None:
     assert [h.item_id for h in index.search([1.0, 0.05, 0.0], 10, subject=10)] == [1, 3]
     assert index.add_stored([(8, None, _stored([0.0, 1.0]))]) == 0  # the index's dims hold
     assert index.add_stored([]) == 0
+
+
+def test_a_broken_first_row_does_not_decide_the_dimension() -> None:
+    index = VectorIndex()
+    rows = [(1, None, b"\x00\x01\x02"), (2, None, _stored([0.0, 2.0])), (3, 7, _stored([1.0, 0.0]))]
+    assert index.add_stored(rows) == 2
+    assert [h.item_id for h in index.search([0.0, 1.0], 5)] == [2]
