@@ -24,6 +24,7 @@ from pallas.core.db import migrate
 from pallas.core.db.engine import create_engine, session_factory
 from pallas.core.eager import eager_gather
 from pallas.core.state import MemoryStateStore
+from pallas.features.memory import vector_store
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.embeddings import MemoryEmbeddings
 from pallas.features.memory.isolation import group_scope
@@ -403,6 +404,23 @@ async def test_concurrent_refreshes_of_an_index_add_each_row_once(repo: MemoryRe
     the group) refresh it once: every live row is in it once, never twice."""
     encoder = CountingEncoder("enc-a@1")
     svc = _service(repo, EncoderSlot.ready(encoder))
+    await _teach(svc)
+    vectors = MemoryVectors(repo)
+    first, second = await asyncio.gather(
+        vectors.index(SCOPE, "person_facts", "9", "enc-a@1"),
+        vectors.index(SCOPE, "person_facts", "9", "enc-a@1"),
+    )
+    ids = first.rows.ids.tolist()
+    assert first is second and sorted(ids) == sorted(set(ids)) and len(ids) == len(FACTS)
+
+
+async def test_a_build_in_the_worker_thread_adds_each_row_once(
+    repo: MemoryRepository, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A big build (a scope's first read) runs in a worker thread; two concurrent reads still
+    share it and every live row is in the index once."""
+    monkeypatch.setattr(vector_store, "THREAD_ROWS", 1)  # every build goes to the thread here
+    svc = _service(repo, EncoderSlot.ready(CountingEncoder("enc-a@1")))
     await _teach(svc)
     vectors = MemoryVectors(repo)
     first, second = await asyncio.gather(
