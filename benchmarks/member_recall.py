@@ -1,15 +1,16 @@
 """Member recall at 10 / 50 / 200 facts a member (issue 47): the right few facts, not all of them.
 
 Sets: `_member_recall_data` (dev half, tune on it), `_member_recall_frozen` (test half, written
-before any tuning; never tune on it) and `_member_recall_frozen2` (test2: a second test half,
-written before any further tuning; never tune on it either; "both" stays dev + test). Each
-member teaches its facts with "@牛牛 记住 …" through the real member-command path
-(`memory_heldout.say`'s path), padded with the set's distractor facts to the size (targets
-spread among them); days later it asks in other words, and the real sources and request assembly
-run in-process (`memory_heldout.assemble`). At size 10 a member's facts are split over several
-users (at most size / 2 targets each).
+before any tuning; never tune on it), `_member_recall_frozen2` (test2: a second test half,
+written before any further tuning; never tune on it either) and `_member_recall_frozen3` (test3:
+a third test half, written blind to how the product ranks memory; never tune on it either;
+"both" stays dev + test). Each member teaches its facts with "@牛牛 记住 …" through the real
+member-command path (`memory_heldout.say`'s path), padded with the set's distractor facts to the
+size (targets spread among them); days later it asks in other words, and the real sources and
+request assembly run in-process (`memory_heldout.assemble`). At size 10 a member's facts are
+split over several users (at most size / 2 targets each).
 
-    python -m benchmarks.member_recall [--facts 10,50,200] [--half dev|test|test2|both]
+    python -m benchmarks.member_recall [--facts 10,50,200] [--half dev|test|test2|test3|both]
                                        [--verbose] [--no-updates] [--no-encoder]
 
 Per half and size:
@@ -56,7 +57,12 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from benchmarks import _member_recall_data, _member_recall_frozen, _member_recall_frozen2
+from benchmarks import (
+    _member_recall_data,
+    _member_recall_frozen,
+    _member_recall_frozen2,
+    _member_recall_frozen3,
+)
 from benchmarks._encoder_figures import encoder_figures
 from benchmarks._member_recall_shape import Correction, Denial, MemberFact
 from benchmarks.memory_heldout import DAY, START, _turn, assemble, bench_runtime, say
@@ -82,6 +88,7 @@ HALVES: dict[str, ModuleType] = {
     "dev": _member_recall_data,
     "test": _member_recall_frozen,
     "test2": _member_recall_frozen2,
+    "test3": _member_recall_frozen3,
 }
 USERS = USER0 + 10_000
 UPDATE_USERS = USER0 + 20_000
@@ -495,7 +502,7 @@ def update_rows(half: str, updates: list[Update]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.member_recall")
     parser.add_argument("--facts", default="10,50,200", help="facts per member, comma-separated")
-    parser.add_argument("--half", default="dev", choices=["dev", "test", "test2", "both"])
+    parser.add_argument("--half", default="dev", choices=["dev", "test", "test2", "test3", "both"])
     parser.add_argument("--verbose", action="store_true", help="list the misses (dev half only)")
     parser.add_argument(
         "--no-encoder",

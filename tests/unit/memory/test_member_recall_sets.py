@@ -12,11 +12,22 @@ from types import ModuleType
 
 import pytest
 
-from benchmarks import _member_recall_data, _member_recall_frozen, _member_recall_frozen2
+from benchmarks import (
+    _member_recall_data,
+    _member_recall_frozen,
+    _member_recall_frozen2,
+    _member_recall_frozen3,
+)
 
 FROZEN_SHA256 = "fcde6263987fe09ba28fc04f21b2c2a5fce436623be22c29a96b5cc1128f32a8"
 FROZEN2_SHA256 = "06c96d7f918688e014982a800e06ee3d4c5fcd5feaf9abe1a38e29f5373be39b"
-HALVES = [_member_recall_frozen, _member_recall_data, _member_recall_frozen2]
+FROZEN3_SHA256 = "86b244da5104af9ea035beb85832947eed5108f845e525799de108140fbc3d1d"
+HALVES = [
+    _member_recall_frozen,
+    _member_recall_data,
+    _member_recall_frozen2,
+    _member_recall_frozen3,
+]
 
 
 def test_the_frozen_half_is_unchanged() -> None:
@@ -27,6 +38,11 @@ def test_the_frozen_half_is_unchanged() -> None:
 def test_the_second_frozen_half_is_unchanged() -> None:
     path = Path(_member_recall_frozen2.__file__)
     assert hashlib.sha256(path.read_bytes()).hexdigest() == FROZEN2_SHA256
+
+
+def test_the_third_frozen_half_is_unchanged() -> None:
+    path = Path(_member_recall_frozen3.__file__)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == FROZEN3_SHA256
 
 
 @pytest.mark.parametrize("half", HALVES, ids=lambda m: m.__name__)
