@@ -3,9 +3,14 @@
 `MemoryEmbeddings` is the one object a `MemoryService` asks about meaning. For one retrieval,
 `scores` gives the cosines of the loaded rows and the nearest older rows the recent window
 missed (the vector indexes of `vector_store`). The question is encoded once per turn (by the
-encoder's process, or the provider's model); the search is one matrix pass per index on the
-event loop (~1.4 ms over 5,000 rows with four question parts: on a thread beside a busy loop
-the same pass waited for the GIL, 6.5 ms p50 and 35 ms at worst). Rows without the active
+encoder's process, or the provider's model); the search is one matrix pass per index
+(`_search`): a scope's shared rows of SEARCH_THREAD_ROWS or more (a group's knowledge: 2-4 ms
+of BLAS over 5,000 rows and four question parts) in a worker thread, since BLAS releases the
+GIL and the loop serves other lines meanwhile; a member's own rows, few, on the loop.
+`benchmarks.reply_turn --encoder`, thread against loop in one run: the loop's CPU per turn
+-2.8 ms at p50, the turn's own time the same within noise. (Before the bot's BLAS was held to
+one thread and the switch interval to 1 ms, such a pass waited for the GIL: 6.5 ms p50, 35 ms
+at worst.) Rows without the active
 model's vector are embedded in the background: the loaded ones first (a backfill), then the
 rest of the scope (a budgeted re-embedding run, see REEMBED_*). A stored row is embedded in the
 background (`embed_stored`). The store's reads and writes stay in the service (`service.py`).
@@ -22,6 +27,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 from cachetools import LRUCache
 
 from pallas.core import state_keys
@@ -43,6 +49,7 @@ from pallas.providers.sentence_encoder import SentenceEncoder
 from pallas.ranking import (
     IndexRows,
     Vector,
+    VectorHit,
     nearest_with_cosines,
     normalize_query,
     question_parts,
@@ -68,6 +75,8 @@ REEMBED_PER_RUN = 2_000
 HIT_ROWS_KEPT = 2_000
 WINDOWS_KEPT = 64  # loaded tuples whose ids and refs are kept (`_Window`)
 HIT_GENERATIONS_KEPT = 32
+# a search over at least this many shared rows (~1 ms of BLAS and up) runs in a worker thread
+SEARCH_THREAD_ROWS = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,8 +268,7 @@ class MemoryEmbeddings:
             q = await self._question(query, key, model, bot_id, group_id)
             if q is None:
                 return VectorScores()
-            hits, by_id = nearest_with_cosines(indexes, q, config.vector_k, subject=subject,
-                                               wanted=window.ids)  # fmt: skip
+            hits, by_id = await _search(indexes, q, config.vector_k, subject, window.ids)
             refs = window.refs
             cosines = {refs[i]: c for i, c in by_id.items()}  # keyed as the candidates are
             if inline and model.encoder is not None:
@@ -376,6 +384,23 @@ class MemoryEmbeddings:
         if done:
             log.info("memory: %d row(s) of %s %s embedded with %s", done, scope, kind,
                      model.model_id)  # fmt: skip
+
+
+async def _search(
+    indexes: Sequence[IndexRows],
+    q: Vector,
+    k: int,
+    subject: int | None,
+    wanted: npt.NDArray[np.int64],
+) -> tuple[list[VectorHit], dict[int, float]]:
+    """`nearest_with_cosines` over the indexes: a pass over a scope's shared rows of at
+    least SEARCH_THREAD_ROWS runs in a worker thread (BLAS releases the GIL: the loop serves
+    other groups and the turn's other sources meanwhile); a member's own rows stay here."""
+    if subject is None and sum(len(rows) for rows in indexes) >= SEARCH_THREAD_ROWS:
+        return await asyncio.to_thread(
+            nearest_with_cosines, indexes, q, k, subject=subject, wanted=wanted
+        )
+    return nearest_with_cosines(indexes, q, k, subject=subject, wanted=wanted)
 
 
 def _question_key(model_id: str, query: str) -> QueryCacheKey:
