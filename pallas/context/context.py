@@ -44,6 +44,14 @@ class GatherRequest(Generic[ConfigT]):
     allow_persistent_memory: bool
     short_social: bool
     addressed: bool
+    # what retrieval searches with: `current_text` without the calls of the bot's name
+    # (`routing.triggers.without_call`); `current_text` itself when not given
+    question: str | None = None
+
+    @property
+    def query(self) -> str:
+        """The text a retrieval searches with (see `question`)."""
+        return self.current_text if self.question is None else self.question
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,9 +74,10 @@ class ContextSource(Protocol[ConfigT_contra]):
 class TurnAnticipator(Protocol[ConfigT_contra]):
     """What a source starts when an addressed line is read at the edge, before its turn runs
     (memory: the question's encode in the encoder's process). Never awaited, never raises
-    into the edge: it starts background work and returns."""
+    into the edge: it starts background work and returns. `question` is what the turn's
+    retrievals will search with (`GatherRequest.query` of a turn without merged lines)."""
 
-    def anticipate(self, turn: TurnInput, config: ConfigT_contra) -> None: ...
+    def anticipate(self, turn: TurnInput, question: str, config: ConfigT_contra) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -187,6 +187,20 @@ def match_alias(
     return None
 
 
+def without_call(text: str, aliases: Iterable[str]) -> str:
+    """`text` without the calls of the bot's name, line by line (a merged turn has several):
+    "帕拉斯，我家猫叫什么" → "我家猫叫什么", "我家猫叫什么 牛牛" → "我家猫叫什么". What
+    retrieval searches with: a vocative name is no part of the question (encoded on its own
+    it is a vector of the bot's name, and it matches every row that names the bot). A name
+    talked about stays ("帕拉斯有皮肤吗", "我昨天跟牛牛说过"); a line that was only the name is
+    left out, so a bare call asks nothing."""
+    kept = []
+    for line in text.split("\n"):
+        found = match_alias(line, aliases, anywhere=False)
+        kept.append(found.content if found is not None and found.vocative else line)
+    return "\n".join(line for line in kept if line.strip())
+
+
 def roll_ambient(
     config: AmbientConfig, *, now: float, ambient_times: Sequence[float], rng: random.Random
 ) -> AmbientRoll:

@@ -18,7 +18,7 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,6 +42,7 @@ from pallas.core.db.repositories.messages import MessageRepository
 from pallas.core.db.session_cache import SessionCache
 from pallas.core.deferred import Deferred
 from pallas.core.eager import eager_gather
+from pallas.core.message_text import turn_display_text
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
 from pallas.features.stickers import StickerService
@@ -51,6 +52,7 @@ from pallas.providers.models import ModelProfile, profile_for
 from pallas.routing.evaluate import RouteOutcome, RouteResult
 from pallas.routing.freshness import STALE_REPLY_SHAPE
 from pallas.routing.merge_wait import MergeWaitDecision
+from pallas.routing.triggers import without_call
 from pallas.turn.contracts import PreparedTurn, ReplyTurn
 from pallas.turn.parts.accounts import no_other_bots
 from pallas.turn.parts.chat_pipeline import assemble_chat_request, chat_pipelines
@@ -100,10 +102,12 @@ class PrepareStep:
     # the budget and the snapshot (exact counts from cached line counts)
     pipelines: ChatPipelines = field(default_factory=chat_pipelines)
 
-    def anticipate(self, turn: TurnInput, config: GroupConfig) -> None:
-        """An addressed line was just read: the sources start what they can ahead."""
+    def anticipate(self, turn: TurnInput, config: GroupConfig, aliases: Iterable[str]) -> None:
+        """An addressed line was just read: the sources start what they can ahead, with the
+        question the turn will search with (the line without its call of `aliases`)."""
+        question = without_call(turn_display_text(turn), aliases)
         for anticipator in self.anticipators:
-            anticipator.anticipate(turn, config)
+            anticipator.anticipate(turn, question, config)
 
     async def run(self, reply: ReplyTurn) -> PreparedTurn:
         """Merge quick follow-ups, fetch rows, retrieve, run the tool, build the request."""
@@ -251,9 +255,11 @@ class PrepareStep:
 
 def _gather_request(reply: ReplyTurn, current_text: str, now: float) -> GatherRequest[GroupConfig]:
     route, decision = reply.route, reply.route.decision
+    called = (route.trigger.alias,) if route.trigger.alias else ()  # the name routing matched
     return GatherRequest(
         turn=reply.turn,
         current_text=current_text,
+        question=without_call(current_text, called),
         now=now,
         config=reply.config,
         persona_name=reply.persona.name,

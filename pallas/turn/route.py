@@ -100,6 +100,11 @@ class RouteStep:
     # what the bot remembers (knowledge, the speaker's topics and facts): also a stake
     known_stakes: KnownStakes | None = None
 
+    def aliases(self, config: GroupConfig) -> tuple[str, ...]:
+        """Every name the bot answers to in a group of `config` (its persona's, the
+        deployment's nicknames, the group's extra aliases)."""
+        return self.addressing.aliases(self.persona(config.persona), config)
+
     async def route(
         self, turn: TurnInput, *, attempt: int = 0, wait: Sleep | None = None
     ) -> RoutedTurn:

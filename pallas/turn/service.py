@@ -112,7 +112,8 @@ class ChatTurnService:
         one): the context sources start their slow parts now (memory: the question's encode)
         instead of ~2 ms into the turn. A failure here only costs that head start."""
         try:
-            self.prepare.anticipate(turn, self.route_step.group_config(turn.group_id))
+            config = self.route_step.group_config(turn.group_id)
+            self.prepare.anticipate(turn, config, self.route_step.aliases(config))
         except Exception:  # e.g. a broken group config: the turn itself reports it
             log.debug("group %s: nothing anticipated for message %s", turn.group_id,
                       turn.message_id, exc_info=True)  # fmt: skip

@@ -28,7 +28,6 @@ from pallas.context.rule_processors import WORLDBOOK_BLOCK
 from pallas.context.rules_config import ContextRulesConfig
 from pallas.context.turn_rules import ScanCleaner, scan_cleaner
 from pallas.core.db.repositories.messages import MessageRepository
-from pallas.core.message_text import turn_display_text
 from pallas.core.state import StateStore
 from pallas.core.tokens import count_tokens
 from pallas.core.turn import TurnInput
@@ -133,7 +132,7 @@ async def _retrieve(
 ) -> BlockResult:
     return await service.retrieve(
         kind,
-        request.current_text,
+        request.query,
         scopes=scopes,
         config=config or request.config.memory,
         now=request.now,
@@ -333,18 +332,18 @@ class PersonFactsSource(_PersonalSource):
 class QuestionAhead:
     """The memory sources' `TurnAnticipator`: a group line addressed to the bot has its
     reads made and its question encoded from the moment the edge reads it
-    (`MemoryService.anticipate`), with the text and scopes its retrievals will use
-    (`turn_display_text`, `turn_scopes`)."""
+    (`MemoryService.anticipate`), with the question and scopes its retrievals will use
+    (`GatherRequest.query`, `turn_scopes`)."""
 
     def __init__(self, service: MemoryService) -> None:
         self.service = service
 
-    def anticipate(self, turn: TurnInput, config: MemorySourceConfig) -> None:
+    def anticipate(self, turn: TurnInput, question: str, config: MemorySourceConfig) -> None:
         if turn.is_private or turn.user_id <= 0 or turn.user_id == turn.bot_id:
             return
         memory = config.memory
         self.service.anticipate(
-            turn_display_text(turn),
+            question,
             scopes=readable_scopes(turn.bot_id, turn.group_id, memory.shared_pools,
                                    user_id=turn.user_id),
             subject=turn.user_id,

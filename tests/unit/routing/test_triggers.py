@@ -7,7 +7,13 @@ from typing import Any
 import pytest
 
 from pallas.routing.config import AmbientConfig, TriggerConfig
-from pallas.routing.triggers import TriggerKind, detect_trigger, match_alias, roll_ambient
+from pallas.routing.triggers import (
+    TriggerKind,
+    detect_trigger,
+    match_alias,
+    roll_ambient,
+    without_call,
+)
 from tests.unit.routing.helpers import ALIASES, BOB, BOT, T0, FixedRandom, turn
 
 NO_AMBIENT = AmbientConfig(enabled=False)
@@ -173,3 +179,22 @@ def test_no_ambient_for_bystander_messages() -> None:
     result = _detect(turn("你看这个", at_users=(BOB,)), ambient=AmbientConfig(rate=1.0))
     assert result.kind is TriggerKind.NONE
     assert result.reason == "ambient_not_eligible"
+
+
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("帕拉斯，我家猫叫什么", "我家猫叫什么"),  # a call at the start
+        ("帕拉斯 你还记得我老家吗", "你还记得我老家吗"),
+        ("我家猫叫什么 牛牛", "我家猫叫什么"),  # at the end
+        ("@帕拉斯 我在哪上班来着", "我在哪上班来着"),
+        ("牛牛\n我家猫叫什么", "我家猫叫什么"),  # a merged turn: the call on its own line
+        ("帕拉斯，今天吃什么，火锅呢？", "今天吃什么，火锅呢？"),
+        ("帕拉斯", ""),  # only the name: nothing asked
+        ("帕拉斯有皮肤吗", "帕拉斯有皮肤吗"),  # asked about the character: the name stays
+        ("我昨天跟牛牛说过", "我昨天跟牛牛说过"),  # talked about, inside the line
+        ("我家猫叫什么", "我家猫叫什么"),  # no call
+    ],
+)
+def test_retrieval_searches_without_the_call_of_the_bots_name(text: str, question: str) -> None:
+    assert without_call(text, ("帕拉斯", "牛牛")) == question
