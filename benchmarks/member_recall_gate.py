@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchmarks import _member_recall_data as half
+from benchmarks._gate_ideas import head_mismatch, referent_mismatch, sibling_mismatch
 from benchmarks.member_recall import plan
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.items import to_candidate
@@ -106,6 +107,13 @@ class Variant:
     # a fact about one of the member's people gated for a question not about them
     # (`match_subject`, `pallas.ranking.subjects`)
     match_subject: bool = False
+    # a fact naming another instance of a class than the question gated (`match_instance`,
+    # `pallas.ranking.instances`) unless its cosine reaches `instance_min_cosine`
+    match_instance: bool = False
+    instance_min_cosine: float = 0.5
+    # (question, fact's stored text, its trace row) → the value it is gated on instead, or
+    # None to keep it (`_gate_ideas`: the rules tried against the negatives)
+    adjust: Callable[[str, str, CandidateScore], float | None] | None = None
 
 
 @dataclass
@@ -123,7 +131,9 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
     base = base.model_copy(update={"concept_weight": base.concept_weight_with_vectors})
     block = base.person_facts.model_copy(
         update={"top_k": 100_000, "max_chars": 10**9, "min_similarity": 0.0, "threshold": 0.0,
-                "match_subject": variant.match_subject}
+                "match_subject": variant.match_subject,
+                "match_instance": variant.match_instance,
+                "instance_min_cosine": variant.instance_min_cosine}
     )  # fmt: skip
     config = base.model_copy(update={"person_facts": block})
     grown = base.person_facts
@@ -146,7 +156,10 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
         text = {i.ref: i.text for i in items}
         # ties broken by id, as `scoring._ranked` breaks equal scores of equal recency; a
         # fact gated as about someone else counts as nothing
-        value_of = _counting_nothing(gate_on, frozenset(result.trace.dropped_by_subject))
+        gated = result.trace.dropped_by_subject + result.trace.dropped_by_instance
+        value_of = _counting_nothing(gate_on, frozenset(gated))
+        if variant.adjust is not None:
+            value_of = _adjusted(value_of, variant.adjust, q.text, text)
         scored = sorted(result.trace.candidates, key=lambda c: (-value_of(c), c.id))
         if q.expected is None:
             out.negatives.append(value_of(scored[0]) - growth if scored else 0.0)
@@ -168,6 +181,22 @@ def _counting_nothing(
     if not gated:
         return gate_on
     return lambda c: 0.0 if c.id in gated else gate_on(c)
+
+
+def _adjusted(
+    value_of: Callable[[CandidateScore], float],
+    adjust: Callable[[str, str, CandidateScore], float | None],
+    question: str,
+    text: dict[str, str],
+) -> Callable[[CandidateScore], float]:
+    def value(c: CandidateScore) -> float:
+        base = value_of(c)
+        if base <= 0.0:
+            return base
+        new = adjust(question, text[c.id], c)
+        return base if new is None else new
+
+    return value
 
 
 def at_gate(o: Outcome, gate: float) -> tuple[float, float, float, float]:
@@ -255,15 +284,82 @@ def class_mismatch(floor: float) -> Callable[[CandidateScore], float]:
     return lambda c: 0.0 if c.concept == 0 and _c(c) < floor else c.similarity
 
 
+def _veto(
+    rule: Callable[[str, str], bool], floor: float
+) -> Callable[[str, str, CandidateScore], float | None]:
+    """Nothing for a fact `rule` calls unrelated to the question unless its cosine is at
+    least `floor`."""
+    return lambda q, fact, c: 0.0 if _c(c) < floor and rule(q, fact) else None
+
+
+def _unclassed(
+    rule: Callable[[str, str], bool],
+) -> Callable[[str, str, CandidateScore], float | None]:
+    """The fusion without the concept share for a fact `rule` calls unrelated."""
+    return lambda q, fact, c: 0.7 * _c(c) + 0.3 * _b(c) if rule(q, fact) else None
+
+
+def _either(
+    *rules: Callable[[str, str, CandidateScore], float | None],
+) -> Callable[[str, str, CandidateScore], float | None]:
+    def adjust(q: str, fact: str, c: CandidateScore) -> float | None:
+        for rule in rules:
+            if (v := rule(q, fact, c)) is not None:
+                return v
+        return None
+
+    return adjust
+
+
+def _idea_variants() -> list[Variant]:
+    """The rules tried against the negatives (`_gate_ideas`), each on the product before the
+    instance veto; then the instance veto's cosine floor."""
+    product = {"gate_growth": None, "match_subject": True}
+    sibling = _veto(sibling_mismatch, 0.5)
+
+    def referent(floor: float) -> Callable[[str, str, CandidateScore], float | None]:
+        return lambda q, fact, c: (
+            0.0 if _c(c) < floor and referent_mismatch(q, fact, c.concept) else None
+        )
+
+    out = [
+        Variant("table sibling: concept share dropped", adjust=_unclassed(sibling_mismatch),
+                **product),
+        *[Variant(f"table sibling veto (cos < {f})", adjust=_veto(sibling_mismatch, f),
+                  **product) for f in (0.5, 0.7, 1.01)],
+        *[Variant(f"head-noun veto (cos < {f})", adjust=_veto(head_mismatch, f), **product)
+          for f in (0.45, 0.5, 0.55)],
+        Variant("table sibling + head-noun veto (cos < 0.5)",
+                adjust=_either(sibling, _veto(head_mismatch, 0.5)), **product),
+        *[Variant(f"referent veto (cos < {f})", adjust=referent(f), **product)
+          for f in (0.5, 0.6)],
+        Variant("table sibling + referent veto (cos < 0.5)",
+                adjust=_either(sibling, referent(0.5)), **product),
+        Variant("table sibling + class mismatch veto (share 0, cos < 0.5)",
+                adjust=_either(sibling, lambda q, f, c: class_mismatch(0.5)(c)), **product),
+    ]  # fmt: skip
+    for floor in (0.4, 0.6, 0.7, 1.01):
+        out.append(Variant(f"product, instance veto below cos {floor}", match_instance=True,
+                           instance_min_cosine=floor, **product))  # fmt: skip
+    out.append(Variant("product + class mismatch veto (share 0, cos < 0.5)", match_instance=True,
+                       gate_on=class_mismatch(0.5), **product))  # fmt: skip
+    return out
+
+
 def variants() -> list[Variant]:
     """What was tried (docs/providers.md has the table); the product's own first."""
     return [
-        Variant("product", gate_growth=None, match_subject=True),
+        Variant("product", gate_growth=None, match_subject=True, match_instance=True),
+        Variant("product before the instance veto", gate_growth=None, match_subject=True),
         Variant("product before: gate fixed, no subject veto"),
         Variant("product, gate growth only", gate_growth=None),
         Variant("product, subject veto only", match_subject=True),
-        Variant("product, gate growth 0.03", gate_growth=0.03, match_subject=True),
-        Variant("product, gate growth 0.05", gate_growth=0.05, match_subject=True),
+        Variant(
+            "product, gate growth 0.03", gate_growth=0.03, match_subject=True, match_instance=True
+        ),
+        Variant(
+            "product, gate growth 0.05", gate_growth=0.05, match_subject=True, match_instance=True
+        ),
         Variant(
             "product + class mismatch veto (share 0, cos < 0.5)",
             gate_on=class_mismatch(0.5),
@@ -289,6 +385,7 @@ def variants() -> list[Variant]:
         Variant("product (fixed gate) + attribute keys", keys=with_attribute),
         Variant("before + declarative question", gate_on=before, query=declarative),
         Variant("product (fixed gate) + declarative question", query=declarative),
+        *_idea_variants(),
     ]
 
 
@@ -298,6 +395,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gate", type=float, default=0.35, help="the gate of the first table")
     parser.add_argument("--curves", action="store_true", help="kept / negatives per gate")
     parser.add_argument("--tail", action="store_true", help="the null tail's scale per size")
+    parser.add_argument("--only", default="", help="the variants whose name matches this regex")
     args = parser.parse_args(argv)
     cos = encoder_cosines()
     sizes = [int(s) for s in args.facts.split(",")]
@@ -313,7 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| variant | gate | " + " | ".join(f"{s}: acc@1 rec@5o kept neg" for s in sizes)
           + " | gate90@50 | kept@gate90 per size | neg@gate90 per size |")  # fmt: skip
     curves = []
-    for variant in variants():
+    for variant in [v for v in variants() if re.search(args.only, v.name)]:
         outcomes = {size: run(variant, *data[size], cos) for size in sizes}
         curves.append((variant.name, outcomes))
         cells = []
