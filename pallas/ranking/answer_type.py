@@ -1,0 +1,45 @@
+"""What kind of value a question asks for, and whether a fact tells one.
+
+A wh-question expects an answer of a type: "我几岁了" a number, "我几点起床" a clock time.
+A fact with no value of that type cannot answer it, however close its topic: "TA过年喜欢守岁"
+(cosine 0.60 with "我几岁了", the shared 岁) or "TA从不午睡" (0.60 with "我几点起床") name
+no number and no time of day. The person-facts block gates such a fact out unless the encoder
+finds it very close (`scoring`, `match_answer_type`, `answer_type_min_cosine`).
+
+Only the number is checked, the one type a pattern reads reliably on both sides: a question
+with 几 and a measure word (几岁, 几点, 几号, 几年级, 几次; not 几乎 or 茶几) or 多少 (not the
+adverb 多少有点) asks for one; a fact tells one with a digit or a Chinese numeral (一 … 十, 百,
+千, 万, 两, 半, 零). 几点 is answered by a part of the day too ("TA半夜起来": 半夜). Lenient
+on the fact's side on purpose: "一直", "一起" count as a number, so only a fact with no numeral
+at all is gated. Durations (多久) are left out: "很久" answers them without a number.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from pallas.ranking.text import normalize_text, recall_question
+
+# 几 with a measure word after it; 多少 unless the adverb ("多少有点": somewhat)
+_ASKS_NUMBER = re.compile(r"(?<!茶)几(?![乎何])[\u4e00-\u9fff]|多少(?![有])")
+_NUMBER = re.compile(r"[0-9零〇一二三四五六七八九十百千万亿两半俩仨]")
+_PART_OF_DAY = re.compile(r"早上|上午|中午|下午|晚上|凌晨|半夜|深夜|傍晚|清早|早晨|夜里|夜间")
+CLOCK = "几点"
+
+
+@lru_cache(maxsize=4096)
+def asks_number(question: str) -> str | None:
+    """What the question asks a number with ("几岁", "几点", "多少"), None when it asks none
+    (the remember-frame removed first: "你还记得…吗")."""
+    found = _ASKS_NUMBER.search(normalize_text(recall_question(question)))
+    return None if found is None else found.group(0)
+
+
+def tells_number(fact: str, asked: str) -> bool:
+    """Whether `fact` tells a number (for `asked` 几点, a part of the day as well). The
+    member's placeholder "TA" is no number; digits are NFKC-normalised."""
+    norm = normalize_text(fact)
+    if _NUMBER.search(norm):
+        return True
+    return asked == CLOCK and _PART_OF_DAY.search(norm) is not None
