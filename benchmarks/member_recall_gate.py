@@ -28,7 +28,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from benchmarks import _member_recall_data as half
-from benchmarks._gate_ideas import head_mismatch, referent_mismatch, sibling_mismatch
+from benchmarks._gate_ideas import (
+    head_mismatch,
+    person_not_named,
+    referent_mismatch,
+    sibling_mismatch,
+)
 from benchmarks.member_recall import plan
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.items import to_candidate
@@ -111,6 +116,10 @@ class Variant:
     # `pallas.ranking.instances`) unless its cosine reaches `instance_min_cosine`
     match_instance: bool = False
     instance_min_cosine: float = 0.5
+    # a fact telling no number for a question asking one gated (`match_answer_type`,
+    # `pallas.ranking.answer_type`) unless its cosine reaches `answer_type_min_cosine`
+    match_answer_type: bool = False
+    answer_type_min_cosine: float = 0.7
     # (question, fact's stored text, its trace row) → the value it is gated on instead, or
     # None to keep it (`_gate_ideas`: the rules tried against the negatives)
     adjust: Callable[[str, str, CandidateScore], float | None] | None = None
@@ -133,7 +142,9 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
         update={"top_k": 100_000, "max_chars": 10**9, "min_similarity": 0.0, "threshold": 0.0,
                 "match_subject": variant.match_subject,
                 "match_instance": variant.match_instance,
-                "instance_min_cosine": variant.instance_min_cosine}
+                "instance_min_cosine": variant.instance_min_cosine,
+                "match_answer_type": variant.match_answer_type,
+                "answer_type_min_cosine": variant.answer_type_min_cosine}
     )  # fmt: skip
     config = base.model_copy(update={"person_facts": block})
     grown = base.person_facts
@@ -156,7 +167,8 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
         text = {i.ref: i.text for i in items}
         # ties broken by id, as `scoring._ranked` breaks equal scores of equal recency; a
         # fact gated as about someone else counts as nothing
-        gated = result.trace.dropped_by_subject + result.trace.dropped_by_instance
+        trace = result.trace
+        gated = trace.dropped_by_subject + trace.dropped_by_instance + trace.dropped_by_answer_type
         value_of = _counting_nothing(gate_on, frozenset(gated))
         if variant.adjust is not None:
             value_of = _adjusted(value_of, variant.adjust, q.text, text)
@@ -338,36 +350,64 @@ def _idea_variants() -> list[Variant]:
         Variant("table sibling + class mismatch veto (share 0, cos < 0.5)",
                 adjust=_either(sibling, lambda q, f, c: class_mismatch(0.5)(c)), **product),
     ]  # fmt: skip
+    now = {"gate_growth": None, "match_subject": True, "match_instance": True,
+           "match_answer_type": True}  # fmt: skip
+    for floor in (0.5, 1.01):
+        out.append(Variant(f"product, answer-type veto below cos {floor}",
+                           **{**now, "answer_type_min_cosine": floor}))  # fmt: skip
+    for floor in (0.5, 1.01):
+        out.append(Variant(f"product + person-not-named veto (cos < {floor})",
+                           adjust=_veto(person_not_named, floor), **now))  # fmt: skip
     for floor in (0.4, 0.6, 0.7, 1.01):
-        out.append(Variant(f"product, instance veto below cos {floor}", match_instance=True,
-                           instance_min_cosine=floor, **product))  # fmt: skip
-    out.append(Variant("product + class mismatch veto (share 0, cos < 0.5)", match_instance=True,
-                       gate_on=class_mismatch(0.5), **product))  # fmt: skip
+        out.append(Variant(f"product, instance veto below cos {floor}",
+                           **{**now, "instance_min_cosine": floor}))  # fmt: skip
+    out.append(Variant("product + class mismatch veto (share 0, cos < 0.5)",
+                       gate_on=class_mismatch(0.5), **now))  # fmt: skip
     return out
 
 
 def variants() -> list[Variant]:
     """What was tried (docs/providers.md has the table); the product's own first."""
     return [
-        Variant("product", gate_growth=None, match_subject=True, match_instance=True),
+        Variant(
+            "product",
+            gate_growth=None,
+            match_subject=True,
+            match_instance=True,
+            match_answer_type=True,
+        ),
+        Variant(
+            "product before the answer-type veto",
+            gate_growth=None,
+            match_subject=True,
+            match_instance=True,
+        ),
         Variant("product before the instance veto", gate_growth=None, match_subject=True),
         Variant("product before: gate fixed, no subject veto"),
         Variant("product, gate growth only", gate_growth=None),
         Variant("product, subject veto only", match_subject=True),
         Variant(
-            "product, gate growth 0.03", gate_growth=0.03, match_subject=True, match_instance=True
+            "product, gate growth 0.03",
+            gate_growth=0.03,
+            match_subject=True,
+            match_instance=True,
+            match_answer_type=True,
         ),
         Variant(
-            "product, gate growth 0.05", gate_growth=0.05, match_subject=True, match_instance=True
+            "product, gate growth 0.05",
+            gate_growth=0.05,
+            match_subject=True,
+            match_instance=True,
+            match_answer_type=True,
         ),
         Variant(
-            "product + class mismatch veto (share 0, cos < 0.5)",
+            "product before the instance veto + class mismatch veto (share 0, cos < 0.5)",
             gate_on=class_mismatch(0.5),
             gate_growth=None,
             match_subject=True,
         ),
         Variant(
-            "product + class mismatch veto (share 0, cos < 0.6)",
+            "product before the instance veto + class mismatch veto (share 0, cos < 0.6)",
             gate_on=class_mismatch(0.6),
             gate_growth=None,
             match_subject=True,
