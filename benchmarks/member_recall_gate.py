@@ -24,10 +24,12 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 
 from benchmarks import _member_recall_data as half
+from benchmarks import _member_recall_extra
 from benchmarks._gate_ideas import (
     head_mismatch,
     person_not_named,
@@ -57,12 +59,14 @@ class Asked:
     expected: str | None  # the fact's stored text; None for a negative control
 
 
-def learners(size: int) -> tuple[dict[int, list[MemoryItem]], list[Asked]]:
+def learners(
+    size: int, data: ModuleType = half
+) -> tuple[dict[int, list[MemoryItem]], list[Asked]]:
     rows: dict[int, list[MemoryItem]] = {}
     asked: list[Asked] = []
     first: dict[int, int] = {}
     next_id = 1
-    for learner in plan(half, size):
+    for learner in plan(data, size):
         items = []
         for text in learner.lines:
             items.append(MemoryItem(id=next_id, bot_id=1, scope=SCOPE, kind="person_facts",
@@ -73,7 +77,7 @@ def learners(size: int) -> tuple[dict[int, list[MemoryItem]], list[Asked]]:
         rows[learner.user] = items
         first.setdefault(learner.member, learner.user)
         asked += [Asked(learner.user, f.question, stored(f.taught)) for f in learner.targets]
-    asked += [Asked(first[n.member], n.question, None) for n in half.NEGATIVES]
+    asked += [Asked(first[n.member], n.question, None) for n in data.NEGATIVES]
     return rows, asked
 
 
@@ -435,11 +439,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gate", type=float, default=0.35, help="the gate of the first table")
     parser.add_argument("--curves", action="store_true", help="kept / negatives per gate")
     parser.add_argument("--tail", action="store_true", help="the null tail's scale per size")
+    parser.add_argument("--extra", action="store_true",
+                        help="the extra development members (`_member_recall_extra`) instead")
     parser.add_argument("--only", default="", help="the variants whose name matches this regex")
     args = parser.parse_args(argv)
     cos = encoder_cosines()
     sizes = [int(s) for s in args.facts.split(",")]
-    data = {size: learners(size) for size in sizes}
+    source = _member_recall_extra if args.extra else half
+    data = {size: learners(size, source) for size in sizes}
     if args.tail:
         for size in sizes:
             o = run(Variant("product"), *data[size], cos)
