@@ -59,9 +59,7 @@ class Asked:
     expected: str | None  # the fact's stored text; None for a negative control
 
 
-def learners(
-    size: int, data: ModuleType = half
-) -> tuple[dict[int, list[MemoryItem]], list[Asked]]:
+def learners(size: int, data: ModuleType = half) -> tuple[dict[int, list[MemoryItem]], list[Asked]]:
     rows: dict[int, list[MemoryItem]] = {}
     asked: list[Asked] = []
     first: dict[int, int] = {}
@@ -439,8 +437,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gate", type=float, default=0.35, help="the gate of the first table")
     parser.add_argument("--curves", action="store_true", help="kept / negatives per gate")
     parser.add_argument("--tail", action="store_true", help="the null tail's scale per size")
-    parser.add_argument("--extra", action="store_true",
-                        help="the extra development members (`_member_recall_extra`) instead")
+    parser.add_argument(
+        "--extra",
+        action="store_true",
+        help="the extra development members (`_member_recall_extra`) instead",
+    )
     parser.add_argument("--only", default="", help="the variants whose name matches this regex")
     args = parser.parse_args(argv)
     cos = encoder_cosines()
