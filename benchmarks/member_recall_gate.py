@@ -117,7 +117,7 @@ class Variant:
     # a fact naming another instance of a class than the question gated (`match_instance`,
     # `pallas.ranking.instances`) unless its cosine reaches `instance_min_cosine`
     match_instance: bool = False
-    instance_min_cosine: float = 0.5
+    instance_min_cosine: float = 0.7
     # a fact telling no number for a question asking one gated (`match_answer_type`,
     # `pallas.ranking.answer_type`) unless its cosine reaches `answer_type_min_cosine`
     match_answer_type: bool = False
@@ -360,7 +360,7 @@ def _idea_variants() -> list[Variant]:
     for floor in (0.5, 1.01):
         out.append(Variant(f"product + person-not-named veto (cos < {floor})",
                            adjust=_veto(person_not_named, floor), **now))  # fmt: skip
-    for floor in (0.4, 0.6, 0.7, 1.01):
+    for floor in (0.4, 0.5, 0.6, 1.01):
         out.append(Variant(f"product, instance veto below cos {floor}",
                            **{**now, "instance_min_cosine": floor}))  # fmt: skip
     out.append(Variant("product + class mismatch veto (share 0, cos < 0.5)",

@@ -80,7 +80,7 @@ def test_the_person_facts_block_gates_a_fact_telling_no_number() -> None:
     [
         ("我说过我几岁了吗？", {"f0": 0.75, "f1": 0.6}, "person_facts", {"f0", "f1"}),  # very close
         ("我说过我几岁了吗？", {"f0": 0.6, "f1": 0.6}, "group_memory", {"f0", "f1"}),  # no veto
-        ("我过年做什么？", {"f0": 0.6, "f1": 0.6}, "person_facts", {"f0", "f1"}),  # no number asked
+        ("我平时喜欢做什么？", {"f0": 0.6, "f1": 0.6}, "person_facts", {"f0", "f1"}),  # no number
     ],
 )
 def test_what_keeps_a_fact_telling_no_number(

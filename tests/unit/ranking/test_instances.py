@@ -86,7 +86,7 @@ def ask(question: str, scores: dict[str, float], kind: str = "person_facts") -> 
 
 def test_the_person_facts_block_gates_a_fact_naming_another_instance() -> None:
     # both close enough by their cosine to pass the gate, neither close enough to stay anyway
-    trace = ask("你还记得我养的狗叫什么吗", {"f0": 0.45, "f1": 0.45})
+    trace = ask("你还记得我养的狗叫什么吗", {"f0": 0.6, "f1": 0.6})
     assert trace.chosen_ids == ("f1",)
     assert trace.dropped_by_instance == ("f0",)
     assert trace.to_dict()["dropped"]["instance"] == 1
@@ -96,7 +96,7 @@ def test_the_person_facts_block_gates_a_fact_naming_another_instance() -> None:
 @pytest.mark.parametrize(
     ("scores", "kind", "chosen"),
     [
-        ({"f0": 0.55, "f1": 0.45}, "person_facts", {"f0", "f1"}),  # the encoder finds it close
+        ({"f0": 0.75, "f1": 0.45}, "person_facts", {"f0", "f1"}),  # the encoder: very close
         ({"f0": 0.45, "f1": 0.45}, "group_memory", {"f0", "f1"}),  # other blocks: no veto
     ],
 )
