@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pallas.ranking.text import normalize_text, recall_question
+from pallas.ranking.text import normalize_text, question_parts
 
 # 几 with a measure word after it (not 几乎 / 几何 / 茶几)
 _ASKS_NUMBER = re.compile(r"(?<!茶)几(?![乎何])[\u4e00-\u9fff]")
@@ -33,9 +33,15 @@ CLOCK = "几点"
 @lru_cache(maxsize=4096)
 def asks_number(question: str) -> str | None:
     """What the question asks a number with ("几岁", "几点", "几号"), None when it asks none
-    (the remember-frame removed first: "你还记得…吗")."""
-    found = _ASKS_NUMBER.search(normalize_text(recall_question(question)))
-    return None if found is None else found.group(0)
+    (the remember-frame removed first: "你还记得…吗") — or when it asks two things or more
+    and one of them is no number ("我几岁了，住在哪": a fact may answer the other clause;
+    `text.question_parts`)."""
+    parts = question_parts(question)
+    asked = [_ASKS_NUMBER.search(normalize_text(p)) for p in parts[1:] or parts]
+    if not asked or any(found is None for found in asked):
+        return None
+    first = asked[0]
+    return None if first is None else first.group(0)
 
 
 def tells_number(fact: str, asked: str) -> bool:

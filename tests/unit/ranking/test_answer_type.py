@@ -32,6 +32,9 @@ SCOPE = "group:1:100"
         ("你记得我的鞋码是多少吗？", None),
         ("我上班路上要多久？", None),
         ("你记得吗", None),
+        # two things asked, one no number: a fact may answer the other
+        ("我几岁了，住在哪？", None),
+        ("我几岁了，几点下班？", "几岁"),
     ],
 )
 def test_what_a_question_asks_a_number_with(question: str, asked: str | None) -> None:
