@@ -23,10 +23,12 @@ on the development half only; what worked is in the product as `pallas.ranking.i
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from pallas.ranking.concepts import fact_concepts, query_concepts
 from pallas.ranking.concepts_table import CLASSES
+from pallas.ranking.scoring import CandidateScore
 from pallas.ranking.text import normalize_text, recall_question, warm_up_word_tags
 
 # words naming a class itself (hypernyms), never one of its instances
@@ -186,3 +188,35 @@ def person_not_named(question: str, fact: str) -> bool:
         return False
     return not any(word in fact and not people.isdisjoint(asked)
                    for word, people in RELATIONS.items())  # fmt: skip
+
+
+# ---------------------------------------------------------------- as the bench's `adjust`
+
+
+def veto(
+    rule: Callable[[str, str], bool], floor: float
+) -> Callable[[str, str, CandidateScore], float | None]:
+    """Nothing for a fact `rule` calls unrelated to the question unless its cosine is at
+    least `floor`."""
+    return lambda q, fact, c: 0.0 if (c.embedding or 0.0) < floor and rule(q, fact) else None
+
+
+def unclassed(
+    rule: Callable[[str, str], bool],
+) -> Callable[[str, str, CandidateScore], float | None]:
+    """The fusion without the concept share for a fact `rule` calls unrelated."""
+    return lambda q, fact, c: (
+        0.7 * (c.embedding or 0.0) + 0.3 * (c.bm25 or 0.0) if rule(q, fact) else None
+    )
+
+
+def either(
+    *rules: Callable[[str, str, CandidateScore], float | None],
+) -> Callable[[str, str, CandidateScore], float | None]:
+    def adjust(q: str, fact: str, c: CandidateScore) -> float | None:
+        for rule in rules:
+            if (v := rule(q, fact, c)) is not None:
+                return v
+        return None
+
+    return adjust

@@ -31,10 +31,13 @@ import numpy as np
 from benchmarks import _member_recall_data as half
 from benchmarks import _member_recall_extra
 from benchmarks._gate_ideas import (
+    either,
     head_mismatch,
     person_not_named,
     referent_mismatch,
     sibling_mismatch,
+    unclassed,
+    veto,
 )
 from benchmarks.member_recall import plan
 from pallas.features.memory.config import RetrievalConfig
@@ -298,38 +301,11 @@ def class_mismatch(floor: float) -> Callable[[CandidateScore], float]:
     return lambda c: 0.0 if c.concept == 0 and _c(c) < floor else c.similarity
 
 
-def _veto(
-    rule: Callable[[str, str], bool], floor: float
-) -> Callable[[str, str, CandidateScore], float | None]:
-    """Nothing for a fact `rule` calls unrelated to the question unless its cosine is at
-    least `floor`."""
-    return lambda q, fact, c: 0.0 if _c(c) < floor and rule(q, fact) else None
-
-
-def _unclassed(
-    rule: Callable[[str, str], bool],
-) -> Callable[[str, str, CandidateScore], float | None]:
-    """The fusion without the concept share for a fact `rule` calls unrelated."""
-    return lambda q, fact, c: 0.7 * _c(c) + 0.3 * _b(c) if rule(q, fact) else None
-
-
-def _either(
-    *rules: Callable[[str, str, CandidateScore], float | None],
-) -> Callable[[str, str, CandidateScore], float | None]:
-    def adjust(q: str, fact: str, c: CandidateScore) -> float | None:
-        for rule in rules:
-            if (v := rule(q, fact, c)) is not None:
-                return v
-        return None
-
-    return adjust
-
-
 def _idea_variants() -> list[Variant]:
     """The rules tried against the negatives (`_gate_ideas`), each on the product before the
     instance veto; then the instance veto's cosine floor."""
     product = {"gate_growth": None, "match_subject": True}
-    sibling = _veto(sibling_mismatch, 0.5)
+    sibling = veto(sibling_mismatch, 0.5)
 
     def referent(floor: float) -> Callable[[str, str, CandidateScore], float | None]:
         return lambda q, fact, c: (
@@ -337,20 +313,20 @@ def _idea_variants() -> list[Variant]:
         )
 
     out = [
-        Variant("table sibling: concept share dropped", adjust=_unclassed(sibling_mismatch),
+        Variant("table sibling: concept share dropped", adjust=unclassed(sibling_mismatch),
                 **product),
-        *[Variant(f"table sibling veto (cos < {f})", adjust=_veto(sibling_mismatch, f),
+        *[Variant(f"table sibling veto (cos < {f})", adjust=veto(sibling_mismatch, f),
                   **product) for f in (0.5, 0.7, 1.01)],
-        *[Variant(f"head-noun veto (cos < {f})", adjust=_veto(head_mismatch, f), **product)
+        *[Variant(f"head-noun veto (cos < {f})", adjust=veto(head_mismatch, f), **product)
           for f in (0.45, 0.5, 0.55)],
         Variant("table sibling + head-noun veto (cos < 0.5)",
-                adjust=_either(sibling, _veto(head_mismatch, 0.5)), **product),
+                adjust=either(sibling, veto(head_mismatch, 0.5)), **product),
         *[Variant(f"referent veto (cos < {f})", adjust=referent(f), **product)
           for f in (0.5, 0.6)],
         Variant("table sibling + referent veto (cos < 0.5)",
-                adjust=_either(sibling, referent(0.5)), **product),
+                adjust=either(sibling, referent(0.5)), **product),
         Variant("table sibling + class mismatch veto (share 0, cos < 0.5)",
-                adjust=_either(sibling, lambda q, f, c: class_mismatch(0.5)(c)), **product),
+                adjust=either(sibling, lambda q, f, c: class_mismatch(0.5)(c)), **product),
     ]  # fmt: skip
     now = {"gate_growth": None, "match_subject": True, "match_instance": True,
            "match_answer_type": True}  # fmt: skip
@@ -359,7 +335,7 @@ def _idea_variants() -> list[Variant]:
                            **{**now, "answer_type_min_cosine": floor}))  # fmt: skip
     for floor in (0.5, 1.01):
         out.append(Variant(f"product + person-not-named veto (cos < {floor})",
-                           adjust=_veto(person_not_named, floor), **now))  # fmt: skip
+                           adjust=veto(person_not_named, floor), **now))  # fmt: skip
     for floor in (0.4, 0.5, 0.6, 1.01):
         out.append(Variant(f"product, instance veto below cos {floor}",
                            **{**now, "instance_min_cosine": floor}))  # fmt: skip
