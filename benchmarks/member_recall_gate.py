@@ -24,10 +24,21 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 
 from benchmarks import _member_recall_data as half
+from benchmarks import _member_recall_extra
+from benchmarks._gate_ideas import (
+    either,
+    head_mismatch,
+    person_not_named,
+    referent_mismatch,
+    sibling_mismatch,
+    unclassed,
+    veto,
+)
 from benchmarks.member_recall import plan
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.items import to_candidate
@@ -51,12 +62,12 @@ class Asked:
     expected: str | None  # the fact's stored text; None for a negative control
 
 
-def learners(size: int) -> tuple[dict[int, list[MemoryItem]], list[Asked]]:
+def learners(size: int, data: ModuleType = half) -> tuple[dict[int, list[MemoryItem]], list[Asked]]:
     rows: dict[int, list[MemoryItem]] = {}
     asked: list[Asked] = []
     first: dict[int, int] = {}
     next_id = 1
-    for learner in plan(half, size):
+    for learner in plan(data, size):
         items = []
         for text in learner.lines:
             items.append(MemoryItem(id=next_id, bot_id=1, scope=SCOPE, kind="person_facts",
@@ -67,7 +78,7 @@ def learners(size: int) -> tuple[dict[int, list[MemoryItem]], list[Asked]]:
         rows[learner.user] = items
         first.setdefault(learner.member, learner.user)
         asked += [Asked(learner.user, f.question, stored(f.taught)) for f in learner.targets]
-    asked += [Asked(first[n.member], n.question, None) for n in half.NEGATIVES]
+    asked += [Asked(first[n.member], n.question, None) for n in data.NEGATIVES]
     return rows, asked
 
 
@@ -106,6 +117,17 @@ class Variant:
     # a fact about one of the member's people gated for a question not about them
     # (`match_subject`, `pallas.ranking.subjects`)
     match_subject: bool = False
+    # a fact naming another instance of a class than the question gated (`match_instance`,
+    # `pallas.ranking.instances`) unless its cosine reaches `instance_min_cosine`
+    match_instance: bool = False
+    instance_min_cosine: float = 0.7
+    # a fact telling no number for a question asking one gated (`match_answer_type`,
+    # `pallas.ranking.answer_type`) unless its cosine reaches `answer_type_min_cosine`
+    match_answer_type: bool = False
+    answer_type_min_cosine: float = 0.7
+    # (question, fact's stored text, its trace row) → the value it is gated on instead, or
+    # None to keep it (`_gate_ideas`: the rules tried against the negatives)
+    adjust: Callable[[str, str, CandidateScore], float | None] | None = None
 
 
 @dataclass
@@ -123,7 +145,11 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
     base = base.model_copy(update={"concept_weight": base.concept_weight_with_vectors})
     block = base.person_facts.model_copy(
         update={"top_k": 100_000, "max_chars": 10**9, "min_similarity": 0.0, "threshold": 0.0,
-                "match_subject": variant.match_subject}
+                "match_subject": variant.match_subject,
+                "match_instance": variant.match_instance,
+                "instance_min_cosine": variant.instance_min_cosine,
+                "match_answer_type": variant.match_answer_type,
+                "answer_type_min_cosine": variant.answer_type_min_cosine}
     )  # fmt: skip
     config = base.model_copy(update={"person_facts": block})
     grown = base.person_facts
@@ -146,7 +172,11 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
         text = {i.ref: i.text for i in items}
         # ties broken by id, as `scoring._ranked` breaks equal scores of equal recency; a
         # fact gated as about someone else counts as nothing
-        value_of = _counting_nothing(gate_on, frozenset(result.trace.dropped_by_subject))
+        trace = result.trace
+        gated = trace.dropped_by_subject + trace.dropped_by_instance + trace.dropped_by_answer_type
+        value_of = _counting_nothing(gate_on, frozenset(gated))
+        if variant.adjust is not None:
+            value_of = _adjusted(value_of, variant.adjust, q.text, text)
         scored = sorted(result.trace.candidates, key=lambda c: (-value_of(c), c.id))
         if q.expected is None:
             out.negatives.append(value_of(scored[0]) - growth if scored else 0.0)
@@ -168,6 +198,22 @@ def _counting_nothing(
     if not gated:
         return gate_on
     return lambda c: 0.0 if c.id in gated else gate_on(c)
+
+
+def _adjusted(
+    value_of: Callable[[CandidateScore], float],
+    adjust: Callable[[str, str, CandidateScore], float | None],
+    question: str,
+    text: dict[str, str],
+) -> Callable[[CandidateScore], float]:
+    def value(c: CandidateScore) -> float:
+        base = value_of(c)
+        if base <= 0.0:
+            return base
+        new = adjust(question, text[c.id], c)
+        return base if new is None else new
+
+    return value
 
 
 def at_gate(o: Outcome, gate: float) -> tuple[float, float, float, float]:
@@ -255,23 +301,91 @@ def class_mismatch(floor: float) -> Callable[[CandidateScore], float]:
     return lambda c: 0.0 if c.concept == 0 and _c(c) < floor else c.similarity
 
 
+def _idea_variants() -> list[Variant]:
+    """The rules tried against the negatives (`_gate_ideas`), each on the product before the
+    instance veto; then the instance veto's cosine floor."""
+    product = {"gate_growth": None, "match_subject": True}
+    sibling = veto(sibling_mismatch, 0.5)
+
+    def referent(floor: float) -> Callable[[str, str, CandidateScore], float | None]:
+        return lambda q, fact, c: (
+            0.0 if _c(c) < floor and referent_mismatch(q, fact, c.concept) else None
+        )
+
+    out = [
+        Variant("table sibling: concept share dropped", adjust=unclassed(sibling_mismatch),
+                **product),
+        *[Variant(f"table sibling veto (cos < {f})", adjust=veto(sibling_mismatch, f),
+                  **product) for f in (0.5, 0.7, 1.01)],
+        *[Variant(f"head-noun veto (cos < {f})", adjust=veto(head_mismatch, f), **product)
+          for f in (0.45, 0.5, 0.55)],
+        Variant("table sibling + head-noun veto (cos < 0.5)",
+                adjust=either(sibling, veto(head_mismatch, 0.5)), **product),
+        *[Variant(f"referent veto (cos < {f})", adjust=referent(f), **product)
+          for f in (0.5, 0.6)],
+        Variant("table sibling + referent veto (cos < 0.5)",
+                adjust=either(sibling, referent(0.5)), **product),
+        Variant("table sibling + class mismatch veto (share 0, cos < 0.5)",
+                adjust=either(sibling, lambda q, f, c: class_mismatch(0.5)(c)), **product),
+    ]  # fmt: skip
+    now = {"gate_growth": None, "match_subject": True, "match_instance": True,
+           "match_answer_type": True}  # fmt: skip
+    for floor in (0.5, 1.01):
+        out.append(Variant(f"product, answer-type veto below cos {floor}",
+                           **{**now, "answer_type_min_cosine": floor}))  # fmt: skip
+    for floor in (0.5, 1.01):
+        out.append(Variant(f"product + person-not-named veto (cos < {floor})",
+                           adjust=veto(person_not_named, floor), **now))  # fmt: skip
+    for floor in (0.4, 0.5, 0.6, 1.01):
+        out.append(Variant(f"product, instance veto below cos {floor}",
+                           **{**now, "instance_min_cosine": floor}))  # fmt: skip
+    out.append(Variant("product + class mismatch veto (share 0, cos < 0.5)",
+                       gate_on=class_mismatch(0.5), **now))  # fmt: skip
+    return out
+
+
 def variants() -> list[Variant]:
     """What was tried (docs/providers.md has the table); the product's own first."""
     return [
-        Variant("product", gate_growth=None, match_subject=True),
+        Variant(
+            "product",
+            gate_growth=None,
+            match_subject=True,
+            match_instance=True,
+            match_answer_type=True,
+        ),
+        Variant(
+            "product before the answer-type veto",
+            gate_growth=None,
+            match_subject=True,
+            match_instance=True,
+        ),
+        Variant("product before the instance veto", gate_growth=None, match_subject=True),
         Variant("product before: gate fixed, no subject veto"),
         Variant("product, gate growth only", gate_growth=None),
         Variant("product, subject veto only", match_subject=True),
-        Variant("product, gate growth 0.03", gate_growth=0.03, match_subject=True),
-        Variant("product, gate growth 0.05", gate_growth=0.05, match_subject=True),
         Variant(
-            "product + class mismatch veto (share 0, cos < 0.5)",
+            "product, gate growth 0.03",
+            gate_growth=0.03,
+            match_subject=True,
+            match_instance=True,
+            match_answer_type=True,
+        ),
+        Variant(
+            "product, gate growth 0.05",
+            gate_growth=0.05,
+            match_subject=True,
+            match_instance=True,
+            match_answer_type=True,
+        ),
+        Variant(
+            "product before the instance veto + class mismatch veto (share 0, cos < 0.5)",
             gate_on=class_mismatch(0.5),
             gate_growth=None,
             match_subject=True,
         ),
         Variant(
-            "product + class mismatch veto (share 0, cos < 0.6)",
+            "product before the instance veto + class mismatch veto (share 0, cos < 0.6)",
             gate_on=class_mismatch(0.6),
             gate_growth=None,
             match_subject=True,
@@ -289,6 +403,7 @@ def variants() -> list[Variant]:
         Variant("product (fixed gate) + attribute keys", keys=with_attribute),
         Variant("before + declarative question", gate_on=before, query=declarative),
         Variant("product (fixed gate) + declarative question", query=declarative),
+        *_idea_variants(),
     ]
 
 
@@ -298,10 +413,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gate", type=float, default=0.35, help="the gate of the first table")
     parser.add_argument("--curves", action="store_true", help="kept / negatives per gate")
     parser.add_argument("--tail", action="store_true", help="the null tail's scale per size")
+    parser.add_argument(
+        "--extra",
+        action="store_true",
+        help="the extra development members (`_member_recall_extra`) instead",
+    )
+    parser.add_argument("--only", default="", help="the variants whose name matches this regex")
     args = parser.parse_args(argv)
     cos = encoder_cosines()
     sizes = [int(s) for s in args.facts.split(",")]
-    data = {size: learners(size) for size in sizes}
+    source = _member_recall_extra if args.extra else half
+    data = {size: learners(size, source) for size in sizes}
     if args.tail:
         for size in sizes:
             o = run(Variant("product"), *data[size], cos)
@@ -313,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| variant | gate | " + " | ".join(f"{s}: acc@1 rec@5o kept neg" for s in sizes)
           + " | gate90@50 | kept@gate90 per size | neg@gate90 per size |")  # fmt: skip
     curves = []
-    for variant in variants():
+    for variant in [v for v in variants() if re.search(args.only, v.name)]:
         outcomes = {size: run(variant, *data[size], cos) for size in sizes}
         curves.append((variant.name, outcomes))
         cells = []

@@ -35,17 +35,28 @@ class ConceptClass:
     parents: tuple[str, ...] = ()
     weight: float = 1.0
     excludes: tuple[str, ...] = field(default=())  # substrings that veto a member hit
+    # the class's mutually exclusive instances, each the words naming it ("狗|柯基|柴犬"):
+    # a fact naming one is not about another (`pallas.ranking.instances`)
+    instances: tuple[tuple[str, ...], ...] = ()
 
 
 _LISTS = ("members", "patterns", "questions", "parents", "excludes")
 
 
 def _one(raw: dict[str, Any]) -> ConceptClass:
-    unknown = set(raw) - {"name", "weight", *_LISTS}
+    unknown = set(raw) - {"name", "weight", "instances", *_LISTS}
     if unknown or not isinstance(raw.get("name"), str):
         raise ValueError(f"concept class {raw.get('name')!r}: bad fields {sorted(unknown)}")
     lists = {key: tuple(str(v) for v in raw.get(key, ())) for key in _LISTS}
-    return ConceptClass(str(raw["name"]), weight=float(raw.get("weight", 1.0)), **lists)
+    instances = tuple(tuple(w for w in str(v).split("|") if w) for v in raw.get("instances", ()))
+    if any(not words for words in instances):
+        raise ValueError(f"concept class {raw['name']!r}: an empty instance")
+    words = [w for group in instances for w in group]
+    if twice := sorted({w for w in words if words.count(w) > 1}):
+        raise ValueError(f"concept class {raw['name']!r}: {twice} name two instances")
+    return ConceptClass(
+        str(raw["name"]), weight=float(raw.get("weight", 1.0)), instances=instances, **lists
+    )
 
 
 def load_classes(path: Path = DATA_FILE) -> tuple[ConceptClass, ...]:

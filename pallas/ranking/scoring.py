@@ -11,7 +11,11 @@ yesterday would outscore the threshold for any query at all (0.3 + 0.1 > 0.3).
 With vectors, a block may raise its gate for a retrieval over many candidates (the best of
 more unrelated facts scores higher): `gate.similarity_gate`, recorded in the trace with its reason.
 A block with `match_subject` (person facts) also gates out a candidate about one of the member's
-people that the question does not ask about (`subjects`; the trace's `dropped_by_subject`).
+people that the question does not ask about (`subjects`; the trace's `dropped_by_subject`), and
+one with `match_instance` a candidate naming another instance of a class than the question
+names ("猫" for "我的狗…", `instances`; the trace's `dropped_by_instance`), and one with
+`match_answer_type` a candidate telling no number for a question asking one ("我几岁了" →
+"TA过年喜欢守岁", `answer_type`; the trace's `dropped_by_answer_type`).
 
 **BM25 normalisation.** Raw BM25 is unbounded. `Bm25Index.normalised_scores` divides each raw
 score by the query's *ideal* score — what a document of average length containing every query
@@ -31,16 +35,18 @@ from operator import attrgetter
 from typing import Any, NamedTuple
 
 from pallas.core.clock import DAY_S
+from pallas.ranking.answer_type import asks_number, tells_number
 from pallas.ranking.candidate import MemoryCandidate as MemoryCandidate
 from pallas.ranking.candidate_index import Bm25Index as Bm25Index
 from pallas.ranking.candidate_index import CandidateIndex, candidate_index
 from pallas.ranking.concepts import parts_scorer, query_concepts
 from pallas.ranking.gate import SimilarityGate, similarity_gate
+from pallas.ranking.instances import named_instances, other_instance
 from pallas.ranking.prepared import PreparedCandidates, scoped_candidates
 from pallas.ranking.prepared import ScopedCache as ScopedCache
 from pallas.ranking.prepared import prepare_candidates as prepare_candidates
 from pallas.ranking.subjects import about_someone_else, fact_about, question_about
-from pallas.ranking.text import question_parts, tokenize
+from pallas.ranking.text import question_parts, recall_question, tokenize
 from pallas.ranking.weights import BlockRetrievalConfig, RelevanceWeights, ScoringConfig
 
 # ---------------------------------------------------------------- similarity
@@ -172,6 +178,10 @@ class RetrievalTrace:
     dropped_by_cap: tuple[str, ...] = ()
     # past the gate but about someone the question does not ask about (`subjects`)
     dropped_by_subject: tuple[str, ...] = ()
+    # past the gate but naming another instance of a class than the question (`instances`)
+    dropped_by_instance: tuple[str, ...] = ()
+    # past the gate but telling no number for a question asking one (`answer_type`)
+    dropped_by_answer_type: tuple[str, ...] = ()
     chars: int = 0
     considered: int = 0  # in-scope candidates ranked (scored or similarity 0)
     gate: SimilarityGate | None = None  # the similarity gate applied, and why (`gate`)
@@ -193,6 +203,8 @@ class RetrievalTrace:
             "top_k": self.dropped_by_top_k,
             "cap": self.dropped_by_cap,
             "subject": self.dropped_by_subject,
+            "instance": self.dropped_by_instance,
+            "answer_type": self.dropped_by_answer_type,
         }
         out: dict[str, Any] = {
             "kind": self.kind,
@@ -516,6 +528,12 @@ def retrieve_prepared(
     other: list[CandidateScore] = []
     if block.match_subject and passed:
         passed, other = _about_others(passed, scoped, query)
+    instance: list[CandidateScore] = []
+    if block.match_instance and passed:
+        passed, instance = _other_instances(passed, scoped, query, block.instance_min_cosine)
+    no_answer: list[CandidateScore] = []
+    if block.match_answer_type and passed:
+        passed, no_answer = _no_answer(passed, scoped, query, block.answer_type_min_cosine)
     gated = sorted((s for s in scored if s.gated), key=lambda s: (-s.similarity, s.id))
     below = [s.id for s in passed if s.score < block.threshold]
     chosen, over_k, over_cap, chars = _select(
@@ -525,7 +543,10 @@ def retrieve_prepared(
         kind=kind,
         query=query,
         query_tokens=tokenize(query),
-        candidates=tuple(passed + sorted(other + gated, key=lambda s: (-s.similarity, s.id))),
+        candidates=tuple(
+            passed
+            + sorted(other + instance + no_answer + gated, key=lambda s: (-s.similarity, s.id))
+        ),
         chosen_ids=tuple(chosen),
         dropped_by_scope=scoped.out_of_scope,
         dropped_by_similarity=_gated_ids(gated, unmatched),
@@ -533,6 +554,8 @@ def retrieve_prepared(
         dropped_by_top_k=tuple(over_k),
         dropped_by_cap=tuple(over_cap),
         dropped_by_subject=tuple(s.id for s in other),
+        dropped_by_instance=tuple(s.id for s in instance),
+        dropped_by_answer_type=tuple(s.id for s in no_answer),
         chars=chars,
         considered=len(scoped.kept),
         gate=gate,
@@ -551,6 +574,46 @@ def _about_others(
     other: list[CandidateScore] = []
     for s in passed:
         if about_someone_else(fact_about(scoped.by_id[s.id].text), asked):
+            other.append(s._replace(gated=True, score=0.0))
+        else:
+            kept.append(s)
+    return kept, other
+
+
+def _other_instances(
+    passed: list[CandidateScore], scoped: PreparedCandidates, query: str, min_cosine: float
+) -> tuple[list[CandidateScore], list[CandidateScore]]:
+    """(the candidates past the gate, the others gated: naming another instance of a class
+    than the question names — "TA过年喜欢守岁" for "我的生日是哪天" — with a cosine below
+    `min_cosine` or none; `instances`)."""
+    asked = named_instances(recall_question(query))
+    if not asked:
+        return passed, []
+    kept: list[CandidateScore] = []
+    other: list[CandidateScore] = []
+    for s in passed:
+        close = s.embedding is not None and s.embedding >= min_cosine
+        if not close and other_instance(asked, named_instances(scoped.by_id[s.id].text)):
+            other.append(s._replace(gated=True, score=0.0))
+        else:
+            kept.append(s)
+    return kept, other
+
+
+def _no_answer(
+    passed: list[CandidateScore], scoped: PreparedCandidates, query: str, min_cosine: float
+) -> tuple[list[CandidateScore], list[CandidateScore]]:
+    """(the candidates past the gate, the others gated: telling no number for a question
+    asking one — "TA从不午睡" for "我几点起床" — with a cosine below `min_cosine` or none;
+    `answer_type`)."""
+    asked = asks_number(query)
+    if asked is None:
+        return passed, []
+    kept: list[CandidateScore] = []
+    other: list[CandidateScore] = []
+    for s in passed:
+        close = s.embedding is not None and s.embedding >= min_cosine
+        if not close and not tells_number(scoped.by_id[s.id].text, asked):
             other.append(s._replace(gated=True, score=0.0))
         else:
             kept.append(s)

@@ -38,6 +38,16 @@ class BlockRetrievalConfig(BaseModel):
     # A candidate about one of the member's people ("TA女儿…") is gated out when the question
     # asks about the member or about someone else of theirs (`pallas.ranking.subjects`).
     match_subject: bool = False
+    # A candidate naming another instance of a class than the question names ("TA养了一只猫"
+    # for "我的狗叫什么", "过年" for "生日": `pallas.ranking.instances`) is gated out unless its
+    # cosine is at least `instance_min_cosine` (the encoder finds it very close anyway).
+    match_instance: bool = False
+    instance_min_cosine: float = Field(default=0.7, ge=0, le=1)
+    # A candidate telling no number for a question asking one ("我几岁了" → "TA过年喜欢守岁",
+    # `pallas.ranking.answer_type`) is gated out unless its cosine is at least
+    # `answer_type_min_cosine`.
+    match_answer_type: bool = False
+    answer_type_min_cosine: float = Field(default=0.7, ge=0, le=1)
 
 
 # Stored memory kinds hold *stable* facts (preferences, group rules, lore): there the threshold
@@ -52,6 +62,8 @@ _PERSON_GATE = {  # see person_facts
     "gate_growth": 0.04,
     "gate_size": 50,
     "match_subject": True,
+    "match_instance": True,
+    "match_answer_type": True,
 }
 
 # Per-kind defaults; a partial override (e.g. only `top_k` in a group's TOML) keeps the rest.
@@ -73,6 +85,14 @@ BLOCK_DEFAULTS: dict[str, dict[str, Any]] = {
     # never-said question's similarities, measured on the dev half (`pallas.ranking.gate`).
     # A fact about one of the member's people passes only for a question about that person
     # (`match_subject`): dev half, negatives empty 81 → 89 % at 10 facts, 78 → 85 % at 50.
+    # A fact naming another instance of a class than the question ("过年" for "生日", "体重"
+    # for "身高") passes only with a cosine of 0.7 (`match_instance`): dev half, negatives empty
+    # 89 → 93 % at 10 facts, 85 → 89 % at 50, 74 → 85 % at 200, the facts kept unchanged (at
+    # any floor from 0.4; the extra dev members, `benchmarks._member_recall_extra`: 56 → 69 %
+    # at 50 facts with 0.5, → 81 % with 0.7, the facts kept unchanged at either).
+    # A fact telling no number for a question asking one ("我几岁了" → "TA过年喜欢守岁") passes
+    # only with a cosine of 0.7 (`match_answer_type`): dev half, negatives empty 93 → 100 %
+    # at 10 facts, 89 → 96 % at 50, 85 → 89 % at 200, the facts kept unchanged (also ungated).
     "person_facts": {"top_k": 16, "max_chars": 360, **_STABLE, **_PERSON_GATE},
     "old_topics": {"top_k": 2, "max_chars": 500},
 }

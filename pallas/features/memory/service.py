@@ -538,6 +538,8 @@ def _merged(
         dropped_by_top_k=a.dropped_by_top_k + b.dropped_by_top_k + tuple(over_k),
         dropped_by_cap=a.dropped_by_cap + b.dropped_by_cap + tuple(over_cap),
         dropped_by_subject=a.dropped_by_subject + b.dropped_by_subject,
+        dropped_by_instance=a.dropped_by_instance + b.dropped_by_instance,
+        dropped_by_answer_type=a.dropped_by_answer_type + b.dropped_by_answer_type,
         chars=chars,
         considered=a.considered + b.considered,
     )

@@ -17,6 +17,8 @@ def test_the_shipped_file_is_the_table() -> None:
     assert len(names) == len(set(names)) and {"place", "sport", "hobby", "pet"} <= set(names)
     sport = next(c for c in CLASSES if c.name == "sport")
     assert "hobby" in sport.parents and "游泳" in sport.members
+    pet = next(c for c in CLASSES if c.name == "pet")
+    assert ("猫", "布偶") in pet.instances  # an instance with its kinds
 
 
 @pytest.mark.parametrize(
@@ -25,6 +27,8 @@ def test_the_shipped_file_is_the_table() -> None:
         ('[[class]]\nname = "a"\nparents = ["nowhere"]\n', "unknown parents"),
         ('[[class]]\nname = "a"\nmembrs = ["x"]\n', "bad fields ['membrs']"),
         ('[[class]]\nmembers = ["x"]\n', "bad fields"),
+        ('[[class]]\nname = "a"\ninstances = ["x", "|"]\n', "an empty instance"),
+        ('[[class]]\nname = "a"\ninstances = ["x|y", "y"]\n', "['y'] name two instances"),
     ],
 )
 def test_a_broken_file_is_refused_with_the_reason(tmp_path: Path, text: str, error: str) -> None:

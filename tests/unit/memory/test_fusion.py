@@ -120,8 +120,10 @@ def gated(question: str, cosines: dict[str, float] | None) -> list[str]:
         # the encoder finds skateboarding unrelated to a football team: a class match (sport)
         # alone no longer recalls it for a question about something never said
         ("我喜欢哪个足球队？", {"mem:1": 0.15, "mem:2": 0.1, "mem:3": 0.1}, []),
-        # no vectors (encoder off or loading): the concept table alone still recalls it
-        ("我喜欢哪个足球队？", None, ["mem:1"]),
+        # no vectors (encoder off or loading): the concept table alone still recalls it …
+        ("我喜欢什么运动？", None, ["mem:1"]),
+        # … but not for a question naming another sport (`match_instance`: 足球 ≠ 滑板)
+        ("我喜欢哪个足球队？", None, []),
         # a restriction the encoder finds only loosely related (its real cosine): the class
         # match still recalls it — what the concept table is for
         ("我有什么东西不能吃？", {"mem:1": 0.1, "mem:2": 0.32, "mem:3": 0.1}, ["mem:2"]),

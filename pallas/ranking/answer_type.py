@@ -1,0 +1,53 @@
+"""What kind of value a question asks for, and whether a fact tells one.
+
+A wh-question expects an answer of a type: "我几岁了" a number, "我几点起床" a clock time.
+A fact with no value of that type cannot answer it, however close its topic: "TA过年喜欢守岁"
+(cosine 0.60 with "我几岁了", the shared 岁) or "TA从不午睡" (0.60 with "我几点起床") name
+no number and no time of day. The person-facts block gates such a fact out unless the encoder
+finds it very close (`scoring`, `match_answer_type`, `answer_type_min_cosine`).
+
+Only the number is checked, the one type a pattern reads reliably on both sides: a question
+with 几 and a measure word (几岁, 几点, 几号, 几年级, 几次; not 几乎 or 茶几) asks for a count or
+an ordinal; a fact tells one with a digit or a Chinese numeral (一 … 十, 百, 千, 万, 两, 半, 零).
+几点 is answered by a part of the day too ("TA半夜起来": 半夜). Lenient on the fact's side on
+purpose: "一直", "一起" count as a number, so only a fact with no numeral at all is gated.
+多少 and 多久 are left out: they ask for an amount or a degree as often, which members tell in
+words ("我一次能喝多少酒" → "TA酒量不行，喝点白酒就上头", a fact of the extra development set
+`benchmarks._member_recall_extra` this rule gated while it still read 多少; "很久").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from pallas.ranking.text import normalize_text, question_parts
+
+# 几 with a measure word after it (not 几乎 / 几何 / 茶几)
+_ASKS_NUMBER = re.compile(r"(?<!茶)几(?![乎何])[\u4e00-\u9fff]")
+_NUMBER = re.compile(r"[0-9零〇一二三四五六七八九十百千万亿两半俩仨]")
+_PART_OF_DAY = re.compile(r"早上|上午|中午|下午|晚上|凌晨|半夜|深夜|傍晚|清早|早晨|夜里|夜间")
+CLOCK = "几点"
+
+
+@lru_cache(maxsize=4096)
+def asks_number(question: str) -> str | None:
+    """What the question asks a number with ("几岁", "几点", "几号"), None when it asks none
+    (the remember-frame removed first: "你还记得…吗") — or when it asks two things or more
+    and one of them is no number ("我几岁了，住在哪": a fact may answer the other clause;
+    `text.question_parts`)."""
+    parts = question_parts(question)
+    asked = [_ASKS_NUMBER.search(normalize_text(p)) for p in parts[1:] or parts]
+    if not asked or any(found is None for found in asked):
+        return None
+    first = asked[0]
+    return None if first is None else first.group(0)
+
+
+def tells_number(fact: str, asked: str) -> bool:
+    """Whether `fact` tells a number (for `asked` 几点, a part of the day as well). The
+    member's placeholder "TA" is no number; digits are NFKC-normalised."""
+    norm = normalize_text(fact)
+    if _NUMBER.search(norm):
+        return True
+    return asked == CLOCK and _PART_OF_DAY.search(norm) is not None

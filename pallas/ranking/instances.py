@@ -1,0 +1,63 @@
+"""Which instance of a class a question names, and whether a fact names another one instead.
+
+The concept table (`concepts_table`) puts "狗" and "猫", "身高" and "体重", "生日" and "过年"
+in one class each, so a question about one matches a fact about the other: "我养的狗叫什么"
+finds "TA养了一只猫", "我的身高" finds "TA有一个放了很久的体重秤", "我的生日是哪天" finds
+"TA过年喜欢守岁" — a full class share, which raises the fused similarity past the person-facts
+gate on its own (`scoring.concept_bonus`). Such words are co-hyponyms: mutually exclusive
+instances of their class, and a fact naming one says nothing about another. A class lists
+them in its `instances` (each with its synonyms and kinds: "狗|柯基|柴犬").
+
+`names_other_instance(question, fact)`: the question names an instance of some class, the fact
+names another instance of that class, and no instance the question names is named by the fact.
+A word naming the class itself ("运动", "宠物", "养了") is no instance: "我爱什么运动" asks for
+any sport, and "TA养了一只博美" is not about another animal than "我的狗". The person-facts
+block gates such a fact out unless the encoder finds it close anyway (`scoring`,
+`match_instance`, `instance_min_cosine`).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from pallas.ranking.concepts_table import CLASSES, ConceptClass
+from pallas.ranking.text import normalize_text, recall_question
+
+
+def _compile(cls: ConceptClass) -> tuple[re.Pattern[str], re.Pattern[str] | None, dict[str, int]]:
+    group = {word: n for n, words in enumerate(cls.instances) for word in words}
+    words = sorted(group, key=len, reverse=True)  # longest first: 小提琴 before 提琴
+    pattern = re.compile("|".join(re.escape(w) for w in words))
+    excludes = "|".join(re.escape(e) for e in cls.excludes)
+    return pattern, (re.compile(excludes) if excludes else None), group
+
+
+_INSTANCES = tuple((cls.name, *_compile(cls)) for cls in CLASSES if cls.instances)
+
+Instance = tuple[str, int]  # (class name, the instance's index in the class)
+
+
+@lru_cache(maxsize=16384)
+def named_instances(text: str) -> frozenset[Instance]:
+    """The instances `text` names (normalised as the concept table matches)."""
+    norm = normalize_text(text)
+    found: set[Instance] = set()
+    for name, pattern, excludes, group in _INSTANCES:
+        body = excludes.sub(" ", norm) if excludes is not None else norm
+        found.update((name, group[m.group(0)]) for m in pattern.finditer(body))
+    return frozenset(found)
+
+
+def other_instance(asked: frozenset[Instance], told: frozenset[Instance]) -> bool:
+    """Whether a fact naming `told` names another instance of a class the question, naming
+    `asked`, names an instance of — and none of those the question names."""
+    if not asked or not told or asked & told:
+        return False
+    classes = {name for name, _ in asked}
+    return any(name in classes for name, _ in told)
+
+
+def names_other_instance(question: str, fact: str) -> bool:
+    """`other_instance` of the question (without its remember-frame) and the fact."""
+    return other_instance(named_instances(recall_question(question)), named_instances(fact))

@@ -1,0 +1,94 @@
+"""A fact telling no number does not answer a question asking one ("我几岁了" →
+"TA过年喜欢守岁"; `pallas.ranking.answer_type`, the person-facts block's
+`match_answer_type`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pallas.ranking import MemoryCandidate, retrieve
+from pallas.ranking.answer_type import asks_number, tells_number
+from pallas.ranking.scoring import RetrievalTrace
+
+NOW = 1_760_000_000.0
+SCOPE = "group:1:100"
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("我说过我几岁了吗？", "几岁"),
+        ("我跟你说过我几点起床吗？", "几点"),
+        ("我的生日是几号？", "几号"),
+        ("我现在上几年级？", "几年"),
+        ("我一周值几次夜班？", "几次"),
+        # no number asked
+        ("你还记得我的生日是哪天吗", None),
+        ("我最喜欢哪个歌手来着？", None),
+        ("我几乎每天都喝奶茶吗", None),  # 几乎: almost
+        ("我家茶几上放着什么", None),
+        # an amount, a degree or a duration: told in words as often ("喝点就上头", "很久")
+        ("我一次能喝多少酒？", None),
+        ("你记得我的鞋码是多少吗？", None),
+        ("我上班路上要多久？", None),
+        ("你记得吗", None),
+        # two things asked, one no number: a fact may answer the other
+        ("我几岁了，住在哪？", None),
+        ("我几岁了，几点下班？", "几岁"),
+    ],
+)
+def test_what_a_question_asks_a_number_with(question: str, asked: str | None) -> None:
+    assert asks_number(question) == asked
+
+
+@pytest.mark.parametrize(
+    ("fact", "asked", "tells"),
+    [
+        ("TA的生日在腊月二十", "几号", True),
+        ("TA的车牌尾号是886", "几个", True),
+        ("TA的车牌尾号是８８６", "几个", True),  # full-width digits
+        ("TA近视六百度", "几个", True),
+        ("TA每天开车通勤一个半小时", "几个", True),
+        ("TA在读高二", "几年", True),
+        ("TA半夜起来喝水", "几点", True),  # a part of the day answers 几点
+        ("TA过年喜欢守岁", "几岁", False),
+        ("TA从不午睡", "几点", False),
+        ("TA从不午睡", "几个", False),
+        ("TA晚上爱看书", "几岁", False),  # a part of the day answers only 几点
+    ],
+)
+def test_whether_a_fact_tells_a_number(fact: str, asked: str, tells: bool) -> None:
+    assert tells_number(fact, asked) is tells
+
+
+def ask(question: str, scores: dict[str, float], kind: str = "person_facts") -> RetrievalTrace:
+    rows = [
+        MemoryCandidate(id=f"f{i}", text=text, scope=SCOPE, kind="person_facts", created_at=NOW)
+        for i, text in enumerate(("TA过年喜欢守岁", "TA今年二十八岁"))
+    ]
+    return retrieve(question, rows, kind=kind, now=NOW, allowed_scopes={SCOPE},
+                    semantic_scores=scores).trace  # fmt: skip
+
+
+def test_the_person_facts_block_gates_a_fact_telling_no_number() -> None:
+    trace = ask("我说过我几岁了吗？", {"f0": 0.6, "f1": 0.6})
+    assert trace.chosen_ids == ("f1",)
+    assert trace.dropped_by_answer_type == ("f0",)
+    assert trace.to_dict()["dropped"]["answer_type"] == 1
+    assert "f0" not in trace.dropped_by_similarity
+
+
+@pytest.mark.parametrize(
+    ("question", "scores", "kind", "chosen"),
+    [
+        ("我说过我几岁了吗？", {"f0": 0.75, "f1": 0.6}, "person_facts", {"f0", "f1"}),  # very close
+        ("我说过我几岁了吗？", {"f0": 0.6, "f1": 0.6}, "group_memory", {"f0", "f1"}),  # no veto
+        ("我平时喜欢做什么？", {"f0": 0.6, "f1": 0.6}, "person_facts", {"f0", "f1"}),  # no number
+    ],
+)
+def test_what_keeps_a_fact_telling_no_number(
+    question: str, scores: dict[str, float], kind: str, chosen: set[str]
+) -> None:
+    trace = ask(question, scores, kind)
+    assert set(trace.chosen_ids) == chosen
+    assert trace.dropped_by_answer_type == ()
