@@ -99,14 +99,15 @@ async def test_a_call_by_name_is_no_part_of_the_question(
     app = link.app
     encoder = CountingEncoder("enc-edge@1")
     app.runtime.encoder.encoder = encoder
-    await app.memory.remember(bot_id=BOT, scope=group_scope(BOT, GROUP), kind="person_facts",
-                              text="我在杭州上班", origin="teach", subject_user_id=ALICE)  # fmt: skip
-    await app.memory.drain()
+    memory = app.memory
+    await memory.remember(bot_id=BOT, scope=group_scope(BOT, GROUP), kind="person_facts",
+                          text="我在杭州上班", origin="teach", subject_user_id=ALICE)  # fmt: skip
+    await memory.drain()
     encoder.batches.clear()
     _, frame = _frame(ALICE, "帕拉斯，我在哪个城市上班来着？", at_bot=False)
     await link.play(BOT, [frame])
     requests = await fake_llm.wait_for_requests(1)
-    await app.memory.drain()
+    await memory.drain()
     assert len(requests) == 1 and "我在杭州上班" in str(requests[0].body)
     questions = [b for b in encoder.batches if b != ["我在杭州上班"]]  # the fact's own backfill
     assert questions == [list(question_parts("我在哪个城市上班来着？"))], encoder.batches
