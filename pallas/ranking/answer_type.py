@@ -23,8 +23,11 @@ from functools import lru_cache
 
 from pallas.ranking.text import normalize_text, question_parts
 
-# 几 with a measure word after it (not 几乎 / 几何 / 茶几)
-_ASKS_NUMBER = re.compile(r"(?<!茶)几(?![乎何])[\u4e00-\u9fff]")
+# 几 with a measure word after it (not 几乎 / 几何 / 茶几), asking: not the "a few" of 这几天 /
+# 前几天 / 好几年 / 没几个, nor the approximate 十几 / 二十几
+_ASKS_NUMBER = re.compile(
+    r"(?<![茶这那前后过好没十百千万两一二三四五六七八九])几(?![乎何])[\u4e00-\u9fff]"
+)
 _NUMBER = re.compile(r"[0-9零〇一二三四五六七八九十百千万亿两半俩仨]")
 _PART_OF_DAY = re.compile(r"早上|上午|中午|下午|晚上|凌晨|半夜|深夜|傍晚|清早|早晨|夜里|夜间")
 CLOCK = "几点"

@@ -27,6 +27,12 @@ SCOPE = "group:1:100"
         ("我最喜欢哪个歌手来着？", None),
         ("我几乎每天都喝奶茶吗", None),  # 几乎: almost
         ("我家茶几上放着什么", None),
+        # 几 as "a few" or an approximate number: nothing asked with it
+        ("你还记得我好几年前说我老家在哪吗", None),
+        ("我这几天在忙什么来着", None),
+        ("我前几天跟你说我养了啥", None),
+        ("我二十几岁的时候在哪上班？", None),
+        ("我过几天要去哪出差", None),
         # an amount, a degree or a duration: told in words as often ("喝点就上头", "很久")
         ("我一次能喝多少酒？", None),
         ("你记得我的鞋码是多少吗？", None),
