@@ -10,7 +10,12 @@ For everything else, when no model answered, a teaching corrects when
 - or it gives a new value for a thing already known (`same_frame`): the two facts say the same
   around a different value ("TA的座右铭是天道酬勤" → "TA的座右铭是知行合一", "每天走八千步" →
   "每天走一万五千步"), where the thing is single-valued (not "会说日语" → "会说韩语": one speaks
-  both).
+  both);
+- or it tells a change in other words (`tells_change`: a verb of change — "把头发染成栗色了",
+  "涨工资了，现在月薪一万", "换手机号了", "改学西班牙语了" — or "现在…了", a new state) and the
+  encoder finds ONE live fact clearly nearest (`CHANGE_MIN_COS`, `CHANGE_MARGIN` over the
+  next): the thing it changed. Only with vectors: the words of "换了新的床垫" and "换了新的窗帘"
+  are no evidence, and their cosine (0.59) is no clear lead either (0.03 over the next).
 
 `choose_replaced` picks the ONE live fact it replaces: by the sentence encoder's cosine when
 vectors are given (`pallas.providers.sentence_encoder`, offline, in-process), plus what the two
@@ -62,6 +67,20 @@ EXPLICIT_MIN_SHARED = 0.2  # share of the smaller fact's character bigrams, with
 SHARED_WEIGHT = 0.5
 FRAME_BONUS = 0.3
 MARGIN = 0.05  # an explicit marker between two close candidates retires neither
+# A change told in words, no marker and no shared frame: the nearest fact by the encoder, when
+# it is close and clearly ahead of the next (dev: the changed fact at 0.45-0.69 and 0.18-0.43
+# ahead; "换了新的床垫" → "换了新的窗帘" 0.59, 0.03 ahead).
+CHANGE_MIN_COS = 0.45
+CHANGE_MARGIN = 0.15
+
+# a verb of change with its result or direction ("染成", "搬到", "改学", "换了"), a clause with
+# such a verb closed by the change particle ("换手机号了"), or "现在…了": a new state
+_CHANGE_VERB = "换改染搬涨降升转"
+_CHANGE = re.compile(
+    rf"[{_CHANGE_VERB}变](?:了|成|到|去|学|用)"
+    rf"|[{_CHANGE_VERB}][^{CLAUSE_ENDS}]{{0,8}}?{CHANGE_PARTICLE}(?:[{CLAUSE_ENDS}]|$)"
+    rf"|现在[^{CLAUSE_ENDS}]{{1,12}}?{CHANGE_PARTICLE}(?:[{CLAUSE_ENDS}]|$)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +119,17 @@ def meaning_text(text: str) -> str:
     return re.sub(r"我|俺", "TA", body) or text
 
 
+def tells_change(text: str) -> bool:
+    """Whether a plain teaching tells a change ("我把头发染成栗色了", "我现在用iPad了"), not
+    only a fact ("我喜欢看蚂蚁搬家", "我现在在读高二")."""
+    return _CHANGE.search(normalize_text(text)) is not None
+
+
 def needs_vectors(correction: Correction, new_fact: str, live: Sequence[tuple[int, str]]) -> bool:
-    """Whether the encoder has anything to decide: an explicit marker (which fact?), or more
-    than one fact of the same frame. A plain new fact with no such fact is simply added."""
-    if correction.explicit:
+    """Whether the encoder has anything to decide: an explicit marker (which fact?), a change
+    told in words (which fact changed?), or more than one fact of the same frame. A plain new
+    fact with none of these is simply added."""
+    if correction.explicit or tells_change(correction.body):
         return bool(live)
     return sum(same_frame(new_fact, text) for _, text in live) > 1
 
@@ -188,8 +214,11 @@ def choose_replaced(
         cos = cosines[n] if cosines is not None else 0.0
         score = cos + SHARED_WEIGHT * words + (FRAME_BONUS if frame else 0.0)
         scored.append((score, frame, cos, words, item_id))
-    if not correction.explicit:  # a plain teaching replaces only a fact of the same frame
-        scored = [row for row in scored if row[1]]
+    if not correction.explicit:  # a plain teaching: a fact of the same frame, or a change
+        framed = [row for row in scored if row[1]]
+        if not framed:
+            return _changed(correction, scored) if cosines is not None else None
+        scored = framed
     scored.sort(reverse=True)
     if not scored:
         return None
@@ -207,3 +236,18 @@ def choose_replaced(
     if not close or (len(scored) > 1 and score - scored[1][0] < MARGIN):
         return None
     return Replaced(item_id, f"{by}:explicit", score)
+
+
+def _changed(
+    correction: Correction, scored: Sequence[tuple[float, bool, float, float, int]]
+) -> Replaced | None:
+    """A change told in words: the fact the encoder finds nearest, when it is close and clearly
+    ahead of the next (by cosine alone: shared words are what "换了新的…" lines have)."""
+    if not tells_change(correction.body) or not scored:
+        return None
+    by_cos = sorted(scored, key=lambda row: (-row[2], row[4]))
+    cos, item_id = by_cos[0][2], by_cos[0][4]
+    runner_up = by_cos[1][2] if len(by_cos) > 1 else 0.0
+    if cos < CHANGE_MIN_COS or cos - runner_up < CHANGE_MARGIN:
+        return None
+    return Replaced(item_id, "meaning:change", cos)

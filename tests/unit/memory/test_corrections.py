@@ -10,6 +10,7 @@ from pallas.features.memory_commands.corrections import (
     needs_vectors,
     read_correction,
     same_frame,
+    tells_change,
 )
 
 
@@ -94,6 +95,14 @@ LIVE = [(1, "TA对花生过敏"), (2, "TA的血型是A型"), (3, "TA怕打雷"),
         ("我的血型是O型", "TA的血型是O型", [0.1, 0.9, 0.1, 0.1], (2, "meaning:frame")),
         ("我的血型是O型", "TA的血型是O型", None, (2, "words:frame")),
         ("我有点怕黑", "TA有点怕黑", [0.1, 0.1, 0.9, 0.1], None),
+        # a change told in words: the encoder's nearest, close and clearly ahead of the next
+        ("我把头发染成栗色了", "TA把头发染成栗色了", [0.1, 0.69, 0.42, 0.1],
+         (2, "meaning:change")),
+        ("我现在用iPad了", "TA现在用iPad了", [0.27, 0.45, 0.1, 0.1], (2, "meaning:change")),
+        ("我上周换了新的床垫", "TA上周换了新的床垫", [0.59, 0.56, 0.1, 0.1], None),  # no lead
+        ("我搬到佛山了", "TA搬到佛山了", [0.3, 0.34, 0.1, 0.1], None),  # not close enough
+        ("我搬到佛山了", "TA搬到佛山了", None, None),  # the words alone never decide a change
+        ("我喜欢看蚂蚁搬家", "TA喜欢看蚂蚁搬家", [0.1, 0.9, 0.1, 0.1], None),  # no change told
     ],
 )  # fmt: skip
 def test_choose_replaced(
@@ -103,6 +112,30 @@ def test_choose_replaced(
     assert (None if picked is None else (picked.item_id, picked.reason)) == chosen
 
 
+@pytest.mark.parametrize(
+    ("text", "change"),
+    [
+        ("我搬到佛山了", True),
+        ("我把头发染成栗色了", True),
+        ("我改学西班牙语了", True),
+        ("我涨工资了，现在月薪一万", True),
+        ("我换手机号了，新号尾号是1314", True),
+        ("我现在用iPad了", True),
+        ("我的车换成了特斯拉", True),
+        ("我转行做设计了", True),
+        # a fact, no change of one
+        ("我现在在读高二", False),
+        ("我喜欢看蚂蚁搬家", False),
+        ("我换过三份工作", False),
+        ("我改不了熬夜的习惯", False),
+        ("我养了一盆绿萝", False),
+        ("我最近在学做饭", False),
+    ],
+)
+def test_tells_change(text: str, change: bool) -> None:
+    assert tells_change(text) is change
+
+
 def test_the_encoder_is_asked_only_when_it_has_something_to_decide() -> None:
     plain = Correction(False, "我每天走一万步", "我每天走一万步")
     assert not needs_vectors(plain, "TA每天走一万步", LIVE)  # no fact of its frame: added
@@ -110,3 +143,5 @@ def test_the_encoder_is_asked_only_when_it_has_something_to_decide() -> None:
     assert needs_vectors(plain, "TA每天走一万步", two)  # which one?
     assert needs_vectors(read_correction("不对，我是O型血"), "TA是O型血", LIVE)
     assert not needs_vectors(read_correction("不对，我是O型血"), "TA是O型血", [])
+    changed = read_correction("我把头发染成栗色了")
+    assert needs_vectors(changed, "TA把头发染成栗色了", LIVE)  # which fact changed?
