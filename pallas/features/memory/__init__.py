@@ -52,6 +52,7 @@ from pallas.features.memory.kinds import (
     parse_ref,
     resolve_kind,
 )
+from pallas.features.memory.meaning import clearly_nearest, meaning_text
 from pallas.features.memory.profile_store import ProfileRepository, Statement, StoredProfile
 from pallas.features.memory.records import MemoryItem, WriteOutcome
 from pallas.features.memory.repository import MemoryRepository
@@ -97,9 +98,11 @@ __all__ = [
     "StoredProfile",
     "WriteOutcome",
     "classify_fact",
+    "clearly_nearest",
     "expansion_text",
     "fingerprint",
     "group_scope",
+    "meaning_text",
     "model_judgement",
     "normalise_key",
     "own_scope",

@@ -41,6 +41,7 @@ from pallas.features.memory.kinds import (
     PERSON_FACTS,
     PERSONAL_KINDS,
 )
+from pallas.features.memory.meaning import deny_by_meaning
 from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.records import MemoryItem, NewMemory, WriteOutcome
 from pallas.features.memory.repository import MemoryRepository
@@ -400,12 +401,16 @@ class MemoryService:
         source: dict[str, Any] | None = None,
     ) -> list[WriteOutcome]:
         """The offline fallback for a line a member said in chat: each of their own denials in
-        it ("我已经不养猫了") retires the live fact it denies, by rules (`denials`). A denial
-        of nothing stored stores nothing. The extraction job calls it when no model answered."""
+        it ("我已经不养猫了") retires the live fact it denies, by rules (`denials`), or — when
+        no rule matched it to a fact — the one the local encoder finds clearly nearest
+        (`meaning`). A denial of nothing stored stores nothing. The extraction job calls it
+        when no model answered."""
         out: list[WriteOutcome] = []
         for denial in chat_denials(text):
             live = await self.repo.candidates([scope], PERSON_FACTS, subject_user_id=user_id)
             judged = rule_update(denial.fact, [(i.id, i.text) for i in live])
+            if judged.op == "add":
+                judged = await deny_by_meaning(self.embeddings.model(), denial, live)
             if judged.op == "add":
                 continue
             outcome = await self.remember(

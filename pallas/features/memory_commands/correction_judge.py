@@ -15,13 +15,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from pallas.features.memory import Judgement, MemoryItem, rule_update
-from pallas.features.memory_commands.corrections import (
-    Correction,
-    choose_replaced,
-    meaning_text,
-    needs_vectors,
-)
+from pallas.features.memory import Judgement, MemoryItem, meaning_text, rule_update
+from pallas.features.memory_commands.corrections import Correction, choose_replaced, needs_vectors
 from pallas.providers.encoder_process import EncoderUnavailable
 from pallas.providers.sentence_encoder import SentenceEncoder
 

@@ -13,8 +13,8 @@ For everything else, when no model answered, a teaching corrects when
   both);
 - or it tells a change in other words (`tells_change`: a verb of change — "把头发染成栗色了",
   "涨工资了，现在月薪一万", "换手机号了", "改学西班牙语了" — or "现在…了", a new state) and the
-  encoder finds ONE live fact clearly nearest (`CHANGE_MIN_COS`, `CHANGE_MARGIN` over the
-  next): the thing it changed. Only with vectors: the words of "换了新的床垫" and "换了新的窗帘"
+  encoder finds ONE live fact close and clearly nearest (`memory.meaning.clearly_nearest`):
+  the thing it changed. Only with vectors: the words of "换了新的床垫" and "换了新的窗帘"
   are no evidence, and their cosine (0.59) is no clear lead either (0.03 over the next).
 
 `choose_replaced` picks the ONE live fact it replaces: by the sentence encoder's cosine when
@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pallas.features.memory import ALREADY, CHANGE_PARTICLE, CLAUSE_ENDS
+from pallas.features.memory import ALREADY, CHANGE_PARTICLE, CLAUSE_ENDS, clearly_nearest
 from pallas.ranking import normalize_text
 
 # denials' vocabulary of a change told in words, plus a colon or an enumeration comma
@@ -67,12 +67,6 @@ EXPLICIT_MIN_SHARED = 0.2  # share of the smaller fact's character bigrams, with
 SHARED_WEIGHT = 0.5
 FRAME_BONUS = 0.3
 MARGIN = 0.05  # an explicit marker between two close candidates retires neither
-# A change told in words, no marker and no shared frame: the nearest fact by the encoder, when
-# it is close and clearly ahead of the next (dev: the changed fact at 0.45-0.69 and 0.18-0.43
-# ahead; "换了新的床垫" → "换了新的窗帘" 0.59, 0.03 ahead).
-CHANGE_MIN_COS = 0.45
-CHANGE_MARGIN = 0.15
-
 # a verb of change with its result or direction ("染成", "搬到", "改学", "换了"), a clause with
 # such a verb closed by the change particle ("换手机号了"), or "现在…了": a new state
 _CHANGE_VERB = "换改染搬涨降升转"
@@ -110,13 +104,6 @@ def read_correction(text: str) -> Correction:
             rest = named.rstrip("的") + rest  # "我的血型不对，是O型" → "我的血型是O型"
         return Correction(True, rest, f"{named} {rest}", marker)
     return Correction(bool(marker), body, body, marker)
-
-
-def meaning_text(text: str) -> str:
-    """What the encoder compares: the fact without its subject ("TA的血型是A型" → "的血型是A型";
-    "我的血型是O型" → the same shape), so a first-person query meets third-person facts."""
-    body = re.sub(r"^(?:TA|ta|我|俺)", "", text.strip())
-    return re.sub(r"我|俺", "TA", body) or text
 
 
 def tells_change(text: str) -> bool:
@@ -243,11 +230,9 @@ def _changed(
 ) -> Replaced | None:
     """A change told in words: the fact the encoder finds nearest, when it is close and clearly
     ahead of the next (by cosine alone: shared words are what "换了新的…" lines have)."""
-    if not tells_change(correction.body) or not scored:
+    if not tells_change(correction.body):
         return None
-    by_cos = sorted(scored, key=lambda row: (-row[2], row[4]))
-    cos, item_id = by_cos[0][2], by_cos[0][4]
-    runner_up = by_cos[1][2] if len(by_cos) > 1 else 0.0
-    if cos < CHANGE_MIN_COS or cos - runner_up < CHANGE_MARGIN:
+    at = clearly_nearest([row[2] for row in scored])
+    if at is None:
         return None
-    return Replaced(item_id, "meaning:change", cos)
+    return Replaced(scored[at][4], "meaning:change", scored[at][2])

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pallas.features.memory import MemoryItem, MemoryService
-from pallas.features.memory_commands.corrections import meaning_text, shared
+from pallas.features.memory import MemoryItem, MemoryService, meaning_text
+from pallas.features.memory_commands.corrections import shared
 from pallas.features.memory_prompt import MAX_LISTED_FACTS, own_facts, said_to_subject
 from pallas.providers.sentence_encoder import SentenceEncoder
 from pallas.ranking import concept_similarity, fact_concepts, query_concepts
