@@ -23,6 +23,10 @@ after): corrections 25 / 26 (不对 4/4, 更正一下 3/3, 纠正一下 3/3, 作
 after a fix found by a flow test (a number was split inside a value: "172" / "178"); at the cap
 (--pad 50) 25 / 26, 12 / 12 (each control stored, the oldest unused filler dropped and named).
 The miss: "我的网名叫不想上班" — a value holding 不 reads as a negation to the same-frame rule.
+
+2026-12-07, with a change told in words retired by meaning (`memory.meaning`, tuned on the
+member-recall dev half): unchanged, 25 / 26 and 12 / 12 at 6 and at 50 facts (dev set 19 / 20,
+10 / 10).
 """
 
 from __future__ import annotations
