@@ -32,21 +32,20 @@ import math
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
-from typing import Any, NamedTuple
+from typing import Any
 
 from pallas.core.clock import DAY_S
-from pallas.ranking.answer_type import asks_number, tells_number
 from pallas.ranking.candidate import MemoryCandidate as MemoryCandidate
 from pallas.ranking.candidate_index import Bm25Index as Bm25Index
 from pallas.ranking.candidate_index import CandidateIndex, candidate_index
+from pallas.ranking.candidate_score import CandidateScore as CandidateScore
 from pallas.ranking.concepts import parts_scorer, query_concepts
 from pallas.ranking.gate import SimilarityGate, similarity_gate
-from pallas.ranking.instances import named_instances, other_instance
 from pallas.ranking.prepared import PreparedCandidates, scoped_candidates
 from pallas.ranking.prepared import ScopedCache as ScopedCache
 from pallas.ranking.prepared import prepare_candidates as prepare_candidates
-from pallas.ranking.subjects import about_someone_else, fact_about, question_about
-from pallas.ranking.text import question_parts, recall_question, tokenize
+from pallas.ranking.text import question_parts, tokenize
+from pallas.ranking.vetoes import veto
 from pallas.ranking.weights import BlockRetrievalConfig, RelevanceWeights, ScoringConfig
 
 # ---------------------------------------------------------------- similarity
@@ -138,22 +137,6 @@ def relevance(
 
 
 # ---------------------------------------------------------------- selection + trace
-
-
-class CandidateScore(NamedTuple):
-    """One scored candidate (a named tuple: hundreds are built per retrieval, and a frozen
-    dataclass's `__init__` costs about four times as much)."""
-
-    id: str
-    bm25: float | None
-    embedding: float | None
-    similarity: float
-    recency: float
-    frequency: float
-    score: float  # 0.0 when gated out
-    chars: int
-    gated: bool = False  # similarity below the retrieval's gate: never retrieved
-    concept: float | None = None  # share of the question's semantic classes (see concepts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -524,16 +507,8 @@ def retrieve_prepared(
         index=scoped.indexes[index_key],
         min_similarity=gate.min_similarity,
     )
-    passed = _ranked([s for s in scored if not s.gated])
-    other: list[CandidateScore] = []
-    if block.match_subject and passed:
-        passed, other = _about_others(passed, scoped, query)
-    instance: list[CandidateScore] = []
-    if block.match_instance and passed:
-        passed, instance = _other_instances(passed, scoped, query, block.instance_min_cosine)
-    no_answer: list[CandidateScore] = []
-    if block.match_answer_type and passed:
-        passed, no_answer = _no_answer(passed, scoped, query, block.answer_type_min_cosine)
+    vetoed = veto(_ranked([s for s in scored if not s.gated]), scoped.by_id, query, block)
+    passed, other, instance, no_answer = vetoed
     gated = sorted((s for s in scored if s.gated), key=lambda s: (-s.similarity, s.id))
     below = [s.id for s in passed if s.score < block.threshold]
     chosen, over_k, over_cap, chars = _select(
@@ -562,62 +537,6 @@ def retrieve_prepared(
     )
     by_id = scoped.by_id
     return RetrievalResult(chosen=tuple(by_id[i] for i in chosen), trace=trace)
-
-
-def _about_others(
-    passed: list[CandidateScore], scoped: PreparedCandidates, query: str
-) -> tuple[list[CandidateScore], list[CandidateScore]]:
-    """(the candidates past the gate about whom the question asks, the others gated: about
-    someone else — "TA女儿…" for "我儿子…" or for a question about the member; `subjects`)."""
-    asked = question_about(query)
-    kept: list[CandidateScore] = []
-    other: list[CandidateScore] = []
-    for s in passed:
-        if about_someone_else(fact_about(scoped.by_id[s.id].text), asked):
-            other.append(s._replace(gated=True, score=0.0))
-        else:
-            kept.append(s)
-    return kept, other
-
-
-def _other_instances(
-    passed: list[CandidateScore], scoped: PreparedCandidates, query: str, min_cosine: float
-) -> tuple[list[CandidateScore], list[CandidateScore]]:
-    """(the candidates past the gate, the others gated: naming another instance of a class
-    than the question names — "TA过年喜欢守岁" for "我的生日是哪天" — with a cosine below
-    `min_cosine` or none; `instances`)."""
-    asked = named_instances(recall_question(query))
-    if not asked:
-        return passed, []
-    kept: list[CandidateScore] = []
-    other: list[CandidateScore] = []
-    for s in passed:
-        close = s.embedding is not None and s.embedding >= min_cosine
-        if not close and other_instance(asked, named_instances(scoped.by_id[s.id].text)):
-            other.append(s._replace(gated=True, score=0.0))
-        else:
-            kept.append(s)
-    return kept, other
-
-
-def _no_answer(
-    passed: list[CandidateScore], scoped: PreparedCandidates, query: str, min_cosine: float
-) -> tuple[list[CandidateScore], list[CandidateScore]]:
-    """(the candidates past the gate, the others gated: telling no number for a question
-    asking one — "TA从不午睡" for "我几点起床" — with a cosine below `min_cosine` or none;
-    `answer_type`)."""
-    asked = asks_number(query)
-    if asked is None:
-        return passed, []
-    kept: list[CandidateScore] = []
-    other: list[CandidateScore] = []
-    for s in passed:
-        close = s.embedding is not None and s.embedding >= min_cosine
-        if not close and not tells_number(scoped.by_id[s.id].text, asked):
-            other.append(s._replace(gated=True, score=0.0))
-        else:
-            kept.append(s)
-    return kept, other
 
 
 def _gated_ids(gated: Sequence[CandidateScore], unmatched: Sequence[str]) -> tuple[str, ...]:
