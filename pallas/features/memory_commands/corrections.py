@@ -68,12 +68,17 @@ SHARED_WEIGHT = 0.5
 FRAME_BONUS = 0.3
 MARGIN = 0.05  # an explicit marker between two close candidates retires neither
 # a verb of change with its result or direction ("染成", "搬到", "改学", "换了"), a clause with
-# such a verb closed by the change particle ("换手机号了"), or "现在…了": a new state
+# such a verb closed by the change particle ("换手机号了"), "现在…了": a new state, or a loss
+# closed by it ("多肉死掉了", "猫走丢了", "山地车被偷了", "卖掉了"): the thing is no more. Not
+# damage ("屏幕摔坏了"): the thing is still there.
 _CHANGE_VERB = "换改染搬涨降升转"
+_LOSS = "死|去世|走丢|丢|被偷|被抢|卖|送人|送走"
+_CLOSED = rf"{CHANGE_PARTICLE}(?:[{CLAUSE_ENDS}]|$)"
 _CHANGE = re.compile(
     rf"[{_CHANGE_VERB}变](?:了|成|到|去|学|用)"
-    rf"|[{_CHANGE_VERB}][^{CLAUSE_ENDS}]{{0,8}}?{CHANGE_PARTICLE}(?:[{CLAUSE_ENDS}]|$)"
-    rf"|现在[^{CLAUSE_ENDS}]{{1,12}}?{CHANGE_PARTICLE}(?:[{CLAUSE_ENDS}]|$)"
+    rf"|[{_CHANGE_VERB}][^{CLAUSE_ENDS}]{{0,8}}?{_CLOSED}"
+    rf"|现在[^{CLAUSE_ENDS}]{{1,12}}?{_CLOSED}"
+    rf"|(?:{_LOSS})[^{CLAUSE_ENDS}]{{0,2}}?{_CLOSED}"
 )
 
 

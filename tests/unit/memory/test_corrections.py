@@ -123,6 +123,9 @@ def test_choose_replaced(
         ("我现在用iPad了", True),
         ("我的车换成了特斯拉", True),
         ("我转行做设计了", True),
+        ("我的多肉死掉了", True),  # a loss: the thing is no more
+        ("我家的猫走丢了", True),
+        ("山地车被偷了，现在没有车了", True),
         # a fact, no change of one
         ("我现在在读高二", False),
         ("我喜欢看蚂蚁搬家", False),
@@ -130,6 +133,8 @@ def test_choose_replaced(
         ("我改不了熬夜的习惯", False),
         ("我养了一盆绿萝", False),
         ("我最近在学做饭", False),
+        ("我的手机屏幕摔坏了", False),  # damaged, still there
+        ("我想把旧电脑卖掉", False),  # not done
     ],
 )
 def test_tells_change(text: str, change: bool) -> None:
