@@ -18,6 +18,7 @@ from pallas.ranking.concepts import (
     query_concepts,
 )
 from pallas.ranking.gate import SimilarityGate, similarity_gate
+from pallas.ranking.instances import share_a_class
 from pallas.ranking.prepared import PreparedCandidates, ScopedCache, prepare_candidates
 from pallas.ranking.scoring import RetrievalResult, cosine_similarity, retrieve, retrieve_prepared
 from pallas.ranking.text import (
@@ -81,6 +82,7 @@ __all__ = [
     "recall_question",
     "retrieve",
     "retrieve_prepared",
+    "share_a_class",
     "similarity_gate",
     "speaker_voice",
     "tokenize",

@@ -58,6 +58,14 @@ def other_instance(asked: frozenset[Instance], told: frozenset[Instance]) -> boo
     return any(name in classes for name, _ in told)
 
 
+def share_a_class(a: str, b: str) -> bool:
+    """Whether both texts name an instance of one class, the same or another ("改学西班牙语了"
+    and "TA在学韩语": two languages): what a change of a thing from one instance to another
+    says in two lines that share no word."""
+    classes = {name for name, _ in named_instances(a)}
+    return any(name in classes for name, _ in named_instances(b))
+
+
 def names_other_instance(question: str, fact: str) -> bool:
     """`other_instance` of the question (without its remember-frame) and the fact."""
     return other_instance(named_instances(recall_question(question)), named_instances(fact))

@@ -51,3 +51,34 @@ async def test_a_question_in_other_words_finds_its_fact(
     vectors = await encoder.encode([question, *facts])
     scores = vectors[1:] @ vectors[0]
     assert facts[int(np.argmax(scores))] == fact
+
+
+LIVE = ["TA的头发是黑色的", "TA住在杭州", "TA周末常去爬山", "TA每天喝奶茶", "TA去年换了新的窗帘"]
+
+
+@pytest.mark.parametrize(
+    ("said", "retired"),
+    [
+        ("我把头发染成栗色了", "TA的头发是黑色的"),  # a change told in words
+        ("我搬到宁波了", "TA住在杭州"),  # a residence: the slot rules decide it first
+        ("我上周换了新的床垫", None),  # a change, but of nothing known (the curtains are not it)
+        ("我也喜欢喝咖啡", None),  # no change told
+    ],
+)
+async def test_a_taught_change_retires_the_fact_it_changes_with_no_model(
+    encoder: LocalEncoder, said: str, retired: str | None
+) -> None:
+    """The offline judgement of a 记住 when no judge model answered, with the real encoder."""
+    from pallas.features.memory import MemoryItem
+    from pallas.features.memory_commands.correction_judge import offline_judgement
+    from pallas.features.memory_commands.corrections import read_correction
+
+    live = [
+        MemoryItem(id=n, bot_id=1, scope="group:1:2", kind="person_facts", key=f"k{n}", text=t,
+                   origin="teach", created_at=0.0, updated_at=0.0, subject_user_id=7)
+        for n, t in enumerate(LIVE, start=1)
+    ]  # fmt: skip
+    correction = read_correction(said)
+    judged = await offline_judgement(encoder, "TA" + said[1:], correction, live)
+    gone = [LIVE[i - 1] for i in judged.retire_ids]
+    assert gone == ([retired] if retired else [])

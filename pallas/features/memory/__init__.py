@@ -52,7 +52,7 @@ from pallas.features.memory.kinds import (
     parse_ref,
     resolve_kind,
 )
-from pallas.features.memory.meaning import clearly_nearest, meaning_text
+from pallas.features.memory.meaning import clearly_nearest, meaning_text, related
 from pallas.features.memory.profile_store import ProfileRepository, Statement, StoredProfile
 from pallas.features.memory.records import MemoryItem, WriteOutcome
 from pallas.features.memory.repository import MemoryRepository
@@ -110,6 +110,7 @@ __all__ = [
     "pool_scope",
     "private_fact_scopes",
     "readable_scopes",
+    "related",
     "resolve_kind",
     "retired_items",
     "rule_update",

@@ -31,7 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pallas.features.memory import ALREADY, CHANGE_PARTICLE, CLAUSE_ENDS, clearly_nearest
+from pallas.features.memory import ALREADY, CHANGE_PARTICLE, CLAUSE_ENDS, clearly_nearest, related
 from pallas.ranking import normalize_text
 
 # denials' vocabulary of a change told in words, plus a colon or an enumeration comma
@@ -209,7 +209,7 @@ def choose_replaced(
     if not correction.explicit:  # a plain teaching: a fact of the same frame, or a change
         framed = [row for row in scored if row[1]]
         if not framed:
-            return _changed(correction, scored) if cosines is not None else None
+            return _changed(correction, live, cosines) if cosines is not None else None
         scored = framed
     scored.sort(reverse=True)
     if not scored:
@@ -231,13 +231,14 @@ def choose_replaced(
 
 
 def _changed(
-    correction: Correction, scored: Sequence[tuple[float, bool, float, float, int]]
+    correction: Correction, live: Sequence[tuple[int, str]], cosines: Sequence[float]
 ) -> Replaced | None:
-    """A change told in words: the fact the encoder finds nearest, when it is close and clearly
-    ahead of the next (by cosine alone: shared words are what "换了新的…" lines have)."""
+    """A change told in words: the fact the encoder finds close and clearly nearest of ALL
+    the live facts (the lead is the encoder's certainty, measured against every fact), when it
+    is `related` to the line."""
     if not tells_change(correction.body):
         return None
-    at = clearly_nearest([row[2] for row in scored])
-    if at is None:
+    at = clearly_nearest(cosines)
+    if at is None or not related(correction.body, live[at][1]):
         return None
-    return Replaced(scored[at][4], "meaning:change", scored[at][2])
+    return Replaced(live[at][0], "meaning:change", cosines[at])

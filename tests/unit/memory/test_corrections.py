@@ -95,20 +95,43 @@ LIVE = [(1, "TA对花生过敏"), (2, "TA的血型是A型"), (3, "TA怕打雷"),
         ("我的血型是O型", "TA的血型是O型", [0.1, 0.9, 0.1, 0.1], (2, "meaning:frame")),
         ("我的血型是O型", "TA的血型是O型", None, (2, "words:frame")),
         ("我有点怕黑", "TA有点怕黑", [0.1, 0.1, 0.9, 0.1], None),
-        # a change told in words: the encoder's nearest, close and clearly ahead of the next
-        ("我把头发染成栗色了", "TA把头发染成栗色了", [0.1, 0.69, 0.42, 0.1],
-         (2, "meaning:change")),
-        ("我现在用iPad了", "TA现在用iPad了", [0.27, 0.45, 0.1, 0.1], (2, "meaning:change")),
-        ("我上周换了新的床垫", "TA上周换了新的床垫", [0.59, 0.56, 0.1, 0.1], None),  # no lead
-        ("我搬到佛山了", "TA搬到佛山了", [0.3, 0.34, 0.1, 0.1], None),  # not close enough
-        ("我搬到佛山了", "TA搬到佛山了", None, None),  # the words alone never decide a change
-        ("我喜欢看蚂蚁搬家", "TA喜欢看蚂蚁搬家", [0.1, 0.9, 0.1, 0.1], None),  # no change told
     ],
 )  # fmt: skip
 def test_choose_replaced(
     said: str, fact: str, cosines: list[float] | None, chosen: tuple[int, str] | None
 ) -> None:
     picked = choose_replaced(read_correction(said), fact, LIVE, cosines)
+    assert (None if picked is None else (picked.item_id, picked.reason)) == chosen
+
+
+CHANGED = [
+    (1, "TA的头发是黑色的"),
+    (2, "TA的头发很长"),
+    (3, "TA在学韩语"),
+    (4, "TA去年换了新的窗帘"),
+]
+
+
+@pytest.mark.parametrize(
+    ("said", "cosines", "chosen"),
+    [
+        # of the facts related to it, the encoder's nearest, close and clearly ahead of the next
+        ("我把头发染成栗色了", [0.69, 0.42, 0.1, 0.2], (1, "meaning:change")),
+        ("我改学西班牙语了", [0.1, 0.1, 0.5, 0.2], (3, "meaning:change")),  # two languages
+        ("我把头发染成栗色了", [0.6, 0.55, 0.1, 0.1], None),  # two hair facts, no lead
+        ("我把头发染成栗色了", [0.4, 0.1, 0.1, 0.1], None),  # not close enough
+        # the nearest by far, but no word or class in common: a new fact, not a change
+        ("我上周换了新的床垫", [0.1, 0.1, 0.2, 0.59], None),
+        ("我现在用iPad了", [0.1, 0.1, 0.2, 0.45], None),
+        ("我把头发染成栗色了", None, None),  # the words alone never decide a change
+        ("我喜欢看蚂蚁搬家", [0.1, 0.1, 0.1, 0.9], None),  # no change told
+    ],
+)
+def test_a_change_told_in_words_retires_the_related_fact_clearly_nearest(
+    said: str, cosines: list[float] | None, chosen: tuple[int, str] | None
+) -> None:
+    fact = "TA" + said[1:]
+    picked = choose_replaced(read_correction(said), fact, CHANGED, cosines)
     assert (None if picked is None else (picked.item_id, picked.reason)) == chosen
 
 

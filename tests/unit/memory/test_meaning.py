@@ -10,7 +10,12 @@ import pytest
 
 from pallas.features.memory.denials import chat_denials
 from pallas.features.memory.embedder import ActiveModel
-from pallas.features.memory.meaning import clearly_nearest, deny_by_meaning, meaning_text
+from pallas.features.memory.meaning import (
+    clearly_nearest,
+    deny_by_meaning,
+    meaning_text,
+    related,
+)
 from pallas.features.memory.records import MemoryItem
 from pallas.providers.encoder_process import EncoderUnavailable
 from pallas.providers.sentence_encoder import Matrix
@@ -76,8 +81,8 @@ def _facts(*texts: str) -> list[MemoryItem]:
     ("line", "facts", "cosines", "retired"),
     [
         # no rule matched it (晚上 is not in 每晚): the encoder's clear choice
-        ("我现在晚上不玩手机了", ("TA住在杭州", "TA每晚都玩手机到很晚"), [0.73], (2,)),
-        # the closest fact names another drink: not a candidate at all
+        ("我现在晚上不玩手机了", ("TA住在杭州", "TA每晚都玩手机到很晚"), [0.1, 0.73], (2,)),
+        # the clear nearest names another drink: not what is denied
         ("我已经不喝咖啡了", ("TA每天喝奶茶", "TA住在杭州"), [0.6, 0.1], ()),
         # two facts name the thing, neither clearly nearer: nothing retired
         ("我现在晚上不玩手机了", ("TA每晚都玩手机到很晚", "TA的手机是华为"), [0.6, 0.55], ()),
@@ -98,3 +103,18 @@ async def test_without_a_local_encoder_nothing_is_retired() -> None:
     assert (await deny_by_meaning(None, denial, facts)).op == "add"
     down = await deny_by_meaning(_model(_Encoder([0.9], down=True)), denial, facts)
     assert down.op == "add"
+
+
+@pytest.mark.parametrize(
+    ("line", "fact", "is_related"),
+    [
+        ("我把头发染成栗色了", "TA的头发是黑色的", True),  # a shared word
+        ("我换手机号了，新号尾号是1314", "TA的手机号尾号是0521", True),
+        ("我改学西班牙语了", "TA在学韩语", True),  # two instances of one class (languages)
+        ("我上周换了新的床垫", "TA去年换了新的窗帘", False),  # 换了 / 新的 / time words: no
+        ("我已经不喝咖啡了", "TA每天喝奶茶", False),
+        ("我现在用iPad了", "TA用的是华为平板", False),  # the table knows no tablets
+    ],
+)
+def test_what_a_change_or_a_denial_can_be_about(line: str, fact: str, is_related: bool) -> None:
+    assert related(line, fact) is is_related
