@@ -40,11 +40,9 @@ def asks_number(question: str) -> str | None:
     and one of them is no number ("我几岁了，住在哪": a fact may answer the other clause;
     `text.question_parts`)."""
     parts = question_parts(question)
-    asked = [_ASKS_NUMBER.search(normalize_text(p)) for p in parts[1:] or parts]
-    if not asked or any(found is None for found in asked):
-        return None
-    first = asked[0]
-    return None if first is None else first.group(0)
+    clauses = parts[1:] or parts
+    asked = [m for m in (_ASKS_NUMBER.search(normalize_text(p)) for p in clauses) if m]
+    return asked[0].group(0) if asked and len(asked) == len(clauses) else None
 
 
 def tells_number(fact: str, asked: str) -> bool:

@@ -399,27 +399,15 @@ async def test_no_local_encoder_means_nothing_encoded_ahead(repo: MemoryReposito
     assert len(svc.embeddings.jobs) == 0
 
 
-async def test_concurrent_refreshes_of_an_index_add_each_row_once(repo: MemoryRepository) -> None:
-    """Two searches of one index after a write (an anticipated turn and the turn, or two @s of
-    the group) refresh it once: every live row is in it once, never twice."""
-    encoder = CountingEncoder("enc-a@1")
-    svc = _service(repo, EncoderSlot.ready(encoder))
-    await _teach(svc)
-    vectors = MemoryVectors(repo)
-    first, second = await asyncio.gather(
-        vectors.index(SCOPE, "person_facts", "9", "enc-a@1"),
-        vectors.index(SCOPE, "person_facts", "9", "enc-a@1"),
-    )
-    ids = first.rows.ids.tolist()
-    assert first is second and sorted(ids) == sorted(set(ids)) and len(ids) == len(FACTS)
-
-
-async def test_a_build_in_the_worker_thread_adds_each_row_once(
-    repo: MemoryRepository, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("in_thread", [False, True], ids=["on the loop", "in a worker thread"])
+async def test_concurrent_refreshes_of_an_index_add_each_row_once(
+    repo: MemoryRepository, monkeypatch: pytest.MonkeyPatch, in_thread: bool
 ) -> None:
-    """A big build (a scope's first read) runs in a worker thread; two concurrent reads still
-    share it and every live row is in the index once."""
-    monkeypatch.setattr(vector_store, "THREAD_ROWS", 1)  # every build goes to the thread here
+    """Two searches of one index after a write (an anticipated turn and the turn, or two @s of
+    the group) refresh it once: every live row is in it once, never twice — also when the
+    build runs in a worker thread (a big one: a scope's first read)."""
+    if in_thread:
+        monkeypatch.setattr(vector_store, "THREAD_ROWS", 1)  # every build goes to the thread
     svc = _service(repo, EncoderSlot.ready(CountingEncoder("enc-a@1")))
     await _teach(svc)
     vectors = MemoryVectors(repo)

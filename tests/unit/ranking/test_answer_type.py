@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.ranking import MemoryCandidate, retrieve
+from pallas.ranking import retrieve
 from pallas.ranking.answer_type import asks_number, tells_number
 from pallas.ranking.scoring import RetrievalTrace
-
-NOW = 1_760_000_000.0
-SCOPE = "group:1:100"
+from tests.unit.ranking.helpers import NOW, SCOPE, facts
 
 
 @pytest.mark.parametrize(
@@ -68,10 +66,7 @@ def test_whether_a_fact_tells_a_number(fact: str, asked: str, tells: bool) -> No
 
 
 def ask(question: str, scores: dict[str, float], kind: str = "person_facts") -> RetrievalTrace:
-    rows = [
-        MemoryCandidate(id=f"f{i}", text=text, scope=SCOPE, kind="person_facts", created_at=NOW)
-        for i, text in enumerate(("TA过年喜欢守岁", "TA今年二十八岁"))
-    ]
+    rows = facts("TA过年喜欢守岁", "TA今年二十八岁")
     return retrieve(question, rows, kind=kind, now=NOW, allowed_scopes={SCOPE},
                     semantic_scores=scores).trace  # fmt: skip
 

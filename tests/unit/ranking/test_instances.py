@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.ranking import MemoryCandidate, retrieve
+from pallas.ranking import retrieve
 from pallas.ranking.instances import named_instances, names_other_instance
 from pallas.ranking.scoring import RetrievalTrace
-
-NOW = 1_760_000_000.0
-SCOPE = "group:1:100"
+from tests.unit.ranking.helpers import NOW, SCOPE, facts
 
 
 @pytest.mark.parametrize(
@@ -61,21 +59,6 @@ def test_the_instances_a_text_names(text: str, named: set[tuple[str, int]]) -> N
 )
 def test_a_fact_naming_another_instance(question: str, fact: str, other: bool) -> None:
     assert names_other_instance(question, fact) is other
-
-
-def facts(*texts: str) -> list[MemoryCandidate]:
-    return [
-        MemoryCandidate(
-            id=f"f{i}",
-            text=text,
-            scope=SCOPE,
-            kind="person_facts",
-            created_at=NOW,
-            last_access_at=None,
-            access_count=0,
-        )
-        for i, text in enumerate(texts)
-    ]
 
 
 def ask(question: str, scores: dict[str, float], kind: str = "person_facts") -> RetrievalTrace:

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pallas.ranking import MemoryCandidate, retrieve
+from pallas.ranking import retrieve
 from pallas.ranking.subjects import about_someone_else, fact_about, question_about
-
-NOW = 1_760_000_000.0
-SCOPE = "group:1:100"
+from tests.unit.ranking.helpers import NOW, SCOPE, facts
 
 
 @pytest.mark.parametrize(
@@ -69,21 +67,6 @@ def test_whom_a_question_asks_about(question: str, about: set[str] | None) -> No
 )
 def test_a_fact_about_someone_else(fact: str, question: str, other: bool) -> None:
     assert about_someone_else(fact_about(fact), question_about(question)) is other
-
-
-def facts(*texts: str) -> list[MemoryCandidate]:
-    return [
-        MemoryCandidate(
-            id=f"f{i}",
-            text=text,
-            scope=SCOPE,
-            kind="person_facts",
-            created_at=NOW,
-            last_access_at=None,
-            access_count=0,
-        )
-        for i, text in enumerate(texts)
-    ]
 
 
 def test_the_person_facts_block_gates_a_fact_about_someone_else() -> None:
