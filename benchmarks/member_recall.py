@@ -50,10 +50,12 @@ import asyncio
 import inspect
 import sqlite3
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -63,7 +65,7 @@ from benchmarks import (
     _member_recall_frozen2,
     _member_recall_frozen3,
 )
-from benchmarks._encoder_figures import encoder_figures
+from benchmarks._encoder_figures import encoder_figures, print_encoder_figures
 from benchmarks._member_recall_shape import Correction, Denial, MemberFact
 from benchmarks.memory_heldout import DAY, START, _turn, assemble, bench_runtime, say
 from benchmarks.memory_quality import BOT, BOT_ALIAS, END, GROUP, USER0
@@ -556,19 +558,9 @@ def main(argv: list[str] | None = None) -> int:
             f"stored vectors ({half} {result.size}): {with_vector} of {total} rows, mean "
             f"{mean:.0f} bytes as stored → {100_000 * mean / 1e6:.0f} MB at 100,000 facts"
         )
-    encoder = encoder_figures()
-    if encoder is None:
-        print("\nencoder: pallas.providers.sentence_encoder does not exist (nothing to measure)")
-    elif not encoder.get("available"):
-        print(f"\nencoder: unavailable ({encoder.get('error', 'load_local_encoder() is None')})")
-    else:
-        dim = int(encoder["dim"])
-        print(
-            f"\nencoder {encoder['model_id']}: load {encoder['load_s']:.2f} s, "
-            f"RSS +{encoder['rss_delta_mb']:.0f} MB (budget +150 MB), one short encode "
-            f"p50 {encoder['encode_ms_p50']:.1f} ms (max {encoder['encode_ms_max']:.1f} ms), "
-            f"dim {dim}: float32 vectors at 100,000 facts = {100_000 * dim * 4 / 1e6:.0f} MB"
-        )
+    with tempfile.TemporaryDirectory() as cache:
+        for table_dir in (None, Path(cache)):
+            print_encoder_figures(encoder_figures(table_dir))
     return 0
 
 

