@@ -40,6 +40,12 @@ class CooldownResult:
         return self.verdict is CooldownVerdict.PROCEED
 
 
+def waits_for_cooldown(config: CooldownConfig, *, addressed: bool) -> bool:
+    """Whether the group's chat cooldown holds this turn (step 3 above): what the bot says of
+    its own accord always, an addressed turn only with `addressed_waits_cooldown`."""
+    return not addressed or config.addressed_waits_cooldown
+
+
 def evaluate_cooldown(
     config: CooldownConfig,
     *,
@@ -55,7 +61,7 @@ def evaluate_cooldown(
     breaks_through = addressed and config.silence_breakable_by_address
     if silenced_until is not None and silenced and not breaks_through:
         return CooldownResult(CooldownVerdict.SKIP, "silenced", silenced_until - now)
-    waits = not addressed or config.addressed_waits_cooldown
+    waits = waits_for_cooldown(config, addressed=addressed)
     if waits and last_turn_at is not None and 0 <= now - last_turn_at < config.chat_cooldown_s:
         remaining = config.chat_cooldown_s - (now - last_turn_at)
         return CooldownResult(CooldownVerdict.ACCUMULATE, "cooldown", remaining)

@@ -26,8 +26,9 @@ delivered, further messages from that member route to `merge`.
 The state is read as a snapshot, so with a shared store (several processes, or Redis awaits
 interleaving two turns of one process) two turns can decide on the same snapshot. The effects
 that must not happen twice are claimed atomically (`set_if_absent`): the message id (dedupe),
-the member's in-flight marker (a lost claim turns the turn into `merge`) and the cooldown slot
-after the `last_turn_at` that was read (a lost claim turns it into `accumulate`). When the store
+the member's in-flight marker (a lost claim turns the turn into `merge`) and, for a turn the
+cooldown holds, the cooldown slot after the `last_turn_at` that was read (a lost claim turns it
+into `accumulate`; an @ is not held by default, so two members' @s both go on). When the store
 cannot be reached for the dedupe claim, an addressed message is accumulated and routed again
 after `STATE_RETRY_S` (an @ is neither dropped silently nor answered twice); anything else is
 skipped (`state_unavailable`). The delivery side calls
@@ -58,7 +59,7 @@ from pallas.core.state_keys import (
 from pallas.core.turn import TurnInput
 from pallas.routing.ambient_stake import NO_STAKE_KEYS, StakeKeys
 from pallas.routing.config import RoutingConfig
-from pallas.routing.cooldown import CooldownResult, CooldownVerdict
+from pallas.routing.cooldown import CooldownResult, CooldownVerdict, waits_for_cooldown
 from pallas.routing.evaluate import (
     RouteExtras,
     RouteOutcome,
@@ -334,7 +335,9 @@ class Router:
                 )
         else:
             await self._state.set(in_flight, marker, ttl=cfg.turn_timeout_s)
-        if cfg.chat_cooldown_s > 0:
+        # an @ the cooldown does not hold is not held by the race for its slot either: answered
+        # at once whether or not another process's turn started a moment before
+        if cfg.chat_cooldown_s > 0 and waits_for_cooldown(cfg, addressed=result.trigger.addressed):
             slot = keys.turn_after(route_state.last_turn_at)
             ttl = route_turn_ttl(cfg.chat_cooldown_s)  # as long as `last_turn_at` lives
             if not await claim(self._state, slot, now, ttl=ttl, when_unavailable=True):

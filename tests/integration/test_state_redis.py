@@ -15,8 +15,8 @@ import pytest
 
 from pallas.core.settings import PallasSettings
 from pallas.core.state import MemoryStateStore, StateUnavailableError, claim
-from pallas.routing.config import AmbientConfig, RoutingConfig
-from pallas.routing.evaluate import RouteOutcome
+from pallas.routing.config import AmbientConfig, CooldownConfig, RoutingConfig
+from pallas.routing.evaluate import RouteOutcome, RouteResult
 from pallas.routing.router import Router
 from pallas.runtime import PallasRuntime
 from tests.harness.redis_server import RedisServer, running_redis, unavailable_reason
@@ -28,6 +28,9 @@ if unavailable_reason() is None:
     from pallas.core.state_redis import RedisStateStore, glob_escape, open_state_store, redact_url
 
 QUIET = RoutingConfig(ambient=AmbientConfig(enabled=False))
+WAITING = RoutingConfig(
+    ambient=AmbientConfig(enabled=False), cooldown=CooldownConfig(addressed_waits_cooldown=True)
+)
 
 
 @pytest.fixture(scope="module")
@@ -200,9 +203,11 @@ def _engines(pair: tuple[RedisStateStore, RedisStateStore]) -> tuple[Router, Rou
     return Router(pair[0]), Router(pair[1])
 
 
-async def _route(engine: Router, text: str, now: float, **kwargs: object):
+async def _route(
+    engine: Router, text: str, now: float, config: RoutingConfig = QUIET, **kwargs: object
+) -> RouteResult:
     t = turn(text, time=now, **kwargs)  # type: ignore[arg-type]
-    return await engine.route(t, QUIET, aliases=ALIASES, now=now, rng=random.Random(3))
+    return await engine.route(t, config, aliases=ALIASES, now=now, rng=random.Random(3))
 
 
 async def test_a_message_delivered_to_two_processes_is_routed_once(pair) -> None:
@@ -240,12 +245,35 @@ async def test_two_processes_racing_one_member_start_one_llm_turn(pair) -> None:
     assert sorted(r.outcome.value for r in results) == ["merge", "reply"]
 
 
+async def _route_after(engine: Router, wait: float, text: str, now: float, **kw: object):
+    await asyncio.sleep(wait)
+    return await _route(engine, text, now, **kw)
+
+
+async def test_two_members_ats_in_two_processes_are_both_answered_at_once(pair) -> None:
+    """An @ the cooldown does not hold (the default) is not held by the race for its slot:
+    answered at once however the two routes interleave (it once depended on the timing)."""
+    a, b = _engines(pair)
+    for round_, delay in enumerate((0.0, 0.0, 0.01)):
+        now = time.time() + 100 * round_  # past the previous round's cooldown
+        results = await asyncio.gather(
+            _route_after(a, 0.0, "帮我看看这个报错", now, at_bot=True, message_id=810 + 2 * round_,
+                         user=ALICE),
+            _route_after(b, delay, "我也想问一个问题", now, at_bot=True,
+                         message_id=811 + 2 * round_, user=BOB),
+        )  # fmt: skip
+        assert [r.outcome.value for r in results] == ["reply", "reply"], round_
+        for result in results:
+            await a.record_bot_reply(BOT, GROUP, result.turn.user_id, [9800 + round_], now + 1)
+
+
 async def test_two_processes_racing_the_group_cooldown_start_one_llm_turn(pair) -> None:
+    """With `addressed_waits_cooldown`, of two @s at once one is held, however they interleave."""
     a, b = _engines(pair)
     now = time.time()
     results = await asyncio.gather(
-        _route(a, "帮我看看这个报错", now, at_bot=True, message_id=801, user=ALICE),
-        _route(b, "我也想问一个问题", now, at_bot=True, message_id=802, user=BOB),
+        _route(a, "帮我看看这个报错", now, WAITING, at_bot=True, message_id=801, user=ALICE),
+        _route(b, "我也想问一个问题", now, WAITING, at_bot=True, message_id=802, user=BOB),
     )
     assert sorted(r.outcome.value for r in results) == ["accumulate", "reply"]
     held = next(r for r in results if r.outcome is RouteOutcome.ACCUMULATE)

@@ -16,13 +16,17 @@ import pytest
 
 from pallas.core.clock import FakeClock
 from pallas.core.state import MemoryStateStore, StateUnavailableError, claim
-from pallas.routing.config import AmbientConfig, RoutingConfig
+from pallas.routing.config import AmbientConfig, CooldownConfig, RoutingConfig
 from pallas.routing.evaluate import RouteOutcome, RouteResult
 from pallas.routing.router import STATE_RETRY_S, Router
 from pallas.turn.parts.merges import TurnMerges
 from tests.unit.routing.helpers import ALIASES, ALICE, BOB, BOT, GROUP, T0, turn
 
 QUIET = RoutingConfig(ambient=AmbientConfig(enabled=False))
+# an @ held by the cooldown as well (not the default)
+WAITING = RoutingConfig(
+    ambient=AmbientConfig(enabled=False), cooldown=CooldownConfig(addressed_waits_cooldown=True)
+)
 
 
 class YieldingStore(MemoryStateStore):
@@ -77,9 +81,11 @@ class UnreachableClaims(MemoryStateStore):
         return await super().set_if_absent(key, value, ttl=ttl)
 
 
-async def _route(engine: Router, text: str, **kwargs: Any) -> RouteResult:
+async def _route(
+    engine: Router, text: str, config: RoutingConfig = QUIET, **kwargs: Any
+) -> RouteResult:
     t = turn(text, time=T0, **kwargs)
-    return await engine.route(t, QUIET, aliases=ALIASES, now=T0, rng=random.Random(3))
+    return await engine.route(t, config, aliases=ALIASES, now=T0, rng=random.Random(3))
 
 
 async def test_two_interleaved_turns_of_one_member_start_one_llm_turn() -> None:
@@ -92,11 +98,21 @@ async def test_two_interleaved_turns_of_one_member_start_one_llm_turn() -> None:
     assert await engine.in_flight_count(BOT, GROUP) == 1
 
 
-async def test_two_interleaved_turns_in_one_group_respect_the_cooldown() -> None:
+async def test_two_interleaved_ats_in_one_group_are_both_answered_by_default() -> None:
     engine = Router(YieldingStore(FakeClock(T0)))
     results = await asyncio.gather(
         _route(engine, "帮我看看这个报错", at_bot=True, message_id=1, user=ALICE),
         _route(engine, "我也想问一个问题", at_bot=True, message_id=2, user=BOB),
+    )
+    assert [r.outcome.value for r in results] == ["reply", "reply"]
+    assert await engine.in_flight_count(BOT, GROUP) == 2
+
+
+async def test_two_interleaved_turns_in_one_group_respect_the_cooldown() -> None:
+    engine = Router(YieldingStore(FakeClock(T0)))
+    results = await asyncio.gather(
+        _route(engine, "帮我看看这个报错", WAITING, at_bot=True, message_id=1, user=ALICE),
+        _route(engine, "我也想问一个问题", WAITING, at_bot=True, message_id=2, user=BOB),
     )
     assert sorted(r.outcome.value for r in results) == ["accumulate", "reply"]
     held = next(r for r in results if r.outcome is RouteOutcome.ACCUMULATE)
