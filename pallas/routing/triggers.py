@@ -201,6 +201,24 @@ def without_call(text: str, aliases: Iterable[str]) -> str:
     return "\n".join(line for line in kept if line.strip())
 
 
+def command_text(line: str, aliases: Iterable[str]) -> str:
+    """One line said to the bot, without the call of its name, for a command that keeps what
+    it says (a fact taught with 记住, a reminder's text): a leading call as routing reads it, in
+    any case ("帕拉斯，…", "pallas 记住…", "牛牛帮我…"), or a trailing one set off by a comma or a
+    space ("记住我喜欢猫，帕拉斯", "十分钟后提醒我关火 牛牛"). Unlike `without_call` (a search),
+    a name joined to the end stays: "记住我最喜欢帕拉斯" is about the bot, and dropping it would
+    store "我最喜欢". A name asked or talked about stays too ("帕拉斯有皮肤吗")."""
+    line = line.strip()
+    found = match_alias(line, aliases, anywhere=False)
+    if found is None or not found.vocative:
+        return line
+    if found.position == "end":
+        name_at = len(line.lower().rstrip(_TAIL_PARTICLES)) - len(found.alias)
+        if line[name_at - 1 : name_at] not in _LEAD_SEP:
+            return line
+    return found.content
+
+
 def roll_ambient(
     config: AmbientConfig, *, now: float, ambient_times: Sequence[float], rng: random.Random
 ) -> AmbientRoll:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from pallas.features.memory_commands.about_others import NO_NAMES, GroupNames, subject_of
+from pallas.routing.triggers import command_text
 
 TEACH_MAX_CHARS = 120
 
@@ -110,13 +111,9 @@ class Teaching:
 
 
 def strip_address(text: str, aliases: Iterable[str] = ()) -> str:
-    """Drop a leading call of the bot's name ("帕拉斯，…", "牛牛 …") and edge punctuation."""
-    body = text.strip()
-    for alias in sorted({a for a in aliases if a}, key=len, reverse=True):
-        if body.startswith(alias):
-            body = body[len(alias) :]
-            break
-    return body.strip(_PUNCT_EDGES)
+    """Drop the call of the bot's name ("帕拉斯，…", "Pallas 记住…", "…，牛牛"; see
+    `routing.triggers.command_text`) and edge punctuation."""
+    return command_text(text, aliases).strip(_PUNCT_EDGES)
 
 
 def detect_member_command(text: str, aliases: Iterable[str] = ()) -> MemberCommand | None:

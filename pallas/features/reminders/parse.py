@@ -42,6 +42,7 @@ from pallas.features.reminders.clock_words import (
     number,
 )
 from pallas.features.reminders.schedule import Repeat, at_time, next_fire
+from pallas.routing.triggers import command_text
 
 RequestKind = Literal["once", "repeat", "model", "past", "ask", "list", "cancel"]
 
@@ -89,13 +90,9 @@ _EDGES = " \t\n,，。.!！~～:：、"
 
 
 def strip_call(text: str, aliases: Iterable[str] = ()) -> str:
-    """Drop a leading @name or call of the bot's name ("牛牛，…") and edge punctuation."""
-    body = _ADDRESS_AT.sub("", text.strip())
-    for alias in sorted((a for a in aliases if a), key=len, reverse=True):
-        if body.startswith(alias):
-            body = body[len(alias) :]
-            break
-    return body.strip(_EDGES)
+    """Drop a leading @name, the call of the bot's name ("牛牛，…", "…，牛牛"; see
+    `routing.triggers.command_text`) and edge punctuation."""
+    return command_text(_ADDRESS_AT.sub("", text.strip()), aliases).strip(_EDGES)
 
 
 def read_request(text: str, now: datetime, aliases: Iterable[str] = ()) -> ReminderRequest | None:

@@ -33,6 +33,12 @@ ALIASES = ("帕拉斯", "牛牛")
         ("删除我的信息", MemberCommand("forget")),
         ("记住 对芒果过敏", MemberCommand("teach", "对芒果过敏")),
         ("记得 我是做设计的", MemberCommand("teach", "我是做设计的")),
+        # the bot's name called at the end is no part of the fact; joined to it, it is
+        ("记住我喜欢猫，帕拉斯", MemberCommand("teach", "我喜欢猫")),
+        ("记住 我在学吉他 牛牛~", MemberCommand("teach", "我在学吉他")),
+        ("记住我最喜欢帕拉斯", MemberCommand("teach", "我最喜欢帕拉斯")),
+        ("记住我家狗叫牛牛", MemberCommand("teach", "我家狗叫牛牛")),
+        ("牛牛记住我在学吉他", MemberCommand("teach", "我在学吉他")),
         # a teaching-looking question is a recall with the question: answered, never stored
         ("记住我喜欢什么了吗？", MemberCommand("recall", "我喜欢什么了吗？")),
         ("你记得我是做哪行的吗", MemberCommand("recall", "我是做哪行的吗")),
@@ -132,3 +138,11 @@ def test_is_question(text: str, asked: bool, expected: bool) -> None:
 def test_strip_address_prefers_the_longest_alias() -> None:
     assert strip_address("帕拉斯酱，记住我", ("帕拉斯", "帕拉斯酱")) == "记住我"
     assert strip_address("  牛牛: 忘记我 ", ALIASES) == "忘记我"
+
+
+def test_a_latin_name_is_called_in_any_case() -> None:
+    aliases = ("Pallas", "帕拉斯")
+    for call in ("Pallas，", "pallas ", "PALLAS:"):
+        assert detect_member_command(f"{call}记住我喜欢猫", aliases) == MemberCommand(
+            "teach", "我喜欢猫"
+        )

@@ -9,6 +9,7 @@ import pytest
 from pallas.routing.config import AmbientConfig, TriggerConfig
 from pallas.routing.triggers import (
     TriggerKind,
+    command_text,
     detect_trigger,
     match_alias,
     roll_ambient,
@@ -198,3 +199,23 @@ def test_no_ambient_for_bystander_messages() -> None:
 )
 def test_retrieval_searches_without_the_call_of_the_bots_name(text: str, question: str) -> None:
     assert without_call(text, ("帕拉斯", "牛牛")) == question
+
+
+@pytest.mark.parametrize(
+    ("text", "command"),
+    [
+        ("帕拉斯，记住我喜欢猫", "记住我喜欢猫"),
+        ("牛牛记住我喜欢猫", "记住我喜欢猫"),  # no separator: still a call
+        ("  牛牛: 忘记我 ", "忘记我"),
+        ("记住我喜欢猫，帕拉斯", "记住我喜欢猫"),  # a call at the end, set off
+        ("十分钟后提醒我关火 牛牛~", "十分钟后提醒我关火"),
+        ("记住我最喜欢帕拉斯", "记住我最喜欢帕拉斯"),  # joined to the end: what is said
+        ("记住我家狗叫牛牛", "记住我家狗叫牛牛"),
+        ("帕拉斯有皮肤吗", "帕拉斯有皮肤吗"),  # asked about
+        ("我昨天跟牛牛说过", "我昨天跟牛牛说过"),
+        ("帕拉斯", ""),
+        ("记住我喜欢猫", "记住我喜欢猫"),
+    ],
+)
+def test_a_command_keeps_what_it_says_without_the_call(text: str, command: str) -> None:
+    assert command_text(text, ("帕拉斯", "牛牛")) == command
