@@ -405,6 +405,16 @@ def _print_interleaved(details: list[TurnDetail]) -> None:
     for q in (50, 90, 99):
         print(f"  on − off p{q}: local {percentile(on, q) - percentile(off, q):+.2f} ms, "
               f"loop cpu {percentile(on_cpu, q) - percentile(off_cpu, q):+.2f} ms")  # fmt: skip
+    print("  where it goes (stages that differ by 0.3 ms or more at p50 or p99; sources overlap):")
+    for name in sorted({k for d in details for k in d.stages}):
+        with_ = [d.stages.get(name, 0.0) for d in details if _with_encoder(d.index)]
+        without = [d.stages.get(name, 0.0) for d in details if not _with_encoder(d.index)]
+        p50 = percentile(with_, 50) - percentile(without, 50)
+        p99 = percentile(with_, 99) - percentile(without, 99)
+        if abs(p50) >= 0.3 or abs(p99) >= 0.3:
+            on_q = f"on p50 {percentile(with_, 50):6.2f} p99 {percentile(with_, 99):6.2f}"
+            off_q = f"off p50 {percentile(without, 50):6.2f} p99 {percentile(without, 99):6.2f}"
+            print(f"    {name:<28} {on_q} · {off_q} · on − off {p50:+6.2f} / {p99:+6.2f} ms")
 
 
 def _count_llm_cpu(runtime: PallasRuntime) -> list[float]:

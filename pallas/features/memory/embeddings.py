@@ -4,13 +4,13 @@
 `scores` gives the cosines of the loaded rows and the nearest older rows the recent window
 missed (the vector indexes of `vector_store`). The question is encoded once per turn (by the
 encoder's process, or the provider's model); the search is one matrix pass per index
-(`_search`): a scope's shared rows of SEARCH_THREAD_ROWS or more (a group's knowledge: 2-4 ms
-of BLAS over 5,000 rows and four question parts) in a worker thread, since BLAS releases the
-GIL and the loop serves other lines meanwhile; a member's own rows, few, on the loop.
-`benchmarks.reply_turn --encoder`, thread against loop in one run: the loop's CPU per turn
--2.8 ms at p50, the turn's own time the same within noise. (Before the bot's BLAS was held to
-one thread and the switch interval to 1 ms, such a pass waited for the GIL: 6.5 ms p50, 35 ms
-at worst.) Rows without the active
+(`_search`), on the event loop: a group's 10,000 knowledge rows and a three-part question take
+~3.4 ms there (`vector_index._best`, by cache-sized blocks). A scope's shared rows of
+SEARCH_THREAD_ROWS or more go to a worker thread, where the pass is one BLAS call and the loop
+serves other lines meanwhile. The threshold was 2,000 rows; at 10,000 the thread's pass had a
+63 ms p99 against 5 ms on the loop (`benchmarks.reply_turn --encoder`, the turn's local time
+p99 54.6 against 30.1 ms): handing the result back to a busy loop, and the GIL, cost more than
+the pass. Rows without the active
 model's vector are embedded in the background: the loaded ones first (a backfill), then the
 rest of the scope (a budgeted re-embedding run, see REEMBED_*). A stored row is embedded in the
 background (`embed_stored`). The store's reads and writes stay in the service (`service.py`).
@@ -76,7 +76,7 @@ HIT_ROWS_KEPT = 2_000
 WINDOWS_KEPT = 64  # loaded tuples whose ids and refs are kept (`_Window`)
 HIT_GENERATIONS_KEPT = 32
 # a search over at least this many shared rows (~1 ms of BLAS and up) runs in a worker thread
-SEARCH_THREAD_ROWS = 2_000
+SEARCH_THREAD_ROWS = 20_000  # a pass of ~7 ms on the loop and more: a worker thread
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,11 +394,11 @@ async def _search(
     wanted: npt.NDArray[np.int64],
 ) -> tuple[list[VectorHit], dict[int, float]]:
     """`nearest_with_cosines` over the indexes: a pass over a scope's shared rows of at
-    least SEARCH_THREAD_ROWS runs in a worker thread (BLAS releases the GIL: the loop serves
-    other groups and the turn's other sources meanwhile); a member's own rows stay here."""
+    least SEARCH_THREAD_ROWS runs in a worker thread as one BLAS call (it releases the GIL:
+    the loop serves other groups and the turn's other sources meanwhile); the rest here."""
     if subject is None and sum(len(rows) for rows in indexes) >= SEARCH_THREAD_ROWS:
         return await asyncio.to_thread(
-            nearest_with_cosines, indexes, q, k, subject=subject, wanted=wanted
+            nearest_with_cosines, indexes, q, k, subject=subject, wanted=wanted, one_call=True
         )
     return nearest_with_cosines(indexes, q, k, subject=subject, wanted=wanted)
 
