@@ -21,7 +21,7 @@ from pallas.features.tools.base import GroupActivityReader, ToolCall, ToolEnv, T
 from pallas.features.tools.config import ToolsConfig
 from pallas.features.tools.registry import ToolRegistry
 from pallas.routing.text_signals import clean_text
-from pallas.routing.triggers import match_alias
+from pallas.routing.triggers import without_call
 
 log = logging.getLogger("pallas.tools")
 
@@ -63,12 +63,12 @@ MAX_TOOL_TEXT = 300  # longer messages are conversation, not a tool request
 
 
 def tool_request_text(turn: TurnInput, aliases: Iterable[str]) -> str:
-    """What the member asked, without @s and a vocative name ("牛牛，掷个骰子" → "掷个骰子")."""
+    """What the member asked, without @s and a vocative name ("牛牛，掷个骰子" → "掷个骰子"),
+    line by line as retrieval reads it (`routing.triggers.without_call`)."""
     text = clean_text(turn.text, strip_mentions=bool(turn.mentions or turn.mentions_all)).strip()
     if not text or len(text) > MAX_TOOL_TEXT:
         return ""
-    match = match_alias(text, aliases, anywhere=False)
-    return match.content if match is not None and match.vocative else text
+    return without_call(text, aliases).strip()
 
 
 def plan_turn_tool(
