@@ -207,15 +207,19 @@ def command_text(line: str, aliases: Iterable[str]) -> str:
     any case ("帕拉斯，…", "pallas 记住…", "牛牛帮我…"), or a trailing one set off by a comma or a
     space ("记住我喜欢猫，帕拉斯", "十分钟后提醒我关火 牛牛"). Unlike `without_call` (a search),
     a name joined to the end stays: "记住我最喜欢帕拉斯" is about the bot, and dropping it would
-    store "我最喜欢". A name asked or talked about stays too ("帕拉斯有皮肤吗")."""
+    store "我最喜欢"; so does one after a verb that takes it as its object, set off or not
+    ("记住我最喜欢的角色是 帕拉斯"). A name asked or talked about stays too ("帕拉斯有皮肤吗")."""
     line = line.strip()
     found = match_alias(line, aliases, anywhere=False)
     if found is None or not found.vocative:
         return line
     if found.position == "end":
         name_at = len(line.lower().rstrip(_TAIL_PARTICLES)) - len(found.alias)
-        if line[name_at - 1 : name_at] not in _LEAD_SEP:
-            return line
+        head = line[:name_at].rstrip(_LEAD_SEP)
+        # 的 ends a statement ("我是做设计的，牛牛") as often as it takes the name
+        takes_it = head.endswith(_OBJECT_VERBS) and not head.endswith("的")
+        if line[name_at - 1 : name_at] not in _LEAD_SEP or takes_it:
+            return line  # joined, or the object of the line ("我最喜欢的角色是 帕拉斯")
     return found.content
 
 

@@ -211,6 +211,9 @@ def test_retrieval_searches_without_the_call_of_the_bots_name(text: str, questio
         ("十分钟后提醒我关火 牛牛~", "十分钟后提醒我关火"),
         ("记住我最喜欢帕拉斯", "记住我最喜欢帕拉斯"),  # joined to the end: what is said
         ("记住我家狗叫牛牛", "记住我家狗叫牛牛"),
+        ("记住我最喜欢的角色是 帕拉斯", "记住我最喜欢的角色是 帕拉斯"),  # the object, set off
+        ("记住我的外号叫，牛牛", "记住我的外号叫，牛牛"),
+        ("记住我是做设计的，牛牛", "记住我是做设计的"),  # 的 closes the statement
         ("帕拉斯有皮肤吗", "帕拉斯有皮肤吗"),  # asked about
         ("我昨天跟牛牛说过", "我昨天跟牛牛说过"),
         ("帕拉斯", ""),
