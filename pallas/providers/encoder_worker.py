@@ -23,6 +23,7 @@ The worker exits when its stdin closes (the bot stopped or died).
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import os
@@ -142,7 +143,9 @@ def serve(model: Any, inbox: BinaryIO, outbox: BinaryIO) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    table_dir = Path(argv[argv.index("--table-dir") + 1]) if "--table-dir" in argv[:-1] else None
+    parser = argparse.ArgumentParser(prog="encoder_worker.py")
+    parser.add_argument("--table-dir", type=Path, default=None)
+    table_dir: Path | None = parser.parse_args(argv).table_dir
     inbox = sys.stdin.buffer
     # the frames get the real stdout; anything a library prints goes to stderr instead
     outbox = os.fdopen(os.dup(sys.stdout.fileno()), "wb")

