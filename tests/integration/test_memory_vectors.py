@@ -120,6 +120,26 @@ async def test_the_index_finds_an_old_row_beyond_the_recent_window(
     assert TARGET not in [i.text for i in gone.items], "a deleted row leaves the index"
 
 
+async def test_the_index_is_read_as_deep_as_the_block_shows_rows(
+    service: tuple[MemoryService, FakeOpenAI],
+) -> None:
+    """Each row found beyond the window is read and scored every turn: a three-row block asks
+    the index for its 8 nearest rows (twice its top-k, at least 8), not `vector_k`'s 20; a
+    block showing 12 asks for 20 (`embeddings.vector_depth`)."""
+    svc, _ = service
+    target = await put(svc, A, TARGET, kind="knowledge")
+    for n in range(30):  # all share words with the question: each has a cosine above 0
+        await put(svc, A, f"近卫局第{n}号公告：城市巡逻第{n}组", kind="knowledge")
+    shallow = await ask(svc, "近卫局负责什么？", kind="knowledge")
+    assert [i.text for i in shallow.items][:1] == [TARGET]
+    assert f"mem:{target}" in shallow.trace["vector_hits"]
+    assert 3 < len(shallow.trace["vector_hits"]) <= 8
+    twelve = CONFIG.knowledge.model_copy(update={"top_k": 12})
+    wide = CONFIG.model_copy(update={"knowledge": twelve})
+    deep = await ask(svc, "近卫局负责什么？", wide, kind="knowledge")
+    assert 8 < len(deep.trace["vector_hits"]) <= 20
+
+
 async def test_person_rows_come_only_from_the_asking_member(
     service: tuple[MemoryService, FakeOpenAI],
 ) -> None:

@@ -121,8 +121,9 @@ class RetrievalConfig(ScoringConfig):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     # weights, bm25_k1, bm25_b, embedding_weight, concept_weight(_with_vectors): `ScoringConfig`
-    # With embeddings on: rows the vector index adds per block beyond the recent window
-    # (nearest to the question over every live row of the readable scopes).
+    # With embeddings on: the most rows of the vector index's nearest (to the question, over
+    # every live row of the readable scopes) a block reads beyond the recent window; a block
+    # reads 2 × its top-k of them, at least 8 (`embeddings.vector_depth`).
     vector_k: int = Field(default=20, ge=0, le=500)
     # Named shared pools this group also reads (``pool:<name>`` scopes); empty = own group only.
     shared_pools: tuple[str, ...] = ()

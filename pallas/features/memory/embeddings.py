@@ -75,6 +75,13 @@ REEMBED_PER_RUN = 2_000
 HIT_ROWS_KEPT = 2_000
 WINDOWS_KEPT = 64  # loaded tuples whose ids and refs are kept (`_Window`)
 HIT_GENERATIONS_KEPT = 32
+# How deep a retrieval reads into the index's cosine ranking (`vector_depth`): twice its block's
+# top-k, at least VECTOR_DEPTH_MIN rows. Each row found beyond the window is read, tokenized and
+# scored every turn: 20 of them for the three-fact knowledge block were ~5 ms of a turn's loop
+# CPU (`benchmarks.reply_turn --encoder`, 5,000 knowledge rows). With a member's 200 facts and
+# the window cut to 30 (the rest found by the index alone), depths 8 and 20 ranked the same
+# facts first and in the first five; 5 lost one (dev half, `benchmarks.member_recall`).
+VECTOR_DEPTH_MIN = 8
 # a search over at least this many shared rows (~1 ms of BLAS and up) runs in a worker thread
 SEARCH_THREAD_ROWS = 20_000  # a pass of ~7 ms on the loop and more: a worker thread
 
@@ -85,6 +92,16 @@ class VectorScores:
 
     scores: dict[str, float] | None = None  # ref → cosine, None = no embeddings this turn
     extra: tuple[MemoryItem, ...] = ()  # rows found by the vector index beyond the window
+
+
+def vector_depth(vector_k: int, top_k: int) -> int:
+    """How many of the nearest rows a retrieval of a block with `top_k` asks the index for:
+    twice its top-k, at least VECTOR_DEPTH_MIN, at most `vector_k` (0: none, the window only).
+    A row far down the ranking by meaning rarely fuses into a block's first few, and each
+    one costs a read, its tokens and its score every turn (see VECTOR_DEPTH_MIN)."""
+    if vector_k <= 0:
+        return 0
+    return min(vector_k, max(VECTOR_DEPTH_MIN, 2 * top_k))
 
 
 class MemoryEmbeddings:
@@ -268,7 +285,8 @@ class MemoryEmbeddings:
             q = await self._question(query, key, model, bot_id, group_id)
             if q is None:
                 return VectorScores()
-            hits, by_id = await _search(indexes, q, config.vector_k, subject, window.ids)
+            depth = vector_depth(config.vector_k, config.block(kind).top_k)
+            hits, by_id = await _search(indexes, q, depth, subject, window.ids)
             refs = window.refs
             cosines = {refs[i]: c for i, c in by_id.items()}  # keyed as the candidates are
             if inline and model.encoder is not None:
