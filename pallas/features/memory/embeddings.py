@@ -5,7 +5,7 @@
 missed (the vector indexes of `vector_store`). The question is encoded once per turn (by the
 encoder's process, or the provider's model); the search is one matrix pass per index
 (`_search`), on the event loop: a group's 10,000 knowledge rows and a three-part question take
-~3.4 ms there (`vector_index._best`, by cache-sized blocks). A scope's shared rows of
+~2 ms there (`vector_index._best`, by cache-sized blocks). A scope's shared rows of
 SEARCH_THREAD_ROWS or more go to a worker thread, where the pass is one BLAS call and the loop
 serves other lines meanwhile. The threshold was 2,000 rows; at 10,000 the thread's pass had a
 63 ms p99 against 5 ms on the loop (`benchmarks.reply_turn --encoder`, the turn's local time
