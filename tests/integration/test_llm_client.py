@@ -31,7 +31,9 @@ async def usage(tmp_path: Path) -> AsyncIterator[UsageRepository]:
     url = f"sqlite+aiosqlite:///{tmp_path / 'u.db'}"
     await migrate.upgrade(url)
     engine = create_engine(url)
-    yield UsageRepository(session_factory(engine))
+    usage = UsageRepository(session_factory(engine))
+    yield usage
+    await usage.flush()  # its queued rows before the engine goes (`PallasRuntime.stop`'s order)
     await engine.dispose()
 
 

@@ -31,7 +31,9 @@ async def stores(
     await migrate.upgrade(database_url)
     engine = create_engine(database_url)
     factory = session_factory(engine)
-    yield SessionTopicRepository(factory), ChatSessionRepository(factory)
+    topics = SessionTopicRepository(factory)
+    yield topics, ChatSessionRepository(factory)
+    await topics.flush()  # its queued recalls before the engine goes (`PallasApp.stop`'s order)
     await engine.dispose()
 
 

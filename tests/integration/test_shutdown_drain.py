@@ -89,12 +89,16 @@ async def test_upkeep_pending_when_the_app_stops_is_finished_before_the_database
     item_id = await _teach(app)
     await app.stop()  # as on SIGTERM: the edge's shutdown stops the app
     assert "dropped" not in caplog.text
-    sessions = session_factory(create_engine(f"sqlite+aiosqlite:///{tmp_path / 'pallas.db'}"))
-    item = await MemoryRepository(sessions).get(item_id)
+    engine = create_engine(f"sqlite+aiosqlite:///{tmp_path / 'pallas.db'}")
+    sessions = session_factory(engine)
+    try:
+        item = await MemoryRepository(sessions).get(item_id)
+        profile = await ProfileRepository(sessions).get(item.scope, USER) if item else None
+    finally:
+        await engine.dispose()  # its connection's thread never outlives the test
     assert item is not None
     assert item.embedding_model == "api:fake-embed"  # backfill
     assert item.source.get("expansion", {}).get("keywords") == ["猫", "宠物"]  # expansion
-    profile = await ProfileRepository(sessions).get(item.scope, USER)
     assert profile is not None  # consolidation
     assert [s.text for s in profile.statements] == ["TA养了一只猫"]
 
