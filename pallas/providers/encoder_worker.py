@@ -122,6 +122,11 @@ def _encode(model: Any, texts: list[str]) -> bytes:
     return b"V" + SHAPE.pack(*unit.shape) + data
 
 
+def _error(exc: Exception) -> bytes:
+    """The error frame answering one request."""
+    return b"E" + f"{type(exc).__name__}: {exc}".encode()
+
+
 def serve(model: Any, inbox: BinaryIO, outbox: BinaryIO) -> bool:
     """Answer requests until the inbox ends (True) or the model cannot read its own files any
     more (False: its embedding table file was truncated or removed under it). Then the worker
@@ -134,10 +139,10 @@ def serve(model: Any, inbox: BinaryIO, outbox: BinaryIO) -> bool:
                 raise ValueError("a request is a JSON list of strings")
             answer = _encode(model, texts)
         except OSError as exc:  # the model's files, not the request
-            write_frame(outbox, b"E" + f"{type(exc).__name__}: {exc}".encode())
+            write_frame(outbox, _error(exc))
             return False
         except Exception as exc:  # one bad request: answered, the worker goes on
-            answer = b"E" + f"{type(exc).__name__}: {exc}".encode()
+            answer = _error(exc)
         write_frame(outbox, answer)
     return True
 

@@ -140,14 +140,13 @@ def _best(matrix: Vector, q: Vector, *, one_call: bool = False) -> Vector:
         whole: Vector = (matrix @ q.T).max(axis=1)
         return whole
     parts = np.ascontiguousarray(q, dtype=np.float32)
-    if len(matrix) <= step:
-        small: Vector = (parts @ matrix.T).max(axis=0)
-        return small
     best = np.empty(len(matrix), dtype=np.float32)
-    block = np.empty((len(parts), step), dtype=np.float32)
+    block = np.empty((len(parts), min(step, len(matrix))), dtype=np.float32)
     for start in range(0, len(matrix), step):
         rows = matrix[start : start + step]
-        scores = block if len(rows) == step else np.empty((len(parts), len(rows)), np.float32)
+        scores = (
+            block if len(rows) == block.shape[1] else np.empty((len(parts), len(rows)), np.float32)
+        )
         np.matmul(parts, rows.T, out=scores)
         scores.max(axis=0, out=best[start : start + step])
     return best
