@@ -30,6 +30,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,9 @@ from tests.harness.fake_openai import FakeOpenAI, fake_embedding
 BOT, GROUP = 2_900_000_001, 778_000_002
 REPO = Path(__file__).resolve().parents[1]
 NOW = 1_765_000_000.0
+# the vectors' model tag as the service writes it for `pallas_embedding_model="fake-embed"`:
+# rows without it would be re-embedded in the background and missing from the index meanwhile
+MODEL = "api:fake-embed"
 WHO = ["老王", "阿米娅", "七七", "石头", "柚子", "小林", "豆包", "芒果"]
 WHAT = ["开黑", "抽卡", "线下聚会", "读书会", "剧本杀", "夜跑", "红包接龙", "追番", "做饭", "爬山"]
 WHEN = ["周五晚上", "周末下午", "每天早上", "月底", "过年", "暑假", "国庆", "下班后"]
@@ -70,12 +74,33 @@ async def fill(rt: PallasRuntime, rows: int, rng: random.Random) -> list[str]:
             MemoryItemRow(
                 bot_id=BOT, scope=group_scope(BOT, GROUP), kind="group_memory", key=f"k{n}",
                 fingerprint=f"f{n}", text=text, origin="admin", source={},
-                embedding=fake_embedding(text), created_at=NOW - n * 600,
+                embedding=fake_embedding(text), embedding_model=MODEL, created_at=NOW - n * 600,
                 updated_at=NOW - n * 600, access_count=0, subject_name="",
             )
             for n, text in enumerate(texts)
         )  # fmt: skip
     return texts
+
+
+def kept_bytes(items: Sequence[object]) -> int:
+    """What `items` hold in memory: each object, its fields and what they hold (a dict's
+    keys and values), every object counted once (interned strings, shared values)."""
+    seen: set[int] = set()
+    total = 0
+    stack: list[object] = list(items)
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        total += sys.getsizeof(obj)
+        if isinstance(obj, dict):
+            stack += [*obj.keys(), *obj.values()]
+        elif isinstance(obj, (list, tuple)):
+            stack += list(obj)
+        elif hasattr(obj, "__slots__") and not isinstance(obj, (str, int, float)):
+            stack += [getattr(obj, name) for name in obj.__slots__ if hasattr(obj, name)]
+    return total
 
 
 async def timed(coro: object) -> float:
@@ -133,6 +158,12 @@ async def run(args: argparse.Namespace) -> None:
         print(f"first read after a write (index delta)            : {after_write:8.1f} ms")
         print(f"oldest row asked by its own words: reaches scoring via the index {reached}, "
               f"chosen {chosen}")  # fmt: skip
+        kept = vectors.kept_rows()
+        size = kept_bytes(kept)
+        per_row = size / max(1, len(kept))
+        print(f"rows kept beside the index (its hits read no row): {len(kept)}, "
+              f"{per_row:.0f} bytes a row → {per_row * 1e5 / 1e6:.0f} MB at 100,000 rows "
+              "(vectors: 4 bytes a dimension)")  # fmt: skip
     finally:
         await rt.stop()
         await fake.stop()

@@ -415,8 +415,9 @@ async def test_concurrent_refreshes_of_an_index_add_each_row_once(
         vectors.index(SCOPE, "person_facts", "9", "enc-a@1"),
         vectors.index(SCOPE, "person_facts", "9", "enc-a@1"),
     )
-    ids = first.rows.ids.tolist()
+    ids = first.index.rows.ids.tolist()
     assert first is second and sorted(ids) == sorted(set(ids)) and len(ids) == len(FACTS)
+    assert sorted(first.items) == sorted(ids)  # each row kept beside its vector, once
 
 
 async def test_a_vector_stored_reaches_every_kinds_index(repo: MemoryRepository) -> None:
@@ -425,13 +426,12 @@ async def test_a_vector_stored_reaches_every_kinds_index(repo: MemoryRepository)
     svc = _service(repo, EncoderSlot("off"))
     ids = await _teach(svc)  # no encoder: no vectors yet
     vectors = MemoryVectors(repo)
-    assert len(await vectors.index(SCOPE, "person_facts", "1", "enc-a@1")) == 0
+    assert len((await vectors.index(SCOPE, "person_facts", "1", "enc-a@1")).index) == 0
     await repo.set_embedding(ids[0], [1.0, 0.0, 0.0], "enc-a@1")
     vectors.mark_dirty(SCOPE)
     await vectors.index(SCOPE, "knowledge", "1", "enc-a@1")  # another kind's, read first
-    assert (await vectors.index(SCOPE, "person_facts", "1", "enc-a@1")).rows.ids.tolist() == [
-        ids[0]
-    ]
+    kept = await vectors.index(SCOPE, "person_facts", "1", "enc-a@1")
+    assert kept.index.rows.ids.tolist() == [ids[0]] and list(kept.items) == [ids[0]]
 
 
 async def test_an_anticipated_turn_reads_nothing_again(
@@ -450,7 +450,7 @@ async def test_an_anticipated_turn_reads_nothing_again(
     await svc.drain()
     encoder.requests = 0
     reads: list[str] = []
-    for name in ("candidates", "candidates_by_kind", "subjects", "live_ids", "vectors"):
+    for name in ("candidates", "candidates_by_kind", "subjects", "live_revisions", "vectors"):
         real = getattr(repo, name)
 
         def counted(*args: object, _real=real, _name=name, **kwargs: object):  # type: ignore[no-untyped-def]
@@ -483,7 +483,7 @@ async def test_after_a_write_the_anticipated_reads_start_together(
     await _teach(svc)  # a write: the generation moved
     gate = asyncio.Event()
     started: list[str] = []
-    for name in ("candidates", "subjects", "live_ids"):
+    for name in ("candidates", "subjects", "live_revisions"):
         real = getattr(repo, name)
 
         async def held(*args: object, _real=real, _name=name, **kwargs: object):  # type: ignore[no-untyped-def]
@@ -495,9 +495,8 @@ async def test_after_a_write_the_anticipated_reads_start_together(
     _ahead(svc, "我在哪个城市上班")
     for _ in range(5):
         await asyncio.sleep(0)
-    assert {"subjects", "candidates:person_facts", "candidates:relationship", "live_ids"} <= set(
-        started
-    ), started
+    wanted = {"subjects", "candidates:person_facts", "candidates:relationship", "live_revisions"}
+    assert wanted <= set(started), started
     gate.set()
     await svc.drain()
     gen, live = await svc.live_items({SCOPE}, "person_facts", ALICE, CONFIG)

@@ -120,6 +120,41 @@ async def test_the_index_finds_an_old_row_beyond_the_recent_window(
     assert TARGET not in [i.text for i in gone.items], "a deleted row leaves the index"
 
 
+async def test_a_found_row_comes_from_the_rows_kept_with_the_index(
+    service: tuple[MemoryService, FakeOpenAI], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rows the index finds beyond the window are kept beside its vectors: the reply path
+    reads none of them (that database round trip was its longest wait after the question's
+    vector). A row changed in place since it joined (an expansion stored for it) is read
+    again at the next write generation, so a hit carries what the row says now."""
+    svc, _ = service
+    target = await put(svc, A, TARGET)
+    for text in OTHERS:
+        await put(svc, A, text)
+    no_hits = CONFIG.model_copy(update={"vector_k": 0})  # the index is built, none of it read
+    assert TARGET not in [i.text for i in (await ask(svc, "近卫局负责什么？", no_hits)).items]
+    reads: list[list[int]] = []
+    real = svc.repo.get_many
+
+    async def counted(item_ids: list[int]) -> list[object]:
+        reads.append(sorted(item_ids))
+        return await real(item_ids)  # type: ignore[return-value]
+
+    monkeypatch.setattr(svc.repo, "get_many", counted)
+    found = await ask(svc, "近卫局管城市治安吗？")
+    assert f"mem:{target}" in found.trace["vector_hits"]
+    assert [i.text for i in found.items][:1] == [TARGET] and reads == []
+
+    expansion = {"keywords": ["警察", "巡逻"], "category": "other", "questions": []}
+    assert await svc.repo.set_expansion(target, expansion)
+    await svc.invalidate([group_scope(BOT, A)])
+    changed = await ask(svc, "近卫局管城市治安吗？")
+    assert f"mem:{target}" in changed.trace["vector_hits"]
+    hit = next(i for i in changed.items if i.id == target)
+    assert hit.source["expansion"] == expansion and hit.revision == 1
+    assert reads == [[target]], "only the changed row was read again"
+
+
 async def test_the_index_is_read_as_deep_as_the_block_shows_rows(
     service: tuple[MemoryService, FakeOpenAI],
 ) -> None:

@@ -56,6 +56,9 @@ class MemoryItemRow(Base):
     deleted_at: Mapped[float | None] = mapped_column(Float, nullable=True)
     delete_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
     replaced_by: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    # bumped by every change of a live row in place (a duplicate's source, an expansion): a
+    # reader that keeps rows beside the vector index re-reads those whose revision moved
+    revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class MemberProfileRow(Base):

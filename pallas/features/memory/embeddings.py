@@ -41,7 +41,7 @@ from pallas.features.memory.embedder import ActiveModel, MemoryEmbedder, rounded
 from pallas.features.memory.kinds import PERSON_FACTS
 from pallas.features.memory.records import MemoryItem
 from pallas.features.memory.repository import MemoryRepository
-from pallas.features.memory.vector_store import MemoryVectors
+from pallas.features.memory.vector_store import KeptIndex, MemoryVectors
 from pallas.providers.client import LLMClient
 from pallas.providers.encoder_process import EncoderUnavailable
 from pallas.providers.encoder_slot import EncoderSlot
@@ -70,11 +70,7 @@ INLINE_EMBED_MAX = 16
 # retrieval of that scope starts the next run), one run per (scope, kind) at a time.
 REEMBED_PAUSE_S = 0.2
 REEMBED_PER_RUN = 2_000
-# The index's hits beyond the window, kept: per (scopes, generation) at most HIT_ROWS_KEPT rows,
-# for the HIT_GENERATIONS_KEPT most recently read generations.
-HIT_ROWS_KEPT = 2_000
 WINDOWS_KEPT = 64  # loaded tuples whose ids and refs are kept (`_Window`)
-HIT_GENERATIONS_KEPT = 32
 # How deep a retrieval reads into the index's cosine ranking (`vector_depth`): twice its block's
 # top-k, at least VECTOR_DEPTH_MIN rows. Each row found beyond the window is read, tokenized and
 # scored every turn: 20 of them for the three-fact knowledge block were ~5 ms of a turn's loop
@@ -132,16 +128,16 @@ class MemoryEmbeddings:
         )
         self._indexes = MemoryVectors(repo)
         self._windows: LRUCache[int, _Window] = LRUCache(WINDOWS_KEPT)
-        # rows the index found beyond the window, per generation of the scopes (`_hit_rows`)
-        self._hits: LRUCache[tuple[tuple[str, str], ...], dict[int, MemoryItem]] = LRUCache(
-            HIT_GENERATIONS_KEPT
-        )
         self._backfilled: set[tuple[int, str]] = set()  # (row, model) asked once
         self._reembedding: set[tuple[str, str, str]] = set()  # (scope, kind, model) runs
         self._vector_configs: dict[int, tuple[RetrievalConfig, RetrievalConfig]] = {}
         # The memory's background jobs, one set: these (backfill, re-embedding) and the
         # service's (touches, listeners), so a shutdown drains and names them together.
         self.jobs = BackgroundJobs("memory", log)
+
+    def kept_rows(self) -> list[MemoryItem]:
+        """The rows kept beside the vector indexes (`vector_store`), for a footprint."""
+        return self._indexes.kept_rows()
 
     def model(self) -> ActiveModel | None:
         """The vector model of this retrieval (None: BM25 and concept classes only)."""
@@ -280,13 +276,14 @@ class MemoryEmbeddings:
             batch = missing[:BACKFILL_BATCH]
             self.jobs.spawn(self._backfill(batch, model, bot_id, group_id), "backfill")
         key = _question_key(mid, query)
-        gens, indexes = await self._index_rows(scopes, kind, mid)
+        indexes = await self._index_rows(scopes, kind, mid)
         try:
             q = await self._question(query, key, model, bot_id, group_id)
             if q is None:
                 return VectorScores()
             depth = vector_depth(config.vector_k, config.block(kind).top_k)
-            hits, by_id = await _search(indexes, q, depth, subject, window.ids)
+            snapshots = [kept.index.rows for kept in indexes]
+            hits, by_id = await _search(snapshots, q, depth, subject, window.ids)
             refs = window.refs
             cosines = {refs[i]: c for i, c in by_id.items()}  # keyed as the candidates are
             if inline and model.encoder is not None:
@@ -297,7 +294,7 @@ class MemoryEmbeddings:
         except EncoderUnavailable:  # logged once by the encoder: words and concepts this turn
             return VectorScores()
         self._reembed_unembedded(scopes, kind, model, bot_id)
-        found = await self._hit_rows([h.item_id for h in hits if h.item_id not in refs], gens)
+        found = await self._hit_rows([h.item_id for h in hits if h.item_id not in refs], indexes)
         extra = tuple(
             i
             for i in found
@@ -319,31 +316,26 @@ class MemoryEmbeddings:
             window = self._windows[id(items)] = _Window(items)
         return window
 
-    async def _index_rows(
-        self, scopes: Collection[str], kind: str, model: str
-    ) -> tuple[dict[str, str], list[IndexRows]]:
-        """The scopes' write generations, and their index rows of `model`, each index
-        refreshed to its scope's generation."""
+    async def _index_rows(self, scopes: Collection[str], kind: str, model: str) -> list[KeptIndex]:
+        """The scopes' indexes of `model` with their rows, each refreshed to its scope's write
+        generation."""
         gens = {s: str(await self._state.get(state_keys.memory_generation(s)) or 0) for s in scopes}
-        return gens, await self._indexes.rows(scopes, kind, gens, model=model)
+        return await self._indexes.rows(scopes, kind, gens, model=model)
 
-    async def _hit_rows(self, item_ids: list[int], gens: dict[str, str]) -> list[MemoryItem]:
-        """The rows of the index's hits beyond the window, kept per write generation of the
-        scopes: the same old rows come back turn after turn (a read each turn was ~4 ms of
-        the loop's CPU, `benchmarks.reply_turn --encoder`), and a write to a scope moves its
-        generation, so a changed or deleted row is never served from here."""
-        if not item_ids:
-            return []
-        key = tuple(sorted(gens.items()))
-        rows = self._hits.get(key)
-        if rows is None:
-            rows = self._hits[key] = {}
-        missing = [i for i in item_ids if i not in rows]
+    async def _hit_rows(
+        self, item_ids: list[int], indexes: Sequence[KeptIndex]
+    ) -> list[MemoryItem]:
+        """The rows of the index's hits beyond the window, in the hits' order, from the rows
+        kept beside the indexes (`vector_store`): no read on the reply path. A hit whose row
+        is not kept any more was deleted since the search (or its index evicted): read, and
+        only if it is still live."""
+        found: dict[int, MemoryItem] = {}
+        for kept in indexes:
+            found.update((i, kept.items[i]) for i in item_ids if i in kept.items)
+        missing = [i for i in item_ids if i not in found]
         if missing:
-            if len(rows) + len(missing) > HIT_ROWS_KEPT:
-                rows.clear()  # bounded; refilled as hits come
-            rows.update((i.id, i) for i in await self._repo.get_many(missing))
-        return [rows[i] for i in item_ids if i in rows]
+            found.update((item.id, item) for item in await self._repo.get_many(missing))
+        return [found[i] for i in item_ids if i in found]
 
     async def _backfill(
         self, items: Sequence[MemoryItem], model: ActiveModel, bot_id: int, group_id: int

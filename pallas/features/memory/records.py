@@ -36,6 +36,7 @@ class MemoryItem:
     # itself is not read with the row: only the vector index reads vectors (`vectors`), so
     # the reply path's candidate loads do not decode 512 floats a row
     embedding_model: str | None = None
+    revision: int = 0  # moves with each change of the live row in place (see the row model)
 
     @property
     def ref(self) -> str:
