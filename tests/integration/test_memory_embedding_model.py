@@ -370,12 +370,13 @@ async def test_an_addressed_question_is_encoded_ahead_and_the_turn_reuses_it(
 
 
 async def test_nothing_to_compare_means_nothing_encoded_ahead(repo: MemoryRepository) -> None:
-    """A member with nothing stored about them in a group with no shared rows: an @ of theirs
-    costs no encode; a shared row of the group (a knowledge entry) is compared with every
-    member's question, so then it does."""
+    """A member known to have nothing stored about them in a group with no shared rows: an @
+    of theirs costs no encode; a shared row of the group (a knowledge entry) is compared with
+    every member's question, so then it does."""
     encoder = CountingEncoder("enc-a@1")
     svc = _service(repo, EncoderSlot.ready(encoder))
     await _teach(svc)  # Alice's facts only
+    await svc.windows.subjects({SCOPE}, await svc.windows.generation({SCOPE}))  # who has rows
     encoder.requests = 0
     _ahead(svc, "我在哪个城市上班", subject=ALICE + 1)
     _ahead(svc, "   ")
@@ -476,11 +477,14 @@ async def test_after_a_write_the_anticipated_reads_start_together(
     """Right after a member taught the bot something nothing of the scope's new generation is
     cached. The reads their next @ needs then start together, not one after another (in a
     burst each read that waits costs a whole pass of the busy loop): who has rows, the
-    speaker's windows and the speaker kinds' indexes; and the member's consolidated profile,
-    which the person-facts source reads after ranking, is read before the turn asks."""
+    speaker's windows and the speaker kinds' indexes, with the question's encode; and the
+    member's consolidated profile, which the person-facts source reads after ranking, is read
+    before the turn asks."""
     profiles = ProfileRepository(repo._sessions)
-    svc = _service(repo, EncoderSlot.ready(CountingEncoder("enc-a@1")), profiles)
+    encoder = CountingEncoder("enc-a@1")
+    svc = _service(repo, EncoderSlot.ready(encoder), profiles)
     await _teach(svc)  # a write: the generation moved
+    encoder.requests = 0
     gate = asyncio.Event()
     started: list[str] = []
     for name in ("candidates", "subjects", "live_revisions"):
@@ -497,6 +501,9 @@ async def test_after_a_write_the_anticipated_reads_start_together(
         await asyncio.sleep(0)
     wanted = {"subjects", "candidates:person_facts", "candidates:relationship", "live_revisions"}
     assert wanted <= set(started), started
+    # and the question is with the encoder already: begun after the reads, it came 5-15 ms
+    # late in a turn after a write
+    assert encoder.requests == 1
     gate.set()
     await svc.drain()
     gen, live = await svc.live_items({SCOPE}, "person_facts", ALICE, CONFIG)

@@ -166,9 +166,9 @@ class MemoryService:
     ) -> None:
         """An addressed line read at the edge: make the reads its turn will make (the shared
         rows, the speaker's rows and consolidated profile, the indexes of the kinds with rows)
-        side by side, and encode its question in the encoder's process when there are rows to
-        compare it with. The turn's retrievals then find these cached or join them in flight
-        instead of starting them ~2 ms into the turn, one after the other
+        side by side, and encode its question in the encoder's process unless it is known that
+        there is no row to compare it with. The turn's retrievals then find these cached or
+        join them in flight instead of starting them ~2 ms into the turn, one after the other
         (`benchmarks.ingest --at-facts`). Only with the local encoder: a provider's model
         would bill lines never answered."""
         if not query.strip() or not self.embeddings.encodes_locally():
@@ -194,7 +194,11 @@ class MemoryService:
         known = windows.known_subjects(scopes, gen)
         speaker = SPEAKER_KINDS if known is None or subject in known else ()
         question = None
-        if known is not None and speaker:  # their rows are there: the encode starts now too
+        if speaker:
+            # their rows are there, or nothing is known of this generation yet (a write just
+            # moved it: rows are very likely): the encode starts now, beside the reads. Begun
+            # after them, it reached the encoder's process 5-15 ms late in a turn after a
+            # write, the loop idle meanwhile (`benchmarks.reply_turn --encoder`, its p99)
             question = asyncio.ensure_future(
                 self.embeddings.question_ahead(query, bot_id, group_id)
             )
