@@ -60,6 +60,30 @@ async def test_same_text_is_a_duplicate_and_merges_sources(repo: MemoryRepositor
     assert len(await repo.candidates([group_scope(BOT, A)], "person_facts")) == 1
 
 
+async def test_a_change_in_place_moves_the_revision_and_a_use_does_not(
+    repo: MemoryRepository,
+) -> None:
+    """The rows kept beside a vector index are re-read when their revision moved: every
+    change of a live row in place (a duplicate's sources, an expansion) moves it; a use
+    (`touch`) and a new row beside it do not, so a busy index re-reads nothing."""
+    scope = group_scope(BOT, A)
+    first = await repo.upsert(new("养了一只橘猫", key="pet"))
+    assert first.item.revision == 0
+    await repo.upsert(new("喜欢喝奶茶", key="drink"))
+    await repo.touch([first.item.id], NOW + 1)
+    assert (await repo.live_revisions(scope, "person_facts"))[first.item.id] == 0
+    again = await repo.upsert(replace(new("养了一只橘猫", key="pet"), source={"message_ids": [9]}))
+    assert again.action == "duplicate" and again.item.revision == 1
+    assert await repo.set_expansion(first.item.id, {"keywords": ["宠物"]})
+    revisions = await repo.live_revisions(scope, "person_facts")
+    assert revisions[first.item.id] == 2 and sorted(revisions.values()) == [0, 2]
+    assert await repo.vector_rows([first.item.id], model="enc@1") == []  # no vector of it yet
+    await repo.set_embedding(first.item.id, [0.6, 0.8], "enc@1")
+    [(item, blob)] = await repo.vector_rows([first.item.id], model="enc@1")
+    assert item.revision == 2 and item.source["expansion"] == {"keywords": ["宠物"]}
+    assert len(blob) == 8  # two float32 values, as the index decodes them
+
+
 async def test_newer_fact_with_the_same_key_replaces_the_older(repo: MemoryRepository) -> None:
     old = await repo.upsert(new("最喜欢的动物是狗", key="favorite_animal"))
     other_person = await repo.upsert(new("最喜欢的动物是鸟", key="favorite_animal", subject=BOB))
