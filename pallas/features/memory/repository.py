@@ -48,6 +48,8 @@ _ITEM_COLUMNS = (
     *(_c.last_access_at, _c.access_count, _c.deleted_at, _c.delete_reason, _c.replaced_by),
     *(_c.embedding_model, _c.revision),
 )
+# a vector as stored: float32 little-endian bytes (not the column type's decoded list)
+_RAW_VECTOR = type_coerce(_c.embedding, LargeBinary)
 _ITEM_FIELDS = tuple(c.key for c in _ITEM_COLUMNS)  # the same values by name, of an ORM row
 _EMPTY_JSON = frozenset({"{}", "null", "[]", ""})
 
@@ -465,50 +467,37 @@ class MemoryRepository:
     ) -> list[tuple[int, int | None, list[float]]]:
         """(id, subject, embedding) of the given rows that have an embedding — made by `model`
         only, when it is given (vectors of two models are never compared)."""
-        blobs = await self.vector_blobs(item_ids, model=model, batch=batch)
-        return [(item_id, subject, vector_from_bytes(blob)) for item_id, subject, blob in blobs]
-
-    async def vector_blobs(
-        self, item_ids: Collection[int], *, model: str | None = None, batch: int = 500
-    ) -> list[tuple[int, int | None, bytes]]:
-        """`vectors` as stored (float32 little-endian bytes, not decoded): what a vector index
-        is built from in one numpy pass. Decoding each row into a list of floats on the event
-        loop took ~1.7 s for 5,000 rows, the first @ of a group after a start-up stalled
-        every group that long (`benchmarks.reply_turn`, "first turn")."""
-        ids = sorted(set(item_ids))
-        raw = type_coerce(MemoryItemRow.embedding, LargeBinary)
-        out: list[tuple[int, int | None, bytes]] = []
-        async with self._sessions() as session:
-            for start in range(0, len(ids), batch):
-                stmt = select(MemoryItemRow.id, MemoryItemRow.subject_user_id, raw).where(
-                    MemoryItemRow.id.in_(ids[start : start + batch])
-                )
-                if model is not None:
-                    stmt = stmt.where(MemoryItemRow.embedding_model == model)
-                for item_id, subject, blob in (await session.execute(stmt)).all():
-                    if blob:
-                        out.append((int(item_id), subject, bytes(blob)))
-        return out
+        columns = (_c.id, _c.subject_user_id, _RAW_VECTOR)
+        where = () if model is None else (_c.embedding_model == model,)
+        rows = await self._with_vector(item_ids, columns, where, batch)
+        return [(int(r[0]), r[1], vector_from_bytes(bytes(r[2]))) for r in rows]
 
     async def vector_rows(
         self, item_ids: Collection[int], *, model: str, batch: int = 500
     ) -> list[tuple[MemoryItem, bytes]]:
         """The live rows among `item_ids` with a vector made by `model`, each with that vector
-        as stored: what joins a vector index, read in one query per batch (the index keeps
-        the row beside its vector, so the reply path reads no row it finds)."""
+        as stored (float32 little-endian bytes, decoded by the index in one numpy pass):
+        what joins a vector index (the index keeps the row beside its vector, so the reply
+        path reads no row it finds)."""
+        where = (_c.deleted_at.is_(None), _c.embedding_model == model)
+        rows = await self._with_vector(item_ids, (*_ITEM_COLUMNS, _RAW_VECTOR), where, batch)
+        return [(_item_from_row(r), bytes(r[-1])) for r in rows]
+
+    async def _with_vector(
+        self,
+        item_ids: Collection[int],
+        columns: Sequence[Any],
+        where: Sequence[ColumnElement[bool]],
+        batch: int,
+    ) -> list[Any]:
+        """`columns` (the stored vector last) of the rows among `item_ids` matching `where`
+        that have a vector, one query per `batch` ids."""
         ids = sorted(set(item_ids))
-        raw = type_coerce(MemoryItemRow.embedding, LargeBinary)
-        out: list[tuple[MemoryItem, bytes]] = []
+        out: list[Any] = []
         async with self._sessions() as session:
             for start in range(0, len(ids), batch):
-                stmt = select(*_ITEM_COLUMNS, raw).where(
-                    _c.id.in_(ids[start : start + batch]),
-                    _c.deleted_at.is_(None),
-                    _c.embedding_model == model,
-                )
-                for row in (await session.execute(stmt)).all():
-                    if row[-1]:
-                        out.append((_item_from_row(row), bytes(row[-1])))
+                stmt = select(*columns).where(_c.id.in_(ids[start : start + batch]), *where)
+                out += [r for r in (await session.execute(stmt)).all() if r[-1]]
         return out
 
     async def needing_vectors(
