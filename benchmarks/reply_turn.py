@@ -46,7 +46,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from benchmarks.cpu_floor import FixedWork
 from benchmarks.gc_watch import GcWatch, gc_summary
 from benchmarks.llm_process import LLMProcess
-from benchmarks.stats import describe, percentile
+from benchmarks.stats import describe, difference_interval, percentile
 from pallas.app import build_app
 from pallas.core import gc_tuning, gil_tuning
 from pallas.core.db.models import MessageRow
@@ -403,7 +403,9 @@ def _print_interleaved(details: list[TurnDetail]) -> None:
     print(describe("  loop cpu, encoder on", on_cpu))
     print(describe("  loop cpu, encoder off", off_cpu))
     for q in (50, 90, 99):
-        print(f"  on − off p{q}: local {percentile(on, q) - percentile(off, q):+.2f} ms, "
+        low, high = difference_interval(on, off, q)
+        print(f"  on − off p{q}: local {percentile(on, q) - percentile(off, q):+.2f} ms "
+              f"(95 % interval {low:+.1f} … {high:+.1f}), "
               f"loop cpu {percentile(on_cpu, q) - percentile(off_cpu, q):+.2f} ms")  # fmt: skip
     print("  where it goes (stages that differ by 0.3 ms or more at p50 or p99; sources overlap):")
     for name in sorted({k for d in details for k in d.stages}):
