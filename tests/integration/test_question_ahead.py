@@ -15,7 +15,7 @@ import pytest
 from pallas.core.clock import FakeClock
 from pallas.core.turn import TurnInput
 from pallas.features.memory import group_scope
-from pallas.ranking.text import question_parts
+from pallas.ranking.text import encoded_parts
 from tests.harness.fake_openai import FakeOpenAI
 from tests.harness.onebot_strategies import frame_text
 from tests.integration.chat_app import ALICE, BOB, BOT, GROUP, start_chat_app
@@ -83,7 +83,7 @@ async def test_an_at_is_encoded_from_its_read_and_once(
     await memory.drain()
     assert anticipated == [at_id]
     assert len(requests) == 1 and "我在杭州上班" in str(requests[0].body)
-    asked = [b for b in encoder.batches if b == list(question_parts(question))]
+    asked = [b for b in encoder.batches if b == list(encoded_parts(question))]
     assert len(asked) == 1, encoder.batches
     stored = await app.runtime.repos.messages.find_by_message_ids(BOT, GROUP, [at_id, plain_id])
     assert set(stored) == {at_id, plain_id}
@@ -110,4 +110,29 @@ async def test_a_call_by_name_is_no_part_of_the_question(
     await memory.drain()
     assert len(requests) == 1 and "我在杭州上班" in str(requests[0].body)
     questions = [b for b in encoder.batches if b != ["我在杭州上班"]]  # the fact's own backfill
-    assert questions == [list(question_parts("我在哪个城市上班来着？"))], encoder.batches
+    assert questions == [list(encoded_parts("我在哪个城市上班来着？"))], encoder.batches
+
+
+async def test_a_question_in_clauses_is_encoded_clause_by_clause_once(
+    link: EdgeLink, fake_llm: FakeOpenAI
+) -> None:
+    """ "帕拉斯，我在哪个城市上班，家里养了什么？" asks two things: each clause finds its own
+    fact, and the whole question's vector beside them found nothing more
+    (`benchmarks.compound_questions`) for a fifth more of the encode. The edge's head start and
+    the turn's retrievals send the clauses once, and both facts reach the request."""
+    app = link.app
+    encoder = CountingEncoder("enc-edge@1")
+    app.runtime.encoder.encoder = encoder
+    memory = app.memory
+    for fact in ("我在杭州上班", "我养了一只橘猫"):
+        await memory.remember(bot_id=BOT, scope=group_scope(BOT, GROUP), kind="person_facts",
+                              text=fact, origin="teach", subject_user_id=ALICE)  # fmt: skip
+    await memory.drain()
+    encoder.batches.clear()
+    _, frame = _frame(ALICE, "帕拉斯，我在哪个城市上班，家里养了什么？", at_bot=False)
+    await link.play(BOT, [frame])
+    requests = await fake_llm.wait_for_requests(1)
+    await memory.drain()
+    body = str(requests[0].body)
+    assert len(requests) == 1 and "我在杭州上班" in body and "我养了一只橘猫" in body
+    assert encoder.batches == [["我在哪个城市上班", "家里养了什么"]], encoder.batches

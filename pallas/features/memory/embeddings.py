@@ -50,9 +50,9 @@ from pallas.ranking import (
     IndexRows,
     Vector,
     VectorHit,
+    encoded_parts,
     nearest_with_cosines,
     normalize_query,
-    question_parts,
     recall_question,
     speaker_voice,
     unit,
@@ -196,8 +196,9 @@ class MemoryEmbeddings:
     ) -> Vector | None:
         """The question's vector, made ONCE per turn: the turn's retrievals (one per block
         kind, concurrent) share one encode (`SingleFlight`) and then the cache. The local
-        encoder encodes the question's parts (one unit vector per row: a fact's cosine is its
-        best over them); a provider's model the question without its remember-frame."""
+        encoder encodes the question's clauses (`encoded_parts`, one unit vector per row: a
+        fact's cosine is its best over them); a provider's model the question without its
+        remember-frame."""
         vector = self._query_vectors.get(key)
         if vector is None:
 
@@ -207,7 +208,7 @@ class MemoryEmbeddings:
                 # and the HTTP client's cancel scopes must be entered and left in one task
                 found: Vector | None
                 if model.encoder is not None:
-                    rows = rounded(await model.encoder.encode(question_parts(query)))
+                    rows = rounded(await model.encoder.encode(encoded_parts(query)))
                     kept = [v for v in (unit(r) for r in rows) if v is not None]
                     found = np.stack(kept) if kept else None
                 else:

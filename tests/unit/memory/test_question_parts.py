@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pallas.ranking import VectorIndex, nearest_with_cosines, question_parts
+from pallas.ranking import VectorIndex, encoded_parts, nearest_with_cosines, question_parts
 from pallas.ranking.concepts import fact_concepts, parts_scorer, query_concepts
 
 
@@ -30,6 +30,27 @@ from pallas.ranking.concepts import fact_concepts, parts_scorer, query_concepts
 )
 def test_question_parts(question: str, parts: tuple[str, ...]) -> None:
     assert question_parts(question) == parts
+
+
+@pytest.mark.parametrize(
+    ("question", "encoded"),
+    [
+        ("我住哪", ("我住哪",)),
+        ("你还记得我住哪吗", ("我住哪",)),
+        ("我现在是做什么的，家里有宠物吗", ("我现在是做什么的", "家里有宠物")),
+        ("我喜欢吃什么还有我几点下班", ("我喜欢吃什么", "我几点下班")),
+        ("对了，我对什么过敏", ("对了", "我对什么过敏")),
+        ("好的，好的", ("好的",)),  # the same clause twice is one encode
+        ("a，b", ("a，b",)),  # no clause of two characters: the whole
+        ("一，二三，四五，六七，八九", ("二三", "四五", "六七")),
+    ],
+)
+def test_a_question_in_clauses_is_encoded_clause_by_clause_without_the_whole(
+    question: str, encoded: tuple[str, ...]
+) -> None:
+    """The whole's vector beside its clauses' found no ask the clauses missed
+    (`benchmarks.compound_questions`) and cost a fifth of the encode."""
+    assert encoded_parts(question) == encoded
 
 
 @pytest.mark.parametrize(
