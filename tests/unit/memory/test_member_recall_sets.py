@@ -13,11 +13,13 @@ from types import ModuleType
 import pytest
 
 from benchmarks import (
+    _compound_questions_data,
     _member_recall_data,
     _member_recall_frozen,
     _member_recall_frozen2,
     _member_recall_frozen3,
 )
+from pallas.ranking import question_parts
 
 FROZEN_SHA256 = "fcde6263987fe09ba28fc04f21b2c2a5fce436623be22c29a96b5cc1128f32a8"
 FROZEN2_SHA256 = "06c96d7f918688e014982a800e06ee3d4c5fcd5feaf9abe1a38e29f5373be39b"
@@ -77,3 +79,15 @@ def test_the_halves_share_no_fact_question_or_distractor() -> None:
         for other in HALVES[i + 1 :]:
             shared = texts(half) & texts(other)
             assert shared == set(), (half.__name__, other.__name__, shared)
+
+
+def test_each_compound_question_asks_in_clauses_facts_of_its_member_only() -> None:
+    """The compound development set (`benchmarks.compound_questions`) measures what it says:
+    every question splits into clauses, and each answer names one dev fact of its asker."""
+    assert len(_compound_questions_data.QUESTIONS) >= 25
+    for q in _compound_questions_data.QUESTIONS:
+        assert len(question_parts(q.question)) >= 3, q  # the whole and two clauses at least
+        mine = [f.taught for f in _member_recall_data.FACTS if f.member == q.member]
+        for answer in q.answers:
+            assert sum(answer in t for t in mine) == 1, (q, answer)
+            assert not any(answer in d for d in _member_recall_data.DISTRACTORS), (q, answer)
