@@ -107,7 +107,7 @@ def normalize_text(text: str) -> str:
 # not what they ask about. Encoded with it, every such question lands near every fact of the
 # member alike; without it, the fact asked for stands out (`benchmarks.member_recall`, dev half).
 _RECALL_FRAME = re.compile(
-    r"你?还?记得|我?(?:以前)?(?:跟你|和你|给你)?(?:说|讲|提)过"
+    r"你?还?记得(?:[吗嘛][，,？?\s]*)?|我?(?:以前)?(?:跟你|和你|给你)?(?:说|讲|提)过"
     r"|(?:来着)?(?:[吗嘛]|(?<![什怎这那多要])么)?[?？!！。.\s]*$"
 )
 
@@ -129,7 +129,12 @@ def question_parts(text: str) -> tuple[str, ...]:
     things or more, each clause on its own. Its concept classes and answer types are taken
     from every part (a fact's share is its best over them); its vectors from `encoded_parts`."""
     whole = recall_question(text)
-    clauses = [recall_question(c) for c in _CLAUSE_BREAK.split(text) if len(c.strip()) >= 2]
+    # a clause that is only the frame ("你还记得吗，…") asks nothing of its own
+    clauses = [
+        recall_question(c)
+        for c in _CLAUSE_BREAK.split(text)
+        if len(c.strip()) >= 2 and _RECALL_FRAME.sub("", c).strip()
+    ]
     if len(clauses) < 2:
         return (whole,)
     return tuple(dict.fromkeys((whole, *clauses)))[:MAX_QUESTION_PARTS]

@@ -25,6 +25,12 @@ from pallas.ranking.concepts import fact_concepts, parts_scorer, query_concepts
             ("我喜欢吃什么还有我几点下班", "我喜欢吃什么", "我几点下班"),
         ),
         ("a，b", ("a，b",)),  # clauses of one character are no questions of their own
+        # a clause that is only the remember-frame asks nothing
+        ("你还记得吗，我外孙女在哪念书", ("我外孙女在哪念书",)),
+        (
+            "你还记得吗？我住哪，家里有宠物吗",
+            ("我住哪，家里有宠物", "我住哪", "家里有宠物"),
+        ),
         ("一，二三，四五，六七，八九", ("一，二三，四五，六七，八九", "二三", "四五", "六七")),
     ],
 )
@@ -40,6 +46,7 @@ def test_question_parts(question: str, parts: tuple[str, ...]) -> None:
         ("我现在是做什么的，家里有宠物吗", ("我现在是做什么的", "家里有宠物")),
         ("我喜欢吃什么还有我几点下班", ("我喜欢吃什么", "我几点下班")),
         ("对了，我对什么过敏", ("对了", "我对什么过敏")),
+        ("你还记得吗，我外孙女在哪念书", ("我外孙女在哪念书",)),
         ("好的，好的", ("好的",)),  # the same clause twice is one encode
         ("a，b", ("a，b",)),  # no clause of two characters: the whole
         ("一，二三，四五，六七，八九", ("二三", "四五", "六七")),

@@ -15,6 +15,8 @@ from pallas.ranking import recall_question, speaker_voice
         ("我以前跟你讲过我的血型吗？", "我的血型"),
         ("我最喜欢哪个歌手来着？", "我最喜欢哪个歌手"),
         ("你还记得我养的狗叫什么么", "我养的狗叫什么"),
+        ("你还记得吗，我外孙女在哪念书？", "我外孙女在哪念书"),  # the frame asked first
+        ("你记得吗？我住哪", "我住哪"),
         # "什么" / "怎么" keep their 么; a question with no frame is encoded as asked
         ("我养的猫叫什么名字", "我养的猫叫什么名字"),
         ("你记得我什么", "我什么"),
