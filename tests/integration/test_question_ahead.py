@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 
+from pallas.app import PallasApp
 from pallas.core.clock import FakeClock
 from pallas.core.turn import TurnInput
 from pallas.features.memory import group_scope
 from pallas.ranking.text import encoded_parts
-from tests.harness.fake_openai import FakeOpenAI
+from tests.harness.fake_openai import FakeOpenAI, RecordedRequest
 from tests.harness.onebot_strategies import frame_text
 from tests.integration.chat_app import ALICE, BOB, BOT, GROUP, start_chat_app
 from tests.integration.onebot_link import EdgeLink
@@ -37,6 +38,29 @@ def _frame(user: int, text: str, *, at_bot: bool) -> tuple[int, str]:
         "sender": {"user_id": user, "nickname": "", "card": "", "role": "member"},
     }  # fmt: skip
     return message_id, frame_text(frame)
+
+
+async def _taught(app: PallasApp, *facts: str) -> CountingEncoder:
+    """ALICE's `facts` stored and embedded by a counting encoder in the slot (loaded, as `make
+    run` has it a second after start), its batches cleared: what follows is the question's."""
+    encoder = CountingEncoder("enc-edge@1")
+    app.runtime.encoder.encoder = encoder
+    for fact in facts:
+        await app.memory.remember(bot_id=BOT, scope=group_scope(BOT, GROUP), kind="person_facts",
+                                  text=fact, origin="teach", subject_user_id=ALICE)  # fmt: skip
+    await app.memory.drain()
+    encoder.batches.clear()
+    return encoder
+
+
+async def _asked(link: EdgeLink, fake_llm: FakeOpenAI, text: str) -> list[RecordedRequest]:
+    """ALICE asks `text` (a line calling the bot by name); the LLM requests once it is answered
+    and memory's background work is done."""
+    _, frame = _frame(ALICE, text, at_bot=False)
+    await link.play(BOT, [frame])
+    requests = await fake_llm.wait_for_requests(1)
+    await link.app.memory.drain()
+    return requests
 
 
 @pytest.fixture
@@ -60,12 +84,7 @@ async def test_an_at_is_encoded_from_its_read_and_once(
     link: EdgeLink, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     app = link.app
-    encoder = CountingEncoder("enc-edge@1")
-    app.runtime.encoder.encoder = encoder  # loaded, as `make run` has it a second after start
-    memory = app.memory
-    await memory.remember(bot_id=BOT, scope=group_scope(BOT, GROUP), kind="person_facts",
-                          text="我在杭州上班", origin="teach", subject_user_id=ALICE)  # fmt: skip
-    await memory.drain()
+    encoder = await _taught(app, "我在杭州上班")
     anticipated: list[int] = []
     real = app.chat.anticipate
 
@@ -74,13 +93,12 @@ async def test_an_at_is_encoded_from_its_read_and_once(
         real(turn)
 
     monkeypatch.setattr(app.chat, "anticipate", spy)
-    encoder.batches.clear()
     question = "我在哪个城市上班来着"
     at_id, at_frame = _frame(ALICE, question, at_bot=True)
     plain_id, plain_frame = _frame(BOB, "今天好热啊", at_bot=False)
     await link.play(BOT, [plain_frame, at_frame])
     requests = await fake_llm.wait_for_requests(1)  # the @ is answered: its turn retrieved memory
-    await memory.drain()
+    await app.memory.drain()
     assert anticipated == [at_id]
     assert len(requests) == 1 and "我在杭州上班" in str(requests[0].body)
     asked = [b for b in encoder.batches if b == list(encoded_parts(question))]
@@ -96,18 +114,8 @@ async def test_a_call_by_name_is_no_part_of_the_question(
     they asked. Encoded as a part of its own it cost an encode and matched every row naming
     the bot; the edge's head start and the turn's retrievals agree on the question without it
     (one encode, its parts those of the bare question)."""
-    app = link.app
-    encoder = CountingEncoder("enc-edge@1")
-    app.runtime.encoder.encoder = encoder
-    memory = app.memory
-    await memory.remember(bot_id=BOT, scope=group_scope(BOT, GROUP), kind="person_facts",
-                          text="我在杭州上班", origin="teach", subject_user_id=ALICE)  # fmt: skip
-    await memory.drain()
-    encoder.batches.clear()
-    _, frame = _frame(ALICE, "帕拉斯，我在哪个城市上班来着？", at_bot=False)
-    await link.play(BOT, [frame])
-    requests = await fake_llm.wait_for_requests(1)
-    await memory.drain()
+    encoder = await _taught(link.app, "我在杭州上班")
+    requests = await _asked(link, fake_llm, "帕拉斯，我在哪个城市上班来着？")
     assert len(requests) == 1 and "我在杭州上班" in str(requests[0].body)
     questions = [b for b in encoder.batches if b != ["我在杭州上班"]]  # the fact's own backfill
     assert questions == [list(encoded_parts("我在哪个城市上班来着？"))], encoder.batches
@@ -120,19 +128,8 @@ async def test_a_question_in_clauses_is_encoded_clause_by_clause_once(
     fact, and the whole question's vector beside them found nothing more
     (`benchmarks.compound_questions`) for a fifth more of the encode. The edge's head start and
     the turn's retrievals send the clauses once, and both facts reach the request."""
-    app = link.app
-    encoder = CountingEncoder("enc-edge@1")
-    app.runtime.encoder.encoder = encoder
-    memory = app.memory
-    for fact in ("我在杭州上班", "我养了一只橘猫"):
-        await memory.remember(bot_id=BOT, scope=group_scope(BOT, GROUP), kind="person_facts",
-                              text=fact, origin="teach", subject_user_id=ALICE)  # fmt: skip
-    await memory.drain()
-    encoder.batches.clear()
-    _, frame = _frame(ALICE, "帕拉斯，我在哪个城市上班，家里养了什么？", at_bot=False)
-    await link.play(BOT, [frame])
-    requests = await fake_llm.wait_for_requests(1)
-    await memory.drain()
+    encoder = await _taught(link.app, "我在杭州上班", "我养了一只橘猫")
+    requests = await _asked(link, fake_llm, "帕拉斯，我在哪个城市上班，家里养了什么？")
     body = str(requests[0].body)
     assert len(requests) == 1 and "我在杭州上班" in body and "我养了一只橘猫" in body
     assert encoder.batches == [["我在哪个城市上班", "家里养了什么"]], encoder.batches
