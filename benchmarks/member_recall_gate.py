@@ -29,7 +29,7 @@ from types import ModuleType
 import numpy as np
 
 from benchmarks import _member_recall_data as half
-from benchmarks import _member_recall_extra
+from benchmarks import _member_recall_extra, _member_recall_extra2
 from benchmarks._gate_ideas import (
     either,
     head_mismatch,
@@ -47,6 +47,12 @@ from pallas.providers.sentence_encoder import load_local_encoder
 from pallas.ranking import recall_question, retrieve, similarity_gate, speaker_voice
 from pallas.ranking.scoring import CandidateScore
 
+# the development sets only: the frozen halves are measured by `benchmarks.member_recall`
+DEV_SETS: dict[str, ModuleType] = {
+    "dev": half,
+    "extra": _member_recall_extra,
+    "extra2": _member_recall_extra2,
+}
 SCOPE = "group:1:2"
 NOW = 1_780_000_000.0
 
@@ -414,15 +420,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--curves", action="store_true", help="kept / negatives per gate")
     parser.add_argument("--tail", action="store_true", help="the null tail's scale per size")
     parser.add_argument(
-        "--extra",
-        action="store_true",
-        help="the extra development members (`_member_recall_extra`) instead",
+        "--set",
+        choices=sorted(DEV_SETS),
+        default="dev",
+        help="which development set: the half, or the extra members written after it",
     )
     parser.add_argument("--only", default="", help="the variants whose name matches this regex")
     args = parser.parse_args(argv)
     cos = encoder_cosines()
     sizes = [int(s) for s in args.facts.split(",")]
-    source = _member_recall_extra if args.extra else half
+    source = DEV_SETS[args.set]
     data = {size: learners(size, source) for size in sizes}
     if args.tail:
         for size in sizes:
