@@ -15,9 +15,11 @@ on the development half only; what worked is in the product as `pallas.ranking.i
   name it.
 - `referent_mismatch`: the same for the nouns before the question word only (what the
   question is about, not what it asks for), unless the fact covers a class of the question.
-- `person_not_named`: the question asks about one of the member's people ("我老婆…") and the
-  fact names none of them. (The answer-type rule tried next to it is the product's
-  `pallas.ranking.answer_type`.)
+- `person_not_named`, now the product's (`pallas.ranking.subjects.names_none_of`, under
+  `match_subject`): the question asks about one of the member's people ("我老婆…") and the
+  fact names none of them. It gained no negative at the gate on this half; the third dev set
+  (`_member_recall_extra2`, written after it) showed it gaining. (The answer-type rule tried
+  next to it is the product's `pallas.ranking.answer_type`.)
 """
 
 from __future__ import annotations
@@ -175,19 +177,6 @@ def referent_mismatch(question: str, fact: str, share: float | None) -> bool:
     norm = normalize_text(fact)
     classes = fact_concepts(fact)
     return not any(x in norm or query_concepts(x) & classes for x in nouns)
-
-
-def person_not_named(question: str, fact: str) -> bool:
-    """The question asks about one of the member's people ("我老婆…", `subjects`) and the fact
-    names none of them (no relation word naming that person): it is about the member, or
-    about someone else."""
-    from pallas.ranking.subjects import RELATIONS, question_about
-
-    asked = question_about(recall_question(question))
-    if asked is None:
-        return False
-    return not any(word in fact and not people.isdisjoint(asked)
-                   for word, people in RELATIONS.items())  # fmt: skip
 
 
 # ---------------------------------------------------------------- as the bench's `adjust`

@@ -33,7 +33,6 @@ from benchmarks import _member_recall_extra, _member_recall_extra2
 from benchmarks._gate_ideas import (
     either,
     head_mismatch,
-    person_not_named,
     referent_mismatch,
     sibling_mismatch,
     unclassed,
@@ -339,9 +338,6 @@ def _idea_variants() -> list[Variant]:
     for floor in (0.5, 1.01):
         out.append(Variant(f"product, answer-type veto below cos {floor}",
                            **{**now, "answer_type_min_cosine": floor}))  # fmt: skip
-    for floor in (0.5, 1.01):
-        out.append(Variant(f"product + person-not-named veto (cos < {floor})",
-                           adjust=veto(person_not_named, floor), **now))  # fmt: skip
     for floor in (0.4, 0.5, 0.6, 1.01):
         out.append(Variant(f"product, instance veto below cos {floor}",
                            **{**now, "instance_min_cosine": floor}))  # fmt: skip

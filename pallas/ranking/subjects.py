@@ -5,7 +5,10 @@ A member teaches facts about their family too ("我女儿在读幼儿园大班",
 "TA外孙女在北京读大学": a class match, school) nor about another of theirs ("我儿子在哪读书" →
 "TA女儿在读幼儿园大班", cosine 0.54) — the encoder and the concept table see the topic, not
 the person. `about_someone_else` says when a fact is about someone the question does not ask
-about; the person-facts block gates such a fact out (`scoring`, `match_subject`).
+about; the person-facts block gates such a fact out (`scoring`, `match_subject`). The same
+switch gates the other way round: a question about one of the member's people ("我老婆叫什么")
+is not answered by a fact that names none of them ("TA喜欢给文件起很长的名字", cosine 0.50
+with "名字"; `names_none_of`) — unless the question asks about the whole family ("家里人").
 
 Who a fact is about: a relation word leading it ("TA女儿…", "TA的老婆…", "TA最好的朋友…"),
 unless the member comes back in it ("TA爸教TA弹吉他", "TA老婆周末常带TA去爬山": about the
@@ -56,7 +59,8 @@ RELATIONS: dict[str, frozenset[str]] = {
     **dict.fromkeys(("同学",), frozenset({"classmate"})),
     **dict.fromkeys(("老板", "领导"), frozenset({"boss"})),
 }
-RELATIONS.update(dict.fromkeys(("家人", "家里人"), frozenset().union(*RELATIONS.values())))
+_EVERYONE = frozenset().union(*RELATIONS.values())
+RELATIONS.update(dict.fromkeys(("家人", "家里人"), _EVERYONE))
 
 _WORD = "|".join(sorted(RELATIONS, key=len, reverse=True))  # longest first: 外孙女 before 外孙
 # "的" / "家" or a short qualifier ending in 的 ("最好的") between the person and the relation
@@ -67,6 +71,7 @@ _ASKED = re.compile(rf"我{_BETWEEN}({_WORD})")
 # straight after it is possessive: "TA女儿的生日" is about the daughter)
 _QUALIFIES = re.compile(r"^[\u4e00-\u9fff]{1,2}的")
 _MEMBER = ("TA", "我")
+_NAMED = re.compile(_WORD)  # a relation word anywhere in a fact
 
 
 @lru_cache(maxsize=16384)
@@ -94,3 +99,18 @@ def about_someone_else(fact: frozenset[str] | None, asked: frozenset[str] | None
     """Whether a fact about `fact` (None: the member) is about someone the question, asking
     about `asked` (None: the member), does not ask about."""
     return fact is not None and (asked is None or fact.isdisjoint(asked))
+
+
+@lru_cache(maxsize=16384)
+def _named_in(text: str) -> frozenset[str]:
+    """The people the relation words anywhere in a fact can name ("TA和老伴都退休了": a wife
+    or a husband, though the fact is about the member too)."""
+    return frozenset().union(*(RELATIONS[word] for word in _NAMED.findall(text)))
+
+
+def names_none_of(text: str, asked: frozenset[str] | None) -> bool:
+    """Whether a fact names none of the people a question asks about (`asked`; None: the
+    member, and a question about the whole family may be answered by any fact)."""
+    if asked is None or asked == _EVERYONE:
+        return False
+    return _named_in(text).isdisjoint(asked)

@@ -5,7 +5,8 @@ but about something else; each rule is a block switch, gates a candidate by sett
 and its score to 0, and is listed on its own in the trace (`scoring.RetrievalTrace`):
 
 - `match_subject`: about one of the member's people the question does not ask about
-  ("TA女儿…" for "我儿子…", or for a question about the member; `subjects`);
+  ("TA女儿…" for "我儿子…", or for a question about the member), or naming none of the people
+  the question asks about ("TA喜欢给文件起很长的名字" for "我老婆叫什么"; `subjects`);
 - `match_instance`: naming another instance of a class than the question names ("TA过年喜欢
   守岁" for "我的生日是哪天"; `instances`), unless its cosine reaches `instance_min_cosine`;
 - `match_answer_type`: telling no number for a question asking one ("TA从不午睡" for "我几点
@@ -21,7 +22,12 @@ from pallas.ranking.answer_type import asks_number, tells_number
 from pallas.ranking.candidate import MemoryCandidate
 from pallas.ranking.candidate_score import CandidateScore
 from pallas.ranking.instances import named_instances, other_instance
-from pallas.ranking.subjects import about_someone_else, fact_about, question_about
+from pallas.ranking.subjects import (
+    about_someone_else,
+    fact_about,
+    names_none_of,
+    question_about,
+)
 from pallas.ranking.text import recall_question
 from pallas.ranking.weights import BlockRetrievalConfig
 
@@ -52,7 +58,12 @@ def veto(
     answer_type: list[CandidateScore] = []
     if block.match_subject and kept:
         asked = question_about(query)
-        kept, subject = _split(kept, lambda s: about_someone_else(fact_about(text(s)), asked))
+        kept, subject = _split(
+            kept,
+            lambda s: (
+                about_someone_else(fact_about(text(s)), asked) or names_none_of(text(s), asked)
+            ),
+        )
     named = named_instances(recall_question(query)) if block.match_instance and kept else None
     if named:
         floor = block.instance_min_cosine

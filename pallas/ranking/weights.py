@@ -36,7 +36,8 @@ class BlockRetrievalConfig(BaseModel):
     gate_growth: float = Field(default=0.0, ge=0, le=0.5)
     gate_size: int = Field(default=50, ge=1)
     # A candidate about one of the member's people ("TA女儿…") is gated out when the question
-    # asks about the member or about someone else of theirs (`pallas.ranking.subjects`).
+    # asks about the member or about someone else of theirs, and one naming none of the
+    # people a question asks about ("我老婆叫什么") likewise (`pallas.ranking.subjects`).
     match_subject: bool = False
     # A candidate naming another instance of a class than the question names ("TA养了一只猫"
     # for "我的狗叫什么", "过年" for "生日": `pallas.ranking.instances`) is gated out unless its
@@ -85,6 +86,9 @@ BLOCK_DEFAULTS: dict[str, dict[str, Any]] = {
     # never-said question's similarities, measured on the dev half (`pallas.ranking.gate`).
     # A fact about one of the member's people passes only for a question about that person
     # (`match_subject`): dev half, negatives empty 81 → 89 % at 10 facts, 78 → 85 % at 50.
+    # And a question about one of them is answered only by a fact naming them: the third dev
+    # set (`benchmarks._member_recall_extra2`), negatives empty 67 → 71 % at 50 facts, 71 →
+    # 75 % at 200, no fact lost on any dev set (docs/providers.md, "Sixth pass").
     # A fact naming another instance of a class than the question ("过年" for "生日", "体重"
     # for "身高") passes only with a cosine of 0.7 (`match_instance`): dev half, negatives empty
     # 89 → 93 % at 10 facts, 85 → 89 % at 50, 74 → 85 % at 200, the facts kept unchanged (at

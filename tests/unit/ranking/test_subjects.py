@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from pallas.ranking import retrieve
-from pallas.ranking.subjects import about_someone_else, fact_about, question_about
+from pallas.ranking.scoring import RetrievalTrace
+from pallas.ranking.subjects import (
+    about_someone_else,
+    fact_about,
+    names_none_of,
+    question_about,
+)
 from tests.unit.ranking.helpers import NOW, SCOPE, facts
 
 
@@ -69,6 +75,26 @@ def test_a_fact_about_someone_else(fact: str, question: str, other: bool) -> Non
     assert about_someone_else(fact_about(fact), question_about(question)) is other
 
 
+@pytest.mark.parametrize(
+    ("fact", "question", "none"),
+    [
+        ("TA喜欢给文件起很长的名字", "我老婆叫什么名字？", True),  # shares 名字, names nobody
+        ("TA总是记不住别人的名字", "你记得我最好的朋友叫啥吗？", True),
+        ("TA宿舍住六个人", "我爸妈是做什么的？", True),
+        ("TA女儿在读幼儿园大班", "我儿子在哪读书？", True),  # another of theirs
+        ("TA老婆叫小芳", "我老婆叫什么名字？", False),
+        ("TA和老伴都退休了", "我老伴以前做什么的？", False),  # named, not leading
+        ("TA媳妇是护士", "我老婆做什么的？", False),  # synonyms
+        ("TA女朋友是做UI设计的", "我对象干什么工作？", False),  # 对象: a partner
+        ("TA儿子今年上一年级", "我家孩子读几年级了？", False),
+        ("TA全家都爱吃辣", "我家里人爱吃什么？", False),  # the whole family: any fact
+        ("TA喜欢游泳", "我爱什么运动？", False),  # a question about the member
+    ],
+)
+def test_a_fact_naming_none_of_the_people_asked_about(fact: str, question: str, none: bool) -> None:
+    assert names_none_of(fact, question_about(question)) is none
+
+
 def test_the_person_facts_block_gates_a_fact_about_someone_else() -> None:
     rows = facts("TA女儿在读幼儿园大班", "TA喜欢游泳")
     # each fact is close enough by its cosine to pass the gate on its own
@@ -79,12 +105,30 @@ def test_the_person_facts_block_gates_a_fact_about_someone_else() -> None:
                           semantic_scores=scores)  # fmt: skip
         return result.ids
 
-    assert ask("你记得我儿子在哪读书吗？") == ("f1",)
-    assert set(ask("我女儿在哪读书？")) == {"f0", "f1"}
+    assert ask("你记得我儿子在哪读书吗？") == ()  # the daughter's, and the member's own
+    assert ask("我女儿在哪读书？") == ("f0",)
+    assert ask("我平时爱干嘛？") == ("f1",)  # a question about the member
     # other blocks do not look at whom a text is about
     assert set(ask("你记得我儿子在哪读书吗？", "group_memory")) == {"f0", "f1"}
     trace = retrieve("你记得我儿子在哪读书吗？", rows, kind="person_facts", now=NOW,
                      allowed_scopes={SCOPE}, semantic_scores=scores).trace  # fmt: skip
-    assert trace.dropped_by_subject == ("f0",)
-    assert trace.to_dict()["dropped"]["subject"] == 1
+    assert trace.dropped_by_subject == ("f0", "f1")
+    assert trace.to_dict()["dropped"]["subject"] == 2
     assert "f0" not in trace.dropped_by_similarity
+
+
+def test_the_person_facts_block_gates_a_fact_naming_nobody_asked_about() -> None:
+    """ "我老婆叫什么名字" about a member who never told it: the fact sharing "名字" is not
+    told as if it answered (it was past the gate on its cosine); the wife's own fact is."""
+    rows = facts("TA喜欢给文件起很长的名字", "TA老婆叫小芳")
+    scores = {"f0": 0.6, "f1": 0.6}
+
+    def ask(question: str) -> RetrievalTrace:
+        return retrieve(question, rows, kind="person_facts", now=NOW, allowed_scopes={SCOPE},
+                        semantic_scores=scores).trace  # fmt: skip
+
+    trace = ask("我老婆叫什么名字？")
+    assert trace.chosen_ids == ("f1",)
+    assert trace.dropped_by_subject == ("f0",)
+    assert ask("我老公叫什么名字？").chosen_ids == ()  # neither names a husband
+    assert set(ask("我的名字有什么讲究？").chosen_ids) == {"f0"}  # about the member
