@@ -29,7 +29,7 @@ from types import ModuleType
 import numpy as np
 
 from benchmarks import _member_recall_data as half
-from benchmarks import _member_recall_extra, _member_recall_extra2
+from benchmarks import _member_recall_extra, _member_recall_extra2, _member_recall_yesno
 from benchmarks._gate_ideas import (
     either,
     head_mismatch,
@@ -51,6 +51,7 @@ DEV_SETS: dict[str, ModuleType] = {
     "dev": half,
     "extra": _member_recall_extra,
     "extra2": _member_recall_extra2,
+    "yesno": _member_recall_yesno,
 }
 SCOPE = "group:1:2"
 NOW = 1_780_000_000.0

@@ -20,6 +20,7 @@ from benchmarks import (
     _member_recall_frozen,
     _member_recall_frozen2,
     _member_recall_frozen3,
+    _member_recall_yesno,
 )
 from pallas.ranking import question_parts
 
@@ -33,7 +34,7 @@ HALVES = [
     _member_recall_frozen3,
 ]
 # development members written after the dev half (`benchmarks.member_recall_gate --set`)
-EXTRAS = [_member_recall_extra, _member_recall_extra2]
+EXTRAS = [_member_recall_extra, _member_recall_extra2, _member_recall_yesno]
 
 
 def test_the_frozen_half_is_unchanged() -> None:
