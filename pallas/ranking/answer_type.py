@@ -14,6 +14,14 @@ purpose: "一直", "一起" count as a number, so only a fact with no numeral at
 多少 and 多久 are left out: they ask for an amount or a degree as often, which members tell in
 words ("我一次能喝多少酒" → "TA酒量不行，喝点白酒就上头", a fact of the extra development set
 `benchmarks._member_recall_extra` this rule gated while it still read 多少; "很久").
+
+A yes-or-no question ("我说过我养猫吗", "我是不是去过日本") names its value instead of asking
+for one, so a fact of the same class names another value, not the answer: "我跟你说过我去过
+新疆吗" → "TA在成都读大三" (place), "我是不是喜欢喝咖啡" → "TA对绿茶没什么感觉" (drink).
+`asks_yes_no` tells such a question; with vectors its class match is a bonus only, never the
+raise that passes the gate alone (`scoring.concept_bonus`). A remembered noun phrase ("你记得
+我的生日吗", "我跟你讲过我最喜欢的电影吗") asks for the value, so a 的 in what is asked keeps it
+a value question.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pallas.ranking.text import normalize_text, question_parts
+from pallas.ranking.text import normalize_text, question_parts, recall_question
 
 # 几 with a measure word after it (not 几乎 / 几何 / 茶几), asking: not the "a few" of 这几天 /
 # 前几天 / 好几年 / 没几个, nor the approximate 十几 / 二十几
@@ -31,6 +39,12 @@ _ASKS_NUMBER = re.compile(
 _NUMBER = re.compile(r"[0-9零〇一二三四五六七八九十百千万亿两半俩仨]")
 _PART_OF_DAY = re.compile(r"早上|上午|中午|下午|晚上|凌晨|半夜|深夜|傍晚|清早|早晨|夜里|夜间")
 CLOCK = "几点"
+# a 吗 / 嘛 closing the question, or an A-not-A verb
+_YES_NO = re.compile(r"[吗嘛][?!.\s]*$|是不是|有没有|会不会|能不能|要不要|对不对|是否")
+# a question word: the question asks for a value (干嘛 before the particle 嘛 is read)
+_QUESTION_WORD = re.compile(
+    r"什么|啥|哪|谁|几|多少|多久|多大|多高|多长|多远|怎么|怎样|如何|为什么|为何|干嘛"
+)
 
 
 @lru_cache(maxsize=4096)
@@ -52,3 +66,14 @@ def tells_number(fact: str, asked: str) -> bool:
     if _NUMBER.search(norm):
         return True
     return asked == CLOCK and _PART_OF_DAY.search(norm) is not None
+
+
+@lru_cache(maxsize=4096)
+def asks_yes_no(question: str) -> bool:
+    """Whether the question asks yes or no rather than for a value (see the module): a 吗 at
+    its end or an A-not-A verb (是不是, 有没有 …), no question word anywhere, and no 的 in what
+    is asked ("你记得我的生日吗" asks for the birthday)."""
+    norm = normalize_text(question)
+    if _QUESTION_WORD.search(norm) or not _YES_NO.search(norm):
+        return False
+    return "的" not in recall_question(question)

@@ -13,9 +13,9 @@ with "名字"; `names_none_of`) — unless the question asks about the whole fam
 Who a fact is about: a relation word leading it ("TA女儿…", "TA的老婆…", "TA最好的朋友…"),
 unless the member comes back in it ("TA爸教TA弹吉他", "TA老婆周末常带TA去爬山": about the
 member as well) or the relation only qualifies what follows ("TA妈妈做的红烧肉最好吃": the
-member's taste). Who a question asks about: "我<relation>" anywhere in it ("你还记得我儿子在哪
-读书吗"); none means the member. The two match when their relations overlap ("孩子" is a son
-or a daughter, "爱人" / "老伴" a wife or a husband).
+member's taste). Who a question asks about: "我<relation>" or "我有<relation>" anywhere in it
+("你还记得我儿子在哪读书吗", "你记得我有孩子吗"); none means the member. The two match when
+their relations overlap ("孩子" is a son or a daughter, "爱人" / "老伴" a wife or a husband).
 """
 
 from __future__ import annotations
@@ -66,7 +66,8 @@ _WORD = "|".join(sorted(RELATIONS, key=len, reverse=True))  # longest first: 外
 # "的" / "家" or a short qualifier ending in 的 ("最好的") between the person and the relation
 _BETWEEN = r"(?:的|家)?(?:[\u4e00-\u9fff]{1,3}的)?"
 _FACT = re.compile(rf"^(?:TA|我){_BETWEEN}({_WORD})(.*)$", re.DOTALL)
-_ASKED = re.compile(rf"我{_BETWEEN}({_WORD})")
+# "我有个妹妹吗", "我是不是还有个妹妹" ask about a sister as "我妹妹…" does
+_ASKED = re.compile(rf"我(?:是不是|有没有)?(?:还?有(?:[一两]?个)?)?{_BETWEEN}({_WORD})")
 # "妈妈做的红烧肉": a verb and 的 after the relation, which then qualifies what follows (a 的
 # straight after it is possessive: "TA女儿的生日" is about the daughter)
 _QUALIFIES = re.compile(r"^[\u4e00-\u9fff]{1,2}的")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from pallas.features.memory.config import BlockRetrievalConfig, RetrievalConfig
+from pallas.ranking.answer_type import asks_yes_no
 from pallas.ranking.concepts import concept_similarity, fact_concepts, query_concepts
 from pallas.ranking.gate import similarity_gate
 from pallas.ranking.scoring import (
@@ -46,11 +47,12 @@ def _score_one(
     block: BlockRetrievalConfig,
     concept: float | None = None,
     vectors: bool = False,
+    yes_no: bool = False,
 ) -> CandidateScore:
     """One candidate's score as `scoring` computed it before `_score_positions` (one loop)."""
     w = config.weights
     sim = hybrid_similarity(bm25, embedding, config.embedding_weight)
-    sim = concept_bonus(sim, concept, config, vectors=vectors, cosine=embedding)
+    sim = concept_bonus(sim, concept, config, vectors=vectors, cosine=embedding, yes_no=yes_no)
     recency = recency_term(cand.days_since_access(now), w.recency_days)
     freq = frequency_term(cand.access_count, w.frequency_divisor)
     gated = sim <= 0.0 or sim < block.min_similarity
@@ -85,6 +87,7 @@ def reference_scores(
     # its best over them
     parts = [query_concepts(p) for p in question_parts(query)] if config.concept_weight > 0 else []
     asked = frozenset().union(*parts) if parts else frozenset()
+    yes_no = asks_yes_no(query)  # a class match is a bonus only (`concept_bonus`)
     scored = []
     for cand in candidates:
         shares = [concept_similarity(p, fact_concepts(cand.index_text)) for p in parts if p]
@@ -107,6 +110,7 @@ def reference_scores(
                 block=block,
                 concept=concept,
                 vectors=semantic_scores is not None or query_embedding is not None,
+                yes_no=yes_no,
             )
         )
     return scored

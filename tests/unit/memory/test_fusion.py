@@ -97,6 +97,21 @@ def test_concept_evidence_with_and_without_vectors(
     assert got == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(
+    ("sim", "concept", "vectors", "cosine", "expected"),
+    [
+        (0.3, 1.0, True, 0.4, 0.4),  # the bonus, never the raise: it names its value
+        (0.3, 0.5, True, 0.4, 0.35),
+        (0.1, 1.0, False, None, 0.5),  # without vectors the class is the only judge still
+    ],
+)
+def test_a_yes_or_no_question_gets_the_class_bonus_only(
+    sim: float, concept: float | None, vectors: bool, cosine: float | None, expected: float
+) -> None:
+    got = concept_bonus(sim, concept, WITH_VECTORS, vectors=vectors, cosine=cosine, yes_no=True)
+    assert got == pytest.approx(expected)
+
+
 FACTS_OF_ONE = {"mem:1": "TA周末在学滑板", "mem:2": "TA对花生过敏", "mem:3": "TA养了一只八哥叫黑豆"}
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pallas.ranking import retrieve
-from pallas.ranking.answer_type import asks_number, tells_number
+from pallas.ranking.answer_type import asks_number, asks_yes_no, tells_number
 from pallas.ranking.scoring import RetrievalTrace
 from tests.unit.ranking.helpers import NOW, SCOPE, facts
 
@@ -93,3 +93,45 @@ def test_what_keeps_a_fact_telling_no_number(
     trace = ask(question, scores, kind)
     assert set(trace.chosen_ids) == chosen
     assert trace.dropped_by_answer_type == ()
+
+
+@pytest.mark.parametrize(
+    ("question", "yes_no"),
+    [
+        ("我说过我养猫吗？", True),
+        ("你还记得我年轻时当过兵吗", True),
+        ("我是不是去过日本？", True),  # A-not-A
+        ("我有没有跟你说过我会开车", True),
+        ("你记得我有车吗", True),
+        ("我说过我血压高不高吗？", True),
+        # asking for a value
+        ("你还记得我养的猫叫什么吗", False),  # a question word
+        ("我周六早上一般干嘛？", False),  # 干嘛, not the particle 嘛
+        ("你记得我的生日吗？", False),  # a remembered noun phrase
+        ("我跟你讲过我最喜欢的电影吗？", False),
+        ("我饭量大不大？", False),  # a degree, no particle
+        ("我是做哪一行的？", False),
+        ("", False),
+    ],
+)
+def test_whether_a_question_asks_yes_or_no(question: str, yes_no: bool) -> None:
+    assert asks_yes_no(question) is yes_no
+
+
+@pytest.mark.parametrize(
+    ("question", "chosen"),
+    [
+        # the fact names another place than the one asked about: a class match is no answer
+        ("我跟你说过我去过新疆吗？", ()),
+        ("我是不是去过新疆？", ()),
+        # asked for the value, the same class match is evidence (raised past the gate)
+        ("我在哪个城市读书？", ("f0",)),
+    ],
+)
+def test_a_yes_or_no_question_is_not_answered_by_its_class_alone(
+    question: str, chosen: tuple[str, ...]
+) -> None:
+    rows = facts("TA在成都读大三")
+    trace = retrieve(question, rows, kind="person_facts", now=NOW, allowed_scopes={SCOPE},
+                     semantic_scores={"f0": 0.33}).trace  # fmt: skip
+    assert trace.chosen_ids == chosen

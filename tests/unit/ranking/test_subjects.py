@@ -49,7 +49,11 @@ def test_whom_a_fact_is_about(fact: str, about: set[str] | None) -> None:
         ("我媳妇做什么的？", {"wife"}),
         ("我老伴是做什么的", {"wife", "husband"}),
         ("你记得我最好的朋友叫啥吗？", {"friend"}),
+        ("你记得我有孩子吗？", {"son", "daughter"}),  # 我有…: whether they exist
+        ("我是不是还有个妹妹？", {"younger sister"}),
+        ("我有没有跟你说过我老婆的事", {"wife"}),
         ("我大学学的什么", None),
+        ("我有什么爱好？", None),
         ("我家离学校远不远？", None),
         ("我喜欢看什么体育比赛？", None),
     ],
@@ -88,6 +92,8 @@ def test_a_fact_about_someone_else(fact: str, question: str, other: bool) -> Non
         ("TA女朋友是做UI设计的", "我对象干什么工作？", False),  # 对象: a partner
         ("TA儿子今年上一年级", "我家孩子读几年级了？", False),
         ("TA全家都爱吃辣", "我家里人爱吃什么？", False),  # the whole family: any fact
+        ("TA有一个双胞胎哥哥", "你记得我有妹妹吗？", True),
+        ("TA女儿今年上幼儿园中班", "你记得我有孩子吗？", False),
         ("TA喜欢游泳", "我爱什么运动？", False),  # a question about the member
     ],
 )
