@@ -17,11 +17,11 @@ from pallas.routing.outcome_text import OUTCOME_ZH, outcome_zh, reason_zh, trigg
 from pallas.web.app import Console
 from pallas.web.members import match_member, memory_source_text
 from pallas.web.queries import USAGE_KEYS, MessageCounts, UsageRow, days_back, members_today
+from pallas.web.retrieval_view import retrieval_rows
 from pallas.web.views import (
     cache_layout_view,
     provenance,
     request_json,
-    retrieval_rows,
     section_zh,
     snapshot_outcome_zh,
     token_bar,

@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pallas.context.analyzer import chosen_summary
 from pallas.context.sections import SECTION_IDS, SECTION_NAMES_ZH
 from pallas.providers.error_text import llm_error_zh
 from pallas.providers.models import ModelProfile, price_of, profile_for
@@ -211,31 +210,6 @@ def _provenance_label(token: str, members: Mapping[int, str]) -> str:
     if kind == "current" and rest.isdigit() and members.get(int(rest)):
         return f"本条消息（{members[int(rest)]}）"
     return name
-
-
-def retrieval_rows(data: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """(source, one-line summary, full trace JSON) per retrieval source of a turn: which memory
-    ids, worldbook entries or learned pairs were chosen, or why the source was skipped."""
-    rows = []
-    traces = (data.get("retrieval") or {}).get("traces") or {}
-    for name, trace in traces.items():
-        if not isinstance(trace, Mapping):
-            rows.append((str(name), str(trace), json.dumps(trace, ensure_ascii=False)))
-            continue
-        parts = []
-        if "skipped" in trace:
-            parts.append(f"skipped ({trace['skipped']})")
-        if "chosen" in trace:
-            parts.append(chosen_summary(trace))
-        for key, sub in trace.items():
-            if isinstance(sub, Mapping) and "chosen" in sub:
-                parts.append(f"{key}: {chosen_summary(sub)}")
-            elif isinstance(sub, Mapping) and "activated" in sub:
-                ids = ", ".join(str(a.get("id")) for a in sub.get("activated") or []) or "-"
-                parts.append(f"{key}: activated {ids}")
-        full = json.dumps(trace, ensure_ascii=False, indent=1, default=str)
-        rows.append((str(name), "; ".join(parts) or ", ".join(map(str, trace)), full))
-    return rows
 
 
 def _hash_image(url: str) -> str:

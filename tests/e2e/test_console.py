@@ -94,6 +94,11 @@ async def shoot(page, name: str) -> None:
     await page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
 
 
+async def shoot_card(page, selector: str, name: str) -> None:
+    """One card of a page on its own (a long page's full shot is too tall to read it in)."""
+    await page.locator(selector).screenshot(path=str(artifacts_dir("console") / f"{name}.png"))
+
+
 async def drag_to_top(page, processor: str) -> None:
     """Drag the processor's handle above the first row, with real mouse moves (the whole list
     must be on screen: mouse coordinates are viewport coordinates)."""
@@ -232,6 +237,11 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
         )
         assert messages == [m["tokens"] for m in cli["data"]["messages"]]
         await shoot(page, "context-desktop")
+        # each retrieval source says in Chinese what it chose or why it was skipped
+        retrieval = await page.inner_text("#retrieval")
+        assert "chosen" not in retrieval and "skipped" not in retrieval.replace("skipped_", "")
+        assert "跳过：" in retrieval or "选中" in retrieval or "没有选中" in retrieval
+        await shoot_card(page, "#retrieval", "context-retrieval-desktop")
         turns = await page.eval_on_selector_all(".turn-list a", "as => as.map(a => a.href)")
         await page.goto(turns[1])  # the turn after the drag: its pipeline trace shows it
         steps = await page.eval_on_selector_all("#steps li", "ls => ls.map(l => l.dataset.step)")
@@ -290,6 +300,8 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
         ):
             await phone.goto(base + path)
             await shoot(phone, f"{name}-phone")
+            if name == "context":
+                await shoot_card(phone, "#retrieval", "context-retrieval-phone")
             width = await phone.evaluate("document.documentElement.scrollWidth")
             assert width <= PHONE["width"], f"{name} page overflows a phone screen: {width}px"
         await context.close()

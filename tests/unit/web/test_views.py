@@ -15,7 +15,6 @@ from pallas.web.views import (
     cost_of,
     redact_config,
     redact_request,
-    retrieval_rows,
     token_bar,
     usage_series,
 )
@@ -103,33 +102,6 @@ def test_usage_series_stacks_tasks_per_day() -> None:
 )
 def test_day_start_is_beijing_midnight(now: float, start: float) -> None:
     assert day_start(now) == start
-
-
-def test_retrieval_rows_say_what_was_chosen_or_why_skipped() -> None:
-    data = {
-        "retrieval": {
-            "traces": {
-                "memory": {
-                    "group_memory": {
-                        "chosen": ["mem:3", "mem:9"],
-                        "candidates": [1, 2, 3],
-                        "dropped_by_threshold": ["mem:1"],
-                    },
-                    "person_facts": {"chosen": [], "scored": 1, "dropped": {"score": 1}},
-                },
-                "knowledge": {"skipped": "no_query"},
-                "worldbook": {"entries": {"activated": [{"id": "wb:arknights:3"}]}},
-            }
-        }
-    }
-    rows = {name: summary for name, summary, _ in retrieval_rows(data)}
-    assert rows["memory"] == (
-        "group_memory: chosen mem:3, mem:9 (of 3 scored, 1 dropped); "
-        "person_facts: nothing chosen (of 1 scored, 1 dropped)"
-    )
-    assert rows["knowledge"] == "skipped (no_query)"
-    assert rows["worldbook"] == "entries: activated wb:arknights:3"
-    assert retrieval_rows({}) == []
 
 
 def test_cache_layout_view_says_where_the_cacheable_prefix_ends() -> None:

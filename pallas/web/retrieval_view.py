@@ -1,0 +1,136 @@
+"""A turn's retrieval traces in plain Chinese, for the analyzer's 检索来源 card.
+
+An admin asking "why did it not remember that" reads, per source, what was chosen, how many
+were weighed, and why the rest were left out — not similar enough, about someone else, another
+thing of the same kind, no number for a question asking one — or why the source was skipped.
+The full trace (JSON) stays one tap away. The CLI analyzer keeps its English line
+(`pallas.context.analyzer.chosen_summary`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pallas.web.views import MEMORY_KINDS_ZH
+
+SOURCES_ZH = {
+    "memory": "记忆",
+    "person_facts": "关于这位群友",
+    "relationship": "与这位群友的关系",
+    "knowledge": "知识库",
+    "worldbook": "世界书",
+    "old_topics": "旧话题",
+    "group_learning": "学到的接话",
+}
+SKIPPED_ZH = {
+    "skipped_short_social_turn": "简短寒暄，不查长期记忆",
+    "persistent_memory_not_allowed": "这一轮不用长期记忆",
+    "processor_disabled": "这一部分在设置里关掉了",
+    "not_a_member_turn": "不是群友的发言",
+    "private_chat": "私聊里不用",
+    "inject_disabled": "注入已关闭",
+    "empty_query": "没有可检索的内容",
+    "no_query": "没有可检索的内容",
+    "no_topics": "还没有旧话题",
+}
+# why a candidate was left out, in the order a retrieval filters (`ranking.scoring.retrieve`)
+DROPPED_ZH = {
+    "scope": "不在本群可见范围",
+    "similarity": "与问题不够相近",
+    "subject": "说的是别人，或没提到问的那个人",
+    "instance": "说的是同类的另一样东西",
+    "answer_type": "没有问的那个数",
+    "threshold": "相关度不够",
+    "top_k": "超出条数上限",
+    "cap": "超出字数上限",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalRow:
+    """One source of a turn: its Chinese label, its name in the trace, a line per block, the
+    JSON."""
+
+    label: str
+    name: str
+    lines: tuple[str, ...]
+    full: str
+
+
+def retrieval_rows(data: Mapping[str, Any]) -> list[RetrievalRow]:
+    """One row per retrieval source of a turn's snapshot (`data["retrieval"]["traces"]`)."""
+    traces = (data.get("retrieval") or {}).get("traces") or {}
+    rows = []
+    for name, trace in traces.items():
+        full = json.dumps(trace, ensure_ascii=False, indent=1, default=str)
+        label = SOURCES_ZH.get(str(name), str(name))
+        rows.append(RetrievalRow(label, str(name), source_lines(trace), full))
+    return rows
+
+
+def source_lines(trace: Any) -> tuple[str, ...]:
+    """What one source did: skipped and why, or a line per block (see the module)."""
+    if not isinstance(trace, Mapping):
+        return (str(trace),)
+    if "skipped" in trace and not isinstance(trace["skipped"], list):
+        return (f"跳过：{SKIPPED_ZH.get(str(trace['skipped']), str(trace['skipped']))}",)
+    parts = [block_summary(trace)] if "chosen" in trace else []
+    for key, sub in trace.items():
+        if isinstance(sub, Mapping) and "chosen" in sub:
+            parts.append(f"{MEMORY_KINDS_ZH.get(str(key), str(key))}：{block_summary(sub)}")
+        elif isinstance(sub, Mapping) and "activated" in sub:
+            parts.append(f"{SOURCES_ZH.get(str(key), str(key))}：{_activated(sub)}")
+        elif isinstance(sub, Mapping) and "skipped" in sub and not isinstance(sub["skipped"], list):
+            label = MEMORY_KINDS_ZH.get(str(key), str(key))
+            parts.append(f"{label}：跳过，{SKIPPED_ZH.get(str(sub['skipped']), sub['skipped'])}")
+    return tuple(parts) or ("见下方完整记录",)  # a source that retrieves no blocks
+
+
+def block_summary(trace: Mapping[str, Any]) -> str:
+    """One retrieval block: chosen, weighed, the gate, each reason the rest were left out."""
+    chosen = [str(c) for c in trace.get("chosen") or []]
+    fallback = [str(c) for c in trace.get("fallback") or []]
+    scored = trace.get("scored", len(trace.get("candidates") or []))
+    if not scored and not chosen and not fallback and not _dropped(trace):
+        return "还没有可选的条目"
+    head = f"选中 {len(chosen)} 条（{'、'.join(chosen)}）" if chosen else "没有选中"
+    if fallback:
+        head += f"，另补上这位群友的其他 {len(fallback)} 条"
+    weighed = f"评估 {scored} 条"
+    if "embeddings" in trace:
+        weighed = ("按语义和字面" if trace["embeddings"] else "只按字面（还没有向量）") + weighed
+    gate = trace.get("gate")
+    if isinstance(gate, Mapping) and "min_similarity" in gate:
+        weighed += f"，相近度门槛 {float(gate['min_similarity']):.2f}"
+    out = f"{head}；{weighed}"
+    if dropped := _dropped(trace):
+        out += "；未入选：" + "、".join(f"{why} {n} 条" for why, n in dropped)
+    profile = trace.get("profile")
+    if isinstance(profile, Mapping) and profile.get("facts") is not None:
+        out += f"；画像里 {profile['facts']} 条"
+        if profile.get("aside"):
+            out += f"，另附 {profile['aside']} 条「也记得（未必相关）」"
+    return out
+
+
+def _dropped(trace: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """(reason in Chinese, count) for each reason that left something out, in filter order:
+    the bounded trace's counts (`dropped`), else the lengths of its `dropped_by_*` lists."""
+    counts = trace.get("dropped")
+    if not isinstance(counts, Mapping):
+        counts = {
+            str(k).removeprefix("dropped_by_"): len(v or [])
+            for k, v in trace.items()
+            if str(k).startswith("dropped_by_") and isinstance(v, list | tuple)
+        }
+    out = [(DROPPED_ZH[k], int(counts[k])) for k in DROPPED_ZH if counts.get(k)]
+    out += [(str(k), int(n)) for k, n in counts.items() if k not in DROPPED_ZH and n]
+    return out
+
+
+def _activated(sub: Mapping[str, Any]) -> str:
+    ids = [str(a.get("id")) for a in sub.get("activated") or [] if isinstance(a, Mapping)]
+    return f"触发 {len(ids)} 条（{'、'.join(ids)}）" if ids else "没有触发"
