@@ -225,7 +225,9 @@ def _workdir(args: argparse.Namespace) -> tuple[Path, bool]:
     shutil.copytree(REPO / "config", workdir / "config")
     (workdir / "config/groups/default.toml").write_text(
         "[chat]\nmerge_window_s = 0\n[routing.cooldown]\nchat_cooldown_s = 0\n"
-        "[cost.member]\nburst = 1000\n",
+        # no daily reply budget: past 600 calls its ladder shortened the context and then
+        # answered with a phrase, so turns beyond ~740 added no reply turn to the figures
+        "[cost.member]\nburst = 1000\n[cost.budget]\nchat_calls = 0\nchat_tokens = 0\n",
         encoding="utf-8",
     )
     return workdir, fill
