@@ -10,6 +10,7 @@ The full trace (JSON) stays one tap away. The CLI analyzer keeps its English lin
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -91,28 +92,31 @@ def source_lines(trace: Any) -> tuple[str, ...]:
 
 def block_summary(trace: Mapping[str, Any]) -> str:
     """One retrieval block: chosen, weighed, the gate, each reason the rest were left out."""
-    chosen = [str(c) for c in trace.get("chosen") or []]
-    fallback = [str(c) for c in trace.get("fallback") or []]
-    scored = trace.get("scored", len(trace.get("candidates") or []))
+    chosen = [str(c) for c in _listed(trace.get("chosen"))]
+    fallback = [str(c) for c in _listed(trace.get("fallback"))]
+    candidates = trace.get("candidates")
+    scored = _number(trace.get("scored"))
+    if scored is None:
+        scored = len(candidates) if isinstance(candidates, list) else 0
     if not scored and not chosen and not fallback and not _dropped(trace):
         return "还没有可选的条目"
     head = f"选中 {len(chosen)} 条（{'、'.join(chosen)}）" if chosen else "没有选中"
     if fallback:
         head += f"，另补上这位群友的其他 {len(fallback)} 条"
-    weighed = f"评估 {scored} 条"
+    weighed = f"评估 {scored:.0f} 条"
     if "embeddings" in trace:
         weighed = ("按语义和字面" if trace["embeddings"] else "只按字面（还没有向量）") + weighed
     gate = trace.get("gate")
-    if isinstance(gate, Mapping) and "min_similarity" in gate:
-        weighed += f"，相近度门槛 {float(gate['min_similarity']):.2f}"
+    if isinstance(gate, Mapping) and (level := _number(gate.get("min_similarity"))) is not None:
+        weighed += f"，相近度门槛 {level:.2f}"
     out = f"{head}；{weighed}"
     if dropped := _dropped(trace):
         out += "；未入选：" + "、".join(f"{why} {n} 条" for why, n in dropped)
     profile = trace.get("profile")
-    if isinstance(profile, Mapping) and profile.get("facts") is not None:
-        out += f"；画像里 {profile['facts']} 条"
-        if profile.get("aside"):
-            out += f"，另附 {profile['aside']} 条「也记得（未必相关）」"
+    if isinstance(profile, Mapping) and (facts := _number(profile.get("facts"))) is not None:
+        out += f"；画像里 {facts:.0f} 条"
+        if aside := _number(profile.get("aside")):
+            out += f"，另附 {aside:.0f} 条「也记得（未必相关）」"
     return out
 
 
@@ -126,11 +130,23 @@ def _dropped(trace: Mapping[str, Any]) -> list[tuple[str, int]]:
             for k, v in trace.items()
             if str(k).startswith("dropped_by_") and isinstance(v, list | tuple)
         }
-    out = [(DROPPED_ZH[k], int(counts[k])) for k in DROPPED_ZH if counts.get(k)]
-    out += [(str(k), int(n)) for k, n in counts.items() if k not in DROPPED_ZH and n]
-    return out
+    numbers = {str(k): int(n) for k, v in counts.items() if (n := _number(v))}
+    out = [(DROPPED_ZH[k], numbers[k]) for k in DROPPED_ZH if k in numbers]
+    return out + [(k, n) for k, n in numbers.items() if k not in DROPPED_ZH]
+
+
+def _number(value: Any) -> float | None:
+    """A stored trace's number, or None for anything else (an old or damaged snapshot must
+    not break the page)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _activated(sub: Mapping[str, Any]) -> str:
-    ids = [str(a.get("id")) for a in sub.get("activated") or [] if isinstance(a, Mapping)]
+    ids = [str(a.get("id")) for a in _listed(sub.get("activated")) if isinstance(a, Mapping)]
     return f"触发 {len(ids)} 条（{'、'.join(ids)}）" if ids else "没有触发"

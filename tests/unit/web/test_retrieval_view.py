@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from pallas.ranking import retrieve
 from pallas.web.retrieval_view import block_summary, retrieval_rows, source_lines
 from tests.unit.ranking.helpers import NOW, SCOPE, facts
@@ -79,3 +82,26 @@ def test_odd_traces_do_not_break_the_page() -> None:
     assert block_summary({"chosen": None, "dropped": {"mystery": 2}}) == (
         "没有选中；评估 0 条；未入选：mystery 2 条"
     )
+
+
+# the keys a trace has, so that generated traces reach every branch of the summary
+_KEYS = st.sampled_from(
+    ["chosen", "scored", "dropped", "gate", "min_similarity", "fallback", "profile", "facts",
+     "aside", "skipped", "activated", "embeddings", "candidates", "dropped_by_similarity",
+     "similarity", "memory", "x"]
+)  # fmt: skip
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=6),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(traces=st.dictionaries(st.text(max_size=6), _JSON, max_size=4))
+def test_any_stored_trace_renders_as_lines(traces: dict[str, object]) -> None:
+    """An old or damaged snapshot never breaks the analyzer page: every source still gets
+    its row, its lines and its JSON."""
+    rows = retrieval_rows({"retrieval": {"traces": traces}})
+    assert [r.name for r in rows] == [str(n) for n in traces]
+    assert all(r.lines and all(isinstance(line, str) for line in r.lines) for r in rows)
