@@ -18,7 +18,7 @@ from pallas.ranking.concepts import (
     query_concepts,
 )
 from pallas.ranking.gate import SimilarityGate, similarity_gate
-from pallas.ranking.instances import share_a_class
+from pallas.ranking.instances import name_one_instance, share_a_class
 from pallas.ranking.prepared import PreparedCandidates, ScopedCache, prepare_candidates
 from pallas.ranking.scoring import RetrievalResult, cosine_similarity, retrieve, retrieve_prepared
 from pallas.ranking.text import (
@@ -75,6 +75,7 @@ __all__ = [
     "dictionary_frequency",
     "encoded_parts",
     "fact_concepts",
+    "name_one_instance",
     "nearest_with_cosines",
     "normalize_query",
     "normalize_text",

@@ -58,6 +58,12 @@ def other_instance(asked: frozenset[Instance], told: frozenset[Instance]) -> boo
     return any(name in classes for name, _ in told)
 
 
+def name_one_instance(a: str, b: str) -> bool:
+    """Whether both texts name the same instance of a class ("不养狗了" and "TA养了一只柯基":
+    柯基 is a 狗): what a denial and the fact it denies share when no word is shared."""
+    return bool(named_instances(a) & named_instances(b))
+
+
 def share_a_class(a: str, b: str) -> bool:
     """Whether both texts name an instance of one class, the same or another ("改学西班牙语了"
     and "TA在学韩语": two languages): what a change of a thing from one instance to another

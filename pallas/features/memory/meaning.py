@@ -27,7 +27,7 @@ from pallas.features.memory.embedder import ActiveModel
 from pallas.features.memory.judgement import Judgement, Op
 from pallas.features.memory.records import MemoryItem
 from pallas.providers.encoder_process import EncoderUnavailable
-from pallas.ranking import STOPWORDS, share_a_class, tokenize
+from pallas.ranking import STOPWORDS, name_one_instance, share_a_class, tokenize
 
 log = logging.getLogger("pallas.memory")
 
@@ -51,12 +51,17 @@ def _words(text: str) -> set[str]:
     return {t for t in tokenize(text) if len(t) > 1 and t not in STOPWORDS and not _WHEN.match(t)}
 
 
-def related(line: str, fact: str) -> bool:
+def related(line: str, fact: str, *, change: bool = True) -> bool:
     """Whether `fact` can be what `line` changes or denies: they share a word that names
-    something ("头发", "月薪", "手机号"), or name instances of one class ("西班牙语" / "韩语").
-    "我上周换了新的床垫" and "TA去年换了新的窗帘" do neither, however close the encoder finds
-    them (0.59, and the clear nearest in a small profile)."""
-    return bool(_words(line) & _words(fact)) or share_a_class(line, fact)
+    something ("头发", "月薪", "手机号"), or — for a change, from one instance of a class to
+    another — name instances of one class ("西班牙语" / "韩语"). A denial names what it denies,
+    so it must name the fact's own instance ("不养狗了" / "TA养了一只柯基"): "我不玩原神了"
+    says nothing of "TA每天打王者荣耀". "我上周换了新的床垫" and "TA去年换了新的窗帘" are
+    neither, however close the encoder finds them (0.59, and the clear nearest in a small
+    profile)."""
+    if _words(line) & _words(fact):
+        return True
+    return share_a_class(line, fact) if change else name_one_instance(line, fact)
 
 
 def clearly_nearest(
@@ -91,7 +96,7 @@ async def deny_by_meaning(
         log.info("sentence encoder unavailable for a denial (%s); nothing retired", exc)
         return nothing
     at = clearly_nearest([float(v) for v in vectors[1:] @ vectors[0]])
-    if at is None or not related(denial.obj, live[at].text):
+    if at is None or not related(denial.obj, live[at].text, change=False):
         return nothing
     # a habit given up is information of its own: stored as the new fact ("update")
     op: Op = "update" if denial.keep else "deny"

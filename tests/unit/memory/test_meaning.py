@@ -118,3 +118,18 @@ async def test_without_a_local_encoder_nothing_is_retired() -> None:
 )
 def test_what_a_change_or_a_denial_can_be_about(line: str, fact: str, is_related: bool) -> None:
     assert related(line, fact) is is_related
+
+
+@pytest.mark.parametrize(
+    ("denied", "fact", "is_related"),
+    [
+        ("玩原神", "TA每天打两小时王者荣耀", False),  # another game: not what is denied
+        ("学韩语", "TA在学西班牙语", False),
+        ("养狗", "TA养了一只柯基", True),  # the same instance (a kind of dog)
+        ("喝咖啡", "TA每天早上喝一杯咖啡", True),  # a shared word
+    ],
+)
+def test_what_a_denial_can_be_about(denied: str, fact: str, is_related: bool) -> None:
+    """A denial names what it denies: a sibling instance of its class is no match (a change
+    from one to another is, above)."""
+    assert related(denied, fact, change=False) is is_related

@@ -43,6 +43,11 @@ def test_the_instances_a_text_names(text: str, named: set[tuple[str, int]]) -> N
         ("你记得我骑的自行车是什么牌子吗？", "TA走路喜欢数台阶", True),
         ("我说过我喜欢哪个足球队吗？", "TA喜欢在公园里看老人跳绳", True),
         ("我会说日语吗", "TA在学英语", True),
+        ("我喜欢看什么电影？", "TA曾经一口气看完一整部电视剧", True),  # media
+        ("你记得我玩原神吗？", "TA每天打两小时王者荣耀", True),  # games
+        ("我跟你说过我有高血压吗？", "TA有糖尿病，每天打胰岛素", True),  # conditions
+        ("我有什么老毛病？", "TA有风湿，下雨天腿疼", False),  # 老毛病 names the class
+        ("我爱看什么电视剧？", "TA最近在追一部韩剧", False),  # a kind of drama
         # the same instance, in other words or with another one beside it
         ("我的狗叫啥？", "TA养了一只柯基叫雪球", False),
         ("我的生日是几号？", "TA的生日在腊月二十", False),
