@@ -98,7 +98,8 @@ def block_summary(trace: Mapping[str, Any]) -> str:
     scored = _number(trace.get("scored"))
     if scored is None:
         scored = len(candidates) if isinstance(candidates, list) else 0
-    if not scored and not chosen and not fallback and not _dropped(trace):
+    dropped = _dropped(trace)
+    if not scored and not chosen and not fallback and not dropped:
         return "还没有可选的条目"
     head = f"选中 {len(chosen)} 条（{'、'.join(chosen)}）" if chosen else "没有选中"
     if fallback:
@@ -110,7 +111,7 @@ def block_summary(trace: Mapping[str, Any]) -> str:
     if isinstance(gate, Mapping) and (level := _number(gate.get("min_similarity"))) is not None:
         weighed += f"，相近度门槛 {level:.2f}"
     out = f"{head}；{weighed}"
-    if dropped := _dropped(trace):
+    if dropped:
         out += "；未入选：" + "、".join(f"{why} {n} 条" for why, n in dropped)
     profile = trace.get("profile")
     if isinstance(profile, Mapping) and (facts := _number(profile.get("facts"))) is not None:
