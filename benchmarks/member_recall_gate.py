@@ -29,7 +29,12 @@ from types import ModuleType
 import numpy as np
 
 from benchmarks import _member_recall_data as half
-from benchmarks import _member_recall_extra, _member_recall_extra2, _member_recall_yesno
+from benchmarks import (
+    _member_recall_extra,
+    _member_recall_extra2,
+    _member_recall_extra3,
+    _member_recall_yesno,
+)
 from benchmarks._gate_ideas import (
     either,
     head_mismatch,
@@ -52,6 +57,7 @@ DEV_SETS: dict[str, ModuleType] = {
     "extra": _member_recall_extra,
     "extra2": _member_recall_extra2,
     "yesno": _member_recall_yesno,
+    "extra3": _member_recall_extra3,
 }
 SCOPE = "group:1:2"
 NOW = 1_780_000_000.0

@@ -17,6 +17,7 @@ from benchmarks import (
     _member_recall_data,
     _member_recall_extra,
     _member_recall_extra2,
+    _member_recall_extra3,
     _member_recall_frozen,
     _member_recall_frozen2,
     _member_recall_frozen3,
@@ -34,7 +35,12 @@ HALVES = [
     _member_recall_frozen3,
 ]
 # development members written after the dev half (`benchmarks.member_recall_gate --set`)
-EXTRAS = [_member_recall_extra, _member_recall_extra2, _member_recall_yesno]
+EXTRAS = [
+    _member_recall_extra,
+    _member_recall_extra2,
+    _member_recall_yesno,
+    _member_recall_extra3,
+]
 
 
 def test_the_frozen_half_is_unchanged() -> None:
