@@ -18,7 +18,9 @@ def test_the_shipped_file_is_the_table() -> None:
     sport = next(c for c in CLASSES if c.name == "sport")
     assert "hobby" in sport.parents and "游泳" in sport.members
     pet = next(c for c in CLASSES if c.name == "pet")
-    assert ("猫", "布偶") in pet.instances  # an instance with its kinds
+    assert ("猫", "布偶", "英短", "美短", "橘猫", "狸花") in pet.instances  # an instance, its kinds
+    place = next(c for c in CLASSES if c.name == "place")
+    assert ("四川", "成都") in place.instances  # a province holds its cities: never siblings
 
 
 @pytest.mark.parametrize(

@@ -112,8 +112,9 @@ async def test_without_a_local_encoder_nothing_is_retired() -> None:
         ("我换手机号了，新号尾号是1314", "TA的手机号尾号是0521", True),
         ("我改学西班牙语了", "TA在学韩语", True),  # two instances of one class (languages)
         ("我上周换了新的床垫", "TA去年换了新的窗帘", False),  # 换了 / 新的 / time words: no
-        ("我已经不喝咖啡了", "TA每天喝奶茶", False),
-        ("我现在用iPad了", "TA用的是华为平板", False),  # the table knows no tablets
+        ("我改喝奶茶了", "TA每天早上一杯咖啡", True),  # two drinks: a change
+        ("我现在用iPad了", "TA用的是华为平板", True),  # one kind of device (平板|ipad)
+        ("我现在开车上班了", "TA用的是华为平板", False),  # instances of two classes
     ],
 )
 def test_what_a_change_or_a_denial_can_be_about(line: str, fact: str, is_related: bool) -> None:
@@ -125,6 +126,8 @@ def test_what_a_change_or_a_denial_can_be_about(line: str, fact: str, is_related
     [
         ("玩原神", "TA每天打两小时王者荣耀", False),  # another game: not what is denied
         ("学韩语", "TA在学西班牙语", False),
+        ("喝咖啡", "TA每天喝奶茶", False),  # another drink
+        ("吃花生", "TA对坚果过敏", True),  # peanuts are among the nuts (one instance)
         ("养狗", "TA养了一只柯基", True),  # the same instance (a kind of dog)
         ("喝咖啡", "TA每天早上喝一杯咖啡", True),  # a shared word
     ],

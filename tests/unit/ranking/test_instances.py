@@ -25,6 +25,8 @@ from tests.unit.ranking.helpers import NOW, SCOPE, facts
         ("我爱什么运动", set()),
         ("TA养了一只八哥叫黑豆", set()),
         ("我会什么乐器", set()),
+        ("我最喜欢吃辣", set()),  # a flavour
+        ("我去过西北", set()),  # a region spans provinces
         ("", set()),
     ],
 )
@@ -48,6 +50,25 @@ def test_the_instances_a_text_names(text: str, named: set[tuple[str, int]]) -> N
         ("我跟你说过我有高血压吗？", "TA有糖尿病，每天打胰岛素", True),  # conditions
         ("我有什么老毛病？", "TA有风湿，下雨天腿疼", False),  # 老毛病 names the class
         ("我爱看什么电视剧？", "TA最近在追一部韩剧", False),  # a kind of drama
+        ("我说过我喜欢吃寿司吗？", "TA最爱吃潮汕牛肉火锅", True),  # dishes
+        ("我喜欢吃榴莲吗？", "TA吃面条喜欢加醋", True),
+        ("我平时喝可乐吗？", "TA每天早上必须喝一杯美式", True),  # drinks
+        ("我早上喝牛奶吗？", "TA喝奶茶只点三分糖", True),  # 奶茶 is no milk
+        ("我用的什么手机？", "TA用的是一台华为的笔记本", True),  # kinds of device
+        ("我托福考了几分？", "TA去年考过了雅思，七分", True),  # exams
+        ("我家里有没有狗？", "TA养了两只英短", True),  # a breed of cat
+        ("我喜欢听越剧吗？", "TA退休后迷上了听京剧", True),  # operas
+        ("我去过西藏吗？", "TA年轻时去过一趟新疆", True),  # provinces
+        ("我是上海人吗？", "TA在杭州上班", True),  # a city names its province
+        # kinds and parts of one instance
+        ("我对海鲜过敏吗？", "TA爱吃小龙虾", False),
+        ("我能吃花生吗？", "TA对坚果过敏", False),
+        ("我的电脑是什么牌子？", "TA用的是一台华为的笔记本", False),
+        ("我四级过了吗？", "TA六级考了两次才过", False),  # one test, two levels
+        ("我去过四川吗？", "TA在成都读大三", False),  # a province holds its cities
+        ("我住在北京哪里？", "TA住在海淀", False),
+        ("我平时喝酒吗？", "TA出差总住快捷酒店", False),  # 酒店 is no drink
+        ("我用什么牌子的手机？", "TA一直用小米", False),  # a brand makes several kinds
         # the same instance, in other words or with another one beside it
         ("我的狗叫啥？", "TA养了一只柯基叫雪球", False),
         ("我的生日是几号？", "TA的生日在腊月二十", False),
@@ -59,7 +80,7 @@ def test_the_instances_a_text_names(text: str, named: set[tuple[str, int]]) -> N
         ("我的狗叫啥？", "TA养了一只博美叫雪球", False),  # 养了: any pet
         ("我养的宠物是什么？", "TA养了两只仓鼠", False),
         ("我的狗叫啥？", "TA喜欢游泳", False),  # another class: the encoder's call
-        ("我住在北京哪里？", "TA住在昌平回龙观", False),  # places nest: no instances
+        ("我住在北京哪里？", "TA住在昌平回龙观", False),  # a district the table does not list
     ],
 )
 def test_a_fact_naming_another_instance(question: str, fact: str, other: bool) -> None:
