@@ -30,6 +30,7 @@ import numpy as np
 
 from benchmarks import _member_recall_data as half
 from benchmarks import (
+    _member_recall_context,
     _member_recall_extra,
     _member_recall_extra2,
     _member_recall_extra3,
@@ -58,6 +59,7 @@ DEV_SETS: dict[str, ModuleType] = {
     "extra2": _member_recall_extra2,
     "yesno": _member_recall_yesno,
     "extra3": _member_recall_extra3,
+    "context": _member_recall_context,
 }
 SCOPE = "group:1:2"
 NOW = 1_780_000_000.0

@@ -14,6 +14,7 @@ import pytest
 
 from benchmarks import (
     _compound_questions_data,
+    _member_recall_context,
     _member_recall_data,
     _member_recall_extra,
     _member_recall_extra2,
@@ -40,6 +41,7 @@ EXTRAS = [
     _member_recall_extra2,
     _member_recall_yesno,
     _member_recall_extra3,
+    _member_recall_context,
 ]
 
 
