@@ -28,7 +28,6 @@ from types import ModuleType
 
 import numpy as np
 
-from benchmarks import _member_recall_data as half
 from benchmarks import (
     _member_recall_context,
     _member_recall_extra,
@@ -36,6 +35,7 @@ from benchmarks import (
     _member_recall_extra3,
     _member_recall_yesno,
 )
+from benchmarks import _member_recall_data as half
 from benchmarks._gate_ideas import (
     either,
     head_mismatch,

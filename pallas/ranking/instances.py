@@ -10,6 +10,8 @@ them in its `instances` (each with its synonyms and kinds: "狗|柯基|柴犬").
 
 `names_other_instance(question, fact)`: the question names an instance of some class, the fact
 names another instance of that class, and no instance the question names is named by the fact.
+`names_none_of_class`: the fact names no instance of the question's classes at all — what a
+yes-or-no question's fact fails when it only shares the question's frame (`vetoes`).
 A word naming the class itself ("运动", "宠物", "养了") is no instance: "我爱什么运动" asks for
 any sport, and "TA养了一只博美" is not about another animal than "我的狗". The person-facts
 block gates such a fact out unless the encoder finds it close anyway (`scoring`,
@@ -49,6 +51,28 @@ def named_instances(text: str) -> frozenset[Instance]:
     return frozenset(found)
 
 
+# an instance named as the value asked of an identity: "是四川人", "是不是北京", "是一只狗"
+_IDENTITY = re.compile(r"是(?:不是)?(?:一?[个只位家种])?$")
+
+
+@lru_cache(maxsize=4096)
+def asked_instances(question: str) -> frozenset[Instance]:
+    """The instances a question asks about: those it names (without its remember-frame), less
+    those it names as the value of an identity — "我老婆是四川人吗", "我最爱喝的是奶茶吗",
+    "我是不是北京人" ask what a single value is, and a fact naming another instance ("TA老婆是
+    湖南长沙人") answers them: no."""
+    norm = normalize_text(recall_question(question))
+    found: set[Instance] = set()
+    for name, pattern, excludes, group in _INSTANCES:
+        body = excludes.sub(" ", norm) if excludes is not None else norm
+        found.update(
+            (name, group[m.group(0)])
+            for m in pattern.finditer(body)
+            if not _IDENTITY.search(body[: m.start()])
+        )
+    return frozenset(found)
+
+
 def other_instance(asked: frozenset[Instance], told: frozenset[Instance]) -> bool:
     """Whether a fact naming `told` names another instance of a class the question, naming
     `asked`, names an instance of — and none of those the question names."""
@@ -56,6 +80,14 @@ def other_instance(asked: frozenset[Instance], told: frozenset[Instance]) -> boo
         return False
     classes = {name for name, _ in asked}
     return any(name in classes for name, _ in told)
+
+
+def names_none_of_class(asked: frozenset[Instance], told: frozenset[Instance]) -> bool:
+    """Whether a fact naming `told` names no instance of any class the question, naming
+    `asked`, names one of: a yes-or-no question asks about its instance ("我喜欢吃包子吗"),
+    and "TA冬天喜欢吃糖葫芦" says nothing of it, however close the frame (喜欢吃)."""
+    classes = {name for name, _ in asked}
+    return bool(asked) and not any(name in classes for name, _ in told)
 
 
 def name_one_instance(a: str, b: str) -> bool:
@@ -73,5 +105,5 @@ def share_a_class(a: str, b: str) -> bool:
 
 
 def names_other_instance(question: str, fact: str) -> bool:
-    """`other_instance` of the question (without its remember-frame) and the fact."""
-    return other_instance(named_instances(recall_question(question)), named_instances(fact))
+    """`other_instance` of what the question asks about (`asked_instances`) and the fact."""
+    return other_instance(asked_instances(question), named_instances(fact))

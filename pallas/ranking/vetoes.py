@@ -9,6 +9,9 @@ and its score to 0, and is listed on its own in the trace (`scoring.RetrievalTra
   the question asks about ("TA喜欢给文件起很长的名字" for "我老婆叫什么"; `subjects`);
 - `match_instance`: naming another instance of a class than the question names ("TA过年喜欢
   守岁" for "我的生日是哪天"; `instances`), unless its cosine reaches `instance_min_cosine`;
+  for a yes-or-no question, which asks about the instance it names, also naming none of its
+  class ("TA冬天喜欢吃糖葫芦" for "我喜欢吃包子吗"), unless its cosine reaches
+  `yes_no_min_cosine` (only with a cosine: without vectors the words are all there is);
 - `match_answer_type`: telling no number for a question asking one ("TA从不午睡" for "我几点
   起床"; `answer_type`), unless its cosine reaches `answer_type_min_cosine`.
 """
@@ -18,17 +21,21 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
-from pallas.ranking.answer_type import asks_number, tells_number
+from pallas.ranking.answer_type import asks_number, asks_yes_no, tells_number
 from pallas.ranking.candidate import MemoryCandidate
 from pallas.ranking.candidate_score import CandidateScore
-from pallas.ranking.instances import named_instances, other_instance
+from pallas.ranking.instances import (
+    asked_instances,
+    named_instances,
+    names_none_of_class,
+    other_instance,
+)
 from pallas.ranking.subjects import (
     about_someone_else,
     fact_about,
     names_none_of,
     question_about,
 )
-from pallas.ranking.text import recall_question
 from pallas.ranking.weights import BlockRetrievalConfig
 
 
@@ -64,13 +71,23 @@ def veto(
                 about_someone_else(fact_about(text(s)), asked) or names_none_of(text(s), asked)
             ),
         )
-    named = named_instances(recall_question(query)) if block.match_instance and kept else None
+    named = asked_instances(query) if block.match_instance and kept else None
     if named:
         floor = block.instance_min_cosine
-        kept, instance = _split(
-            kept,
-            lambda s: not _close(s, floor) and other_instance(named, named_instances(text(s))),
-        )
+        silent = block.yes_no_min_cosine if asks_yes_no(query) else None
+
+        def elsewhere(s: CandidateScore) -> bool:
+            told = named_instances(text(s))
+            if other_instance(named, told):
+                return not _close(s, floor)
+            return (
+                silent is not None
+                and s.embedding is not None
+                and not _close(s, silent)
+                and names_none_of_class(named, told)
+            )
+
+        kept, instance = _split(kept, elsewhere)
     number = asks_number(query) if block.match_answer_type and kept else None
     if number is not None:
         floor = block.answer_type_min_cosine

@@ -44,6 +44,10 @@ class BlockRetrievalConfig(BaseModel):
     # cosine is at least `instance_min_cosine` (the encoder finds it very close anyway).
     match_instance: bool = False
     instance_min_cosine: float = Field(default=0.7, ge=0, le=1)
+    # With it, a yes-or-no question naming an instance ("我喜欢吃包子吗") asks about that one:
+    # a candidate with a cosine but naming no instance of its class ("TA冬天喜欢吃糖葫芦",
+    # sharing only 喜欢吃) is gated out unless its cosine is at least this.
+    yes_no_min_cosine: float = Field(default=0.6, ge=0, le=1)
     # A candidate telling no number for a question asking one ("我几岁了" → "TA过年喜欢守岁",
     # `pallas.ranking.answer_type`) is gated out unless its cosine is at least
     # `answer_type_min_cosine`.

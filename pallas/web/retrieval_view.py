@@ -42,7 +42,7 @@ DROPPED_ZH = {
     "scope": "不在本群可见范围",
     "similarity": "与问题不够相近",
     "subject": "说的是别人，或没提到问的那个人",
-    "instance": "说的是同类的另一样东西",
+    "instance": "说的是同类的另一样东西，或没提到问的那一样",
     "answer_type": "没有问的那个数",
     "threshold": "相关度不够",
     "top_k": "超出条数上限",

@@ -7,8 +7,14 @@ from __future__ import annotations
 import pytest
 
 from pallas.ranking import retrieve
-from pallas.ranking.instances import named_instances, names_other_instance
+from pallas.ranking.instances import (
+    asked_instances,
+    named_instances,
+    names_none_of_class,
+    names_other_instance,
+)
 from pallas.ranking.scoring import RetrievalTrace
+from pallas.ranking.text import recall_question
 from tests.unit.ranking.helpers import NOW, SCOPE, facts
 
 
@@ -26,7 +32,7 @@ from tests.unit.ranking.helpers import NOW, SCOPE, facts
         ("TA养了一只八哥叫黑豆", set()),
         ("我会什么乐器", set()),
         ("我最喜欢吃辣", set()),  # a flavour
-        ("我去过西北", set()),  # a region spans provinces
+        ("我去过西藏", set()),  # places nest, and frame a question as often as it asks them
         ("", set()),
     ],
 )
@@ -58,15 +64,17 @@ def test_the_instances_a_text_names(text: str, named: set[tuple[str, int]]) -> N
         ("我托福考了几分？", "TA去年考过了雅思，七分", True),  # exams
         ("我家里有没有狗？", "TA养了两只英短", True),  # a breed of cat
         ("我喜欢听越剧吗？", "TA退休后迷上了听京剧", True),  # operas
-        ("我去过西藏吗？", "TA年轻时去过一趟新疆", True),  # provinces
-        ("我是上海人吗？", "TA在杭州上班", True),  # a city names its province
+        # what an identity asks is one value: another instance answers it (no)
+        ("我最爱喝的是奶茶吗？", "TA最爱的饮料是冰可乐", False),
+        ("我养的是狗吗？", "TA养了一只橘猫", False),
+        ("我是不是养了狗？", "TA养了一只橘猫", True),  # 是不是 before a verb: no identity
         # kinds and parts of one instance
         ("我对海鲜过敏吗？", "TA爱吃小龙虾", False),
         ("我能吃花生吗？", "TA对坚果过敏", False),
         ("我的电脑是什么牌子？", "TA用的是一台华为的笔记本", False),
         ("我四级过了吗？", "TA六级考了两次才过", False),  # one test, two levels
-        ("我去过四川吗？", "TA在成都读大三", False),  # a province holds its cities
-        ("我住在北京哪里？", "TA住在海淀", False),
+        ("我去过西藏吗？", "TA年轻时去过一趟新疆", False),  # places: a frame as often as asked
+        ("我老家离成都远吗？", "TA老家在重庆江北", False),
         ("我平时喝酒吗？", "TA出差总住快捷酒店", False),  # 酒店 is no drink
         ("我用什么牌子的手机？", "TA一直用小米", False),  # a brand makes several kinds
         # the same instance, in other words or with another one beside it
@@ -80,7 +88,7 @@ def test_the_instances_a_text_names(text: str, named: set[tuple[str, int]]) -> N
         ("我的狗叫啥？", "TA养了一只博美叫雪球", False),  # 养了: any pet
         ("我养的宠物是什么？", "TA养了两只仓鼠", False),
         ("我的狗叫啥？", "TA喜欢游泳", False),  # another class: the encoder's call
-        ("我住在北京哪里？", "TA住在昌平回龙观", False),  # a district the table does not list
+        ("我住在北京哪里？", "TA住在昌平回龙观", False),  # places name no instance
     ],
 )
 def test_a_fact_naming_another_instance(question: str, fact: str, other: bool) -> None:
@@ -115,3 +123,56 @@ def test_what_keeps_a_fact_naming_another_instance(
     trace = ask("你还记得我养的狗叫什么吗", scores, kind)
     assert set(trace.chosen_ids) == chosen
     assert trace.dropped_by_instance == ()
+
+
+@pytest.mark.parametrize(
+    ("question", "fact", "silent"),
+    [
+        ("我喜欢吃包子吗？", "TA冬天喜欢吃糖葫芦", True),  # only the frame (喜欢吃) shared
+        ("我喜欢听越剧吗？", "TA喜欢听下雨的声音", True),
+        ("我喜欢吃包子吗？", "TA最爱吃韭菜馅饺子", False),  # another instance: the other rule
+        ("我喜欢吃包子吗？", "TA早饭总吃两个包子", False),  # the instance asked
+        ("我喜欢吃什么？", "TA冬天喜欢吃糖葫芦", False),  # no instance asked
+    ],
+)
+def test_a_fact_naming_no_instance_of_the_class_asked(
+    question: str, fact: str, silent: bool
+) -> None:
+    asked = named_instances(recall_question(question))
+    assert names_none_of_class(asked, named_instances(fact)) is silent
+
+
+def test_a_yes_or_no_question_gates_a_fact_that_only_shares_its_frame() -> None:
+    """ "我喜欢吃包子吗" asks about buns: a fact about another food the table does not list
+    says nothing of them, unless the encoder finds it close (`yes_no_min_cosine`, 0.6)."""
+    rows = facts("TA冬天喜欢吃糖葫芦", "TA早饭总吃两个包子", "TA周末喜欢吃点心")
+
+    def trace(question: str, scores: dict[str, float] | None) -> RetrievalTrace:
+        return retrieve(question, rows, kind="person_facts", now=NOW, allowed_scopes={SCOPE},
+                        semantic_scores=scores).trace  # fmt: skip
+
+    asked = trace("我喜欢吃包子吗？", {"f0": 0.55, "f1": 0.7, "f2": 0.62})
+    assert asked.chosen_ids == ("f1", "f2")  # f2: close enough by its cosine
+    assert asked.dropped_by_instance == ("f0",)
+    # a question asking for a value is not about one instance: nothing gated
+    value = trace("我冬天喜欢吃什么零食？", {"f0": 0.55, "f1": 0.4, "f2": 0.5})
+    assert "f0" in value.chosen_ids and value.dropped_by_instance == ()
+    # without vectors the words are all there is: nothing gated by this rule
+    words = trace("我喜欢吃包子吗？", None)
+    assert "f0" in words.chosen_ids and words.dropped_by_instance == ()
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        ("我老婆是宝马车主吗？", set()),  # 是 + the instance: the value of an identity
+        ("我最爱喝的是奶茶吗？", set()),
+        ("我是不是一只狗？", set()),  # a measure word between
+        ("我养的是狗吗？", set()),
+        ("我是不是养了狗？", {("pet", 1)}),  # 是不是 + a verb: asks about the dog
+        ("我喜欢吃包子吗？", {("food", 8)}),
+        ("你还记得我养的狗叫什么吗", {("pet", 1)}),  # the remember-frame is no part
+    ],
+)
+def test_the_instances_a_question_asks_about(question: str, asked: set[tuple[str, int]]) -> None:
+    assert asked_instances(question) == frozenset(asked)
