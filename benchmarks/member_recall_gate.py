@@ -33,6 +33,7 @@ from benchmarks import (
     _member_recall_extra,
     _member_recall_extra2,
     _member_recall_extra3,
+    _member_recall_names,
     _member_recall_yesno,
 )
 from benchmarks import _member_recall_data as half
@@ -60,6 +61,7 @@ DEV_SETS: dict[str, ModuleType] = {
     "yesno": _member_recall_yesno,
     "extra3": _member_recall_extra3,
     "context": _member_recall_context,
+    "names": _member_recall_names,
 }
 SCOPE = "group:1:2"
 NOW = 1_780_000_000.0
