@@ -22,6 +22,10 @@ for one, so a fact of the same class names another value, not the answer: "我�
 raise that passes the gate alone (`scoring.concept_bonus`). A remembered noun phrase ("你记得
 我的生日吗", "我跟你讲过我最喜欢的电影吗") asks for the value, so a 的 in what is asked keeps it
 a value question.
+
+A question asking only for a name ("我婆婆叫什么", "我的民宿叫什么") is no better answered by its
+class: every fact telling a name of anything ("TA家仓鼠取名叫奶盖") has the name class, which
+says how a thing is told, not what it is. `class_answers_alone` is false for both kinds.
 """
 
 from __future__ import annotations
@@ -77,3 +81,14 @@ def asks_yes_no(question: str) -> bool:
     if _QUESTION_WORD.search(norm) or not _YES_NO.search(norm):
         return False
     return "的" not in recall_question(question)
+
+
+# classes that say how a thing is told, not what it is about: 叫 names anything
+FRAME_CLASSES = frozenset({"name"})
+
+
+def class_answers_alone(question: str, asked: frozenset[str]) -> bool:
+    """Whether a fact's class match alone can answer `question`, which asks the concept
+    classes `asked`: not for a yes-or-no question (it names its value) nor for one asking only
+    frame classes (`FRAME_CLASSES`: "我婆婆叫什么" is not answered by "TA家仓鼠取名叫奶盖")."""
+    return not (asks_yes_no(question) or asked <= FRAME_CLASSES)

@@ -35,7 +35,7 @@ from operator import attrgetter
 from typing import Any
 
 from pallas.core.clock import DAY_S
-from pallas.ranking.answer_type import asks_yes_no
+from pallas.ranking.answer_type import class_answers_alone
 from pallas.ranking.candidate import MemoryCandidate as MemoryCandidate
 from pallas.ranking.candidate_index import Bm25Index as Bm25Index
 from pallas.ranking.candidate_index import CandidateIndex, candidate_index
@@ -82,7 +82,7 @@ def concept_bonus(
     *,
     vectors: bool,
     cosine: float | None = None,
-    yes_no: bool = False,
+    bonus_only: bool = False,
 ) -> float:
     """`sim` with the concept evidence (`concept` the share of the question's classes the fact
     covers; `config.concept_weight` is the one the retrieval runs with — the memory service
@@ -93,9 +93,10 @@ def concept_bonus(
     vectors: `concept_bonus_with_vectors` × the share is added (capped at 1), and the raise
     to `concept_weight` × the share applies only when the encoder does not call the fact
     unrelated (its cosine at least `concept_min_cosine`, or no vector for it yet) and the
-    question asks for a value: for a yes-or-no question (`yes_no`, `answer_type.asks_yes_no`)
-    a fact of the class names another value ("我去过新疆吗" → "TA在成都读大三"), so the bonus
-    only.
+    class can answer the question alone (`bonus_only` false: `answer_type.class_answers_alone`)
+    — for a yes-or-no question a fact of the class names another value ("我去过新疆吗" →
+    "TA在成都读大三"), and a question asking only for a name is not answered by every fact
+    telling a name ("我婆婆叫什么" → "TA家仓鼠取名叫奶盖"), so the bonus only.
 
     Why: with the raise alone, a class match put a fact the encoder found unrelated past the
     person-facts gate — "我说过我喜欢哪个足球队吗" → "TA周末在学滑板" (sport, cosine 0.15),
@@ -111,8 +112,8 @@ def concept_bonus(
         sim = min(1.0, sim + config.concept_bonus_with_vectors * concept)
         if cosine is not None and cosine < config.concept_min_cosine:
             return sim  # the encoder calls it unrelated: the class match is no score alone
-        if yes_no:
-            return sim  # the question names its value: a class match is not the answer
+        if bonus_only:
+            return sim  # the class alone is not the answer (`class_answers_alone`)
     by_class = config.concept_weight * concept
     return by_class if by_class > sim else sim
 
@@ -257,7 +258,7 @@ class _Signals:
     concept_of: Callable[[frozenset[str]], float | None] | None
     classes: Sequence[frozenset[str]]
     semantic_of: Callable[[str], float | None] | None
-    yes_no: bool = False  # the question asks yes or no (`concept_bonus`)
+    bonus_only: bool = False  # the class alone is not the answer (`concept_bonus`)
 
 
 def _score_positions(
@@ -288,7 +289,7 @@ def _score_positions(
     concept_of, semantic_of = signals.concept_of, signals.semantic_of
     vectors = semantic_of is not None  # see `concept_bonus`
     bonus, min_cosine = config.concept_bonus_with_vectors, config.concept_min_cosine
-    yes_no = signals.yes_no
+    bonus_only = signals.bonus_only
     shares: dict[frozenset[str], float | None] = {}  # concept share per distinct class set
     frequencies: dict[int, float] = {}  # frequency term per access count
     exp, new = math.exp, tuple.__new__
@@ -312,7 +313,7 @@ def _score_positions(
                 vetoed = False
                 if vectors:
                     sim = min(1.0, sim + bonus * concept)
-                    vetoed = yes_no or (embedding is not None and embedding < min_cosine)
+                    vetoed = bonus_only or (embedding is not None and embedding < min_cosine)
                 if not vetoed and (by_class := concept_weight * concept) > sim:
                     sim = by_class  # max(sim, concept_weight * concept)
         last = cand.last_access_at if cand.last_access_at is not None else cand.created_at
@@ -384,7 +385,7 @@ def score_candidates(
         concept_of=parts_scorer(parts) if asked else None,
         classes=index.concepts if asked else (),
         semantic_of=_semantic_of(query_embedding, embeddings, semantic_scores),
-        yes_no=bool(asked) and asks_yes_no(query),
+        bonus_only=bool(asked) and not class_answers_alone(query, asked),
     )
     scored = _score_positions(sorted(positions), candidates, signals, config, gate, now)
     unmatched = index.ids_except(positions)

@@ -58,6 +58,9 @@ RELATIONS: dict[str, frozenset[str]] = {
     **dict.fromkeys(("同事",), frozenset({"colleague"})),
     **dict.fromkeys(("同学",), frozenset({"classmate"})),
     **dict.fromkeys(("老板", "领导"), frozenset({"boss"})),
+    # in-laws, a wife's side and a husband's: one person each to the member
+    **dict.fromkeys(("婆婆", "岳母", "丈母娘"), frozenset({"mother-in-law"})),
+    **dict.fromkeys(("公公", "岳父", "老丈人"), frozenset({"father-in-law"})),
 }
 _EVERYONE = frozenset().union(*RELATIONS.values())
 RELATIONS.update(dict.fromkeys(("家人", "家里人"), _EVERYONE))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from pallas.features.memory.config import BlockRetrievalConfig, RetrievalConfig
-from pallas.ranking.answer_type import asks_yes_no
+from pallas.ranking.answer_type import class_answers_alone
 from pallas.ranking.concepts import concept_similarity, fact_concepts, query_concepts
 from pallas.ranking.gate import similarity_gate
 from pallas.ranking.scoring import (
@@ -47,12 +47,14 @@ def _score_one(
     block: BlockRetrievalConfig,
     concept: float | None = None,
     vectors: bool = False,
-    yes_no: bool = False,
+    bonus_only: bool = False,
 ) -> CandidateScore:
     """One candidate's score as `scoring` computed it before `_score_positions` (one loop)."""
     w = config.weights
     sim = hybrid_similarity(bm25, embedding, config.embedding_weight)
-    sim = concept_bonus(sim, concept, config, vectors=vectors, cosine=embedding, yes_no=yes_no)
+    sim = concept_bonus(
+        sim, concept, config, vectors=vectors, cosine=embedding, bonus_only=bonus_only
+    )
     recency = recency_term(cand.days_since_access(now), w.recency_days)
     freq = frequency_term(cand.access_count, w.frequency_divisor)
     gated = sim <= 0.0 or sim < block.min_similarity
@@ -87,7 +89,7 @@ def reference_scores(
     # its best over them
     parts = [query_concepts(p) for p in question_parts(query)] if config.concept_weight > 0 else []
     asked = frozenset().union(*parts) if parts else frozenset()
-    yes_no = asks_yes_no(query)  # a class match is a bonus only (`concept_bonus`)
+    bonus_only = not class_answers_alone(query, asked)  # a bonus only (`concept_bonus`)
     scored = []
     for cand in candidates:
         shares = [concept_similarity(p, fact_concepts(cand.index_text)) for p in parts if p]
@@ -110,7 +112,7 @@ def reference_scores(
                 block=block,
                 concept=concept,
                 vectors=semantic_scores is not None or query_embedding is not None,
-                yes_no=yes_no,
+                bonus_only=bonus_only,
             )
         )
     return scored

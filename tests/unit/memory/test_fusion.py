@@ -108,7 +108,7 @@ def test_concept_evidence_with_and_without_vectors(
 def test_a_yes_or_no_question_gets_the_class_bonus_only(
     sim: float, concept: float | None, vectors: bool, cosine: float | None, expected: float
 ) -> None:
-    got = concept_bonus(sim, concept, WITH_VECTORS, vectors=vectors, cosine=cosine, yes_no=True)
+    got = concept_bonus(sim, concept, WITH_VECTORS, vectors=vectors, cosine=cosine, bonus_only=True)
     assert got == pytest.approx(expected)
 
 

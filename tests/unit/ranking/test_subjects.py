@@ -52,6 +52,9 @@ def test_whom_a_fact_is_about(fact: str, about: set[str] | None) -> None:
         ("你记得我有孩子吗？", {"son", "daughter"}),  # 我有…: whether they exist
         ("我是不是还有个妹妹？", {"younger sister"}),
         ("我有没有跟你说过我老婆的事", {"wife"}),
+        ("我婆婆叫什么？", {"mother-in-law"}),  # in-laws, either side
+        ("我丈母娘住哪？", {"mother-in-law"}),
+        ("我公公退休了吗？", {"father-in-law"}),
         ("我大学学的什么", None),
         ("我有什么爱好？", None),
         ("我家离学校远不远？", None),
@@ -95,6 +98,8 @@ def test_a_fact_about_someone_else(fact: str, question: str, other: bool) -> Non
         ("TA有一个双胞胎哥哥", "你记得我有妹妹吗？", True),
         ("TA女儿今年上幼儿园中班", "你记得我有孩子吗？", False),
         ("TA喜欢游泳", "我爱什么运动？", False),  # a question about the member
+        ("TA家仓鼠取名叫奶盖", "我婆婆叫什么？", True),
+        ("TA婆婆每天帮TA带孩子", "我婆婆叫什么？", False),
     ],
 )
 def test_a_fact_naming_none_of_the_people_asked_about(fact: str, question: str, none: bool) -> None:
