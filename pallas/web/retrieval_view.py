@@ -3,8 +3,9 @@
 An admin asking "why did it not remember that" reads, per source, what was chosen, how many
 were weighed, and why the rest were left out — not similar enough, about someone else, another
 thing of the same kind, no number for a question asking one — or why the source was skipped.
-The full trace (JSON) stays one tap away. The CLI analyzer keeps its English line
-(`pallas.context.analyzer.chosen_summary`).
+The group's learning says what it gave: the group's own sayings, its reply habits, the reply
+shape (`learning_lines`). The full trace (JSON) stays one tap away. The CLI analyzer keeps its
+English line (`pallas.context.analyzer.chosen_summary`).
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ def source_lines(trace: Any) -> tuple[str, ...]:
         return (str(trace),)
     if "skipped" in trace and not isinstance(trace["skipped"], list):
         return (f"跳过：{SKIPPED_ZH.get(str(trace['skipped']), str(trace['skipped']))}",)
+    if "expression_candidates" in trace:  # the group's learning (`features.learning`)
+        return learning_lines(trace)
     parts = [block_summary(trace)] if "chosen" in trace else []
     for key, sub in trace.items():
         if isinstance(sub, Mapping) and "chosen" in sub:
@@ -119,6 +122,47 @@ def block_summary(trace: Mapping[str, Any]) -> str:
         if aside := _number(profile.get("aside")):
             out += f"，另附 {aside:.0f} 条「也记得（未必相关）」"
     return out
+
+
+def learning_lines(trace: Mapping[str, Any]) -> tuple[str, ...]:
+    """What the group's learning gave this turn: its own ways of saying things, the reply
+    habits observed and reflected on, the reply shape, what feedback blocked. A snapshot
+    stored before the numbers were recorded shows what it has."""
+    pool = _number(trace.get("pool"))
+    near = _number(trace.get("expression_candidates"))
+    matched = _number(trace.get("expression_matched"))
+    pool_text = f"，表达池 {pool:.0f} 条" if pool is not None else ""
+    if pool == 0:
+        said = "群里的说法：还没学到"
+    elif matched:
+        said = f"群里的说法：参考 {matched:.0f} 条（相近的 {near or 0:.0f} 条{pool_text}）"
+    elif near:
+        said = f"群里的说法：没有用上（相近的 {near:.0f} 条{pool_text}）"
+    else:
+        said = f"群里的说法：没有相近的{pool_text}"
+    lines = [said]
+    observed, reflection = _number(trace.get("observed")), _number(trace.get("reflection"))
+    if observed is not None or reflection is not None:
+        habits = [f"观察到 {n:.0f} 条" for n in [observed] if n]
+        habits += [f"复盘 {n:.0f} 条" for n in [reflection] if n]
+        lines.append("接话参考：" + ("、".join(habits) if habits else "没有"))
+    lines.append(_shape_line(trace))
+    if blocked := _number(trace.get("blocked_phrases")):
+        lines.append(f"因差评屏蔽了 {blocked:.0f} 个短语")
+    return tuple(lines)
+
+
+def _shape_line(trace: Mapping[str, Any]) -> str:
+    mode = "（闲聊）" if trace.get("casual") is True else ""
+    segments = _number(trace.get("shape_segments"))
+    chars = _listed(trace.get("shape_chars"))
+    low, high = (_number(c) for c in chars[:2]) if len(chars) >= 2 else (None, None)
+    turns = _number(trace.get("shape_turns"))
+    if segments is None:
+        return f"回复形状{mode}：本群样本还不够，用默认"
+    learned = f"按本群 {turns:.0f} 轮学到" if turns else "按本群学到"
+    size = f"、每个 {low:.0f}–{high:.0f} 字" if low is not None and high is not None else ""
+    return f"回复形状{mode}：{learned}，建议 {segments:.0f} 个气泡{size}"
 
 
 def _dropped(trace: Mapping[str, Any]) -> list[tuple[str, int]]:

@@ -241,6 +241,8 @@ async def test_console_pipeline_analyzer_and_auth_in_a_real_browser(
         retrieval = await page.inner_text("#retrieval")
         assert "chosen" not in retrieval and "skipped" not in retrieval.replace("skipped_", "")
         assert "跳过：" in retrieval or "选中" in retrieval or "没有选中" in retrieval
+        assert "群里的说法：" in retrieval and "回复形状" in retrieval  # the learning, too
+        assert "见下方完整记录" not in retrieval
         await shoot_card(page, "#retrieval", "context-retrieval-desktop")
         turns = await page.eval_on_selector_all(".turn-list a", "as => as.map(a => a.href)")
         await page.goto(turns[1])  # the turn after the drag: its pipeline trace shows it

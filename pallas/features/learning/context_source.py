@@ -143,6 +143,13 @@ def learning_contribution(
         "expression_candidates": len(candidates),
         "strategies": selection.reason,
         "shape": shape.reason if shape is not None else "defaults: profile not trusted yet",
+        # the same in numbers, for the console's Chinese line (`web.retrieval_view`)
+        "expression_matched": len(resolved.matched_examples),
+        "observed": len(selection.observed),
+        "reflection": len(selection.reflection),
+        "shape_turns": data.profile.sample_turns if data.profile is not None else 0,
+        "shape_segments": shape.recommended_segments if shape is not None else None,
+        "shape_chars": [shape.min_chars, shape.max_chars] if shape is not None else None,
         "casual": casual,
         "pool": len(pool.pairs),
         "blocked_phrases": len(blocks.phrases),

@@ -15,6 +15,7 @@ from pallas.features.learning.pairs import LearningType
 from pallas.features.learning.reply_shape import GroupReplyProfile
 from pallas.features.learning.semantic_style import resolve_group_expression
 from pallas.features.learning.strategies import BehaviorStrategy
+from pallas.web.retrieval_view import source_lines
 
 from .factory import BOT, GROUP, OTHER_GROUP, T0, pair
 
@@ -179,3 +180,26 @@ def test_pass_pool_takes_the_groups_repeated_short_replies_minus_rejected_ones()
     assert _active_short_phrases(data, FeedbackBlocks((), frozenset())) == ("确实", "冲冲冲")
     rejected = FeedbackBlocks(("冲冲冲",), frozenset())
     assert _active_short_phrases(data, rejected) == ("确实",)
+
+
+def test_the_console_says_in_chinese_what_the_learning_gave() -> None:
+    """The 检索来源 card (`web.retrieval_view`) reads the trace's numbers, not its English."""
+    learned = learning_contribution(
+        data(), text="快了吗", config=CONFIG, short_social=False, blocks=NO_BLOCKS
+    )
+    assert source_lines(learned.trace) == (
+        "群里的说法：参考 1 条（相近的 1 条，表达池 2 条）",
+        "接话参考：复盘 1 条",  # the observed habit is left out beside a direct pair
+        "回复形状：按本群 60 轮学到，建议 1 个气泡、每个 8–40 字",
+    )
+    blocks = FeedbackBlocks(("确实可以呀",), frozenset())
+    untrusted = learning_contribution(
+        data(profile=profile(5)), text="量子力学怎么学？", config=CONFIG, short_social=False,
+        blocks=blocks,
+    )  # fmt: skip
+    assert source_lines(untrusted.trace) == (
+        "群里的说法：没有用上（相近的 1 条，表达池 1 条）",  # the blocked pair left the pool
+        "接话参考：观察到 1 条、复盘 1 条",
+        "回复形状：本群样本还不够，用默认",
+        "因差评屏蔽了 1 个短语",
+    )

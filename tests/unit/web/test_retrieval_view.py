@@ -75,6 +75,14 @@ def test_odd_traces_do_not_break_the_page() -> None:
     assert source_lines("failed") == ("failed",)
     assert source_lines({}) == ("见下方完整记录",)
     assert source_lines({"pool": 3, "shape": "defaults"}) == ("见下方完整记录",)
+    # a learning trace stored before its numbers were recorded: what it has
+    assert source_lines({"expression_candidates": 0, "pool": 4, "casual": True}) == (
+        "群里的说法：没有相近的，表达池 4 条",
+        "回复形状（闲聊）：本群样本还不够，用默认",
+    )
+    assert source_lines({"expression_candidates": 0, "pool": 0})[0] == "群里的说法：还没学到"
+    odd = {"expression_candidates": "2", "shape_segments": 2, "shape_chars": [None, 9]}
+    assert source_lines(odd) == ("群里的说法：没有相近的", "回复形状：按本群学到，建议 2 个气泡")
     assert block_summary({"chosen": [], "scored": 0, "gate": {"min_similarity": 0.25}}) == (
         "还没有可选的条目"
     )
@@ -88,7 +96,9 @@ def test_odd_traces_do_not_break_the_page() -> None:
 _KEYS = st.sampled_from(
     ["chosen", "scored", "dropped", "gate", "min_similarity", "fallback", "profile", "facts",
      "aside", "skipped", "activated", "embeddings", "candidates", "dropped_by_similarity",
-     "similarity", "memory", "x"]
+     "similarity", "memory", "x", "expression_candidates", "expression_matched", "pool",
+     "observed", "reflection", "shape_turns", "shape_segments", "shape_chars", "casual",
+     "blocked_phrases"]
 )  # fmt: skip
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
