@@ -27,6 +27,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from cachetools import LRUCache
 
 from pallas.ranking.concepts import fact_concepts
+from pallas.ranking.subjects import fact_about
 from pallas.ranking.text import tokenize
 
 INDEX_CACHE_SIZE = 32
@@ -126,6 +127,7 @@ class CandidateIndex:
         "_concepts",
         "_contributions",
         "_postings",
+        "_subject_postings",
         "_texts",
         "bm25",
         "by_id",
@@ -149,6 +151,7 @@ class CandidateIndex:
         self._concepts: tuple[frozenset[str], ...] | None = None  # on the first concept query
         self._concept_postings: dict[str, list[int]] = {}
         self._contributions: dict[str, dict[int, float]] = {}  # per term, on first query
+        self._subject_postings: dict[str, list[int]] | None = None  # on the first person asked
 
     @property
     def texts(self) -> tuple[str, ...]:
@@ -162,6 +165,17 @@ class CandidateIndex:
             self._concepts = tuple(fact_concepts(t) for t in self._texts)
             self._concept_postings = _postings((c, pos) for pos, c in enumerate(self._concepts))
         return self._concepts
+
+    def about(self, people: Collection[str]) -> set[int]:
+        """Positions of the candidates about one of `people` (`subjects.fact_about`: led by
+        a relation word; computed when a question first asks about someone)."""
+        if self._subject_postings is None:
+            about = ((fact_about(t) or (), pos) for pos, t in enumerate(self._texts))
+            self._subject_postings = _postings(about)
+        found: set[int] = set()
+        for person in people:
+            found.update(self._subject_postings.get(person, ()))
+        return found
 
     def ids_except(self, positions: Collection[int]) -> list[str]:
         """The ids of the other candidates, sorted: slices of `sorted_ids` between the

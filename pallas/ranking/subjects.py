@@ -118,3 +118,9 @@ def names_none_of(text: str, asked: frozenset[str] | None) -> bool:
     if asked is None or asked == _EVERYONE:
         return False
     return _named_in(text).isdisjoint(asked)
+
+
+def asks_about_one_of_them(asked: frozenset[str] | None) -> bool:
+    """Whether a question asking about `asked` asks about some of the member's people, not
+    the member (None) nor the whole family ("我家里人…": everyone)."""
+    return asked is not None and asked != _EVERYONE

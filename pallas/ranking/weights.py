@@ -39,6 +39,10 @@ class BlockRetrievalConfig(BaseModel):
     # asks about the member or about someone else of theirs, and one naming none of the
     # people a question asks about ("我老婆叫什么") likewise (`pallas.ranking.subjects`).
     match_subject: bool = False
+    # With it, a candidate about the person a question asks about ("TA女儿三岁了" for "我闺女
+    # 今年多大") has at least this similarity: it passes the gate however the encoder places
+    # the relation's synonym (0.45 clears the gate grown at 200 facts).
+    subject_similarity: float = Field(default=0.45, ge=0, le=1)
     # A candidate naming another instance of a class than the question names ("TA养了一只猫"
     # for "我的狗叫什么", "过年" for "生日": `pallas.ranking.instances`) is gated out unless its
     # cosine is at least `instance_min_cosine` (the encoder finds it very close anyway).

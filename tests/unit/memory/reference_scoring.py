@@ -28,7 +28,9 @@ from pallas.ranking.scoring import (
     frequency_term,
     hybrid_similarity,
     recency_term,
+    subject_raise,
 )
+from pallas.ranking.subjects import asks_about_one_of_them, fact_about, question_about
 from pallas.ranking.text import question_parts, tokenize
 
 
@@ -48,6 +50,7 @@ def _score_one(
     concept: float | None = None,
     vectors: bool = False,
     bonus_only: bool = False,
+    about_asked: bool = False,
 ) -> CandidateScore:
     """One candidate's score as `scoring` computed it before `_score_positions` (one loop)."""
     w = config.weights
@@ -55,6 +58,7 @@ def _score_one(
     sim = concept_bonus(
         sim, concept, config, vectors=vectors, cosine=embedding, bonus_only=bonus_only
     )
+    sim = subject_raise(sim, about_asked, block)
     recency = recency_term(cand.days_since_access(now), w.recency_days)
     freq = frequency_term(cand.access_count, w.frequency_divisor)
     gated = sim <= 0.0 or sim < block.min_similarity
@@ -90,6 +94,8 @@ def reference_scores(
     parts = [query_concepts(p) for p in question_parts(query)] if config.concept_weight > 0 else []
     asked = frozenset().union(*parts) if parts else frozenset()
     bonus_only = not class_answers_alone(query, asked)  # a bonus only (`concept_bonus`)
+    people = question_about(query)  # a fact about them is raised (`subject_raise`)
+    asked_people = people if people is not None and asks_about_one_of_them(people) else set()
     scored = []
     for cand in candidates:
         shares = [concept_similarity(p, fact_concepts(cand.index_text)) for p in parts if p]
@@ -113,6 +119,7 @@ def reference_scores(
                 concept=concept,
                 vectors=semantic_scores is not None or query_embedding is not None,
                 bonus_only=bonus_only,
+                about_asked=bool((fact_about(cand.index_text) or set()) & asked_people),
             )
         )
     return scored

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from pallas.features.memory.config import RetrievalConfig
 from pallas.ranking import retrieve
-from pallas.ranking.scoring import RetrievalTrace
+from pallas.ranking.scoring import RetrievalTrace, subject_raise
 from pallas.ranking.subjects import (
     about_someone_else,
     fact_about,
@@ -143,3 +144,41 @@ def test_the_person_facts_block_gates_a_fact_naming_nobody_asked_about() -> None
     assert trace.dropped_by_subject == ("f0",)
     assert ask("我老公叫什么名字？").chosen_ids == ()  # neither names a husband
     assert set(ask("我的名字有什么讲究？").chosen_ids) == {"f0"}  # about the member
+
+
+def test_a_fact_about_the_person_asked_about_passes_the_gate() -> None:
+    """ "我闺女今年多大" → "TA女儿三岁了": no shared word (闺女 / 女儿) and a cosine (0.46) too
+    low to pass the gate, but the fact is about the daughter asked about (`subject_raise`)."""
+    rows = facts("TA女儿三岁了", "TA喜欢穿运动鞋", "TA老婆在银行上班")
+    scores = {"f0": 0.46, "f1": 0.3, "f2": 0.3}
+
+    def ask(question: str, **block: object) -> RetrievalTrace:
+        config = RetrievalConfig()
+        pf = config.person_facts.model_copy(update=block)
+        return retrieve(question, rows, kind="person_facts", now=NOW, allowed_scopes={SCOPE},
+                        semantic_scores=scores,
+                        config=config.model_copy(update={"person_facts": pf})).trace  # fmt: skip
+
+    raised = ask("我闺女今年多大？")
+    assert raised.chosen_ids == ("f0",)
+    assert [c.similarity for c in raised.candidates if c.id == "f0"] == [0.45]
+    assert ask("我媳妇做什么工作？").chosen_ids == ("f2",)  # a synonym of 老婆
+    assert ask("我闺女今年多大？", match_subject=False).chosen_ids == ()  # the switch
+    assert ask("我闺女今年多大？", subject_similarity=0.3).chosen_ids == ()  # below the gate
+    assert ask("我平时穿什么鞋？").chosen_ids == ()  # about the member: nothing raised
+    family = ask("我家里人都好吗？")  # the whole family: no raise (the family class decides)
+    assert family.candidates == ask("我家里人都好吗？", subject_similarity=1.0).candidates
+
+
+@pytest.mark.parametrize(
+    ("sim", "about", "match", "expected"),
+    [
+        (0.2, True, True, 0.45),  # about the person asked about: at least 0.45
+        (0.7, True, True, 0.7),  # never lowered
+        (0.2, False, True, 0.2),
+        (0.2, True, False, 0.2),  # match_subject off
+    ],
+)
+def test_subject_raise(sim: float, about: bool, match: bool, expected: float) -> None:
+    block = RetrievalConfig().person_facts.model_copy(update={"match_subject": match})
+    assert subject_raise(sim, about, block) == expected
