@@ -34,6 +34,7 @@ from benchmarks import (
     _member_recall_extra2,
     _member_recall_extra3,
     _member_recall_names,
+    _member_recall_places,
     _member_recall_yesno,
 )
 from benchmarks import _member_recall_data as half
@@ -62,6 +63,7 @@ DEV_SETS: dict[str, ModuleType] = {
     "extra3": _member_recall_extra3,
     "context": _member_recall_context,
     "names": _member_recall_names,
+    "places": _member_recall_places,
 }
 SCOPE = "group:1:2"
 NOW = 1_780_000_000.0

@@ -23,6 +23,7 @@ from benchmarks import (
     _member_recall_frozen2,
     _member_recall_frozen3,
     _member_recall_names,
+    _member_recall_places,
     _member_recall_yesno,
 )
 from pallas.ranking import question_parts
@@ -44,6 +45,7 @@ EXTRAS = [
     _member_recall_extra3,
     _member_recall_context,
     _member_recall_names,
+    _member_recall_places,
 ]
 
 
