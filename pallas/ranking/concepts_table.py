@@ -38,13 +38,18 @@ class ConceptClass:
     # the class's mutually exclusive instances, each the words naming it ("狗|柯基|柴犬"):
     # a fact naming one is not about another (`pallas.ranking.instances`)
     instances: tuple[tuple[str, ...], ...] = ()
+    # the instances hold others the list does not name (a province its towns, districts and
+    # landmarks: "滨江" is in 杭州): they count only in a yes-or-no question ("我去过西藏吗";
+    # elsewhere they frame a question as often as they are asked, "我在上海出差住哪一块"), and a
+    # fact naming none of them may still be in the one asked (`instances`)
+    nested: bool = False
 
 
 _LISTS = ("members", "patterns", "questions", "parents", "excludes")
 
 
 def _one(raw: dict[str, Any]) -> ConceptClass:
-    unknown = set(raw) - {"name", "weight", "instances", *_LISTS}
+    unknown = set(raw) - {"name", "weight", "instances", "nested", *_LISTS}
     if unknown or not isinstance(raw.get("name"), str):
         raise ValueError(f"concept class {raw.get('name')!r}: bad fields {sorted(unknown)}")
     lists = {key: tuple(str(v) for v in raw.get(key, ())) for key in _LISTS}
@@ -54,8 +59,15 @@ def _one(raw: dict[str, Any]) -> ConceptClass:
     words = [w for group in instances for w in group]
     if twice := sorted({w for w in words if words.count(w) > 1}):
         raise ValueError(f"concept class {raw['name']!r}: {twice} name two instances")
+    nested = raw.get("nested", False)
+    if not isinstance(nested, bool):
+        raise ValueError(f"concept class {raw['name']!r}: nested must be true or false")
     return ConceptClass(
-        str(raw["name"]), weight=float(raw.get("weight", 1.0)), instances=instances, **lists
+        str(raw["name"]),
+        weight=float(raw.get("weight", 1.0)),
+        instances=instances,
+        nested=nested,
+        **lists,
     )
 
 

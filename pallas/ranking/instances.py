@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from pallas.ranking.answer_type import asks_yes_no
 from pallas.ranking.concepts_table import CLASSES, ConceptClass
 from pallas.ranking.text import normalize_text, recall_question
 
@@ -36,6 +37,7 @@ def _compile(cls: ConceptClass) -> tuple[re.Pattern[str], re.Pattern[str] | None
 
 
 _INSTANCES = tuple((cls.name, *_compile(cls)) for cls in CLASSES if cls.instances)
+_NESTED = frozenset(cls.name for cls in CLASSES if cls.nested)
 
 Instance = tuple[str, int]  # (class name, the instance's index in the class)
 
@@ -51,8 +53,9 @@ def named_instances(text: str) -> frozenset[Instance]:
     return frozenset(found)
 
 
-# an instance named as the value asked of an identity: "是四川人", "是不是北京", "是一只狗"
-_IDENTITY = re.compile(r"是(?:不是)?(?:一?[个只位家种])?$")
+# an instance named as the value asked of an identity ("是四川人", "是不是北京", "是一只狗"),
+# or as the point a distance or a move is measured from ("离成都", "从武汉")
+_IDENTITY = re.compile(r"(?:是(?:不是)?(?:一?[个只位家种])?|离|从)$")
 
 
 @lru_cache(maxsize=4096)
@@ -62,8 +65,11 @@ def asked_instances(question: str) -> frozenset[Instance]:
     "我是不是北京人" ask what a single value is, and a fact naming another instance ("TA老婆是
     湖南长沙人") answers them: no."""
     norm = normalize_text(recall_question(question))
+    yes_no = asks_yes_no(question)
     found: set[Instance] = set()
     for name, pattern, excludes, group in _INSTANCES:
+        if name in _NESTED and not yes_no:  # a place frames a question that asks a value
+            continue
         body = excludes.sub(" ", norm) if excludes is not None else norm
         found.update(
             (name, group[m.group(0)])
@@ -86,8 +92,8 @@ def names_none_of_class(asked: frozenset[Instance], told: frozenset[Instance]) -
     """Whether a fact naming `told` names no instance of any class the question, naming
     `asked`, names one of: a yes-or-no question asks about its instance ("我喜欢吃包子吗"),
     and "TA冬天喜欢吃糖葫芦" says nothing of it, however close the frame (喜欢吃)."""
-    classes = {name for name, _ in asked}
-    return bool(asked) and not any(name in classes for name, _ in told)
+    classes = {name for name, _ in asked if name not in _NESTED}  # "滨江" is in 杭州
+    return bool(classes) and not any(name in classes for name, _ in told)
 
 
 def name_one_instance(a: str, b: str) -> bool:

@@ -20,7 +20,7 @@ def test_the_shipped_file_is_the_table() -> None:
     pet = next(c for c in CLASSES if c.name == "pet")
     assert ("猫", "布偶", "英短", "美短", "橘猫", "狸花") in pet.instances  # an instance, its kinds
     place = next(c for c in CLASSES if c.name == "place")
-    assert place.instances == ()  # places nest (北京 holds 海淀) and frame questions
+    assert ("四川", "成都") in place.instances and place.nested  # a province holds its towns
 
 
 @pytest.mark.parametrize(
@@ -31,6 +31,7 @@ def test_the_shipped_file_is_the_table() -> None:
         ('[[class]]\nmembers = ["x"]\n', "bad fields"),
         ('[[class]]\nname = "a"\ninstances = ["x", "|"]\n', "an empty instance"),
         ('[[class]]\nname = "a"\ninstances = ["x|y", "y"]\n', "['y'] name two instances"),
+        ('[[class]]\nname = "a"\nnested = "yes"\n', "nested must be true or false"),
     ],
 )
 def test_a_broken_file_is_refused_with_the_reason(tmp_path: Path, text: str, error: str) -> None:

@@ -32,7 +32,7 @@ from tests.unit.ranking.helpers import NOW, SCOPE, facts
         ("TA养了一只八哥叫黑豆", set()),
         ("我会什么乐器", set()),
         ("我最喜欢吃辣", set()),  # a flavour
-        ("我去过西藏", set()),  # places nest, and frame a question as often as it asks them
+        ("TA暑假去拉萨骑行了", {("place", 29), ("sport", 10)}),  # 拉萨: its province, 西藏
         ("", set()),
     ],
 )
@@ -73,8 +73,10 @@ def test_the_instances_a_text_names(text: str, named: set[tuple[str, int]]) -> N
         ("我能吃花生吗？", "TA对坚果过敏", False),
         ("我的电脑是什么牌子？", "TA用的是一台华为的笔记本", False),
         ("我四级过了吗？", "TA六级考了两次才过", False),  # one test, two levels
-        ("我去过西藏吗？", "TA年轻时去过一趟新疆", False),  # places: a frame as often as asked
-        ("我老家离成都远吗？", "TA老家在重庆江北", False),
+        ("我去过西藏吗？", "TA年轻时去过一趟新疆", True),  # a place asked yes or no
+        ("我老家离成都远吗？", "TA老家在重庆江北", False),  # 离: a reference point
+        ("我在上海出差住哪一块？", "TA出差去杭州一般住在西湖边", False),  # a frame: no yes-no
+        ("我去过四川吗？", "TA在成都读大三", False),  # a province holds its cities
         ("我平时喝酒吗？", "TA出差总住快捷酒店", False),  # 酒店 is no drink
         ("我用什么牌子的手机？", "TA一直用小米", False),  # a brand makes several kinds
         # the same instance, in other words or with another one beside it
@@ -88,7 +90,7 @@ def test_the_instances_a_text_names(text: str, named: set[tuple[str, int]]) -> N
         ("我的狗叫啥？", "TA养了一只博美叫雪球", False),  # 养了: any pet
         ("我养的宠物是什么？", "TA养了两只仓鼠", False),
         ("我的狗叫啥？", "TA喜欢游泳", False),  # another class: the encoder's call
-        ("我住在北京哪里？", "TA住在昌平回龙观", False),  # places name no instance
+        ("我住在北京哪里？", "TA住在昌平回龙观", False),  # a district the list does not name
     ],
 )
 def test_a_fact_naming_another_instance(question: str, fact: str, other: bool) -> None:
@@ -133,6 +135,7 @@ def test_what_keeps_a_fact_naming_another_instance(
         ("我喜欢吃包子吗？", "TA最爱吃韭菜馅饺子", False),  # another instance: the other rule
         ("我喜欢吃包子吗？", "TA早饭总吃两个包子", False),  # the instance asked
         ("我喜欢吃什么？", "TA冬天喜欢吃糖葫芦", False),  # no instance asked
+        ("我是不是在杭州上班？", "TA在滨江的一家互联网公司上班", False),  # nested: 滨江 is in 杭州
     ],
 )
 def test_a_fact_naming_no_instance_of_the_class_asked(
@@ -172,6 +175,10 @@ def test_a_yes_or_no_question_gates_a_fact_that_only_shares_its_frame() -> None:
         ("我是不是养了狗？", {("pet", 1)}),  # 是不是 + a verb: asks about the dog
         ("我喜欢吃包子吗？", {("food", 8)}),
         ("你还记得我养的狗叫什么吗", {("pet", 1)}),  # the remember-frame is no part
+        ("我去过西藏吗？", {("place", 29)}),  # a place, asked yes or no
+        ("我在上海出差住哪一块？", set()),  # a place framing a question asking a value
+        ("我老家离成都远吗？", set()),  # a reference point (离, 从)
+        ("我是从武汉搬来的吗？", set()),
     ],
 )
 def test_the_instances_a_question_asks_about(question: str, asked: set[tuple[str, int]]) -> None:
