@@ -55,7 +55,7 @@ def named_instances(text: str) -> frozenset[Instance]:
 
 # an instance named as the value asked of an identity ("是四川人", "是不是北京", "是一只狗"),
 # or as the point a distance or a move is measured from ("离成都", "从武汉")
-_IDENTITY = re.compile(r"(?:是(?:不是)?(?:一?[个只位家种])?|离|从)$")
+_NOT_ASKED = re.compile(r"(?:是(?:不是)?(?:一?[个只位家种])?|离|从)$")
 
 
 @lru_cache(maxsize=4096)
@@ -63,7 +63,8 @@ def asked_instances(question: str) -> frozenset[Instance]:
     """The instances a question asks about: those it names (without its remember-frame), less
     those it names as the value of an identity — "我老婆是四川人吗", "我最爱喝的是奶茶吗",
     "我是不是北京人" ask what a single value is, and a fact naming another instance ("TA老婆是
-    湖南长沙人") answers them: no."""
+    湖南长沙人") answers them: no — or as a reference point ("我老家离成都远吗"). A nested
+    class's instances (places) count only in a yes-or-no question ("我去过西藏吗")."""
     norm = normalize_text(recall_question(question))
     yes_no = asks_yes_no(question)
     found: set[Instance] = set()
@@ -74,7 +75,7 @@ def asked_instances(question: str) -> frozenset[Instance]:
         found.update(
             (name, group[m.group(0)])
             for m in pattern.finditer(body)
-            if not _IDENTITY.search(body[: m.start()])
+            if not _NOT_ASKED.search(body[: m.start()])
         )
     return frozenset(found)
 
