@@ -21,6 +21,7 @@ block gates such a fact out unless the encoder finds it close anyway (`scoring`,
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 
 from pallas.ranking.answer_type import asks_yes_no
@@ -42,15 +43,18 @@ _NESTED = frozenset(cls.name for cls in CLASSES if cls.nested)
 Instance = tuple[str, int]  # (class name, the instance's index in the class)
 
 
+def _mentions(norm: str) -> Iterator[tuple[Instance, str]]:
+    """Each instance named in the normalised `norm`, with the text before it."""
+    for name, pattern, excludes, group in _INSTANCES:
+        body = excludes.sub(" ", norm) if excludes is not None else norm
+        for m in pattern.finditer(body):
+            yield (name, group[m.group(0)]), body[: m.start()]
+
+
 @lru_cache(maxsize=16384)
 def named_instances(text: str) -> frozenset[Instance]:
     """The instances `text` names (normalised as the concept table matches)."""
-    norm = normalize_text(text)
-    found: set[Instance] = set()
-    for name, pattern, excludes, group in _INSTANCES:
-        body = excludes.sub(" ", norm) if excludes is not None else norm
-        found.update((name, group[m.group(0)]) for m in pattern.finditer(body))
-    return frozenset(found)
+    return frozenset(instance for instance, _ in _mentions(normalize_text(text)))
 
 
 # an instance named as the value asked of an identity ("是四川人", "是不是北京", "是一只狗"),
@@ -64,20 +68,14 @@ def asked_instances(question: str) -> frozenset[Instance]:
     those it names as the value of an identity — "我老婆是四川人吗", "我最爱喝的是奶茶吗",
     "我是不是北京人" ask what a single value is, and a fact naming another instance ("TA老婆是
     湖南长沙人") answers them: no — or as a reference point ("我老家离成都远吗"). A nested
-    class's instances (places) count only in a yes-or-no question ("我去过西藏吗")."""
-    norm = normalize_text(recall_question(question))
+    class's instances (places) count only in a yes-or-no question ("我去过西藏吗"): elsewhere
+    a place frames a question that asks a value."""
     yes_no = asks_yes_no(question)
-    found: set[Instance] = set()
-    for name, pattern, excludes, group in _INSTANCES:
-        if name in _NESTED and not yes_no:  # a place frames a question that asks a value
-            continue
-        body = excludes.sub(" ", norm) if excludes is not None else norm
-        found.update(
-            (name, group[m.group(0)])
-            for m in pattern.finditer(body)
-            if not _NOT_ASKED.search(body[: m.start()])
-        )
-    return frozenset(found)
+    return frozenset(
+        instance
+        for instance, before in _mentions(normalize_text(recall_question(question)))
+        if (yes_no or instance[0] not in _NESTED) and not _NOT_ASKED.search(before)
+    )
 
 
 def other_instance(asked: frozenset[Instance], told: frozenset[Instance]) -> bool:

@@ -260,8 +260,9 @@ class RetrievalResult:
 class _Signals:
     """What scores a candidate besides its own row: BM25 raw scores by position and the
     ideal score, the question's concept scorer (None: no concepts asked) and the candidates'
-    classes by position, the vector similarity by id (None: no vectors this retrieval), and
-    whether the question asks yes or no."""
+    classes by position, the vector similarity by id (None: no vectors this retrieval),
+    whether a class match alone can answer the question, and the candidates about the person
+    it asks about."""
 
     raw: Mapping[int, float]
     ideal: float

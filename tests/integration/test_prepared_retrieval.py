@@ -26,7 +26,7 @@ from pallas.features.memory.items import to_candidate
 from pallas.features.memory.kinds import KNOWLEDGE, PERSON_FACTS
 from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.service import BlockResult, MemoryService
-from tests.unit.memory.reference_scoring import reference_retrieve
+from tests.unit.memory.reference_scoring import reference_retrieve, scoring_only
 
 BOT, GROUP = 7, 300
 SCOPES = frozenset({group_scope(BOT, GROUP)})
@@ -75,11 +75,7 @@ async def _checked(
     """One retrieval, compared with the reference over the rows stored now. The reference
     scores; it does not veto (the person-facts vetoes have tests of their own), so they are
     off here — "明日方舟" asked, "原神" told is another game's fact."""
-    base = RetrievalConfig()
-    vetoes_off = {"match_subject": False, "match_instance": False, "match_answer_type": False}
-    config = base.model_copy(
-        update={"person_facts": base.person_facts.model_copy(update=vetoes_off)}
-    )
+    config = scoring_only(RetrievalConfig())
     got = await service.retrieve(
         kind,
         query,

@@ -25,7 +25,7 @@ from pallas.ranking.scoring import (
     candidate_index,
     retrieve,
 )
-from tests.unit.memory.reference_scoring import reference_retrieve
+from tests.unit.memory.reference_scoring import reference_retrieve, scoring_only
 
 NOW = 1_760_000_000.0
 DAY = 86_400.0
@@ -73,17 +73,8 @@ QUERIES = [
     "明日方舟 原神 火锅 吉他 上海 日语",
 ]
 
-VETOES_OFF = {"match_subject": False, "match_instance": False, "match_answer_type": False}
-
-
-def _scoring_only(config: RetrievalConfig) -> RetrievalConfig:
-    """`config` without the person-facts vetoes: the reference scores, it does not veto (the
-    vetoes have tests of their own), and the query naming six things names instances of
-    classes that some rows name another instance of ("对花生过敏" beside "火锅")."""
-    block = config.person_facts.model_copy(update=VETOES_OFF)
-    return config.model_copy(update={"person_facts": block})
-
-
+# the query naming six things names instances of classes that some rows name another
+# instance of ("对花生过敏" beside "火锅"): compared with the vetoes off (`scoring_only`)
 CONFIGS = {
     "default": RetrievalConfig(),
     "no_concepts": RetrievalConfig(concept_weight=0.0),
@@ -148,7 +139,7 @@ def test_indexed_retrieval_matches_scoring_every_candidate(case: Case) -> None:
         "kind": "person_facts",
         "now": NOW,
         "allowed_scopes": {SCOPE},
-        "config": _scoring_only(CONFIGS[case.config]),
+        "config": scoring_only(CONFIGS[case.config]),
     }
     _same(retrieve(case.query, rows, **kwargs), reference_retrieve(case.query, rows, **kwargs))
 
@@ -202,7 +193,7 @@ def test_one_candidate_tuple_reused_across_queries_and_scopes(config: str) -> No
                 "kind": "person_facts",
                 "now": NOW,
                 "allowed_scopes": scopes,
-                "config": _scoring_only(CONFIGS[config]),
+                "config": scoring_only(CONFIGS[config]),
             }
             cached = retrieve(query, rows, scoped_cache=cache, **kwargs)
             _same(cached, reference_retrieve(query, list(rows), **kwargs))
