@@ -281,6 +281,7 @@ def _score_positions(
     candidates: Sequence[MemoryCandidate],
     signals: _Signals,
     config: ScoringConfig,
+    weights: RelevanceWeights,
     min_similarity: float,
     now: float,
 ) -> list[CandidateScore]:
@@ -296,7 +297,7 @@ def _score_positions(
     arithmetic is `relevance`'s and `concept_bonus`'s, term for term and in the same order,
     so the values are identical.
     """
-    w = config.weights
+    w = weights
     mix, concept_weight = config.embedding_weight, config.concept_weight
     w_sim, w_recency, w_freq = w.similarity, w.recency, w.frequency
     recency_days, divisor = w.recency_days, w.frequency_divisor
@@ -414,7 +415,8 @@ def score_candidates(
         about=about,
         subject_similarity=block.subject_similarity,
     )
-    scored = _score_positions(sorted(positions), candidates, signals, config, gate, now)
+    weights = block.weights or config.weights  # the block's own, where it has them
+    scored = _score_positions(sorted(positions), candidates, signals, config, weights, gate, now)
     unmatched = index.ids_except(positions)
     return scored, unmatched
 

@@ -53,7 +53,7 @@ def _score_one(
     about_asked: bool = False,
 ) -> CandidateScore:
     """One candidate's score as `scoring` computed it before `_score_positions` (one loop)."""
-    w = config.weights
+    w = block.weights or config.weights
     sim = hybrid_similarity(bm25, embedding, config.embedding_weight)
     sim = concept_bonus(
         sim, concept, config, vectors=vectors, cosine=embedding, bonus_only=bonus_only
