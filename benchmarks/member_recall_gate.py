@@ -51,7 +51,13 @@ from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.items import to_candidate
 from pallas.features.memory.records import MemoryItem
 from pallas.providers.sentence_encoder import load_local_encoder
-from pallas.ranking import recall_question, retrieve, similarity_gate, speaker_voice
+from pallas.ranking import (
+    load_question_adapters,
+    recall_question,
+    retrieve,
+    similarity_gate,
+    speaker_voice,
+)
 from pallas.ranking.scoring import CandidateScore
 
 # the development sets only: the frozen halves are measured by `benchmarks.member_recall`
@@ -103,10 +109,14 @@ def learners(size: int, data: ModuleType = half) -> tuple[dict[int, list[MemoryI
 Cosines = Callable[[str, Sequence[str]], "np.ndarray"]
 
 
-def encoder_cosines() -> Cosines:
+def encoder_cosines(*, adapted: bool = True) -> Cosines:
+    """The product's cosines of a question with facts: the local encoder's, the question
+    reweighted by the shipped adapter for it (`pallas.ranking.adapter`) unless `adapted` is
+    false (the plain cosine)."""
     encoder = load_local_encoder()
     if encoder is None:
         raise SystemExit("the sentence encoder did not load")
+    adapter = load_question_adapters().get(encoder.model_id) if adapted else None
     cache: dict[str, np.ndarray] = {}
 
     def vec(texts: Sequence[str]) -> np.ndarray:
@@ -117,7 +127,10 @@ def encoder_cosines() -> Cosines:
         return np.stack([cache[t] for t in texts])
 
     def cos(query: str, facts: Sequence[str]) -> np.ndarray:
-        return np.clip(vec(facts) @ vec([query])[0], 0.0, 1.0)
+        q = vec([query])[0]
+        if adapter is None:
+            return np.clip(vec(facts) @ q, 0.0, 1.0)
+        return np.clip(vec(facts) @ adapter.question(q) + adapter.offset, 0.0, 1.0)
 
     return cos
 
@@ -435,8 +448,9 @@ def main(argv: list[str] | None = None) -> int:
         help="which development set: the half, or the extra members written after it",
     )
     parser.add_argument("--only", default="", help="the variants whose name matches this regex")
+    parser.add_argument("--plain", action="store_true", help="the cosine without the adapter")
     args = parser.parse_args(argv)
-    cos = encoder_cosines()
+    cos = encoder_cosines(adapted=not args.plain)
     sizes = [int(s) for s in args.facts.split(",")]
     source = DEV_SETS[args.set]
     data = {size: learners(size, source) for size in sizes}

@@ -8,6 +8,7 @@ in-memory cosine index (`vector_index`). Pure: it imports only `pallas.core`; th
 the session topics both rank through it.
 """
 
+from pallas.ranking.adapter import QuestionAdapter, load_question_adapters
 from pallas.ranking.candidate import MemoryCandidate
 from pallas.ranking.candidate_index import Bm25Index, CandidateIndex
 from pallas.ranking.concepts import (
@@ -61,6 +62,7 @@ __all__ = [
     "IndexRows",
     "MemoryCandidate",
     "PreparedCandidates",
+    "QuestionAdapter",
     "RelevanceWeights",
     "RetrievalResult",
     "ScopedCache",
@@ -75,6 +77,7 @@ __all__ = [
     "dictionary_frequency",
     "encoded_parts",
     "fact_concepts",
+    "load_question_adapters",
     "name_one_instance",
     "nearest_with_cosines",
     "normalize_query",

@@ -71,15 +71,18 @@ class IndexRows:
         wanted: npt.NDArray[np.int64],
         *,
         one_call: bool = False,
+        offset: float = 0.0,
     ) -> tuple[list[VectorHit], dict[int, float]]:
         """The `k` rows nearest the unit vector `q` (cosine > 0; only `subject`'s when given),
         and the cosine (0..1) of each row of `wanted` this index holds — one matrix pass.
         `q` may hold several unit vectors, one per row (a question's parts): a row's cosine is
-        its best over them, from the same one pass (see `_best`; `one_call`: one BLAS call)."""
+        its best over them, from the same one pass (see `_best`; `one_call`: one BLAS call).
+        `offset` is added to every score before the clip (a question reweighted by an
+        `adapter.QuestionAdapter`: its scores are `q · row + offset`)."""
         if not len(self) or q.shape[-1] != self.dims:
             return [], {}
         if subject is None:
-            scores = _best(self.matrix, q, one_call=one_call)
+            scores = _shifted(_best(self.matrix, q, one_call=one_call), offset)
             hits = _top(self.ids, scores, k) if k > 0 else []
             return hits, self._wanted_cosines(scores, wanted) if wanted.size else {}
         # one member's rows only: score those, not the scope's (the loaded rows are theirs too;
@@ -88,14 +91,15 @@ class IndexRows:
         rows = np.flatnonzero(mine)
         hits, cosines = [], {}
         if rows.size:
-            ids, scores = self.ids[rows], _best(self.matrix[rows], q)
+            ids, scores = self.ids[rows], _shifted(_best(self.matrix[rows], q), offset)
             hits = _top(ids, scores, k) if k > 0 else []
             cosines = _cosines(ids, scores, wanted) if wanted.size else {}
         if len(cosines) == wanted.size:  # every loaded row is theirs (the usual case)
             return hits, cosines
         others = ~mine & np.isin(self.ids, wanted)
         if others.any():
-            cosines.update(_cosines(self.ids[others], _best(self.matrix[others], q), wanted))
+            scored = _shifted(_best(self.matrix[others], q), offset)
+            cosines.update(_cosines(self.ids[others], scored, wanted))
         return hits, cosines
 
     def _wanted_cosines(self, scores: Vector, wanted: npt.NDArray[np.int64]) -> dict[int, float]:
@@ -152,6 +156,14 @@ def _best(matrix: Vector, q: Vector, *, one_call: bool = False) -> Vector:
     return best
 
 
+def _shifted(scores: Vector, offset: float) -> Vector:
+    """`scores` + `offset` (the same array when the offset is 0)."""
+    if not offset:
+        return scores
+    shifted: Vector = scores + np.float32(offset)
+    return shifted
+
+
 def _is_vector(stored: bytes) -> bool:
     """Stored bytes that can hold a float32 vector (a whole number of 4-byte values)."""
     return len(stored) >= 4 and len(stored) % 4 == 0
@@ -177,13 +189,15 @@ def nearest_with_cosines(
     subject: int | None,
     wanted: Collection[int] | npt.NDArray[np.int64],
     one_call: bool = False,
+    offset: float = 0.0,
 ) -> tuple[list[VectorHit], dict[int, float]]:
     """Over several indexes' rows: the `k` nearest `q` (best first) and the cosine of each row
     of `wanted` they hold (an int64 array is used as is, and where its rows are is remembered
     per index snapshot: pass the same array for the same rows, never a changed one). `q` is
     one unit vector or several (a question's parts, one per row): a row's cosine is then its
-    best over them. Pure numpy on snapshots (safe on any thread: pass `one_call` there, see
-    `_best`); ~1.7 ms over 5,000 rows and three parts on the event loop."""
+    best over them; `offset` is added to every score before the clip (see `IndexRows.match`).
+    Pure numpy on snapshots (safe on any thread: pass `one_call` there, see `_best`); ~1.7 ms
+    over 5,000 rows and three parts on the event loop."""
     want = (
         wanted
         if isinstance(wanted, np.ndarray)
@@ -192,7 +206,7 @@ def nearest_with_cosines(
     hits: list[VectorHit] = []
     cosines: dict[int, float] = {}
     for rows in indexes:
-        found, scored = rows.match(q, k, subject, want, one_call=one_call)
+        found, scored = rows.match(q, k, subject, want, one_call=one_call, offset=offset)
         hits += found
         cosines.update(scored)
     hits.sort(key=lambda h: (-h.cosine, h.item_id))

@@ -57,6 +57,10 @@ class BlockRetrievalConfig(BaseModel):
     # `answer_type_min_cosine`.
     match_answer_type: bool = False
     answer_type_min_cosine: float = Field(default=0.7, ge=0, le=1)
+    # With the local encoder, the question's vector reweighted by the adapter fitted for that
+    # encoder (`pallas.ranking.adapter`; the stored facts' vectors untouched); false, or no
+    # adapter for the active model: the plain cosine.
+    question_adapter: bool = False
     # This block's relevance weights (similarity / recency / frequency) when not the
     # retrieval's own (`ScoringConfig.weights`); None: the retrieval's.
     weights: RelevanceWeights | None = None
@@ -120,6 +124,7 @@ BLOCK_DEFAULTS: dict[str, dict[str, Any]] = {
         **_STABLE,
         **_PERSON_GATE,
         "weights": RelevanceWeights(recency=0.05, frequency=0.02),
+        "question_adapter": True,
     },
     "old_topics": {"top_k": 2, "max_chars": 500},
 }

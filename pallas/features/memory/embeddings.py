@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,9 +48,11 @@ from pallas.providers.encoder_slot import EncoderSlot
 from pallas.providers.sentence_encoder import SentenceEncoder
 from pallas.ranking import (
     IndexRows,
+    QuestionAdapter,
     Vector,
     VectorHit,
     encoded_parts,
+    load_question_adapters,
     nearest_with_cosines,
     normalize_query,
     recall_question,
@@ -114,8 +116,11 @@ class MemoryEmbeddings:
         allowed: bool = True,
         cache_ttl_s: float = 300.0,
         cache_entries: int = 512,
+        adapters: Mapping[str, QuestionAdapter] | None = None,
     ) -> None:
         self._repo = repo
+        # the question adapters by encoder model (`pallas.ranking.adapter`); None: the shipped
+        self._adapters = dict(load_question_adapters() if adapters is None else adapters)
         self._state = state
         # The vector model: the local encoder, or the provider's (`embedder`); allowed=False:
         # no vectors at all
@@ -222,10 +227,11 @@ class MemoryEmbeddings:
         return vector
 
     async def _inline(
-        self, encoder: SentenceEncoder, q: Vector, items: Sequence[MemoryItem]
+        self, encoder: SentenceEncoder, q: Vector, items: Sequence[MemoryItem], offset: float
     ) -> tuple[dict[str, float], dict[int, list[float]]]:
         """Loaded rows without the active model's vector, encoded now: their cosines with `q`
-        (by ref, clipped as `match` clips) and their vectors (stored by the caller)."""
+        plus `offset` (by ref, clipped as `match` clips) and their vectors (stored by the
+        caller)."""
         texts = [vector_text(i.kind, i.text) for i in items]
         cosines: dict[str, float] = {}
         fresh: dict[int, list[float]] = {}
@@ -233,7 +239,7 @@ class MemoryEmbeddings:
             vector = unit(row)
             if vector is None:
                 continue
-            best = float((np.atleast_2d(q) @ vector).max())
+            best = float((np.atleast_2d(q) @ vector).max()) + offset
             cosines[item.ref] = min(max(best, 0.0), 1.0)
             fresh[item.id] = row.tolist()  # stored as a backfill would store it
         return cosines, fresh
@@ -282,13 +288,18 @@ class MemoryEmbeddings:
             q = await self._question(query, key, model, bot_id, group_id)
             if q is None:
                 return VectorScores()
-            depth = vector_depth(config.vector_k, config.block(kind).top_k)
+            block = config.block(kind)
+            depth = vector_depth(config.vector_k, block.top_k)
+            adapter = self._adapters.get(mid) if block.question_adapter else None
+            offset = adapter.offset if adapter is not None else 0.0
+            if adapter is not None:
+                q = adapter.question(q)
             snapshots = [kept.index.rows for kept in indexes]
-            hits, by_id = await _search(snapshots, q, depth, subject, window.ids)
+            hits, by_id = await _search(snapshots, q, depth, subject, window.ids, offset)
             refs = window.refs
             cosines = {refs[i]: c for i, c in by_id.items()}  # keyed as the candidates are
             if inline and model.encoder is not None:
-                more, fresh = await self._inline(model.encoder, q, inline)
+                more, fresh = await self._inline(model.encoder, q, inline, offset)
                 cosines.update(more)
                 self._backfilled.update((i.id, mid) for i in inline)
                 self.jobs.spawn(self._store(inline, fresh, mid), "backfill")
@@ -403,15 +414,17 @@ async def _search(
     k: int,
     subject: int | None,
     wanted: npt.NDArray[np.int64],
+    offset: float = 0.0,
 ) -> tuple[list[VectorHit], dict[int, float]]:
     """`nearest_with_cosines` over the indexes: a pass over a scope's shared rows of at
     least SEARCH_THREAD_ROWS runs in a worker thread as one BLAS call (it releases the GIL:
     the loop serves other groups and the turn's other sources meanwhile); the rest here."""
     if subject is None and sum(len(rows) for rows in indexes) >= SEARCH_THREAD_ROWS:
         return await asyncio.to_thread(
-            nearest_with_cosines, indexes, q, k, subject=subject, wanted=wanted, one_call=True
-        )
-    return nearest_with_cosines(indexes, q, k, subject=subject, wanted=wanted)
+            nearest_with_cosines, indexes, q, k, subject=subject, wanted=wanted, one_call=True,
+            offset=offset,
+        )  # fmt: skip
+    return nearest_with_cosines(indexes, q, k, subject=subject, wanted=wanted, offset=offset)
 
 
 def _question_key(model_id: str, query: str) -> QueryCacheKey:
