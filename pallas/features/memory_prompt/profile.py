@@ -105,7 +105,7 @@ def consolidated_profile(
     facts — none added, retired or deleted since — else None (the rule-based profile is built
     instead). With `relevant`, only the statements standing for one of those facts, in their
     order: the compact form of the facts this turn needs."""
-    if stored is None or not live or tuple(sorted(i.id for i in live)) != stored.basis:
+    if stored is None or not stands_for(stored, live):
         return None
     statements = list(stored.statements)
     if relevant is not None:
@@ -134,6 +134,43 @@ def consolidated_profile(
     if not phrases:
         return None
     return Profile(tuple(phrases), tuple(dict.fromkeys(refs)), left_out, tuple(told))
+
+
+def stands_for(stored: StoredProfile | None, live: Sequence[MemoryItem]) -> bool:
+    """Whether the consolidated profile `stored` stands for exactly the `live` facts (none
+    added, retired or deleted since the model consolidated them)."""
+    return stored is not None and bool(live) and tuple(sorted(i.id for i in live)) == stored.basis
+
+
+def consolidated_aside(
+    stored: StoredProfile | None,
+    live: Sequence[MemoryItem],
+    shown: Profile,
+    *,
+    near: Sequence[MemoryItem] = (),
+    max_chars: int,
+    max_tokens: int,
+) -> Profile | None:
+    """`profile_aside` for a member whose consolidated profile stands for their `live` facts:
+    its statements not shown already — all of them when they fit, else those standing for the
+    `near` facts — never the raw rows they merge ("「TA很喜欢猫咪」" beside the statement
+    "「TA特别喜欢猫」"). None when it does not stand for them, or nothing fits."""
+    room = max_tokens - count_tokens(ASIDE)
+    if room <= 0 or not stands_for(stored, live):
+        return None
+    refs = set(shown.refs)
+    chars = max_chars - sum(len(p) - 2 for p in shown.phrases)
+    tokens = room - sum(count_tokens(p) for p in shown.phrases)
+    if tokens <= 0:
+        return None
+    rest = [i for i in live if i.ref not in refs]
+    whole = consolidated_profile(stored, live, max_chars=chars, relevant=rest, max_tokens=tokens)
+    if whole is not None and not whole.left_out:
+        return whole
+    nearest = [i for i in near if i.ref not in refs]
+    if not nearest:
+        return None
+    return consolidated_profile(stored, live, max_chars=chars, relevant=nearest, max_tokens=tokens)
 
 
 def profile_aside(

@@ -40,15 +40,17 @@ from pallas.features.memory import (
     MemoryItem,
     MemoryService,
     RetrievalConfig,
+    StoredProfile,
     private_fact_scopes,
     readable_scopes,
 )
 from pallas.features.memory_prompt.profile import (
-    Profile,
     compose_profile,
+    consolidated_aside,
     consolidated_profile,
     profile_aside,
     profile_block,
+    stands_for,
 )
 from pallas.features.memory_prompt.render import KindBlock, build_block
 from pallas.features.persona import PersonaStore
@@ -269,43 +271,39 @@ class PersonFactsSource(_PersonalSource):
             if budget or consolidated
             else ("", ())
         )
+        stored = await self._stored(request, gen, live) if consolidated else None
+        max_chars = memory.profile.max_chars
         profile = None
-        if consolidated and (items or not budget):  # nothing relevant: no profile of those
-            profile = await self._consolidated(request, gen, live, items if budget else None)
+        if stored is not None and (items or not budget):  # nothing relevant: none of those
+            profile = consolidated_profile(stored, live, max_chars=max_chars,
+                                           relevant=items if budget else None,
+                                           max_tokens=budget)  # fmt: skip
         made = "model" if profile is not None else "rules"
         if profile is None:
-            profile = compose_profile(items, max_chars=memory.profile.max_chars, max_tokens=budget)
+            profile = compose_profile(items, max_chars=max_chars, max_tokens=budget)
         aside = None
-        if budget:  # ranked: a profile small enough is still carried whole, the rest aside
-            aside = profile_aside(
-                live, profile, near=result.near, max_chars=memory.profile.max_chars,
-                max_tokens=budget,
-            )  # fmt: skip
+        if budget and stands_for(stored, live):  # the statements, not the rows they merge
+            aside = consolidated_aside(stored, live, profile, near=result.near,
+                                       max_chars=max_chars, max_tokens=budget)  # fmt: skip
+        elif budget:  # ranked: a profile small enough is still carried whole, the rest aside
+            aside = profile_aside(live, profile, near=result.near, max_chars=max_chars,
+                                  max_tokens=budget)  # fmt: skip
         trace = {"profile": {"facts": len(profile.refs), "left_out": profile.left_out,
                              "made_by": made,
                              "aside": len(aside.refs) if aside is not None else 0}}  # fmt: skip
         return profile_block(profile, source=self.name, aside=aside), trace
 
-    async def _consolidated(
-        self,
-        request: Request,
-        gen: str,
-        live: tuple[MemoryItem, ...],
-        relevant: tuple[MemoryItem, ...] | None,
-    ) -> Profile | None:
+    async def _stored(
+        self, request: Request, gen: str, live: tuple[MemoryItem, ...]
+    ) -> StoredProfile | None:
         """The member's consolidated profile when it stands for exactly their `live` facts
-        (all in one scope): no fact changed since the model consolidated them. With
-        `relevant`: only the statements standing for those facts, within the token budget."""
+        (all in one scope): no fact changed since the model consolidated them."""
         live_scopes = {i.scope for i in live}
         if self.service.profiles is None or len(live_scopes) != 1:
             return None
         subject = request.turn.user_id
         stored = await self.service.profiles.get(next(iter(live_scopes)), subject, gen=gen)
-        memory = request.config.memory
-        return consolidated_profile(
-            stored, live, max_chars=memory.profile.max_chars, relevant=relevant,
-            max_tokens=self._budget(memory),
-        )  # fmt: skip
+        return stored if stands_for(stored, live) else None
 
     async def _scopes(self, request: Request) -> frozenset[str]:
         """A group reads its own scope; a private chat reads the private scope plus, with

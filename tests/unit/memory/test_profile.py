@@ -5,12 +5,16 @@ from __future__ import annotations
 import pytest
 
 from pallas.core.tokens import count_tokens
+from pallas.features.memory.profile_store import Statement, StoredProfile
 from pallas.features.memory.records import MemoryItem
 from pallas.features.memory_prompt.profile import (
     ASIDE,
     compose_profile,
+    consolidated_aside,
+    consolidated_profile,
     profile_aside,
     profile_block,
+    stands_for,
 )
 
 
@@ -124,3 +128,59 @@ def test_the_profile_sets_aside_a_small_profiles_rest_or_the_nearest_facts(
     assert set(block.memory_ids) == set(shown.refs) | set(rest.refs)
     spent = sum(count_tokens(p) for p in (*shown.phrases, *rest.phrases)) + count_tokens(ASIDE)
     assert spent <= budget  # the label is paid from the budget too
+
+
+CATS = ["TA在腾讯上班", "TA喜欢猫", "TA对花生过敏", "TA很喜欢猫咪", "TA现在在字节上班"]
+
+
+def consolidation(live: list[MemoryItem]) -> StoredProfile:
+    """The cheap model's merge of `CATS`: the two cat facts one statement, Tencent retired."""
+    statements = (
+        Statement("TA特别喜欢猫", (2, 4), told=True),
+        Statement("TA在字节上班", (5,), told=True),
+        Statement("TA对花生过敏", (3,), told=True),
+    )
+    basis = tuple(sorted(i.id for i in live))
+    return StoredProfile("group:1:2", 7, statements, basis, (1,), "cheap", 30, 0.0)
+
+
+@pytest.mark.parametrize(
+    ("relevant", "near", "budget", "aside"),
+    [
+        # the work fact relevant: the rest fits, as statements, never the rows they merge
+        ([5], [], 150, ("「TA特别喜欢猫」", "「TA对花生过敏」")),
+        ([5], [2], 150, ("「TA特别喜欢猫」", "「TA对花生过敏」")),
+        # nothing relevant (a never-said question): the same, whole
+        ([], [4], 150, ("「TA特别喜欢猫」", "「TA对花生过敏」", "「TA在字节上班」")),
+        # too little room for all: only the statements standing for the nearest facts
+        ([5], [4], 30, ("「TA特别喜欢猫」",)),
+        ([5], [], 30, None),
+        # everything shown already: nothing aside
+        ([5, 2, 3], [], 150, None),
+        ([5], [], 0, None),  # no ranking (no vectors): no aside
+    ],
+)
+def test_a_consolidated_profile_sets_aside_its_statements_not_the_rows_they_merge(
+    relevant: list[int], near: list[int], budget: int, aside: tuple[str, ...] | None
+) -> None:
+    live = [fact(n, t) for n, t in enumerate(CATS, start=1) if n != 1]  # Tencent retired
+    stored = consolidation(live)
+    by_id = {i.id: i for i in live}
+    shown = consolidated_profile(stored, live, max_chars=600, max_tokens=budget,
+                                 relevant=[by_id[n] for n in relevant])  # fmt: skip
+    shown = shown or compose_profile([], max_chars=600)
+    rest = consolidated_aside(stored, live, shown, near=[by_id[n] for n in near],
+                              max_chars=600, max_tokens=budget)  # fmt: skip
+    assert (rest.phrases if rest is not None else None) == aside
+    if rest is not None:
+        block = profile_block(shown, source="person_facts", aside=rest)
+        assert block is not None and "猫咪" not in block.text
+
+
+def test_a_consolidation_that_no_longer_stands_for_the_facts_sets_nothing_aside() -> None:
+    live = [fact(n, t) for n, t in enumerate(CATS, start=1) if n != 1]
+    stored = consolidation(live)
+    newer = [*live, fact(9, "TA养了一只狗")]  # a fact taught since
+    assert not stands_for(stored, newer)
+    shown = compose_profile([], max_chars=600)
+    assert consolidated_aside(stored, newer, shown, max_chars=600, max_tokens=150) is None
