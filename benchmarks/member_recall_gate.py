@@ -35,6 +35,7 @@ from benchmarks import (
     _member_recall_extra3,
     _member_recall_names,
     _member_recall_places,
+    _member_recall_unfit,
     _member_recall_yesno,
 )
 from benchmarks import _member_recall_data as half
@@ -70,6 +71,7 @@ DEV_SETS: dict[str, ModuleType] = {
     "context": _member_recall_context,
     "names": _member_recall_names,
     "places": _member_recall_places,
+    "unfit": _member_recall_unfit,  # never in the question adapter's fit
 }
 SCOPE = "group:1:2"
 NOW = 1_780_000_000.0

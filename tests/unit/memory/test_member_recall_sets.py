@@ -24,6 +24,7 @@ from benchmarks import (
     _member_recall_frozen3,
     _member_recall_names,
     _member_recall_places,
+    _member_recall_unfit,
     _member_recall_yesno,
 )
 from pallas.ranking import question_parts
@@ -46,6 +47,7 @@ EXTRAS = [
     _member_recall_context,
     _member_recall_names,
     _member_recall_places,
+    _member_recall_unfit,
 ]
 
 
