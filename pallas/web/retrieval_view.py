@@ -109,7 +109,10 @@ def block_summary(trace: Mapping[str, Any]) -> str:
         head += f"，另补上这位群友的其他 {len(fallback)} 条"
     weighed = f"评估 {scored:.0f} 条"
     if "embeddings" in trace:
-        weighed = ("按语义和字面" if trace["embeddings"] else "只按字面（还没有向量）") + weighed
+        by = "按语义和字面" if trace["embeddings"] else "只按字面（还没有向量）"
+        if trace["embeddings"] and trace.get("question_adapter") is True:
+            by = "按语义（问句按本地模型的问答权重调整）和字面"
+        weighed = by + weighed
     gate = trace.get("gate")
     if isinstance(gate, Mapping) and (level := _number(gate.get("min_similarity"))) is not None:
         weighed += f"，相近度门槛 {level:.2f}"

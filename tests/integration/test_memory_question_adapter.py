@@ -51,8 +51,13 @@ def service(repo: MemoryRepository, adapters: Mapping[str, QuestionAdapter],
     return MemoryService(repo, state, clock, embeddings=vectors)
 
 
-async def cosines(svc: MemoryService, kind: str, config: RetrievalConfig = CONFIG,
-                  subject: int | None = ALICE) -> dict[str, float]:  # fmt: skip
+async def cosines(
+    svc: MemoryService,
+    kind: str,
+    config: RetrievalConfig = CONFIG,
+    subject: int | None = ALICE,
+    adapted: bool = False,
+) -> dict[str, float]:
     for fact in FACTS:
         await svc.remember(bot_id=BOT, scope=SCOPE, kind=kind, text=fact, origin="teach",
                            subject_user_id=subject)  # fmt: skip
@@ -60,6 +65,8 @@ async def cosines(svc: MemoryService, kind: str, config: RetrievalConfig = CONFI
     result = await svc.retrieve(kind, QUESTION, scopes={SCOPE}, config=config, now=NOW,
                                 bot_id=BOT, group_id=GROUP, subject_user_id=subject)  # fmt: skip
     await svc.drain()
+    # the trace says whether the question was reweighted (the console's 检索来源 line)
+    assert result.trace["question_adapter"] is adapted
     return {c["id"]: c["embedding"] for c in result.trace["candidates"] if c["embedding"]}
 
 
@@ -70,7 +77,7 @@ def affine(plain: dict[str, float]) -> dict[str, float]:
 async def test_person_facts_are_scored_by_the_adapted_question(repo: MemoryRepository) -> None:
     plain = await cosines(service(repo, {}), "person_facts")
     assert plain, "the hashing encoder gives the taught facts a cosine"
-    adapted = await cosines(service(repo, {MODEL: HALF}), "person_facts")
+    adapted = await cosines(service(repo, {MODEL: HALF}), "person_facts", adapted=True)
     assert set(adapted) >= set(plain)
     for ref, cosine in affine(plain).items():
         assert adapted[ref] == pytest.approx(cosine, abs=1e-3)

@@ -90,6 +90,7 @@ class VectorScores:
 
     scores: dict[str, float] | None = None  # ref → cosine, None = no embeddings this turn
     extra: tuple[MemoryItem, ...] = ()  # rows found by the vector index beyond the window
+    adapted: bool = False  # the question reweighted by the encoder's `QuestionAdapter`
 
 
 def vector_depth(vector_k: int, top_k: int) -> int:
@@ -318,7 +319,7 @@ class MemoryEmbeddings:
         cosines.update({i.ref: near[i.id] for i in extra})
         if not cosines:
             return VectorScores()
-        return VectorScores(cosines, extra)
+        return VectorScores(cosines, extra, adapted=adapter is not None)
 
     def _window(self, items: Sequence[MemoryItem]) -> _Window:
         """The loaded rows' ids and refs, made once per loaded tuple (the service's candidate

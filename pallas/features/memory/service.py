@@ -298,6 +298,7 @@ class MemoryService:
             loaded=len(items),
             capped=len(items) - len(semantic.extra) >= config.candidate_cap,
             embeddings=semantic.scores is not None,
+            question_adapter=semantic.adapted,
             vector_hits=[i.ref for i in semantic.extra],
             cache="miss",
         )

@@ -62,6 +62,17 @@ def test_a_person_facts_block_says_why_each_fact_was_left_out() -> None:
     )
 
 
+def test_a_block_scored_with_the_question_adapter_says_so() -> None:
+    summary = block_summary(
+        {"chosen": ["mem:1"], "scored": 3, "embeddings": True, "question_adapter": True}
+    )
+    assert summary == "选中 1 条（mem:1）；按语义（问句按本地模型的问答权重调整）和字面评估 3 条"
+    plain = block_summary(
+        {"chosen": [], "scored": 3, "embeddings": True, "question_adapter": False}
+    )
+    assert plain == "没有选中；按语义和字面评估 3 条"
+
+
 def test_a_block_without_vectors_and_with_fallback() -> None:
     summary = block_summary(
         {"chosen": ["mem:1"], "fallback": ["mem:2", "mem:3"], "scored": 4, "embeddings": False}
@@ -98,7 +109,7 @@ _KEYS = st.sampled_from(
      "aside", "skipped", "activated", "embeddings", "candidates", "dropped_by_similarity",
      "similarity", "memory", "x", "expression_candidates", "expression_matched", "pool",
      "observed", "reflection", "shape_turns", "shape_segments", "shape_chars", "casual",
-     "blocked_phrases"]
+     "blocked_phrases", "question_adapter"]
 )  # fmt: skip
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
