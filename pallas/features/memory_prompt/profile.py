@@ -159,8 +159,7 @@ def consolidated_aside(
     if room <= 0 or not stands_for(stored, live):
         return None
     refs = set(shown.refs)
-    chars = max_chars - sum(len(p) - 2 for p in shown.phrases)
-    tokens = room - sum(count_tokens(p) for p in shown.phrases)
+    chars, tokens = _left(shown, max_chars, room)
     if tokens <= 0:
         return None
     rest = [i for i in live if i.ref not in refs]
@@ -192,12 +191,18 @@ def profile_aside(
         return None
     refs = set(shown.refs)
     rest = [i for i in (live if _fits(live, max_chars, room) else near) if i.ref not in refs]
-    used_chars = sum(len(p) - 2 for p in shown.phrases)
-    used_tokens = sum(count_tokens(p) for p in shown.phrases)
-    if not rest or used_tokens >= room:
+    chars, tokens = _left(shown, max_chars, room)
+    if not rest or tokens <= 0:
         return None
-    aside = compose_profile(rest, max_chars=max_chars - used_chars, max_tokens=room - used_tokens)
+    aside = compose_profile(rest, max_chars=chars, max_tokens=tokens)
     return aside if aside.phrases else None
+
+
+def _left(shown: Profile, max_chars: int, room: int) -> tuple[int, int]:
+    """(chars, tokens) an aside may use: `max_chars` and `room` (the token budget less the
+    aside's label) less what the `shown` phrases took (their quotes not counted as chars)."""
+    chars = max_chars - sum(len(p) - 2 for p in shown.phrases)
+    return chars, room - sum(count_tokens(p) for p in shown.phrases)
 
 
 def _fits(live: Sequence[MemoryItem], max_chars: int, max_tokens: int) -> bool:

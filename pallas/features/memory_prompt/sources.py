@@ -282,7 +282,7 @@ class PersonFactsSource(_PersonalSource):
         if profile is None:
             profile = compose_profile(items, max_chars=max_chars, max_tokens=budget)
         aside = None
-        if budget and stands_for(stored, live):  # the statements, not the rows they merge
+        if budget and stored is not None:  # the statements, not the rows they merge
             aside = consolidated_aside(stored, live, profile, near=result.near,
                                        max_chars=max_chars, max_tokens=budget)  # fmt: skip
         elif budget:  # ranked: a profile small enough is still carried whole, the rest aside
