@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from benchmarks.member_recall_gate import (
     DEV_SETS,
+    PRODUCT_GATE,
     Asked,
     Cosines,
     Outcome,
@@ -134,7 +135,7 @@ def loso(data: Data, vec: Vectors, model_id: str, l2: float, sizes: Sequence[int
                 [p for o in outcomes for p in o.positives],
                 [n for o in outcomes for n in o.negatives],
             )
-            acc1, _, kept, empty = at_gate(pooled, 0.35)
+            acc1, _, kept, empty = at_gate(pooled, PRODUCT_GATE)
             matched = " / ".join(pct(at_gate(pooled, gate_for(pooled, s))[2])
                                  for s in (0.78, 0.85, 0.9))  # fmt: skip
             print(f"| {size} | {label} | {pct(acc1)} | {pct(kept)} | {pct(empty)} | {matched} |",

@@ -254,7 +254,9 @@ async def ask(
         group_id=GROUP, subject_user_id=user, fallback_k=0,
     )  # fmt: skip
     rank = next((i for i, item in enumerate(ranked.items) if answer and answer in item.text), None)
-    open_block = block.model_copy(update={"min_similarity": 0.0, "threshold": 0.0})
+    open_block = block.model_copy(
+        update={"min_similarity": 0.0, "min_similarity_with_vectors": None, "threshold": 0.0}
+    )
     every = await service.retrieve(
         PERSON_FACTS, question, scopes=readable_scopes(BOT, GROUP, (), user_id=user),
         config=memory.model_copy(update={PERSON_FACTS: open_block}), now=END, bot_id=BOT,

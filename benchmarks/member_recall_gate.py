@@ -109,6 +109,8 @@ def learners(size: int, data: ModuleType = half) -> tuple[dict[int, list[MemoryI
 
 
 Cosines = Callable[[str, Sequence[str]], "np.ndarray"]
+# the product's person-facts gate with vectors, before it grows (`pallas.ranking.gate`)
+PRODUCT_GATE = similarity_gate(RetrievalConfig().person_facts, 0, vectors=True).min_similarity
 
 
 def encoder_cosines(*, adapted: bool = True) -> Cosines:
@@ -178,6 +180,7 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
     base = base.model_copy(update={"concept_weight": base.concept_weight_with_vectors})
     block = base.person_facts.model_copy(
         update={"top_k": 100_000, "max_chars": 10**9, "min_similarity": 0.0, "threshold": 0.0,
+                "min_similarity_with_vectors": None,
                 "match_subject": variant.match_subject,
                 "match_instance": variant.match_instance,
                 "instance_min_cosine": variant.instance_min_cosine,
@@ -194,7 +197,7 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
         items = rows[q.user]
         # what the product's gate adds for this member's number of facts (see the module)
         growth = similarity_gate(grown, len(items), vectors=True).min_similarity
-        growth -= grown.min_similarity
+        growth -= similarity_gate(grown, 0, vectors=True).min_similarity
         cands = [to_candidate(i) for i in items]
         query = variant.query(q.text)
         semantic = {}
@@ -440,7 +443,8 @@ def variants() -> list[Variant]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.member_recall_gate")
     parser.add_argument("--facts", default="10,50,200")
-    parser.add_argument("--gate", type=float, default=0.35, help="the gate of the first table")
+    parser.add_argument("--gate", type=float, default=PRODUCT_GATE,
+                        help="the gate of the first table")  # fmt: skip
     parser.add_argument("--curves", action="store_true", help="kept / negatives per gate")
     parser.add_argument("--tail", action="store_true", help="the null tail's scale per size")
     parser.add_argument(

@@ -11,9 +11,11 @@ never-said questions of the member-recall development half (the similarities of 
 facts: τ ≈ 0.04 at 50, 100 and 200 facts a member, `benchmarks.member_recall_gate`), not a
 knob fitted to the outcome; `gate_size` is the size the fixed gate was tuned at.
 
-The gate never falls below `min_similarity` (a member with few facts keeps the gate as it
-was), and it does not grow without vectors: the tail was measured on the cosine fusion, and
-without vectors the similarity is BM25 or a concept share, whose tail nobody measured.
+With vectors the base is the block's `min_similarity_with_vectors` where it has one (its own
+cosine share moves every similarity). The gate never falls below that base (a member with few
+facts keeps the gate as it was), and it does not grow without vectors: the tail was measured
+on the cosine fusion, and without vectors the similarity is BM25 or a concept share, whose
+tail nobody measured.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ def similarity_gate(
 ) -> SimilarityGate:
     """The gate for a retrieval over `candidates` in-scope candidates (see the module)."""
     base, growth, size = block.min_similarity, block.gate_growth, block.gate_size
+    if vectors and block.min_similarity_with_vectors is not None:
+        base = block.min_similarity_with_vectors  # the block mixes the cosine its own way
     if growth <= 0:
         return SimilarityGate(base, FIXED)
     if not vectors:

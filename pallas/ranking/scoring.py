@@ -282,6 +282,7 @@ def _score_positions(
     signals: _Signals,
     config: ScoringConfig,
     weights: RelevanceWeights,
+    mix: float,
     min_similarity: float,
     now: float,
 ) -> list[CandidateScore]:
@@ -298,7 +299,7 @@ def _score_positions(
     so the values are identical.
     """
     w = weights
-    mix, concept_weight = config.embedding_weight, config.concept_weight
+    concept_weight = config.concept_weight
     w_sim, w_recency, w_freq = w.similarity, w.recency, w.frequency
     recency_days, divisor = w.recency_days, w.frequency_divisor
     raw, ideal, classes_at = signals.raw.get, signals.ideal, signals.classes
@@ -365,7 +366,7 @@ def score_candidates(
     """(scores of the candidates that can pass the gate, ids of the others by id).
 
     The gate is `min_similarity` when given (the retrieval's `similarity_gate`), else the
-    block's `min_similarity`.
+    block's base gate (`min_similarity`, or `min_similarity_with_vectors` with vectors).
 
     BM25 statistics come from these candidates only. Similarity per candidate: BM25 (mixed
     with cosine when vectors exist), raised to `concept_weight` × the concept similarity when
@@ -374,7 +375,11 @@ def score_candidates(
     """
     if not candidates:  # nothing to score (an empty kind): what the steps below give
         return [], []
-    gate = block.min_similarity if min_similarity is None else min_similarity
+    if min_similarity is None:  # the block's own gate, as `similarity_gate` sets its base
+        vectors_on = semantic_scores is not None or query_embedding is not None
+        min_similarity = similarity_gate(block, 0, vectors=vectors_on).min_similarity
+    gate = min_similarity
+    mix = config.embedding_weight if block.embedding_weight is None else block.embedding_weight
     if index is None:
         texts = [c.index_text for c in candidates]
         index = candidate_index([c.id for c in candidates], texts, config.bm25_k1, config.bm25_b)
@@ -393,7 +398,7 @@ def score_candidates(
         # embedding_weight × cosine: below the gate it is dropped whatever its score, so only
         # the cosines that can pass it add candidates (the vector index gives one for every
         # loaded row: scoring them all cost ~3 ms a block, benchmarks.reply_turn --encoder)
-        floor = gate / config.embedding_weight if config.embedding_weight else 2.0
+        floor = gate / mix if mix else 2.0
         vectors = [i for i, cosine in semantic_scores.items() if cosine >= floor]
     elif query_embedding is not None and embeddings:
         vectors = embeddings
@@ -416,7 +421,9 @@ def score_candidates(
         subject_similarity=block.subject_similarity,
     )
     weights = block.weights or config.weights  # the block's own, where it has them
-    scored = _score_positions(sorted(positions), candidates, signals, config, weights, gate, now)
+    scored = _score_positions(
+        sorted(positions), candidates, signals, config, weights, mix, gate, now
+    )
     unmatched = index.ids_except(positions)
     return scored, unmatched
 

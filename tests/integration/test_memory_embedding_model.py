@@ -313,7 +313,7 @@ async def test_the_gate_grows_with_every_row_matched_not_only_the_window(
                            text=f"我收藏了第{n}号邮票", origin="teach",
                            subject_user_id=ALICE)  # fmt: skip
     await svc.drain()
-    block = {"gate_growth": 0.04, "gate_size": 10, "min_similarity": 0.2}
+    block = {"gate_growth": 0.04, "gate_size": 10, "min_similarity_with_vectors": 0.2}
     config = CONFIG.model_copy(
         update={"candidate_cap": 10, "vector_k": 10,
                 "person_facts": CONFIG.person_facts.model_copy(update=block)}

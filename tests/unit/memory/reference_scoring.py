@@ -54,14 +54,18 @@ def _score_one(
 ) -> CandidateScore:
     """One candidate's score as `scoring` computed it before `_score_positions` (one loop)."""
     w = block.weights or config.weights
-    sim = hybrid_similarity(bm25, embedding, config.embedding_weight)
+    mix = config.embedding_weight if block.embedding_weight is None else block.embedding_weight
+    sim = hybrid_similarity(bm25, embedding, mix)
     sim = concept_bonus(
         sim, concept, config, vectors=vectors, cosine=embedding, bonus_only=bonus_only
     )
     sim = subject_raise(sim, about_asked, block)
     recency = recency_term(cand.days_since_access(now), w.recency_days)
     freq = frequency_term(cand.access_count, w.frequency_divisor)
-    gated = sim <= 0.0 or sim < block.min_similarity
+    gate = block.min_similarity
+    if vectors and block.min_similarity_with_vectors is not None:
+        gate = block.min_similarity_with_vectors
+    gated = sim <= 0.0 or sim < gate
     score = 0.0 if gated else w.similarity * sim + w.recency * recency + w.frequency * freq
     return CandidateScore(
         cand.id, bm25, embedding, sim, recency, freq, score, len(cand.text), gated, concept
@@ -153,7 +157,9 @@ def reference_retrieve(
             by_id[cand.id] = cand
     vectors = semantic_scores is not None or query_embedding is not None
     gate = similarity_gate(block, len(by_id), vectors=vectors)
-    block = block.model_copy(update={"min_similarity": gate.min_similarity})
+    block = block.model_copy(
+        update={"min_similarity": gate.min_similarity, "min_similarity_with_vectors": None}
+    )
     scored = reference_scores(
         query,
         list(by_id.values()),

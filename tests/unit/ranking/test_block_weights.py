@@ -81,3 +81,28 @@ def test_a_group_overrides_the_person_facts_weights_in_its_config() -> None:
     config = RetrievalConfig.model_validate({"person_facts": {"weights": {"recency": 0.3}}})
     assert config.person_facts.weights == RelevanceWeights(recency=0.3)
     assert config.person_facts.min_similarity == 0.35  # the rest of the block's defaults kept
+
+
+def test_person_facts_weigh_the_cosine_more_than_the_other_blocks() -> None:
+    """With the question adapter, a member's facts are fused 0.9 cosine + 0.1 BM25 (the other
+    blocks 0.7 + 0.3), so a fact sharing the question's words but far in meaning no longer
+    passes on the words: "我喜欢什么运动" → "TA不喜欢什么都管" stays out, the badminton in."""
+    words, meaning = facts("TA不喜欢什么都管", "TA周末打羽毛球")
+    cosines = {"f0": 0.3, "f1": 0.7}
+
+    def similarities(kind: str, config: ScoringConfig) -> dict[str, float]:
+        rows = [dataclasses.replace(c, kind=kind) for c in (words, meaning)]
+        result = retrieve("我喜欢什么运动", rows, kind=kind, now=NOW, allowed_scopes={SCOPE},
+                          config=config, semantic_scores=cosines)  # fmt: skip
+        return {c.id: c.similarity for c in result.trace.candidates if not c.gated}
+
+    config = RetrievalConfig(concept_weight=0.0)  # the words and the cosine only (no class)
+    assert similarities("person_facts", config) == {"f1": pytest.approx(0.9 * 0.7)}
+    # the retrieval's own mix and gate, as the other blocks keep: the words carry f0 through
+    old = config.person_facts.model_copy(
+        update={"embedding_weight": None, "min_similarity_with_vectors": None}
+    )
+    mixed = similarities("person_facts", config.model_copy(update={"person_facts": old}))
+    assert set(mixed) == {"f0", "f1"}
+    assert mixed["f1"] == pytest.approx(0.7 * 0.7)
+    assert set(similarities("group_memory", config)) == {"f0", "f1"}

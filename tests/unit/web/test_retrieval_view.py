@@ -56,7 +56,7 @@ def test_a_person_facts_block_says_why_each_fact_was_left_out() -> None:
     stored = {**trace.to_dict(), "fallback": [], "embeddings": True,
               "profile": {"facts": 1, "aside": 2}}  # fmt: skip
     assert block_summary(stored) == (
-        "选中 1 条（f2）；按语义和字面评估 3 条，相近度门槛 0.35；"
+        "选中 1 条（f2）；按语义和字面评估 3 条，相近度门槛 0.43；"
         "未入选：与问题不够相近 1 条、说的是别人，或没提到问的那个人 1 条；"
         "画像里 1 条，另附 2 条「也记得（未必相关）」"
     )
