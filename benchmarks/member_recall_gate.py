@@ -192,12 +192,12 @@ def run(variant: Variant, rows: dict[int, list[MemoryItem]], asked: Sequence[Ask
     if variant.gate_growth is not None:
         grown = grown.model_copy(update={"gate_growth": variant.gate_growth})
     gate_on = variant.gate_on or (lambda c: c.similarity)
+    ungrown = similarity_gate(grown, 0, vectors=True).min_similarity  # the base with vectors
     out = Outcome([], [])
     for q in asked:
         items = rows[q.user]
         # what the product's gate adds for this member's number of facts (see the module)
-        growth = similarity_gate(grown, len(items), vectors=True).min_similarity
-        growth -= similarity_gate(grown, 0, vectors=True).min_similarity
+        growth = similarity_gate(grown, len(items), vectors=True).min_similarity - ungrown
         cands = [to_candidate(i) for i in items]
         query = variant.query(q.text)
         semantic = {}
