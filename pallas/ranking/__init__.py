@@ -3,9 +3,9 @@
 Text normalisation and jieba tokens (`text`), semantic concept classes (`concepts`, data in
 `data/concepts.toml`), candidates and their BM25 index (`candidate`, `candidate_index`), scope
 filtering with reusable indexes (`prepared`), the 0.6·similarity + 0.3·recency + 0.1·frequency
-fusion with its gate, threshold, top-k and char cap (`scoring`, knobs in `weights`), and the
-in-memory cosine index (`vector_index`). Pure: it imports only `pallas.core`; the memory store and
-the session topics both rank through it.
+fusion with its gate, threshold, top-k and char cap (`scoring`, knobs in `weights`; why each
+candidate was chosen or not in `trace`), and the in-memory cosine index (`vector_index`). Pure:
+it imports only `pallas.core`; the memory store and the session topics both rank through it.
 """
 
 from pallas.ranking.adapter import QuestionAdapter, load_question_adapters
@@ -21,7 +21,7 @@ from pallas.ranking.concepts import (
 from pallas.ranking.gate import SimilarityGate, similarity_gate
 from pallas.ranking.instances import name_one_instance, share_a_class
 from pallas.ranking.prepared import PreparedCandidates, ScopedCache, prepare_candidates
-from pallas.ranking.scoring import RetrievalResult, cosine_similarity, retrieve, retrieve_prepared
+from pallas.ranking.scoring import cosine_similarity, retrieve, retrieve_prepared
 from pallas.ranking.text import (
     STOPWORDS,
     dictionary_frequency,
@@ -35,6 +35,7 @@ from pallas.ranking.text import (
     warm_up,
     warm_up_word_tags,
 )
+from pallas.ranking.trace import RetrievalResult
 from pallas.ranking.vector_index import (
     IndexRows,
     Vector,

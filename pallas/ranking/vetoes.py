@@ -2,7 +2,7 @@
 
 A block may gate out, after the similarity gate, a candidate that is near the question's topic
 but about something else; each rule is a block switch, gates a candidate by setting `gated`
-and its score to 0, and is listed on its own in the trace (`scoring.RetrievalTrace`):
+and its score to 0, and is listed on its own in the trace (`trace.RetrievalTrace`):
 
 - `match_subject`: about one of the member's people the question does not ask about
   ("TA女儿…" for "我儿子…", or for a question about the member), or naming none of the people

@@ -20,8 +20,6 @@ from pallas.ranking.scoring import (
     Bm25Index,
     CandidateScore,
     MemoryCandidate,
-    RetrievalResult,
-    RetrievalTrace,
     _select,
     concept_bonus,
     cosine_similarity,
@@ -32,6 +30,7 @@ from pallas.ranking.scoring import (
 )
 from pallas.ranking.subjects import asks_about_one_of_them, fact_about, question_about
 from pallas.ranking.text import question_parts, tokenize
+from pallas.ranking.trace import RetrievalResult, RetrievalTrace
 
 
 def _rank_key(item: CandidateScore) -> tuple[float, float, float, str]:

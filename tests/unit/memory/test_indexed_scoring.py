@@ -15,16 +15,13 @@ import pytest
 
 from pallas.features.memory.config import BlockRetrievalConfig, RetrievalConfig
 from pallas.ranking.scoring import (
-    TRACE_CANDIDATES,
-    TRACE_IDS,
     CandidateScore,
     MemoryCandidate,
-    RetrievalResult,
-    RetrievalTrace,
     ScopedCache,
     candidate_index,
     retrieve,
 )
+from pallas.ranking.trace import TRACE_CANDIDATES, TRACE_IDS, RetrievalResult, RetrievalTrace
 from tests.unit.memory.reference_scoring import reference_retrieve, scoring_only
 
 NOW = 1_760_000_000.0

@@ -13,7 +13,7 @@ from pallas.ranking.answer_type import (
     class_answers_alone,
     tells_number,
 )
-from pallas.ranking.scoring import RetrievalTrace
+from pallas.ranking.trace import RetrievalTrace
 from tests.unit.ranking.helpers import NOW, SCOPE, facts
 
 

@@ -13,8 +13,8 @@ from pallas.ranking.instances import (
     names_none_of_class,
     names_other_instance,
 )
-from pallas.ranking.scoring import RetrievalTrace
 from pallas.ranking.text import recall_question
+from pallas.ranking.trace import RetrievalTrace
 from tests.unit.ranking.helpers import NOW, SCOPE, facts
 
 

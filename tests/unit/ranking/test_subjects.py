@@ -7,13 +7,14 @@ import pytest
 
 from pallas.features.memory.config import RetrievalConfig
 from pallas.ranking import retrieve
-from pallas.ranking.scoring import RetrievalTrace, subject_raise
+from pallas.ranking.scoring import subject_raise
 from pallas.ranking.subjects import (
     about_someone_else,
     fact_about,
     names_none_of,
     question_about,
 )
+from pallas.ranking.trace import RetrievalTrace
 from tests.unit.ranking.helpers import NOW, SCOPE, facts
 
 
