@@ -342,7 +342,7 @@ async def test_nothing_stored_means_no_encode(repo: MemoryRepository) -> None:
 
 
 def _ahead(svc: MemoryService, question: str, subject: int = ALICE) -> None:
-    svc.anticipate(question, scopes={SCOPE}, subject=subject, config=CONFIG, bot_id=BOT,
+    svc.ahead.anticipate(question, scopes={SCOPE}, subject=subject, config=CONFIG, bot_id=BOT,
                    group_id=GROUP)  # fmt: skip
 
 

@@ -136,6 +136,7 @@ class MemoryEmbeddings:
         self._windows: LRUCache[int, _Window] = LRUCache(WINDOWS_KEPT)
         self._backfilled: set[tuple[int, str]] = set()  # (row, model) asked once
         self._reembedding: set[tuple[str, str, str]] = set()  # (scope, kind, model) runs
+        self._storing: set[asyncio.Task[None]] = set()  # `embed_stored` runs under way
         self._vector_configs: dict[int, tuple[RetrievalConfig, RetrievalConfig]] = {}
         # The memory's background jobs, one set: these (backfill, re-embedding) and the
         # service's (touches, listeners), so a shutdown drains and names them together.
@@ -155,7 +156,7 @@ class MemoryEmbeddings:
         return model is not None and model.encoder is not None
 
     async def question_ahead(self, query: str, bot_id: int, group_id: int) -> None:
-        """Encode `query` for the turn about to retrieve with it (`MemoryService.anticipate`):
+        """Encode `query` for the turn about to retrieve with it (`ReadAhead.anticipate`):
         the vector is cached, or a retrieval asking meanwhile joins this encode."""
         model = self.model()
         if model is None or model.encoder is None:
@@ -168,7 +169,7 @@ class MemoryEmbeddings:
 
     async def index_ahead(self, scopes: Collection[str], kind: str) -> None:
         """Bring the scopes' `kind` indexes up to their write generation for a turn about to
-        search them (`MemoryService.anticipate`)."""
+        search them (`ReadAhead.anticipate`)."""
         model = self.model()
         if model is not None:
             await self._index_rows(scopes, kind, model.model_id)
@@ -194,8 +195,16 @@ class MemoryEmbeddings:
         """Embed a row just stored, in the background (nothing without a vector model)."""
         model = self.model()
         if model is not None:
-            self.jobs.spawn(self._backfill([item], model, bot_id, _group_of(item.scope)),
-                            "backfill")  # fmt: skip
+            task = self.jobs.spawn(self._backfill([item], model, bot_id, _group_of(item.scope)),
+                                   "backfill")  # fmt: skip
+            self._storing.add(task)
+            task.add_done_callback(self._storing.discard)
+
+    async def stored_settled(self) -> None:
+        """Wait for the vectors of the rows stored so far (`embed_stored`) to be written: an
+        index refreshed after that holds them (`ahead`: the reads made again after a write)."""
+        if self._storing:
+            await asyncio.wait(set(self._storing))
 
     async def _question(
         self, query: str, key: QueryCacheKey, model: ActiveModel, bot_id: int, group_id: int

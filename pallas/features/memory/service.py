@@ -30,6 +30,7 @@ from pallas.context.prompt_guard import sanitize_inline
 from pallas.core.clock import Clock
 from pallas.core.state import StateStore
 from pallas.core.turn import TurnInput
+from pallas.features.memory.ahead import ReadAhead
 from pallas.features.memory.cache import TtlLruCache, query_cache_key
 from pallas.features.memory.config import RetrievalConfig
 from pallas.features.memory.denials import chat_denials, rule_update
@@ -46,7 +47,7 @@ from pallas.features.memory.profile_store import ProfileRepository
 from pallas.features.memory.records import MemoryItem, NewMemory, WriteOutcome
 from pallas.features.memory.repository import MemoryRepository
 from pallas.features.memory.updates import retire_superseded
-from pallas.features.memory.windows import SHARED_KINDS, SPEAKER_KINDS, CandidateWindows
+from pallas.features.memory.windows import SHARED_KINDS, CandidateWindows
 from pallas.ranking import (
     BlockRetrievalConfig,
     MemoryCandidate,
@@ -123,6 +124,8 @@ class MemoryService:
         # ... and with every change of a member's person facts (a denial too): consolidation.
         self.change_listeners: tuple[MemoryListener, ...] = tuple(change_listeners)
         self.profiles = profiles  # consolidated profiles ("forget me")
+        # the reads of an addressed turn made before it asks: at the edge's read, after a write
+        self.ahead = ReadAhead(self.windows, self.embeddings, profiles, clock, self._spawn)
 
     @property
     def state(self) -> StateStore:
@@ -153,84 +156,6 @@ class MemoryService:
         gen = await self.windows.generation(scopes)
         await self.windows.window(scopes, SHARED_KINDS[0], None, config.candidate_cap, gen)
         await self.windows.subjects(scopes, gen)
-
-    def anticipate(
-        self,
-        query: str,
-        *,
-        scopes: Collection[str],
-        subject: int,
-        config: RetrievalConfig,
-        bot_id: int,
-        group_id: int,
-    ) -> None:
-        """An addressed line read at the edge: make the reads its turn will make (the shared
-        rows, the speaker's rows and consolidated profile, the indexes of the kinds with rows)
-        side by side, and encode its question in the encoder's process unless it is known that
-        there is no row to compare it with. The turn's retrievals then find these cached or
-        join them in flight instead of starting them ~2 ms into the turn, one after the other
-        (`benchmarks.ingest --at-facts`). Only with the local encoder: a provider's model
-        would bill lines never answered."""
-        if not query.strip() or not self.embeddings.encodes_locally():
-            return
-        self._spawn(self._anticipate(query, scopes, subject, config, bot_id, group_id), "question")
-
-    async def _anticipate(
-        self,
-        query: str,
-        scopes: Collection[str],
-        subject: int,
-        config: RetrievalConfig,
-        bot_id: int,
-        group_id: int,
-    ) -> None:
-        cap, windows = config.candidate_cap, self.windows
-        gen = await windows.generation(scopes)
-        # In a burst each read that really waits costs a whole pass of the busy loop, so
-        # after a write (nothing cached for the new generation) the subjects, the windows
-        # and the speaker kinds' indexes are read side by side, not one after the other: the
-        # speaker's windows before knowing they have rows (for a member with none, two empty
-        # reads once per write generation).
-        known = windows.known_subjects(scopes, gen)
-        speaker = SPEAKER_KINDS if known is None or subject in known else ()
-        question = None
-        if speaker:
-            # their rows are there, or nothing is known of this generation yet (a write just
-            # moved it: rows are very likely): the encode starts now, beside the reads. Begun
-            # after them, it reached the encoder's process 5-15 ms late in a turn after a
-            # write, the loop idle meanwhile (`benchmarks.reply_turn --encoder`, its p99)
-            question = asyncio.ensure_future(
-                self.embeddings.question_ahead(query, bot_id, group_id)
-            )
-        side: list[Awaitable[object]] = [self.embeddings.index_ahead(scopes, k) for k in speaker]
-        if known is None:
-            side.append(windows.subjects(scopes, gen))
-        reads = asyncio.gather(
-            *(windows.window(scopes, k, None, cap, gen) for k in SHARED_KINDS),
-            *(windows.speaker_window(scopes, k, subject, cap, gen) for k in speaker),
-        )
-        loaded, _ = await asyncio.gather(reads, asyncio.gather(*side))
-        kinds = (*SHARED_KINDS, *speaker)
-        rows = {k: w for k, w in zip(kinds, loaded, strict=True) if w}
-        if not rows:  # nothing to compare the question with: no encode (or only the one begun)
-            if question is not None:
-                await question
-            return
-        await asyncio.gather(
-            question or self.embeddings.question_ahead(query, bot_id, group_id),
-            *(self.embeddings.index_ahead(scopes, k) for k in rows if k not in speaker),
-            self._profile_ahead(rows.get(PERSON_FACTS, ()), subject, gen, config),
-        )
-
-    async def _profile_ahead(
-        self, facts: Sequence[MemoryItem], subject: int, gen: str, config: RetrievalConfig
-    ) -> None:
-        """The consolidated profile the person-facts source reads after ranking, read now
-        (cached per generation): one database trip less after the turn's retrieval."""
-        live_scopes = {i.scope for i in facts}
-        if self.profiles is None or not config.profile.consolidate or len(live_scopes) != 1:
-            return
-        await self.profiles.get(next(iter(live_scopes)), subject, gen=gen)
 
     async def retrieve(
         self,
@@ -485,9 +410,12 @@ class MemoryService:
         return gone
 
     async def invalidate(self, scopes: Collection[str]) -> None:
+        """A write in `scopes`: their generations move on, their cached entries go, and the
+        members who asked there recently have their reads made again (`ahead`)."""
         for scope in scopes:
             await self.windows.invalidate(scope)
             self._results.invalidate_scope(scope)
+        self.ahead.written(scopes)
 
     # ------------------------------------------------------------------ background
 

@@ -330,7 +330,7 @@ class PersonFactsSource(_PersonalSource):
 class QuestionAhead:
     """The memory sources' `TurnAnticipator`: a group line addressed to the bot has its
     reads made and its question encoded from the moment the edge reads it
-    (`MemoryService.anticipate`), with the question and scopes its retrievals will use
+    (`ReadAhead.anticipate`), with the question and scopes its retrievals will use
     (`GatherRequest.query`, `turn_scopes`)."""
 
     def __init__(self, service: MemoryService) -> None:
@@ -340,7 +340,7 @@ class QuestionAhead:
         if turn.is_private or turn.user_id <= 0 or turn.user_id == turn.bot_id:
             return
         memory = config.memory
-        self.service.anticipate(
+        self.service.ahead.anticipate(
             question,
             scopes=readable_scopes(turn.bot_id, turn.group_id, memory.shared_pools,
                                    user_id=turn.user_id),
