@@ -131,16 +131,9 @@ class ReadAhead:
             self._again.discard(key)
 
     async def _anticipate(self, query: str, asker: _Asker, bot_id: int, group_id: int) -> None:
-        windows, embeddings = self._windows, self._embeddings
+        embeddings = self._embeddings
         scopes, subject, config = asker.scopes, asker.subject, asker.config
-        gen = await windows.generation(scopes)
-        # In a burst each read that really waits costs a whole pass of the busy loop, so
-        # after a write (nothing cached for the new generation) the subjects, the windows
-        # and the speaker kinds' indexes are read side by side, not one after the other: the
-        # speaker's windows before knowing they have rows (for a member with none, two empty
-        # reads once per write generation).
-        known = windows.known_subjects(scopes, gen)
-        speaker = SPEAKER_KINDS if known is None or subject in known else ()
+        gen, speaker, who_unknown = await self._plan(scopes, subject)
         question = None
         if speaker:
             # their rows are there, or nothing is known of this generation yet (a write just
@@ -148,7 +141,7 @@ class ReadAhead:
             # after them, it reached the encoder's process 5-15 ms late in a turn after a
             # write, the loop idle meanwhile (`benchmarks.reply_turn --encoder`, its p99)
             question = asyncio.ensure_future(embeddings.question_ahead(query, bot_id, group_id))
-        rows = await self._rows(scopes, subject, config, gen, speaker, known is None)
+        rows = await self._rows(scopes, subject, config, gen, speaker, who_unknown)
         if not rows:  # nothing to compare the question with: no encode (or only the one begun)
             if question is not None:
                 await question
@@ -164,15 +157,27 @@ class ReadAhead:
         who has rows, then, once the vectors of the rows just stored are written, the indexes
         of the kinds with rows (refreshed before, an index would miss the new row and the
         turn would refresh it again) and the speaker's consolidated profile."""
-        gen = await self._windows.generation(scopes)
-        known = self._windows.known_subjects(scopes, gen)
-        speaker = SPEAKER_KINDS if known is None or subject in known else ()
-        rows = await self._rows(scopes, subject, config, gen, speaker, known is None, indexes=False)
+        gen, speaker, who_unknown = await self._plan(scopes, subject)
+        rows = await self._rows(scopes, subject, config, gen, speaker, who_unknown, indexes=False)
         await self._embeddings.stored_settled()
         await asyncio.gather(
             *(self._embeddings.index_ahead(scopes, k) for k in rows),
             self._profile_ahead(rows.get(PERSON_FACTS, ()), subject, gen, config),
         )
+
+    async def _plan(
+        self, scopes: Collection[str], subject: int
+    ) -> tuple[str, tuple[str, ...], bool]:
+        """The scopes' generation, the speaker kinds to read and whether who has rows is
+        unknown for it. In a burst each read that really waits costs a whole pass of the busy
+        loop, so after a write (nothing cached for the new generation) the subjects, the
+        windows and the speaker kinds' indexes are read side by side, not one after the other:
+        the speaker's windows before knowing they have rows (for a member with none, two empty
+        reads once per write generation)."""
+        gen = await self._windows.generation(scopes)
+        known = self._windows.known_subjects(scopes, gen)
+        speaker = SPEAKER_KINDS if known is None or subject in known else ()
+        return gen, speaker, known is None
 
     async def _rows(
         self,
